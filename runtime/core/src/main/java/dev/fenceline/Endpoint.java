@@ -1,0 +1,130 @@
+package dev.fenceline;
+
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * A connection from a worker to one remote worker, spread over one or more lanes. Every operation
+ * is non-blocking and returns a stage that completes when the operation is complete at the origin
+ * and, for puts and atomics, applied at the target; errors are {@link FencelineException}s.
+ *
+ * <p>Ordering: operations issued after {@link #fence()} (or {@link Worker#fence()}) become visible
+ * at the target only after everything issued on this endpoint before it. Without a fence,
+ * operations on different lanes may be applied in any order. Active messages are ordered per lane
+ * and are not fenced.
+ *
+ * <p>Buffers passed in must not be modified (put, send) or read (get) until the stage completes.
+ */
+public interface Endpoint {
+    /**
+     * Writes {@code src}'s remaining bytes to the peer's memory.
+     *
+     * @param src the bytes to write (position to limit)
+     * @param remoteAddress where to write them
+     * @param key the key of the region that contains the range
+     * @return completes when the bytes are visible at the target
+     */
+    CompletionStage<Void> put(ByteBuffer src, long remoteAddress, RemoteKey key);
+
+    /**
+     * Reads {@code dst.remaining()} bytes of the peer's memory into {@code dst}.
+     *
+     * @param dst where to read into (position to limit)
+     * @param remoteAddress where to read from
+     * @param key the key of the region that contains the range
+     * @return completes when {@code dst} holds the bytes
+     */
+    CompletionStage<Void> get(ByteBuffer dst, long remoteAddress, RemoteKey key);
+
+    /**
+     * @param op ADD, AND, OR or XOR
+     * @param remoteAddress a 4-byte aligned address
+     * @param key the region's key
+     * @param operand the operand
+     * @return completes when the operation is applied
+     */
+    CompletionStage<Void> atomicPost32(AtomicOp op, long remoteAddress, RemoteKey key, int operand);
+
+    /**
+     * @param op ADD, AND, OR or XOR
+     * @param remoteAddress an 8-byte aligned address
+     * @param key the region's key
+     * @param operand the operand
+     * @return completes when the operation is applied
+     */
+    CompletionStage<Void> atomicPost64(AtomicOp op, long remoteAddress, RemoteKey key, long operand);
+
+    /**
+     * @param op any operation
+     * @param remoteAddress a 4-byte aligned address
+     * @param key the region's key
+     * @param operand the operand
+     * @return the value before the operation
+     */
+    CompletionStage<Integer> atomicFetch32(AtomicOp op, long remoteAddress, RemoteKey key, int operand);
+
+    /**
+     * @param op any operation
+     * @param remoteAddress an 8-byte aligned address
+     * @param key the region's key
+     * @param operand the operand
+     * @return the value before the operation
+     */
+    CompletionStage<Long> atomicFetch64(AtomicOp op, long remoteAddress, RemoteKey key, long operand);
+
+    /**
+     * Atomically replaces the value with {@code desired} if it equals {@code expected}.
+     *
+     * @param remoteAddress a 4-byte aligned address
+     * @param key the region's key
+     * @param expected the value to compare with
+     * @param desired the value to store
+     * @return the value before the operation (equal to {@code expected} iff it was replaced)
+     */
+    CompletionStage<Integer> compareAndSwap32(long remoteAddress, RemoteKey key, int expected, int desired);
+
+    /**
+     * Atomically replaces the value with {@code desired} if it equals {@code expected}.
+     *
+     * @param remoteAddress an 8-byte aligned address
+     * @param key the region's key
+     * @param expected the value to compare with
+     * @param desired the value to store
+     * @return the value before the operation (equal to {@code expected} iff it was replaced)
+     */
+    CompletionStage<Long> compareAndSwap64(long remoteAddress, RemoteKey key, long expected, long desired);
+
+    /**
+     * Sends an active message to the handler registered for {@code id} at the peer.
+     *
+     * @param id the handler id
+     * @param header a small header (position to limit)
+     * @param payload the payload (position to limit)
+     * @return completes when the peer's handler has returned
+     */
+    CompletionStage<Void> sendActiveMessage(int id, ByteBuffer header, ByteBuffer payload);
+
+    /**
+     * Orders: every RMA and atomic issued on this endpoint after the fence becomes visible at the
+     * target only after everything issued before it. Returns at once; completes nothing.
+     */
+    void fence();
+
+    /** @return completes when everything issued before it is complete and visible at the target */
+    CompletionStage<Void> flush();
+
+    /** @return a snapshot of the lane table */
+    List<LaneInfo> lanes();
+
+    /** @return the address of the peer worker */
+    WorkerAddress peer();
+
+    /**
+     * Closes the endpoint after flushing it; later operations fail with
+     * {@link EndpointClosedException}.
+     *
+     * @return completes when the endpoint is closed
+     */
+    CompletionStage<Void> close();
+}

@@ -1,0 +1,170 @@
+package dev.fenceline;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import dev.fenceline.actor.WorkerImpl;
+import dev.fenceline.internal.FencelineSettings;
+import dev.fenceline.spi.TransportProvider;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.ServiceLoader;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.Extension;
+import org.apache.pekko.actor.typed.ExtensionId;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+
+/**
+ * The entry point. Either self-owned ({@link #create()}, {@link #create(Config)}: Fenceline starts and
+ * stops its own actor system) or a Pekko extension on the user's system ({@link #get(ActorSystem)}:
+ * workers are system actors, spawned with {@code systemActorOf}, never under the user's guardian).
+ */
+public final class Fenceline implements AutoCloseable, Extension {
+    private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(30);
+
+    private final ActorSystem<?> system;
+    private final boolean ownsSystem;
+    private final Config config;
+    private final FencelineSettings settings;
+    private final Map<String, TransportProvider> providers;
+    private final List<Worker> workers = new CopyOnWriteArrayList<>();
+    private volatile boolean closed;
+
+    private Fenceline(ActorSystem<?> system, boolean ownsSystem) {
+        this.system = system;
+        this.ownsSystem = ownsSystem;
+        this.config = system.settings().config();
+        this.settings = FencelineSettings.fromConfig(config);
+        this.providers = loadProviders(settings.transports(), system.dynamicAccess().classLoader());
+    }
+
+    /** @return a runtime configured from the class path ({@code application.conf} over {@code reference.conf}) */
+    public static Fenceline create() {
+        return create(ConfigFactory.load());
+    }
+
+    /**
+     * @param config the configuration; {@code reference.conf} defaults apply to keys it does not set
+     * @return a runtime with its own actor system
+     * @throws ConfigurationException naming the first invalid key
+     */
+    public static Fenceline create(Config config) {
+        Config full = config.withFallback(ConfigFactory.defaultReference()).resolve();
+        FencelineSettings.fromConfig(full); // validate before starting anything
+        ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), "fenceline", full);
+        try {
+            return new Fenceline(system, true);
+        } catch (RuntimeException e) {
+            system.terminate();
+            throw e;
+        }
+    }
+
+    /**
+     * @param system the user's actor system
+     * @return the runtime bound to that system (one per system)
+     */
+    public static Fenceline get(ActorSystem<?> system) {
+        return Id.INSTANCE.apply(system);
+    }
+
+    /**
+     * @param name the worker's name, used in messages and addresses
+     * @return the worker, once its transports are up
+     */
+    public CompletionStage<Worker> newWorker(String name) {
+        if (closed) {
+            return CompletableFuture.failedFuture(new EndpointClosedException("this Fenceline runtime is closed"));
+        }
+        return WorkerImpl.start(name, system, settings, config, providers).thenApply(w -> {
+            workers.add(w);
+            return w;
+        });
+    }
+
+    /** @return the actor system this runtime runs on */
+    public ActorSystem<?> system() {
+        return system;
+    }
+
+    /** @return the enabled transports, in order of preference */
+    public List<String> transports() {
+        return settings.transports();
+    }
+
+    /** @return the resolved fence mode, lower-case ({@code weak}, {@code strong} or {@code endpoint}) */
+    public String fenceMode() {
+        return settings.fenceMode().name().toLowerCase(java.util.Locale.ROOT);
+    }
+
+    /**
+     * Closes every worker (flushing their endpoints) and, if self-owned, terminates the actor
+     * system. Waits at most 30 seconds.
+     */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        CompletableFuture<?>[] all = workers.stream().map(w -> w.close().toCompletableFuture())
+                .toArray(CompletableFuture[]::new);
+        try {
+            CompletableFuture.allOf(all).get(CLOSE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (Exception e) {
+            org.slf4j.LoggerFactory.getLogger(Fenceline.class).warn("closing workers: {}", e.toString());
+        }
+        if (ownsSystem) {
+            system.terminate();
+            try {
+                system.getWhenTerminated().toCompletableFuture().get(CLOSE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (Exception e) {
+                org.slf4j.LoggerFactory.getLogger(Fenceline.class).warn("terminating the actor system: {}", e.toString());
+            }
+        }
+    }
+
+    private static Map<String, TransportProvider> loadProviders(List<String> enabled, ClassLoader loader) {
+        Map<String, TransportProvider> found = new LinkedHashMap<>();
+        for (TransportProvider p : ServiceLoader.load(TransportProvider.class, loader)) {
+            found.putIfAbsent(p.name(), p);
+        }
+        Map<String, TransportProvider> chosen = new LinkedHashMap<>();
+        List<String> missing = new ArrayList<>();
+        for (String t : enabled) {
+            TransportProvider p = found.get(t);
+            if (p == null) {
+                missing.add(t);
+            } else {
+                chosen.put(t, p);
+            }
+        }
+        if (!missing.isEmpty()) {
+            throw new ConfigurationException("fenceline.transports = " + enabled + " names " + missing
+                    + ", but no transport provider of that name is on the class path (found: " + found.keySet() + ")");
+        }
+        return chosen;
+    }
+
+    /** The extension id: one {@link Fenceline} per actor system. */
+    static final class Id extends ExtensionId<Fenceline> {
+        static final Id INSTANCE = new Id();
+
+        @Override
+        public Fenceline createExtension(ActorSystem<?> system) {
+            Fenceline f = new Fenceline(system, false);
+            system.getWhenTerminated().thenRun(() -> f.closed = true);
+            return f;
+        }
+    }
+}

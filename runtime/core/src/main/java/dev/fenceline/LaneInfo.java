@@ -1,0 +1,21 @@
+package dev.fenceline;
+
+import java.util.Set;
+
+/**
+ * A snapshot of one lane of an endpoint.
+ *
+ * @param index the slot in the endpoint's lane table (not an identity: the connection behind a
+ *     slot can be replaced)
+ * @param generation the endpoint's lane generation when this snapshot was taken; it changes
+ *     whenever the transport connection behind any slot changes
+ * @param types what the lane is used for
+ * @param transport the name of the transport that provides the connection
+ * @param live whether the lane is usable (not failed)
+ */
+public record LaneInfo(int index, long generation, Set<LaneType> types, String transport, boolean live) {
+    /** Copies {@code types} so the snapshot stays immutable. */
+    public LaneInfo {
+        types = Set.copyOf(types);
+    }
+}

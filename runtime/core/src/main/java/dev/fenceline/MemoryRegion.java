@@ -1,0 +1,31 @@
+package dev.fenceline;
+
+import java.nio.ByteBuffer;
+
+/**
+ * Local memory registered with a worker, so that peers holding its {@link #remoteKey()} can read,
+ * write and atomically update it. Addresses are the memory's native addresses.
+ */
+public interface MemoryRegion extends AutoCloseable {
+    /** @return the region's first native address */
+    long address();
+
+    /** @return the region's length in bytes */
+    long length();
+
+    /**
+     * @return a view of the region's memory (native byte order, position 0, limit {@link #length()});
+     *     each call returns a new view
+     */
+    ByteBuffer buffer();
+
+    /** @return the capability peers use to access this region */
+    RemoteKey remoteKey();
+
+    /**
+     * Deregisters the region: later remote accesses fail with a {@link RemoteAccessException} of
+     * reason {@code REGION_CLOSED}. Idempotent.
+     */
+    @Override
+    void close();
+}

@@ -1,0 +1,70 @@
+package dev.fenceline;
+
+import java.nio.ByteBuffer;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * A communication context: owns transports, memory registrations, endpoints and the worker fence
+ * epoch. Create one with {@link Fenceline#newWorker(String)}.
+ */
+public interface Worker {
+    /** @return the worker's name */
+    String name();
+
+    /** @return what peers need to connect to this worker */
+    WorkerAddress address();
+
+    /**
+     * @param peer the address of the worker to connect to
+     * @return the endpoint, once its lanes are connected
+     */
+    CompletionStage<Endpoint> connect(WorkerAddress peer);
+
+    /**
+     * Registers existing memory for remote access.
+     *
+     * @param direct a direct buffer; the region covers its position to limit
+     * @return the region
+     * @throws IllegalArgumentException if the buffer is not direct or is read-only
+     */
+    MemoryRegion register(ByteBuffer direct);
+
+    /**
+     * Allocates zeroed, cache-line aligned memory and registers it.
+     *
+     * @param bytes the length, at least 1 and at most {@link Integer#MAX_VALUE}
+     * @return the region
+     */
+    MemoryRegion allocate(long bytes);
+
+    /**
+     * @param packed a key from {@link RemoteKey#toBytes()}
+     * @return the key
+     * @throws RemoteAccessException with reason {@code MALFORMED_KEY} if the bytes are not a key
+     */
+    RemoteKey unpackRemoteKey(byte[] packed);
+
+    /** Orders every endpoint of this worker, as {@link Endpoint#fence()} does for one. */
+    void fence();
+
+    /** @return completes when every endpoint of this worker is flushed */
+    CompletionStage<Void> flush();
+
+    /**
+     * Registers (or, with {@code null}, removes) the handler for active messages with {@code id}.
+     *
+     * @param id the message id, in [0, 65535]
+     * @param handler the handler
+     */
+    void setActiveMessageHandler(int id, ActiveMessageHandler handler);
+
+    /** @return the worker's counters */
+    WorkerStatistics statistics();
+
+    /**
+     * Flushes and closes every endpoint, then the transports.
+     *
+     * @return completes when the worker is closed
+     */
+    CompletionStage<Void> close();
+}

@@ -1,0 +1,21 @@
+package dev.fenceline;
+
+/**
+ * Counters of a worker, summed over its endpoints. Monotonic except {@code outstanding}.
+ *
+ * @param endpoints endpoints ever created
+ * @param operations operations issued (RMA, atomics, active messages)
+ * @param completed operations completed successfully
+ * @param failed operations completed with an error
+ * @param flushes endpoint flushes completed
+ * @param strongFences strong fences (remote flush of lanes) started
+ * @param weakFences weak fences (ordering by one lane) applied
+ * @param fastForwards fences that needed no work because nothing preceded them
+ * @param fenceQueued requests that waited in a fence queue
+ * @param maxFenceQueueDepth the deepest any fence queue has been
+ * @param outstanding operations issued and not yet completed
+ */
+public record WorkerStatistics(long endpoints, long operations, long completed, long failed, long flushes,
+        long strongFences, long weakFences, long fastForwards, long fenceQueued, long maxFenceQueueDepth,
+        long outstanding) {
+}

@@ -1,0 +1,827 @@
+package dev.fenceline.actor;
+
+import dev.fenceline.ConfigurationException;
+import dev.fenceline.Endpoint;
+import dev.fenceline.EndpointClosedException;
+import dev.fenceline.EndpointFailedException;
+import dev.fenceline.FencelineException;
+import dev.fenceline.actor.EndpointCounters.Counter;
+import dev.fenceline.internal.FenceDecision;
+import dev.fenceline.internal.FenceMode;
+import dev.fenceline.internal.FenceQueue;
+import dev.fenceline.internal.FenceState;
+import dev.fenceline.internal.FencelineSettings;
+import dev.fenceline.internal.LaneSelector;
+import dev.fenceline.internal.LaneTable;
+import dev.fenceline.internal.OpClass;
+import dev.fenceline.spi.LaneConnection;
+import dev.fenceline.spi.LaneListener;
+import dev.fenceline.spi.PostStatus;
+import dev.fenceline.spi.TransportOp;
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
+import org.agrona.collections.Long2ObjectHashMap;
+import org.apache.pekko.Done;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.slf4j.Logger;
+
+/**
+ * One endpoint: owns its lane table, fence state, fence queue and outstanding requests. Everything
+ * that changes them is a message handled in order; nothing here blocks or calls into another
+ * component's progress. States: {@link #connecting}, {@link #ready}, {@link #closed} and
+ * {@link #failed}.
+ *
+ * <p>User operations do not arrive one message each: the facade queues them on the
+ * {@link EndpointChannel} and sends one {@link DrainSubmissions} per burst.
+ */
+public final class EndpointActor {
+
+    /** The endpoint's message protocol. */
+    public sealed interface Command {
+    }
+
+    /** Take the queued submissions (sent by the facade, at most one in the mailbox at a time). */
+    public record DrainSubmissions() implements Command {
+        /** The only instance. */
+        public static final DrainSubmissions INSTANCE = new DrainSubmissions();
+    }
+
+    /**
+     * Close after the flush that the facade queued behind every earlier operation.
+     *
+     * @param replyTo told when closed
+     */
+    public record Close(ActorRef<Done> replyTo) implements Command {
+    }
+
+    /**
+     * A lane finished an operation.
+     *
+     * @param lane the lane index
+     * @param connectionId the connection it was posted on
+     * @param token the operation's token
+     * @param value the fetched value, or 0
+     */
+    public record OpCompleted(int lane, long connectionId, long token, long value) implements Command {
+    }
+
+    /**
+     * An operation failed at the lane or the target.
+     *
+     * @param lane the lane index
+     * @param connectionId the connection it was posted on
+     * @param token the operation's token
+     * @param error the typed cause
+     */
+    public record OpFailed(int lane, long connectionId, long token, FencelineException error) implements Command {
+    }
+
+    /**
+     * A lane flush completed.
+     *
+     * @param lane the lane index
+     * @param connectionId the connection
+     * @param token the flush's token
+     */
+    public record LaneFlushed(int lane, long connectionId, long token) implements Command {
+    }
+
+    /**
+     * A lane has room again.
+     *
+     * @param lane the lane index
+     * @param connectionId the connection
+     */
+    public record LaneReady(int lane, long connectionId) implements Command {
+    }
+
+    /**
+     * A lane's connection died.
+     *
+     * @param lane the lane index
+     * @param connectionId the connection
+     * @param cause why
+     */
+    public record LaneFailed(int lane, long connectionId, Throwable cause) implements Command {
+    }
+
+    /**
+     * The transport connected the lanes (or failed to).
+     *
+     * @param lanes the connections, or null on failure
+     * @param error the failure, or null
+     */
+    record Connected(List<LaneConnection> lanes, Throwable error) implements Command {
+    }
+
+    /** Self-message: drain the fence queue (deduplicated). */
+    record DrainFenceQueue() implements Command {
+        static final DrainFenceQueue INSTANCE = new DrainFenceQueue();
+    }
+
+    /** Self-message: the in-flight strong fence's lane flushes all completed. */
+    record StrongFenceDone() implements Command {
+        static final StrongFenceDone INSTANCE = new StrongFenceDone();
+    }
+
+    /**
+     * Reply to whoever asked for the endpoint.
+     *
+     * @param endpoint the ready endpoint, or null
+     * @param error why it could not be connected, or null
+     */
+    public record ConnectResult(Endpoint endpoint, FencelineException error) {
+    }
+
+    /** A lane flush token that belongs to the strong fence rather than to a user flush. */
+    private static final Object FENCE_FLUSH = new Object();
+
+    private final ActorContext<Command> ctx;
+    private final Logger log;
+    private final FencelineSettings settings;
+    private final EndpointChannel channel;
+    private final Endpoint facade;
+    private final EndpointCounters counters;
+
+    private LaneTable lanes = LaneTable.of(List.of());
+    private int[] selection = new int[OpClass.values().length];
+    private ArrayDeque<Object>[] pending = newPending(0);
+
+    private FenceState fence = FenceState.initial();
+    private final FenceQueue<Request> fenceQueue = new FenceQueue<>(Request::epoch);
+    private boolean fenceDrainScheduled;
+    private int fenceFlushesOutstanding;
+
+    private long nextSeq = 1;
+    private long nextToken = 1;
+    private final Long2ObjectHashMap<Request> byToken = new Long2ObjectHashMap<>();
+    private final Long2ObjectHashMap<Request> outstanding = new Long2ObjectHashMap<>();
+    private final Long2ObjectHashMap<Object> flushTokens = new Long2ObjectHashMap<>();
+    private final ArrayList<Request> flushes = new ArrayList<>();
+
+    private EndpointActor(ActorContext<Command> ctx, FencelineSettings settings, EndpointChannel channel,
+            Endpoint facade) {
+        this.ctx = ctx;
+        this.log = ctx.getLog();
+        this.settings = settings;
+        this.channel = channel;
+        this.facade = facade;
+        this.counters = channel.counters();
+        ActorRef<Command> self = ctx.getSelf();
+        channel.wakeup(() -> self.tell(DrainSubmissions.INSTANCE));
+    }
+
+    /**
+     * An endpoint that connects its lanes first.
+     *
+     * @param settings the runtime settings
+     * @param channel shared with the facade
+     * @param facade what the connect requester receives
+     * @param connect starts the transport connection
+     * @param replyTo told when the endpoint is ready or failed to connect
+     * @return the behavior
+     */
+    public static Behavior<Command> create(FencelineSettings settings, EndpointChannel channel, Endpoint facade,
+            Supplier<CompletionStage<List<LaneConnection>>> connect, ActorRef<ConnectResult> replyTo) {
+        return Behaviors.setup(ctx -> {
+            EndpointActor a = new EndpointActor(ctx, settings, channel, facade);
+            ctx.pipeToSelf(connect.get().toCompletableFuture().orTimeout(
+                    settings.connectTimeout().toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS),
+                    (l, e) -> new Connected(l, e));
+            return a.connecting(replyTo);
+        });
+    }
+
+    /**
+     * An endpoint over lanes that are already connected (tests, and transports that connect
+     * synchronously).
+     *
+     * @param settings the runtime settings
+     * @param channel shared with the facade
+     * @param facade the facade
+     * @param connections the lanes
+     * @return the behavior
+     */
+    public static Behavior<Command> createConnected(FencelineSettings settings, EndpointChannel channel,
+            Endpoint facade, List<LaneConnection> connections) {
+        return Behaviors.setup(ctx -> {
+            EndpointActor a = new EndpointActor(ctx, settings, channel, facade);
+            a.install(connections);
+            return a.ready();
+        });
+    }
+
+    // ---------------------------------------------------------------- states
+
+    private Behavior<Command> connecting(ActorRef<ConnectResult> replyTo) {
+        return Behaviors.receive(Command.class)
+                .onMessage(Connected.class, m -> onConnected(m, replyTo))
+                // Submissions wait in the channel until the lanes are there.
+                .onMessage(DrainSubmissions.class, m -> Behaviors.same())
+                .onMessage(Close.class, m -> {
+                    channel.markClosing();
+                    m.replyTo().tell(Done.getInstance());
+                    return closed();
+                })
+                .build();
+    }
+
+    private Behavior<Command> ready() {
+        return Behaviors.receive(Command.class)
+                .onMessage(DrainSubmissions.class, m -> onDrainSubmissions())
+                .onMessage(OpCompleted.class, this::onOpCompleted)
+                .onMessage(OpFailed.class, this::onOpFailed)
+                .onMessage(LaneFlushed.class, this::onLaneFlushed)
+                .onMessage(LaneReady.class, this::onLaneReady)
+                .onMessage(LaneFailed.class, this::onLaneFailed)
+                .onMessage(DrainFenceQueue.class, m -> onDrainFenceQueue())
+                .onMessage(StrongFenceDone.class, m -> onStrongFenceDone())
+                .onMessage(Close.class, this::onClose)
+                .build();
+    }
+
+    /** Closed by the user: everything submitted from now on fails with {@link EndpointClosedException}. */
+    private Behavior<Command> closed() {
+        return Behaviors.receive(Command.class)
+                .onMessage(DrainSubmissions.class, m -> rejectSubmissions(
+                        () -> new EndpointClosedException("endpoint " + channel.name() + " is closed")))
+                .onMessage(Close.class, m -> {
+                    m.replyTo().tell(Done.getInstance());
+                    return Behaviors.same();
+                })
+                .onAnyMessage(m -> Behaviors.same())
+                .build();
+    }
+
+    /** Failed: every request fails with the endpoint's failure. */
+    private Behavior<Command> failed(EndpointFailedException cause) {
+        return Behaviors.receive(Command.class)
+                .onMessage(DrainSubmissions.class, m -> rejectSubmissions(() -> cause))
+                .onMessage(Close.class, m -> {
+                    channel.markClosing();
+                    m.replyTo().tell(Done.getInstance());
+                    return Behaviors.same();
+                })
+                .onAnyMessage(m -> Behaviors.same())
+                .build();
+    }
+
+    // ---------------------------------------------------------------- connection
+
+    private Behavior<Command> onConnected(Connected m, ActorRef<ConnectResult> replyTo) {
+        if (m.error() != null) {
+            Throwable cause = m.error() instanceof java.util.concurrent.CompletionException c && c.getCause() != null
+                    ? c.getCause() : m.error();
+            EndpointFailedException e = new EndpointFailedException("endpoint " + channel.name() + " could not connect to "
+                    + channel.peer() + ": " + cause, cause);
+            log.warn("{}", e.getMessage());
+            replyTo.tell(new ConnectResult(null, e));
+            return enterFailed(e);
+        }
+        try {
+            install(m.lanes());
+        } catch (FencelineException e) {
+            m.lanes().forEach(LaneConnection::close);
+            replyTo.tell(new ConnectResult(null, e));
+            return enterFailed(new EndpointFailedException(e.getMessage(), e));
+        }
+        log.debug("endpoint {} connected: {}", channel.name(), channel.lanes());
+        replyTo.tell(new ConnectResult(facade, null));
+        onDrainSubmissions();
+        return ready();
+    }
+
+    private void install(List<LaneConnection> connections) {
+        LaneTable table = LaneTable.of(connections);
+        if (settings.fenceMode() == FenceMode.WEAK && Long.bitCount(LaneSelector.fencedLanes(table)) > 1) {
+            throw new ConfigurationException("fenceline.fence.mode = weak needs one lane for all RMA and atomics, but"
+                    + " endpoint " + channel.name() + " would use lanes " + lanesOf(LaneSelector.fencedLanes(table))
+                    + " (" + table.describe() + "); use mode endpoint or strong");
+        }
+        ActorRef<Command> self = ctx.getSelf();
+        for (int i = 0; i < connections.size(); i++) {
+            connections.get(i).bind(new ActorLaneListener(self, i, connections.get(i).id()));
+        }
+        setLanes(table);
+    }
+
+    private void setLanes(LaneTable table) {
+        lanes = table;
+        selection = LaneSelector.select(table);
+        if (pending.length != table.size()) {
+            ArrayDeque<Object>[] p = newPending(table.size());
+            System.arraycopy(pending, 0, p, 0, Math.min(pending.length, p.length));
+            pending = p;
+        }
+        channel.publishLanes(table.describe());
+    }
+
+    @SuppressWarnings({"unchecked", "rawtypes"}) // a generic array: one pending queue per lane
+    private static ArrayDeque<Object>[] newPending(int n) {
+        ArrayDeque<Object>[] p = new ArrayDeque[n];
+        for (int i = 0; i < n; i++) {
+            p[i] = new ArrayDeque<>();
+        }
+        return p;
+    }
+
+    // ---------------------------------------------------------------- submissions
+
+    private Behavior<Command> onDrainSubmissions() {
+        channel.drainStarted();
+        int budget = settings.submitBatch();
+        Request r;
+        while (budget-- > 0 && (r = channel.poll()) != null) {
+            accept(r);
+        }
+        if (budget < 0) {
+            channel.drainAgain(); // more may remain: yield the thread, keep the batch bounded
+        }
+        return Behaviors.same();
+    }
+
+    private Behavior<Command> rejectSubmissions(Supplier<? extends FencelineException> error) {
+        channel.drainStarted();
+        Request r;
+        while ((r = channel.poll()) != null) {
+            counters.increment(Counter.OPERATIONS);
+            counters.increment(Counter.FAILED);
+            r.fail(error.get());
+        }
+        return Behaviors.same();
+    }
+
+    private void accept(Request r) {
+        r.seq = nextSeq++;
+        if (r.kind == Request.Kind.FLUSH) {
+            flushes.add(r);
+            progressFlushes();
+            return;
+        }
+        counters.increment(Counter.OPERATIONS);
+        int lane = selection[r.opClass(settings).ordinal()];
+        if (lane < 0) {
+            counters.increment(Counter.FAILED);
+            r.fail(new EndpointFailedException("endpoint " + channel.name() + " has no live lane for " + r.kind
+                    + " (" + r.opClass(settings) + "); lanes: " + lanes.describe()));
+            return;
+        }
+        r.lane = lane;
+        outstanding.put(r.seq, r);
+        if (!r.kind.fenced()) {
+            post(r);
+            return;
+        }
+        admitOrQueue(r, false);
+    }
+
+    /**
+     * The fence decision at a request's first progress (DESIGN §3.2).
+     *
+     * @return whether the request was posted (false: it is in the fence queue)
+     */
+    private boolean admitOrQueue(Request r, boolean fromQueueHead) {
+        FenceDecision d = fence.decide(settings.fenceMode(), r.epoch, 1L << r.lane, lanes.liveMask(),
+                !fromQueueHead && !fenceQueue.isEmpty());
+        fence = d.next();
+        if (d instanceof FenceDecision.Admit a) {
+            if (a.why() == FenceDecision.Why.FAST_FORWARD) {
+                counters.increment(Counter.FAST_FORWARDS);
+            }
+            post(r);
+            return true;
+        }
+        if (d instanceof FenceDecision.WeakFence w) {
+            counters.increment(Counter.WEAK_FENCES);
+            lanes.connection(w.lane()).fence();
+            post(r);
+            return true;
+        }
+        if (d instanceof FenceDecision.StartStrongFence s) {
+            startStrongFence(s.lanes());
+        }
+        if (fromQueueHead) {
+            fenceQueue.pushFront(r);
+        } else {
+            fenceQueue.add(r);
+            counters.increment(Counter.FENCE_QUEUED);
+            counters.max(Counter.MAX_FENCE_QUEUE_DEPTH, fenceQueue.size());
+        }
+        return false;
+    }
+
+    private void startStrongFence(long mask) {
+        counters.increment(Counter.STRONG_FENCES);
+        log.debug("endpoint {}: strong fence to epoch {} over lanes {}", channel.name(), fence.inFlightEpoch(),
+                lanesOf(mask));
+        fenceFlushesOutstanding = 0;
+        for (int i = 0; i < lanes.size(); i++) {
+            if ((mask & (1L << i)) != 0 && lanes.isLive(i)) {
+                long token = nextToken++;
+                flushTokens.put(token, FENCE_FLUSH);
+                if (postFlush(i, token)) {
+                    fenceFlushesOutstanding++;
+                } else {
+                    flushTokens.remove(token);
+                }
+            }
+        }
+        if (fenceFlushesOutstanding == 0) {
+            // Never complete a fence synchronously inside the decision: resume through the mailbox.
+            ctx.getSelf().tell(StrongFenceDone.INSTANCE);
+        }
+    }
+
+    private Behavior<Command> onStrongFenceDone() {
+        if (!fence.fenceInFlight()) {
+            return Behaviors.same();
+        }
+        fence = fence.strongFenceCompleted();
+        scheduleFenceDrain();
+        return Behaviors.same();
+    }
+
+    private void scheduleFenceDrain() {
+        if (!fenceDrainScheduled && !fenceQueue.isEmpty()) {
+            fenceDrainScheduled = true;
+            ctx.getSelf().tell(DrainFenceQueue.INSTANCE);
+        }
+    }
+
+    private Behavior<Command> onDrainFenceQueue() {
+        fenceDrainScheduled = false;
+        while (!fenceQueue.isEmpty() && !fence.fenceInFlight()) {
+            Request r = fenceQueue.poll();
+            if (!admitOrQueue(r, true)) {
+                break;
+            }
+        }
+        progressFlushes();
+        return Behaviors.same();
+    }
+
+    // ---------------------------------------------------------------- posting
+
+    private void post(Request r) {
+        r.posted = true;
+        LaneConnection conn = lanes.connection(r.lane);
+        switch (r.kind) {
+            case PUT, GET -> {
+                ByteBuffer local = r.local;
+                int total = local.remaining();
+                int frag = Math.max(1, Math.min(settings.fragmentSize(), conn.maxFragment()));
+                int n = total == 0 ? 0 : (total + frag - 1) / frag;
+                if (n == 0) {
+                    finish(r, 0);
+                    return;
+                }
+                r.fragmentsOutstanding = n;
+                TransportOp.Kind kind = r.kind == Request.Kind.PUT ? TransportOp.Kind.PUT : TransportOp.Kind.GET;
+                for (int off = 0; off < total && !r.done; off += frag) {
+                    int len = Math.min(frag, total - off);
+                    long token = nextToken++;
+                    byToken.put(token, r);
+                    postOp(r.lane, TransportOp.rma(kind, token, r.remoteAddress + off, r.key,
+                            local.slice(local.position() + off, len)));
+                }
+            }
+            case ATOMIC_POST, ATOMIC_FETCH, CSWAP -> {
+                r.fragmentsOutstanding = 1;
+                long token = nextToken++;
+                byToken.put(token, r);
+                TransportOp.Kind kind = switch (r.kind) {
+                    case ATOMIC_POST -> TransportOp.Kind.ATOMIC_POST;
+                    case ATOMIC_FETCH -> TransportOp.Kind.ATOMIC_FETCH;
+                    default -> TransportOp.Kind.CSWAP;
+                };
+                postOp(r.lane, TransportOp.atomic(kind, token, r.remoteAddress, r.key, r.atomicOp, r.width, r.operand,
+                        r.compare));
+            }
+            case AM -> {
+                r.fragmentsOutstanding = 1;
+                long token = nextToken++;
+                byToken.put(token, r);
+                postOp(r.lane, TransportOp.activeMessage(token, r.amId, r.header, r.local));
+            }
+            default -> throw new IllegalStateException("cannot post " + r);
+        }
+    }
+
+    private void postOp(int lane, TransportOp op) {
+        ArrayDeque<Object> waiting = pending[lane];
+        if (!waiting.isEmpty()) {
+            waiting.add(op);
+            return;
+        }
+        tryPost(lane, op);
+    }
+
+    /** @return false if the lane had no room (the op is then parked at the head of its pending queue) */
+    private boolean tryPost(int lane, TransportOp op) {
+        PostStatus status;
+        try {
+            status = lanes.connection(lane).post(op);
+        } catch (FencelineException e) {
+            opFailed(op.token(), e);
+            return true;
+        }
+        switch (status) {
+            case COMPLETED -> opCompleted(op.token(), op.result());
+            case NO_RESOURCE -> {
+                pending[lane].addFirst(op);
+                return false;
+            }
+            default -> { }
+        }
+        return true;
+    }
+
+    /** @return whether a flush completion will follow (false: the lane was already flushed) */
+    private boolean postFlush(int lane, long token) {
+        ArrayDeque<Object> waiting = pending[lane];
+        if (!waiting.isEmpty()) {
+            waiting.add(new PendingFlush(token));
+            return true;
+        }
+        PostStatus s = lanes.connection(lane).flush(token);
+        if (s == PostStatus.NO_RESOURCE) {
+            waiting.add(new PendingFlush(token));
+            return true;
+        }
+        return s == PostStatus.IN_PROGRESS;
+    }
+
+    private record PendingFlush(long token) {
+    }
+
+    private Behavior<Command> onLaneReady(LaneReady m) {
+        if (!current(m.lane(), m.connectionId())) {
+            return Behaviors.same();
+        }
+        ArrayDeque<Object> waiting = pending[m.lane()];
+        while (!waiting.isEmpty()) {
+            Object head = waiting.poll();
+            if (head instanceof TransportOp op) {
+                if (!tryPost(m.lane(), op)) {
+                    break;
+                }
+            } else {
+                long token = ((PendingFlush) head).token();
+                PostStatus s = lanes.connection(m.lane()).flush(token);
+                if (s == PostStatus.NO_RESOURCE) {
+                    waiting.addFirst(head);
+                    break;
+                }
+                if (s == PostStatus.COMPLETED) {
+                    laneFlushed(token);
+                }
+            }
+        }
+        return Behaviors.same();
+    }
+
+    // ---------------------------------------------------------------- completions
+
+    private boolean current(int lane, long connectionId) {
+        return lane >= 0 && lane < lanes.size() && lanes.connection(lane) != null
+                && lanes.connection(lane).id() == connectionId;
+    }
+
+    private Behavior<Command> onOpCompleted(OpCompleted m) {
+        opCompleted(m.token(), m.value());
+        return Behaviors.same();
+    }
+
+    private Behavior<Command> onOpFailed(OpFailed m) {
+        opFailed(m.token(), m.error());
+        return Behaviors.same();
+    }
+
+    private void opCompleted(long token, long value) {
+        Request r = byToken.remove(token);
+        if (r == null || r.done) {
+            return; // a fragment of a request that already failed
+        }
+        if (--r.fragmentsOutstanding == 0) {
+            finish(r, value);
+        }
+    }
+
+    private void opFailed(long token, FencelineException e) {
+        Request r = byToken.remove(token);
+        if (r == null || r.done) {
+            return;
+        }
+        log.debug("endpoint {}: {} failed: {}", channel.name(), r, e.getMessage());
+        finishFailed(r, e);
+    }
+
+    private void finish(Request r, long value) {
+        retire(r);
+        counters.increment(Counter.COMPLETED);
+        r.succeed(value); // last: the user's callbacks run here and may reuse everything
+        progressFlushes();
+    }
+
+    private void finishFailed(Request r, FencelineException e) {
+        retire(r);
+        counters.increment(Counter.FAILED);
+        r.fail(e);
+        progressFlushes();
+    }
+
+    /** Bookkeeping before completion: unlink the request and release the flushes that waited for it. */
+    private void retire(Request r) {
+        outstanding.remove(r.seq);
+        for (Request f : flushes) {
+            if (f.flushStarted && f.seq > r.seq) {
+                f.flushWaits--;
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- flush
+
+    /**
+     * Starts every flush that no longer waits for fence-queued requests issued before it, and
+     * completes those whose lane flushes and earlier requests are all done. Later epochs never delay
+     * an earlier flush: only requests with a smaller sequence number count.
+     */
+    private void progressFlushes() {
+        Iterator<Request> it = flushes.iterator();
+        List<Request> done = null;
+        while (it.hasNext()) {
+            Request f = it.next();
+            if (!f.flushStarted) {
+                if (fenceQueue.any(q -> q.seq < f.seq)) {
+                    break; // later flushes wait for the same queued work
+                }
+                startFlush(f);
+            }
+            if (f.flushWaits == 0) {
+                it.remove();
+                if (done == null) {
+                    done = new ArrayList<>(2);
+                }
+                done.add(f);
+            }
+        }
+        if (done != null) {
+            for (Request f : done) {
+                counters.increment(Counter.FLUSHES);
+                f.succeed(0);
+            }
+        }
+    }
+
+    private void startFlush(Request f) {
+        f.flushStarted = true;
+        int waits = 0;
+        for (Request r : outstanding.values()) {
+            if (r.seq < f.seq) {
+                waits++;
+            }
+        }
+        for (int i = 0; i < lanes.size(); i++) {
+            if (lanes.isLive(i)) {
+                long token = nextToken++;
+                flushTokens.put(token, f);
+                if (postFlush(i, token)) {
+                    waits++;
+                } else {
+                    flushTokens.remove(token);
+                }
+            }
+        }
+        f.flushWaits = waits;
+    }
+
+    private Behavior<Command> onLaneFlushed(LaneFlushed m) {
+        laneFlushed(m.token());
+        return Behaviors.same();
+    }
+
+    private void laneFlushed(long token) {
+        Object owner = flushTokens.remove(token);
+        if (owner == FENCE_FLUSH) {
+            if (--fenceFlushesOutstanding == 0) {
+                onStrongFenceDone();
+            }
+        } else if (owner instanceof Request f) {
+            f.flushWaits--;
+            progressFlushes();
+        }
+    }
+
+    // ---------------------------------------------------------------- failure and close
+
+    private Behavior<Command> onLaneFailed(LaneFailed m) {
+        if (!current(m.lane(), m.connectionId()) || !lanes.isLive(m.lane())) {
+            return Behaviors.same();
+        }
+        // Until lane failover lands (restart and replay on the remaining lanes), any lane failure ends
+        // the endpoint the way error mode 'peer' does: every request completes, with this error.
+        EndpointFailedException e = new EndpointFailedException("endpoint " + channel.name() + " lost lane "
+                + m.lane() + " (" + lanes.connection(m.lane()).transport() + "): " + m.cause(), m.cause());
+        log.warn("{}", e.getMessage());
+        setLanes(lanes.withFailed(m.lane()));
+        return enterFailed(e);
+    }
+
+    private Behavior<Command> enterFailed(EndpointFailedException e) {
+        channel.publishFailure(e);
+        failEverything(e);
+        for (int i = 0; i < lanes.size(); i++) {
+            if (lanes.connection(i) != null) {
+                lanes.connection(i).close();
+            }
+        }
+        rejectSubmissions(() -> e);
+        return failed(e);
+    }
+
+    /** Completes every request the endpoint holds with {@code e}; bookkeeping first, completion last. */
+    private void failEverything(FencelineException e) {
+        List<Request> victims = new ArrayList<>(outstanding.values());
+        victims.addAll(fenceQueue.removeAll());
+        List<Request> flushVictims = new ArrayList<>(flushes);
+        outstanding.clear();
+        byToken.clear();
+        flushTokens.clear();
+        flushes.clear();
+        for (ArrayDeque<Object> p : pending) {
+            p.clear();
+        }
+        victims.sort((a, b) -> Long.compare(a.seq, b.seq));
+        for (Request r : victims) {
+            if (!r.done) {
+                counters.increment(Counter.FAILED);
+                r.fail(e);
+            }
+        }
+        for (Request f : flushVictims) {
+            f.fail(e);
+        }
+    }
+
+    private Behavior<Command> onClose(Close m) {
+        channel.markClosing();
+        // The facade queued a flush behind every earlier operation and sends Close when it completed,
+        // so nothing accepted is outstanding here except what failed to flush.
+        failEverything(new EndpointClosedException("endpoint " + channel.name() + " was closed"));
+        for (int i = 0; i < lanes.size(); i++) {
+            if (lanes.connection(i) != null) {
+                lanes.connection(i).close();
+            }
+        }
+        rejectSubmissions(() -> new EndpointClosedException("endpoint " + channel.name() + " is closed"));
+        m.replyTo().tell(Done.getInstance());
+        return closed();
+    }
+
+    private static String lanesOf(long mask) {
+        StringBuilder sb = new StringBuilder("{");
+        for (int i = 0; i < 64; i++) {
+            if ((mask & (1L << i)) != 0) {
+                sb.append(sb.length() > 1 ? "," : "").append(i);
+            }
+        }
+        return sb.append('}').toString();
+    }
+
+    /** Turns a lane's events into messages to the endpoint; holds no endpoint state. */
+    private record ActorLaneListener(ActorRef<Command> endpoint, int lane, long connectionId) implements LaneListener {
+        @Override
+        public void onCompleted(long token, long value) {
+            endpoint.tell(new OpCompleted(lane, connectionId, token, value));
+        }
+
+        @Override
+        public void onFailed(long token, FencelineException error) {
+            endpoint.tell(new OpFailed(lane, connectionId, token, error));
+        }
+
+        @Override
+        public void onFlushed(long token) {
+            endpoint.tell(new LaneFlushed(lane, connectionId, token));
+        }
+
+        @Override
+        public void onReady() {
+            endpoint.tell(new LaneReady(lane, connectionId));
+        }
+
+        @Override
+        public void onLaneFailed(Throwable cause) {
+            endpoint.tell(new LaneFailed(lane, connectionId, cause));
+        }
+    }
+}

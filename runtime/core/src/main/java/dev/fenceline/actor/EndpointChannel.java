@@ -1,0 +1,111 @@
+package dev.fenceline.actor;
+
+import dev.fenceline.FencelineException;
+import dev.fenceline.LaneInfo;
+import dev.fenceline.WorkerAddress;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * What an endpoint's facade and its actor share: the submission queue (the batching front of the
+ * actor's mailbox, like Aeron's command queue) and what the actor publishes for other threads. Only
+ * the actor consumes the queue and writes the published fields.
+ */
+public final class EndpointChannel {
+    private final String name;
+    private final WorkerAddress peer;
+    private final ConcurrentLinkedQueue<Request> submissions = new ConcurrentLinkedQueue<>();
+    private final AtomicBoolean drainScheduled = new AtomicBoolean();
+    private final EndpointCounters counters = new EndpointCounters();
+    private volatile Runnable wakeup = () -> { };
+    private volatile List<LaneInfo> lanes = List.of();
+    private volatile boolean closing;
+    private volatile FencelineException failure;
+
+    /**
+     * @param name the endpoint's name, for messages
+     * @param peer the peer worker
+     */
+    public EndpointChannel(String name, WorkerAddress peer) {
+        this.name = name;
+        this.peer = peer;
+    }
+
+    /** @return the endpoint's name */
+    public String name() {
+        return name;
+    }
+
+    /** @return the peer worker */
+    public WorkerAddress peer() {
+        return peer;
+    }
+
+    /** @return the counters */
+    public EndpointCounters counters() {
+        return counters;
+    }
+
+    /** @param wakeup tells the actor to drain; set once by the actor's creator */
+    public void wakeup(Runnable wakeup) {
+        this.wakeup = wakeup;
+    }
+
+    /**
+     * Queues a request; at most one drain message is in the actor's mailbox at a time, so a burst of
+     * submissions costs one mailbox message.
+     *
+     * @param r the request
+     */
+    public void submit(Request r) {
+        submissions.offer(r);
+        if (drainScheduled.compareAndSet(false, true)) {
+            wakeup.run();
+        }
+    }
+
+    /** Actor side: the drain message was received; later submissions schedule another. */
+    void drainStarted() {
+        drainScheduled.set(false);
+    }
+
+    /** Actor side: more remains after a batch; keep the flag and send another drain message. */
+    void drainAgain() {
+        drainScheduled.set(true);
+        wakeup.run();
+    }
+
+    /** @return the next submitted request, or null */
+    Request poll() {
+        return submissions.poll();
+    }
+
+    /** @return the lane table as last published by the actor */
+    public List<LaneInfo> lanes() {
+        return lanes;
+    }
+
+    void publishLanes(List<LaneInfo> snapshot) {
+        this.lanes = snapshot;
+    }
+
+    /** @return whether the user closed (or is closing) the endpoint */
+    public boolean isClosing() {
+        return closing;
+    }
+
+    /** Marks the endpoint closing: new operations are refused at the facade. */
+    public void markClosing() {
+        closing = true;
+    }
+
+    /** @return the failure that ended the endpoint, or null */
+    public FencelineException failure() {
+        return failure;
+    }
+
+    void publishFailure(FencelineException e) {
+        this.failure = e;
+    }
+}

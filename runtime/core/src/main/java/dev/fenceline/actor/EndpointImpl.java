@@ -1,0 +1,232 @@
+package dev.fenceline.actor;
+
+import dev.fenceline.AtomicOp;
+import dev.fenceline.Endpoint;
+import dev.fenceline.EndpointClosedException;
+import dev.fenceline.FencelineException;
+import dev.fenceline.LaneInfo;
+import dev.fenceline.RemoteAccessException;
+import dev.fenceline.RemoteAccessException.Reason;
+import dev.fenceline.RemoteKey;
+import dev.fenceline.WorkerAddress;
+import dev.fenceline.internal.RegistrationTable;
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicLong;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.pekko.Done;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.javadsl.AskPattern;
+
+/**
+ * The user's handle on an endpoint. Validates what can be checked at the origin (key owner, bounds,
+ * alignment, operation), stamps the epoch and hands the request to the actor through the channel.
+ * Never reads actor state.
+ */
+final class EndpointImpl implements Endpoint {
+    private final EndpointChannel channel;
+    private final AtomicLong workerEpoch;
+    private final AtomicLong endpointFences = new AtomicLong();
+    private final ActorSystem<?> system;
+    private final Duration closeTimeout;
+    private final AtomicBoolean closeStarted = new AtomicBoolean();
+    private final CompletableFuture<Void> closed = new CompletableFuture<>();
+    private volatile ActorRef<EndpointActor.Command> actor;
+
+    EndpointImpl(EndpointChannel channel, AtomicLong workerEpoch, ActorSystem<?> system, Duration closeTimeout) {
+        this.channel = channel;
+        this.workerEpoch = workerEpoch;
+        this.system = system;
+        this.closeTimeout = closeTimeout;
+    }
+
+    void actor(ActorRef<EndpointActor.Command> ref) {
+        this.actor = ref;
+    }
+
+    EndpointChannel channel() {
+        return channel;
+    }
+
+    /** The epoch a request captures at issue: worker fences plus this endpoint's own fences. */
+    private long epoch() {
+        return workerEpoch.get() + endpointFences.get();
+    }
+
+    @Override
+    public CompletionStage<Void> put(ByteBuffer src, long remoteAddress, RemoteKey key) {
+        return rma(Request.Kind.PUT, src, remoteAddress, key);
+    }
+
+    @Override
+    public CompletionStage<Void> get(ByteBuffer dst, long remoteAddress, RemoteKey key) {
+        if (dst != null && dst.isReadOnly()) {
+            return CompletableFuture.failedFuture(new RemoteAccessException(Reason.INVALID_OPERATION,
+                    "get into a read-only buffer"));
+        }
+        return rma(Request.Kind.GET, dst, remoteAddress, key);
+    }
+
+    private CompletionStage<Void> rma(Request.Kind kind, ByteBuffer local, long remoteAddress, RemoteKey key) {
+        Objects.requireNonNull(local, "buffer");
+        FencelineException bad = check(remoteAddress, key, local.remaining(), 1);
+        if (bad != null) {
+            return CompletableFuture.failedFuture(bad);
+        }
+        return submitVoid(Request.rma(kind, epoch(), local.slice(), remoteAddress, key));
+    }
+
+    @Override
+    public CompletionStage<Void> atomicPost32(AtomicOp op, long remoteAddress, RemoteKey key, int operand) {
+        return atomicPost(op, remoteAddress, key, 4, operand);
+    }
+
+    @Override
+    public CompletionStage<Void> atomicPost64(AtomicOp op, long remoteAddress, RemoteKey key, long operand) {
+        return atomicPost(op, remoteAddress, key, 8, operand);
+    }
+
+    private CompletionStage<Void> atomicPost(AtomicOp op, long remoteAddress, RemoteKey key, int width, long operand) {
+        Objects.requireNonNull(op, "op");
+        if (!op.postable()) {
+            return CompletableFuture.failedFuture(new RemoteAccessException(Reason.INVALID_OPERATION,
+                    op + " cannot be posted (its old value would be lost); use atomicFetch" + width * 8));
+        }
+        FencelineException bad = check(remoteAddress, key, width, width);
+        if (bad != null) {
+            return CompletableFuture.failedFuture(bad);
+        }
+        return submitVoid(Request.atomic(Request.Kind.ATOMIC_POST, epoch(), remoteAddress, key, op, width, operand, 0));
+    }
+
+    @Override
+    public CompletionStage<Integer> atomicFetch32(AtomicOp op, long remoteAddress, RemoteKey key, int operand) {
+        return fetch(Request.Kind.ATOMIC_FETCH, Objects.requireNonNull(op, "op"), remoteAddress, key, 4, operand, 0);
+    }
+
+    @Override
+    public CompletionStage<Long> atomicFetch64(AtomicOp op, long remoteAddress, RemoteKey key, long operand) {
+        return fetch(Request.Kind.ATOMIC_FETCH, Objects.requireNonNull(op, "op"), remoteAddress, key, 8, operand, 0);
+    }
+
+    @Override
+    public CompletionStage<Integer> compareAndSwap32(long remoteAddress, RemoteKey key, int expected, int desired) {
+        return fetch(Request.Kind.CSWAP, null, remoteAddress, key, 4, desired, expected);
+    }
+
+    @Override
+    public CompletionStage<Long> compareAndSwap64(long remoteAddress, RemoteKey key, long expected, long desired) {
+        return fetch(Request.Kind.CSWAP, null, remoteAddress, key, 8, desired, expected);
+    }
+
+    @SuppressWarnings("unchecked")
+    private <T> CompletionStage<T> fetch(Request.Kind kind, AtomicOp op, long remoteAddress, RemoteKey key, int width,
+            long operand, long compare) {
+        FencelineException bad = check(remoteAddress, key, width, width);
+        if (bad != null) {
+            return CompletableFuture.failedFuture(bad);
+        }
+        Request r = Request.atomic(kind, epoch(), remoteAddress, key, op, width, operand, compare);
+        return (CompletionStage<T>) submit(r);
+    }
+
+    @Override
+    public CompletionStage<Void> sendActiveMessage(int id, ByteBuffer header, ByteBuffer payload) {
+        try {
+            RegistrationTable.checkAmId(id);
+        } catch (FencelineException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        ByteBuffer h = header == null ? ByteBuffer.allocate(0) : header.slice();
+        ByteBuffer p = payload == null ? ByteBuffer.allocate(0) : payload.slice();
+        return submitVoid(Request.activeMessage(id, h, p));
+    }
+
+    @Override
+    public void fence() {
+        endpointFences.incrementAndGet();
+    }
+
+    @Override
+    public CompletionStage<Void> flush() {
+        return submitVoid(Request.flush(epoch()));
+    }
+
+
+    @Override
+    public List<LaneInfo> lanes() {
+        return channel.lanes();
+    }
+
+    @Override
+    public WorkerAddress peer() {
+        return channel.peer();
+    }
+
+    /**
+     * Refuses new operations at once, flushes everything issued before (the flush is queued behind
+     * it), then tells the actor to close its lanes.
+     */
+    @Override
+    public CompletionStage<Void> close() {
+        if (closeStarted.compareAndSet(false, true)) {
+            channel.markClosing();
+            Request flush = Request.flush(epoch());
+            channel.submit(flush);
+            flush.future()
+                    .handle((v, e) -> AskPattern.<EndpointActor.Command, Done>ask(actor, EndpointActor.Close::new,
+                            closeTimeout, system.scheduler()))
+                    .thenCompose(stage -> stage)
+                    .whenComplete((d, e) -> closed.complete(null));
+        }
+        return closed;
+    }
+
+    private FencelineException check(long remoteAddress, RemoteKey key, long bytes, int align) {
+        if (channel.isClosing()) {
+            return new EndpointClosedException("endpoint " + channel.name() + " is closed");
+        }
+        if (channel.failure() != null) {
+            return channel.failure();
+        }
+        if (key == null) {
+            return new RemoteAccessException(Reason.UNKNOWN_KEY, "remote key is null");
+        }
+        if (!key.ownerId().equals(channel.peer().workerId())) {
+            return new RemoteAccessException(Reason.WRONG_PEER, "key " + key.shortKey() + " belongs to worker "
+                    + key.ownerId() + ", but endpoint " + channel.name() + " leads to " + channel.peer());
+        }
+        try {
+            key.checkBounds(remoteAddress, bytes);
+        } catch (RemoteAccessException e) {
+            return e;
+        }
+        if (align > 1 && (remoteAddress & (align - 1)) != 0) {
+            return RegistrationTable.misaligned(remoteAddress, align);
+        }
+        return null;
+    }
+
+    @SuppressWarnings("unchecked")
+    private CompletionStage<Void> submitVoid(Request r) {
+        return (CompletionStage<Void>) (CompletionStage<?>) submit(r);
+    }
+
+    private CompletionStage<Object> submit(Request r) {
+        if (channel.isClosing()) {
+            return CompletableFuture.failedFuture(new EndpointClosedException("endpoint " + channel.name() + " is closed"));
+        }
+        channel.submit(r);
+        return r.future();
+    }
+
+    @Override
+    public String toString() {
+        return "Endpoint[" + channel.name() + " -> " + channel.peer().name() + "]";
+    }
+}

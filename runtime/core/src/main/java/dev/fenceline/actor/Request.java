@@ -1,0 +1,203 @@
+package dev.fenceline.actor;
+
+import dev.fenceline.AtomicOp;
+import dev.fenceline.FencelineException;
+import dev.fenceline.RemoteKey;
+import dev.fenceline.internal.FencelineSettings;
+import dev.fenceline.internal.OpClass;
+import java.nio.ByteBuffer;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * One user operation on an endpoint. Built and epoch-stamped by the calling thread, then owned by the
+ * endpoint actor alone. Completing it is the last thing the actor does with it (DESIGN §3.6): the
+ * user's callbacks run inside {@code complete}, and may drop or reuse the buffers at once.
+ */
+public final class Request {
+    /** What the request does. */
+    public enum Kind {
+        /** Remote write. */
+        PUT,
+        /** Remote read. */
+        GET,
+        /** Atomic without result. */
+        ATOMIC_POST,
+        /** Atomic returning the old value. */
+        ATOMIC_FETCH,
+        /** Compare-and-swap. */
+        CSWAP,
+        /** Active message. */
+        AM,
+        /** Endpoint flush. */
+        FLUSH;
+
+        /** @return whether fences order this kind (RMA and atomics) */
+        public boolean fenced() {
+            return this != AM && this != FLUSH;
+        }
+    }
+
+    final Kind kind;
+    final long epoch;
+    final ByteBuffer local;
+    final long remoteAddress;
+    final RemoteKey key;
+    final AtomicOp atomicOp;
+    final int width;
+    final long operand;
+    final long compare;
+    final int amId;
+    final ByteBuffer header;
+    private final CompletableFuture<Object> future;
+    private final boolean intResult;
+
+    // Actor-owned state.
+    long seq;
+    int lane = -1;
+    int fragmentsOutstanding;
+    boolean posted;
+    boolean done;
+    /** Flush only: lane flushes and prior requests it still waits for. */
+    int flushWaits;
+    boolean flushStarted;
+
+    private Request(Kind kind, long epoch, ByteBuffer local, long remoteAddress, RemoteKey key, AtomicOp atomicOp,
+            int width, long operand, long compare, int amId, ByteBuffer header, boolean intResult) {
+        this.kind = kind;
+        this.epoch = epoch;
+        this.local = local;
+        this.remoteAddress = remoteAddress;
+        this.key = key;
+        this.atomicOp = atomicOp;
+        this.width = width;
+        this.operand = operand;
+        this.compare = compare;
+        this.amId = amId;
+        this.header = header;
+        this.intResult = intResult;
+        this.future = new CompletableFuture<>();
+    }
+
+    /**
+     * @param kind PUT or GET
+     * @param epoch the epoch captured at issue
+     * @param local source or destination (a private view: position to limit)
+     * @param remoteAddress first remote byte
+     * @param key the region's key
+     * @return the request
+     */
+    public static Request rma(Kind kind, long epoch, ByteBuffer local, long remoteAddress, RemoteKey key) {
+        return new Request(kind, epoch, local, remoteAddress, key, null, 0, 0, 0, 0, null, false);
+    }
+
+    /**
+     * @param kind ATOMIC_POST, ATOMIC_FETCH or CSWAP
+     * @param epoch the epoch captured at issue
+     * @param remoteAddress the aligned remote address
+     * @param key the region's key
+     * @param op the atomic (null for CSWAP)
+     * @param width 4 or 8
+     * @param operand operand, or the desired value
+     * @param compare the expected value (CSWAP)
+     * @return the request
+     */
+    public static Request atomic(Kind kind, long epoch, long remoteAddress, RemoteKey key, AtomicOp op, int width,
+            long operand, long compare) {
+        return new Request(kind, epoch, null, remoteAddress, key, op, width, operand, compare, 0, null, width == 4);
+    }
+
+    /**
+     * @param amId the handler id
+     * @param header private view of the header
+     * @param payload private view of the payload
+     * @return the request
+     */
+    public static Request activeMessage(int amId, ByteBuffer header, ByteBuffer payload) {
+        return new Request(Kind.AM, 0, payload, 0, null, null, 0, 0, 0, amId, header, false);
+    }
+
+    /**
+     * @param epoch the epoch captured at issue
+     * @return a flush request
+     */
+    public static Request flush(long epoch) {
+        return new Request(Kind.FLUSH, epoch, null, 0, null, null, 0, 0, 0, 0, null, false);
+    }
+
+    /** @return the request's kind */
+    public Kind kind() {
+        return kind;
+    }
+
+    /** @return the epoch captured at issue */
+    public long epoch() {
+        return epoch;
+    }
+
+    /** @return the sequence number the endpoint assigned */
+    public long seq() {
+        return seq;
+    }
+
+    /** @return the stage the user holds */
+    public CompletableFuture<Object> future() {
+        return future;
+    }
+
+    /** @return whether the request has completed */
+    public boolean isDone() {
+        return done;
+    }
+
+    /**
+     * Completes successfully; a no-op on a completed request.
+     *
+     * @param value the fetched value (atomics) or 0
+     * @return whether this call completed it
+     */
+    boolean succeed(long value) {
+        if (done) {
+            return false;
+        }
+        done = true;
+        Object result = switch (kind) {
+            case ATOMIC_FETCH, CSWAP -> intResult ? (Object) (int) value : (Object) value;
+            default -> null;
+        };
+        future.complete(result);
+        return true;
+    }
+
+    /**
+     * Completes with an error; a no-op on a completed request.
+     *
+     * @param error the cause
+     * @return whether this call completed it
+     */
+    boolean fail(FencelineException error) {
+        if (done) {
+            return false;
+        }
+        done = true;
+        future.completeExceptionally(error);
+        return true;
+    }
+
+    /** @return the selection class of this request */
+    OpClass opClass(FencelineSettings s) {
+        return switch (kind) {
+            case ATOMIC_POST, ATOMIC_FETCH, CSWAP -> OpClass.ATOMIC;
+            case AM -> OpClass.ACTIVE_MESSAGE;
+            default -> {
+                long n = local.remaining();
+                yield n <= s.shortMax() ? OpClass.RMA_SHORT
+                        : n >= s.bandwidthThreshold() ? OpClass.RMA_LARGE : OpClass.RMA_MEDIUM;
+            }
+        };
+    }
+
+    @Override
+    public String toString() {
+        return kind + "#" + seq + "@e" + epoch + (key == null ? "" : String.format(" 0x%x", remoteAddress));
+    }
+}

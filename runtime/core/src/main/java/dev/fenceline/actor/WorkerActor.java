@@ -1,0 +1,119 @@
+package dev.fenceline.actor;
+
+import dev.fenceline.FencelineException;
+import dev.fenceline.WorkerAddress;
+import dev.fenceline.internal.FencelineSettings;
+import dev.fenceline.spi.Transport;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.pekko.Done;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+
+/**
+ * A worker: owns its transports and spawns one {@link EndpointActor} child per connection. Memory
+ * registrations and the fence epoch are published to callers through {@link WorkerImpl}, because
+ * registering memory and fencing must not cost a message.
+ */
+public final class WorkerActor {
+
+    /** The worker's message protocol. */
+    public sealed interface Command {
+    }
+
+    /**
+     * Connect to a peer.
+     *
+     * @param peer the peer's address
+     * @param replyTo receives the endpoint once its lanes are connected, or the error
+     */
+    public record Connect(WorkerAddress peer, ActorRef<EndpointActor.ConnectResult> replyTo) implements Command {
+    }
+
+    /**
+     * Close the transports and stop (endpoints are closed by the caller first).
+     *
+     * @param replyTo told when done
+     */
+    public record Close(ActorRef<Done> replyTo) implements Command {
+    }
+
+    private final ActorContext<Command> ctx;
+    private final FencelineSettings settings;
+    private final String name;
+    private final Map<String, Transport> transports;
+    private final AtomicLong epoch;
+    private final ActorSystem<?> system;
+    private int endpointCount;
+
+    private WorkerActor(ActorContext<Command> ctx, FencelineSettings settings, String name,
+            Map<String, Transport> transports, AtomicLong epoch) {
+        this.ctx = ctx;
+        this.settings = settings;
+        this.name = name;
+        this.transports = transports;
+        this.epoch = epoch;
+        this.system = ctx.getSystem();
+    }
+
+    /**
+     * @param settings the runtime settings
+     * @param name the worker's name
+     * @param transports the worker's transport instances, in order of preference
+     * @param epoch the worker fence epoch, shared with the endpoint facades
+     * @return the behavior
+     */
+    public static Behavior<Command> create(FencelineSettings settings, String name, Map<String, Transport> transports,
+            AtomicLong epoch) {
+        return Behaviors.setup(ctx -> new WorkerActor(ctx, settings, name, transports, epoch).running());
+    }
+
+    private Behavior<Command> running() {
+        return Behaviors.receive(Command.class)
+                .onMessage(Connect.class, this::onConnect)
+                .onMessage(Close.class, this::onClose)
+                .build();
+    }
+
+    private Behavior<Command> onConnect(Connect m) {
+        WorkerAddress peer = m.peer();
+        String chosen = null;
+        for (String t : settings.transports()) {
+            if (transports.containsKey(t) && peer.transports().contains(t)) {
+                chosen = t;
+                break;
+            }
+        }
+        if (chosen == null) {
+            m.replyTo().tell(new EndpointActor.ConnectResult(null, new FencelineException("worker '" + name
+                    + "' shares no transport with " + peer + ": this worker offers " + transports.keySet())));
+            return Behaviors.same();
+        }
+        int n = ++endpointCount;
+        EndpointChannel channel = new EndpointChannel(name + "->" + peer.name() + "#" + n, peer);
+        EndpointImpl facade = new EndpointImpl(channel, epoch, system, settings.connectTimeout().plus(Duration.ofSeconds(5)));
+        Transport transport = transports.get(chosen);
+        byte[] blob = peer.transportAddress(chosen);
+        ActorRef<EndpointActor.Command> ref = ctx.spawn(EndpointActor.create(settings, channel, facade,
+                () -> transport.connect(peer.workerId(), blob), m.replyTo()), "ep-" + n);
+        facade.actor(ref);
+        ctx.getLog().debug("worker {}: connecting endpoint {} over {}", name, channel.name(), chosen);
+        return Behaviors.same();
+    }
+
+    private Behavior<Command> onClose(Close m) {
+        for (Transport t : transports.values()) {
+            try {
+                t.close();
+            } catch (RuntimeException e) {
+                ctx.getLog().warn("worker {}: closing transport {} failed: {}", name, t.name(), e.toString());
+            }
+        }
+        m.replyTo().tell(Done.getInstance());
+        return Behaviors.stopped(); // stops the endpoint children too; the facade refuses new work
+    }
+}

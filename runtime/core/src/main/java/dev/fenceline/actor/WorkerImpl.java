@@ -1,0 +1,206 @@
+package dev.fenceline.actor;
+
+import com.typesafe.config.Config;
+import dev.fenceline.ActiveMessageHandler;
+import dev.fenceline.ConfigurationException;
+import dev.fenceline.Endpoint;
+import dev.fenceline.EndpointClosedException;
+import dev.fenceline.FencelineException;
+import dev.fenceline.MemoryRegion;
+import dev.fenceline.RemoteKey;
+import dev.fenceline.Worker;
+import dev.fenceline.WorkerAddress;
+import dev.fenceline.WorkerStatistics;
+import dev.fenceline.actor.EndpointCounters.Counter;
+import dev.fenceline.internal.FencelineSettings;
+import dev.fenceline.internal.RegistrationTable;
+import dev.fenceline.spi.Transport;
+import dev.fenceline.spi.TransportContext;
+import dev.fenceline.spi.TransportProvider;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.pekko.Done;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.Props;
+import org.apache.pekko.actor.typed.javadsl.AskPattern;
+
+/** The user's handle on a worker. Created by {@link dev.fenceline.Fenceline#newWorker(String)}. */
+public final class WorkerImpl implements Worker {
+    private static final AtomicLong WORKERS = new AtomicLong();
+
+    private final String name;
+    private final ActorSystem<?> system;
+    private final FencelineSettings settings;
+    private final RegistrationTable registrations;
+    private final WorkerAddress address;
+    private final AtomicLong epoch = new AtomicLong();
+    private final ActorRef<WorkerActor.Command> actor;
+    private final List<EndpointImpl> endpoints = new CopyOnWriteArrayList<>();
+    private final AtomicBoolean closing = new AtomicBoolean();
+    private final CompletableFuture<Void> closed = new CompletableFuture<>();
+    private final Duration askTimeout;
+
+    private WorkerImpl(String name, ActorSystem<?> system, FencelineSettings settings, Config config,
+            Map<String, TransportProvider> providers) {
+        this.name = name;
+        this.system = system;
+        this.settings = settings;
+        UUID id = UUID.randomUUID();
+        this.registrations = new RegistrationTable(id, name);
+        Map<String, Transport> transports = new LinkedHashMap<>();
+        Map<String, byte[]> addresses = new LinkedHashMap<>();
+        try {
+            for (String t : settings.transports()) {
+                TransportProvider p = providers.get(t);
+                String section = "fenceline.transport." + t;
+                Config tc = config.hasPath(section) ? config.getConfig(section)
+                        : com.typesafe.config.ConfigFactory.empty();
+                Transport transport = p.create(new TransportContext(id, name, tc, registrations));
+                transports.put(t, transport);
+                addresses.put(t, transport.localAddress());
+            }
+        } catch (RuntimeException e) {
+            transports.values().forEach(Transport::close);
+            throw e;
+        }
+        this.address = new WorkerAddress(id, name, addresses);
+        this.askTimeout = settings.connectTimeout().plus(Duration.ofSeconds(5));
+        this.actor = system.systemActorOf(WorkerActor.create(settings, name, transports, epoch),
+                "fenceline-worker-" + WORKERS.incrementAndGet(), Props.empty());
+    }
+
+    /**
+     * @param name the worker's name
+     * @param system the actor system that hosts it
+     * @param settings validated settings
+     * @param config the whole configuration, for the transports' sections
+     * @param providers the enabled transports' providers, by name
+     * @return the worker
+     */
+    public static CompletionStage<Worker> start(String name, ActorSystem<?> system, FencelineSettings settings,
+            Config config, Map<String, TransportProvider> providers) {
+        if (name == null || name.isBlank()) {
+            return CompletableFuture.failedFuture(new ConfigurationException("a worker needs a non-blank name"));
+        }
+        try {
+            return CompletableFuture.completedFuture(new WorkerImpl(name, system, settings, config, providers));
+        } catch (FencelineException e) {
+            return CompletableFuture.failedFuture(e);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(new FencelineException("worker '" + name + "' could not start: " + e, e));
+        }
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public WorkerAddress address() {
+        return address;
+    }
+
+    @Override
+    public CompletionStage<Endpoint> connect(WorkerAddress peer) {
+        if (closing.get()) {
+            return CompletableFuture.failedFuture(new EndpointClosedException("worker '" + name + "' is closed"));
+        }
+        return AskPattern.<WorkerActor.Command, EndpointActor.ConnectResult>ask(actor,
+                replyTo -> new WorkerActor.Connect(peer, replyTo), askTimeout, system.scheduler())
+                .thenCompose(r -> {
+                    if (r.error() != null) {
+                        return CompletableFuture.failedFuture(r.error());
+                    }
+                    endpoints.add((EndpointImpl) r.endpoint());
+                    return CompletableFuture.completedFuture(r.endpoint());
+                });
+    }
+
+    @Override
+    public MemoryRegion register(ByteBuffer direct) {
+        return registrations.register(direct);
+    }
+
+    @Override
+    public MemoryRegion allocate(long bytes) {
+        return registrations.allocate(bytes);
+    }
+
+    @Override
+    public RemoteKey unpackRemoteKey(byte[] packed) {
+        return RemoteKey.fromBytes(packed);
+    }
+
+    @Override
+    public void fence() {
+        epoch.incrementAndGet();
+    }
+
+    /**
+     * Flushes every endpoint. Each endpoint flush is queued from the calling thread, behind that
+     * thread's earlier operations, which a detour through the worker actor would not guarantee.
+     */
+    @Override
+    public CompletionStage<Void> flush() {
+        CompletableFuture<?>[] all = endpoints.stream().map(e -> e.flush().toCompletableFuture())
+                .toArray(CompletableFuture[]::new);
+        return CompletableFuture.allOf(all);
+    }
+
+    @Override
+    public void setActiveMessageHandler(int id, ActiveMessageHandler handler) {
+        registrations.setHandler(id, handler);
+    }
+
+    @Override
+    public WorkerStatistics statistics() {
+        long[] s = new long[Counter.values().length];
+        for (EndpointImpl e : endpoints) {
+            EndpointCounters c = e.channel().counters();
+            for (Counter k : Counter.values()) {
+                s[k.ordinal()] = k == Counter.MAX_FENCE_QUEUE_DEPTH ? Math.max(s[k.ordinal()], c.get(k))
+                        : s[k.ordinal()] + c.get(k);
+            }
+        }
+        long ops = s[Counter.OPERATIONS.ordinal()];
+        long ok = s[Counter.COMPLETED.ordinal()];
+        long failed = s[Counter.FAILED.ordinal()];
+        return new WorkerStatistics(endpoints.size(), ops, ok, failed, s[Counter.FLUSHES.ordinal()],
+                s[Counter.STRONG_FENCES.ordinal()], s[Counter.WEAK_FENCES.ordinal()],
+                s[Counter.FAST_FORWARDS.ordinal()], s[Counter.FENCE_QUEUED.ordinal()],
+                s[Counter.MAX_FENCE_QUEUE_DEPTH.ordinal()], ops - ok - failed);
+    }
+
+    @Override
+    public CompletionStage<Void> close() {
+        if (closing.compareAndSet(false, true)) {
+            CompletableFuture<?>[] eps = endpoints.stream().map(e -> e.close().toCompletableFuture())
+                    .toArray(CompletableFuture[]::new);
+            CompletableFuture.allOf(eps)
+                    .handle((v, e) -> AskPattern.<WorkerActor.Command, Done>ask(actor, WorkerActor.Close::new,
+                            askTimeout, system.scheduler()))
+                    .thenCompose(s -> s)
+                    .whenComplete((d, e) -> {
+                        registrations.closeAll();
+                        closed.complete(null);
+                    });
+        }
+        return closed;
+    }
+
+    @Override
+    public String toString() {
+        return "Worker[" + name + "]";
+    }
+}

@@ -1,0 +1,108 @@
+package dev.fenceline.internal;
+
+/**
+ * An endpoint's fence record, immutable. All fence arithmetic is here, as pure functions, so it is
+ * tested apart from the actor (DESIGN §3.2, §3.4).
+ *
+ * @param epoch the last epoch enforced on the endpoint
+ * @param unflushed lanes (bit i = lane i) that carry RMA/AMO work since the last enforced epoch
+ * @param dirty whether {@code unflushed} may be stale because a tracked lane's connection changed
+ * @param inFlightEpoch the epoch the in-flight strong fence enforces, or {@link #NONE}
+ * @param inFlightLanes the lanes the in-flight strong fence flushes
+ */
+public record FenceState(long epoch, long unflushed, boolean dirty, long inFlightEpoch, long inFlightLanes) {
+    /** No strong fence in flight. */
+    public static final long NONE = -1;
+
+    /** @return the state of a new endpoint */
+    public static FenceState initial() {
+        return new FenceState(0, 0, false, NONE, 0);
+    }
+
+    /** @return whether a strong fence is in flight */
+    public boolean fenceInFlight() {
+        return inFlightEpoch != NONE;
+    }
+
+    /**
+     * Decides what a fenced request (RMA or AMO) does at its first progress.
+     *
+     * @param mode the endpoint's fence mode
+     * @param requestEpoch the epoch the request captured at issue
+     * @param requestLanes the lanes the request will use (non-empty)
+     * @param liveLanes the endpoint's live lanes
+     * @param queued whether requests are already waiting in the fence queue (they go first)
+     * @return the decision, with the next state
+     */
+    public FenceDecision decide(FenceMode mode, long requestEpoch, long requestLanes, long liveLanes, boolean queued) {
+        if (requestEpoch <= epoch) {
+            return new FenceDecision.Admit(withUnflushed(unflushed | requestLanes), FenceDecision.Why.ENFORCED);
+        }
+        if (fenceInFlight() || queued) {
+            return new FenceDecision.Defer(this);
+        }
+        if (unflushed == 0) {
+            return new FenceDecision.Admit(new FenceState(requestEpoch, requestLanes, dirty, NONE, 0),
+                    FenceDecision.Why.FAST_FORWARD);
+        }
+        boolean singleSameLane = Long.bitCount(unflushed) == 1 && (requestLanes & ~unflushed) == 0
+                && (unflushed & liveLanes) != 0 && !dirty;
+        if (mode == FenceMode.WEAK || (mode == FenceMode.ENDPOINT && singleSameLane)) {
+            int lane = Long.numberOfTrailingZeros(mode == FenceMode.WEAK ? requestLanes : unflushed);
+            return new FenceDecision.WeakFence(new FenceState(requestEpoch, requestLanes, dirty, NONE, 0), lane);
+        }
+        long flush = mode == FenceMode.STRONG ? liveLanes : normalize(unflushed, liveLanes, dirty);
+        // The fence consumes the record: work admitted while it flies is tracked afresh.
+        return new FenceDecision.StartStrongFence(new FenceState(epoch, 0, false, requestEpoch, flush), flush);
+    }
+
+    /**
+     * Admission of a request whose ordering is only per lane (active messages are not fenced) or
+     * that was deferred and is now released: records its lanes.
+     *
+     * @param lanes the lanes used
+     * @return the next state
+     */
+    public FenceState withUnflushed(long lanes) {
+        return new FenceState(epoch, lanes, dirty, inFlightEpoch, inFlightLanes);
+    }
+
+    /** @return the state after the in-flight strong fence completed successfully */
+    public FenceState strongFenceCompleted() {
+        return new FenceState(Math.max(epoch, inFlightEpoch), unflushed, dirty, NONE, 0);
+    }
+
+    /**
+     * The in-flight strong fence failed: the epoch does not advance, the lanes it should have
+     * flushed are still unflushed, and the record is dirty (the failed lanes' fate is unknown).
+     *
+     * @return the next state
+     */
+    public FenceState strongFenceFailed() {
+        return new FenceState(epoch, unflushed | inFlightLanes, true, NONE, 0);
+    }
+
+    /**
+     * {@code update(unflushed, live) = (unflushed ⊄ live) ? live : unflushed}: a recorded lane that is
+     * no longer live cannot be identified by index, so every live lane must be flushed.
+     *
+     * @param unflushed recorded lanes
+     * @param live live lanes
+     * @return the lanes to flush
+     */
+    public static long update(long unflushed, long live) {
+        return (unflushed & ~live) != 0 ? live : unflushed;
+    }
+
+    /**
+     * {@code normalize(unflushed, live, dirty) = (unflushed ≠ ∅ ∧ dirty) ? live : update(unflushed, live)}.
+     *
+     * @param unflushed recorded lanes
+     * @param live live lanes
+     * @param dirty whether the record may be stale
+     * @return the lanes a strong fence must flush
+     */
+    public static long normalize(long unflushed, long live, boolean dirty) {
+        return (unflushed != 0 && dirty) ? live : update(unflushed, live);
+    }
+}

@@ -1,0 +1,62 @@
+package dev.fenceline.internal;
+
+import dev.fenceline.MemoryRegion;
+import dev.fenceline.RemoteKey;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+
+/** A registered region: its memory, its key, and whether it is still open. */
+final class RegisteredRegion implements MemoryRegion {
+    private final ByteBuffer memory;
+    private final RemoteKey key;
+    private final RegistrationTable owner;
+    private volatile boolean closed;
+
+    RegisteredRegion(ByteBuffer memory, RemoteKey key, RegistrationTable owner) {
+        this.memory = memory;
+        this.key = key;
+        this.owner = owner;
+    }
+
+    /** @return the region's memory, absolute-indexed from 0; never repositioned */
+    ByteBuffer memory() {
+        return memory;
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    @Override
+    public long address() {
+        return key.baseAddress();
+    }
+
+    @Override
+    public long length() {
+        return key.length();
+    }
+
+    @Override
+    public ByteBuffer buffer() {
+        return memory.duplicate().order(ByteOrder.nativeOrder());
+    }
+
+    @Override
+    public RemoteKey remoteKey() {
+        return key;
+    }
+
+    @Override
+    public void close() {
+        if (!closed) {
+            closed = true;
+            owner.closed(this);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "MemoryRegion[" + key + "]";
+    }
+}

@@ -1,0 +1,223 @@
+package dev.fenceline.internal;
+
+import dev.fenceline.ActiveMessageException;
+import dev.fenceline.ActiveMessageHandler;
+import dev.fenceline.AtomicOp;
+import dev.fenceline.MemoryRegion;
+import dev.fenceline.RemoteAccessException;
+import dev.fenceline.RemoteAccessException.Reason;
+import dev.fenceline.RemoteKey;
+import dev.fenceline.spi.RemoteAccessTarget;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.security.SecureRandom;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import io.netty.util.internal.PlatformDependent;
+
+/**
+ * A worker's registered memory and active-message handlers. Transports apply incoming operations
+ * through it from their own threads; registration is rare, lookups are lock-free.
+ */
+public final class RegistrationTable implements RemoteAccessTarget {
+    /** Active-message ids are in [0, MAX_AM_ID]. */
+    public static final int MAX_AM_ID = 65535;
+    private static final VarHandle INT = MethodHandles.byteBufferViewVarHandle(int[].class, ByteOrder.nativeOrder());
+    private static final VarHandle LONG = MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
+
+    private final UUID ownerId;
+    private final String ownerName;
+    private final SecureRandom random = new SecureRandom();
+    private final Map<Long, RegisteredRegion> regions = new ConcurrentHashMap<>();
+    private final Set<Long> closedKeys = ConcurrentHashMap.newKeySet();
+    private final AtomicReferenceArray<ActiveMessageHandler> handlers = new AtomicReferenceArray<>(MAX_AM_ID + 1);
+
+    /**
+     * @param ownerId the owning worker's id
+     * @param ownerName the owning worker's name, for messages
+     */
+    public RegistrationTable(UUID ownerId, String ownerName) {
+        this.ownerId = ownerId;
+        this.ownerName = ownerName;
+    }
+
+    /**
+     * @param direct a direct, writable buffer; the region covers position to limit
+     * @return the region
+     */
+    public MemoryRegion register(ByteBuffer direct) {
+        if (!direct.isDirect()) {
+            throw new IllegalArgumentException("only direct buffers can be registered (got a heap buffer)");
+        }
+        if (direct.isReadOnly()) {
+            throw new IllegalArgumentException("a read-only buffer cannot be registered for remote access");
+        }
+        ByteBuffer memory = direct.slice().order(ByteOrder.nativeOrder());
+        long base = PlatformDependent.directBufferAddress(memory);
+        long keyId;
+        RegisteredRegion region;
+        do {
+            keyId = random.nextLong();
+            region = new RegisteredRegion(memory, new RemoteKey(ownerId, keyId, base, memory.capacity(), new byte[0]),
+                    this);
+        } while (keyId == 0 || closedKeys.contains(keyId) || regions.putIfAbsent(keyId, region) != null);
+        return region;
+    }
+
+    /**
+     * @param bytes the length
+     * @return a zeroed, 64-byte aligned region
+     */
+    public MemoryRegion allocate(long bytes) {
+        if (bytes < 1 || bytes > Integer.MAX_VALUE - 64) {
+            throw new IllegalArgumentException("cannot allocate " + bytes + " bytes: the length must be in [1, "
+                    + (Integer.MAX_VALUE - 64) + "]");
+        }
+        // Cache-line alignment: over-allocate and slice at the first 64-byte boundary.
+        ByteBuffer raw = ByteBuffer.allocateDirect((int) bytes + 63);
+        int skip = (int) (-PlatformDependent.directBufferAddress(raw) & 63);
+        return register(raw.position(skip).limit(skip + (int) bytes).slice());
+    }
+
+    void closed(RegisteredRegion region) {
+        long k = region.remoteKey().keyId();
+        closedKeys.add(k);
+        regions.remove(k);
+    }
+
+    /** Closes every region (the worker is closing). */
+    public void closeAll() {
+        for (RegisteredRegion r : regions.values()) {
+            r.close();
+        }
+    }
+
+    /**
+     * @param id the message id
+     * @param handler the handler, or null to remove it
+     */
+    public void setHandler(int id, ActiveMessageHandler handler) {
+        checkAmId(id);
+        handlers.set(id, handler);
+    }
+
+    /**
+     * @param id a message id
+     * @throws ActiveMessageException if it is out of range
+     */
+    public static void checkAmId(int id) {
+        if (id < 0 || id > MAX_AM_ID) {
+            throw new ActiveMessageException("active-message id " + id + " outside [0, " + MAX_AM_ID + "]");
+        }
+    }
+
+    /** @return the number of open regions */
+    public int openRegions() {
+        return regions.size();
+    }
+
+    private RegisteredRegion resolve(long keyId, long address, long bytes, int align) {
+        RegisteredRegion r = regions.get(keyId);
+        if (r == null || r.isClosed()) {
+            String key = String.format("%04x..", keyId >>> 48);
+            if (closedKeys.contains(keyId)) {
+                throw new RemoteAccessException(Reason.REGION_CLOSED,
+                        "region of key " + key + " at worker '" + ownerName + "' is closed");
+            }
+            throw new RemoteAccessException(Reason.UNKNOWN_KEY,
+                    "key " + key + " is not registered at worker '" + ownerName + "'");
+        }
+        r.remoteKey().checkBounds(address, bytes);
+        if (align > 1 && (address & (align - 1)) != 0) {
+            throw misaligned(address, align);
+        }
+        return r;
+    }
+
+    /**
+     * @param address the address
+     * @param width the atomic's width
+     * @return the error for a misaligned atomic
+     */
+    public static RemoteAccessException misaligned(long address, int width) {
+        return new RemoteAccessException(Reason.MISALIGNED,
+                String.format("atomic of %d bytes at address 0x%x is not %d-byte aligned", width, address, width));
+    }
+
+    // A region closed concurrently keeps its memory reachable through r, so a racing access is safe.
+    @Override
+    public void put(long keyId, long address, ByteBuffer src) {
+        RegisteredRegion r = resolve(keyId, address, src.remaining(), 1);
+        r.memory().put((int) (address - r.address()), src, src.position(), src.remaining());
+    }
+
+    @Override
+    public void get(long keyId, long address, ByteBuffer dst) {
+        RegisteredRegion r = resolve(keyId, address, dst.remaining(), 1);
+        dst.put(dst.position(), r.memory(), (int) (address - r.address()), dst.remaining());
+    }
+
+    @Override
+    public long atomic(long keyId, long address, int width, AtomicOp op, long operand) {
+        checkWidth(width);
+        RegisteredRegion r = resolve(keyId, address, width, width);
+        int i = (int) (address - r.address());
+        ByteBuffer m = r.memory();
+        if (width == 4) {
+            int v = (int) operand;
+            return switch (op) {
+                case ADD -> (int) INT.getAndAdd(m, i, v);
+                case AND -> (int) INT.getAndBitwiseAnd(m, i, v);
+                case OR -> (int) INT.getAndBitwiseOr(m, i, v);
+                case XOR -> (int) INT.getAndBitwiseXor(m, i, v);
+                case SWAP -> (int) INT.getAndSet(m, i, v);
+            };
+        }
+        return switch (op) {
+            case ADD -> (long) LONG.getAndAdd(m, i, operand);
+            case AND -> (long) LONG.getAndBitwiseAnd(m, i, operand);
+            case OR -> (long) LONG.getAndBitwiseOr(m, i, operand);
+            case XOR -> (long) LONG.getAndBitwiseXor(m, i, operand);
+            case SWAP -> (long) LONG.getAndSet(m, i, operand);
+        };
+    }
+
+    @Override
+    public long compareAndSwap(long keyId, long address, int width, long expected, long desired) {
+        checkWidth(width);
+        RegisteredRegion r = resolve(keyId, address, width, width);
+        int i = (int) (address - r.address());
+        if (width == 4) {
+            return (int) INT.compareAndExchange(r.memory(), i, (int) expected, (int) desired);
+        }
+        return (long) LONG.compareAndExchange(r.memory(), i, expected, desired);
+    }
+
+    private static void checkWidth(int width) {
+        if (width != 4 && width != 8) {
+            throw new RemoteAccessException(Reason.INVALID_OPERATION, "atomic width " + width + " is not 4 or 8");
+        }
+    }
+
+    @Override
+    public void activeMessage(int id, ByteBuffer header, ByteBuffer payload) {
+        checkAmId(id);
+        ActiveMessageHandler h = handlers.get(id);
+        if (h == null) {
+            throw new ActiveMessageException("no handler for active-message id " + id + " at worker '" + ownerName + "'");
+        }
+        try {
+            h.onMessage(header.asReadOnlyBuffer(), payload.asReadOnlyBuffer());
+        } catch (RuntimeException e) {
+            ActiveMessageException ame = new ActiveMessageException(
+                    "handler for active-message id " + id + " at worker '" + ownerName + "' threw " + e);
+            ame.initCause(e);
+            throw ame;
+        }
+    }
+}

@@ -1,0 +1,61 @@
+package dev.fenceline.spi;
+
+import dev.fenceline.LaneType;
+import java.util.Set;
+
+/**
+ * One transport connection that an endpoint uses as a lane. Methods are called only by the owning
+ * endpoint actor, one at a time, and never block; results arrive at the bound {@link LaneListener}.
+ */
+public interface LaneConnection {
+    /** @return an identity unique within the JVM: a replaced connection has a different id */
+    long id();
+
+    /** @return the transport's name */
+    String transport();
+
+    /** @return what the lane can carry */
+    Set<LaneType> types();
+
+    /** @return the largest payload of one RMA operation */
+    int maxFragment();
+
+    /**
+     * Binds the listener that receives this connection's completions and failures. Called once,
+     * before the first operation.
+     *
+     * @param listener the owning endpoint's listener
+     */
+    void bind(LaneListener listener);
+
+    /**
+     * Starts an operation.
+     *
+     * @param op the operation; the lane reads it only during this call, except for the buffers it
+     *     refers to, which it may use until the operation completes
+     * @return {@link PostStatus#IN_PROGRESS} (a completion will follow),
+     *     {@link PostStatus#COMPLETED} (done and remotely visible, result in {@link TransportOp#result()})
+     *     or {@link PostStatus#NO_RESOURCE} (retry after {@link LaneListener#onReady()})
+     * @throws dev.fenceline.FencelineException if the operation can never succeed on this lane
+     */
+    PostStatus post(TransportOp op);
+
+    /**
+     * Remote flush: {@link LaneListener#onFlushed(long)} follows once everything posted before is
+     * complete and visible at the target.
+     *
+     * @param token echoed to the listener
+     * @return {@link PostStatus#IN_PROGRESS}, {@link PostStatus#COMPLETED} (already flushed, no
+     *     callback) or {@link PostStatus#NO_RESOURCE}
+     */
+    PostStatus flush(long token);
+
+    /** Weak fence: operations posted after it are applied after those posted before it. */
+    void fence();
+
+    /** @return whether operations on this lane are applied in the order they were posted */
+    boolean ordered();
+
+    /** Closes the connection; outstanding operations fail through the listener. */
+    void close();
+}

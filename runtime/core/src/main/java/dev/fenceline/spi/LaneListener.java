@@ -1,0 +1,30 @@
+package dev.fenceline.spi;
+
+import dev.fenceline.FencelineException;
+
+/**
+ * Receives one lane connection's events. Implementations only send a message to their endpoint
+ * actor, so transports may call them from any thread.
+ */
+public interface LaneListener {
+    /**
+     * @param token the operation's token
+     * @param value the fetched value for atomics, 0 otherwise
+     */
+    void onCompleted(long token, long value);
+
+    /**
+     * @param token the operation's token
+     * @param error why it failed (a remote access error, an unknown handler, ...)
+     */
+    void onFailed(long token, FencelineException error);
+
+    /** @param token the flush's token */
+    void onFlushed(long token);
+
+    /** The lane has room again after a {@link PostStatus#NO_RESOURCE}. */
+    void onReady();
+
+    /** @param cause why the connection is dead; no further events follow */
+    void onLaneFailed(Throwable cause);
+}

@@ -1,0 +1,52 @@
+package dev.fenceline.spi;
+
+import dev.fenceline.AtomicOp;
+import java.nio.ByteBuffer;
+
+/**
+ * A worker's memory and active-message handlers, as seen by transports that apply incoming
+ * operations. Every method validates key, bounds and alignment first and throws a typed
+ * {@link dev.fenceline.FencelineException} without touching memory when they are wrong.
+ */
+public interface RemoteAccessTarget {
+    /**
+     * @param keyId the region's key
+     * @param address first byte to write
+     * @param src the bytes (position to limit); not modified
+     */
+    void put(long keyId, long address, ByteBuffer src);
+
+    /**
+     * @param keyId the region's key
+     * @param address first byte to read
+     * @param dst receives {@code dst.remaining()} bytes at its position; its position is not moved
+     */
+    void get(long keyId, long address, ByteBuffer dst);
+
+    /**
+     * @param keyId the region's key
+     * @param address a {@code width}-aligned address
+     * @param width 4 or 8
+     * @param op the operation
+     * @param operand the operand (low 32 bits for width 4)
+     * @return the previous value (sign-extended for width 4)
+     */
+    long atomic(long keyId, long address, int width, AtomicOp op, long operand);
+
+    /**
+     * @param keyId the region's key
+     * @param address a {@code width}-aligned address
+     * @param width 4 or 8
+     * @param expected the value to compare with
+     * @param desired the value to store
+     * @return the previous value
+     */
+    long compareAndSwap(long keyId, long address, int width, long expected, long desired);
+
+    /**
+     * @param id the handler id
+     * @param header read-only header
+     * @param payload read-only payload
+     */
+    void activeMessage(int id, ByteBuffer header, ByteBuffer payload);
+}

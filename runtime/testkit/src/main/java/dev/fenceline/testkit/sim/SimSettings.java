@@ -1,0 +1,82 @@
+package dev.fenceline.testkit.sim;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigException;
+import dev.fenceline.ConfigurationException;
+import dev.fenceline.LaneType;
+import dev.fenceline.spi.ConfigReader;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * {@code fenceline.transport.sim}, read and validated once.
+ *
+ * @param seed seeds every lane's delay sequence
+ * @param lanes the lanes each endpoint gets
+ * @param maxFragment the largest single operation
+ * @param queueDepth operations a lane holds undelivered before it answers NO_RESOURCE
+ * @param keysRead every key read, for the completeness test
+ */
+public record SimSettings(long seed, List<SimLaneSpec> lanes, int maxFragment, int queueDepth, Set<String> keysRead) {
+    private static final String SECTION = "fenceline.transport.sim";
+
+    /**
+     * @param root the whole configuration
+     * @return the settings
+     */
+    public static SimSettings fromConfig(Config root) {
+        return read(new ConfigReader(root, SECTION));
+    }
+
+    /**
+     * @param section the transport's own section (what {@code TransportContext.config()} holds)
+     * @return the settings
+     */
+    public static SimSettings fromSection(Config section) {
+        return read(new ConfigReader(section.atPath(SECTION), SECTION));
+    }
+
+    private static SimSettings read(ConfigReader r) {
+        long seed = r.longValue("seed");
+        List<? extends Config> raw = r.configList("lanes");
+        if (raw.isEmpty() || raw.size() > 64) {
+            throw r.invalid("lanes", raw.size() + " lanes", "1 to 64 lanes");
+        }
+        List<SimLaneSpec> lanes = new ArrayList<>();
+        for (int i = 0; i < raw.size(); i++) {
+            lanes.add(lane(raw.get(i), SECTION + ".lanes[" + i + "]"));
+        }
+        int maxFragment = (int) r.bytesIn("max-fragment", 64, 1 << 30);
+        int queueDepth = r.intIn("queue-depth", 1, 1 << 20);
+        return new SimSettings(seed, List.copyOf(lanes), maxFragment, queueDepth, r.keysRead());
+    }
+
+    private static SimLaneSpec lane(Config c, String where) {
+        try {
+            Set<LaneType> types = EnumSet.noneOf(LaneType.class);
+            for (String t : c.getStringList("types")) {
+                try {
+                    types.add(LaneType.valueOf(t.trim().toUpperCase(java.util.Locale.ROOT)));
+                } catch (IllegalArgumentException e) {
+                    throw new ConfigurationException(where + ".types contains '" + t + "': expected one of "
+                            + List.of(LaneType.values()));
+                }
+            }
+            if (types.isEmpty()) {
+                throw new ConfigurationException(where + ".types is empty: a lane needs at least one type");
+            }
+            Duration min = c.getDuration("min-delay");
+            Duration max = c.getDuration("max-delay");
+            if (min.isNegative() || max.compareTo(min) < 0 || max.compareTo(Duration.ofSeconds(10)) > 0) {
+                throw new ConfigurationException(where + " delays [" + min + ", " + max
+                        + "] are invalid: expected 0 <= min-delay <= max-delay <= 10s");
+            }
+            return new SimLaneSpec(types, min, max);
+        } catch (ConfigException e) {
+            throw new ConfigurationException(where + " is invalid: " + e.getMessage(), e);
+        }
+    }
+}
