@@ -1,5 +1,7 @@
 package dev.fenceline;
 
+import java.util.Collections;
+import java.util.EnumSet;
 import java.util.Set;
 
 /**
@@ -14,8 +16,10 @@ import java.util.Set;
  * @param live whether the lane is usable (not failed)
  */
 public record LaneInfo(int index, long generation, Set<LaneType> types, String transport, boolean live) {
-    /** Copies {@code types} so the snapshot stays immutable. */
+    /** Copies {@code types} so the snapshot stays immutable (and lists them in declaration order). */
     public LaneInfo {
-        types = Set.copyOf(types);
+        EnumSet<LaneType> copy = EnumSet.noneOf(LaneType.class);
+        copy.addAll(types);
+        types = Collections.unmodifiableSet(copy);
     }
 }

@@ -152,7 +152,8 @@ public final class EndpointActor {
     private final EndpointCounters counters;
 
     private LaneTable lanes = LaneTable.of(List.of());
-    private int[] selection = new int[OpClass.values().length];
+    private int[][] selection = LaneSelector.select(lanes);
+    private final int[] roundRobin = new int[OpClass.values().length];
     private ArrayDeque<Object>[] pending = newPending(0);
 
     private FenceState fence = FenceState.initial();
@@ -367,7 +368,7 @@ public final class EndpointActor {
             return;
         }
         counters.increment(Counter.OPERATIONS);
-        int lane = selection[r.opClass(settings).ordinal()];
+        int lane = pickLane(r.opClass(settings));
         if (lane < 0) {
             counters.increment(Counter.FAILED);
             r.fail(new EndpointFailedException("endpoint " + channel.name() + " has no live lane for " + r.kind
@@ -383,6 +384,19 @@ public final class EndpointActor {
         admitOrQueue(r, false);
     }
 
+    /** Spreads a class's requests over its candidate lanes (multi-rail), or -1 if it has none. */
+    private int pickLane(OpClass c) {
+        int[] candidates = selection[c.ordinal()];
+        if (candidates.length == 0) {
+            return -1;
+        }
+        if (candidates.length == 1) {
+            return candidates[0];
+        }
+        int i = roundRobin[c.ordinal()]++;
+        return candidates[Math.floorMod(i, candidates.length)];
+    }
+
     /**
      * The fence decision at a request's first progress (DESIGN §3.2).
      *
@@ -391,6 +405,9 @@ public final class EndpointActor {
     private boolean admitOrQueue(Request r, boolean fromQueueHead) {
         FenceDecision d = fence.decide(settings.fenceMode(), r.epoch, 1L << r.lane, lanes.liveMask(),
                 !fromQueueHead && !fenceQueue.isEmpty());
+        if (log.isTraceEnabled()) {
+            log.trace("endpoint {}: {} lane {} from {} -> {}", channel.name(), r, r.lane, fence, d);
+        }
         fence = d.next();
         if (d instanceof FenceDecision.Admit a) {
             if (a.why() == FenceDecision.Why.FAST_FORWARD) {

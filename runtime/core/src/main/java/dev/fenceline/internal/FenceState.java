@@ -9,14 +9,18 @@ package dev.fenceline.internal;
  * @param dirty whether {@code unflushed} may be stale because a tracked lane's connection changed
  * @param inFlightEpoch the epoch the in-flight strong fence enforces, or {@link #NONE}
  * @param inFlightLanes the lanes the in-flight strong fence flushes
+ * @param pinned after a weak fence: the lane whose work from before {@code epoch} is ordered only by
+ *     that lane, not yet flushed. A request of {@code epoch} on any other lane still needs a strong
+ *     fence, or it could overtake that work (DESIGN §3.2 case 3 advances the epoch; this keeps it sound)
  */
-public record FenceState(long epoch, long unflushed, boolean dirty, long inFlightEpoch, long inFlightLanes) {
+public record FenceState(long epoch, long unflushed, boolean dirty, long inFlightEpoch, long inFlightLanes,
+        long pinned) {
     /** No strong fence in flight. */
     public static final long NONE = -1;
 
     /** @return the state of a new endpoint */
     public static FenceState initial() {
-        return new FenceState(0, 0, false, NONE, 0);
+        return new FenceState(0, 0, false, NONE, 0, 0);
     }
 
     /** @return whether a strong fence is in flight */
@@ -35,25 +39,38 @@ public record FenceState(long epoch, long unflushed, boolean dirty, long inFligh
      * @return the decision, with the next state
      */
     public FenceDecision decide(FenceMode mode, long requestEpoch, long requestLanes, long liveLanes, boolean queued) {
-        if (requestEpoch <= epoch) {
+        if (!fenceRequired(requestEpoch, requestLanes)) {
             return new FenceDecision.Admit(withUnflushed(unflushed | requestLanes), FenceDecision.Why.ENFORCED);
         }
         if (fenceInFlight() || queued) {
             return new FenceDecision.Defer(this);
         }
         if (unflushed == 0) {
-            return new FenceDecision.Admit(new FenceState(requestEpoch, requestLanes, dirty, NONE, 0),
+            return new FenceDecision.Admit(new FenceState(Math.max(epoch, requestEpoch), requestLanes, dirty, NONE, 0, 0),
                     FenceDecision.Why.FAST_FORWARD);
         }
         boolean singleSameLane = Long.bitCount(unflushed) == 1 && (requestLanes & ~unflushed) == 0
                 && (unflushed & liveLanes) != 0 && !dirty;
         if (mode == FenceMode.WEAK || (mode == FenceMode.ENDPOINT && singleSameLane)) {
             int lane = Long.numberOfTrailingZeros(mode == FenceMode.WEAK ? requestLanes : unflushed);
-            return new FenceDecision.WeakFence(new FenceState(requestEpoch, requestLanes, dirty, NONE, 0), lane);
+            return new FenceDecision.WeakFence(
+                    new FenceState(requestEpoch, requestLanes, dirty, NONE, 0, 1L << lane), lane);
         }
         long flush = mode == FenceMode.STRONG ? liveLanes : normalize(unflushed, liveLanes, dirty);
-        // The fence consumes the record: work admitted while it flies is tracked afresh.
-        return new FenceDecision.StartStrongFence(new FenceState(epoch, 0, false, requestEpoch, flush), flush);
+        // The fence consumes the record: work admitted while it flies is tracked afresh. The pin stays
+        // until the flush completes, so nothing of the current epoch overtakes the pinned lane meanwhile.
+        return new FenceDecision.StartStrongFence(
+                new FenceState(epoch, 0, false, Math.max(epoch, requestEpoch), flush, pinned), flush);
+    }
+
+    /**
+     * @param requestEpoch the request's epoch
+     * @param requestLanes the lanes it uses
+     * @return whether work from before its epoch may still be unordered with it: its epoch is not
+     *     enforced yet, or it is the epoch a weak fence enforced on another lane only
+     */
+    public boolean fenceRequired(long requestEpoch, long requestLanes) {
+        return requestEpoch > epoch || (requestEpoch == epoch && pinned != 0 && (requestLanes & ~pinned) != 0);
     }
 
     /**
@@ -64,12 +81,12 @@ public record FenceState(long epoch, long unflushed, boolean dirty, long inFligh
      * @return the next state
      */
     public FenceState withUnflushed(long lanes) {
-        return new FenceState(epoch, lanes, dirty, inFlightEpoch, inFlightLanes);
+        return new FenceState(epoch, lanes, dirty, inFlightEpoch, inFlightLanes, pinned);
     }
 
     /** @return the state after the in-flight strong fence completed successfully */
     public FenceState strongFenceCompleted() {
-        return new FenceState(Math.max(epoch, inFlightEpoch), unflushed, dirty, NONE, 0);
+        return new FenceState(Math.max(epoch, inFlightEpoch), unflushed, dirty, NONE, 0, 0);
     }
 
     /**
@@ -79,7 +96,7 @@ public record FenceState(long epoch, long unflushed, boolean dirty, long inFligh
      * @return the next state
      */
     public FenceState strongFenceFailed() {
-        return new FenceState(epoch, unflushed | inFlightLanes, true, NONE, 0);
+        return new FenceState(epoch, unflushed | inFlightLanes, true, NONE, 0, pinned);
     }
 
     /**

@@ -4,10 +4,13 @@ import dev.fenceline.LaneType;
 import java.util.List;
 
 /**
- * Protocol selection: which lane an operation class uses, as a pure function of the lane table,
- * computed once per table into {@link #select(LaneTable)}'s array.
+ * Protocol selection: which lanes an operation class may use, as a pure function of the lane table,
+ * computed once per table. A class uses every live lane of its most preferred type that any live
+ * lane offers (multi-rail); the endpoint spreads requests over them round-robin.
  */
 public final class LaneSelector {
+    private static final int[] NONE = new int[0];
+
     private LaneSelector() {
     }
 
@@ -24,28 +27,33 @@ public final class LaneSelector {
     /**
      * @param table the lane table
      * @param c an operation class
-     * @return the lowest live lane of the most preferred type, or -1 if no live lane can carry it
+     * @return the live lanes of the most preferred type that is available, ascending; empty if none
      */
-    public static int laneFor(LaneTable table, OpClass c) {
+    public static int[] lanesFor(LaneTable table, OpClass c) {
         for (LaneType t : preference(c)) {
+            int n = 0;
+            int[] found = new int[table.size()];
             for (int i = 0; i < table.size(); i++) {
                 if (table.isLive(i) && table.hasType(i, t)) {
-                    return i;
+                    found[n++] = i;
                 }
             }
+            if (n > 0) {
+                return java.util.Arrays.copyOf(found, n);
+            }
         }
-        return -1;
+        return NONE;
     }
 
     /**
      * @param table the lane table
-     * @return the lane for every {@link OpClass}, indexed by ordinal
+     * @return the candidate lanes for every {@link OpClass}, indexed by ordinal
      */
-    public static int[] select(LaneTable table) {
+    public static int[][] select(LaneTable table) {
         OpClass[] classes = OpClass.values();
-        int[] lanes = new int[classes.length];
+        int[][] lanes = new int[classes.length][];
         for (OpClass c : classes) {
-            lanes[c.ordinal()] = laneFor(table, c);
+            lanes[c.ordinal()] = lanesFor(table, c);
         }
         return lanes;
     }
@@ -55,11 +63,10 @@ public final class LaneSelector {
      * @return the lanes RMA and atomics can use, as a bit mask (the weak fence mode needs exactly one)
      */
     public static long fencedLanes(LaneTable table) {
-        int[] lanes = select(table);
         long m = 0;
         for (OpClass c : new OpClass[] {OpClass.RMA_SHORT, OpClass.RMA_MEDIUM, OpClass.RMA_LARGE, OpClass.ATOMIC}) {
-            if (lanes[c.ordinal()] >= 0) {
-                m |= 1L << lanes[c.ordinal()];
+            for (int lane : lanesFor(table, c)) {
+                m |= 1L << lane;
             }
         }
         return m;

@@ -1,0 +1,47 @@
+package dev.fenceline.demo;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import dev.fenceline.Fenceline;
+import java.io.PrintStream;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code fenceline demo}: a verified workload between two workers in one JVM. */
+@Command(name = "demo", mixinStandardHelpOptions = true,
+        description = "Runs puts, gets, atomics and active messages with fences and flushes between two workers"
+                + " in one JVM, verifies every target byte, counter and fetched value, and prints a report."
+                + " Exits 1 if anything fails to verify.")
+public final class DemoCommand implements Callable<Integer> {
+    @Option(names = "--ops", defaultValue = "20000", description = "Operations to issue (default ${DEFAULT-VALUE}).")
+    int ops;
+
+    @Option(names = "--seed", defaultValue = "1", description = "Seed of the workload (default ${DEFAULT-VALUE}).")
+    long seed;
+
+    @Option(names = "--region", defaultValue = "1048576",
+            description = "Bytes of target memory (default ${DEFAULT-VALUE}).")
+    int regionBytes;
+
+    @Option(names = "--window", defaultValue = "256",
+            description = "Operations in flight at most (default ${DEFAULT-VALUE}).")
+    int window;
+
+    @Option(names = "--fence-mode", description = "weak, strong or endpoint (default: from configuration).")
+    String fenceMode;
+
+    @Override
+    public Integer call() throws Exception {
+        Config config = ConfigFactory.load();
+        if (fenceMode != null) {
+            config = ConfigFactory.parseString("fenceline.fence.mode = \"" + fenceMode + "\"").withFallback(config);
+        }
+        PrintStream out = System.out;
+        try (Fenceline fenceline = Fenceline.create(config)) {
+            DemoReport report = new DemoWorkload(fenceline, ops, seed, regionBytes, window).run();
+            report.print(out);
+            return report.ok() ? 0 : 1;
+        }
+    }
+}

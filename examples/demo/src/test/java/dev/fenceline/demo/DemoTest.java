@@ -1,0 +1,70 @@
+package dev.fenceline.demo;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.fenceline.Fenceline;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class DemoTest {
+    @ParameterizedTest(name = "mode {0}, seed {1}")
+    @CsvSource({"endpoint, 7", "endpoint, 8", "strong, 7", "strong, 9"})
+    void demoVerifiesEverything(String mode, long seed) throws Exception {
+        System.out.println("demo workload: mode " + mode + ", seed " + seed);
+        try (Fenceline f = Fenceline.create(com.typesafe.config.ConfigFactory.parseString(
+                "fenceline.fence.mode = " + mode))) {
+            DemoReport r = new DemoWorkload(f, 3000, seed, 256 * 1024, 64).run();
+            assertEquals(java.util.List.of(), r.errors());
+            assertTrue(r.puts() > 0 && r.gets() > 0 && r.atomics() > 0 && r.messages() > 0, r.toString());
+            assertTrue(r.verifiedBytes() >= 256 * 1024);
+            assertEquals(0, r.stats().outstanding());
+            assertEquals(0, r.stats().failed());
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            r.print(new PrintStream(out, true, StandardCharsets.UTF_8));
+            assertTrue(out.toString(StandardCharsets.UTF_8).contains("RESULT: OK"), out.toString(StandardCharsets.UTF_8));
+        }
+    }
+
+    @Test
+    void demoDetectsAMissingFence() throws Exception {
+        // The check must be able to fail: a workload that skips fences (window > 1 so operations overlap
+        // in flight) on reordering lanes has to produce verification errors.
+        try (Fenceline f = Fenceline.create()) {
+            DemoReport r = new DemoWorkload(f, 4000, 11, 256 * 1024, 256).runWithoutFences();
+            assertTrue(!r.errors().isEmpty(), "without fences the model must diverge: " + r);
+        }
+    }
+
+    @Test
+    void readmeExampleIsTheCompiledQuickStart() throws Exception {
+        Path root = Path.of(System.getProperty("fencelineTestConfigDir")).getParent();
+        String readme = Files.readString(root.resolve("README.md"));
+        String source = Files.readString(root.resolve("examples/demo/src/main/java/dev/fenceline/demo/QuickStart.java"));
+        String body = source.substring(source.indexOf("// README-BEGIN") + "// README-BEGIN".length(),
+                source.indexOf("// README-END"));
+        String normalized = body.lines().map(String::strip).filter(l -> !l.isEmpty())
+                .reduce("", (x, y) -> x + y + "\n");
+        String readmeNormalized = readme.lines().map(String::strip).filter(l -> !l.isEmpty())
+                .reduce("", (x, y) -> x + y + "\n");
+        assertTrue(readmeNormalized.contains(normalized), "README's example must be QuickStart's body:\n" + normalized);
+        PrintStream old = System.out;
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+        try {
+            QuickStart.main(new String[0]);
+        } finally {
+            System.setOut(old);
+        }
+        assertEquals("42 h", out.toString(StandardCharsets.UTF_8).strip());
+    }
+}

@@ -1,0 +1,274 @@
+package dev.fenceline.actor;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.typesafe.config.ConfigFactory;
+import dev.fenceline.AtomicOp;
+import dev.fenceline.ConfigurationException;
+import dev.fenceline.LaneType;
+import dev.fenceline.RemoteAccessException;
+import dev.fenceline.RemoteKey;
+import dev.fenceline.WorkerAddress;
+import dev.fenceline.internal.FencelineSettings;
+import dev.fenceline.spi.LaneConnection;
+import dev.fenceline.spi.LaneListener;
+import dev.fenceline.spi.PostStatus;
+import dev.fenceline.spi.TransportOp;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.pekko.actor.testkit.typed.javadsl.BehaviorTestKit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Tier 2: one endpoint actor driven one message at a time with {@link BehaviorTestKit}, over
+ * recording lanes, so every transport call the fence engine makes is visible and ordered.
+ */
+class EndpointActorTest {
+    /** A lane that records what the endpoint asks of it, in order. */
+    static final class RecordingLane implements LaneConnection {
+        final long id;
+        final Set<LaneType> types;
+        final List<String> events = new ArrayList<>();
+        final List<Long> flushTokens = new ArrayList<>();
+        final List<TransportOp> ops = new ArrayList<>();
+        PostStatus answer = PostStatus.IN_PROGRESS;
+
+        RecordingLane(long id, Set<LaneType> types) {
+            this.id = id;
+            this.types = types;
+        }
+
+        @Override
+        public long id() {
+            return id;
+        }
+
+        @Override
+        public String transport() {
+            return "recording";
+        }
+
+        @Override
+        public Set<LaneType> types() {
+            return types;
+        }
+
+        @Override
+        public int maxFragment() {
+            return 1 << 16;
+        }
+
+        @Override
+        public void bind(LaneListener listener) {
+        }
+
+        @Override
+        public PostStatus post(TransportOp op) {
+            if (answer == PostStatus.NO_RESOURCE) {
+                events.add("busy");
+                return answer;
+            }
+            events.add(op.kind() + ":" + op.bytes());
+            ops.add(op);
+            return answer;
+        }
+
+        @Override
+        public PostStatus flush(long token) {
+            events.add("flush");
+            flushTokens.add(token);
+            return PostStatus.IN_PROGRESS;
+        }
+
+        @Override
+        public void fence() {
+            events.add("fence");
+        }
+
+        @Override
+        public boolean ordered() {
+            return true;
+        }
+
+        @Override
+        public void close() {
+            events.add("close");
+        }
+    }
+
+    private final UUID peerId = UUID.randomUUID();
+    private final WorkerAddress peer = new WorkerAddress(peerId, "peer", Map.of("recording", new byte[0]));
+    private final RemoteKey key = new RemoteKey(peerId, 42, 0x10000, 1 << 24, new byte[0]);
+    private final AtomicLong workerEpoch = new AtomicLong();
+    private final EndpointChannel channel = new EndpointChannel("test", peer);
+    private final EndpointImpl facade = new EndpointImpl(channel, workerEpoch, null, Duration.ofSeconds(1));
+
+    private BehaviorTestKit<EndpointActor.Command> spawn(String mode, LaneConnection... lanes) {
+        FencelineSettings s = FencelineSettings.fromConfig(ConfigFactory.parseString("fenceline.fence.mode = " + mode)
+                .withFallback(ConfigFactory.defaultReference()).resolve());
+        return BehaviorTestKit.create(EndpointActor.createConnected(s, channel, facade, List.of(lanes)));
+    }
+
+    /** Runs every message the actor sent itself (drains, fence completions) until none is left. */
+    private static void settle(BehaviorTestKit<EndpointActor.Command> kit) {
+        while (kit.selfInbox().hasMessages()) {
+            kit.runOne();
+        }
+    }
+
+    private static RecordingLane shortLane() {
+        return new RecordingLane(1, Set.of(LaneType.AM, LaneType.RMA, LaneType.AMO));
+    }
+
+    private static RecordingLane bulkLane() {
+        return new RecordingLane(2, Set.of(LaneType.RMA_BW));
+    }
+
+    @Test
+    void fenceAcrossTwoLanesFlushesBothBeforeReleasingTheRequest() {
+        RecordingLane l0 = shortLane();
+        RecordingLane l1 = bulkLane();
+        BehaviorTestKit<EndpointActor.Command> kit = spawn("endpoint", l0, l1);
+        facade.put(ByteBuffer.allocate(8), key.baseAddress(), key);
+        facade.put(ByteBuffer.allocate(1 << 20), key.baseAddress(), key);
+        settle(kit);
+        assertEquals(List.of("PUT:8"), l0.events);
+        assertEquals(16, l1.events.size(), "1 MiB in 64 KiB fragments");
+
+        facade.fence();
+        CompletableFuture<Void> after = facade.put(ByteBuffer.allocate(1), key.baseAddress(), key).toCompletableFuture();
+        settle(kit);
+        assertEquals(List.of("PUT:8", "flush"), l0.events, "the request waits for the strong fence");
+        assertEquals("flush", l1.events.get(l1.events.size() - 1));
+        assertEquals(1, channel.counters().get(EndpointCounters.Counter.STRONG_FENCES));
+        assertEquals(1, channel.counters().get(EndpointCounters.Counter.FENCE_QUEUED));
+
+        kit.run(new EndpointActor.LaneFlushed(0, l0.id, l0.flushTokens.get(0)));
+        settle(kit);
+        assertEquals(List.of("PUT:8", "flush"), l0.events, "one lane flushed is not enough");
+        kit.run(new EndpointActor.LaneFlushed(1, l1.id, l1.flushTokens.get(0)));
+        settle(kit);
+        assertEquals(List.of("PUT:8", "flush", "PUT:1"), l0.events);
+        assertFalse(after.isDone(), "posted, not yet completed");
+        kit.run(new EndpointActor.OpCompleted(0, l0.id, l0.ops.get(1).token(), 0));
+        assertTrue(after.isDone());
+    }
+
+    @Test
+    void fenceOnOneLaneIsWeak() {
+        RecordingLane l0 = shortLane();
+        BehaviorTestKit<EndpointActor.Command> kit = spawn("endpoint", l0);
+        facade.put(ByteBuffer.allocate(8), key.baseAddress(), key);
+        facade.fence();
+        facade.atomicPost64(AtomicOp.ADD, key.baseAddress(), key, 1);
+        settle(kit);
+        assertEquals(List.of("PUT:8", "fence", "ATOMIC_POST:8"), l0.events);
+        assertEquals(1, channel.counters().get(EndpointCounters.Counter.WEAK_FENCES));
+        assertEquals(0, channel.counters().get(EndpointCounters.Counter.STRONG_FENCES));
+    }
+
+    @Test
+    void fenceWithNothingBeforeItFastForwards() {
+        RecordingLane l0 = shortLane();
+        RecordingLane l1 = bulkLane();
+        BehaviorTestKit<EndpointActor.Command> kit = spawn("endpoint", l0, l1);
+        facade.fence();
+        workerEpoch.incrementAndGet();
+        facade.put(ByteBuffer.allocate(8), key.baseAddress(), key);
+        settle(kit);
+        assertEquals(List.of("PUT:8"), l0.events);
+        assertEquals(1, channel.counters().get(EndpointCounters.Counter.FAST_FORWARDS));
+    }
+
+    @Test
+    void flushWaitsForQueuedWorkIssuedBeforeItButNotForLaterWork() {
+        RecordingLane l0 = shortLane();
+        RecordingLane l1 = bulkLane();
+        BehaviorTestKit<EndpointActor.Command> kit = spawn("endpoint", l0, l1);
+        facade.put(ByteBuffer.allocate(8), key.baseAddress(), key);
+        facade.put(ByteBuffer.allocate(1 << 16), key.baseAddress(), key);
+        facade.fence();
+        facade.put(ByteBuffer.allocate(1), key.baseAddress(), key); // queued behind a strong fence
+        CompletableFuture<Void> flush = facade.flush().toCompletableFuture();
+        settle(kit);
+        assertEquals(List.of("PUT:8", "flush"), l0.events, "the user flush does not start before the queued put");
+        kit.run(new EndpointActor.LaneFlushed(0, l0.id, l0.flushTokens.get(0)));
+        kit.run(new EndpointActor.LaneFlushed(1, l1.id, l1.flushTokens.get(0)));
+        settle(kit);
+        assertEquals(List.of("PUT:8", "flush", "PUT:1", "flush"), l0.events);
+        // complete every op and both lane flushes of the user flush
+        for (RecordingLane l : List.of(l0, l1)) {
+            for (TransportOp op : l.ops) {
+                kit.run(new EndpointActor.OpCompleted(l == l0 ? 0 : 1, l.id, op.token(), 0));
+            }
+        }
+        assertFalse(flush.isDone(), "lane flushes still outstanding");
+        kit.run(new EndpointActor.LaneFlushed(0, l0.id, l0.flushTokens.get(1)));
+        kit.run(new EndpointActor.LaneFlushed(1, l1.id, l1.flushTokens.get(1)));
+        assertTrue(flush.isDone());
+        assertFalse(flush.isCompletedExceptionally());
+    }
+
+    @Test
+    void noResourceParksOperationsInOrderUntilTheLaneIsReady() {
+        RecordingLane l0 = shortLane();
+        BehaviorTestKit<EndpointActor.Command> kit = spawn("endpoint", l0);
+        l0.answer = PostStatus.NO_RESOURCE;
+        facade.put(ByteBuffer.allocate(1), key.baseAddress(), key);
+        facade.put(ByteBuffer.allocate(2), key.baseAddress(), key);
+        settle(kit);
+        assertEquals(List.of("busy"), l0.events, "the second waits behind the first without touching the lane");
+        l0.answer = PostStatus.IN_PROGRESS;
+        kit.run(new EndpointActor.LaneReady(0, l0.id));
+        assertEquals(List.of("busy", "PUT:1", "PUT:2"), l0.events);
+    }
+
+    @Test
+    void targetErrorsFailOnlyTheirRequest() {
+        RecordingLane l0 = shortLane();
+        BehaviorTestKit<EndpointActor.Command> kit = spawn("endpoint", l0);
+        CompletableFuture<Void> bad = facade.put(ByteBuffer.allocate(1), key.baseAddress(), key).toCompletableFuture();
+        CompletableFuture<Void> good = facade.put(ByteBuffer.allocate(2), key.baseAddress(), key).toCompletableFuture();
+        settle(kit);
+        kit.run(new EndpointActor.OpFailed(0, l0.id, l0.ops.get(0).token(),
+                new RemoteAccessException(RemoteAccessException.Reason.UNKNOWN_KEY, "key 002a.. unknown")));
+        kit.run(new EndpointActor.OpCompleted(0, l0.id, l0.ops.get(1).token(), 0));
+        assertTrue(bad.isCompletedExceptionally());
+        assertTrue(good.isDone() && !good.isCompletedExceptionally());
+        // a late completion for the failed request is ignored, not completed twice
+        kit.run(new EndpointActor.OpCompleted(0, l0.id, l0.ops.get(0).token(), 0));
+        assertEquals(1, channel.counters().get(EndpointCounters.Counter.FAILED));
+        assertEquals(1, channel.counters().get(EndpointCounters.Counter.COMPLETED));
+    }
+
+    @Test
+    void laneFailureFailsEveryOutstandingRequestAndLaterOnes() {
+        RecordingLane l0 = shortLane();
+        BehaviorTestKit<EndpointActor.Command> kit = spawn("endpoint", l0);
+        CompletableFuture<Void> p = facade.put(ByteBuffer.allocate(1), key.baseAddress(), key).toCompletableFuture();
+        settle(kit);
+        kit.run(new EndpointActor.LaneFailed(0, l0.id, new RuntimeException("cable pulled")));
+        assertTrue(p.isCompletedExceptionally());
+        CompletableFuture<Void> later = facade.put(ByteBuffer.allocate(1), key.baseAddress(), key).toCompletableFuture();
+        assertTrue(later.isCompletedExceptionally(), "refused at the facade once the failure is published");
+        assertTrue(l0.events.contains("close"));
+    }
+
+    @Test
+    void weakModeRefusesAnEndpointWhoseRmaSpansTwoLanes() {
+        ConfigurationException e = org.junit.jupiter.api.Assertions.assertThrows(ConfigurationException.class,
+                () -> spawn("weak", shortLane(), bulkLane()));
+        assertTrue(e.getMessage().contains("fenceline.fence.mode = weak"), e.getMessage());
+        assertInstanceOf(ConfigurationException.class, e);
+    }
+}

@@ -1,0 +1,170 @@
+package dev.fenceline.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.fenceline.internal.FenceDecision.Admit;
+import dev.fenceline.internal.FenceDecision.Defer;
+import dev.fenceline.internal.FenceDecision.StartStrongFence;
+import dev.fenceline.internal.FenceDecision.WeakFence;
+import org.junit.jupiter.api.Test;
+
+/** Tier 1: every branch of the admission decision and the lane arithmetic (DESIGN §3.2, §3.4). */
+class FenceStateTest {
+    private static final long L0 = 1;
+    private static final long L1 = 2;
+    private static final long L2 = 4;
+
+    private static long lanes(int... idx) {
+        long m = 0;
+        for (int i : idx) {
+            m |= 1L << i;
+        }
+        return m;
+    }
+
+    @Test
+    void updateAndNormalizeVectors() {
+        assertEquals(lanes(0, 2), FenceState.update(lanes(0, 1), lanes(0, 2)));
+        assertEquals(lanes(1), FenceState.update(lanes(1), lanes(0, 1, 2)));
+        assertEquals(lanes(0, 1), FenceState.normalize(lanes(0), lanes(0, 1), true));
+        assertEquals(lanes(0), FenceState.normalize(lanes(0), lanes(0, 1), false));
+        assertEquals(0, FenceState.normalize(0, lanes(0, 1), true), "nothing recorded: nothing to widen");
+    }
+
+    @Test
+    void alreadyEnforcedEpochIsAdmittedAndTracked() {
+        FenceState s = new FenceState(3, L0, false, FenceState.NONE, 0, 0);
+        FenceDecision d = s.decide(FenceMode.ENDPOINT, 2, L1, L0 | L1, false);
+        Admit a = assertInstanceOf(Admit.class, d);
+        assertEquals(FenceDecision.Why.ENFORCED, a.why());
+        assertEquals(L0 | L1, a.next().unflushed());
+        assertEquals(3, a.next().epoch());
+    }
+
+    @Test
+    void nothingPrecedingFastForwardsTheEpoch() {
+        FenceDecision d = FenceState.initial().decide(FenceMode.ENDPOINT, 5, L1, L0 | L1, false);
+        Admit a = assertInstanceOf(Admit.class, d);
+        assertEquals(FenceDecision.Why.FAST_FORWARD, a.why());
+        assertEquals(5, a.next().epoch());
+        assertEquals(L1, a.next().unflushed());
+    }
+
+    @Test
+    void singleSameLaneTakesTheWeakPathAdvancesAndClears() {
+        FenceState s = new FenceState(0, L1, false, FenceState.NONE, 0, 0);
+        WeakFence w = assertInstanceOf(WeakFence.class, s.decide(FenceMode.ENDPOINT, 1, L1, L0 | L1, false));
+        assertEquals(1, w.lane());
+        assertEquals(1, w.next().epoch());
+        assertEquals(L1, w.next().unflushed(), "the record now holds only the admitted request's lane");
+    }
+
+    /**
+     * Found by the demo's model check: after a weak fence on lane 1 advanced the epoch, a request of
+     * that same epoch on lane 0 must not be admitted, or it overtakes the pre-fence work on lane 1.
+     */
+    @Test
+    void weakFenceAdvancesTheEpochOnlyForItsOwnLane() {
+        FenceState s = new FenceState(0, L1, false, FenceState.NONE, 0, 0);
+        FenceState afterWeak = assertInstanceOf(WeakFence.class, s.decide(FenceMode.ENDPOINT, 1, L1, L0 | L1, false))
+                .next();
+        assertEquals(L1, afterWeak.pinned());
+        assertInstanceOf(Admit.class, afterWeak.decide(FenceMode.ENDPOINT, 1, L1, L0 | L1, false),
+                "same epoch, same lane: ordered by the lane");
+        StartStrongFence f = assertInstanceOf(StartStrongFence.class,
+                afterWeak.decide(FenceMode.ENDPOINT, 1, L0, L0 | L1, false), "same epoch, other lane");
+        assertEquals(L1, f.lanes());
+        assertInstanceOf(Defer.class, f.next().decide(FenceMode.ENDPOINT, 1, L0, L0 | L1, false),
+                "the pin holds while the fence flies");
+        FenceState done = f.next().strongFenceCompleted();
+        assertEquals(0, done.pinned());
+        assertEquals(1, done.epoch());
+        assertInstanceOf(Admit.class, done.decide(FenceMode.ENDPOINT, 1, L0, L0 | L1, false));
+        assertInstanceOf(Admit.class, afterWeak.decide(FenceMode.ENDPOINT, 0, L0, L0 | L1, false),
+                "an older epoch is never held back");
+    }
+
+    @Test
+    void otherLaneStartsOneStrongFenceOverTheRecordedLanes() {
+        FenceState s = new FenceState(0, L0, false, FenceState.NONE, 0, 0);
+        StartStrongFence f = assertInstanceOf(StartStrongFence.class,
+                s.decide(FenceMode.ENDPOINT, 1, L1, L0 | L1, false));
+        assertEquals(L0, f.lanes());
+        assertTrue(f.next().fenceInFlight());
+        assertEquals(1, f.next().inFlightEpoch());
+        assertEquals(0, f.next().epoch(), "the epoch advances only when the fence completes");
+        assertEquals(0, f.next().unflushed(), "the fence consumes the record");
+    }
+
+    @Test
+    void onlyOneStrongFenceInFlight() {
+        FenceState inFlight = new FenceState(0, 0, false, 1, L0, 0);
+        assertInstanceOf(Defer.class, inFlight.decide(FenceMode.ENDPOINT, 1, L1, L0 | L1, false));
+        assertInstanceOf(Defer.class, inFlight.decide(FenceMode.ENDPOINT, 2, L0, L0 | L1, false));
+        // a request of an already-enforced epoch is not held back by the fence
+        assertInstanceOf(Admit.class, inFlight.decide(FenceMode.ENDPOINT, 0, L0, L0 | L1, false));
+    }
+
+    @Test
+    void queuedRequestsGoFirst() {
+        FenceState s = new FenceState(0, 0, false, FenceState.NONE, 0, 0);
+        assertInstanceOf(Defer.class, s.decide(FenceMode.ENDPOINT, 1, L0, L0, true));
+    }
+
+    @Test
+    void completionAdvancesEpochAndKeepsWorkAdmittedMeanwhile() {
+        FenceState s = new FenceState(0, L0 | L1, false, FenceState.NONE, 0, 0);
+        FenceState flying = s.decide(FenceMode.ENDPOINT, 4, L2, L0 | L1 | L2, false).next();
+        FenceState meanwhile = flying.decide(FenceMode.ENDPOINT, 0, L2, L0 | L1 | L2, false).next();
+        FenceState done = meanwhile.strongFenceCompleted();
+        assertEquals(4, done.epoch());
+        assertFalse(done.fenceInFlight());
+        assertEquals(L2, done.unflushed(), "work admitted during the fence was not covered by it");
+    }
+
+    @Test
+    void failureKeepsTheEpochAndTheLanesAndIsDirty() {
+        FenceState s = new FenceState(2, L0 | L1, false, FenceState.NONE, 0, 0);
+        FenceState failed = s.decide(FenceMode.ENDPOINT, 3, L0, L0 | L1, false).next().strongFenceFailed();
+        assertEquals(2, failed.epoch());
+        assertEquals(L0 | L1, failed.unflushed());
+        assertTrue(failed.dirty());
+        assertFalse(failed.fenceInFlight());
+    }
+
+    @Test
+    void dirtyRecordWidensToAllLiveLanesAndIsConsumed() {
+        FenceState s = new FenceState(0, L0, true, FenceState.NONE, 0, 0);
+        StartStrongFence f = assertInstanceOf(StartStrongFence.class,
+                s.decide(FenceMode.ENDPOINT, 1, L0, L0 | L1, false));
+        assertEquals(L0 | L1, f.lanes());
+        assertFalse(f.next().dirty());
+    }
+
+    @Test
+    void vanishedRecordedLaneWidensToAllLiveLanes() {
+        FenceState s = new FenceState(0, L1, false, FenceState.NONE, 0, 0);
+        StartStrongFence f = assertInstanceOf(StartStrongFence.class,
+                s.decide(FenceMode.ENDPOINT, 1, L0, L0 | L2, false));
+        assertEquals(L0 | L2, f.lanes());
+    }
+
+    @Test
+    void strongModeFlushesEveryLiveLane() {
+        FenceState s = new FenceState(0, L0, false, FenceState.NONE, 0, 0);
+        StartStrongFence f = assertInstanceOf(StartStrongFence.class,
+                s.decide(FenceMode.STRONG, 1, L0, L0 | L1 | L2, false));
+        assertEquals(L0 | L1 | L2, f.lanes());
+    }
+
+    @Test
+    void weakModeAlwaysFencesTheRequestsLane() {
+        FenceState s = new FenceState(0, L0, false, FenceState.NONE, 0, 0);
+        WeakFence w = assertInstanceOf(WeakFence.class, s.decide(FenceMode.WEAK, 1, L0, L0, false));
+        assertEquals(0, w.lane());
+        assertEquals(1, w.next().epoch());
+    }
+}

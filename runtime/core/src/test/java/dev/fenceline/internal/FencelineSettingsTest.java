@@ -1,0 +1,63 @@
+package dev.fenceline.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import com.typesafe.config.ConfigValue;
+import dev.fenceline.ConfigurationException;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import org.junit.jupiter.api.Test;
+
+class FencelineSettingsTest {
+    static Config reference() {
+        return ConfigFactory.defaultReference();
+    }
+
+    static Config with(String hocon) {
+        return ConfigFactory.parseString(hocon).withFallback(reference()).resolve();
+    }
+
+    @Test
+    void everyDocumentedKeyIsReadAndEveryReadKeyIsDocumented() {
+        Set<String> documented = new TreeSet<>();
+        for (Map.Entry<String, ConfigValue> e : reference().getConfig("fenceline").entrySet()) {
+            if (!e.getKey().startsWith("transport.")) { // transports own their sections
+                documented.add("fenceline." + e.getKey());
+            }
+        }
+        FencelineSettings s = FencelineSettings.fromConfig(reference());
+        assertEquals(documented, new TreeSet<>(s.keysRead()));
+    }
+
+    @Test
+    void defaultsResolve() {
+        FencelineSettings s = FencelineSettings.fromConfig(reference());
+        assertEquals(FenceMode.ENDPOINT, s.fenceMode(), "auto is endpoint");
+        assertEquals(ErrorMode.FAILOVER, s.errorMode());
+        assertTrue(s.bandwidthThreshold() > s.shortMax());
+    }
+
+    @Test
+    void badValuesNameTheKeyAndTheValue() {
+        ConfigurationException e = assertThrows(ConfigurationException.class,
+                () -> FencelineSettings.fromConfig(with("fenceline.fence.mode = sometimes")));
+        assertTrue(e.getMessage().contains("fenceline.fence.mode = sometimes"), e.getMessage());
+        e = assertThrows(ConfigurationException.class,
+                () -> FencelineSettings.fromConfig(with("fenceline.protocol.fragment-size = 12")));
+        assertTrue(e.getMessage().contains("fenceline.protocol.fragment-size = 12"), e.getMessage());
+        e = assertThrows(ConfigurationException.class,
+                () -> FencelineSettings.fromConfig(with("fenceline.endpoint.connect-timeout = banana")));
+        assertTrue(e.getMessage().contains("fenceline.endpoint.connect-timeout"), e.getMessage());
+        e = assertThrows(ConfigurationException.class,
+                () -> FencelineSettings.fromConfig(with("fenceline.transports = []")));
+        assertTrue(e.getMessage().contains("fenceline.transports"), e.getMessage());
+        e = assertThrows(ConfigurationException.class, () -> FencelineSettings.fromConfig(
+                with("fenceline.protocol { short-max = 64KiB, bandwidth-threshold = 16KiB }")));
+        assertTrue(e.getMessage().contains("bandwidth-threshold"), e.getMessage());
+    }
+}
