@@ -39,7 +39,7 @@ public final class DemoCommand implements Callable<Integer> {
         }
         PrintStream out = System.out;
         try (Fenceline fenceline = Fenceline.create(config)) {
-            DemoReport report = new DemoWorkload(fenceline, ops, seed, regionBytes, window).run();
+            DemoReport report = Demo.run(fenceline, ops, seed, regionBytes, window, true);
             report.print(out);
             return report.ok() ? 0 : 1;
         }

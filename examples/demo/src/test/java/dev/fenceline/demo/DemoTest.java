@@ -23,14 +23,16 @@ class DemoTest {
         System.out.println("demo workload: mode " + mode + ", seed " + seed);
         try (Fenceline f = Fenceline.create(com.typesafe.config.ConfigFactory.parseString(
                 "fenceline.fence.mode = " + mode))) {
-            DemoReport r = new DemoWorkload(f, 3000, seed, 256 * 1024, 64).run();
+            DemoReport report = Demo.run(f, 3000, seed, 256 * 1024, 64, true);
+            var r = report.result();
             assertEquals(java.util.List.of(), r.errors());
             assertTrue(r.puts() > 0 && r.gets() > 0 && r.atomics() > 0 && r.messages() > 0, r.toString());
             assertTrue(r.verifiedBytes() >= 256 * 1024);
-            assertEquals(0, r.stats().outstanding());
-            assertEquals(0, r.stats().failed());
+            assertTrue(report.ok());
+            assertEquals(0, report.stats().outstanding());
+            assertEquals(0, report.stats().failed());
             ByteArrayOutputStream out = new ByteArrayOutputStream();
-            r.print(new PrintStream(out, true, StandardCharsets.UTF_8));
+            report.print(new PrintStream(out, true, StandardCharsets.UTF_8));
             assertTrue(out.toString(StandardCharsets.UTF_8).contains("RESULT: OK"), out.toString(StandardCharsets.UTF_8));
         }
     }
@@ -40,8 +42,9 @@ class DemoTest {
         // The check must be able to fail: a workload that skips fences (window > 1 so operations overlap
         // in flight) on reordering lanes has to produce verification errors.
         try (Fenceline f = Fenceline.create()) {
-            DemoReport r = new DemoWorkload(f, 4000, 11, 256 * 1024, 256).runWithoutFences();
-            assertTrue(!r.errors().isEmpty(), "without fences the model must diverge: " + r);
+            DemoReport r = Demo.run(f, 4000, 11, 256 * 1024, 256, false);
+            assertTrue(!r.result().errors().isEmpty(), "without fences the model must diverge: " + r.result());
+            assertTrue(!r.ok());
         }
     }
 

@@ -95,6 +95,18 @@ public final class EndpointActor {
     }
 
     /**
+     * A lane flush failed.
+     *
+     * @param lane the lane index
+     * @param connectionId the connection
+     * @param token the flush's token
+     * @param error why
+     */
+    public record LaneFlushFailed(int lane, long connectionId, long token, FencelineException error)
+            implements Command {
+    }
+
+    /**
      * A lane has room again.
      *
      * @param lane the lane index
@@ -241,6 +253,7 @@ public final class EndpointActor {
                 .onMessage(OpCompleted.class, this::onOpCompleted)
                 .onMessage(OpFailed.class, this::onOpFailed)
                 .onMessage(LaneFlushed.class, this::onLaneFlushed)
+                .onMessage(LaneFlushFailed.class, this::onLaneFlushFailed)
                 .onMessage(LaneReady.class, this::onLaneReady)
                 .onMessage(LaneFailed.class, this::onLaneFailed)
                 .onMessage(DrainFenceQueue.class, m -> onDrainFenceQueue())
@@ -738,6 +751,41 @@ public final class EndpointActor {
         }
     }
 
+    private Behavior<Command> onLaneFlushFailed(LaneFlushFailed m) {
+        Object owner = flushTokens.remove(m.token());
+        if (owner == FENCE_FLUSH) {
+            strongFenceFailed(m.error());
+        } else if (owner instanceof Request f) {
+            flushTokens.values().removeIf(o -> o == f);
+            flushes.remove(f);
+            f.fail(m.error());
+            progressFlushes();
+        }
+        return Behaviors.same();
+    }
+
+    /**
+     * The in-flight strong fence failed: the epoch stays, the record stays (dirty), and every request
+     * waiting behind the fence fails with the fence's error. The purge leaves the drain flag as it is,
+     * so there is never more than one scheduled drain.
+     */
+    private void strongFenceFailed(FencelineException e) {
+        log.debug("endpoint {}: strong fence to epoch {} failed: {}", channel.name(), fence.inFlightEpoch(),
+                e.getMessage());
+        flushTokens.values().removeIf(o -> o == FENCE_FLUSH);
+        fenceFlushesOutstanding = 0;
+        fence = fence.strongFenceFailed();
+        List<Request> queued = fenceQueue.removeAll();
+        for (Request r : queued) {
+            retire(r);
+        }
+        for (Request r : queued) {
+            counters.increment(Counter.FAILED);
+            r.fail(e);
+        }
+        progressFlushes();
+    }
+
     // ---------------------------------------------------------------- failure and close
 
     private Behavior<Command> onLaneFailed(LaneFailed m) {
@@ -829,6 +877,11 @@ public final class EndpointActor {
         @Override
         public void onFlushed(long token) {
             endpoint.tell(new LaneFlushed(lane, connectionId, token));
+        }
+
+        @Override
+        public void onFlushFailed(long token, FencelineException error) {
+            endpoint.tell(new LaneFlushFailed(lane, connectionId, token, error));
         }
 
         @Override

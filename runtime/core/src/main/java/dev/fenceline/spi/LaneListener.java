@@ -22,6 +22,14 @@ public interface LaneListener {
     /** @param token the flush's token */
     void onFlushed(long token);
 
+    /**
+     * A flush could not complete: what was posted before it may or may not be visible.
+     *
+     * @param token the flush's token
+     * @param error why
+     */
+    void onFlushFailed(long token, FencelineException error);
+
     /** The lane has room again after a {@link PostStatus#NO_RESOURCE}. */
     void onReady();
 

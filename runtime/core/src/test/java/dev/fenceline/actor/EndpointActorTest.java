@@ -165,6 +165,39 @@ class EndpointActorTest {
     }
 
     @Test
+    void failedStrongFenceFailsTheQueueKeepsTheEpochAndStaysUsable() {
+        RecordingLane l0 = shortLane();
+        RecordingLane l1 = bulkLane();
+        BehaviorTestKit<EndpointActor.Command> kit = spawn("endpoint", l0, l1);
+        facade.put(ByteBuffer.allocate(8), key.baseAddress(), key);
+        facade.put(ByteBuffer.allocate(1 << 16), key.baseAddress(), key);
+        facade.fence();
+        CompletableFuture<Void> a = facade.put(ByteBuffer.allocate(1), key.baseAddress(), key).toCompletableFuture();
+        CompletableFuture<Void> b = facade.put(ByteBuffer.allocate(2), key.baseAddress(), key).toCompletableFuture();
+        settle(kit);
+        assertEquals(1, l0.flushTokens.size());
+        RemoteAccessException cause = new RemoteAccessException(RemoteAccessException.Reason.REGION_CLOSED, "gone");
+        kit.run(new EndpointActor.LaneFlushFailed(0, l0.id, l0.flushTokens.get(0), cause));
+        assertTrue(a.isCompletedExceptionally() && b.isCompletedExceptionally(), "queued requests fail");
+        org.junit.jupiter.api.Assertions.assertSame(cause,
+                org.junit.jupiter.api.Assertions.assertThrows(java.util.concurrent.ExecutionException.class, a::get)
+                        .getCause(), "with the fence's own error");
+        // the late completion of the other lane's flush is ignored
+        kit.run(new EndpointActor.LaneFlushed(1, l1.id, l1.flushTokens.get(0)));
+        settle(kit);
+        assertFalse(kit.selfInbox().hasMessages());
+        // the epoch did not advance: the next request of the same epoch needs a strong fence again
+        facade.put(ByteBuffer.allocate(3), key.baseAddress(), key);
+        settle(kit);
+        assertEquals(2, l0.flushTokens.size(), "a new strong fence");
+        assertEquals(2, channel.counters().get(EndpointCounters.Counter.STRONG_FENCES));
+        kit.run(new EndpointActor.LaneFlushed(0, l0.id, l0.flushTokens.get(1)));
+        kit.run(new EndpointActor.LaneFlushed(1, l1.id, l1.flushTokens.get(1)));
+        settle(kit);
+        assertEquals("PUT:3", l0.events.get(l0.events.size() - 1));
+    }
+
+    @Test
     void fenceOnOneLaneIsWeak() {
         RecordingLane l0 = shortLane();
         BehaviorTestKit<EndpointActor.Command> kit = spawn("endpoint", l0);
