@@ -839,6 +839,14 @@ public final class EndpointActor {
 
     private Behavior<Command> onClose(Close m) {
         channel.markClosing();
+        if (log.isDebugEnabled()) {
+            log.debug("endpoint {} closing: operations {}, completed {}, failed {}, flushes {}, strong fences {},"
+                    + " weak fences {}, fast-forwards {}, fence-queued {} (max depth {})", channel.name(),
+                    counters.get(Counter.OPERATIONS), counters.get(Counter.COMPLETED), counters.get(Counter.FAILED),
+                    counters.get(Counter.FLUSHES), counters.get(Counter.STRONG_FENCES),
+                    counters.get(Counter.WEAK_FENCES), counters.get(Counter.FAST_FORWARDS),
+                    counters.get(Counter.FENCE_QUEUED), counters.get(Counter.MAX_FENCE_QUEUE_DEPTH));
+        }
         // The facade queued a flush behind every earlier operation and sends Close when it completed,
         // so nothing accepted is outstanding here except what failed to flush.
         failEverything(new EndpointClosedException("endpoint " + channel.name() + " was closed"));
