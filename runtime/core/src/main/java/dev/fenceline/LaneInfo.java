@@ -14,8 +14,10 @@ import java.util.Set;
  * @param types what the lane is used for
  * @param transport the name of the transport that provides the connection
  * @param live whether the lane is usable (not failed)
+ * @param connectionId the identity of the transport connection in the slot (0 when empty)
  */
-public record LaneInfo(int index, long generation, Set<LaneType> types, String transport, boolean live) {
+public record LaneInfo(int index, long generation, Set<LaneType> types, String transport, boolean live,
+        long connectionId) {
     /** Copies {@code types} so the snapshot stays immutable (and lists them in declaration order). */
     public LaneInfo {
         EnumSet<LaneType> copy = EnumSet.noneOf(LaneType.class);

@@ -13,9 +13,11 @@ package dev.fenceline;
  * @param fastForwards fences that needed no work because nothing preceded them
  * @param fenceQueued requests that waited in a fence queue
  * @param maxFenceQueueDepth the deepest any fence queue has been
+ * @param reconfigurations lane table changes applied (failovers, replacements, recoveries, additions)
+ * @param restarts requests restarted on the current lanes after a reconfiguration
  * @param outstanding operations issued and not yet completed
  */
 public record WorkerStatistics(long endpoints, long operations, long completed, long failed, long flushes,
         long strongFences, long weakFences, long fastForwards, long fenceQueued, long maxFenceQueueDepth,
-        long outstanding) {
+        long reconfigurations, long restarts, long outstanding) {
 }

@@ -6,6 +6,7 @@ import dev.fenceline.EndpointClosedException;
 import dev.fenceline.EndpointFailedException;
 import dev.fenceline.FencelineException;
 import dev.fenceline.actor.EndpointCounters.Counter;
+import dev.fenceline.internal.ErrorMode;
 import dev.fenceline.internal.FenceDecision;
 import dev.fenceline.internal.FenceMode;
 import dev.fenceline.internal.FenceQueue;
@@ -23,12 +24,14 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
+import java.util.TreeMap;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Supplier;
 import org.agrona.collections.Long2ObjectHashMap;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.PostStop;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.slf4j.Logger;
@@ -126,6 +129,41 @@ public final class EndpointActor {
     }
 
     /**
+     * The transport put a new connection behind a lane's slot.
+     *
+     * @param lane the lane index
+     * @param oldConnectionId the connection being replaced
+     * @param connection the new connection
+     */
+    public record LaneReplaced(int lane, long oldConnectionId, LaneConnection connection) implements Command {
+    }
+
+    /**
+     * A failed lane is connected again.
+     *
+     * @param lane the lane index
+     * @param connection the new connection
+     */
+    public record LaneRecovered(int lane, LaneConnection connection) implements Command {
+    }
+
+    /**
+     * Another lane to the same peer.
+     *
+     * @param connection the new lane's connection
+     */
+    public record LaneAdded(LaneConnection connection) implements Command {
+    }
+
+    /**
+     * A whole new lane table (slot by slot; a slot whose connection differs counts as changed).
+     *
+     * @param connections the new lanes, null for an empty slot
+     */
+    public record LanesChanged(List<LaneConnection> connections) implements Command {
+    }
+
+    /**
      * The transport connected the lanes (or failed to).
      *
      * @param lanes the connections, or null on failure
@@ -137,6 +175,11 @@ public final class EndpointActor {
     /** Self-message: drain the fence queue (deduplicated). */
     record DrainFenceQueue() implements Command {
         static final DrainFenceQueue INSTANCE = new DrainFenceQueue();
+    }
+
+    /** Self-message: the replay after a reconfiguration is over; flushes and fences may start again. */
+    record ReplayDone() implements Command {
+        static final ReplayDone INSTANCE = new ReplayDone();
     }
 
     /** Self-message: the in-flight strong fence's lane flushes all completed. */
@@ -155,6 +198,14 @@ public final class EndpointActor {
 
     /** A lane flush token that belongs to the strong fence rather than to a user flush. */
     private static final Object FENCE_FLUSH = new Object();
+
+    /** One posted (or lane-parked) fragment: which request, and where it went. */
+    private record Inflight(Request request, int fragment, int lane, long connectionId, boolean deduplicated) {
+    }
+
+    /** One lane flush: whose (a user flush or {@link #FENCE_FLUSH}), and where it went. */
+    private record FlushToken(Object owner, int lane, long connectionId) {
+    }
 
     private final ActorContext<Command> ctx;
     private final Logger log;
@@ -175,10 +226,15 @@ public final class EndpointActor {
 
     private long nextSeq = 1;
     private long nextToken = 1;
-    private final Long2ObjectHashMap<Request> byToken = new Long2ObjectHashMap<>();
+    private long nextSn;
+    private final Long2ObjectHashMap<Inflight> byToken = new Long2ObjectHashMap<>();
     private final Long2ObjectHashMap<Request> outstanding = new Long2ObjectHashMap<>();
-    private final Long2ObjectHashMap<Object> flushTokens = new Long2ObjectHashMap<>();
+    private final Long2ObjectHashMap<FlushToken> flushTokens = new Long2ObjectHashMap<>();
     private final ArrayList<Request> flushes = new ArrayList<>();
+    /** Between a reconfiguration and its {@link ReplayDone}: no flush and no strong fence starts. */
+    private boolean replaying;
+    /** The in-flight strong fence lost a lane flush to a reconfiguration: re-issue it after the replay. */
+    private boolean fenceRestartPending;
 
     private EndpointActor(ActorContext<Command> ctx, FencelineSettings settings, EndpointChannel channel,
             Endpoint facade) {
@@ -256,10 +312,34 @@ public final class EndpointActor {
                 .onMessage(LaneFlushFailed.class, this::onLaneFlushFailed)
                 .onMessage(LaneReady.class, this::onLaneReady)
                 .onMessage(LaneFailed.class, this::onLaneFailed)
+                .onMessage(LaneReplaced.class, this::onLaneReplaced)
+                .onMessage(LaneRecovered.class, this::onLaneRecovered)
+                .onMessage(LaneAdded.class, this::onLaneAdded)
+                .onMessage(LanesChanged.class, this::onLanesChanged)
+                .onMessage(ReplayDone.class, m -> onReplayDone())
                 .onMessage(DrainFenceQueue.class, m -> onDrainFenceQueue())
                 .onMessage(StrongFenceDone.class, m -> onStrongFenceDone())
                 .onMessage(Close.class, this::onClose)
+                .onSignal(PostStop.class, s -> onUnexpectedStop())
                 .build();
+    }
+
+    /**
+     * The actor stopped while ready: only an unexpected exception does that (Pekko's default
+     * supervision stops a failed actor). Nothing may hang: every request completes with an error.
+     */
+    private Behavior<Command> onUnexpectedStop() {
+        EndpointFailedException e = new EndpointFailedException("endpoint " + channel.name()
+                + " stopped after an internal error (see the log); its requests are failed");
+        channel.publishFailure(e);
+        failEverything(e);
+        for (int i = 0; i < lanes.size(); i++) {
+            if (lanes.connection(i) != null) {
+                lanes.connection(i).close();
+            }
+        }
+        rejectSubmissions(() -> e);
+        return Behaviors.same();
     }
 
     /** Closed by the user: everything submitted from now on fails with {@link EndpointClosedException}. */
@@ -271,8 +351,26 @@ public final class EndpointActor {
                     m.replyTo().tell(Done.getInstance());
                     return Behaviors.same();
                 })
-                .onAnyMessage(m -> Behaviors.same())
+                .onAnyMessage(this::closeHandedOver)
                 .build();
+    }
+
+    /** A connection that arrives after the end is closed, never leaked. */
+    private Behavior<Command> closeHandedOver(Command m) {
+        if (m instanceof LaneReplaced r) {
+            r.connection().close();
+        } else if (m instanceof LaneRecovered r) {
+            r.connection().close();
+        } else if (m instanceof LaneAdded a) {
+            a.connection().close();
+        } else if (m instanceof LanesChanged c) {
+            c.connections().forEach(x -> {
+                if (x != null) {
+                    x.close();
+                }
+            });
+        }
+        return Behaviors.same();
     }
 
     /** Failed: every request fails with the endpoint's failure. */
@@ -284,7 +382,7 @@ public final class EndpointActor {
                     m.replyTo().tell(Done.getInstance());
                     return Behaviors.same();
                 })
-                .onAnyMessage(m -> Behaviors.same())
+                .onAnyMessage(this::closeHandedOver)
                 .build();
     }
 
@@ -320,11 +418,14 @@ public final class EndpointActor {
                     + " endpoint " + channel.name() + " would use lanes " + lanesOf(LaneSelector.fencedLanes(table))
                     + " (" + table.describe() + "); use mode endpoint or strong");
         }
-        ActorRef<Command> self = ctx.getSelf();
         for (int i = 0; i < connections.size(); i++) {
-            connections.get(i).bind(new ActorLaneListener(self, i, connections.get(i).id()));
+            bind(i, connections.get(i));
         }
         setLanes(table);
+    }
+
+    private void bind(int index, LaneConnection c) {
+        c.bind(new ActorLaneListener(ctx.getSelf(), index, c.id()));
     }
 
     private void setLanes(LaneTable table) {
@@ -411,18 +512,32 @@ public final class EndpointActor {
     }
 
     /**
-     * The fence decision at a request's first progress (DESIGN §3.2).
+     * The fence decision at a request's first progress (DESIGN §3.2), and again when a restart
+     * re-selects its lane. During a replay a strong fence never starts: the request waits in the
+     * fence queue and the drain after {@link ReplayDone} decides again.
      *
      * @return whether the request was posted (false: it is in the fence queue)
      */
     private boolean admitOrQueue(Request r, boolean fromQueueHead) {
+        if (!lanes.isLive(r.lane)) {
+            // Selected before a reconfiguration took its lane: select again (the epoch stays).
+            int lane = pickLane(r.opClass(settings));
+            if (lane < 0) {
+                retire(r);
+                counters.increment(Counter.FAILED);
+                r.fail(new EndpointFailedException("endpoint " + channel.name() + " has no live lane for " + r.kind
+                        + " any more; lanes: " + lanes.describe()));
+                return true; // completed: not queued
+            }
+            r.lane = lane;
+        }
         FenceDecision d = fence.decide(settings.fenceMode(), r.epoch, 1L << r.lane, lanes.liveMask(),
                 !fromQueueHead && !fenceQueue.isEmpty());
         if (log.isTraceEnabled()) {
             log.trace("endpoint {}: {} lane {} from {} -> {}", channel.name(), r, r.lane, fence, d);
         }
-        fence = d.next();
         if (d instanceof FenceDecision.Admit a) {
+            fence = d.next();
             if (a.why() == FenceDecision.Why.FAST_FORWARD) {
                 counters.increment(Counter.FAST_FORWARDS);
             }
@@ -430,12 +545,14 @@ public final class EndpointActor {
             return true;
         }
         if (d instanceof FenceDecision.WeakFence w) {
+            fence = d.next();
             counters.increment(Counter.WEAK_FENCES);
             lanes.connection(w.lane()).fence();
             post(r);
             return true;
         }
-        if (d instanceof FenceDecision.StartStrongFence s) {
+        if (d instanceof FenceDecision.StartStrongFence s && !replaying) {
+            fence = d.next();
             startStrongFence(s.lanes());
         }
         if (fromQueueHead) {
@@ -452,16 +569,14 @@ public final class EndpointActor {
         counters.increment(Counter.STRONG_FENCES);
         log.debug("endpoint {}: strong fence to epoch {} over lanes {}", channel.name(), fence.inFlightEpoch(),
                 lanesOf(mask));
+        issueFenceFlushes(mask);
+    }
+
+    private void issueFenceFlushes(long mask) {
         fenceFlushesOutstanding = 0;
         for (int i = 0; i < lanes.size(); i++) {
-            if ((mask & (1L << i)) != 0 && lanes.isLive(i)) {
-                long token = nextToken++;
-                flushTokens.put(token, FENCE_FLUSH);
-                if (postFlush(i, token)) {
-                    fenceFlushesOutstanding++;
-                } else {
-                    flushTokens.remove(token);
-                }
+            if ((mask & (1L << i)) != 0 && lanes.isLive(i) && postFlush(i, FENCE_FLUSH)) {
+                fenceFlushesOutstanding++;
             }
         }
         if (fenceFlushesOutstanding == 0) {
@@ -471,7 +586,7 @@ public final class EndpointActor {
     }
 
     private Behavior<Command> onStrongFenceDone() {
-        if (!fence.fenceInFlight()) {
+        if (!fence.fenceInFlight() || fenceFlushesOutstanding > 0 || fenceRestartPending) {
             return Behaviors.same();
         }
         fence = fence.strongFenceCompleted();
@@ -488,6 +603,9 @@ public final class EndpointActor {
 
     private Behavior<Command> onDrainFenceQueue() {
         fenceDrainScheduled = false;
+        if (replaying) {
+            return Behaviors.same(); // ReplayDone schedules the drain again
+        }
         while (!fenceQueue.isEmpty() && !fence.fenceInFlight()) {
             Request r = fenceQueue.poll();
             if (!admitOrQueue(r, true)) {
@@ -503,6 +621,8 @@ public final class EndpointActor {
     private void post(Request r) {
         r.posted = true;
         LaneConnection conn = lanes.connection(r.lane);
+        int[] only = r.resend;
+        r.resend = null;
         switch (r.kind) {
             case PUT, GET -> {
                 ByteBuffer local = r.local;
@@ -513,45 +633,56 @@ public final class EndpointActor {
                     finish(r, 0);
                     return;
                 }
-                r.fragmentsOutstanding = n;
+                if (r.firstSn < 0) {
+                    r.firstSn = nextSn;
+                    nextSn += n;
+                    r.fragmentsOutstanding = n;
+                }
                 TransportOp.Kind kind = r.kind == Request.Kind.PUT ? TransportOp.Kind.PUT : TransportOp.Kind.GET;
-                for (int off = 0; off < total && !r.done; off += frag) {
+                int count = only == null ? n : only.length;
+                for (int k = 0; k < count && !r.done; k++) {
+                    int fragment = only == null ? k : only[k];
+                    int off = fragment * frag;
                     int len = Math.min(frag, total - off);
-                    long token = nextToken++;
-                    byToken.put(token, r);
-                    postOp(r.lane, TransportOp.rma(kind, token, r.remoteAddress + off, r.key,
+                    postOp(r, fragment, TransportOp.rma(kind, nextToken++, r.remoteAddress + off, r.key,
                             local.slice(local.position() + off, len)));
                 }
             }
             case ATOMIC_POST, ATOMIC_FETCH, CSWAP -> {
-                r.fragmentsOutstanding = 1;
-                long token = nextToken++;
-                byToken.put(token, r);
+                firstPost(r);
                 TransportOp.Kind kind = switch (r.kind) {
                     case ATOMIC_POST -> TransportOp.Kind.ATOMIC_POST;
                     case ATOMIC_FETCH -> TransportOp.Kind.ATOMIC_FETCH;
                     default -> TransportOp.Kind.CSWAP;
                 };
-                postOp(r.lane, TransportOp.atomic(kind, token, r.remoteAddress, r.key, r.atomicOp, r.width, r.operand,
-                        r.compare));
+                postOp(r, 0, TransportOp.atomic(kind, nextToken++, r.remoteAddress, r.key, r.atomicOp, r.width,
+                        r.operand, r.compare));
             }
             case AM -> {
-                r.fragmentsOutstanding = 1;
-                long token = nextToken++;
-                byToken.put(token, r);
-                postOp(r.lane, TransportOp.activeMessage(token, r.amId, r.header, r.local));
+                firstPost(r);
+                postOp(r, 0, TransportOp.activeMessage(nextToken++, r.amId, r.header, r.local));
             }
             default -> throw new IllegalStateException("cannot post " + r);
         }
     }
 
-    private void postOp(int lane, TransportOp op) {
-        ArrayDeque<Object> waiting = pending[lane];
+    private void firstPost(Request r) {
+        if (r.firstSn < 0) {
+            r.firstSn = nextSn++;
+            r.fragmentsOutstanding = 1;
+        }
+    }
+
+    private void postOp(Request r, int fragment, TransportOp op) {
+        op.identify(channel.endpointId(), r.firstSn + fragment);
+        LaneConnection conn = lanes.connection(r.lane);
+        byToken.put(op.token(), new Inflight(r, fragment, r.lane, conn.id(), conn.deduplicates()));
+        ArrayDeque<Object> waiting = pending[r.lane];
         if (!waiting.isEmpty()) {
             waiting.add(op);
             return;
         }
-        tryPost(lane, op);
+        tryPost(r.lane, op);
     }
 
     /** @return false if the lane had no room (the op is then parked at the head of its pending queue) */
@@ -575,7 +706,9 @@ public final class EndpointActor {
     }
 
     /** @return whether a flush completion will follow (false: the lane was already flushed) */
-    private boolean postFlush(int lane, long token) {
+    private boolean postFlush(int lane, Object owner) {
+        long token = nextToken++;
+        flushTokens.put(token, new FlushToken(owner, lane, lanes.connection(lane).id()));
         ArrayDeque<Object> waiting = pending[lane];
         if (!waiting.isEmpty()) {
             waiting.add(new PendingFlush(token));
@@ -586,7 +719,11 @@ public final class EndpointActor {
             waiting.add(new PendingFlush(token));
             return true;
         }
-        return s == PostStatus.IN_PROGRESS;
+        if (s == PostStatus.COMPLETED) {
+            flushTokens.remove(token);
+            return false;
+        }
+        return true;
     }
 
     private record PendingFlush(long token) {
@@ -636,22 +773,23 @@ public final class EndpointActor {
     }
 
     private void opCompleted(long token, long value) {
-        Request r = byToken.remove(token);
-        if (r == null || r.done) {
-            return; // a fragment of a request that already failed
+        Inflight f = byToken.remove(token);
+        if (f == null || f.request().done) {
+            return; // a fragment of a request that failed, or of a connection a reconfiguration dropped
         }
+        Request r = f.request();
         if (--r.fragmentsOutstanding == 0) {
             finish(r, value);
         }
     }
 
     private void opFailed(long token, FencelineException e) {
-        Request r = byToken.remove(token);
-        if (r == null || r.done) {
+        Inflight f = byToken.remove(token);
+        if (f == null || f.request().done) {
             return;
         }
-        log.debug("endpoint {}: {} failed: {}", channel.name(), r, e.getMessage());
-        finishFailed(r, e);
+        log.debug("endpoint {}: {} failed: {}", channel.name(), f.request(), e.getMessage());
+        finishFailed(f.request(), e);
     }
 
     private void finish(Request r, long value) {
@@ -683,9 +821,13 @@ public final class EndpointActor {
     /**
      * Starts every flush that no longer waits for fence-queued requests issued before it, and
      * completes those whose lane flushes and earlier requests are all done. Later epochs never delay
-     * an earlier flush: only requests with a smaller sequence number count.
+     * an earlier flush: only requests with a smaller sequence number count. Nothing starts during a
+     * replay; {@link ReplayDone} calls this again.
      */
     private void progressFlushes() {
+        if (replaying) {
+            return;
+        }
         Iterator<Request> it = flushes.iterator();
         List<Request> done = null;
         while (it.hasNext()) {
@@ -720,18 +862,18 @@ public final class EndpointActor {
                 waits++;
             }
         }
+        f.flushWaits = waits + flushLiveLanes(f);
+    }
+
+    /** @return how many lane flush completions will follow */
+    private int flushLiveLanes(Object owner) {
+        int n = 0;
         for (int i = 0; i < lanes.size(); i++) {
-            if (lanes.isLive(i)) {
-                long token = nextToken++;
-                flushTokens.put(token, f);
-                if (postFlush(i, token)) {
-                    waits++;
-                } else {
-                    flushTokens.remove(token);
-                }
+            if (lanes.isLive(i) && postFlush(i, owner)) {
+                n++;
             }
         }
-        f.flushWaits = waits;
+        return n;
     }
 
     private Behavior<Command> onLaneFlushed(LaneFlushed m) {
@@ -740,23 +882,29 @@ public final class EndpointActor {
     }
 
     private void laneFlushed(long token) {
-        Object owner = flushTokens.remove(token);
-        if (owner == FENCE_FLUSH) {
+        FlushToken t = flushTokens.remove(token);
+        if (t == null) {
+            return; // dropped by a reconfiguration or a failed fence
+        }
+        if (t.owner() == FENCE_FLUSH) {
             if (--fenceFlushesOutstanding == 0) {
                 onStrongFenceDone();
             }
-        } else if (owner instanceof Request f) {
+        } else if (t.owner() instanceof Request f) {
             f.flushWaits--;
             progressFlushes();
         }
     }
 
     private Behavior<Command> onLaneFlushFailed(LaneFlushFailed m) {
-        Object owner = flushTokens.remove(m.token());
-        if (owner == FENCE_FLUSH) {
+        FlushToken t = flushTokens.remove(m.token());
+        if (t == null) {
+            return Behaviors.same();
+        }
+        if (t.owner() == FENCE_FLUSH) {
             strongFenceFailed(m.error());
-        } else if (owner instanceof Request f) {
-            flushTokens.values().removeIf(o -> o == f);
+        } else if (t.owner() instanceof Request f) {
+            flushTokens.values().removeIf(o -> o.owner() == f);
             flushes.remove(f);
             f.fail(m.error());
             progressFlushes();
@@ -772,8 +920,9 @@ public final class EndpointActor {
     private void strongFenceFailed(FencelineException e) {
         log.debug("endpoint {}: strong fence to epoch {} failed: {}", channel.name(), fence.inFlightEpoch(),
                 e.getMessage());
-        flushTokens.values().removeIf(o -> o == FENCE_FLUSH);
+        flushTokens.values().removeIf(o -> o.owner() == FENCE_FLUSH);
         fenceFlushesOutstanding = 0;
+        fenceRestartPending = false;
         fence = fence.strongFenceFailed();
         List<Request> queued = fenceQueue.removeAll();
         for (Request r : queued) {
@@ -786,20 +935,245 @@ public final class EndpointActor {
         progressFlushes();
     }
 
-    // ---------------------------------------------------------------- failure and close
+    // ---------------------------------------------------------------- reconfiguration
 
     private Behavior<Command> onLaneFailed(LaneFailed m) {
-        if (!current(m.lane(), m.connectionId()) || !lanes.isLive(m.lane())) {
+        if (!current(m.lane(), m.connectionId())) {
             return Behaviors.same();
         }
-        // Until lane failover lands (restart and replay on the remaining lanes), any lane failure ends
-        // the endpoint the way error mode 'peer' does: every request completes, with this error.
-        EndpointFailedException e = new EndpointFailedException("endpoint " + channel.name() + " lost lane "
-                + m.lane() + " (" + lanes.connection(m.lane()).transport() + "): " + m.cause(), m.cause());
-        log.warn("{}", e.getMessage());
-        setLanes(lanes.withFailed(m.lane()));
-        return enterFailed(e);
+        LaneConnection dead = lanes.connection(m.lane());
+        LaneTable next = lanes.withFailed(m.lane());
+        if (settings.errorMode() != ErrorMode.FAILOVER || next.liveMask() == 0) {
+            EndpointFailedException e = new EndpointFailedException("endpoint " + channel.name() + " lost lane "
+                    + m.lane() + " (" + dead.transport() + ")" + (next.liveMask() == 0 ? ", its last live lane" : "")
+                    + ": " + m.cause(), m.cause());
+            log.warn("{}", e.getMessage());
+            setLanes(next);
+            dead.close();
+            return enterFailed(e);
+        }
+        log.info("endpoint {}: lane {} failed ({}); failing over to lanes {}", channel.name(), m.lane(), m.cause(),
+                lanesOf(next.liveMask()));
+        dead.close();
+        return reconfigure(next, 1L << m.lane());
     }
+
+    private Behavior<Command> onLaneReplaced(LaneReplaced m) {
+        if (!current(m.lane(), m.oldConnectionId())) {
+            m.connection().close(); // the slot moved on already
+            return Behaviors.same();
+        }
+        LaneConnection old = lanes.connection(m.lane());
+        bind(m.lane(), m.connection());
+        Behavior<Command> b = reconfigure(lanes.withSlot(m.lane(), m.connection()), 1L << m.lane());
+        old.close();
+        return b;
+    }
+
+    private Behavior<Command> onLaneRecovered(LaneRecovered m) {
+        if (m.lane() < 0 || m.lane() >= lanes.size() || lanes.isLive(m.lane())) {
+            m.connection().close(); // not a failed slot
+            return Behaviors.same();
+        }
+        bind(m.lane(), m.connection());
+        return reconfigure(lanes.withSlot(m.lane(), m.connection()), 1L << m.lane());
+    }
+
+    private Behavior<Command> onLaneAdded(LaneAdded m) {
+        if (lanes.size() >= LaneTable.MAX_LANES) {
+            m.connection().close();
+            return Behaviors.same();
+        }
+        bind(lanes.size(), m.connection());
+        return reconfigure(lanes.withAdded(m.connection()), 1L << lanes.size());
+    }
+
+    private Behavior<Command> onLanesChanged(LanesChanged m) {
+        List<LaneConnection> c = m.connections();
+        if (c.size() < lanes.size() || c.size() > LaneTable.MAX_LANES) {
+            c.forEach(x -> {
+                if (x != null && !isInstalled(x)) {
+                    x.close();
+                }
+            });
+            log.warn("endpoint {}: ignored a lane table of {} slots (has {}; slots are never removed)", channel.name(),
+                    c.size(), lanes.size());
+            return Behaviors.same();
+        }
+        LaneTable next = lanes;
+        long changed = 0;
+        List<LaneConnection> retired = new ArrayList<>();
+        for (int i = 0; i < c.size(); i++) {
+            LaneConnection now = c.get(i);
+            LaneConnection before = lanes.connection(i);
+            if (now == before) {
+                continue;
+            }
+            if (now != null) {
+                bind(i, now);
+            }
+            if (before != null) {
+                retired.add(before);
+            }
+            next = i < next.size() ? next.withSlot(i, now) : next.withAdded(now);
+            changed |= 1L << i;
+        }
+        if (changed == 0) {
+            return Behaviors.same();
+        }
+        if (next.liveMask() == 0) {
+            setLanes(next);
+            retired.forEach(LaneConnection::close);
+            return enterFailed(new EndpointFailedException("endpoint " + channel.name() + " was given a lane table"
+                    + " with no live lane"));
+        }
+        Behavior<Command> b = reconfigure(next, changed);
+        retired.forEach(LaneConnection::close);
+        return b;
+    }
+
+    private boolean isInstalled(LaneConnection x) {
+        for (int i = 0; i < lanes.size(); i++) {
+            if (lanes.connection(i) == x) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Applies a new lane table (DESIGN §3.5): update the fence record for every changed slot, then
+     * replay. A request with a fragment on a changed slot is restarted on the current lanes with
+     * its epoch, through the fence decision again; requests in the fence queue stay there; lane
+     * flushes of changed slots are dropped and re-issued on every live lane after the replay. No
+     * flush and no strong fence starts before {@link ReplayDone}.
+     */
+    private Behavior<Command> reconfigure(LaneTable next, long changed) {
+        for (int i = 0; i < Math.max(lanes.size(), next.size()); i++) {
+            if ((changed & (1L << i)) != 0) {
+                fence = fence.slotChanged(i, lanes.connection(i) != null);
+            }
+        }
+        setLanes(next);
+        counters.increment(Counter.RECONFIGURATIONS);
+        replaying = true;
+
+        // Fragments posted on, or parked for, a connection that is no longer in its slot.
+        TreeMap<Long, Restart> restart = new TreeMap<>();
+        List<Long> dropped = new ArrayList<>();
+        byToken.forEach((token, f) -> {
+            if (!current(f.lane(), f.connectionId())) {
+                dropped.add(token);
+                Restart x = restart.computeIfAbsent(f.request().seq, k -> new Restart(f.request(), new ArrayList<>()));
+                x.fragments().add(f.fragment());
+                x.unsafe |= !f.deduplicated();
+            }
+        });
+        dropped.forEach(byToken::remove);
+        for (int i = 0; i < pending.length; i++) {
+            if ((changed & (1L << i)) != 0) {
+                pending[i].clear(); // their tokens were among the dropped
+            }
+        }
+        // Lane flushes of changed slots never complete now.
+        List<Long> deadFlushes = new ArrayList<>();
+        flushTokens.forEach((token, t) -> {
+            if (!current(t.lane(), t.connectionId())) {
+                deadFlushes.add(token);
+            }
+        });
+        for (Long token : deadFlushes) {
+            FlushToken t = flushTokens.remove(token);
+            if (t.owner() == FENCE_FLUSH) {
+                fenceFlushesOutstanding--;
+                fenceRestartPending = true;
+            } else if (t.owner() instanceof Request f) {
+                f.flushWaits--;
+                f.reflush = true;
+            }
+        }
+        // Replay in issue order, each through the fence decision with its own epoch.
+        for (Restart x : restart.values()) {
+            replay(x.request(), x.fragments(), x.unsafe);
+        }
+        ctx.getSelf().tell(ReplayDone.INSTANCE);
+        return Behaviors.same();
+    }
+
+    /** A request to restart: the fragments to send again, and whether one went out without deduplication. */
+    private static final class Restart {
+        private final Request request;
+        private final List<Integer> fragments;
+        boolean unsafe;
+
+        Restart(Request request, List<Integer> fragments) {
+            this.request = request;
+            this.fragments = fragments;
+        }
+
+        Request request() {
+            return request;
+        }
+
+        List<Integer> fragments() {
+            return fragments;
+        }
+    }
+
+    private void replay(Request r, List<Integer> fragments, boolean sentWithoutDedup) {
+        boolean atomic = r.kind == Request.Kind.ATOMIC_POST || r.kind == Request.Kind.ATOMIC_FETCH
+                || r.kind == Request.Kind.CSWAP;
+        int lane = pickLane(r.opClass(settings));
+        if (atomic && sentWithoutDedup) {
+            retire(r);
+            counters.increment(Counter.FAILED);
+            r.fail(new dev.fenceline.OutcomeUnknownException(r.kind + String.format(" at 0x%x", r.remoteAddress)
+                    + " was in flight on a lane without deduplication when it failed: it may or may not have been"
+                    + " applied, and is not retried"));
+            return;
+        }
+        if (lane < 0) {
+            retire(r);
+            counters.increment(Counter.FAILED);
+            r.fail(new EndpointFailedException("endpoint " + channel.name() + " has no live lane for " + r.kind
+                    + " after a reconfiguration; lanes: " + lanes.describe()));
+            return;
+        }
+        counters.increment(Counter.RESTARTS);
+        r.restarts++;
+        r.lane = lane;
+        r.resend = fragments.stream().mapToInt(Integer::intValue).sorted().toArray();
+        r.posted = false;
+        if (log.isDebugEnabled()) {
+            log.debug("endpoint {}: restarting {} ({} fragments) on lane {}", channel.name(), r, r.resend.length, lane);
+        }
+        admitOrQueue(r, false);
+    }
+
+    private Behavior<Command> onReplayDone() {
+        replaying = false;
+        if (fence.fenceInFlight() && fenceRestartPending) {
+            // The restarted fence covers every live lane, and goes out after the restarted data.
+            fenceRestartPending = false;
+            long live = lanes.liveMask();
+            fence = fence.strongFenceRestarted(live);
+            flushTokens.values().removeIf(o -> o.owner() == FENCE_FLUSH);
+            log.debug("endpoint {}: strong fence to epoch {} restarted over lanes {}", channel.name(),
+                    fence.inFlightEpoch(), lanesOf(live));
+            issueFenceFlushes(live);
+        }
+        for (Request f : flushes) {
+            if (f.flushStarted && f.reflush) {
+                f.reflush = false;
+                f.flushWaits += flushLiveLanes(f);
+            }
+        }
+        scheduleFenceDrain();
+        progressFlushes();
+        return Behaviors.same();
+    }
+
+    // ---------------------------------------------------------------- failure and close
 
     private Behavior<Command> enterFailed(EndpointFailedException e) {
         channel.publishFailure(e);
@@ -900,6 +1274,21 @@ public final class EndpointActor {
         @Override
         public void onLaneFailed(Throwable cause) {
             endpoint.tell(new LaneFailed(lane, connectionId, cause));
+        }
+
+        @Override
+        public void onReplaced(LaneConnection replacement) {
+            endpoint.tell(new LaneReplaced(lane, connectionId, replacement));
+        }
+
+        @Override
+        public void onRecovered(LaneConnection connection) {
+            endpoint.tell(new LaneRecovered(lane, connection));
+        }
+
+        @Override
+        public void onLaneAdded(LaneConnection connection) {
+            endpoint.tell(new LaneAdded(connection));
         }
     }
 }

@@ -15,6 +15,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 public final class EndpointChannel {
     private final String name;
     private final WorkerAddress peer;
+    private final long endpointId = new java.security.SecureRandom().nextLong();
     private final ConcurrentLinkedQueue<Request> submissions = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean drainScheduled = new AtomicBoolean();
     private final EndpointCounters counters = new EndpointCounters();
@@ -35,6 +36,11 @@ public final class EndpointChannel {
     /** @return the endpoint's name */
     public String name() {
         return name;
+    }
+
+    /** @return the endpoint's random id, which software protocols use to deduplicate re-sent operations */
+    public long endpointId() {
+        return endpointId;
     }
 
     /** @return the peer worker */

@@ -26,7 +26,11 @@ public final class EndpointCounters {
         /** Requests that waited in the fence queue. */
         FENCE_QUEUED,
         /** Deepest fence queue. */
-        MAX_FENCE_QUEUE_DEPTH
+        MAX_FENCE_QUEUE_DEPTH,
+        /** Lane table changes applied (failures, replacements, recoveries, additions). */
+        RECONFIGURATIONS,
+        /** Requests restarted on the current lanes after a reconfiguration. */
+        RESTARTS
     }
 
     private final AtomicLongArray values = new AtomicLongArray(Counter.values().length);

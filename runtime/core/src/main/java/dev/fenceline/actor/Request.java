@@ -57,9 +57,17 @@ public final class Request {
     int fragmentsOutstanding;
     boolean posted;
     boolean done;
+    /** Sequence number of fragment 0 for exactly-once (assigned at first post, kept across restarts), or -1. */
+    long firstSn = -1;
+    /** After a restart: the fragments to send again (the others completed); null = all. */
+    int[] resend;
+    /** How many times the request was restarted after a reconfiguration. */
+    int restarts;
     /** Flush only: lane flushes and prior requests it still waits for. */
     int flushWaits;
     boolean flushStarted;
+    /** Flush only: a reconfiguration dropped some of its lane flushes; flush every live lane again. */
+    boolean reflush;
 
     private Request(Kind kind, long epoch, ByteBuffer local, long remoteAddress, RemoteKey key, AtomicOp atomicOp,
             int width, long operand, long compare, int amId, ByteBuffer header, boolean intResult) {

@@ -179,7 +179,8 @@ public final class WorkerImpl implements Worker {
         return new WorkerStatistics(endpoints.size(), ops, ok, failed, s[Counter.FLUSHES.ordinal()],
                 s[Counter.STRONG_FENCES.ordinal()], s[Counter.WEAK_FENCES.ordinal()],
                 s[Counter.FAST_FORWARDS.ordinal()], s[Counter.FENCE_QUEUED.ordinal()],
-                s[Counter.MAX_FENCE_QUEUE_DEPTH.ordinal()], ops - ok - failed);
+                s[Counter.MAX_FENCE_QUEUE_DEPTH.ordinal()], s[Counter.RECONFIGURATIONS.ordinal()],
+                s[Counter.RESTARTS.ordinal()], ops - ok - failed);
     }
 
     @Override

@@ -12,15 +12,17 @@ package dev.fenceline.internal;
  * @param pinned after a weak fence: the lane whose work from before {@code epoch} is ordered only by
  *     that lane, not yet flushed. A request of {@code epoch} on any other lane still needs a strong
  *     fence, or it could overtake that work (DESIGN §3.2 case 3 advances the epoch; this keeps it sound)
+ * @param pinBase the epoch before the weak fence that set {@code pinned}: if the pinned lane's
+ *     connection changes, the weak fence's guarantee is gone and the epoch falls back to it
  */
 public record FenceState(long epoch, long unflushed, boolean dirty, long inFlightEpoch, long inFlightLanes,
-        long pinned) {
+        long pinned, long pinBase) {
     /** No strong fence in flight. */
     public static final long NONE = -1;
 
     /** @return the state of a new endpoint */
     public static FenceState initial() {
-        return new FenceState(0, 0, false, NONE, 0, 0);
+        return new FenceState(0, 0, false, NONE, 0, 0, 0);
     }
 
     /** @return whether a strong fence is in flight */
@@ -46,21 +48,24 @@ public record FenceState(long epoch, long unflushed, boolean dirty, long inFligh
             return new FenceDecision.Defer(this);
         }
         if (unflushed == 0) {
-            return new FenceDecision.Admit(new FenceState(Math.max(epoch, requestEpoch), requestLanes, dirty, NONE, 0, 0),
+            return new FenceDecision.Admit(
+                    new FenceState(Math.max(epoch, requestEpoch), requestLanes, dirty, NONE, 0, 0, 0),
                     FenceDecision.Why.FAST_FORWARD);
         }
+        // Kept even when the record is dirty (DESIGN §3.4): work of a replaced connection was either
+        // completed (so visible) or restarted and recorded again on the lane it now uses.
         boolean singleSameLane = Long.bitCount(unflushed) == 1 && (requestLanes & ~unflushed) == 0
-                && (unflushed & liveLanes) != 0 && !dirty;
+                && (unflushed & liveLanes) != 0;
         if (mode == FenceMode.WEAK || (mode == FenceMode.ENDPOINT && singleSameLane)) {
             int lane = Long.numberOfTrailingZeros(mode == FenceMode.WEAK ? requestLanes : unflushed);
             return new FenceDecision.WeakFence(
-                    new FenceState(requestEpoch, requestLanes, dirty, NONE, 0, 1L << lane), lane);
+                    new FenceState(requestEpoch, requestLanes, dirty, NONE, 0, 1L << lane, epoch), lane);
         }
         long flush = mode == FenceMode.STRONG ? liveLanes : normalize(unflushed, liveLanes, dirty);
         // The fence consumes the record: work admitted while it flies is tracked afresh. The pin stays
         // until the flush completes, so nothing of the current epoch overtakes the pinned lane meanwhile.
         return new FenceDecision.StartStrongFence(
-                new FenceState(epoch, 0, false, Math.max(epoch, requestEpoch), flush, pinned), flush);
+                new FenceState(epoch, 0, false, Math.max(epoch, requestEpoch), flush, pinned, pinBase), flush);
     }
 
     /**
@@ -81,12 +86,12 @@ public record FenceState(long epoch, long unflushed, boolean dirty, long inFligh
      * @return the next state
      */
     public FenceState withUnflushed(long lanes) {
-        return new FenceState(epoch, lanes, dirty, inFlightEpoch, inFlightLanes, pinned);
+        return new FenceState(epoch, lanes, dirty, inFlightEpoch, inFlightLanes, pinned, pinBase);
     }
 
     /** @return the state after the in-flight strong fence completed successfully */
     public FenceState strongFenceCompleted() {
-        return new FenceState(Math.max(epoch, inFlightEpoch), unflushed, dirty, NONE, 0, 0);
+        return new FenceState(Math.max(epoch, inFlightEpoch), unflushed, dirty, NONE, 0, 0, 0);
     }
 
     /**
@@ -96,7 +101,36 @@ public record FenceState(long epoch, long unflushed, boolean dirty, long inFligh
      * @return the next state
      */
     public FenceState strongFenceFailed() {
-        return new FenceState(epoch, unflushed | inFlightLanes, true, NONE, 0, pinned);
+        return new FenceState(epoch, unflushed | inFlightLanes, true, NONE, 0, pinned, pinBase);
+    }
+
+    /**
+     * A lane slot's connection changed (DESIGN §3.4). The record becomes dirty iff the slot is tracked
+     * in {@code unflushed} and held a real connection before (x to null, x to y); null to x cannot
+     * have carried work. A change of the pinned slot voids the weak fence: the epoch falls back.
+     *
+     * @param index the slot
+     * @param hadConnection whether the slot held a connection before the change
+     * @return the next state
+     */
+    public FenceState slotChanged(int index, boolean hadConnection) {
+        long bit = 1L << index;
+        boolean d = dirty || (hadConnection && (unflushed & bit) != 0);
+        if ((pinned & bit) != 0) {
+            return new FenceState(pinBase, unflushed, true, inFlightEpoch, inFlightLanes, 0, 0);
+        }
+        return new FenceState(epoch, unflushed, d, inFlightEpoch, inFlightLanes, pinned, pinBase);
+    }
+
+    /**
+     * The in-flight strong fence is re-issued after a reconfiguration: it now flushes {@code lanes}
+     * (every live lane).
+     *
+     * @param lanes the lanes the restarted fence flushes
+     * @return the next state
+     */
+    public FenceState strongFenceRestarted(long lanes) {
+        return new FenceState(epoch, unflushed, false, inFlightEpoch, lanes, pinned, pinBase);
     }
 
     /**

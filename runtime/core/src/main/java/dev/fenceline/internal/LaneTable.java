@@ -9,31 +9,31 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * An endpoint's lanes, immutable: for each slot its connection (null when empty), types and
- * liveness, plus the lane generation, which changes iff the connection in some slot changes.
+ * An endpoint's lanes, immutable: for each slot its connection (null when the lane failed or is
+ * empty) and the lane generation, which changes iff the connection in some slot changes
+ * (null to x, x to null, x to y). An index is a slot, not an identity.
  */
 public final class LaneTable {
+    /** The most lanes an endpoint can have (lanes are bits of a {@code long}). */
+    public static final int MAX_LANES = 64;
+
     private final LaneConnection[] connections;
-    private final boolean[] live;
     private final long generation;
 
-    private LaneTable(LaneConnection[] connections, boolean[] live, long generation) {
+    private LaneTable(LaneConnection[] connections, long generation) {
         this.connections = connections;
-        this.live = live;
         this.generation = generation;
     }
 
     /**
-     * @param connections the initial lanes, all live
+     * @param connections the initial lanes
      * @return the table, generation 0
      */
     public static LaneTable of(List<LaneConnection> connections) {
-        if (connections.size() > 64) {
-            throw new IllegalArgumentException(connections.size() + " lanes exceed the limit of 64");
+        if (connections.size() > MAX_LANES) {
+            throw new IllegalArgumentException(connections.size() + " lanes exceed the limit of " + MAX_LANES);
         }
-        boolean[] live = new boolean[connections.size()];
-        Arrays.fill(live, true);
-        return new LaneTable(connections.toArray(new LaneConnection[0]), live, 0);
+        return new LaneTable(connections.toArray(new LaneConnection[0]), 0);
     }
 
     /** @return the number of slots */
@@ -51,7 +51,7 @@ public final class LaneTable {
      * @return its connection, or null
      */
     public LaneConnection connection(int index) {
-        return connections[index];
+        return index >= 0 && index < connections.length ? connections[index] : null;
     }
 
     /**
@@ -59,14 +59,14 @@ public final class LaneTable {
      * @return whether it holds a live connection
      */
     public boolean isLive(int index) {
-        return index >= 0 && index < connections.length && live[index] && connections[index] != null;
+        return connection(index) != null;
     }
 
     /** @return the live lanes as a bit mask */
     public long liveMask() {
         long m = 0;
         for (int i = 0; i < connections.length; i++) {
-            if (isLive(i)) {
+            if (connections[i] != null) {
                 m |= 1L << i;
             }
         }
@@ -83,16 +83,41 @@ public final class LaneTable {
     }
 
     /**
-     * Marks a lane failed. The connection stays in the slot (so late completions can be matched)
-     * but is no longer live; the generation does not change, no connection did.
+     * Puts {@code connection} (or null) in a slot. The generation changes iff the slot's
+     * connection actually changes.
      *
      * @param index the slot
-     * @return the new table
+     * @param connection the new connection, or null (the lane failed)
+     * @return the new table, or this one if nothing changed
+     */
+    public LaneTable withSlot(int index, LaneConnection connection) {
+        if (connections[index] == connection) {
+            return this;
+        }
+        LaneConnection[] c = connections.clone();
+        c[index] = connection;
+        return new LaneTable(c, generation + 1);
+    }
+
+    /**
+     * @param index the slot of a failed lane
+     * @return the table with that slot empty
      */
     public LaneTable withFailed(int index) {
-        boolean[] l = live.clone();
-        l[index] = false;
-        return new LaneTable(connections, l, generation);
+        return withSlot(index, null);
+    }
+
+    /**
+     * @param connection a new lane
+     * @return the table with one more slot, holding it
+     */
+    public LaneTable withAdded(LaneConnection connection) {
+        if (connections.length >= MAX_LANES) {
+            throw new IllegalStateException("an endpoint has at most " + MAX_LANES + " lanes");
+        }
+        LaneConnection[] c = Arrays.copyOf(connections, connections.length + 1);
+        c[connections.length] = connection;
+        return new LaneTable(c, generation + 1);
     }
 
     /** @return one {@link LaneInfo} per slot */
@@ -101,7 +126,7 @@ public final class LaneTable {
         for (int i = 0; i < connections.length; i++) {
             LaneConnection c = connections[i];
             out.add(new LaneInfo(i, generation, c == null ? Set.of() : c.types(), c == null ? "-" : c.transport(),
-                    isLive(i)));
+                    c != null, c == null ? 0 : c.id()));
         }
         return List.copyOf(out);
     }

@@ -56,6 +56,12 @@ public interface LaneConnection {
     /** @return whether operations on this lane are applied in the order they were posted */
     boolean ordered();
 
+    /**
+     * @return whether the target deduplicates re-sent operations by (origin, sequence) (software
+     *     protocols do); if not, an atomic whose completion was lost with the lane cannot be retried
+     */
+    boolean deduplicates();
+
     /** Closes the connection; outstanding operations fail through the listener. */
     void close();
 }

@@ -35,4 +35,26 @@ public interface LaneListener {
 
     /** @param cause why the connection is dead; no further events follow */
     void onLaneFailed(Throwable cause);
+
+    /**
+     * The transport put a new connection behind this lane's slot (the old one is gone, without a
+     * failure report). Bind the new connection before use.
+     *
+     * @param replacement the new connection
+     */
+    void onReplaced(LaneConnection replacement);
+
+    /**
+     * The transport reconnected this failed lane.
+     *
+     * @param connection the new connection
+     */
+    void onRecovered(LaneConnection connection);
+
+    /**
+     * The transport opened another lane to the same peer for this lane's endpoint.
+     *
+     * @param connection the new lane's connection
+     */
+    void onLaneAdded(LaneConnection connection);
 }

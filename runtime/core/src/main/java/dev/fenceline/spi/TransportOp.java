@@ -36,6 +36,8 @@ public final class TransportOp {
     private final long compare;
     private final int amId;
     private final ByteBuffer header;
+    private long originId;
+    private long sequence = -1;
     private long result;
 
     private TransportOp(Kind kind, long token, long remoteAddress, RemoteKey key, ByteBuffer local, AtomicOp atomicOp,
@@ -145,6 +147,29 @@ public final class TransportOp {
     /** @return the active-message header */
     public ByteBuffer header() {
         return header;
+    }
+
+    /**
+     * Identifies the operation for exactly-once delivery: a re-sent operation carries the same pair.
+     *
+     * @param origin the origin endpoint's id
+     * @param seq the operation's sequence number on that endpoint, kept across restarts
+     * @return this
+     */
+    public TransportOp identify(long origin, long seq) {
+        this.originId = origin;
+        this.sequence = seq;
+        return this;
+    }
+
+    /** @return the origin endpoint's id (software protocols deduplicate by it) */
+    public long originId() {
+        return originId;
+    }
+
+    /** @return the operation's sequence number on its origin endpoint, or -1 */
+    public long sequence() {
+        return sequence;
     }
 
     /** @return the fetched value of an operation that returned {@link PostStatus#COMPLETED} */

@@ -101,6 +101,11 @@ class EndpointActorTest {
         }
 
         @Override
+        public boolean deduplicates() {
+            return true;
+        }
+
+        @Override
         public void close() {
             events.add("close");
         }

@@ -48,6 +48,11 @@ class LaneSelectorTest {
         }
 
         @Override
+        public boolean deduplicates() {
+            return true;
+        }
+
+        @Override
         public void close() {
         }
     }

@@ -24,6 +24,7 @@ final class SimLane implements LaneConnection {
     private final long id = IDS.incrementAndGet();
     private final int index;
     private final SimLaneSpec spec;
+    private final SimTransport origin;
     private final SimFabric fabric;
     private final SimTransport peer;
     private final SplittableRandom random;
@@ -33,12 +34,21 @@ final class SimLane implements LaneConnection {
     private volatile LaneListener listener;
     private volatile boolean wantReady;
     private volatile boolean dead;
-    private long lastDue;
+    private volatile long minDelay;
+    private volatile long maxDelay;
+    private long lastDue; // actor thread
+    private long lastAckDue; // fabric thread
+    private final SplittableRandom ackRandom;
 
-    SimLane(int index, SimLaneSpec spec, SimFabric fabric, SimTransport peer, long seed, int maxFragment,
-            int queueDepth) {
+    SimLane(int index, SimLaneSpec spec, SimTransport origin, SimFabric fabric, SimTransport peer, long seed,
+            int maxFragment, int queueDepth) {
         this.index = index;
         this.spec = spec;
+        this.origin = origin;
+        this.minDelay = spec.minDelay().toNanos();
+        this.maxDelay = spec.maxDelay().toNanos();
+        this.ackRandom = new SplittableRandom(~seed);
+        SimLanes.register(this);
         this.fabric = fabric;
         this.peer = peer;
         this.random = new SplittableRandom(seed);
@@ -72,22 +82,89 @@ final class SimLane implements LaneConnection {
     }
 
     @Override
+    public boolean deduplicates() {
+        return spec.deduplicates();
+    }
+
+    @Override
     public void bind(LaneListener l) {
         this.listener = l;
     }
 
+    int index() {
+        return index;
+    }
+
+    SimLaneSpec spec() {
+        return spec;
+    }
+
+    SimTransport origin() {
+        return origin;
+    }
+
+    SimTransport peer() {
+        return peer;
+    }
+
+    LaneListener listener() {
+        return listener;
+    }
+
+    boolean isDead() {
+        return dead;
+    }
+
+    void setDelay(long minNanos, long maxNanos) {
+        this.minDelay = minNanos;
+        this.maxDelay = maxNanos;
+    }
+
+    /** Kills the lane on the fabric thread, in order with its deliveries, and reports it. */
+    void fail(Throwable cause) {
+        fabric.schedule(System.nanoTime(), () -> {
+            if (!dead) {
+                dead = true;
+                listener.onLaneFailed(cause);
+            }
+        });
+    }
+
+    /** Kills the lane without a failure report, then hands {@code next} to the listener. */
+    void replaceWith(SimLane next) {
+        fabric.schedule(System.nanoTime(), () -> {
+            dead = true;
+            listener.onReplaced(next);
+        });
+    }
+
+    private long delay(SplittableRandom r) {
+        long min = minDelay;
+        long max = maxDelay;
+        return max > min ? min + r.nextLong(max - min + 1) : min;
+    }
+
     private long nextDue() {
-        long min = spec.minDelay().toNanos();
-        long max = spec.maxDelay().toNanos();
-        long delay = max > min ? min + random.nextLong(max - min + 1) : min;
-        lastDue = Math.max(lastDue, System.nanoTime() + delay);
+        lastDue = Math.max(lastDue, System.nanoTime() + delay(random));
         return lastDue;
+    }
+
+    /** Acknowledgements travel back in order too; one still on its way when the lane dies is lost. */
+    private void acknowledge(Runnable ack) {
+        lastAckDue = Math.max(lastAckDue, System.nanoTime() + delay(ackRandom));
+        fabric.schedule(lastAckDue, () -> {
+            if (!dead) {
+                ack.run();
+            }
+        });
     }
 
     @Override
     public PostStatus post(TransportOp op) {
         if (dead) {
-            throw new EndpointFailedException("sim lane " + index + " (connection " + id + ") is closed");
+            // Like a write into a dead socket: accepted and lost. The failure (or replacement) report
+            // is already on its way to the endpoint, which restarts what this lane did not finish.
+            return PostStatus.IN_PROGRESS;
         }
         if (undelivered.get() >= queueDepth) {
             wantReady = true;
@@ -103,12 +180,12 @@ final class SimLane implements LaneConnection {
     @Override
     public PostStatus flush(long token) {
         if (dead) {
-            throw new EndpointFailedException("sim lane " + index + " (connection " + id + ") is closed");
+            return PostStatus.IN_PROGRESS; // lost with the lane, re-issued after the endpoint's replay
         }
         lastDue = Math.max(lastDue, System.nanoTime());
         fabric.schedule(lastDue, () -> {
             if (!dead) {
-                listener.onFlushed(token);
+                acknowledge(() -> listener.onFlushed(token));
             }
         });
         return PostStatus.IN_PROGRESS;
@@ -122,6 +199,7 @@ final class SimLane implements LaneConnection {
     @Override
     public void close() {
         dead = true;
+        SimLanes.forget(this);
     }
 
     private void deliver(TransportOp op) {
@@ -136,24 +214,16 @@ final class SimLane implements LaneConnection {
             l.onLaneFailed(new EndpointFailedException("sim peer worker '" + peer.workerName() + "' is closed"));
             return;
         }
-        long value = 0;
+        long value;
         try {
-            long keyId = op.key() == null ? 0 : op.key().keyId();
-            switch (op.kind()) {
-                case PUT -> target.put(keyId, op.remoteAddress(), op.local());
-                case GET -> target.get(keyId, op.remoteAddress(), op.local());
-                case ATOMIC_POST, ATOMIC_FETCH -> value = target.atomic(keyId, op.remoteAddress(), op.width(),
-                        op.atomicOp(), op.operand());
-                case CSWAP -> value = target.compareAndSwap(keyId, op.remoteAddress(), op.width(), op.compare(),
-                        op.operand());
-                case AM -> target.activeMessage(op.amId(), op.header(), op.local());
-            }
+            value = spec.deduplicates() ? peer.applyOnce(op, target) : SimTransport.apply(op, target);
         } catch (FencelineException e) {
-            l.onFailed(op.token(), e);
+            acknowledge(() -> l.onFailed(op.token(), e));
             readyIfWaiting(left);
             return;
         }
-        l.onCompleted(op.token(), value);
+        long v = value;
+        acknowledge(() -> l.onCompleted(op.token(), v));
         readyIfWaiting(left);
     }
 

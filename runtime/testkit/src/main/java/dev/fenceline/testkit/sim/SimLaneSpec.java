@@ -10,8 +10,10 @@ import java.util.Set;
  * @param types what the lane carries
  * @param minDelay shortest delivery delay
  * @param maxDelay longest delivery delay
+ * @param deduplicates whether the target applies a re-sent operation at most once (a software
+ *     protocol); false models a one-sided hardware lane
  */
-public record SimLaneSpec(Set<LaneType> types, Duration minDelay, Duration maxDelay) {
+public record SimLaneSpec(Set<LaneType> types, Duration minDelay, Duration maxDelay, boolean deduplicates) {
     /** Copies the types. */
     public SimLaneSpec {
         types = Set.copyOf(types);

@@ -18,9 +18,11 @@ import java.util.Set;
  * @param lanes the lanes each endpoint gets
  * @param maxFragment the largest single operation
  * @param queueDepth operations a lane holds undelivered before it answers NO_RESOURCE
+ * @param dedupWindow operations per origin endpoint the target remembers for exactly-once
  * @param keysRead every key read, for the completeness test
  */
-public record SimSettings(long seed, List<SimLaneSpec> lanes, int maxFragment, int queueDepth, Set<String> keysRead) {
+public record SimSettings(long seed, List<SimLaneSpec> lanes, int maxFragment, int queueDepth, int dedupWindow,
+        Set<String> keysRead) {
     private static final String SECTION = "fenceline.transport.sim";
 
     /**
@@ -51,7 +53,8 @@ public record SimSettings(long seed, List<SimLaneSpec> lanes, int maxFragment, i
         }
         int maxFragment = (int) r.bytesIn("max-fragment", 64, 1 << 30);
         int queueDepth = r.intIn("queue-depth", 1, 1 << 20);
-        return new SimSettings(seed, List.copyOf(lanes), maxFragment, queueDepth, r.keysRead());
+        int dedupWindow = r.intIn("dedup-window", 16, 1 << 24);
+        return new SimSettings(seed, List.copyOf(lanes), maxFragment, queueDepth, dedupWindow, r.keysRead());
     }
 
     private static SimLaneSpec lane(Config c, String where) {
@@ -74,7 +77,13 @@ public record SimSettings(long seed, List<SimLaneSpec> lanes, int maxFragment, i
                 throw new ConfigurationException(where + " delays [" + min + ", " + max
                         + "] are invalid: expected 0 <= min-delay <= max-delay <= 10s");
             }
-            return new SimLaneSpec(types, min, max);
+            // Optional per lane (list elements have no reference.conf defaults): software protocol.
+            String protocol = c.hasPath("protocol") ? c.getString("protocol").trim().toLowerCase(java.util.Locale.ROOT)
+                    : "sw";
+            if (!protocol.equals("sw") && !protocol.equals("hw")) {
+                throw new ConfigurationException(where + ".protocol = " + protocol + " is invalid: expected sw or hw");
+            }
+            return new SimLaneSpec(types, min, max, protocol.equals("sw"));
         } catch (ConfigException e) {
             throw new ConfigurationException(where + " is invalid: " + e.getMessage(), e);
         }

@@ -1,6 +1,9 @@
 package dev.fenceline.testkit.sim;
 
 import dev.fenceline.EndpointFailedException;
+import dev.fenceline.OutcomeUnknownException;
+import dev.fenceline.spi.DedupWindow;
+import dev.fenceline.spi.TransportOp;
 import dev.fenceline.spi.LaneConnection;
 import dev.fenceline.spi.RemoteAccessTarget;
 import dev.fenceline.spi.Transport;
@@ -24,6 +27,8 @@ final class SimTransport implements Transport {
     private final SimSettings settings;
     private final SimFabric fabric;
     private final AtomicInteger connections = new AtomicInteger();
+    /** Target side of exactly-once: one window per origin endpoint, each used by one fabric thread. */
+    private final Map<Long, DedupWindow> dedup = new ConcurrentHashMap<>();
     private volatile RemoteAccessTarget target;
 
     SimTransport(TransportContext context, SimSettings settings) {
@@ -40,6 +45,65 @@ final class SimTransport implements Transport {
 
     String workerName() {
         return context.workerName();
+    }
+
+    SimFabric fabric() {
+        return fabric;
+    }
+
+    SimSettings settings() {
+        return settings;
+    }
+
+    /** A new connection from this worker to {@code peer}, for lane {@code index}. */
+    SimLane newLane(int index, SimLaneSpec spec, SimTransport peer) {
+        int connection = connections.incrementAndGet();
+        long seed = settings.seed() * 1_000_003L + connection * 131L + index;
+        return new SimLane(index, spec, this, fabric, peer, seed, settings.maxFragment(), settings.queueDepth());
+    }
+
+    /**
+     * Applies an operation at most once per (origin endpoint, sequence): a re-sent operation whose
+     * first copy was applied gets the first copy's result.
+     */
+    long applyOnce(TransportOp op, RemoteAccessTarget t) {
+        if (op.sequence() < 0) {
+            return apply(op, t);
+        }
+        DedupWindow w = dedup.computeIfAbsent(op.originId(), k -> new DedupWindow(settings.dedupWindow()));
+        switch (w.lookup(op.sequence())) {
+            case DUPLICATE:
+                return w.result(op.sequence());
+            case TOO_OLD:
+                throw new OutcomeUnknownException("sim: operation " + op.sequence() + " of endpoint "
+                        + Long.toHexString(op.originId()) + " is older than the dedup window of "
+                        + settings.dedupWindow() + "; it is not applied again");
+            default:
+                long v = apply(op, t);
+                w.record(op.sequence(), v);
+                return v;
+        }
+    }
+
+    static long apply(TransportOp op, RemoteAccessTarget t) {
+        long keyId = op.key() == null ? 0 : op.key().keyId();
+        return switch (op.kind()) {
+            case PUT -> {
+                t.put(keyId, op.remoteAddress(), op.local());
+                yield 0;
+            }
+            case GET -> {
+                t.get(keyId, op.remoteAddress(), op.local());
+                yield 0;
+            }
+            case ATOMIC_POST, ATOMIC_FETCH -> t.atomic(keyId, op.remoteAddress(), op.width(), op.atomicOp(),
+                    op.operand());
+            case CSWAP -> t.compareAndSwap(keyId, op.remoteAddress(), op.width(), op.compare(), op.operand());
+            case AM -> {
+                t.activeMessage(op.amId(), op.header(), op.local());
+                yield 0;
+            }
+        };
     }
 
     @Override
@@ -61,12 +125,9 @@ final class SimTransport implements Transport {
             return CompletableFuture.failedFuture(new EndpointFailedException(
                     "sim: no open worker " + peerId + " in this JVM"));
         }
-        int connection = connections.incrementAndGet();
         List<LaneConnection> lanes = new ArrayList<>();
         for (int i = 0; i < settings.lanes().size(); i++) {
-            long seed = settings.seed() * 1_000_003L + connection * 131L + i;
-            lanes.add(new SimLane(i, settings.lanes().get(i), fabric, peer, seed, settings.maxFragment(),
-                    settings.queueDepth()));
+            lanes.add(newLane(i, settings.lanes().get(i), peer));
         }
         return CompletableFuture.completedFuture(List.copyOf(lanes));
     }

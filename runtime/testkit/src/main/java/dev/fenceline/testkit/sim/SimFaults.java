@@ -1,0 +1,81 @@
+package dev.fenceline.testkit.sim;
+
+import dev.fenceline.EndpointFailedException;
+import dev.fenceline.LaneType;
+import java.time.Duration;
+import java.util.Set;
+
+/** Fault injection on sim lanes by connection id; the public face is {@code SimNetwork}. */
+public final class SimFaults {
+    private SimFaults() {
+    }
+
+    private static SimLane lane(long connectionId) {
+        SimLane l = SimLanes.find(connectionId);
+        if (l == null) {
+            throw new IllegalArgumentException("no open sim lane with connection id " + connectionId);
+        }
+        return l;
+    }
+
+    /**
+     * @param connectionId the lane's connection
+     * @param why the failure's message
+     */
+    public static void fail(long connectionId, String why) {
+        lane(connectionId).fail(new EndpointFailedException("sim: " + why));
+    }
+
+    /**
+     * Puts a new connection behind the lane's slot; the old one stops delivering.
+     *
+     * @param connectionId the lane's connection
+     */
+    public static void replace(long connectionId) {
+        SimLane old = lane(connectionId);
+        old.replaceWith(old.origin().newLane(old.index(), old.spec(), old.peer()));
+    }
+
+    /**
+     * Reconnects a failed lane: a new connection in the same slot, with the failed lane's spec.
+     *
+     * @param failedConnectionId the failed lane's connection (still known to the sim)
+     */
+    public static void recover(long failedConnectionId) {
+        SimLane old = SimLanes.find(failedConnectionId);
+        if (old == null) {
+            old = SimLanes.findClosed(failedConnectionId);
+        }
+        if (old == null) {
+            throw new IllegalArgumentException("no sim lane with connection id " + failedConnectionId);
+        }
+        SimLane next = old.origin().newLane(old.index(), old.spec(), old.peer());
+        old.listener().onRecovered(next);
+    }
+
+    /**
+     * Opens another lane for the endpoint that owns {@code anyConnectionId}.
+     *
+     * @param anyConnectionId a connection of the endpoint
+     * @param types the new lane's types
+     * @param index the slot the new lane will get
+     */
+    public static void add(long anyConnectionId, Set<LaneType> types, int index) {
+        SimLane any = lane(anyConnectionId);
+        SimLaneSpec spec = new SimLaneSpec(types, any.spec().minDelay(), any.spec().maxDelay(),
+                any.spec().deduplicates());
+        any.listener().onLaneAdded(any.origin().newLane(index, spec, any.peer()));
+    }
+
+    /**
+     * @param connectionId the lane's connection
+     * @param min shortest delivery delay from now on
+     * @param max longest delivery delay from now on
+     */
+    public static void delay(long connectionId, Duration min, Duration max) {
+        if (min.isNegative() || max.compareTo(min) < 0) {
+            throw new IllegalArgumentException("delays [" + min + ", " + max + "] need 0 <= min <= max");
+        }
+        lane(connectionId).setDelay(min.toNanos(), max.toNanos());
+    }
+}

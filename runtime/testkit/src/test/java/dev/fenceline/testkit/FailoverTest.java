@@ -1,0 +1,248 @@
+package dev.fenceline.testkit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.typesafe.config.ConfigFactory;
+import dev.fenceline.AtomicOp;
+import dev.fenceline.Endpoint;
+import dev.fenceline.EndpointFailedException;
+import dev.fenceline.Fenceline;
+import dev.fenceline.LaneType;
+import dev.fenceline.MemoryRegion;
+import dev.fenceline.OutcomeUnknownException;
+import dev.fenceline.Worker;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** Lane failure, replacement, recovery and addition while traffic flows (DESIGN §3.3–3.5). */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class FailoverTest {
+    private static final String THREE_LANES = "fenceline.transport.sim.lanes = ["
+            + "{ types = [AM, RMA, AMO, KEEPALIVE], min-delay = 0us, max-delay = 100us },"
+            + "{ types = [RMA_BW, AMO], min-delay = 0us, max-delay = 100us },"
+            + "{ types = [AM, RMA, RMA_BW, AMO], min-delay = 0us, max-delay = 100us } ]";
+
+    record Rig(Fenceline fenceline, Worker a, Worker b, Endpoint ep, MemoryRegion region, SimNetwork net)
+            implements AutoCloseable {
+        static Rig of(String hocon, int bytes) throws Exception {
+            Fenceline f = Fenceline.create(ConfigFactory.parseString(hocon));
+            try {
+                Worker a = f.newWorker("origin").toCompletableFuture().get(10, TimeUnit.SECONDS);
+                Worker b = f.newWorker("target").toCompletableFuture().get(10, TimeUnit.SECONDS);
+                MemoryRegion r = b.allocate(bytes);
+                Endpoint ep = a.connect(b.address()).toCompletableFuture().get(10, TimeUnit.SECONDS);
+                return new Rig(f, a, b, ep, r, SimNetwork.of(f));
+            } catch (Exception | Error e) {
+                f.close();
+                throw e;
+            }
+        }
+
+        long word(int index) {
+            return region.buffer().order(ByteOrder.nativeOrder()).getLong(8 * index);
+        }
+
+        @Override
+        public void close() {
+            fenceline.close();
+        }
+    }
+
+    static <T> T await(java.util.concurrent.CompletionStage<T> s) throws Exception {
+        return s.toCompletableFuture().get(30, TimeUnit.SECONDS);
+    }
+
+    /**
+     * The upstream CI failure, reproduced: endpoint fence mode, software atomics spread over several
+     * lanes, lanes replaced and failed while atomics are pending. No blocking, every atomic applied
+     * once, and ADD/fence/FETCH_ADD holds throughout.
+     */
+    @Test
+    void reconfigurationWhileSoftwareAtomicsArePending() throws Exception {
+        try (Rig r = Rig.of(THREE_LANES + "\nfenceline.fence.mode = endpoint", 64)) {
+            long addr = r.region().address();
+            List<CompletableFuture<Void>> posts = new ArrayList<>();
+            int violations = 0;
+            for (int i = 0; i < 500; i++) {
+                posts.add(r.ep().atomicPost64(AtomicOp.ADD, addr, r.region().remoteKey(), 1).toCompletableFuture());
+                if (i % 50 == 10) {
+                    r.net().replaceLane(r.ep(), (i / 50) % 2 == 0 ? 0 : 2); // while the ADD is in flight
+                }
+                if (i == 200) {
+                    r.net().failLane(r.ep(), 1);
+                }
+                if (i == 350) {
+                    r.net().recoverLane(r.ep(), 1);
+                }
+                r.ep().fence();
+                long got = await(r.ep().atomicFetch64(AtomicOp.ADD, addr, r.region().remoteKey(), 0));
+                if (got != i + 1) {
+                    violations++;
+                }
+            }
+            CompletableFuture.allOf(posts.toArray(new CompletableFuture<?>[0])).get(30, TimeUnit.SECONDS);
+            await(r.ep().flush());
+            assertEquals(0, violations, "fetches that overtook the fenced ADD");
+            assertEquals(500, r.word(0), "every ADD applied exactly once");
+            var stats = r.a().statistics();
+            assertTrue(stats.reconfigurations() >= 12, stats.toString());
+            assertEquals(0, stats.failed(), stats.toString());
+            assertTrue(r.ep().lanes().stream().allMatch(l -> l.live()), r.ep().lanes().toString());
+        }
+    }
+
+    @Test
+    void failoverIsInvisibleAndRestartsKeepWorkAndFenceQueue() throws Exception {
+        try (Rig r = Rig.of(THREE_LANES, 1 << 20)) {
+            int n = 2000;
+            List<CompletableFuture<Void>> ops = new ArrayList<>();
+            long base = r.region().address();
+            for (int i = 0; i < n; i++) {
+                ByteBuffer v = ByteBuffer.allocate(8).order(ByteOrder.nativeOrder()).putLong(0, i + 1L);
+                ops.add(r.ep().put(v, base + 8L * (i % 4096), r.region().remoteKey()).toCompletableFuture());
+                if (i % 7 == 0) {
+                    r.ep().fence(); // keep requests queued behind strong fences while lanes change
+                }
+                if (i == 700) {
+                    r.net().failLane(r.ep(), 0);
+                }
+                if (i == 1400) {
+                    r.net().failLane(r.ep(), 2);
+                }
+            }
+            CompletableFuture.allOf(ops.toArray(new CompletableFuture<?>[0])).get(60, TimeUnit.SECONDS);
+            await(r.ep().flush());
+            for (int i = 0; i < n; i++) {
+                assertEquals(i + 1L, r.word(i), "word " + i);
+            }
+            var stats = r.a().statistics();
+            assertEquals(0, stats.failed(), stats.toString());
+            assertEquals(List.of(false, true, false), r.ep().lanes().stream().map(l -> l.live()).toList());
+            assertTrue(stats.reconfigurations() >= 2, stats.toString());
+        }
+    }
+
+    @Test
+    void flushCompletesAcrossAReplacedLane() throws Exception {
+        try (Rig r = Rig.of(THREE_LANES, 1 << 20)) {
+            long base = r.region().address();
+            for (int round = 0; round < 20; round++) {
+                for (int i = 0; i < 100; i++) {
+                    ByteBuffer v = ByteBuffer.allocate(8).order(ByteOrder.nativeOrder()).putLong(0, round * 1000L + i);
+                    r.ep().put(v, base + 8L * i, r.region().remoteKey());
+                }
+                CompletableFuture<Void> flush = r.ep().flush().toCompletableFuture();
+                r.net().replaceLane(r.ep(), round % 3);
+                flush.get(30, TimeUnit.SECONDS);
+                for (int i = 0; i < 100; i++) {
+                    assertEquals(round * 1000L + i, r.word(i), "round " + round + " word " + i);
+                }
+            }
+            assertTrue(r.ep().lanes().get(0).generation() >= 20, "each replacement bumps the generation");
+        }
+    }
+
+    @Test
+    void peerModeFailsOutstandingRequestsOnALaneFailure() throws Exception {
+        try (Rig r = Rig.of(THREE_LANES + "\nfenceline.endpoint.error-mode = peer", 4096)) {
+            List<CompletableFuture<Long>> ops = new ArrayList<>();
+            for (int i = 0; i < 200; i++) {
+                ops.add(r.ep().atomicFetch64(AtomicOp.ADD, r.region().address(), r.region().remoteKey(), 1)
+                        .toCompletableFuture());
+            }
+            r.net().failLane(r.ep(), 0);
+            int failed = 0;
+            for (CompletableFuture<Long> f : ops) {
+                try {
+                    f.get(30, TimeUnit.SECONDS);
+                } catch (ExecutionException e) {
+                    assertInstanceOf(EndpointFailedException.class, e.getCause());
+                    failed++;
+                }
+            }
+            assertTrue(failed > 0, "some were outstanding when the lane failed");
+            ExecutionException later = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
+                    () -> await(r.ep().put(ByteBuffer.allocate(1), r.region().address(), r.region().remoteKey())));
+            assertInstanceOf(EndpointFailedException.class, later.getCause());
+        }
+    }
+
+    @Test
+    void losingTheLastLaneFailsEverythingOutstanding() throws Exception {
+        try (Rig r = Rig.of("fenceline.transport.sim.lanes = [{ types = [AM, RMA, RMA_BW, AMO],"
+                + " min-delay = 0us, max-delay = 200us }]", 4096)) {
+            List<CompletableFuture<Void>> ops = new ArrayList<>();
+            for (int i = 0; i < 200; i++) {
+                ops.add(r.ep().put(ByteBuffer.allocate(8), r.region().address(), r.region().remoteKey())
+                        .toCompletableFuture());
+            }
+            r.net().failLane(r.ep(), 0);
+            CompletableFuture<Void> all = CompletableFuture.allOf(ops.toArray(new CompletableFuture<?>[0]));
+            ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
+                    () -> all.get(30, TimeUnit.SECONDS));
+            assertInstanceOf(EndpointFailedException.class, e.getCause());
+            assertTrue(ops.stream().allMatch(CompletableFuture::isDone), "every request completed");
+        }
+    }
+
+    @Test
+    void aOneSidedAtomicWithALostAcknowledgementIsOutcomeUnknownNeverRetried() throws Exception {
+        String lanes = "fenceline.transport.sim.lanes = ["
+                + "{ types = [AM, RMA, AMO], min-delay = 200us, max-delay = 400us, protocol = hw },"
+                + "{ types = [AM, RMA, RMA_BW], min-delay = 0us, max-delay = 10us } ]";
+        try (Rig r = Rig.of(lanes, 4096)) {
+            List<CompletableFuture<Long>> ops = new ArrayList<>();
+            for (int i = 0; i < 100; i++) {
+                ops.add(r.ep().atomicFetch64(AtomicOp.ADD, r.region().address(), r.region().remoteKey(), 1)
+                        .toCompletableFuture());
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(300_000); // some delivered, some not
+            r.net().failLane(r.ep(), 0);
+            int ok = 0;
+            int unknown = 0;
+            for (CompletableFuture<Long> f : ops) {
+                try {
+                    f.get(30, TimeUnit.SECONDS);
+                    ok++;
+                } catch (ExecutionException e) {
+                    assertInstanceOf(OutcomeUnknownException.class, e.getCause(), e.getCause().toString());
+                    unknown++;
+                }
+            }
+            assertTrue(unknown > 0, "some ADDs were in flight when the lane died");
+            await(r.ep().flush());
+            long applied = r.word(0);
+            assertTrue(applied >= ok && applied <= ok + unknown,
+                    "applied " + applied + ": every confirmed ADD once, each unknown one at most once");
+            assertFalse(r.ep().lanes().get(0).live());
+        }
+    }
+
+    @Test
+    void anAddedLaneCarriesTraffic() throws Exception {
+        try (Rig r = Rig.of("fenceline.transport.sim.lanes = [{ types = [AM, RMA, AMO],"
+                + " min-delay = 0us, max-delay = 20us }]", 1 << 20)) {
+            r.net().addLane(r.ep(), Set.of(LaneType.RMA_BW));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (r.ep().lanes().size() < 2 && System.nanoTime() < deadline) {
+                Thread.sleep(1);
+            }
+            assertEquals(2, r.ep().lanes().size());
+            ByteBuffer big = ByteBuffer.allocateDirect(1 << 20);
+            big.put(0, (byte) 5);
+            await(r.ep().put(big, r.region().address(), r.region().remoteKey()));
+            assertEquals(5, r.region().buffer().get(0));
+        }
+    }
+}
