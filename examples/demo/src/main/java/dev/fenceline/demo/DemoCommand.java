@@ -31,6 +31,9 @@ public final class DemoCommand implements Callable<Integer> {
     @Option(names = "--fence-mode", description = "weak, strong or endpoint (default: from configuration).")
     String fenceMode;
 
+    @Option(names = "--no-faults", description = "Do not fail, recover and replace lanes during the run.")
+    boolean noFaults;
+
     @Override
     public Integer call() throws Exception {
         Config config = ConfigFactory.load();
@@ -39,7 +42,8 @@ public final class DemoCommand implements Callable<Integer> {
         }
         PrintStream out = System.out;
         try (Fenceline fenceline = Fenceline.create(config)) {
-            DemoReport report = Demo.run(fenceline, ops, seed, regionBytes, window, true);
+            boolean faults = !noFaults && fenceline.transports().contains("sim");
+            DemoReport report = Demo.run(fenceline, ops, seed, regionBytes, window, true, faults);
             report.print(out);
             return report.ok() ? 0 : 1;
         }

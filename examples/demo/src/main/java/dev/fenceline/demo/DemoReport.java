@@ -14,9 +14,10 @@ import java.util.List;
  * @param lanes the endpoint's lanes
  * @param result the workload's counts and errors
  * @param stats the origin worker's counters
+ * @param faults the lane changes injected while the workload ran
  */
 record DemoReport(List<String> transports, String fenceMode, List<LaneInfo> lanes, ModelCheckedWorkload.Result result,
-        WorkerStatistics stats) {
+        WorkerStatistics stats, List<String> faults) {
 
     boolean ok() {
         return result.ok() && stats.failed() == 0 && stats.outstanding() == 0;
@@ -35,6 +36,9 @@ record DemoReport(List<String> transports, String fenceMode, List<LaneInfo> lane
         out.printf("  fence work  strong %d, weak %d, fast-forward %d, queued %d (max depth %d)%n",
                 stats.strongFences(), stats.weakFences(), stats.fastForwards(), stats.fenceQueued(),
                 stats.maxFenceQueueDepth());
+        out.printf("  failover    %s; %d reconfigurations, %d requests restarted%n",
+                faults.isEmpty() ? "no lane changes injected" : String.join(", ", faults), stats.reconfigurations(),
+                stats.restarts());
         out.printf("  completed   %d ok, %d failed, %d outstanding%n", stats.completed(), stats.failed(),
                 stats.outstanding());
         out.printf("  errors      %d%n", r.errors().size());

@@ -23,13 +23,14 @@ class DemoTest {
         System.out.println("demo workload: mode " + mode + ", seed " + seed);
         try (Fenceline f = Fenceline.create(com.typesafe.config.ConfigFactory.parseString(
                 "fenceline.fence.mode = " + mode))) {
-            DemoReport report = Demo.run(f, 3000, seed, 256 * 1024, 64, true);
+            DemoReport report = Demo.run(f, 3000, seed, 256 * 1024, 64, true, true);
             var r = report.result();
             assertEquals(java.util.List.of(), r.errors());
             assertTrue(r.puts() > 0 && r.gets() > 0 && r.atomics() > 0 && r.messages() > 0, r.toString());
             assertTrue(r.verifiedBytes() >= 256 * 1024);
             assertTrue(report.ok());
             assertEquals(0, report.stats().outstanding());
+            assertTrue(report.stats().reconfigurations() >= 1, "faults were injected: " + report.faults());
             assertEquals(0, report.stats().failed());
             ByteArrayOutputStream out = new ByteArrayOutputStream();
             report.print(new PrintStream(out, true, StandardCharsets.UTF_8));

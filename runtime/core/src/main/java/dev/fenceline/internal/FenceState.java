@@ -12,8 +12,8 @@ package dev.fenceline.internal;
  * @param pinned after a weak fence: the lane whose work from before {@code epoch} is ordered only by
  *     that lane, not yet flushed. A request of {@code epoch} on any other lane still needs a strong
  *     fence, or it could overtake that work (DESIGN §3.2 case 3 advances the epoch; this keeps it sound)
- * @param pinBase the epoch before the weak fence that set {@code pinned}: if the pinned lane's
- *     connection changes, the weak fence's guarantee is gone and the epoch falls back to it
+ * @param pinBase the epoch before the first of the weak fences that rest on {@code pinned}: if the
+ *     pinned lane's connection changes, their guarantee is gone and the epoch falls back to it
  */
 public record FenceState(long epoch, long unflushed, boolean dirty, long inFlightEpoch, long inFlightLanes,
         long pinned, long pinBase) {
@@ -58,8 +58,10 @@ public record FenceState(long epoch, long unflushed, boolean dirty, long inFligh
                 && (unflushed & liveLanes) != 0;
         if (mode == FenceMode.WEAK || (mode == FenceMode.ENDPOINT && singleSameLane)) {
             int lane = Long.numberOfTrailingZeros(mode == FenceMode.WEAK ? requestLanes : unflushed);
+            // Chained weak fences on one lane all rest on it: if it changes, fall back to before the first.
+            long base = pinned != 0 ? pinBase : epoch;
             return new FenceDecision.WeakFence(
-                    new FenceState(requestEpoch, requestLanes, dirty, NONE, 0, 1L << lane, epoch), lane);
+                    new FenceState(requestEpoch, requestLanes, dirty, NONE, 0, 1L << lane, base), lane);
         }
         long flush = mode == FenceMode.STRONG ? liveLanes : normalize(unflushed, liveLanes, dirty);
         // The fence consumes the record: work admitted while it flies is tracked afresh. The pin stays

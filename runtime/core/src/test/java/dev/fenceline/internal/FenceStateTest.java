@@ -170,6 +170,18 @@ class FenceStateTest {
                 "a change during a failing fence leaves it dirty");
     }
 
+    /** Found by the chaos test (seeds 1412 and 2812 of 2000): two weak fences in a row on one lane. */
+    @Test
+    void changeOfThePinnedLaneVoidsEveryWeakFenceThatRestsOnIt() {
+        FenceState s = new FenceState(3, L1, false, FenceState.NONE, 0, 0, 0);
+        FenceState first = s.decide(FenceMode.ENDPOINT, 4, L1, L0 | L1, false).next();
+        FenceState second = first.decide(FenceMode.ENDPOINT, 5, L1, L0 | L1, false).next();
+        assertEquals(5, second.epoch());
+        FenceState changed = second.slotChanged(1, true);
+        assertEquals(3, changed.epoch(), "work of epochs 3 and 4 was ordered only by lane 1");
+        assertTrue(changed.fenceRequired(4, L0));
+    }
+
     @Test
     void changeOfThePinnedLaneVoidsTheWeakFence() {
         FenceState s = new FenceState(3, L1, false, FenceState.NONE, 0, 0, 0);

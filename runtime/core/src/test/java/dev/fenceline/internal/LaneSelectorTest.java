@@ -13,7 +13,7 @@ import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 class LaneSelectorTest {
-    record Fake(long id, Set<LaneType> types) implements LaneConnection {
+    public record Fake(long id, Set<LaneType> types) implements LaneConnection {
         @Override
         public String transport() {
             return "fake";

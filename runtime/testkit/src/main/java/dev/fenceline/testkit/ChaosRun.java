@@ -1,0 +1,225 @@
+package dev.fenceline.testkit;
+
+import com.typesafe.config.ConfigFactory;
+import dev.fenceline.Endpoint;
+import dev.fenceline.Fenceline;
+import dev.fenceline.LaneInfo;
+import dev.fenceline.LaneType;
+import dev.fenceline.MemoryRegion;
+import dev.fenceline.Worker;
+import dev.fenceline.WorkerStatistics;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.SplittableRandom;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * One chaos case: several endpoints run model-checked workloads (puts, gets, atomics, active
+ * messages, fences, flushes) while a seeded scheduler fails, replaces, recovers and adds lanes and
+ * changes their delays. Everything the workloads check must hold, and every request must complete
+ * exactly once without an error (failover hides lane failures while a live lane remains; the
+ * scheduler never fails the last one). Reproduce a case with its seed.
+ */
+public final class ChaosRun {
+    private static final int SLICE = 32 * 1024;
+    private static final int COUNTERS = 8;
+    private static final String LANES = "fenceline.transport.sim.lanes = ["
+            + "{ types = [AM, RMA, AMO, KEEPALIVE], min-delay = 0us, max-delay = 60us },"
+            + "{ types = [AM, RMA_BW, AMO], min-delay = 0us, max-delay = 60us },"
+            + "{ types = [AM, RMA, RMA_BW, AMO], min-delay = 0us, max-delay = 60us } ]";
+
+    /**
+     * @param seed seeds the workloads, the lanes' delays and the fault schedule
+     * @param ops operations over all endpoints
+     * @param reconfigs lane changes to inject
+     * @param endpoints endpoints (each with its own workload thread)
+     * @param fenceMode endpoint or strong
+     */
+    public record Options(long seed, int ops, int reconfigs, int endpoints, String fenceMode) {
+        /** Checks the bounds. */
+        public Options {
+            if (ops < 1 || reconfigs < 0 || endpoints < 1 || endpoints > 16) {
+                throw new IllegalArgumentException("ops " + ops + " >= 1, reconfigs " + reconfigs + " >= 0, endpoints "
+                        + endpoints + " in [1, 16]");
+            }
+            if (!fenceMode.equals("endpoint") && !fenceMode.equals("strong")) {
+                throw new IllegalArgumentException("fence mode " + fenceMode + ": endpoint or strong");
+            }
+        }
+    }
+
+    /**
+     * What happened.
+     *
+     * @param options the case
+     * @param failures lanes failed
+     * @param replacements lanes replaced
+     * @param recoveries lanes recovered
+     * @param additions lanes added
+     * @param stats the origin worker's counters at the end
+     * @param errors what did not hold (empty when all did)
+     * @param elapsed wall time
+     */
+    public record Report(Options options, int failures, int replacements, int recoveries, int additions,
+            WorkerStatistics stats, List<String> errors, Duration elapsed) {
+        /** @return whether every check held */
+        public boolean ok() {
+            return errors.isEmpty();
+        }
+
+        /** @return the command that runs this case again */
+        public String reproduce() {
+            return String.format(Locale.ROOT, "bin/fenceline chaos --seed %d --ops %d --reconfigs %d --endpoints %d"
+                    + " --fence-mode %s", options.seed, options.ops, options.reconfigs, options.endpoints,
+                    options.fenceMode);
+        }
+
+        /** @return the report as one JSON object */
+        public String toJson() {
+            StringBuilder e = new StringBuilder("[");
+            for (int i = 0; i < errors.size(); i++) {
+                e.append(i > 0 ? "," : "").append('"').append(errors.get(i).replace("\\", "\\\\").replace("\"", "\\\""))
+                        .append('"');
+            }
+            e.append(']');
+            return String.format(Locale.ROOT, "{\"seed\":%d,\"ops\":%d,\"reconfigs\":%d,\"endpoints\":%d,"
+                    + "\"fenceMode\":\"%s\",\"ok\":%b,\"failures\":%d,\"replacements\":%d,\"recoveries\":%d,"
+                    + "\"additions\":%d,\"reconfigurations\":%d,\"restarts\":%d,\"operations\":%d,\"completed\":%d,"
+                    + "\"failed\":%d,\"strongFences\":%d,\"weakFences\":%d,\"elapsedMs\":%d,\"errors\":%s,"
+                    + "\"reproduce\":\"%s\"}", options.seed, options.ops, options.reconfigs, options.endpoints,
+                    options.fenceMode, ok(), failures, replacements, recoveries, additions, stats.reconfigurations(),
+                    stats.restarts(), stats.operations(), stats.completed(), stats.failed(), stats.strongFences(),
+                    stats.weakFences(), elapsed.toMillis(), e, reproduce());
+        }
+    }
+
+    private ChaosRun() {
+    }
+
+    /**
+     * Runs one case.
+     *
+     * @param o the case
+     * @return what happened
+     * @throws Exception if the runtime could not start
+     */
+    public static Report run(Options o) throws Exception {
+        long start = System.nanoTime();
+        List<String> errors = new ArrayList<>();
+        int[] counts = new int[4];
+        WorkerStatistics stats;
+        try (Fenceline f = Fenceline.create(ConfigFactory.parseString(LANES + "\nfenceline.fence.mode = "
+                + o.fenceMode() + "\nfenceline.transport.sim.seed = " + o.seed()))) {
+            Worker a = f.newWorker("chaos-origin").toCompletableFuture().get(10, TimeUnit.SECONDS);
+            Worker b = f.newWorker("chaos-target").toCompletableFuture().get(10, TimeUnit.SECONDS);
+            MemoryRegion data = b.allocate((long) o.endpoints() * SLICE);
+            MemoryRegion counters = b.allocate((long) o.endpoints() * COUNTERS * 8);
+            List<Endpoint> eps = new ArrayList<>();
+            List<ModelCheckedWorkload> workloads = new ArrayList<>();
+            for (int e = 0; e < o.endpoints(); e++) {
+                Endpoint ep = a.connect(b.address()).toCompletableFuture().get(10, TimeUnit.SECONDS);
+                eps.add(ep);
+                ModelCheckedWorkload w = new ModelCheckedWorkload(ep, new ModelCheckedWorkload.Options(data,
+                        data.remoteKey(), e * SLICE, SLICE, counters, counters.remoteKey(), e * COUNTERS, COUNTERS,
+                        1000 + e, o.seed() * 7919 + e, 16, true));
+                b.setActiveMessageHandler(1000 + e, w.activeMessageHandler());
+                workloads.add(w);
+            }
+            SimNetwork net = SimNetwork.of(f);
+            ExecutorService pool = Executors.newFixedThreadPool(o.endpoints());
+            try {
+                List<Future<ModelCheckedWorkload.Result>> results = new ArrayList<>();
+                for (ModelCheckedWorkload w : workloads) {
+                    results.add(pool.submit(() -> w.run(Math.max(1, o.ops() / o.endpoints()))));
+                }
+                inject(o, eps, net, results, counts);
+                for (Future<ModelCheckedWorkload.Result> r : results) {
+                    errors.addAll(r.get(120, TimeUnit.SECONDS).errors());
+                }
+            } finally {
+                pool.shutdownNow();
+            }
+            for (Endpoint ep : eps) {
+                try {
+                    ep.flush().toCompletableFuture().get(30, TimeUnit.SECONDS);
+                } catch (java.util.concurrent.ExecutionException e) {
+                    errors.add("final flush of " + ep + " failed: " + e.getCause());
+                }
+            }
+            stats = a.statistics();
+            if (stats.failed() != 0) {
+                errors.add(stats.failed() + " requests failed although a live lane always remained");
+            }
+            if (stats.outstanding() != 0) {
+                errors.add(stats.outstanding() + " requests never completed");
+            }
+        }
+        return new Report(o, counts[0], counts[1], counts[2], counts[3], stats, List.copyOf(errors),
+                Duration.ofNanos(System.nanoTime() - start));
+    }
+
+    /** The fault schedule: seeded choices, spread over the workloads' run time. */
+    private static void inject(Options o, List<Endpoint> eps, SimNetwork net,
+            List<Future<ModelCheckedWorkload.Result>> results, int[] counts) {
+        SplittableRandom rnd = new SplittableRandom(o.seed() ^ 0x5DEECE66DL);
+        for (int k = 0; k < o.reconfigs() && !results.stream().allMatch(Future::isDone); k++) {
+            LockSupport.parkNanos(50_000 + rnd.nextLong(400_000));
+            Endpoint ep = eps.get(rnd.nextInt(eps.size()));
+            List<LaneInfo> lanes = ep.lanes();
+            long generation = lanes.isEmpty() ? 0 : lanes.get(0).generation();
+            List<Integer> live = lanes.stream().filter(LaneInfo::live).map(LaneInfo::index).toList();
+            List<Integer> dead = lanes.stream().filter(l -> !l.live()).map(LaneInfo::index).toList();
+            int action = rnd.nextInt(100);
+            boolean topology = true;
+            try {
+                if (action < 35 && live.size() >= 2) {
+                    net.failLane(ep, live.get(rnd.nextInt(live.size())));
+                    counts[0]++;
+                } else if (action < 65 && !live.isEmpty()) {
+                    net.replaceLane(ep, live.get(rnd.nextInt(live.size())));
+                    counts[1]++;
+                } else if (action < 90 && !dead.isEmpty()) {
+                    net.recoverLane(ep, dead.get(rnd.nextInt(dead.size())));
+                    counts[2]++;
+                } else if (action < 95 && lanes.size() < 6) {
+                    net.addLane(ep, EnumSet.of(LaneType.AM, LaneType.RMA, LaneType.RMA_BW, LaneType.AMO));
+                    counts[3]++;
+                } else if (!live.isEmpty()) {
+                    int lane = live.get(rnd.nextInt(live.size()));
+                    long max = rnd.nextLong(200);
+                    net.setDelay(ep, lane, Duration.ZERO, Duration.ofNanos(max * 1000));
+                    topology = false;
+                } else {
+                    topology = false;
+                }
+            } catch (IllegalStateException | IllegalArgumentException raced) {
+                topology = false; // the lane changed between the snapshot and the injection
+            }
+            if (topology) {
+                awaitApplied(ep, generation);
+            }
+        }
+    }
+
+    /**
+     * Waits (briefly) until the endpoint applied the change, so the next choice sees the real lane
+     * table and never fails the last live lane by accident.
+     */
+    private static void awaitApplied(Endpoint ep, long generation) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+        while (System.nanoTime() < deadline) {
+            List<LaneInfo> now = ep.lanes();
+            if (now.isEmpty() || now.get(0).generation() != generation) {
+                return;
+            }
+            LockSupport.parkNanos(20_000);
+        }
+    }
+}

@@ -1,0 +1,60 @@
+package dev.fenceline.testkit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Chaos over many seeds: {@code -Dfenceline.chaos.seeds=N} (200 by default, 10000 for a long run),
+ * {@code -Dfenceline.chaos.first=S} to start elsewhere. A failing seed prints the command that
+ * reproduces it.
+ */
+class ChaosTest {
+    @Test
+    @Timeout(value = 600, unit = TimeUnit.SECONDS)
+    void everySeedHolds() throws Exception {
+        int seeds = Integer.getInteger("fenceline.chaos.seeds", 200);
+        long first = Long.getLong("fenceline.chaos.first", 1);
+        List<String> failed = new ArrayList<>();
+        long reconfigurations = 0;
+        long restarts = 0;
+        for (long seed = first; seed < first + seeds; seed++) {
+            ChaosRun.Report r = ChaosRun.run(new ChaosRun.Options(seed, 800, 12, 2, seed % 2 == 0 ? "endpoint"
+                    : "strong"));
+            reconfigurations += r.stats().reconfigurations();
+            restarts += r.stats().restarts();
+            if (!r.ok()) {
+                String line = "seed " + seed + ": " + r.errors() + "\n  reproduce: " + r.reproduce();
+                System.out.println(line);
+                failed.add(line);
+            }
+        }
+        System.out.printf("chaos: %d seeds from %d, %d reconfigurations, %d restarts%n", seeds, first,
+                reconfigurations, restarts);
+        assertEquals(List.of(), failed);
+        assertTrue(reconfigurations >= seeds * 4L, "the schedule really changed lanes: " + reconfigurations);
+        assertTrue(restarts > 0, "some requests were restarted");
+    }
+
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void theChecksCatchALostFence() throws Exception {
+        // The same machinery must be able to fail: a workload without fences diverges from its model.
+        try (dev.fenceline.Fenceline f = dev.fenceline.Fenceline.create(SimConfigs.of(SimConfigs.TWO_LANES_REORDERING, "endpoint", 3))) {
+            var a = f.newWorker("a").toCompletableFuture().get(10, TimeUnit.SECONDS);
+            var b = f.newWorker("b").toCompletableFuture().get(10, TimeUnit.SECONDS);
+            var data = b.allocate(256 * 1024);
+            var counters = b.allocate(64);
+            var ep = a.connect(b.address()).toCompletableFuture().get(10, TimeUnit.SECONDS);
+            var w = new ModelCheckedWorkload(ep, new ModelCheckedWorkload.Options(data, data.remoteKey(), 0,
+                    256 * 1024, counters, counters.remoteKey(), 0, 8, 9, 3, 256, false));
+            b.setActiveMessageHandler(9, w.activeMessageHandler());
+            assertTrue(!w.run(4000).ok(), "an unfenced workload on reordering lanes must fail its checks");
+        }
+    }
+}
