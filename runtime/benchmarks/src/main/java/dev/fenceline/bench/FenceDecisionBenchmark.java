@@ -22,8 +22,8 @@ import org.openjdk.jmh.annotations.Warmup;
 @Measurement(iterations = 5, time = 1)
 @Fork(1)
 public class FenceDecisionBenchmark {
-    private final FenceState enforced = new FenceState(5, 0b01, false, FenceState.NONE, 0, 0);
-    private final FenceState needsFence = new FenceState(4, 0b01, false, FenceState.NONE, 0, 0);
+    private final FenceState enforced = new FenceState(5, 0b01, false, FenceState.NONE, 0, 0, 0);
+    private final FenceState needsFence = new FenceState(4, 0b01, false, FenceState.NONE, 0, 0, 0);
     private long epoch = 5;
 
     /** @return the common case: the request's epoch is already enforced */

@@ -34,6 +34,7 @@ import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.PostStop;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
 import org.slf4j.Logger;
 
 /**
@@ -182,6 +183,11 @@ public final class EndpointActor {
         static final ReplayDone INSTANCE = new ReplayDone();
     }
 
+    /** Timer: probe idle lanes, fail lanes whose probe is overdue. */
+    record KeepaliveTick() implements Command {
+        static final KeepaliveTick INSTANCE = new KeepaliveTick();
+    }
+
     /** Self-message: the in-flight strong fence's lane flushes all completed. */
     record StrongFenceDone() implements Command {
         static final StrongFenceDone INSTANCE = new StrongFenceDone();
@@ -198,6 +204,8 @@ public final class EndpointActor {
 
     /** A lane flush token that belongs to the strong fence rather than to a user flush. */
     private static final Object FENCE_FLUSH = new Object();
+    /** A lane flush that probes an idle lane. */
+    private static final Object KEEPALIVE_PROBE = new Object();
 
     /** One posted (or lane-parked) fragment: which request, and where it went. */
     private record Inflight(Request request, int fragment, int lane, long connectionId, boolean deduplicated) {
@@ -208,6 +216,7 @@ public final class EndpointActor {
     }
 
     private final ActorContext<Command> ctx;
+    private final TimerScheduler<Command> timers;
     private final Logger log;
     private final FencelineSettings settings;
     private final EndpointChannel channel;
@@ -235,10 +244,18 @@ public final class EndpointActor {
     private boolean replaying;
     /** The in-flight strong fence lost a lane flush to a reconfiguration: re-issue it after the replay. */
     private boolean fenceRestartPending;
+    /** The epoch the in-flight strong fence was started for. */
+    private long fenceTarget;
+    /** Per slot: when the lane was last heard from, and when its unanswered probe went out (0: none). */
+    private long[] lastHeard = new long[0];
+    private long[] probeSent = new long[0];
+    /** Slots whose current connection has carried an operation or a flush (a fresh flush skips the rest). */
+    private long used;
 
-    private EndpointActor(ActorContext<Command> ctx, FencelineSettings settings, EndpointChannel channel,
-            Endpoint facade) {
+    private EndpointActor(ActorContext<Command> ctx, TimerScheduler<Command> timers, FencelineSettings settings,
+            EndpointChannel channel, Endpoint facade) {
         this.ctx = ctx;
+        this.timers = timers;
         this.log = ctx.getLog();
         this.settings = settings;
         this.channel = channel;
@@ -260,13 +277,13 @@ public final class EndpointActor {
      */
     public static Behavior<Command> create(FencelineSettings settings, EndpointChannel channel, Endpoint facade,
             Supplier<CompletionStage<List<LaneConnection>>> connect, ActorRef<ConnectResult> replyTo) {
-        return Behaviors.setup(ctx -> {
-            EndpointActor a = new EndpointActor(ctx, settings, channel, facade);
+        return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
+            EndpointActor a = new EndpointActor(ctx, timers, settings, channel, facade);
             ctx.pipeToSelf(connect.get().toCompletableFuture().orTimeout(
                     settings.connectTimeout().toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS),
                     (l, e) -> new Connected(l, e));
             return a.connecting(replyTo);
-        });
+        }));
     }
 
     /**
@@ -281,11 +298,11 @@ public final class EndpointActor {
      */
     public static Behavior<Command> createConnected(FencelineSettings settings, EndpointChannel channel,
             Endpoint facade, List<LaneConnection> connections) {
-        return Behaviors.setup(ctx -> {
-            EndpointActor a = new EndpointActor(ctx, settings, channel, facade);
+        return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
+            EndpointActor a = new EndpointActor(ctx, timers, settings, channel, facade);
             a.install(connections);
             return a.ready();
-        });
+        }));
     }
 
     // ---------------------------------------------------------------- states
@@ -317,6 +334,7 @@ public final class EndpointActor {
                 .onMessage(LaneAdded.class, this::onLaneAdded)
                 .onMessage(LanesChanged.class, this::onLanesChanged)
                 .onMessage(ReplayDone.class, m -> onReplayDone())
+                .onMessage(KeepaliveTick.class, m -> onKeepaliveTick())
                 .onMessage(DrainFenceQueue.class, m -> onDrainFenceQueue())
                 .onMessage(StrongFenceDone.class, m -> onStrongFenceDone())
                 .onMessage(Close.class, this::onClose)
@@ -429,6 +447,18 @@ public final class EndpointActor {
     }
 
     private void setLanes(LaneTable table) {
+        if (lastHeard.length != table.size()) {
+            long now = System.nanoTime();
+            int old = lastHeard.length;
+            lastHeard = java.util.Arrays.copyOf(lastHeard, table.size());
+            probeSent = java.util.Arrays.copyOf(probeSent, table.size());
+            for (int i = old; i < table.size(); i++) {
+                lastHeard[i] = now;
+            }
+        }
+        if (!settings.keepaliveInterval().isZero() && !timers.isTimerActive("keepalive")) {
+            timers.startTimerWithFixedDelay("keepalive", KeepaliveTick.INSTANCE, settings.keepaliveInterval());
+        }
         lanes = table;
         selection = LaneSelector.select(table);
         if (pending.length != table.size()) {
@@ -553,6 +583,7 @@ public final class EndpointActor {
         }
         if (d instanceof FenceDecision.StartStrongFence s && !replaying) {
             fence = d.next();
+            fenceTarget = fence.inFlightEpoch();
             startStrongFence(s.lanes());
         }
         if (fromQueueHead) {
@@ -674,6 +705,7 @@ public final class EndpointActor {
     }
 
     private void postOp(Request r, int fragment, TransportOp op) {
+        used |= 1L << r.lane;
         op.identify(channel.endpointId(), r.firstSn + fragment);
         LaneConnection conn = lanes.connection(r.lane);
         byToken.put(op.token(), new Inflight(r, fragment, r.lane, conn.id(), conn.deduplicates()));
@@ -707,6 +739,7 @@ public final class EndpointActor {
 
     /** @return whether a flush completion will follow (false: the lane was already flushed) */
     private boolean postFlush(int lane, Object owner) {
+        used |= 1L << lane;
         long token = nextToken++;
         flushTokens.put(token, new FlushToken(owner, lane, lanes.connection(lane).id()));
         ArrayDeque<Object> waiting = pending[lane];
@@ -762,12 +795,20 @@ public final class EndpointActor {
                 && lanes.connection(lane).id() == connectionId;
     }
 
+    private void heard(int lane, long connectionId) {
+        if (current(lane, connectionId)) {
+            lastHeard[lane] = System.nanoTime();
+        }
+    }
+
     private Behavior<Command> onOpCompleted(OpCompleted m) {
+        heard(m.lane(), m.connectionId());
         opCompleted(m.token(), m.value());
         return Behaviors.same();
     }
 
     private Behavior<Command> onOpFailed(OpFailed m) {
+        heard(m.lane(), m.connectionId());
         opFailed(m.token(), m.error());
         return Behaviors.same();
     }
@@ -862,14 +903,16 @@ public final class EndpointActor {
                 waits++;
             }
         }
-        f.flushWaits = waits + flushLiveLanes(f);
+        // A lane whose connection never carried anything has nothing to flush; an endpoint that
+        // never sent anything completes a flush without touching a transport.
+        f.flushWaits = waits + flushLanes(f, lanes.liveMask() & used);
     }
 
     /** @return how many lane flush completions will follow */
-    private int flushLiveLanes(Object owner) {
+    private int flushLanes(Object owner, long mask) {
         int n = 0;
         for (int i = 0; i < lanes.size(); i++) {
-            if (lanes.isLive(i) && postFlush(i, owner)) {
+            if ((mask & (1L << i)) != 0 && lanes.isLive(i) && postFlush(i, owner)) {
                 n++;
             }
         }
@@ -877,6 +920,7 @@ public final class EndpointActor {
     }
 
     private Behavior<Command> onLaneFlushed(LaneFlushed m) {
+        heard(m.lane(), m.connectionId());
         laneFlushed(m.token());
         return Behaviors.same();
     }
@@ -890,10 +934,39 @@ public final class EndpointActor {
             if (--fenceFlushesOutstanding == 0) {
                 onStrongFenceDone();
             }
+        } else if (t.owner() == KEEPALIVE_PROBE) {
+            if (current(t.lane(), t.connectionId())) {
+                probeSent[t.lane()] = 0;
+            }
         } else if (t.owner() instanceof Request f) {
             f.flushWaits--;
             progressFlushes();
         }
+    }
+
+    /**
+     * Keepalive: a lane not heard from for an interval gets a probe (a remote flush); a probe
+     * unanswered past the timeout is a lane failure, handled like one a transport reports.
+     */
+    private Behavior<Command> onKeepaliveTick() {
+        long now = System.nanoTime();
+        long interval = settings.keepaliveInterval().toNanos();
+        long timeout = settings.keepaliveTimeout().toNanos();
+        for (int i = 0; i < lanes.size(); i++) {
+            if (!lanes.isLive(i)) {
+                continue;
+            }
+            if (probeSent[i] != 0 && now - probeSent[i] > timeout && now - lastHeard[i] > timeout) {
+                LaneConnection c = lanes.connection(i);
+                return laneFailed(i, c.id(), new EndpointFailedException("keepalive: lane " + i + " ("
+                        + c.transport() + ") did not answer a probe within " + settings.keepaliveTimeout()));
+            }
+            if (probeSent[i] == 0 && now - lastHeard[i] >= interval) {
+                probeSent[i] = now;
+                postFlush(i, KEEPALIVE_PROBE);
+            }
+        }
+        return Behaviors.same();
     }
 
     private Behavior<Command> onLaneFlushFailed(LaneFlushFailed m) {
@@ -903,6 +976,8 @@ public final class EndpointActor {
         }
         if (t.owner() == FENCE_FLUSH) {
             strongFenceFailed(m.error());
+        } else if (t.owner() == KEEPALIVE_PROBE) {
+            return laneFailed(t.lane(), t.connectionId(), m.error());
         } else if (t.owner() instanceof Request f) {
             flushTokens.values().removeIf(o -> o.owner() == f);
             flushes.remove(f);
@@ -938,6 +1013,11 @@ public final class EndpointActor {
     // ---------------------------------------------------------------- reconfiguration
 
     private Behavior<Command> onLaneFailed(LaneFailed m) {
+        return laneFailed(m.lane(), m.connectionId(), m.cause());
+    }
+
+    private Behavior<Command> laneFailed(int lane, long connectionId, Throwable cause) {
+        LaneFailed m = new LaneFailed(lane, connectionId, cause);
         if (!current(m.lane(), m.connectionId())) {
             return Behaviors.same();
         }
@@ -1055,6 +1135,14 @@ public final class EndpointActor {
             }
         }
         setLanes(next);
+        long now = System.nanoTime();
+        used &= ~changed;
+        for (int i = 0; i < next.size(); i++) {
+            if ((changed & (1L << i)) != 0) {
+                lastHeard[i] = now;
+                probeSent[i] = 0;
+            }
+        }
         counters.increment(Counter.RECONFIGURATIONS);
         replaying = true;
 
@@ -1087,6 +1175,8 @@ public final class EndpointActor {
             if (t.owner() == FENCE_FLUSH) {
                 fenceFlushesOutstanding--;
                 fenceRestartPending = true;
+            } else if (t.owner() == KEEPALIVE_PROBE) {
+                continue; // the slot's probe state was reset above
             } else if (t.owner() instanceof Request f) {
                 f.flushWaits--;
                 f.reflush = true;
@@ -1147,7 +1237,11 @@ public final class EndpointActor {
         if (log.isDebugEnabled()) {
             log.debug("endpoint {}: restarting {} ({} fragments) on lane {}", channel.name(), r, r.resend.length, lane);
         }
-        admitOrQueue(r, false);
+        if (r.kind.fenced()) {
+            admitOrQueue(r, false);
+        } else {
+            post(r); // active messages are ordered per lane, never fenced
+        }
     }
 
     private Behavior<Command> onReplayDone() {
@@ -1156,7 +1250,7 @@ public final class EndpointActor {
             // The restarted fence covers every live lane, and goes out after the restarted data.
             fenceRestartPending = false;
             long live = lanes.liveMask();
-            fence = fence.strongFenceRestarted(live);
+            fence = fence.strongFenceRestarted(live, fenceTarget);
             flushTokens.values().removeIf(o -> o.owner() == FENCE_FLUSH);
             log.debug("endpoint {}: strong fence to epoch {} restarted over lanes {}", channel.name(),
                     fence.inFlightEpoch(), lanesOf(live));
@@ -1165,7 +1259,7 @@ public final class EndpointActor {
         for (Request f : flushes) {
             if (f.flushStarted && f.reflush) {
                 f.reflush = false;
-                f.flushWaits += flushLiveLanes(f);
+                f.flushWaits += flushLanes(f, lanes.liveMask()); // every live lane, the replacement included
             }
         }
         scheduleFenceDrain();
@@ -1176,6 +1270,7 @@ public final class EndpointActor {
     // ---------------------------------------------------------------- failure and close
 
     private Behavior<Command> enterFailed(EndpointFailedException e) {
+        timers.cancelAll();
         channel.publishFailure(e);
         failEverything(e);
         for (int i = 0; i < lanes.size(); i++) {
@@ -1212,6 +1307,7 @@ public final class EndpointActor {
     }
 
     private Behavior<Command> onClose(Close m) {
+        timers.cancelAll();
         channel.markClosing();
         if (log.isDebugEnabled()) {
             log.debug("endpoint {} closing: operations {}, completed {}, failed {}, flushes {}, strong fences {},"

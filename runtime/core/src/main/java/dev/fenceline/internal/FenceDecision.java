@@ -12,6 +12,11 @@ public sealed interface FenceDecision {
     enum Why {
         /** Its epoch was already enforced. */
         ENFORCED,
+        /**
+         * An older epoch than the endpoint's (admitted late): the endpoint's epoch rolls back to it,
+         * so that later epochs fence over it.
+         */
+        LATE,
         /** Nothing preceded it: the epoch fast-forwards. */
         FAST_FORWARD
     }

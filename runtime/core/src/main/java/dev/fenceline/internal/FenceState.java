@@ -42,6 +42,17 @@ public record FenceState(long epoch, long unflushed, boolean dirty, long inFligh
      */
     public FenceDecision decide(FenceMode mode, long requestEpoch, long requestLanes, long liveLanes, boolean queued) {
         if (!fenceRequired(requestEpoch, requestLanes)) {
+            if (requestEpoch < epoch || (fenceInFlight() && requestEpoch < inFlightEpoch)) {
+                // Work of an older epoch admitted late (a request restarted or deferred across a
+                // fence, or another thread's): later epochs are no longer enforced over it. Roll
+                // the epoch back to it, and the in-flight fence, which started before it, cannot
+                // vouch for more either. Found by the chaos test: a restarted request released
+                // from the queue after a newer fence completed was overtaken.
+                long e = Math.min(epoch, requestEpoch);
+                long f = fenceInFlight() ? Math.min(inFlightEpoch, requestEpoch) : NONE;
+                return new FenceDecision.Admit(new FenceState(e, unflushed | requestLanes, dirty, f,
+                        inFlightLanes, 0, 0), FenceDecision.Why.LATE);
+            }
             return new FenceDecision.Admit(withUnflushed(unflushed | requestLanes), FenceDecision.Why.ENFORCED);
         }
         if (fenceInFlight() || queued) {
@@ -125,14 +136,16 @@ public record FenceState(long epoch, long unflushed, boolean dirty, long inFligh
     }
 
     /**
-     * The in-flight strong fence is re-issued after a reconfiguration: it now flushes {@code lanes}
-     * (every live lane).
+     * The in-flight strong fence is re-issued after a reconfiguration's replay: it now flushes
+     * {@code lanes} (every live lane) behind everything posted so far, so it vouches for its whole
+     * target epoch again (requests still queued are admitted later, and roll the epoch back then).
      *
      * @param lanes the lanes the restarted fence flushes
+     * @param target the epoch the fence was started for
      * @return the next state
      */
-    public FenceState strongFenceRestarted(long lanes) {
-        return new FenceState(epoch, unflushed, false, inFlightEpoch, lanes, pinned, pinBase);
+    public FenceState strongFenceRestarted(long lanes, long target) {
+        return new FenceState(epoch, unflushed, false, target, lanes, pinned, pinBase);
     }
 
     /**

@@ -17,13 +17,15 @@ import java.util.Set;
  * @param errorMode what a lane failure does
  * @param connectTimeout how long connecting an endpoint may take
  * @param submitBatch how many submitted operations an endpoint takes per mailbox turn
+ * @param keepaliveInterval idle time after which a lane is probed; zero disables keepalive
+ * @param keepaliveTimeout how long a probe may stay unanswered before the lane fails
  * @param shortMax RMA up to this size prefers an RMA lane
  * @param bandwidthThreshold RMA from this size prefers an RMA_BW lane
  * @param fragmentSize the largest single transport operation
  * @param keysRead every key read, for the completeness test
  */
 public record FencelineSettings(List<String> transports, FenceMode fenceMode, ErrorMode errorMode,
-        Duration connectTimeout, int submitBatch, long shortMax, long bandwidthThreshold, int fragmentSize,
+        Duration connectTimeout, int submitBatch, Duration keepaliveInterval, Duration keepaliveTimeout, long shortMax, long bandwidthThreshold, int fragmentSize,
         Set<String> keysRead) {
 
     /**
@@ -49,6 +51,12 @@ public record FencelineSettings(List<String> transports, FenceMode fenceMode, Er
                 r.oneOf("endpoint.error-mode", List.of("none", "peer", "failover")).toUpperCase(java.util.Locale.ROOT));
         Duration connectTimeout = r.durationIn("endpoint.connect-timeout", Duration.ofMillis(1), Duration.ofHours(1));
         int submitBatch = r.intIn("endpoint.submit-batch", 1, 1 << 16);
+        Duration keepalive = r.durationIn("endpoint.keepalive.interval", Duration.ZERO, Duration.ofHours(1));
+        if (!keepalive.isZero() && keepalive.toMillis() < 1) {
+            throw r.invalid("endpoint.keepalive.interval", keepalive.toString(), "0 (off) or at least 1ms");
+        }
+        Duration keepaliveTimeout = r.durationIn("endpoint.keepalive.timeout", Duration.ofMillis(1),
+                Duration.ofHours(1));
         long shortMax = r.bytesIn("protocol.short-max", 0, 1 << 20);
         long bw = r.bytesIn("protocol.bandwidth-threshold", 1, 1L << 30);
         if (bw <= shortMax) {
@@ -56,7 +64,7 @@ public record FencelineSettings(List<String> transports, FenceMode fenceMode, Er
                     "more than fenceline.protocol.short-max (" + shortMax + ")");
         }
         int fragment = (int) r.bytesIn("protocol.fragment-size", 64, 1 << 30);
-        return new FencelineSettings(List.copyOf(transports), fence, error, connectTimeout, submitBatch, shortMax, bw,
-                fragment, r.keysRead());
+        return new FencelineSettings(List.copyOf(transports), fence, error, connectTimeout, submitBatch, keepalive,
+                keepaliveTimeout, shortMax, bw, fragment, r.keysRead());
     }
 }

@@ -203,6 +203,106 @@ class EndpointActorTest {
     }
 
     @Test
+    void aFlushOfAnEndpointThatSentNothingTouchesNoTransport() {
+        RecordingLane l0 = shortLane();
+        RecordingLane l1 = bulkLane();
+        BehaviorTestKit<EndpointActor.Command> kit = spawn("endpoint", l0, l1);
+        CompletableFuture<Void> f = facade.flush().toCompletableFuture();
+        settle(kit);
+        assertTrue(f.isDone() && !f.isCompletedExceptionally());
+        assertEquals(List.of(), l0.events);
+        assertEquals(List.of(), l1.events);
+    }
+
+    @Test
+    void replacingALaneDuringASelectiveStrongFenceReplaysDataThenFencesEveryLiveLane() {
+        RecordingLane l0 = shortLane();
+        RecordingLane l1 = bulkLane();
+        BehaviorTestKit<EndpointActor.Command> kit = spawn("endpoint", l0, l1);
+        CompletableFuture<Void> before = facade.put(ByteBuffer.allocate(8), key.baseAddress(), key)
+                .toCompletableFuture();
+        facade.fence();
+        CompletableFuture<Void> after = facade.put(ByteBuffer.allocate(1 << 16), key.baseAddress(), key)
+                .toCompletableFuture();
+        settle(kit);
+        assertEquals(List.of("PUT:8", "flush"), l0.events, "a selective fence: lane 0 only");
+        assertEquals(List.of(), l1.events);
+
+        RecordingLane l0b = new RecordingLane(3, l0.types);
+        kit.run(new EndpointActor.LaneReplaced(0, l0.id, l0b));
+        assertEquals(List.of("PUT:8"), l0b.events, "the restarted put goes out during the replay, no flush yet");
+        settle(kit); // ReplayDone
+        assertEquals(List.of("PUT:8", "flush"), l0b.events, "then the restarted fence, after the data");
+        assertEquals(List.of("flush"), l1.events, "the restarted fence covers every live lane");
+        assertTrue(l0.events.contains("close"));
+        assertEquals(1, channel.counters().get(EndpointCounters.Counter.RESTARTS));
+        // the same sequence number goes out again, so the target can deduplicate
+        assertEquals(l0.ops.get(0).sequence(), l0b.ops.get(0).sequence());
+        // a late completion from the old connection changes nothing
+        kit.run(new EndpointActor.OpCompleted(0, l0.id, l0.ops.get(0).token(), 0));
+        assertFalse(before.isDone());
+        kit.run(new EndpointActor.LaneFlushed(0, l0.id, l0.flushTokens.get(0)));
+        kit.run(new EndpointActor.LaneFlushed(0, l0b.id, l0b.flushTokens.get(0)));
+        settle(kit);
+        assertTrue(l1.events.size() == 1, "one lane flushed is not enough");
+        kit.run(new EndpointActor.LaneFlushed(1, l1.id, l1.flushTokens.get(0)));
+        settle(kit);
+        assertEquals("PUT:65536", l1.events.get(l1.events.size() - 1), "released after the restarted fence");
+        kit.run(new EndpointActor.OpCompleted(0, l0b.id, l0b.ops.get(0).token(), 0));
+        assertTrue(before.isDone());
+        assertFalse(after.isDone());
+    }
+
+    @Test
+    void aUserFlushKeepsItsCompletionsAndFlushesEveryLiveLaneAgainAfterAReplacement() {
+        RecordingLane l0 = shortLane();
+        RecordingLane l1 = bulkLane();
+        BehaviorTestKit<EndpointActor.Command> kit = spawn("endpoint", l0, l1);
+        facade.put(ByteBuffer.allocate(8), key.baseAddress(), key);
+        facade.put(ByteBuffer.allocate(1 << 16), key.baseAddress(), key);
+        CompletableFuture<Void> flush = facade.flush().toCompletableFuture();
+        settle(kit);
+        kit.run(new EndpointActor.OpCompleted(0, l0.id, l0.ops.get(0).token(), 0));
+        kit.run(new EndpointActor.LaneFlushed(0, l0.id, l0.flushTokens.get(0))); // lane 0's completion, kept
+        RecordingLane l1b = new RecordingLane(4, l1.types);
+        kit.run(new EndpointActor.LaneReplaced(1, l1.id, l1b));
+        settle(kit);
+        assertEquals(List.of("PUT:65536", "flush"), l1b.events, "restarted data, then the flush again");
+        assertEquals(List.of("PUT:8", "flush", "flush"), l0.events, "every live lane is flushed again");
+        kit.run(new EndpointActor.OpCompleted(1, l1b.id, l1b.ops.get(0).token(), 0));
+        kit.run(new EndpointActor.LaneFlushed(1, l1b.id, l1b.flushTokens.get(0)));
+        assertFalse(flush.isDone(), "lane 0's second flush is outstanding");
+        kit.run(new EndpointActor.LaneFlushed(0, l0.id, l0.flushTokens.get(1)));
+        assertTrue(flush.isDone() && !flush.isCompletedExceptionally());
+    }
+
+    @Test
+    void failoverPreservesTheFenceQueueAndTheRequestsEpochs() {
+        RecordingLane l0 = shortLane();
+        RecordingLane l1 = bulkLane();
+        RecordingLane l2 = new RecordingLane(5, Set.of(LaneType.AM, LaneType.RMA, LaneType.RMA_BW));
+        BehaviorTestKit<EndpointActor.Command> kit = spawn("endpoint", l0, l1, l2);
+        facade.put(ByteBuffer.allocate(8), key.baseAddress(), key); // lane 0
+        facade.put(ByteBuffer.allocate(1 << 16), key.baseAddress(), key); // lane 1
+        facade.fence();
+        CompletableFuture<Void> queued = facade.put(ByteBuffer.allocate(4), key.baseAddress(), key)
+                .toCompletableFuture();
+        settle(kit);
+        assertEquals(1, channel.counters().get(EndpointCounters.Counter.FENCE_QUEUED));
+        kit.run(new EndpointActor.LaneFailed(1, l1.id, new RuntimeException("link down")));
+        settle(kit);
+        assertFalse(queued.isDone(), "a lane failure in failover mode does not purge the fence queue");
+        assertEquals(List.of("PUT:65536", "flush"), l2.events.stream().filter(e -> !e.equals("fence")).toList(),
+                "the bulk put restarted on lane 2, then the restarted fence");
+        // complete the restarted fence on every live lane: the queued request is released
+        kit.run(new EndpointActor.LaneFlushed(0, l0.id, l0.flushTokens.get(l0.flushTokens.size() - 1)));
+        kit.run(new EndpointActor.LaneFlushed(2, l2.id, l2.flushTokens.get(l2.flushTokens.size() - 1)));
+        settle(kit);
+        assertTrue(l0.events.contains("PUT:4") || l2.events.contains("PUT:4"), l0.events + " " + l2.events);
+        assertFalse(l1.events.contains("PUT:4"));
+    }
+
+    @Test
     void fenceOnOneLaneIsWeak() {
         RecordingLane l0 = shortLane();
         BehaviorTestKit<EndpointActor.Command> kit = spawn("endpoint", l0);

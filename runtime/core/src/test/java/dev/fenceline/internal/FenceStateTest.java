@@ -37,11 +37,36 @@ class FenceStateTest {
     @Test
     void alreadyEnforcedEpochIsAdmittedAndTracked() {
         FenceState s = new FenceState(3, L0, false, FenceState.NONE, 0, 0, 0);
-        FenceDecision d = s.decide(FenceMode.ENDPOINT, 2, L1, L0 | L1, false);
+        FenceDecision d = s.decide(FenceMode.ENDPOINT, 3, L1, L0 | L1, false);
         Admit a = assertInstanceOf(Admit.class, d);
         assertEquals(FenceDecision.Why.ENFORCED, a.why());
         assertEquals(L0 | L1, a.next().unflushed());
         assertEquals(3, a.next().epoch());
+    }
+
+    /**
+     * Found by the chaos test: a restarted request of epoch 15 waited in the fence queue while the
+     * fence to 16 completed; released afterwards, it must not be overtaken by epoch-16 work.
+     */
+    @Test
+    void anOlderEpochAdmittedLateRollsTheEpochBack() {
+        FenceState s = new FenceState(16, 0, false, FenceState.NONE, 0, L1, 13);
+        Admit late = assertInstanceOf(Admit.class, s.decide(FenceMode.ENDPOINT, 15, L1, L0 | L1, false));
+        assertEquals(FenceDecision.Why.LATE, late.why());
+        assertEquals(15, late.next().epoch());
+        assertEquals(0, late.next().pinned());
+        assertInstanceOf(StartStrongFence.class, late.next().decide(FenceMode.ENDPOINT, 16, L0, L0 | L1, false),
+                "epoch-16 work on another lane fences over it");
+    }
+
+    @Test
+    void aFenceCannotVouchForOlderWorkAdmittedAfterItStarted() {
+        FenceState flying = new FenceState(4, L0, false, FenceState.NONE, 0, 0, 0)
+                .decide(FenceMode.ENDPOINT, 6, L1, L0 | L1, false).next();
+        assertEquals(6, flying.inFlightEpoch());
+        FenceState meanwhile = assertInstanceOf(Admit.class, flying.decide(FenceMode.ENDPOINT, 4, L1, L0 | L1,
+                false)).next();
+        assertEquals(4, meanwhile.strongFenceCompleted().epoch(), "the fence started before the epoch-4 request");
     }
 
     @Test
@@ -83,8 +108,9 @@ class FenceStateTest {
         assertEquals(0, done.pinned());
         assertEquals(1, done.epoch());
         assertInstanceOf(Admit.class, done.decide(FenceMode.ENDPOINT, 1, L0, L0 | L1, false));
-        assertInstanceOf(Admit.class, afterWeak.decide(FenceMode.ENDPOINT, 0, L0, L0 | L1, false),
+        Admit older = assertInstanceOf(Admit.class, afterWeak.decide(FenceMode.ENDPOINT, 0, L0, L0 | L1, false),
                 "an older epoch is never held back");
+        assertEquals(0, older.next().epoch(), "but the epoch rolls back to it");
     }
 
     @Test
@@ -106,6 +132,8 @@ class FenceStateTest {
         assertInstanceOf(Defer.class, inFlight.decide(FenceMode.ENDPOINT, 2, L0, L0 | L1, false));
         // a request of an already-enforced epoch is not held back by the fence
         assertInstanceOf(Admit.class, inFlight.decide(FenceMode.ENDPOINT, 0, L0, L0 | L1, false));
+        assertEquals(0, inFlight.decide(FenceMode.ENDPOINT, 0, L0, L0 | L1, false).next().strongFenceCompleted()
+                .epoch(), "but the fence can then not vouch for epoch 1");
     }
 
     @Test
@@ -118,11 +146,12 @@ class FenceStateTest {
     void completionAdvancesEpochAndKeepsWorkAdmittedMeanwhile() {
         FenceState s = new FenceState(0, L0 | L1, false, FenceState.NONE, 0, 0, 0);
         FenceState flying = s.decide(FenceMode.ENDPOINT, 4, L2, L0 | L1 | L2, false).next();
-        FenceState meanwhile = flying.decide(FenceMode.ENDPOINT, 0, L2, L0 | L1 | L2, false).next();
-        FenceState done = meanwhile.strongFenceCompleted();
+        FenceState done = flying.strongFenceCompleted();
         assertEquals(4, done.epoch());
         assertFalse(done.fenceInFlight());
-        assertEquals(L2, done.unflushed(), "work admitted during the fence was not covered by it");
+        FenceState meanwhile = flying.decide(FenceMode.ENDPOINT, 0, L2, L0 | L1 | L2, false).next();
+        assertEquals(L2, meanwhile.strongFenceCompleted().unflushed(),
+                "work admitted during the fence was not covered by it");
     }
 
     @Test

@@ -66,6 +66,18 @@ public final class SimNetwork {
     }
 
     /**
+     * Turns a lane into a black hole, as a link that dies without a reset: operations and
+     * acknowledgements vanish and no failure is reported. Only the endpoint's keepalive can find
+     * out (then the lane fails over like any failed lane).
+     *
+     * @param ep the endpoint
+     * @param laneIndex the lane
+     */
+    public void silenceLane(Endpoint ep, int laneIndex) {
+        SimFaults.silence(connection(ep, laneIndex, false));
+    }
+
+    /**
      * Puts a new connection behind the same lane index (what a transport does when it reconnects
      * transparently); operations in flight on the old one are lost.
      *

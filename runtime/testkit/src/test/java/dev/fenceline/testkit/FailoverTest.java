@@ -230,6 +230,27 @@ class FailoverTest {
     }
 
     @Test
+    void keepaliveFindsASilentLaneAndFailsItOver() throws Exception {
+        try (Rig r = Rig.of(THREE_LANES + "\nfenceline.endpoint.keepalive { interval = 20ms, timeout = 100ms }",
+                1 << 20)) {
+            long base = r.region().address();
+            r.net().silenceLane(r.ep(), 2);
+            List<CompletableFuture<Void>> ops = new ArrayList<>();
+            for (int i = 0; i < 300; i++) {
+                ByteBuffer v = ByteBuffer.allocate(8).order(ByteOrder.nativeOrder()).putLong(0, i + 1L);
+                ops.add(r.ep().put(v, base + 8L * i, r.region().remoteKey()).toCompletableFuture());
+            }
+            CompletableFuture.allOf(ops.toArray(new CompletableFuture<?>[0])).get(30, TimeUnit.SECONDS);
+            await(r.ep().flush());
+            for (int i = 0; i < 300; i++) {
+                assertEquals(i + 1L, r.word(i), "word " + i);
+            }
+            assertFalse(r.ep().lanes().get(2).live(), "the silent lane was failed by keepalive");
+            assertEquals(0, r.a().statistics().failed());
+        }
+    }
+
+    @Test
     void anAddedLaneCarriesTraffic() throws Exception {
         try (Rig r = Rig.of("fenceline.transport.sim.lanes = [{ types = [AM, RMA, AMO],"
                 + " min-delay = 0us, max-delay = 20us }]", 1 << 20)) {

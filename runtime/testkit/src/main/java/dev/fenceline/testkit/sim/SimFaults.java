@@ -27,6 +27,14 @@ public final class SimFaults {
     }
 
     /**
+     * @param connectionId the lane's connection, which from now on delivers and acknowledges nothing
+     *     and reports no failure
+     */
+    public static void silence(long connectionId) {
+        lane(connectionId).silence();
+    }
+
+    /**
      * Puts a new connection behind the lane's slot; the old one stops delivering.
      *
      * @param connectionId the lane's connection

@@ -34,6 +34,8 @@ final class SimLane implements LaneConnection {
     private volatile LaneListener listener;
     private volatile boolean wantReady;
     private volatile boolean dead;
+    /** A black hole: accepts everything, delivers and acknowledges nothing, reports nothing. */
+    private volatile boolean silent;
     private volatile long minDelay;
     private volatile long maxDelay;
     private long lastDue; // actor thread
@@ -130,6 +132,11 @@ final class SimLane implements LaneConnection {
         });
     }
 
+    /** Turns the lane into a black hole: only keepalive can tell. */
+    void silence() {
+        silent = true;
+    }
+
     /** Kills the lane without a failure report, then hands {@code next} to the listener. */
     void replaceWith(SimLane next) {
         fabric.schedule(System.nanoTime(), () -> {
@@ -153,7 +160,7 @@ final class SimLane implements LaneConnection {
     private void acknowledge(Runnable ack) {
         lastAckDue = Math.max(lastAckDue, System.nanoTime() + delay(ackRandom));
         fabric.schedule(lastAckDue, () -> {
-            if (!dead) {
+            if (!dead && !silent) {
                 ack.run();
             }
         });
@@ -184,7 +191,7 @@ final class SimLane implements LaneConnection {
         }
         lastDue = Math.max(lastDue, System.nanoTime());
         fabric.schedule(lastDue, () -> {
-            if (!dead) {
+            if (!dead && !silent) {
                 acknowledge(() -> listener.onFlushed(token));
             }
         });
@@ -204,7 +211,7 @@ final class SimLane implements LaneConnection {
 
     private void deliver(TransportOp op) {
         int left = undelivered.decrementAndGet();
-        if (dead) {
+        if (dead || silent) {
             return;
         }
         LaneListener l = listener;
