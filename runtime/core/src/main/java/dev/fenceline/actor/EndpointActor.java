@@ -347,16 +347,8 @@ public final class EndpointActor {
      * supervision stops a failed actor). Nothing may hang: every request completes with an error.
      */
     private Behavior<Command> onUnexpectedStop() {
-        EndpointFailedException e = new EndpointFailedException("endpoint " + channel.name()
-                + " stopped after an internal error (see the log); its requests are failed");
-        channel.publishFailure(e);
-        failEverything(e);
-        for (int i = 0; i < lanes.size(); i++) {
-            if (lanes.connection(i) != null) {
-                lanes.connection(i).close();
-            }
-        }
-        rejectSubmissions(() -> e);
+        enterFailed(new EndpointFailedException("endpoint " + channel.name()
+                + " stopped after an internal error (see the log); its requests are failed"));
         return Behaviors.same();
     }
 
@@ -1273,13 +1265,17 @@ public final class EndpointActor {
         timers.cancelAll();
         channel.publishFailure(e);
         failEverything(e);
+        closeLanes();
+        rejectSubmissions(() -> e);
+        return failed(e);
+    }
+
+    private void closeLanes() {
         for (int i = 0; i < lanes.size(); i++) {
             if (lanes.connection(i) != null) {
                 lanes.connection(i).close();
             }
         }
-        rejectSubmissions(() -> e);
-        return failed(e);
     }
 
     /** Completes every request the endpoint holds with {@code e}; bookkeeping first, completion last. */
@@ -1320,11 +1316,7 @@ public final class EndpointActor {
         // The facade queued a flush behind every earlier operation and sends Close when it completed,
         // so nothing accepted is outstanding here except what failed to flush.
         failEverything(new EndpointClosedException("endpoint " + channel.name() + " was closed"));
-        for (int i = 0; i < lanes.size(); i++) {
-            if (lanes.connection(i) != null) {
-                lanes.connection(i).close();
-            }
-        }
+        closeLanes();
         rejectSubmissions(() -> new EndpointClosedException("endpoint " + channel.name() + " is closed"));
         m.replyTo().tell(Done.getInstance());
         return closed();
