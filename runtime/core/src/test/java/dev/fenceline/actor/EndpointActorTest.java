@@ -14,6 +14,7 @@ import dev.fenceline.RemoteKey;
 import dev.fenceline.WorkerAddress;
 import dev.fenceline.internal.FencelineSettings;
 import dev.fenceline.spi.LaneConnection;
+import dev.fenceline.spi.RecordingLane;
 import dev.fenceline.spi.LaneListener;
 import dev.fenceline.spi.PostStatus;
 import dev.fenceline.spi.TransportOp;
@@ -34,83 +35,6 @@ import org.junit.jupiter.api.Test;
  * recording lanes, so every transport call the fence engine makes is visible and ordered.
  */
 class EndpointActorTest {
-    /** A lane that records what the endpoint asks of it, in order. */
-    static final class RecordingLane implements LaneConnection {
-        final long id;
-        final Set<LaneType> types;
-        final List<String> events = new ArrayList<>();
-        final List<Long> flushTokens = new ArrayList<>();
-        final List<TransportOp> ops = new ArrayList<>();
-        PostStatus answer = PostStatus.IN_PROGRESS;
-
-        RecordingLane(long id, Set<LaneType> types) {
-            this.id = id;
-            this.types = types;
-        }
-
-        @Override
-        public long id() {
-            return id;
-        }
-
-        @Override
-        public String transport() {
-            return "recording";
-        }
-
-        @Override
-        public Set<LaneType> types() {
-            return types;
-        }
-
-        @Override
-        public int maxFragment() {
-            return 1 << 16;
-        }
-
-        @Override
-        public void bind(LaneListener listener) {
-        }
-
-        @Override
-        public PostStatus post(TransportOp op) {
-            if (answer == PostStatus.NO_RESOURCE) {
-                events.add("busy");
-                return answer;
-            }
-            events.add(op.kind() + ":" + op.bytes());
-            ops.add(op);
-            return answer;
-        }
-
-        @Override
-        public PostStatus flush(long token) {
-            events.add("flush");
-            flushTokens.add(token);
-            return PostStatus.IN_PROGRESS;
-        }
-
-        @Override
-        public void fence() {
-            events.add("fence");
-        }
-
-        @Override
-        public boolean ordered() {
-            return true;
-        }
-
-        @Override
-        public boolean deduplicates() {
-            return true;
-        }
-
-        @Override
-        public void close() {
-            events.add("close");
-        }
-    }
-
     private final UUID peerId = UUID.randomUUID();
     private final WorkerAddress peer = new WorkerAddress(peerId, "peer", Map.of("recording", new byte[0]));
     private final RemoteKey key = new RemoteKey(peerId, 42, 0x10000, 1 << 24, new byte[0]);
@@ -122,6 +46,12 @@ class EndpointActorTest {
         FencelineSettings s = FencelineSettings.fromConfig(ConfigFactory.parseString("fenceline.fence.mode = " + mode)
                 .withFallback(ConfigFactory.defaultReference()).resolve());
         return BehaviorTestKit.create(EndpointActor.createConnected(s, channel, facade, List.of(lanes)));
+    }
+
+    /** An 8-byte put (short: lane 0) and a 64 KiB put (bulk: lane 1), both not awaited. */
+    private void workOnBothLanes() {
+        facade.put(ByteBuffer.allocate(8), key.baseAddress(), key);
+        facade.put(ByteBuffer.allocate(1 << 16), key.baseAddress(), key);
     }
 
     /** Runs every message the actor sent itself (drains, fence completions) until none is left. */
@@ -174,8 +104,7 @@ class EndpointActorTest {
         RecordingLane l0 = shortLane();
         RecordingLane l1 = bulkLane();
         BehaviorTestKit<EndpointActor.Command> kit = spawn("endpoint", l0, l1);
-        facade.put(ByteBuffer.allocate(8), key.baseAddress(), key);
-        facade.put(ByteBuffer.allocate(1 << 16), key.baseAddress(), key);
+        workOnBothLanes();
         facade.fence();
         CompletableFuture<Void> a = facade.put(ByteBuffer.allocate(1), key.baseAddress(), key).toCompletableFuture();
         CompletableFuture<Void> b = facade.put(ByteBuffer.allocate(2), key.baseAddress(), key).toCompletableFuture();
@@ -258,8 +187,7 @@ class EndpointActorTest {
         RecordingLane l0 = shortLane();
         RecordingLane l1 = bulkLane();
         BehaviorTestKit<EndpointActor.Command> kit = spawn("endpoint", l0, l1);
-        facade.put(ByteBuffer.allocate(8), key.baseAddress(), key);
-        facade.put(ByteBuffer.allocate(1 << 16), key.baseAddress(), key);
+        workOnBothLanes();
         CompletableFuture<Void> flush = facade.flush().toCompletableFuture();
         settle(kit);
         kit.run(new EndpointActor.OpCompleted(0, l0.id, l0.ops.get(0).token(), 0));
@@ -333,8 +261,7 @@ class EndpointActorTest {
         RecordingLane l0 = shortLane();
         RecordingLane l1 = bulkLane();
         BehaviorTestKit<EndpointActor.Command> kit = spawn("endpoint", l0, l1);
-        facade.put(ByteBuffer.allocate(8), key.baseAddress(), key);
-        facade.put(ByteBuffer.allocate(1 << 16), key.baseAddress(), key);
+        workOnBothLanes();
         facade.fence();
         facade.put(ByteBuffer.allocate(1), key.baseAddress(), key); // queued behind a strong fence
         CompletableFuture<Void> flush = facade.flush().toCompletableFuture();

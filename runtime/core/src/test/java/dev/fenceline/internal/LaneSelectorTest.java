@@ -5,64 +5,18 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.fenceline.LaneType;
 import dev.fenceline.spi.LaneConnection;
-import dev.fenceline.spi.LaneListener;
-import dev.fenceline.spi.PostStatus;
-import dev.fenceline.spi.TransportOp;
+import dev.fenceline.spi.RecordingLane;
 import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 class LaneSelectorTest {
-    public record Fake(long id, Set<LaneType> types) implements LaneConnection {
-        @Override
-        public String transport() {
-            return "fake";
-        }
-
-        @Override
-        public int maxFragment() {
-            return 1 << 20;
-        }
-
-        @Override
-        public void bind(LaneListener listener) {
-        }
-
-        @Override
-        public PostStatus post(TransportOp op) {
-            return PostStatus.IN_PROGRESS;
-        }
-
-        @Override
-        public PostStatus flush(long token) {
-            return PostStatus.IN_PROGRESS;
-        }
-
-        @Override
-        public void fence() {
-        }
-
-        @Override
-        public boolean ordered() {
-            return true;
-        }
-
-        @Override
-        public boolean deduplicates() {
-            return true;
-        }
-
-        @Override
-        public void close() {
-        }
-    }
-
     static LaneTable table(Set<?>... types) {
         List<LaneConnection> l = new java.util.ArrayList<>();
         for (int i = 0; i < types.length; i++) {
             @SuppressWarnings("unchecked")
             Set<LaneType> t = (Set<LaneType>) types[i];
-            l.add(new Fake(i + 100, t));
+            l.add(new RecordingLane(i + 100, t));
         }
         return LaneTable.of(l);
     }

@@ -4,14 +4,15 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 
 import dev.fenceline.LaneType;
+import dev.fenceline.spi.RecordingLane;
 import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /** DESIGN §3.4: the generation changes iff the connection in a slot changes. */
 class LaneTableTest {
-    private final LaneSelectorTest.Fake x = new LaneSelectorTest.Fake(1, Set.of(LaneType.AM));
-    private final LaneSelectorTest.Fake y = new LaneSelectorTest.Fake(2, Set.of(LaneType.AM));
+    private final RecordingLane x = new RecordingLane(1, Set.of(LaneType.AM));
+    private final RecordingLane y = new RecordingLane(2, Set.of(LaneType.AM));
 
     @Test
     void generationChangesOnlyWhenTheConnectionChanges() {

@@ -1,0 +1,93 @@
+package dev.fenceline.spi;
+
+import dev.fenceline.LaneType;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+
+/** A lane for tests: records what the endpoint asks of it, in order, and answers as told. */
+public final class RecordingLane implements LaneConnection {
+    /** The connection id. */
+    public final long id;
+    /** The lane types. */
+    public final Set<LaneType> types;
+    /** What was asked, in order: "PUT:8", "flush", "fence", "busy", "close". */
+    public final List<String> events = new ArrayList<>();
+    /** Tokens of the flushes asked for. */
+    public final List<Long> flushTokens = new ArrayList<>();
+    /** The operations posted. */
+    public final List<TransportOp> ops = new ArrayList<>();
+    /** What {@link #post} answers. */
+    public PostStatus answer = PostStatus.IN_PROGRESS;
+
+    /**
+     * @param id the connection id
+     * @param types the lane types
+     */
+    public RecordingLane(long id, Set<LaneType> types) {
+        this.id = id;
+        this.types = types;
+    }
+
+    @Override
+    public long id() {
+        return id;
+    }
+
+    @Override
+    public String transport() {
+        return "recording";
+    }
+
+    @Override
+    public Set<LaneType> types() {
+        return types;
+    }
+
+    @Override
+    public int maxFragment() {
+        return 1 << 16;
+    }
+
+    @Override
+    public void bind(LaneListener listener) {
+    }
+
+    @Override
+    public PostStatus post(TransportOp op) {
+        if (answer == PostStatus.NO_RESOURCE) {
+            events.add("busy");
+            return answer;
+        }
+        events.add(op.kind() + ":" + op.bytes());
+        ops.add(op);
+        return answer;
+    }
+
+    @Override
+    public PostStatus flush(long token) {
+        events.add("flush");
+        flushTokens.add(token);
+        return PostStatus.IN_PROGRESS;
+    }
+
+    @Override
+    public void fence() {
+        events.add("fence");
+    }
+
+    @Override
+    public boolean ordered() {
+        return true;
+    }
+
+    @Override
+    public boolean deduplicates() {
+        return true;
+    }
+
+    @Override
+    public void close() {
+        events.add("close");
+    }
+}
