@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.typesafe.config.Config;
 import dev.fenceline.ActiveMessageException;
 import dev.fenceline.AtomicOp;
 import dev.fenceline.Endpoint;
@@ -30,21 +31,40 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 
-/** Tier 3: two workers in one runtime over the default two-lane sim transport. */
-@Timeout(value = 60, unit = TimeUnit.SECONDS)
-class EndToEndTest {
-    private static Fenceline fenceline;
-    private static Worker a;
-    private static Worker b;
-    private static Endpoint ep;
-    private static MemoryRegion target;
-    private static RemoteKey key;
+/**
+ * The conformance suite every transport passes: put and get from 1 B to 4 MiB, every atomic in 32
+ * and 64 bits, active messages, flush, fence across lanes, and every kind of bad input (a typed
+ * error, nothing written, the endpoint keeps serving). A backend's test extends it and says how to
+ * configure a runtime whose workers talk over that backend.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+public abstract class TransportConformanceSuite {
+    private Fenceline fenceline;
+    private Worker a;
+    private Worker b;
+    private Endpoint ep;
+    private MemoryRegion target;
+    private RemoteKey key;
 
+    /** For subclasses. */
+    protected TransportConformanceSuite() {
+    }
+
+    /** @return the configuration of a runtime whose workers use the transport under test */
+    protected abstract Config configuration();
+
+    /**
+     * Starts two workers, a 4 MiB target region and one endpoint.
+     *
+     * @throws Exception if the runtime cannot start
+     */
     @BeforeAll
-    static void start() throws Exception {
-        fenceline = Fenceline.create();
+    void start() throws Exception {
+        fenceline = Fenceline.create(configuration());
         a = await(fenceline.newWorker("a"));
         b = await(fenceline.newWorker("b"));
         target = b.allocate(4 << 20);
@@ -52,31 +72,33 @@ class EndToEndTest {
         ep = await(a.connect(b.address()));
     }
 
+    /** Closes the runtime. */
     @AfterAll
-    static void stop() {
+    void stop() {
         if (fenceline != null) {
             fenceline.close();
         }
     }
 
-    static <T> T await(CompletionStage<T> s) throws Exception {
+    private static <T> T await(CompletionStage<T> s) throws Exception {
         return s.toCompletableFuture().get(30, TimeUnit.SECONDS);
     }
 
-    static Throwable failure(CompletionStage<?> s) {
+    private static Throwable failure(CompletionStage<?> s) {
         ExecutionException e = assertThrows(ExecutionException.class,
                 () -> s.toCompletableFuture().get(30, TimeUnit.SECONDS));
         return e.getCause();
     }
 
     @Test
-    void endpointHasTheConfiguredLanes() {
-        assertEquals(2, ep.lanes().size());
-        assertTrue(ep.lanes().stream().allMatch(l -> l.live() && l.transport().equals("sim")));
+    protected void everyLaneIsLiveAndNamesItsTransport() {
+        assertTrue(!ep.lanes().isEmpty());
+        assertTrue(ep.lanes().stream().allMatch(l -> l.live() && fenceline.transports().contains(l.transport())),
+                ep.lanes().toString());
     }
 
     @Test
-    void putThenGetRoundTripsEverySize() throws Exception {
+    protected void putThenGetRoundTripsEverySize() throws Exception {
         Random rnd = new Random(42);
         for (int size : new int[] {1, 7, 256, 257, 4096, 16384, 65536, 300_000, 1 << 20, 4 << 20}) {
             byte[] data = new byte[size];
@@ -95,7 +117,7 @@ class EndToEndTest {
     }
 
     @Test
-    void atomicsReturnOldValuesAndApply() throws Exception {
+    protected void atomicsReturnOldValuesAndApply() throws Exception {
         long addr = target.address() + 8192;
         await(ep.put(ByteBuffer.allocateDirect(16), addr, key)); // zero both words
         await(ep.atomicPost64(AtomicOp.ADD, addr, key, 5));
@@ -114,8 +136,61 @@ class EndToEndTest {
         assertEquals(9L, target.buffer().order(ByteOrder.nativeOrder()).getLong(8192));
     }
 
+    /**
+     * Every operation, fetched and posted, in both widths, against a local model of the word.
+     *
+     * @throws Exception on a failed operation
+     */
     @Test
-    void activeMessagesReachTheirHandler() throws Exception {
+    protected void everyAtomicInBothWidthsMatchesTheModel() throws Exception {
+        long addr = target.address() + 12288;
+        ByteBuffer mem = target.buffer().order(ByteOrder.nativeOrder());
+        Random rnd = new Random(7);
+        for (int width : new int[] {4, 8}) {
+            long model = 0;
+            await(ep.put(ByteBuffer.allocate(8), addr, key));
+            for (int round = 0; round < 20; round++) {
+                for (AtomicOp op : AtomicOp.values()) {
+                    long operand = rnd.nextLong();
+                    long expectedOld = model;
+                    long old;
+                    if (width == 4) {
+                        old = await(ep.atomicFetch32(op, addr, key, (int) operand));
+                        model = (int) apply(op, model, (int) operand);
+                    } else {
+                        old = await(ep.atomicFetch64(op, addr, key, operand));
+                        model = apply(op, model, operand);
+                    }
+                    assertEquals(expectedOld, old, op + " width " + width + " returned the old value");
+                    if (op.postable()) {
+                        long o2 = rnd.nextInt(1 << 20);
+                        if (width == 4) {
+                            await(ep.atomicPost32(op, addr, key, (int) o2));
+                            model = (int) apply(op, model, (int) o2);
+                        } else {
+                            await(ep.atomicPost64(op, addr, key, o2));
+                            model = apply(op, model, o2);
+                        }
+                    }
+                    long inMemory = width == 4 ? mem.getInt(12288) : mem.getLong(12288);
+                    assertEquals(model, inMemory, op + " width " + width + " left the model's value");
+                }
+            }
+        }
+    }
+
+    private static long apply(AtomicOp op, long old, long operand) {
+        return switch (op) {
+            case ADD -> old + operand;
+            case AND -> old & operand;
+            case OR -> old | operand;
+            case XOR -> old ^ operand;
+            case SWAP -> operand;
+        };
+    }
+
+    @Test
+    protected void activeMessagesReachTheirHandler() throws Exception {
         List<String> got = new CopyOnWriteArrayList<>();
         b.setActiveMessageHandler(7, (h, p) -> got.add(StandardCharsets.UTF_8.decode(h) + ":"
                 + StandardCharsets.UTF_8.decode(p)));
@@ -128,7 +203,7 @@ class EndToEndTest {
     }
 
     @Test
-    void badInputGetsTypedErrorsAndNothingIsWritten() throws Exception {
+    protected void badInputGetsTypedErrorsAndNothingIsWritten() throws Exception {
         long addr = target.address() + 100_000;
         byte[] before = new byte[64];
         target.buffer().position(100_000).get(before);
@@ -165,7 +240,7 @@ class EndToEndTest {
     }
 
     @Test
-    void closedRegionIsRefusedAtTheTarget() throws Exception {
+    protected void closedRegionIsRefusedAtTheTarget() throws Exception {
         MemoryRegion r = b.allocate(4096);
         RemoteKey k = r.remoteKey();
         await(ep.put(ByteBuffer.allocate(8), r.address(), k));
@@ -175,7 +250,7 @@ class EndToEndTest {
     }
 
     @Test
-    void flushWaitsForEverythingIssuedBefore() throws Exception {
+    protected void flushWaitsForEverythingIssuedBefore() throws Exception {
         int n = 200;
         long base = target.address() + 200_000;
         for (int i = 0; i < n; i++) {
@@ -192,7 +267,7 @@ class EndToEndTest {
     }
 
     @Test
-    void fencedOverwritesLandInOrderAcrossLanes() throws Exception {
+    protected void fencedOverwritesLandInOrderAcrossLanes() throws Exception {
         // A large put goes on the bulk lane, a one-byte put on the short lane: only the fence orders them.
         int size = 1 << 20;
         long base = target.address() + (2 << 20);
@@ -209,11 +284,13 @@ class EndToEndTest {
             assertEquals((byte) i, target.buffer().get(2 << 20), "first byte, round " + i);
             assertEquals((byte) i, target.buffer().get((2 << 20) + size - 1), "last byte, round " + i);
         }
-        assertTrue(a.statistics().strongFences() > 0, "the fence had to be strong: two lanes carried the work");
+        if (ep.lanes().size() > 1) {
+            assertTrue(a.statistics().strongFences() + a.statistics().weakFences() > 0, a.statistics().toString());
+        }
     }
 
     @Test
-    void closedEndpointRefusesNewWork() throws Exception {
+    protected void closedEndpointRefusesNewWork() throws Exception {
         Endpoint e2 = await(a.connect(b.address()));
         CompletionStage<Void> before = e2.put(ByteBuffer.wrap(new byte[] {1}), target.address() + 300_000, key);
         await(e2.close());
