@@ -553,6 +553,10 @@ public final class EndpointActor {
             }
             r.lane = lane;
         }
+        if (fence.admitsUnchanged(r.epoch, 1L << r.lane)) {
+            post(r); // the hot path: nothing to decide, nothing to allocate
+            return true;
+        }
         FenceDecision d = fence.decide(settings.fenceMode(), r.epoch, 1L << r.lane, lanes.liveMask(),
                 !fromQueueHead && !fenceQueue.isEmpty());
         if (log.isTraceEnabled()) {

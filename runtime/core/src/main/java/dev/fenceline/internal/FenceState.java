@@ -82,6 +82,19 @@ public record FenceState(long epoch, long unflushed, boolean dirty, long inFligh
     }
 
     /**
+     * The common case, decided without allocating: the request's epoch is enforced, it is not late,
+     * and its lanes are already recorded, so admitting it changes nothing.
+     *
+     * @param requestEpoch the request's epoch
+     * @param requestLanes the lanes it uses
+     * @return whether {@link #decide} would admit it and return this same state
+     */
+    public boolean admitsUnchanged(long requestEpoch, long requestLanes) {
+        return requestEpoch == epoch && !fenceRequired(requestEpoch, requestLanes)
+                && (unflushed & requestLanes) == requestLanes && (!fenceInFlight() || requestEpoch >= inFlightEpoch);
+    }
+
+    /**
      * @param requestEpoch the request's epoch
      * @param requestLanes the lanes it uses
      * @return whether work from before its epoch may still be unordered with it: its epoch is not

@@ -69,6 +69,30 @@ class FenceStateTest {
         assertEquals(4, meanwhile.strongFenceCompleted().epoch(), "the fence started before the epoch-4 request");
     }
 
+    /** The allocation-free shortcut must agree with the full decision wherever it says yes. */
+    @Test
+    void admitsUnchangedAgreesWithDecide() {
+        java.util.Random rnd = new java.util.Random(20261129);
+        System.out.println("admitsUnchangedAgreesWithDecide seed 20261129");
+        int shortcuts = 0;
+        for (int i = 0; i < 200_000; i++) {
+            long epoch = rnd.nextInt(4);
+            boolean flying = rnd.nextBoolean();
+            FenceState s = new FenceState(epoch, rnd.nextInt(8), rnd.nextBoolean(),
+                    flying ? epoch + 1 + rnd.nextInt(2) : FenceState.NONE, flying ? rnd.nextInt(8) : 0,
+                    rnd.nextInt(4) == 0 ? 1L << rnd.nextInt(3) : 0, rnd.nextInt(2));
+            long e = rnd.nextInt(6);
+            long lanes = 1L << rnd.nextInt(3);
+            if (s.admitsUnchanged(e, lanes)) {
+                shortcuts++;
+                FenceDecision d = s.decide(FenceMode.ENDPOINT, e, lanes, 0b111, rnd.nextBoolean());
+                Admit a = assertInstanceOf(Admit.class, d, s + " e" + e + " lanes " + lanes);
+                assertEquals(s, a.next(), s + " e" + e + " lanes " + lanes);
+            }
+        }
+        assertTrue(shortcuts > 1000, "the shortcut was exercised: " + shortcuts);
+    }
+
     @Test
     void nothingPrecedingFastForwardsTheEpoch() {
         FenceDecision d = FenceState.initial().decide(FenceMode.ENDPOINT, 5, L1, L0 | L1, false);
