@@ -120,6 +120,17 @@ public final class SimNetwork {
     }
 
     /**
+     * Breaks exactly-once at a target on purpose: its sim transport applies an operation that is
+     * re-sent after a lane failure again, as a transport without deduplication would. For proving
+     * that a test catches double-applied atomics; never needed otherwise.
+     *
+     * @param target the target worker's address (for example an endpoint's {@code peer()})
+     */
+    public void breakDeduplication(dev.fenceline.WorkerAddress target) {
+        SimFaults.breakDeduplication(target.workerId());
+    }
+
+    /**
      * Changes a lane's delivery delays from now on.
      *
      * @param ep the endpoint

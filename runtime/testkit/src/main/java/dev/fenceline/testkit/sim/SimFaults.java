@@ -76,6 +76,13 @@ public final class SimFaults {
     }
 
     /**
+     * @param targetWorker a worker whose sim transport from now on applies re-sent operations again
+     */
+    public static void breakDeduplication(java.util.UUID targetWorker) {
+        SimTransport.breakDeduplication(targetWorker);
+    }
+
+    /**
      * @param connectionId the lane's connection
      * @param min shortest delivery delay from now on
      * @param max longest delivery delay from now on

@@ -30,6 +30,8 @@ final class SimTransport implements Transport {
     /** Target side of exactly-once: one window per origin endpoint, each used by one fabric thread. */
     private final Map<Long, DedupWindow> dedup = new ConcurrentHashMap<>();
     private volatile RemoteAccessTarget target;
+    /** Fault injection: apply re-sent operations again (breaks exactly-once on purpose). */
+    private volatile boolean dedupBroken;
 
     SimTransport(TransportContext context, SimSettings settings) {
         this.context = context;
@@ -67,7 +69,7 @@ final class SimTransport implements Transport {
      * first copy was applied gets the first copy's result.
      */
     long applyOnce(TransportOp op, RemoteAccessTarget t) {
-        if (op.sequence() < 0) {
+        if (op.sequence() < 0 || dedupBroken) {
             return apply(op, t);
         }
         DedupWindow w = dedup.computeIfAbsent(op.originId(), k -> new DedupWindow(settings.dedupWindow()));
@@ -104,6 +106,14 @@ final class SimTransport implements Transport {
                 yield 0;
             }
         };
+    }
+
+    static void breakDeduplication(UUID workerId) {
+        SimTransport t = REGISTRY.get(workerId);
+        if (t == null) {
+            throw new IllegalArgumentException("no open sim worker " + workerId);
+        }
+        t.dedupBroken = true;
     }
 
     @Override

@@ -1,0 +1,183 @@
+package dev.fenceline.testkit.history;
+
+import dev.fenceline.AtomicOp;
+import dev.fenceline.Endpoint;
+import dev.fenceline.LaneInfo;
+import dev.fenceline.RemoteKey;
+import dev.fenceline.WorkerAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A record of every call made through the endpoints it wraps, and of how each completed. Wrap an
+ * endpoint with {@link #record(Endpoint)} and use the wrapper exactly as the endpoint; then check the
+ * record with {@link HistoryChecker}. Thread-safe. It observes what an application can observe (issue
+ * order, results, completion order), so it works over any transport.
+ */
+public final class History {
+    private final AtomicLong issueOrder = new AtomicLong();
+    private final AtomicLong completionOrder = new AtomicLong();
+    private final AtomicInteger endpoints = new AtomicInteger();
+    private final Map<Long, Op> ops = new ConcurrentHashMap<>();
+    private final Map<Long, Outcome> outcomes = new ConcurrentHashMap<>();
+    /** Fences per (endpoint, thread). */
+    private final Map<String, AtomicLong> fences = new ConcurrentHashMap<>();
+
+    /**
+     * @param ep the endpoint to record
+     * @return an endpoint that forwards every call to {@code ep} and records it
+     */
+    public Endpoint record(Endpoint ep) {
+        return new Recording(ep, endpoints.incrementAndGet());
+    }
+
+    /** @return every recorded call, in issue order */
+    public List<Op> ops() {
+        List<Op> list = new ArrayList<>(ops.values());
+        list.sort(Comparator.comparingLong(Op::id));
+        return list;
+    }
+
+    /**
+     * @param op a recorded call
+     * @return how it completed, or null while it has not
+     */
+    public Outcome outcome(Op op) {
+        return outcomes.get(op.id());
+    }
+
+    private long fencesSoFar(int endpoint) {
+        return fences.computeIfAbsent(endpoint + "/" + Thread.currentThread().getId(), k -> new AtomicLong()).get();
+    }
+
+    private Op issue(int endpoint, Op.Kind kind, long address, int length, long operand, byte[] data) {
+        Op op = new Op(issueOrder.incrementAndGet(), endpoint, Thread.currentThread().getId(), kind, address, length,
+                operand, data, fencesSoFar(endpoint));
+        ops.put(op.id(), op);
+        return op;
+    }
+
+    private <T> CompletionStage<T> track(Op op, CompletionStage<T> stage, ByteBuffer readInto) {
+        return stage.whenComplete((v, e) -> {
+            byte[] read = null;
+            if (e == null && readInto != null) {
+                read = new byte[readInto.remaining()];
+                readInto.duplicate().get(read);
+            }
+            long value = v instanceof Number n ? n.longValue() : 0;
+            outcomes.put(op.id(), new Outcome(completionOrder.incrementAndGet(), value, read,
+                    e == null ? null : (e instanceof java.util.concurrent.CompletionException c && c.getCause() != null
+                            ? c.getCause() : e)));
+        });
+    }
+
+    private final class Recording implements Endpoint {
+        private final Endpoint ep;
+        private final int id;
+
+        Recording(Endpoint ep, int id) {
+            this.ep = ep;
+            this.id = id;
+        }
+
+        @Override
+        public CompletionStage<Void> put(ByteBuffer src, long remoteAddress, RemoteKey key) {
+            byte[] data = new byte[src.remaining()];
+            src.duplicate().get(data);
+            Op op = issue(id, Op.Kind.PUT, remoteAddress, data.length, 0, data);
+            return track(op, ep.put(src, remoteAddress, key), null);
+        }
+
+        @Override
+        public CompletionStage<Void> get(ByteBuffer dst, long remoteAddress, RemoteKey key) {
+            Op op = issue(id, Op.Kind.GET, remoteAddress, dst.remaining(), 0, null);
+            return track(op, ep.get(dst, remoteAddress, key), dst.duplicate());
+        }
+
+        @Override
+        public CompletionStage<Void> atomicPost32(AtomicOp o, long remoteAddress, RemoteKey key, int operand) {
+            Op op = issue(id, o == AtomicOp.ADD ? Op.Kind.ADD_POST : Op.Kind.OTHER_ATOMIC, remoteAddress, 4, operand,
+                    null);
+            return track(op, ep.atomicPost32(o, remoteAddress, key, operand), null);
+        }
+
+        @Override
+        public CompletionStage<Void> atomicPost64(AtomicOp o, long remoteAddress, RemoteKey key, long operand) {
+            Op op = issue(id, o == AtomicOp.ADD ? Op.Kind.ADD_POST : Op.Kind.OTHER_ATOMIC, remoteAddress, 8, operand,
+                    null);
+            return track(op, ep.atomicPost64(o, remoteAddress, key, operand), null);
+        }
+
+        @Override
+        public CompletionStage<Integer> atomicFetch32(AtomicOp o, long remoteAddress, RemoteKey key, int operand) {
+            Op op = issue(id, o == AtomicOp.ADD ? Op.Kind.ADD_FETCH : Op.Kind.OTHER_ATOMIC, remoteAddress, 4, operand,
+                    null);
+            return track(op, ep.atomicFetch32(o, remoteAddress, key, operand), null);
+        }
+
+        @Override
+        public CompletionStage<Long> atomicFetch64(AtomicOp o, long remoteAddress, RemoteKey key, long operand) {
+            Op op = issue(id, o == AtomicOp.ADD ? Op.Kind.ADD_FETCH : Op.Kind.OTHER_ATOMIC, remoteAddress, 8, operand,
+                    null);
+            return track(op, ep.atomicFetch64(o, remoteAddress, key, operand), null);
+        }
+
+        @Override
+        public CompletionStage<Integer> compareAndSwap32(long remoteAddress, RemoteKey key, int expected, int desired) {
+            Op op = issue(id, Op.Kind.OTHER_ATOMIC, remoteAddress, 4, desired, null);
+            return track(op, ep.compareAndSwap32(remoteAddress, key, expected, desired), null);
+        }
+
+        @Override
+        public CompletionStage<Long> compareAndSwap64(long remoteAddress, RemoteKey key, long expected, long desired) {
+            Op op = issue(id, Op.Kind.OTHER_ATOMIC, remoteAddress, 8, desired, null);
+            return track(op, ep.compareAndSwap64(remoteAddress, key, expected, desired), null);
+        }
+
+        @Override
+        public CompletionStage<Void> sendActiveMessage(int amId, ByteBuffer header, ByteBuffer payload) {
+            Op op = issue(id, Op.Kind.MESSAGE, 0, payload == null ? 0 : payload.remaining(), amId, null);
+            return track(op, ep.sendActiveMessage(amId, header, payload), null);
+        }
+
+        @Override
+        public void fence() {
+            issue(id, Op.Kind.FENCE, 0, 0, 0, null);
+            fences.computeIfAbsent(id + "/" + Thread.currentThread().getId(), k -> new AtomicLong()).incrementAndGet();
+            ep.fence();
+        }
+
+        @Override
+        public CompletionStage<Void> flush() {
+            Op op = issue(id, Op.Kind.FLUSH, 0, 0, 0, null);
+            return track(op, ep.flush(), null);
+        }
+
+        @Override
+        public List<LaneInfo> lanes() {
+            return ep.lanes();
+        }
+
+        @Override
+        public WorkerAddress peer() {
+            return ep.peer();
+        }
+
+        @Override
+        public CompletionStage<Void> close() {
+            return ep.close();
+        }
+
+        @Override
+        public String toString() {
+            return "Recorded[" + ep + "]";
+        }
+    }
+}

@@ -1,0 +1,257 @@
+package dev.fenceline.testkit.history;
+
+import dev.fenceline.FencelineException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.LongUnaryOperator;
+
+/**
+ * Checks a {@link History} for Fenceline's guarantees, from what the application observed. Each
+ * assertion throws an {@link AssertionError} that names the calls involved (by issue order).
+ *
+ * <p>What is modelled: words that only ever receive ADDs (posted or fetched) with non-negative
+ * operands, and puts and gets. Fences are those issued on the recorded endpoint by the same thread
+ * (program order); a worker-wide fence is not recorded.
+ */
+public final class HistoryChecker {
+    private final History history;
+    private final List<Op> ops;
+    private final Map<Long, Long> initial = new HashMap<>();
+
+    private HistoryChecker(History history) {
+        this.history = history;
+        this.ops = history.ops();
+    }
+
+    /**
+     * @param history the record
+     * @return a checker over it
+     */
+    public static HistoryChecker of(History history) {
+        return new HistoryChecker(history);
+    }
+
+    /**
+     * @param address a word's address
+     * @param value its value before the history began (0 when not given)
+     * @return this
+     */
+    public HistoryChecker initially(long address, long value) {
+        initial.put(address, value);
+        return this;
+    }
+
+    /**
+     * Every call completed, successfully or with a typed {@link FencelineException}.
+     *
+     * @return this
+     */
+    public HistoryChecker assertEveryRequestCompleted() {
+        List<String> bad = new ArrayList<>();
+        for (Op op : ops) {
+            if (op.kind() == Op.Kind.FENCE) {
+                continue;
+            }
+            Outcome o = history.outcome(op);
+            if (o == null) {
+                bad.add("#" + op.id() + " " + op.kind() + " never completed");
+            } else if (o.error() != null && !(o.error() instanceof FencelineException)) {
+                bad.add("#" + op.id() + " " + op.kind() + " failed with an untyped " + o.error());
+            }
+        }
+        return fail("every request completes", bad);
+    }
+
+    /**
+     * A successful flush completed only after every call its thread issued before it on that endpoint.
+     *
+     * @return this
+     */
+    public HistoryChecker assertFlushesCovered() {
+        List<String> bad = new ArrayList<>();
+        for (Op f : ops) {
+            Outcome fo = history.outcome(f);
+            if (f.kind() != Op.Kind.FLUSH || fo == null || !fo.ok()) {
+                continue;
+            }
+            for (Op r : ops) {
+                if (r.id() >= f.id()) {
+                    break;
+                }
+                if (r.endpoint() != f.endpoint() || r.thread() != f.thread() || r.kind() == Op.Kind.FENCE) {
+                    continue;
+                }
+                Outcome ro = history.outcome(r);
+                if (ro == null || ro.completionOrder() > fo.completionOrder()) {
+                    bad.add("flush #" + f.id() + " completed before #" + r.id() + " " + r.kind() + " issued before it");
+                }
+            }
+        }
+        return fail("flushes cover what was issued before them", bad);
+    }
+
+    /**
+     * Nothing issued after a fence was applied before what its thread issued before the fence on
+     * that endpoint: a fetched ADD sees every ADD fenced before it, and a get sees every put fenced
+     * before it (or something written later).
+     *
+     * @return this
+     */
+    public HistoryChecker assertFencesHeld() {
+        return fail("fences hold", ordered(HistoryChecker::fencedBefore));
+    }
+
+    /**
+     * The application's own contract, stronger than Fenceline's: every fetched ADD and every get saw
+     * everything its thread issued before it on that endpoint, fenced or not. It holds when the
+     * application fenced wherever it needed to; a missing fence shows up here.
+     *
+     * @return this
+     */
+    public HistoryChecker assertProgramOrderObserved() {
+        return fail("reads observe everything issued before them (a fence missing?)",
+                ordered((a, b) -> a.endpoint() == b.endpoint() && a.thread() == b.thread() && a.id() < b.id()));
+    }
+
+    private List<String> ordered(java.util.function.BiPredicate<Op, Op> before) {
+        List<String> bad = new ArrayList<>();
+        Map<Long, Boolean> addOnly = addOnlyWords();
+        for (Op b : ops) {
+            Outcome bo = history.outcome(b);
+            if (bo == null || !bo.ok()) {
+                continue;
+            }
+            if (b.kind() == Op.Kind.ADD_FETCH && addOnly.getOrDefault(b.address(), false)) {
+                long sum = 0;
+                for (Op a : ops) {
+                    if (a.id() >= b.id()) {
+                        break;
+                    }
+                    if (before.test(a, b) && a.isAdd() && a.address() == b.address() && !failed(a)) {
+                        sum += a.operand();
+                    }
+                }
+                long seen = bo.value() - initial.getOrDefault(b.address(), 0L);
+                if (seen < sum) {
+                    bad.add("fetch #" + b.id() + " at 0x" + Long.toHexString(b.address()) + " saw " + seen
+                            + " added, but the ADDs ordered before it add up to " + sum);
+                }
+            } else if (b.kind() == Op.Kind.GET && bo.read() != null) {
+                checkGet(b, bo.read(), bad, before);
+            }
+        }
+        return bad;
+    }
+
+    private void checkGet(Op g, byte[] read, List<String> bad, java.util.function.BiPredicate<Op, Op> before) {
+        for (int i = 0; i < g.length(); i++) {
+            long p = g.address() + i;
+            Op latest = null;
+            for (Op a : ops) {
+                if (a.id() >= g.id()) {
+                    break;
+                }
+                if (a.kind() == Op.Kind.PUT && before.test(a, g) && covers(a, p) && !failed(a)) {
+                    latest = a;
+                }
+            }
+            if (latest == null) {
+                continue;
+            }
+            boolean allowed = latest.data()[(int) (p - latest.address())] == read[i];
+            for (Op q : ops) {
+                if (allowed) {
+                    break;
+                }
+                if (q.kind() == Op.Kind.PUT && q.id() > latest.id() && covers(q, p)) {
+                    allowed = q.data()[(int) (p - q.address())] == read[i];
+                }
+            }
+            if (!allowed) {
+                bad.add("get #" + g.id() + " read byte 0x" + Long.toHexString(p) + " older than put #" + latest.id()
+                        + ", which was ordered before it");
+                return; // one report per get
+            }
+        }
+    }
+
+    /**
+     * Every ADD applied exactly once: each word that only ever received ADDs ends at its initial
+     * value plus the operands of the ADDs that completed, give or take those that failed (their
+     * outcome is unknown).
+     *
+     * @param finalValue reads a word's value after everything completed (and was flushed)
+     * @return this
+     */
+    public HistoryChecker assertExactlyOnce(LongUnaryOperator finalValue) {
+        List<String> bad = new ArrayList<>();
+        for (Map.Entry<Long, Boolean> w : addOnlyWords().entrySet()) {
+            if (!w.getValue()) {
+                continue;
+            }
+            long sure = 0;
+            long unsure = 0;
+            for (Op a : ops) {
+                if (a.isAdd() && a.address() == w.getKey()) {
+                    if (failed(a)) {
+                        unsure += a.operand();
+                    } else {
+                        sure += a.operand();
+                    }
+                }
+            }
+            long added = finalValue.applyAsLong(w.getKey()) - initial.getOrDefault(w.getKey(), 0L);
+            if (added < sure || added > sure + unsure) {
+                bad.add("word 0x" + Long.toHexString(w.getKey()) + " received " + added + " from ADDs, expected "
+                        + (unsure == 0 ? sure : "[" + sure + ", " + (sure + unsure) + "]"));
+            }
+        }
+        return fail("atomics apply exactly once", bad);
+    }
+
+    private boolean failed(Op op) {
+        Outcome o = history.outcome(op);
+        return o != null && !o.ok();
+    }
+
+    /** Words touched by atomics, and whether only by ADDs with non-negative operands. */
+    private Map<Long, Boolean> addOnlyWords() {
+        Map<Long, Boolean> words = new HashMap<>();
+        for (Op op : ops) {
+            if (op.isAdd()) {
+                words.merge(op.address(), op.operand() >= 0, Boolean::logicalAnd);
+            } else if (op.kind() == Op.Kind.OTHER_ATOMIC) {
+                words.put(op.address(), false);
+            }
+        }
+        for (Op op : ops) {
+            if (op.kind() == Op.Kind.PUT) {
+                for (Map.Entry<Long, Boolean> w : words.entrySet()) {
+                    if (op.address() < w.getKey() + 8 && w.getKey() < op.address() + op.length()) {
+                        w.setValue(false);
+                    }
+                }
+            }
+        }
+        return words;
+    }
+
+    private static boolean fencedBefore(Op a, Op b) {
+        return a.endpoint() == b.endpoint() && a.thread() == b.thread() && a.id() < b.id()
+                && a.fencesBefore() < b.fencesBefore();
+    }
+
+    private static boolean covers(Op put, long p) {
+        return put.address() <= p && p < put.address() + put.length();
+    }
+
+    private HistoryChecker fail(String property, List<String> bad) {
+        if (!bad.isEmpty()) {
+            throw new AssertionError(property + ": " + bad.size() + " violation(s) in a history of " + ops.size()
+                    + " calls; first: " + String.join("; ", bad.subList(0, Math.min(5, bad.size()))));
+        }
+        return this;
+    }
+}
