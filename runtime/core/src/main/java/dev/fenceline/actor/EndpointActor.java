@@ -743,7 +743,8 @@ public final class EndpointActor {
             waiting.add(new PendingFlush(token));
             return true;
         }
-        PostStatus s = lanes.connection(lane).flush(token);
+        PostStatus s = owner == KEEPALIVE_PROBE ? lanes.connection(lane).keepalive(token)
+                : lanes.connection(lane).flush(token);
         if (s == PostStatus.NO_RESOURCE) {
             waiting.add(new PendingFlush(token));
             return true;

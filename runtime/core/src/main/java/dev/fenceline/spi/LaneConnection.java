@@ -50,6 +50,18 @@ public interface LaneConnection {
      */
     PostStatus flush(long token);
 
+    /**
+     * A keepalive probe on an idle lane: answered like a flush (through
+     * {@link LaneListener#onFlushed(long)}) when the peer is reachable. A transport with a cheaper
+     * liveness check may override it.
+     *
+     * @param token echoed to the listener
+     * @return as {@link #flush(long)}
+     */
+    default PostStatus keepalive(long token) {
+        return flush(token);
+    }
+
     /** Weak fence: operations posted after it are applied after those posted before it. */
     void fence();
 

@@ -120,6 +120,38 @@ public final class SimNetwork {
     }
 
     /**
+     * Loses a lane's keepalive probes while its data still flows, so keepalive declares a healthy
+     * but idle lane dead: for testing how a service copes with a false failure detection.
+     *
+     * @param ep the endpoint
+     * @param laneIndex the lane
+     */
+    public void dropKeepalives(Endpoint ep, int laneIndex) {
+        SimFaults.dropKeepalives(connection(ep, laneIndex, false));
+    }
+
+    /**
+     * Partitions two workers: nothing between them is delivered or acknowledged, in either
+     * direction, and nothing is reported; keepalive finds out. {@link #heal} ends it.
+     *
+     * @param a one worker's address
+     * @param b the other's
+     */
+    public void partition(dev.fenceline.WorkerAddress a, dev.fenceline.WorkerAddress b) {
+        SimFaults.partition(a.workerId(), b.workerId(), true);
+    }
+
+    /**
+     * Ends a partition; what was sent during it stays lost.
+     *
+     * @param a one worker's address
+     * @param b the other's
+     */
+    public void heal(dev.fenceline.WorkerAddress a, dev.fenceline.WorkerAddress b) {
+        SimFaults.partition(a.workerId(), b.workerId(), false);
+    }
+
+    /**
      * Breaks exactly-once at a target on purpose: its sim transport applies an operation that is
      * re-sent after a lane failure again, as a transport without deduplication would. For proving
      * that a test catches double-applied atomics; never needed otherwise.

@@ -251,6 +251,43 @@ class FailoverTest {
     }
 
     @Test
+    void lostKeepalivesOnAnIdleLaneFailItOverAndNothingIsLost() throws Exception {
+        try (Rig r = Rig.of(THREE_LANES + "\nfenceline.endpoint.keepalive { interval = 20ms, timeout = 100ms }",
+                1 << 20)) {
+            r.net().dropKeepalives(r.ep(), 1);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (r.ep().lanes().get(1).live() && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+            assertFalse(r.ep().lanes().get(1).live(), "keepalive declared the idle lane dead");
+            await(r.ep().put(ByteBuffer.allocate(1 << 16), r.region().address(), r.region().remoteKey()));
+            assertEquals(0, r.a().statistics().failed());
+        }
+    }
+
+    @Test
+    void aPartitionEndsTheEndpointThroughKeepaliveAndFailsWhatWasOutstanding() throws Exception {
+        try (Rig r = Rig.of(THREE_LANES + "\nfenceline.endpoint.keepalive { interval = 20ms, timeout = 100ms }",
+                4096)) {
+            r.net().partition(r.a().address(), r.b().address());
+            List<CompletableFuture<Void>> ops = new ArrayList<>();
+            for (int i = 0; i < 50; i++) {
+                ops.add(r.ep().put(ByteBuffer.allocate(8), r.region().address(), r.region().remoteKey())
+                        .toCompletableFuture());
+            }
+            for (CompletableFuture<Void> f : ops) {
+                ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
+                        () -> f.get(30, TimeUnit.SECONDS));
+                assertInstanceOf(EndpointFailedException.class, e.getCause());
+            }
+            r.net().heal(r.a().address(), r.b().address());
+            Endpoint again = r.a().connect(r.b().address()).toCompletableFuture().get(10, TimeUnit.SECONDS);
+            await(again.put(ByteBuffer.wrap(new byte[] {3}), r.region().address(), r.region().remoteKey()));
+            assertEquals(3, r.region().buffer().get(0), "after healing, a new endpoint works");
+        }
+    }
+
+    @Test
     void anAddedLaneCarriesTraffic() throws Exception {
         try (Rig r = Rig.of("fenceline.transport.sim.lanes = [{ types = [AM, RMA, AMO],"
                 + " min-delay = 0us, max-delay = 20us }]", 1 << 20)) {

@@ -76,6 +76,23 @@ public final class SimFaults {
     }
 
     /**
+     * @param connectionId the lane's connection, whose keepalive probes are lost from now on
+     */
+    public static void dropKeepalives(long connectionId) {
+        lane(connectionId).dropKeepalives();
+    }
+
+    /**
+     * @param a one worker
+     * @param b another
+     * @param cut true to partition them (nothing is delivered or acknowledged between them, and
+     *     nothing is reported), false to heal
+     */
+    public static void partition(java.util.UUID a, java.util.UUID b, boolean cut) {
+        SimTransport.partition(a, b, cut);
+    }
+
+    /**
      * @param targetWorker a worker whose sim transport from now on applies re-sent operations again
      */
     public static void breakDeduplication(java.util.UUID targetWorker) {

@@ -36,6 +36,8 @@ final class SimLane implements LaneConnection {
     private volatile boolean dead;
     /** A black hole: accepts everything, delivers and acknowledges nothing, reports nothing. */
     private volatile boolean silent;
+    /** Keepalive probes vanish; data still flows. */
+    private volatile boolean keepalivesDropped;
     private volatile long minDelay;
     private volatile long maxDelay;
     private long lastDue; // actor thread
@@ -137,6 +139,23 @@ final class SimLane implements LaneConnection {
         silent = true;
     }
 
+    void dropKeepalives() {
+        keepalivesDropped = true;
+    }
+
+    /** Delivery and acknowledgement both stop while the two workers are partitioned. */
+    private boolean cut() {
+        return silent || origin.partitionedFrom(peer) || peer.partitionedFrom(origin);
+    }
+
+    @Override
+    public PostStatus keepalive(long token) {
+        if (keepalivesDropped) {
+            return PostStatus.IN_PROGRESS; // lost on the way
+        }
+        return flush(token);
+    }
+
     /** Kills the lane without a failure report, then hands {@code next} to the listener. */
     void replaceWith(SimLane next) {
         fabric.schedule(System.nanoTime(), () -> {
@@ -160,7 +179,7 @@ final class SimLane implements LaneConnection {
     private void acknowledge(Runnable ack) {
         lastAckDue = Math.max(lastAckDue, System.nanoTime() + delay(ackRandom));
         fabric.schedule(lastAckDue, () -> {
-            if (!dead && !silent) {
+            if (!dead && !cut()) {
                 ack.run();
             }
         });
@@ -191,7 +210,7 @@ final class SimLane implements LaneConnection {
         }
         lastDue = Math.max(lastDue, System.nanoTime());
         fabric.schedule(lastDue, () -> {
-            if (!dead && !silent) {
+            if (!dead && !cut()) {
                 acknowledge(() -> listener.onFlushed(token));
             }
         });
@@ -211,7 +230,7 @@ final class SimLane implements LaneConnection {
 
     private void deliver(TransportOp op) {
         int left = undelivered.decrementAndGet();
-        if (dead || silent) {
+        if (dead || cut()) {
             return;
         }
         LaneListener l = listener;

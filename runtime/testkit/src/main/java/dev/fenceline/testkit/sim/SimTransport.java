@@ -32,6 +32,27 @@ final class SimTransport implements Transport {
     private volatile RemoteAccessTarget target;
     /** Fault injection: apply re-sent operations again (breaks exactly-once on purpose). */
     private volatile boolean dedupBroken;
+    /** Workers this one cannot reach (a partition), by id. */
+    private final java.util.Set<UUID> partitioned = ConcurrentHashMap.newKeySet();
+
+    boolean partitionedFrom(SimTransport other) {
+        return !partitioned.isEmpty() && partitioned.contains(other.context.workerId());
+    }
+
+    static void partition(UUID a, UUID b, boolean cut) {
+        SimTransport ta = REGISTRY.get(a);
+        SimTransport tb = REGISTRY.get(b);
+        if (ta == null || tb == null) {
+            throw new IllegalArgumentException("no open sim worker " + (ta == null ? a : b));
+        }
+        if (cut) {
+            ta.partitioned.add(b);
+            tb.partitioned.add(a);
+        } else {
+            ta.partitioned.remove(b);
+            tb.partitioned.remove(a);
+        }
+    }
 
     SimTransport(TransportContext context, SimSettings settings) {
         this.context = context;
