@@ -12,7 +12,9 @@ import dev.fenceline.testkit.SimNetwork;
 import dev.fenceline.testkit.history.History;
 import dev.fenceline.testkit.history.HistoryChecker;
 import dev.fenceline.testkit.junit.FencelineTest;
+import dev.fenceline.AtomicOp;
 import java.nio.ByteOrder;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -115,11 +117,28 @@ class ReplicatedCounterTest {
     @Test
     void theCheckerCatchesADoubleAppliedAtomic(Fenceline fenceline, SimNetwork net) throws Exception {
         Setup s = Setup.of(fenceline);
-        // A transport that re-sends an ADD after a lane failure without deduplication applies it twice.
-        for (Endpoint ep : s.raw()) {
-            net.breakDeduplication(ep.peer());
+        Endpoint raw = s.raw().get(0);
+        ReplicatedCounter.Replica replica = s.replicas().get(0);
+        // A transport that re-sends an ADD after a lane failure without deduplication applies it
+        // twice. Slow lanes keep acknowledgements in flight when two lanes fail, so re-sends happen.
+        net.breakDeduplication(raw.peer());
+        for (int lane = 0; lane < raw.lanes().size(); lane++) {
+            net.setDelay(raw, lane, Duration.ofMillis(1), Duration.ofMillis(3));
         }
-        s.run(new ReplicatedCounter(s.replicas(), Bug.NONE), net, 600);
+        List<CompletableFuture<Void>> adds = new ArrayList<>();
+        for (int i = 0; i < 300; i++) {
+            adds.add(replica.endpoint().atomicPost64(AtomicOp.ADD, replica.address(), replica.key(), 1)
+                    .toCompletableFuture());
+        }
+        // Wait until some ADDs were applied: their acknowledgements take another 1-3 ms to come back.
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (s.valueAt(replica.address()) < 20 && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+        }
+        net.failLane(raw, 0);
+        net.failLane(raw, 1);
+        CompletableFuture.allOf(adds.toArray(new CompletableFuture<?>[0])).get(60, TimeUnit.SECONDS);
+        replica.endpoint().flush().toCompletableFuture().get(30, TimeUnit.SECONDS);
         HistoryChecker checker = HistoryChecker.of(s.history()).assertEveryRequestCompleted();
         AssertionError e = assertThrows(AssertionError.class, () -> checker.assertExactlyOnce(s::valueAt));
         System.out.println("caught, as it should be: " + e.getMessage());
