@@ -8,6 +8,8 @@ import dev.fenceline.LaneType;
 import dev.fenceline.MemoryRegion;
 import dev.fenceline.Worker;
 import dev.fenceline.WorkerStatistics;
+import dev.fenceline.testkit.history.History;
+import dev.fenceline.testkit.history.HistoryChecker;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
@@ -123,10 +125,13 @@ public final class ChaosRun {
             MemoryRegion counters = b.allocate((long) o.endpoints() * COUNTERS * 8);
             List<Endpoint> eps = new ArrayList<>();
             List<ModelCheckedWorkload> workloads = new ArrayList<>();
+            History history = new History();
             for (int e = 0; e < o.endpoints(); e++) {
                 Endpoint ep = a.connect(b.address()).toCompletableFuture().get(10, TimeUnit.SECONDS);
                 eps.add(ep);
-                ModelCheckedWorkload w = new ModelCheckedWorkload(ep, new ModelCheckedWorkload.Options(data,
+                // The workload checks against its own sequential model; the recorded history is checked
+                // independently afterwards.
+                ModelCheckedWorkload w = new ModelCheckedWorkload(history.record(ep), new ModelCheckedWorkload.Options(data,
                         data.remoteKey(), e * SLICE, SLICE, counters, counters.remoteKey(), e * COUNTERS, COUNTERS,
                         1000 + e, o.seed() * 7919 + e, 16, true));
                 b.setActiveMessageHandler(1000 + e, w.activeMessageHandler());
@@ -152,6 +157,11 @@ public final class ChaosRun {
                 } catch (java.util.concurrent.ExecutionException e) {
                     errors.add("final flush of " + ep + " failed: " + e.getCause());
                 }
+            }
+            try {
+                HistoryChecker.of(history).assertEveryRequestCompleted().assertFlushesCovered().assertFencesHeld();
+            } catch (AssertionError e) {
+                errors.add("history: " + e.getMessage());
             }
             stats = a.statistics();
             if (stats.failed() != 0) {

@@ -146,32 +146,40 @@ public final class HistoryChecker {
     }
 
     private void checkGet(Op g, byte[] read, List<String> bad, java.util.function.BiPredicate<Op, Op> before) {
+        // Only puts that overlap the get matter: collect them once, in issue order.
+        List<Op> overlapping = new ArrayList<>();
+        for (Op a : ops) {
+            if (a.kind() == Op.Kind.PUT && a.address() < g.address() + g.length()
+                    && g.address() < a.address() + a.length()) {
+                overlapping.add(a);
+            }
+        }
+        if (overlapping.isEmpty()) {
+            return;
+        }
         for (int i = 0; i < g.length(); i++) {
             long p = g.address() + i;
-            Op latest = null;
-            for (Op a : ops) {
+            int latest = -1;
+            for (int k = 0; k < overlapping.size(); k++) {
+                Op a = overlapping.get(k);
                 if (a.id() >= g.id()) {
                     break;
                 }
-                if (a.kind() == Op.Kind.PUT && before.test(a, g) && covers(a, p) && !failed(a)) {
-                    latest = a;
+                if (before.test(a, g) && covers(a, p) && !failed(a)) {
+                    latest = k;
                 }
             }
-            if (latest == null) {
+            if (latest < 0) {
                 continue;
             }
-            boolean allowed = latest.data()[(int) (p - latest.address())] == read[i];
-            for (Op q : ops) {
-                if (allowed) {
-                    break;
-                }
-                if (q.kind() == Op.Kind.PUT && q.id() > latest.id() && covers(q, p)) {
-                    allowed = q.data()[(int) (p - q.address())] == read[i];
-                }
+            boolean allowed = false;
+            for (int k = latest; k < overlapping.size() && !allowed; k++) {
+                Op q = overlapping.get(k);
+                allowed = covers(q, p) && q.data()[(int) (p - q.address())] == read[i];
             }
             if (!allowed) {
-                bad.add("get #" + g.id() + " read byte 0x" + Long.toHexString(p) + " older than put #" + latest.id()
-                        + ", which was ordered before it");
+                bad.add("get #" + g.id() + " read byte 0x" + Long.toHexString(p) + " older than put #"
+                        + overlapping.get(latest).id() + ", which was ordered before it");
                 return; // one report per get
             }
         }

@@ -1,0 +1,188 @@
+package dev.fenceline.testkit.history;
+
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.fenceline.AtomicOp;
+import dev.fenceline.Endpoint;
+import dev.fenceline.LaneInfo;
+import dev.fenceline.RemoteKey;
+import dev.fenceline.WorkerAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The checker must be able to fail: a scripted endpoint that breaks each guarantee on purpose (a
+ * stale fetch after a fence, a stale get, a flush that overtakes, a request that never completes, a
+ * double-applied ADD) is caught by the matching assertion, and an honest one passes.
+ */
+class HistoryCheckerTest {
+    /** An endpoint whose answers the test scripts; futures complete when the test says. */
+    static final class Scripted implements Endpoint {
+        final List<CompletableFuture<?>> pending = new ArrayList<>();
+        long fetchAnswer;
+        byte getAnswer;
+
+        @SuppressWarnings("unchecked")
+        private <T> CompletionStage<T> later() {
+            CompletableFuture<T> f = new CompletableFuture<>();
+            pending.add(f);
+            return f;
+        }
+
+        @Override
+        public CompletionStage<Void> put(ByteBuffer src, long remoteAddress, RemoteKey key) {
+            return later();
+        }
+
+        @Override
+        public CompletionStage<Void> get(ByteBuffer dst, long remoteAddress, RemoteKey key) {
+            for (int i = dst.position(); i < dst.limit(); i++) {
+                dst.put(i, getAnswer);
+            }
+            return later();
+        }
+
+        @Override
+        public CompletionStage<Void> atomicPost32(AtomicOp op, long a, RemoteKey k, int v) {
+            return later();
+        }
+
+        @Override
+        public CompletionStage<Void> atomicPost64(AtomicOp op, long a, RemoteKey k, long v) {
+            return later();
+        }
+
+        @Override
+        public CompletionStage<Integer> atomicFetch32(AtomicOp op, long a, RemoteKey k, int v) {
+            return CompletableFuture.completedFuture((int) fetchAnswer);
+        }
+
+        @Override
+        public CompletionStage<Long> atomicFetch64(AtomicOp op, long a, RemoteKey k, long v) {
+            return CompletableFuture.completedFuture(fetchAnswer);
+        }
+
+        @Override
+        public CompletionStage<Integer> compareAndSwap32(long a, RemoteKey k, int e, int d) {
+            return later();
+        }
+
+        @Override
+        public CompletionStage<Long> compareAndSwap64(long a, RemoteKey k, long e, long d) {
+            return later();
+        }
+
+        @Override
+        public CompletionStage<Void> sendActiveMessage(int id, ByteBuffer h, ByteBuffer p) {
+            return later();
+        }
+
+        @Override
+        public void fence() {
+        }
+
+        @Override
+        public CompletionStage<Void> flush() {
+            return later();
+        }
+
+        @Override
+        public List<LaneInfo> lanes() {
+            return List.of();
+        }
+
+        @Override
+        public WorkerAddress peer() {
+            return new WorkerAddress(UUID.randomUUID(), "scripted", Map.of());
+        }
+
+        @Override
+        public CompletionStage<Void> close() {
+            return CompletableFuture.completedFuture(null);
+        }
+
+        @SuppressWarnings({"unchecked", "rawtypes"})
+        void completeAll() {
+            for (CompletableFuture f : pending) {
+                f.complete(null);
+            }
+        }
+    }
+
+    private final RemoteKey key = new RemoteKey(UUID.randomUUID(), 1, 0x1000, 4096, new byte[0]);
+
+    @Test
+    void aFetchThatMissesAnAddFencedBeforeItIsCaught() {
+        History h = new History();
+        Scripted s = new Scripted();
+        Endpoint ep = h.record(s);
+        ep.atomicPost64(AtomicOp.ADD, 0x1000, key, 5);
+        ep.fence();
+        s.fetchAnswer = 0; // stale: the fenced ADD is not in it
+        ep.atomicFetch64(AtomicOp.ADD, 0x1000, key, 0);
+        s.completeAll();
+        AssertionError e = assertThrows(AssertionError.class, () -> HistoryChecker.of(h).assertFencesHeld());
+        assertTrue(e.getMessage().contains("fences hold"), e.getMessage());
+        s.fetchAnswer = 5;
+        History ok = new History();
+        Endpoint ep2 = ok.record(s);
+        ep2.atomicPost64(AtomicOp.ADD, 0x1000, key, 5);
+        ep2.fence();
+        ep2.atomicFetch64(AtomicOp.ADD, 0x1000, key, 0);
+        s.completeAll();
+        assertDoesNotThrow(() -> HistoryChecker.of(ok).assertFencesHeld().assertEveryRequestCompleted());
+    }
+
+    @Test
+    void aGetThatReadsOlderThanAFencedPutIsCaught() {
+        History h = new History();
+        Scripted s = new Scripted();
+        Endpoint ep = h.record(s);
+        ep.put(ByteBuffer.wrap(new byte[] {7, 7}), 0x1000, key);
+        ep.fence();
+        s.getAnswer = 0;
+        ep.get(ByteBuffer.allocate(2), 0x1000, key);
+        s.completeAll();
+        assertThrows(AssertionError.class, () -> HistoryChecker.of(h).assertFencesHeld());
+    }
+
+    @Test
+    void aFlushThatCompletesBeforeEarlierWorkIsCaught() {
+        History h = new History();
+        Scripted s = new Scripted();
+        Endpoint ep = h.record(s);
+        ep.put(ByteBuffer.wrap(new byte[] {1}), 0x1000, key);
+        ep.flush();
+        ((CompletableFuture<?>) s.pending.get(1)).complete(null); // the flush first
+        s.completeAll();
+        assertThrows(AssertionError.class, () -> HistoryChecker.of(h).assertFlushesCovered());
+    }
+
+    @Test
+    void aRequestThatNeverCompletesIsCaught() {
+        History h = new History();
+        Endpoint ep = h.record(new Scripted());
+        ep.put(ByteBuffer.wrap(new byte[] {1}), 0x1000, key);
+        assertThrows(AssertionError.class, () -> HistoryChecker.of(h).assertEveryRequestCompleted());
+    }
+
+    @Test
+    void aDoubleAppliedAddIsCaught() {
+        History h = new History();
+        Scripted s = new Scripted();
+        Endpoint ep = h.record(s);
+        ep.atomicPost64(AtomicOp.ADD, 0x1000, key, 3);
+        ep.atomicPost64(AtomicOp.ADD, 0x1000, key, 4);
+        s.completeAll();
+        assertDoesNotThrow(() -> HistoryChecker.of(h).assertExactlyOnce(a -> 7));
+        assertThrows(AssertionError.class, () -> HistoryChecker.of(h).assertExactlyOnce(a -> 10));
+    }
+}
