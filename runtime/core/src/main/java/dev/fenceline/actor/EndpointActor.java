@@ -314,6 +314,8 @@ public final class EndpointActor {
                 .onMessage(DrainSubmissions.class, m -> Behaviors.same())
                 .onMessage(Close.class, m -> {
                     channel.markClosing();
+                    channel.terminate(new EndpointClosedException("endpoint " + channel.name() + " is closed"));
+                    rejectSubmissions(() -> new EndpointClosedException("endpoint " + channel.name() + " is closed"));
                     m.replyTo().tell(Done.getInstance());
                     return closed();
                 })
@@ -654,7 +656,19 @@ public final class EndpointActor {
             case PUT, GET -> {
                 ByteBuffer local = r.local;
                 int total = local.remaining();
-                int frag = Math.max(1, Math.min(settings.fragmentSize(), conn.maxFragment()));
+                if (r.fragmentSize == 0) {
+                    r.fragmentSize = Math.max(1, Math.min(settings.fragmentSize(), conn.maxFragment()));
+                } else if (conn.maxFragment() < r.fragmentSize) {
+                    // A restart must resend the same byte ranges under the same sequence numbers.
+                    FencelineException e = new EndpointFailedException("endpoint " + channel.name() + ": " + r
+                            + " was split into fragments of " + r.fragmentSize + " bytes, but lane " + r.lane
+                            + " takes at most " + conn.maxFragment() + " after a reconfiguration");
+                    retire(r);
+                    counters.increment(Counter.FAILED);
+                    r.fail(e);
+                    return;
+                }
+                int frag = r.fragmentSize;
                 int n = total == 0 ? 0 : (total + frag - 1) / frag;
                 if (n == 0) {
                     finish(r, 0);
@@ -813,12 +827,9 @@ public final class EndpointActor {
     private void opCompleted(long token, long value) {
         Inflight f = byToken.remove(token);
         if (f == null || f.request().done) {
-            return; // a fragment of a request that failed, or of a connection a reconfiguration dropped
+            return; // a fragment of a connection a reconfiguration dropped
         }
-        Request r = f.request();
-        if (--r.fragmentsOutstanding == 0) {
-            finish(r, value);
-        }
+        fragmentDone(f.request(), value);
     }
 
     private void opFailed(long token, FencelineException e) {
@@ -826,8 +837,26 @@ public final class EndpointActor {
         if (f == null || f.request().done) {
             return;
         }
-        log.debug("endpoint {}: {} failed: {}", channel.name(), f.request(), e.getMessage());
-        finishFailed(f.request(), e);
+        Request r = f.request();
+        log.debug("endpoint {}: {} failed: {}", channel.name(), r, e.getMessage());
+        if (r.error == null) {
+            r.error = e;
+        }
+        fragmentDone(r, 0);
+    }
+
+    /**
+     * A request completes only when every fragment is accounted for: its buffer may still be in use
+     * by a fragment in flight, so failing it early would hand the buffer back too soon.
+     */
+    private void fragmentDone(Request r, long value) {
+        if (--r.fragmentsOutstanding == 0) {
+            if (r.error != null) {
+                finishFailed(r, r.error);
+            } else {
+                finish(r, value);
+            }
+        }
     }
 
     private void finish(Request r, long value) {
@@ -967,10 +996,17 @@ public final class EndpointActor {
     }
 
     private Behavior<Command> onLaneFlushFailed(LaneFlushFailed m) {
-        FlushToken t = flushTokens.remove(m.token());
+        FlushToken t = flushTokens.get(m.token());
         if (t == null) {
             return Behaviors.same();
         }
+        if (settings.errorMode() == ErrorMode.FAILOVER && current(t.lane(), t.connectionId())
+                && Long.bitCount(lanes.liveMask()) > 1) {
+            // In failover mode a lane that cannot flush is a failed lane: restart on the others,
+            // which re-issues this flush (or fence) over every live lane. The user sees nothing.
+            return laneFailed(t.lane(), t.connectionId(), m.error());
+        }
+        flushTokens.remove(m.token());
         if (t.owner() == FENCE_FLUSH) {
             strongFenceFailed(m.error());
         } else if (t.owner() == KEEPALIVE_PROBE) {
@@ -1079,20 +1115,29 @@ public final class EndpointActor {
         }
         LaneTable next = lanes;
         long changed = 0;
+        java.util.Set<LaneConnection> staying = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        c.forEach(x -> {
+            if (x != null) {
+                staying.add(x);
+            }
+        });
         List<LaneConnection> retired = new ArrayList<>();
         for (int i = 0; i < c.size(); i++) {
             LaneConnection now = c.get(i);
             LaneConnection before = lanes.connection(i);
-            if (now == before) {
+            if (i >= next.size()) {
+                next = next.withAdded(now); // keep indices: an empty new slot is still a slot
+            } else if (now == before) {
                 continue;
+            } else {
+                next = next.withSlot(i, now);
             }
             if (now != null) {
                 bind(i, now);
             }
-            if (before != null) {
-                retired.add(before);
+            if (before != null && !staying.contains(before)) {
+                retired.add(before); // only connections that leave the table are closed
             }
-            next = i < next.size() ? next.withSlot(i, now) : next.withAdded(now);
             changed |= 1L << i;
         }
         if (changed == 0) {
@@ -1146,20 +1191,29 @@ public final class EndpointActor {
         // Fragments posted on, or parked for, a connection that is no longer in its slot.
         TreeMap<Long, Restart> restart = new TreeMap<>();
         List<Long> dropped = new ArrayList<>();
+        org.agrona.collections.LongHashSet neverSent = new org.agrona.collections.LongHashSet();
+        for (int i = 0; i < pending.length; i++) {
+            if ((changed & (1L << i)) != 0) {
+                for (Object o : pending[i]) {
+                    if (o instanceof TransportOp op) {
+                        neverSent.add(op.token()); // parked for NO_RESOURCE: the transport never had it
+                    }
+                }
+                pending[i].clear();
+            }
+        }
         byToken.forEach((token, f) -> {
             if (!current(f.lane(), f.connectionId())) {
                 dropped.add(token);
+                if (f.request().done) {
+                    return; // completed (or failed) already: nothing to restart
+                }
                 Restart x = restart.computeIfAbsent(f.request().seq, k -> new Restart(f.request(), new ArrayList<>()));
                 x.fragments().add(f.fragment());
-                x.unsafe |= !f.deduplicated();
+                x.unsafe |= !f.deduplicated() && !neverSent.contains(token);
             }
         });
         dropped.forEach(byToken::remove);
-        for (int i = 0; i < pending.length; i++) {
-            if ((changed & (1L << i)) != 0) {
-                pending[i].clear(); // their tokens were among the dropped
-            }
-        }
         // Lane flushes of changed slots never complete now.
         List<Long> deadFlushes = new ArrayList<>();
         flushTokens.forEach((token, t) -> {
@@ -1208,10 +1262,12 @@ public final class EndpointActor {
     }
 
     private void replay(Request r, List<Integer> fragments, boolean sentWithoutDedup) {
-        boolean atomic = r.kind == Request.Kind.ATOMIC_POST || r.kind == Request.Kind.ATOMIC_FETCH
-                || r.kind == Request.Kind.CSWAP;
+        // Atomics and active messages are not idempotent: re-sending one that may have arrived on a
+        // lane without deduplication could apply it twice. Puts and gets are re-sent.
+        boolean notIdempotent = r.kind == Request.Kind.ATOMIC_POST || r.kind == Request.Kind.ATOMIC_FETCH
+                || r.kind == Request.Kind.CSWAP || r.kind == Request.Kind.AM;
         int lane = pickLane(r.opClass(settings));
-        if (atomic && sentWithoutDedup) {
+        if (notIdempotent && sentWithoutDedup) {
             retire(r);
             counters.increment(Counter.FAILED);
             r.fail(new dev.fenceline.OutcomeUnknownException(r.kind + String.format(" at 0x%x", r.remoteAddress)
@@ -1269,6 +1325,7 @@ public final class EndpointActor {
     private Behavior<Command> enterFailed(EndpointFailedException e) {
         timers.cancelAll();
         channel.publishFailure(e);
+        channel.terminate(e);
         failEverything(e);
         closeLanes();
         rejectSubmissions(() -> e);
@@ -1320,6 +1377,7 @@ public final class EndpointActor {
         }
         // The facade queued a flush behind every earlier operation and sends Close when it completed,
         // so nothing accepted is outstanding here except what failed to flush.
+        channel.terminate(new EndpointClosedException("endpoint " + channel.name() + " is closed"));
         failEverything(new EndpointClosedException("endpoint " + channel.name() + " was closed"));
         closeLanes();
         rejectSubmissions(() -> new EndpointClosedException("endpoint " + channel.name() + " is closed"));

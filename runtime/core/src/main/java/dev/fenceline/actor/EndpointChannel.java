@@ -23,6 +23,8 @@ public final class EndpointChannel {
     private volatile List<LaneInfo> lanes = List.of();
     private volatile boolean closing;
     private volatile FencelineException failure;
+    /** Set when the actor takes no more submissions (failed, closed or stopped): submitters fail their own. */
+    private volatile FencelineException terminal;
 
     /**
      * @param name the endpoint's name, for messages
@@ -66,8 +68,34 @@ public final class EndpointChannel {
      */
     public void submit(Request r) {
         submissions.offer(r);
+        FencelineException t = terminal;
+        if (t != null) {
+            // The actor may already have drained for the last time: fail what is left here, so that
+            // nothing submitted can hang. Each request is polled by exactly one thread.
+            Request left;
+            while ((left = submissions.poll()) != null) {
+                left.fail(t);
+            }
+            return;
+        }
         if (drainScheduled.compareAndSet(false, true)) {
             wakeup.run();
+        }
+    }
+
+    /** @return the error every later submission fails with, or null while the actor takes them */
+    public FencelineException terminal() {
+        return terminal;
+    }
+
+    /**
+     * Actor side: from now on submitters fail their own requests with {@code e}.
+     *
+     * @param e the endpoint's end
+     */
+    void terminate(FencelineException e) {
+        if (terminal == null) {
+            terminal = e;
         }
     }
 

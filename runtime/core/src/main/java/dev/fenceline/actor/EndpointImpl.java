@@ -174,16 +174,21 @@ final class EndpointImpl implements Endpoint {
      */
     @Override
     public CompletionStage<Void> close() {
-        if (closeStarted.compareAndSet(false, true)) {
-            channel.markClosing();
-            Request flush = Request.flush(epoch());
-            channel.submit(flush);
-            flush.future()
-                    .handle((v, e) -> AskPattern.<EndpointActor.Command, Done>ask(actor, EndpointActor.Close::new,
-                            closeTimeout, system.scheduler()))
-                    .thenCompose(stage -> stage)
-                    .whenComplete((d, e) -> closed.complete(null));
+        if (!closeStarted.compareAndSet(false, true)) {
+            return closed;
         }
+        channel.markClosing();
+        if (channel.terminal() != null) {
+            closed.complete(null); // failed or closed already: nothing to flush
+            return closed;
+        }
+        Request flush = Request.flush(epoch());
+        channel.submit(flush);
+        flush.future()
+                .handle((v, e) -> AskPattern.<EndpointActor.Command, Done>ask(actor, EndpointActor.Close::new,
+                        closeTimeout, system.scheduler()))
+                .thenCompose(stage -> stage)
+                .whenComplete((d, e) -> closed.complete(null));
         return closed;
     }
 
@@ -220,6 +225,9 @@ final class EndpointImpl implements Endpoint {
     private CompletionStage<Object> submit(Request r) {
         if (channel.isClosing()) {
             return CompletableFuture.failedFuture(new EndpointClosedException("endpoint " + channel.name() + " is closed"));
+        }
+        if (channel.failure() != null) {
+            return CompletableFuture.failedFuture(channel.failure());
         }
         channel.submit(r);
         return r.future();

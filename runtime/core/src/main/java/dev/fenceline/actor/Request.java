@@ -63,6 +63,10 @@ public final class Request {
     int[] resend;
     /** How many times the request was restarted after a reconfiguration. */
     int restarts;
+    /** The fragment size chosen at first post, kept so that restarted fragments keep their ranges. */
+    int fragmentSize;
+    /** The first fragment error; the request fails with it once every fragment is accounted for. */
+    FencelineException error;
     /** Flush only: lane flushes and prior requests it still waits for. */
     int flushWaits;
     boolean flushStarted;

@@ -153,8 +153,8 @@ public final class WorkerImpl implements Worker {
      */
     @Override
     public CompletionStage<Void> flush() {
-        CompletableFuture<?>[] all = endpoints.stream().map(e -> e.flush().toCompletableFuture())
-                .toArray(CompletableFuture[]::new);
+        CompletableFuture<?>[] all = endpoints.stream().filter(e -> !e.channel().isClosing())
+                .map(e -> e.flush().toCompletableFuture()).toArray(CompletableFuture[]::new);
         return CompletableFuture.allOf(all);
     }
 

@@ -67,7 +67,10 @@ public record FenceState(long epoch, long unflushed, boolean dirty, long inFligh
         // completed (so visible) or restarted and recorded again on the lane it now uses.
         boolean singleSameLane = Long.bitCount(unflushed) == 1 && (requestLanes & ~unflushed) == 0
                 && (unflushed & liveLanes) != 0;
-        if (mode == FenceMode.WEAK || (mode == FenceMode.ENDPOINT && singleSameLane)) {
+        // Weak mode is checked at connect (one lane for RMA and atomics), but a lane added later could
+        // spread requests: a weak fence orders only its own lane, so anything else is a strong fence.
+        boolean weakModeSound = mode == FenceMode.WEAK && (unflushed & ~requestLanes) == 0;
+        if (weakModeSound || (mode == FenceMode.ENDPOINT && singleSameLane)) {
             int lane = Long.numberOfTrailingZeros(mode == FenceMode.WEAK ? requestLanes : unflushed);
             // Chained weak fences on one lane all rest on it: if it changes, fall back to before the first.
             long base = pinned != 0 ? pinBase : epoch;

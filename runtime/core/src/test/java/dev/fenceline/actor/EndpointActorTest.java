@@ -43,8 +43,13 @@ class EndpointActorTest {
     private final EndpointImpl facade = new EndpointImpl(channel, workerEpoch, null, Duration.ofSeconds(1));
 
     private BehaviorTestKit<EndpointActor.Command> spawn(String mode, LaneConnection... lanes) {
-        FencelineSettings s = FencelineSettings.fromConfig(ConfigFactory.parseString("fenceline.fence.mode = " + mode)
-                .withFallback(ConfigFactory.defaultReference()).resolve());
+        return spawn(mode, "failover", lanes);
+    }
+
+    private BehaviorTestKit<EndpointActor.Command> spawn(String mode, String errorMode, LaneConnection... lanes) {
+        FencelineSettings s = FencelineSettings.fromConfig(ConfigFactory.parseString("fenceline.fence.mode = " + mode
+                + "\nfenceline.endpoint.error-mode = " + errorMode).withFallback(ConfigFactory.defaultReference())
+                .resolve());
         return BehaviorTestKit.create(EndpointActor.createConnected(s, channel, facade, List.of(lanes)));
     }
 
@@ -103,7 +108,7 @@ class EndpointActorTest {
     void failedStrongFenceFailsTheQueueKeepsTheEpochAndStaysUsable() {
         RecordingLane l0 = shortLane();
         RecordingLane l1 = bulkLane();
-        BehaviorTestKit<EndpointActor.Command> kit = spawn("endpoint", l0, l1);
+        BehaviorTestKit<EndpointActor.Command> kit = spawn("endpoint", "peer", l0, l1);
         workOnBothLanes();
         facade.fence();
         CompletableFuture<Void> a = facade.put(ByteBuffer.allocate(1), key.baseAddress(), key).toCompletableFuture();
@@ -228,6 +233,63 @@ class EndpointActorTest {
         settle(kit);
         assertTrue(l0.events.contains("PUT:4") || l2.events.contains("PUT:4"), l0.events + " " + l2.events);
         assertFalse(l1.events.contains("PUT:4"));
+    }
+
+    @Test
+    void inFailoverModeAFailedFenceFlushIsALaneFailureAndTheQueueSurvives() {
+        RecordingLane l0 = shortLane();
+        RecordingLane l1 = bulkLane();
+        RecordingLane l2 = new RecordingLane(6, Set.of(LaneType.AM, LaneType.RMA, LaneType.RMA_BW));
+        BehaviorTestKit<EndpointActor.Command> kit = spawn("endpoint", l0, l1, l2);
+        workOnBothLanes();
+        facade.fence();
+        CompletableFuture<Void> queued = facade.put(ByteBuffer.allocate(3), key.baseAddress(), key)
+                .toCompletableFuture();
+        settle(kit);
+        kit.run(new EndpointActor.LaneFlushFailed(0, l0.id, l0.flushTokens.get(0),
+                new RemoteAccessException(RemoteAccessException.Reason.REGION_CLOSED, "flush failed")));
+        settle(kit);
+        assertFalse(queued.isDone(), "invisible to the user");
+        assertTrue(l0.events.contains("close"), "lane 0 was failed over");
+        assertEquals(java.util.List.of(false, true, true), channel.lanes().stream().map(l -> l.live()).toList());
+    }
+
+    @Test
+    void aRequestWithAFailedFragmentCompletesOnlyWhenEveryFragmentIsBack() {
+        RecordingLane l0 = shortLane();
+        RecordingLane l1 = bulkLane();
+        BehaviorTestKit<EndpointActor.Command> kit = spawn("endpoint", l0, l1);
+        CompletableFuture<Void> big = facade.put(ByteBuffer.allocate(4 << 16), key.baseAddress(), key)
+                .toCompletableFuture();
+        settle(kit);
+        assertEquals(4, l1.ops.size());
+        kit.run(new EndpointActor.OpFailed(1, l1.id, l1.ops.get(0).token(),
+                new RemoteAccessException(RemoteAccessException.Reason.REGION_CLOSED, "closed")));
+        assertFalse(big.isDone(), "three fragments still use the buffer");
+        for (int i = 1; i < 4; i++) {
+            kit.run(new EndpointActor.OpCompleted(1, l1.id, l1.ops.get(i).token(), 0));
+        }
+        assertTrue(big.isCompletedExceptionally(), "then it fails with the fragment's error");
+        assertEquals(1, channel.counters().get(EndpointCounters.Counter.FAILED));
+    }
+
+    @Test
+    void aNewLaneTableKeepsSlotIndicesAndClosesOnlyConnectionsThatLeave() {
+        RecordingLane l0 = shortLane();
+        RecordingLane l1 = bulkLane();
+        BehaviorTestKit<EndpointActor.Command> kit = spawn("endpoint", l0, l1);
+        RecordingLane l3 = new RecordingLane(7, Set.of(LaneType.RMA_BW));
+        java.util.List<LaneConnection> table = new java.util.ArrayList<>();
+        table.add(l1); // moved from slot 1 to slot 0
+        table.add(l0); // moved from slot 0 to slot 1
+        table.add(null); // a new, empty slot
+        table.add(l3);
+        kit.run(new EndpointActor.LanesChanged(table));
+        settle(kit);
+        assertEquals(4, channel.lanes().size());
+        assertEquals(l3.id, channel.lanes().get(3).connectionId(), "the new lane sits where it was put");
+        assertFalse(channel.lanes().get(2).live());
+        assertFalse(l0.events.contains("close") || l1.events.contains("close"), "both stay in the table");
     }
 
     @Test

@@ -263,6 +263,14 @@ class FenceStateTest {
     }
 
     @Test
+    void weakModeFallsBackToAStrongFenceWhenALaterLaneSpreadsTheWork() {
+        // Weak mode is checked at connect, but a lane added afterwards can carry RMA too.
+        FenceState s = new FenceState(0, L0, false, FenceState.NONE, 0, 0, 0);
+        StartStrongFence f = assertInstanceOf(StartStrongFence.class, s.decide(FenceMode.WEAK, 1, L1, L0 | L1, false));
+        assertEquals(L0, f.lanes());
+    }
+
+    @Test
     void weakModeAlwaysFencesTheRequestsLane() {
         FenceState s = new FenceState(0, L0, false, FenceState.NONE, 0, 0, 0);
         WeakFence w = assertInstanceOf(WeakFence.class, s.decide(FenceMode.WEAK, 1, L0, L0, false));

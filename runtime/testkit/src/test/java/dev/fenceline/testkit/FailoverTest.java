@@ -193,6 +193,11 @@ class FailoverTest {
                     () -> all.get(30, TimeUnit.SECONDS));
             assertInstanceOf(EndpointFailedException.class, e.getCause());
             assertTrue(ops.stream().allMatch(CompletableFuture::isDone), "every request completed");
+            // and nothing submitted later can hang: it fails at once, and close returns at once
+            ExecutionException flush = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
+                    () -> r.ep().flush().toCompletableFuture().get(5, TimeUnit.SECONDS));
+            assertInstanceOf(EndpointFailedException.class, flush.getCause());
+            r.ep().close().toCompletableFuture().get(5, TimeUnit.SECONDS);
         }
     }
 
