@@ -20,4 +20,21 @@ public enum AtomicOp {
     public boolean postable() {
         return this != SWAP;
     }
+
+    /**
+     * What the target's word becomes: the operation as a pure function, for models and checks.
+     *
+     * @param current the word's value before
+     * @param operand the operand
+     * @return the word's value after (truncate to {@code int} for 32-bit atomics)
+     */
+    public long apply(long current, long operand) {
+        return switch (this) {
+            case ADD -> current + operand;
+            case AND -> current & operand;
+            case OR -> current | operand;
+            case XOR -> current ^ operand;
+            case SWAP -> operand;
+        };
+    }
 }

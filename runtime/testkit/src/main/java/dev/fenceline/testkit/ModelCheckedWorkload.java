@@ -195,7 +195,7 @@ public final class ModelCheckedWorkload {
                 String what = op + " counter " + c;
                 if (rnd.nextInt(4) == 0 && op.postable()) {
                     track(ep.atomicPost64(op, addr, o.counterKey(), operand), "post " + what);
-                    counterModel[c] = apply(op, old, operand);
+                    counterModel[c] = op.apply(old, operand);
                 } else if (rnd.nextInt(5) == 0) {
                     long expected = rnd.nextBoolean() ? old : old + 1;
                     track(ep.compareAndSwap64(addr, o.counterKey(), expected, operand)
@@ -206,7 +206,7 @@ public final class ModelCheckedWorkload {
                     track(ep.atomicFetch64(op, addr, o.counterKey(), operand)
                             .thenAccept(v -> check(v == old, "fetch " + what + " returned " + v + ", model " + old)),
                             "fetch " + what);
-                    counterModel[c] = apply(op, old, operand);
+                    counterModel[c] = op.apply(old, operand);
                 }
                 atomics++;
             } else if (kind < 98) {
@@ -271,15 +271,6 @@ public final class ModelCheckedWorkload {
         epochRanges.add(new long[] {off, off + size, write ? 1 : 0});
     }
 
-    private static long apply(AtomicOp op, long old, long operand) {
-        return switch (op) {
-            case ADD -> old + operand;
-            case AND -> old & operand;
-            case OR -> old | operand;
-            case XOR -> old ^ operand;
-            case SWAP -> operand;
-        };
-    }
 
     private void track(CompletionStage<?> stage, String what) throws InterruptedException, TimeoutException {
         CompletableFuture<?> f = stage.toCompletableFuture().handle((v, e) -> {

@@ -156,20 +156,20 @@ public abstract class TransportConformanceSuite {
                     long old;
                     if (width == 4) {
                         old = await(ep.atomicFetch32(op, addr, key, (int) operand));
-                        model = (int) apply(op, model, (int) operand);
+                        model = (int) op.apply(model, (int) operand);
                     } else {
                         old = await(ep.atomicFetch64(op, addr, key, operand));
-                        model = apply(op, model, operand);
+                        model = op.apply(model, operand);
                     }
                     assertEquals(expectedOld, old, op + " width " + width + " returned the old value");
                     if (op.postable()) {
                         long o2 = rnd.nextInt(1 << 20);
                         if (width == 4) {
                             await(ep.atomicPost32(op, addr, key, (int) o2));
-                            model = (int) apply(op, model, (int) o2);
+                            model = (int) op.apply(model, (int) o2);
                         } else {
                             await(ep.atomicPost64(op, addr, key, o2));
-                            model = apply(op, model, o2);
+                            model = op.apply(model, o2);
                         }
                     }
                     long inMemory = width == 4 ? mem.getInt(12288) : mem.getLong(12288);
@@ -179,15 +179,6 @@ public abstract class TransportConformanceSuite {
         }
     }
 
-    private static long apply(AtomicOp op, long old, long operand) {
-        return switch (op) {
-            case ADD -> old + operand;
-            case AND -> old & operand;
-            case OR -> old | operand;
-            case XOR -> old ^ operand;
-            case SWAP -> operand;
-        };
-    }
 
     @Test
     protected void activeMessagesReachTheirHandler() throws Exception {
