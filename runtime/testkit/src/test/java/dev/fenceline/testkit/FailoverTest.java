@@ -180,8 +180,9 @@ class FailoverTest {
 
     @Test
     void losingTheLastLaneFailsEverythingOutstanding() throws Exception {
+        // Slow enough that every put is still in flight when the lane fails, however busy the machine.
         try (Rig r = Rig.of("fenceline.transport.sim.lanes = [{ types = [AM, RMA, RMA_BW, AMO],"
-                + " min-delay = 0us, max-delay = 200us }]", 4096)) {
+                + " min-delay = 20ms, max-delay = 40ms }]", 4096)) {
             List<CompletableFuture<Void>> ops = new ArrayList<>();
             for (int i = 0; i < 200; i++) {
                 ops.add(r.ep().put(ByteBuffer.allocate(8), r.region().address(), r.region().remoteKey())
@@ -204,7 +205,7 @@ class FailoverTest {
     @Test
     void aOneSidedAtomicWithALostAcknowledgementIsOutcomeUnknownNeverRetried() throws Exception {
         String lanes = "fenceline.transport.sim.lanes = ["
-                + "{ types = [AM, RMA, AMO], min-delay = 200us, max-delay = 400us, protocol = hw },"
+                + "{ types = [AM, RMA, AMO], min-delay = 20ms, max-delay = 40ms, protocol = hw },"
                 + "{ types = [AM, RMA, RMA_BW], min-delay = 0us, max-delay = 10us } ]";
         try (Rig r = Rig.of(lanes, 4096)) {
             List<CompletableFuture<Long>> ops = new ArrayList<>();
@@ -212,7 +213,11 @@ class FailoverTest {
                 ops.add(r.ep().atomicFetch64(AtomicOp.ADD, r.region().address(), r.region().remoteKey(), 1)
                         .toCompletableFuture());
             }
-            java.util.concurrent.locks.LockSupport.parkNanos(300_000); // some delivered, some not
+            // Fail the lane once some ADDs were applied: their acknowledgements are 20-40 ms away.
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (r.word(0) == 0 && System.nanoTime() < deadline) {
+                Thread.onSpinWait();
+            }
             r.net().failLane(r.ep(), 0);
             int ok = 0;
             int unknown = 0;
@@ -289,6 +294,62 @@ class FailoverTest {
             Endpoint again = r.a().connect(r.b().address()).toCompletableFuture().get(10, TimeUnit.SECONDS);
             await(again.put(ByteBuffer.wrap(new byte[] {3}), r.region().address(), r.region().remoteKey()));
             assertEquals(3, r.region().buffer().get(0), "after healing, a new endpoint works");
+        }
+    }
+
+    /**
+     * Threads keep submitting while the endpoint loses its last lane and then is closed: every
+     * request completes (result or typed error), none hangs. Seeded; the seed is printed.
+     */
+    @Test
+    void nothingHangsWhenTheEndpointEndsUnderConcurrentSubmission() throws Exception {
+        long seed = Long.getLong("fenceline.test.seed", 77);
+        System.out.println("nothingHangsWhenTheEndpointEndsUnderConcurrentSubmission seed " + seed);
+        try (Rig r = Rig.of("fenceline.transport.sim.lanes = [{ types = [AM, RMA, RMA_BW, AMO],"
+                + " min-delay = 0us, max-delay = 50us }]", 4096)) {
+            java.util.concurrent.ConcurrentLinkedQueue<CompletableFuture<?>> all =
+                    new java.util.concurrent.ConcurrentLinkedQueue<>();
+            java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+            List<Thread> threads = new ArrayList<>();
+            for (int t = 0; t < 4; t++) {
+                java.util.SplittableRandom rnd = new java.util.SplittableRandom(seed + t);
+                Thread th = new Thread(() -> {
+                    while (!stop.get()) {
+                        int k = rnd.nextInt(4);
+                        all.add((k == 0 ? r.ep().flush()
+                                : k == 1 ? r.ep().atomicFetch64(AtomicOp.ADD, r.region().address(),
+                                        r.region().remoteKey(), 1)
+                                : k == 2 ? r.ep().sendActiveMessage(1, null, null)
+                                : r.ep().put(ByteBuffer.allocate(8), r.region().address(), r.region().remoteKey()))
+                                .toCompletableFuture());
+                        if (rnd.nextInt(8) == 0) {
+                            r.ep().fence();
+                        }
+                    }
+                });
+                th.start();
+                threads.add(th);
+            }
+            Thread.sleep(20);
+            r.net().failLane(r.ep(), 0);
+            Thread.sleep(20);
+            CompletableFuture<Void> closed = r.ep().close().toCompletableFuture();
+            Thread.sleep(10);
+            stop.set(true);
+            for (Thread th : threads) {
+                th.join(10_000);
+            }
+            closed.get(30, TimeUnit.SECONDS);
+            int n = 0;
+            for (CompletableFuture<?> f : all) {
+                try {
+                    f.get(30, TimeUnit.SECONDS);
+                } catch (ExecutionException e) {
+                    assertTrue(e.getCause() instanceof dev.fenceline.FencelineException, e.getCause().toString());
+                }
+                n++;
+            }
+            assertTrue(n > 100, "the threads really submitted: " + n);
         }
     }
 
