@@ -279,9 +279,17 @@ public final class EndpointActor {
             Supplier<CompletionStage<List<LaneConnection>>> connect, ActorRef<ConnectResult> replyTo) {
         return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
             EndpointActor a = new EndpointActor(ctx, timers, settings, channel, facade);
-            ctx.pipeToSelf(connect.get().toCompletableFuture().orTimeout(
-                    settings.connectTimeout().toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS),
-                    (l, e) -> new Connected(l, e));
+            java.util.concurrent.CompletableFuture<List<LaneConnection>> connecting = connect.get().toCompletableFuture();
+            // Time out a copy, not the transport's own future: lanes that arrive after the timeout
+            // are then closed here instead of leaking.
+            java.util.concurrent.CompletableFuture<List<LaneConnection>> bounded = connecting.thenApply(l -> l)
+                    .orTimeout(settings.connectTimeout().toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            connecting.thenAccept(late -> {
+                if (bounded.isCompletedExceptionally()) {
+                    late.forEach(LaneConnection::close);
+                }
+            });
+            ctx.pipeToSelf(bounded, (l, e) -> new Connected(l, e));
             return a.connecting(replyTo);
         }));
     }

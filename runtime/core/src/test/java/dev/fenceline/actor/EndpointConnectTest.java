@@ -1,0 +1,55 @@
+package dev.fenceline.actor;
+
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.typesafe.config.ConfigFactory;
+import dev.fenceline.EndpointFailedException;
+import dev.fenceline.LaneType;
+import dev.fenceline.WorkerAddress;
+import dev.fenceline.internal.FencelineSettings;
+import dev.fenceline.spi.LaneConnection;
+import dev.fenceline.spi.RecordingLane;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** Tier 3 for connecting: a transport that answers after the connect timeout does not leak its lanes. */
+@Timeout(value = 30, unit = TimeUnit.SECONDS)
+class EndpointConnectTest {
+    private static final ActorTestKit KIT = ActorTestKit.create();
+
+    @AfterAll
+    static void stop() {
+        KIT.shutdownTestKit();
+    }
+
+    @Test
+    void lanesThatArriveAfterTheTimeoutAreClosed() throws Exception {
+        FencelineSettings s = FencelineSettings.fromConfig(ConfigFactory.parseString(
+                "fenceline.endpoint.connect-timeout = 50ms").withFallback(ConfigFactory.defaultReference()).resolve());
+        WorkerAddress peer = new WorkerAddress(UUID.randomUUID(), "slow", Map.of("recording", new byte[0]));
+        EndpointChannel channel = new EndpointChannel("slow-connect", peer);
+        EndpointImpl facade = new EndpointImpl(channel, new AtomicLong(), KIT.system(), Duration.ofSeconds(1));
+        CompletableFuture<List<LaneConnection>> transport = new CompletableFuture<>();
+        TestProbe<EndpointActor.ConnectResult> probe = KIT.createTestProbe();
+        KIT.spawn(EndpointActor.create(s, channel, facade, () -> transport, probe.getRef()));
+        EndpointActor.ConnectResult r = probe.receiveMessage(Duration.ofSeconds(10));
+        assertNotNull(r.error(), "the connect timed out");
+        assertInstanceOf(EndpointFailedException.class, r.error());
+        RecordingLane late = new RecordingLane(9, Set.of(LaneType.AM));
+        transport.complete(List.of(late));
+        assertTrue(late.events.contains("close"), "the late lane was closed, not leaked");
+    }
+}
