@@ -6,6 +6,16 @@ import dev.fenceline.EndpointClosedException;
 import dev.fenceline.EndpointFailedException;
 import dev.fenceline.FencelineException;
 import dev.fenceline.actor.EndpointCounters.Counter;
+import dev.fenceline.actor.LaneProtocol.LaneAdded;
+import dev.fenceline.actor.LaneProtocol.LaneFailed;
+import dev.fenceline.actor.LaneProtocol.LaneFlushFailed;
+import dev.fenceline.actor.LaneProtocol.LaneFlushed;
+import dev.fenceline.actor.LaneProtocol.LaneReady;
+import dev.fenceline.actor.LaneProtocol.LaneRecovered;
+import dev.fenceline.actor.LaneProtocol.LaneReplaced;
+import dev.fenceline.actor.LaneProtocol.LanesChanged;
+import dev.fenceline.actor.LaneProtocol.OpCompleted;
+import dev.fenceline.actor.LaneProtocol.OpFailed;
 import dev.fenceline.internal.ErrorMode;
 import dev.fenceline.internal.FenceDecision;
 import dev.fenceline.internal.FenceMode;
@@ -48,8 +58,14 @@ import org.slf4j.Logger;
  */
 public final class EndpointActor {
 
-    /** The endpoint's message protocol. */
-    public sealed interface Command {
+    /**
+     * The endpoint's message protocol: the messages below, and the lane events of
+     * {@link LaneProtocol}, which transports cause (through the endpoint's listener).
+     */
+    public sealed interface Command permits DrainSubmissions, Close, Connected, DrainFenceQueue, ReplayDone,
+            KeepaliveTick, StrongFenceDone, LaneProtocol.OpCompleted, LaneProtocol.OpFailed,
+            LaneProtocol.LaneFlushed, LaneProtocol.LaneFlushFailed, LaneProtocol.LaneReady, LaneProtocol.LaneFailed,
+            LaneProtocol.LaneReplaced, LaneProtocol.LaneRecovered, LaneProtocol.LaneAdded, LaneProtocol.LanesChanged {
     }
 
     /** Take the queued submissions (sent by the facade, at most one in the mailbox at a time). */
@@ -66,103 +82,15 @@ public final class EndpointActor {
     public record Close(ActorRef<Done> replyTo) implements Command {
     }
 
-    /**
-     * A lane finished an operation.
-     *
-     * @param lane the lane index
-     * @param connectionId the connection it was posted on
-     * @param token the operation's token
-     * @param value the fetched value, or 0
-     */
-    public record OpCompleted(int lane, long connectionId, long token, long value) implements Command {
-    }
 
-    /**
-     * An operation failed at the lane or the target.
-     *
-     * @param lane the lane index
-     * @param connectionId the connection it was posted on
-     * @param token the operation's token
-     * @param error the typed cause
-     */
-    public record OpFailed(int lane, long connectionId, long token, FencelineException error) implements Command {
-    }
 
-    /**
-     * A lane flush completed.
-     *
-     * @param lane the lane index
-     * @param connectionId the connection
-     * @param token the flush's token
-     */
-    public record LaneFlushed(int lane, long connectionId, long token) implements Command {
-    }
 
-    /**
-     * A lane flush failed.
-     *
-     * @param lane the lane index
-     * @param connectionId the connection
-     * @param token the flush's token
-     * @param error why
-     */
-    public record LaneFlushFailed(int lane, long connectionId, long token, FencelineException error)
-            implements Command {
-    }
 
-    /**
-     * A lane has room again.
-     *
-     * @param lane the lane index
-     * @param connectionId the connection
-     */
-    public record LaneReady(int lane, long connectionId) implements Command {
-    }
 
-    /**
-     * A lane's connection died.
-     *
-     * @param lane the lane index
-     * @param connectionId the connection
-     * @param cause why
-     */
-    public record LaneFailed(int lane, long connectionId, Throwable cause) implements Command {
-    }
 
-    /**
-     * The transport put a new connection behind a lane's slot.
-     *
-     * @param lane the lane index
-     * @param oldConnectionId the connection being replaced
-     * @param connection the new connection
-     */
-    public record LaneReplaced(int lane, long oldConnectionId, LaneConnection connection) implements Command {
-    }
 
-    /**
-     * A failed lane is connected again.
-     *
-     * @param lane the lane index
-     * @param connection the new connection
-     */
-    public record LaneRecovered(int lane, LaneConnection connection) implements Command {
-    }
 
-    /**
-     * Another lane to the same peer.
-     *
-     * @param connection the new lane's connection
-     */
-    public record LaneAdded(LaneConnection connection) implements Command {
-    }
 
-    /**
-     * A whole new lane table (slot by slot; a slot whose connection differs counts as changed).
-     *
-     * @param connections the new lanes, null for an empty slot
-     */
-    public record LanesChanged(List<LaneConnection> connections) implements Command {
-    }
 
     /**
      * The transport connected the lanes (or failed to).
@@ -445,7 +373,7 @@ public final class EndpointActor {
     }
 
     private void bind(int index, LaneConnection c) {
-        c.bind(new ActorLaneListener(ctx.getSelf(), index, c.id()));
+        c.bind(new LaneProtocol.Listener(ctx.getSelf(), index, c.id()));
     }
 
     private void setLanes(LaneTable table) {
@@ -1403,51 +1331,4 @@ public final class EndpointActor {
         return sb.append('}').toString();
     }
 
-    /** Turns a lane's events into messages to the endpoint; holds no endpoint state. */
-    private record ActorLaneListener(ActorRef<Command> endpoint, int lane, long connectionId) implements LaneListener {
-        @Override
-        public void onCompleted(long token, long value) {
-            endpoint.tell(new OpCompleted(lane, connectionId, token, value));
-        }
-
-        @Override
-        public void onFailed(long token, FencelineException error) {
-            endpoint.tell(new OpFailed(lane, connectionId, token, error));
-        }
-
-        @Override
-        public void onFlushed(long token) {
-            endpoint.tell(new LaneFlushed(lane, connectionId, token));
-        }
-
-        @Override
-        public void onFlushFailed(long token, FencelineException error) {
-            endpoint.tell(new LaneFlushFailed(lane, connectionId, token, error));
-        }
-
-        @Override
-        public void onReady() {
-            endpoint.tell(new LaneReady(lane, connectionId));
-        }
-
-        @Override
-        public void onLaneFailed(Throwable cause) {
-            endpoint.tell(new LaneFailed(lane, connectionId, cause));
-        }
-
-        @Override
-        public void onReplaced(LaneConnection replacement) {
-            endpoint.tell(new LaneReplaced(lane, connectionId, replacement));
-        }
-
-        @Override
-        public void onRecovered(LaneConnection connection) {
-            endpoint.tell(new LaneRecovered(lane, connection));
-        }
-
-        @Override
-        public void onLaneAdded(LaneConnection connection) {
-            endpoint.tell(new LaneAdded(connection));
-        }
-    }
 }

@@ -93,14 +93,14 @@ class EndpointActorTest {
         assertEquals(1, channel.counters().get(EndpointCounters.Counter.STRONG_FENCES));
         assertEquals(1, channel.counters().get(EndpointCounters.Counter.FENCE_QUEUED));
 
-        kit.run(new EndpointActor.LaneFlushed(0, l0.id, l0.flushTokens.get(0)));
+        kit.run(new LaneProtocol.LaneFlushed(0, l0.id, l0.flushTokens.get(0)));
         settle(kit);
         assertEquals(List.of("PUT:8", "flush"), l0.events, "one lane flushed is not enough");
-        kit.run(new EndpointActor.LaneFlushed(1, l1.id, l1.flushTokens.get(0)));
+        kit.run(new LaneProtocol.LaneFlushed(1, l1.id, l1.flushTokens.get(0)));
         settle(kit);
         assertEquals(List.of("PUT:8", "flush", "PUT:1"), l0.events);
         assertFalse(after.isDone(), "posted, not yet completed");
-        kit.run(new EndpointActor.OpCompleted(0, l0.id, l0.ops.get(1).token(), 0));
+        kit.run(new LaneProtocol.OpCompleted(0, l0.id, l0.ops.get(1).token(), 0));
         assertTrue(after.isDone());
     }
 
@@ -116,13 +116,13 @@ class EndpointActorTest {
         settle(kit);
         assertEquals(1, l0.flushTokens.size());
         RemoteAccessException cause = new RemoteAccessException(RemoteAccessException.Reason.REGION_CLOSED, "gone");
-        kit.run(new EndpointActor.LaneFlushFailed(0, l0.id, l0.flushTokens.get(0), cause));
+        kit.run(new LaneProtocol.LaneFlushFailed(0, l0.id, l0.flushTokens.get(0), cause));
         assertTrue(a.isCompletedExceptionally() && b.isCompletedExceptionally(), "queued requests fail");
         org.junit.jupiter.api.Assertions.assertSame(cause,
                 org.junit.jupiter.api.Assertions.assertThrows(java.util.concurrent.ExecutionException.class, a::get)
                         .getCause(), "with the fence's own error");
         // the late completion of the other lane's flush is ignored
-        kit.run(new EndpointActor.LaneFlushed(1, l1.id, l1.flushTokens.get(0)));
+        kit.run(new LaneProtocol.LaneFlushed(1, l1.id, l1.flushTokens.get(0)));
         settle(kit);
         assertFalse(kit.selfInbox().hasMessages());
         // the epoch did not advance: the next request of the same epoch needs a strong fence again
@@ -130,8 +130,8 @@ class EndpointActorTest {
         settle(kit);
         assertEquals(2, l0.flushTokens.size(), "a new strong fence");
         assertEquals(2, channel.counters().get(EndpointCounters.Counter.STRONG_FENCES));
-        kit.run(new EndpointActor.LaneFlushed(0, l0.id, l0.flushTokens.get(1)));
-        kit.run(new EndpointActor.LaneFlushed(1, l1.id, l1.flushTokens.get(1)));
+        kit.run(new LaneProtocol.LaneFlushed(0, l0.id, l0.flushTokens.get(1)));
+        kit.run(new LaneProtocol.LaneFlushed(1, l1.id, l1.flushTokens.get(1)));
         settle(kit);
         assertEquals("PUT:3", l0.events.get(l0.events.size() - 1));
     }
@@ -163,7 +163,7 @@ class EndpointActorTest {
         assertEquals(List.of(), l1.events);
 
         RecordingLane l0b = new RecordingLane(3, l0.types);
-        kit.run(new EndpointActor.LaneReplaced(0, l0.id, l0b));
+        kit.run(new LaneProtocol.LaneReplaced(0, l0.id, l0b));
         assertEquals(List.of("PUT:8"), l0b.events, "the restarted put goes out during the replay, no flush yet");
         settle(kit); // ReplayDone
         assertEquals(List.of("PUT:8", "flush"), l0b.events, "then the restarted fence, after the data");
@@ -173,16 +173,16 @@ class EndpointActorTest {
         // the same sequence number goes out again, so the target can deduplicate
         assertEquals(l0.ops.get(0).sequence(), l0b.ops.get(0).sequence());
         // a late completion from the old connection changes nothing
-        kit.run(new EndpointActor.OpCompleted(0, l0.id, l0.ops.get(0).token(), 0));
+        kit.run(new LaneProtocol.OpCompleted(0, l0.id, l0.ops.get(0).token(), 0));
         assertFalse(before.isDone());
-        kit.run(new EndpointActor.LaneFlushed(0, l0.id, l0.flushTokens.get(0)));
-        kit.run(new EndpointActor.LaneFlushed(0, l0b.id, l0b.flushTokens.get(0)));
+        kit.run(new LaneProtocol.LaneFlushed(0, l0.id, l0.flushTokens.get(0)));
+        kit.run(new LaneProtocol.LaneFlushed(0, l0b.id, l0b.flushTokens.get(0)));
         settle(kit);
         assertTrue(l1.events.size() == 1, "one lane flushed is not enough");
-        kit.run(new EndpointActor.LaneFlushed(1, l1.id, l1.flushTokens.get(0)));
+        kit.run(new LaneProtocol.LaneFlushed(1, l1.id, l1.flushTokens.get(0)));
         settle(kit);
         assertEquals("PUT:65536", l1.events.get(l1.events.size() - 1), "released after the restarted fence");
-        kit.run(new EndpointActor.OpCompleted(0, l0b.id, l0b.ops.get(0).token(), 0));
+        kit.run(new LaneProtocol.OpCompleted(0, l0b.id, l0b.ops.get(0).token(), 0));
         assertTrue(before.isDone());
         assertFalse(after.isDone());
     }
@@ -195,17 +195,17 @@ class EndpointActorTest {
         workOnBothLanes();
         CompletableFuture<Void> flush = facade.flush().toCompletableFuture();
         settle(kit);
-        kit.run(new EndpointActor.OpCompleted(0, l0.id, l0.ops.get(0).token(), 0));
-        kit.run(new EndpointActor.LaneFlushed(0, l0.id, l0.flushTokens.get(0))); // lane 0's completion, kept
+        kit.run(new LaneProtocol.OpCompleted(0, l0.id, l0.ops.get(0).token(), 0));
+        kit.run(new LaneProtocol.LaneFlushed(0, l0.id, l0.flushTokens.get(0))); // lane 0's completion, kept
         RecordingLane l1b = new RecordingLane(4, l1.types);
-        kit.run(new EndpointActor.LaneReplaced(1, l1.id, l1b));
+        kit.run(new LaneProtocol.LaneReplaced(1, l1.id, l1b));
         settle(kit);
         assertEquals(List.of("PUT:65536", "flush"), l1b.events, "restarted data, then the flush again");
         assertEquals(List.of("PUT:8", "flush", "flush"), l0.events, "every live lane is flushed again");
-        kit.run(new EndpointActor.OpCompleted(1, l1b.id, l1b.ops.get(0).token(), 0));
-        kit.run(new EndpointActor.LaneFlushed(1, l1b.id, l1b.flushTokens.get(0)));
+        kit.run(new LaneProtocol.OpCompleted(1, l1b.id, l1b.ops.get(0).token(), 0));
+        kit.run(new LaneProtocol.LaneFlushed(1, l1b.id, l1b.flushTokens.get(0)));
         assertFalse(flush.isDone(), "lane 0's second flush is outstanding");
-        kit.run(new EndpointActor.LaneFlushed(0, l0.id, l0.flushTokens.get(1)));
+        kit.run(new LaneProtocol.LaneFlushed(0, l0.id, l0.flushTokens.get(1)));
         assertTrue(flush.isDone() && !flush.isCompletedExceptionally());
     }
 
@@ -222,14 +222,14 @@ class EndpointActorTest {
                 .toCompletableFuture();
         settle(kit);
         assertEquals(1, channel.counters().get(EndpointCounters.Counter.FENCE_QUEUED));
-        kit.run(new EndpointActor.LaneFailed(1, l1.id, new RuntimeException("link down")));
+        kit.run(new LaneProtocol.LaneFailed(1, l1.id, new RuntimeException("link down")));
         settle(kit);
         assertFalse(queued.isDone(), "a lane failure in failover mode does not purge the fence queue");
         assertEquals(List.of("PUT:65536", "flush"), l2.events.stream().filter(e -> !e.equals("fence")).toList(),
                 "the bulk put restarted on lane 2, then the restarted fence");
         // complete the restarted fence on every live lane: the queued request is released
-        kit.run(new EndpointActor.LaneFlushed(0, l0.id, l0.flushTokens.get(l0.flushTokens.size() - 1)));
-        kit.run(new EndpointActor.LaneFlushed(2, l2.id, l2.flushTokens.get(l2.flushTokens.size() - 1)));
+        kit.run(new LaneProtocol.LaneFlushed(0, l0.id, l0.flushTokens.get(l0.flushTokens.size() - 1)));
+        kit.run(new LaneProtocol.LaneFlushed(2, l2.id, l2.flushTokens.get(l2.flushTokens.size() - 1)));
         settle(kit);
         assertTrue(l0.events.contains("PUT:4") || l2.events.contains("PUT:4"), l0.events + " " + l2.events);
         assertFalse(l1.events.contains("PUT:4"));
@@ -246,7 +246,7 @@ class EndpointActorTest {
         CompletableFuture<Void> queued = facade.put(ByteBuffer.allocate(3), key.baseAddress(), key)
                 .toCompletableFuture();
         settle(kit);
-        kit.run(new EndpointActor.LaneFlushFailed(0, l0.id, l0.flushTokens.get(0),
+        kit.run(new LaneProtocol.LaneFlushFailed(0, l0.id, l0.flushTokens.get(0),
                 new RemoteAccessException(RemoteAccessException.Reason.REGION_CLOSED, "flush failed")));
         settle(kit);
         assertFalse(queued.isDone(), "invisible to the user");
@@ -263,11 +263,11 @@ class EndpointActorTest {
                 .toCompletableFuture();
         settle(kit);
         assertEquals(4, l1.ops.size());
-        kit.run(new EndpointActor.OpFailed(1, l1.id, l1.ops.get(0).token(),
+        kit.run(new LaneProtocol.OpFailed(1, l1.id, l1.ops.get(0).token(),
                 new RemoteAccessException(RemoteAccessException.Reason.REGION_CLOSED, "closed")));
         assertFalse(big.isDone(), "three fragments still use the buffer");
         for (int i = 1; i < 4; i++) {
-            kit.run(new EndpointActor.OpCompleted(1, l1.id, l1.ops.get(i).token(), 0));
+            kit.run(new LaneProtocol.OpCompleted(1, l1.id, l1.ops.get(i).token(), 0));
         }
         assertTrue(big.isCompletedExceptionally(), "then it fails with the fragment's error");
         assertEquals(1, channel.counters().get(EndpointCounters.Counter.FAILED));
@@ -284,7 +284,7 @@ class EndpointActorTest {
         table.add(l0); // moved from slot 0 to slot 1
         table.add(null); // a new, empty slot
         table.add(l3);
-        kit.run(new EndpointActor.LanesChanged(table));
+        kit.run(new LaneProtocol.LanesChanged(table));
         settle(kit);
         assertEquals(4, channel.lanes().size());
         assertEquals(l3.id, channel.lanes().get(3).connectionId(), "the new lane sits where it was put");
@@ -329,19 +329,19 @@ class EndpointActorTest {
         CompletableFuture<Void> flush = facade.flush().toCompletableFuture();
         settle(kit);
         assertEquals(List.of("PUT:8", "flush"), l0.events, "the user flush does not start before the queued put");
-        kit.run(new EndpointActor.LaneFlushed(0, l0.id, l0.flushTokens.get(0)));
-        kit.run(new EndpointActor.LaneFlushed(1, l1.id, l1.flushTokens.get(0)));
+        kit.run(new LaneProtocol.LaneFlushed(0, l0.id, l0.flushTokens.get(0)));
+        kit.run(new LaneProtocol.LaneFlushed(1, l1.id, l1.flushTokens.get(0)));
         settle(kit);
         assertEquals(List.of("PUT:8", "flush", "PUT:1", "flush"), l0.events);
         // complete every op and both lane flushes of the user flush
         for (RecordingLane l : List.of(l0, l1)) {
             for (TransportOp op : l.ops) {
-                kit.run(new EndpointActor.OpCompleted(l == l0 ? 0 : 1, l.id, op.token(), 0));
+                kit.run(new LaneProtocol.OpCompleted(l == l0 ? 0 : 1, l.id, op.token(), 0));
             }
         }
         assertFalse(flush.isDone(), "lane flushes still outstanding");
-        kit.run(new EndpointActor.LaneFlushed(0, l0.id, l0.flushTokens.get(1)));
-        kit.run(new EndpointActor.LaneFlushed(1, l1.id, l1.flushTokens.get(1)));
+        kit.run(new LaneProtocol.LaneFlushed(0, l0.id, l0.flushTokens.get(1)));
+        kit.run(new LaneProtocol.LaneFlushed(1, l1.id, l1.flushTokens.get(1)));
         assertTrue(flush.isDone());
         assertFalse(flush.isCompletedExceptionally());
     }
@@ -356,7 +356,7 @@ class EndpointActorTest {
         settle(kit);
         assertEquals(List.of("busy"), l0.events, "the second waits behind the first without touching the lane");
         l0.answer = PostStatus.IN_PROGRESS;
-        kit.run(new EndpointActor.LaneReady(0, l0.id));
+        kit.run(new LaneProtocol.LaneReady(0, l0.id));
         assertEquals(List.of("busy", "PUT:1", "PUT:2"), l0.events);
     }
 
@@ -367,13 +367,13 @@ class EndpointActorTest {
         CompletableFuture<Void> bad = facade.put(ByteBuffer.allocate(1), key.baseAddress(), key).toCompletableFuture();
         CompletableFuture<Void> good = facade.put(ByteBuffer.allocate(2), key.baseAddress(), key).toCompletableFuture();
         settle(kit);
-        kit.run(new EndpointActor.OpFailed(0, l0.id, l0.ops.get(0).token(),
+        kit.run(new LaneProtocol.OpFailed(0, l0.id, l0.ops.get(0).token(),
                 new RemoteAccessException(RemoteAccessException.Reason.UNKNOWN_KEY, "key 002a.. unknown")));
-        kit.run(new EndpointActor.OpCompleted(0, l0.id, l0.ops.get(1).token(), 0));
+        kit.run(new LaneProtocol.OpCompleted(0, l0.id, l0.ops.get(1).token(), 0));
         assertTrue(bad.isCompletedExceptionally());
         assertTrue(good.isDone() && !good.isCompletedExceptionally());
         // a late completion for the failed request is ignored, not completed twice
-        kit.run(new EndpointActor.OpCompleted(0, l0.id, l0.ops.get(0).token(), 0));
+        kit.run(new LaneProtocol.OpCompleted(0, l0.id, l0.ops.get(0).token(), 0));
         assertEquals(1, channel.counters().get(EndpointCounters.Counter.FAILED));
         assertEquals(1, channel.counters().get(EndpointCounters.Counter.COMPLETED));
     }
@@ -384,7 +384,7 @@ class EndpointActorTest {
         BehaviorTestKit<EndpointActor.Command> kit = spawn("endpoint", l0);
         CompletableFuture<Void> p = facade.put(ByteBuffer.allocate(1), key.baseAddress(), key).toCompletableFuture();
         settle(kit);
-        kit.run(new EndpointActor.LaneFailed(0, l0.id, new RuntimeException("cable pulled")));
+        kit.run(new LaneProtocol.LaneFailed(0, l0.id, new RuntimeException("cable pulled")));
         assertTrue(p.isCompletedExceptionally());
         CompletableFuture<Void> later = facade.put(ByteBuffer.allocate(1), key.baseAddress(), key).toCompletableFuture();
         assertTrue(later.isCompletedExceptionally(), "refused at the facade once the failure is published");

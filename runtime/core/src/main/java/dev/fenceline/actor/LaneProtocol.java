@@ -1,0 +1,170 @@
+package dev.fenceline.actor;
+
+import dev.fenceline.FencelineException;
+import dev.fenceline.spi.LaneConnection;
+import dev.fenceline.spi.LaneListener;
+import java.util.List;
+import org.apache.pekko.actor.typed.ActorRef;
+
+/**
+ * The lane events an endpoint actor receives: what its lanes' transports report (completions,
+ * flushes, room, failures) and the lane-table changes they cause (replacement, recovery, addition).
+ * Transports never hold the endpoint: they call a {@link Listener}, which only sends these.
+ */
+public final class LaneProtocol {
+    private LaneProtocol() {
+    }
+
+    /**
+     * A lane finished an operation.
+     *
+     * @param lane the lane index
+     * @param connectionId the connection it was posted on
+     * @param token the operation's token
+     * @param value the fetched value, or 0
+     */
+    public record OpCompleted(int lane, long connectionId, long token, long value) implements EndpointActor.Command {
+    }
+
+    /**
+     * An operation failed at the lane or the target.
+     *
+     * @param lane the lane index
+     * @param connectionId the connection it was posted on
+     * @param token the operation's token
+     * @param error the typed cause
+     */
+    public record OpFailed(int lane, long connectionId, long token, FencelineException error) implements EndpointActor.Command {
+    }
+
+    /**
+     * A lane flush completed.
+     *
+     * @param lane the lane index
+     * @param connectionId the connection
+     * @param token the flush's token
+     */
+    public record LaneFlushed(int lane, long connectionId, long token) implements EndpointActor.Command {
+    }
+
+    /**
+     * A lane flush failed.
+     *
+     * @param lane the lane index
+     * @param connectionId the connection
+     * @param token the flush's token
+     * @param error why
+     */
+    public record LaneFlushFailed(int lane, long connectionId, long token, FencelineException error)
+            implements EndpointActor.Command {
+    }
+
+    /**
+     * A lane has room again.
+     *
+     * @param lane the lane index
+     * @param connectionId the connection
+     */
+    public record LaneReady(int lane, long connectionId) implements EndpointActor.Command {
+    }
+
+    /**
+     * A lane's connection died.
+     *
+     * @param lane the lane index
+     * @param connectionId the connection
+     * @param cause why
+     */
+    public record LaneFailed(int lane, long connectionId, Throwable cause) implements EndpointActor.Command {
+    }
+
+    /**
+     * The transport put a new connection behind a lane's slot.
+     *
+     * @param lane the lane index
+     * @param oldConnectionId the connection being replaced
+     * @param connection the new connection
+     */
+    public record LaneReplaced(int lane, long oldConnectionId, LaneConnection connection) implements EndpointActor.Command {
+    }
+
+    /**
+     * A failed lane is connected again.
+     *
+     * @param lane the lane index
+     * @param connection the new connection
+     */
+    public record LaneRecovered(int lane, LaneConnection connection) implements EndpointActor.Command {
+    }
+
+    /**
+     * Another lane to the same peer.
+     *
+     * @param connection the new lane's connection
+     */
+    public record LaneAdded(LaneConnection connection) implements EndpointActor.Command {
+    }
+
+    /**
+     * A whole new lane table (slot by slot; a slot whose connection differs counts as changed).
+     *
+     * @param connections the new lanes, null for an empty slot
+     */
+    public record LanesChanged(List<LaneConnection> connections) implements EndpointActor.Command {
+    }
+
+    /**
+     * Turns one lane's events into messages to its endpoint; holds no endpoint state, so transports
+     * may call it from any thread.
+     *
+     * @param endpoint the endpoint actor
+     * @param lane the lane's slot
+     * @param connectionId the connection it listens to
+     */
+    record Listener(ActorRef<EndpointActor.Command> endpoint, int lane, long connectionId) implements LaneListener {
+        @Override
+        public void onCompleted(long token, long value) {
+            endpoint.tell(new OpCompleted(lane, connectionId, token, value));
+        }
+
+        @Override
+        public void onFailed(long token, FencelineException error) {
+            endpoint.tell(new OpFailed(lane, connectionId, token, error));
+        }
+
+        @Override
+        public void onFlushed(long token) {
+            endpoint.tell(new LaneFlushed(lane, connectionId, token));
+        }
+
+        @Override
+        public void onFlushFailed(long token, FencelineException error) {
+            endpoint.tell(new LaneFlushFailed(lane, connectionId, token, error));
+        }
+
+        @Override
+        public void onReady() {
+            endpoint.tell(new LaneReady(lane, connectionId));
+        }
+
+        @Override
+        public void onLaneFailed(Throwable cause) {
+            endpoint.tell(new LaneFailed(lane, connectionId, cause));
+        }
+
+        @Override
+        public void onReplaced(LaneConnection replacement) {
+            endpoint.tell(new LaneReplaced(lane, connectionId, replacement));
+        }
+
+        @Override
+        public void onRecovered(LaneConnection connection) {
+            endpoint.tell(new LaneRecovered(lane, connection));
+        }
+
+        @Override
+        public void onLaneAdded(LaneConnection connection) {
+            endpoint.tell(new LaneAdded(connection));
+        }
+    }
+}
