@@ -53,13 +53,14 @@ public final class History {
         return outcomes.get(op.id());
     }
 
-    private long fencesSoFar(int endpoint) {
-        return fences.computeIfAbsent(endpoint + "/" + Thread.currentThread().getId(), k -> new AtomicLong()).get();
+    /** The calling thread's fence count on an endpoint. */
+    private AtomicLong fenceCount(int endpoint) {
+        return fences.computeIfAbsent(endpoint + "/" + Thread.currentThread().getId(), k -> new AtomicLong());
     }
 
     private Op issue(int endpoint, Op.Kind kind, long address, int length, long operand, byte[] data) {
         Op op = new Op(issueOrder.incrementAndGet(), endpoint, Thread.currentThread().getId(), kind, address, length,
-                operand, data, fencesSoFar(endpoint));
+                operand, data, fenceCount(endpoint).get());
         ops.put(op.id(), op);
         return op;
     }
@@ -101,31 +102,33 @@ public final class History {
             return track(op, ep.get(dst, remoteAddress, key), dst.duplicate());
         }
 
+        /** ADDs are modelled by the checker; other atomics are recorded as such. */
+        private Op atomic(AtomicOp o, boolean fetch, long remoteAddress, int width, long operand) {
+            Op.Kind kind = o != AtomicOp.ADD ? Op.Kind.OTHER_ATOMIC : fetch ? Op.Kind.ADD_FETCH : Op.Kind.ADD_POST;
+            return issue(id, kind, remoteAddress, width, operand, null);
+        }
+
         @Override
         public CompletionStage<Void> atomicPost32(AtomicOp o, long remoteAddress, RemoteKey key, int operand) {
-            Op op = issue(id, o == AtomicOp.ADD ? Op.Kind.ADD_POST : Op.Kind.OTHER_ATOMIC, remoteAddress, 4, operand,
-                    null);
+            Op op = atomic(o, false, remoteAddress, 4, operand);
             return track(op, ep.atomicPost32(o, remoteAddress, key, operand), null);
         }
 
         @Override
         public CompletionStage<Void> atomicPost64(AtomicOp o, long remoteAddress, RemoteKey key, long operand) {
-            Op op = issue(id, o == AtomicOp.ADD ? Op.Kind.ADD_POST : Op.Kind.OTHER_ATOMIC, remoteAddress, 8, operand,
-                    null);
+            Op op = atomic(o, false, remoteAddress, 8, operand);
             return track(op, ep.atomicPost64(o, remoteAddress, key, operand), null);
         }
 
         @Override
         public CompletionStage<Integer> atomicFetch32(AtomicOp o, long remoteAddress, RemoteKey key, int operand) {
-            Op op = issue(id, o == AtomicOp.ADD ? Op.Kind.ADD_FETCH : Op.Kind.OTHER_ATOMIC, remoteAddress, 4, operand,
-                    null);
+            Op op = atomic(o, true, remoteAddress, 4, operand);
             return track(op, ep.atomicFetch32(o, remoteAddress, key, operand), null);
         }
 
         @Override
         public CompletionStage<Long> atomicFetch64(AtomicOp o, long remoteAddress, RemoteKey key, long operand) {
-            Op op = issue(id, o == AtomicOp.ADD ? Op.Kind.ADD_FETCH : Op.Kind.OTHER_ATOMIC, remoteAddress, 8, operand,
-                    null);
+            Op op = atomic(o, true, remoteAddress, 8, operand);
             return track(op, ep.atomicFetch64(o, remoteAddress, key, operand), null);
         }
 
@@ -150,7 +153,7 @@ public final class History {
         @Override
         public void fence() {
             issue(id, Op.Kind.FENCE, 0, 0, 0, null);
-            fences.computeIfAbsent(id + "/" + Thread.currentThread().getId(), k -> new AtomicLong()).incrementAndGet();
+            fenceCount(id).incrementAndGet();
             ep.fence();
         }
 
