@@ -1003,7 +1003,7 @@ public final class EndpointActor {
         }
         log.info("endpoint {}: lane {} failed ({}); failing over to lanes {}", channel.name(), m.lane(), m.cause(),
                 lanesOf(next.liveMask()));
-        dead.close();
+        dead.abort(m.cause()); // still wanted: the transport may recover it
         return reconfigure(next, 1L << m.lane());
     }
 

@@ -74,6 +74,21 @@ public interface LaneConnection {
      */
     boolean deduplicates();
 
-    /** Closes the connection; outstanding operations fail through the listener. */
+    /**
+     * The endpoint is done with this connection; outstanding operations fail through the listener.
+     * A transport that reconnects failed lanes stops doing so for this lane.
+     */
     void close();
+
+    /**
+     * The endpoint gave up on this connection although the transport did not report it failed (a
+     * keepalive went unanswered), or it acknowledges a failure the transport reported, and fails
+     * over. Unlike {@link #close()}, the lane is still wanted: a transport that reconnects failed
+     * lanes treats this as a failure and may later report {@link LaneListener#onRecovered}.
+     *
+     * @param cause why the endpoint gave up
+     */
+    default void abort(Throwable cause) {
+        close();
+    }
 }

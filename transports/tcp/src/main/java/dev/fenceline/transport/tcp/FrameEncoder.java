@@ -1,0 +1,115 @@
+package dev.fenceline.transport.tcp;
+
+import dev.fenceline.AtomicOp;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import java.nio.charset.StandardCharsets;
+import java.util.UUID;
+
+/**
+ * Writes frames in the format of {@link Wire}, length prefix included. Data frames are written as
+ * a header buffer followed by the caller's payload, so a payload is never copied by the encoder.
+ */
+final class FrameEncoder {
+    private FrameEncoder() {
+    }
+
+    private static ByteBuf start(ByteBufAllocator alloc, byte type, int headerBody, int trailing) {
+        ByteBuf b = alloc.directBuffer(Wire.LENGTH_FIELD + Wire.FRAME_HEADER + headerBody);
+        return b.writeInt(Wire.FRAME_HEADER + headerBody + trailing).writeByte(Wire.VERSION).writeByte(type);
+    }
+
+    static ByteBuf hello(ByteBufAllocator alloc, UUID client, UUID server, byte[] nonce) {
+        ByteBuf b = start(alloc, Wire.HELLO, 4 + 32 + Wire.NONCE, 0).writeShort(Wire.VERSION).writeShort(Wire.VERSION);
+        return uuid(uuid(b, client), server).writeBytes(nonce);
+    }
+
+    static ByteBuf challenge(ByteBufAllocator alloc, int version, byte[] nonce, byte[] proof) {
+        return start(alloc, Wire.CHALLENGE, 2 + Wire.NONCE + Wire.PROOF, 0).writeShort(version).writeBytes(nonce)
+                .writeBytes(proof);
+    }
+
+    static ByteBuf auth(ByteBufAllocator alloc, byte[] proof) {
+        return start(alloc, Wire.AUTH, Wire.PROOF, 0).writeBytes(proof);
+    }
+
+    static ByteBuf welcome(ByteBufAllocator alloc) {
+        return start(alloc, Wire.WELCOME, 0, 0);
+    }
+
+    static ByteBuf refuse(ByteBufAllocator alloc, String reason) {
+        byte[] text = text(reason);
+        return start(alloc, Wire.REFUSE, 2 + text.length, 0).writeShort(text.length).writeBytes(text);
+    }
+
+    /** The PUT header; the caller writes {@code dataLength} bytes of data right after it. */
+    static ByteBuf putHeader(ByteBufAllocator alloc, long token, long origin, long seq, long key, long address,
+            int dataLength) {
+        return start(alloc, Wire.PUT, Wire.RMA_PREFIX, dataLength).writeLong(token).writeLong(origin).writeLong(seq)
+                .writeLong(key).writeLong(address);
+    }
+
+    static ByteBuf get(ByteBufAllocator alloc, long token, long origin, long seq, long key, long address, int length) {
+        return start(alloc, Wire.GET, Wire.RMA_PREFIX + 4, 0).writeLong(token).writeLong(origin).writeLong(seq)
+                .writeLong(key).writeLong(address).writeInt(length);
+    }
+
+    /**
+     * @param kind {@link Wire#ATOMIC_POST}, {@link Wire#ATOMIC_FETCH} or {@link Wire#ATOMIC_CSWAP}
+     * @param op the operation (ignored for CSWAP)
+     */
+    static ByteBuf atomic(ByteBufAllocator alloc, long token, long origin, long seq, long key, long address, byte kind,
+            AtomicOp op, int width, long operand, long compare) {
+        return start(alloc, Wire.ATOMIC, Wire.ATOMIC_BODY, 0).writeLong(token).writeLong(origin).writeLong(seq)
+                .writeLong(key).writeLong(address).writeByte(kind)
+                .writeByte(kind == Wire.ATOMIC_CSWAP ? 0 : Wire.opCode(op)).writeByte(width).writeLong(operand)
+                .writeLong(compare);
+    }
+
+    /** The AM header frame part; the caller writes the header and then the payload right after it. */
+    static ByteBuf activeMessageHeader(ByteBufAllocator alloc, long token, long origin, long seq, int id,
+            int headerLength, int payloadLength) {
+        return start(alloc, Wire.AM, Wire.AM_PREFIX, headerLength + payloadLength).writeLong(token).writeLong(origin)
+                .writeLong(seq).writeInt(id).writeInt(headerLength);
+    }
+
+    static ByteBuf flush(ByteBufAllocator alloc, long token) {
+        return start(alloc, Wire.FLUSH, 8, 0).writeLong(token);
+    }
+
+    static ByteBuf ack(ByteBufAllocator alloc, long token, long value) {
+        return start(alloc, Wire.ACK, 16, 0).writeLong(token).writeLong(value);
+    }
+
+    /** The GET_DATA header; the caller writes {@code dataLength} bytes right after it. */
+    static ByteBuf getDataHeader(ByteBufAllocator alloc, long token, int dataLength) {
+        return start(alloc, Wire.GET_DATA, 8, dataLength).writeLong(token);
+    }
+
+    static ByteBuf nack(ByteBufAllocator alloc, long token, int code, int reason, String message) {
+        byte[] text = text(message);
+        return start(alloc, Wire.NACK, 10 + 2 + text.length, 0).writeLong(token).writeByte(code).writeByte(reason)
+                .writeShort(text.length).writeBytes(text);
+    }
+
+    static ByteBuf flushed(ByteBufAllocator alloc, long token) {
+        return start(alloc, Wire.FLUSHED, 8, 0).writeLong(token);
+    }
+
+    private static ByteBuf uuid(ByteBuf b, UUID id) {
+        return b.writeLong(id.getMostSignificantBits()).writeLong(id.getLeastSignificantBits());
+    }
+
+    /** UTF-8, cut to the wire's limit on a character boundary. */
+    private static byte[] text(String s) {
+        byte[] b = s.getBytes(StandardCharsets.UTF_8);
+        if (b.length <= Wire.MAX_REASON_BYTES) {
+            return b;
+        }
+        int n = Wire.MAX_REASON_BYTES;
+        while (n > 0 && (b[n] & 0xC0) == 0x80) {
+            n--;
+        }
+        return java.util.Arrays.copyOf(b, n);
+    }
+}

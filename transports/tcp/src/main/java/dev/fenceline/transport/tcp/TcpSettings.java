@@ -1,0 +1,124 @@
+package dev.fenceline.transport.tcp;
+
+import com.typesafe.config.Config;
+import dev.fenceline.spi.ConfigReader;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * {@code fenceline.transport.tcp}, read and validated once (reference.conf documents each key).
+ *
+ * @param listen the addresses to listen on, one per rail
+ * @param maxRails the most lanes per endpoint
+ * @param secret the shared cluster secret
+ * @param io auto, epoll or nio
+ * @param ioThreads event-loop threads
+ * @param connectTimeout TCP connect plus handshake
+ * @param userTimeout TCP_USER_TIMEOUT, zero for the kernel default
+ * @param keepaliveIdle TCP keepalive idle time
+ * @param keepaliveInterval TCP keepalive probe interval
+ * @param keepaliveCount TCP keepalive probes
+ * @param minBackoff first reconnect delay
+ * @param maxBackoff longest reconnect delay
+ * @param giveUpAfter how long a failed rail is retried
+ * @param maxFragment largest operation payload
+ * @param queueDepth unacknowledged operations per lane
+ * @param window unacknowledged payload bytes per lane
+ * @param dedupWindow remembered operations per origin endpoint
+ * @param dedupLinger how long an idle origin's window is kept
+ * @param keysRead every key read, for the completeness test
+ */
+record TcpSettings(List<InetSocketAddress> listen, int maxRails, String secret, String io, int ioThreads,
+        Duration connectTimeout, Duration userTimeout, Duration keepaliveIdle, Duration keepaliveInterval,
+        int keepaliveCount, Duration minBackoff, Duration maxBackoff, Duration giveUpAfter, int maxFragment,
+        int queueDepth, long window, int dedupWindow, Duration dedupLinger, Set<String> keysRead) {
+    static final String SECTION = "fenceline.transport.tcp";
+    private static final int MIN_SECRET = 16;
+
+    /** @param section the transport's own section (what {@code TransportContext.config()} holds) */
+    static TcpSettings fromSection(Config section) {
+        ConfigReader r = new ConfigReader(section.atPath(SECTION), SECTION);
+        List<String> raw = r.stringList("listen");
+        if (raw.isEmpty() || raw.size() > 16) {
+            throw r.invalid("listen", raw.toString(), "1 to 16 addresses");
+        }
+        List<InetSocketAddress> listen = new ArrayList<>();
+        for (String s : raw) {
+            listen.add(parse(r, s));
+        }
+        int maxRails = r.intIn("max-rails", 1, 16);
+        String secret = r.string("secret");
+        if (secret.length() < MIN_SECRET) {
+            // Never echo the secret itself.
+            throw r.invalid("secret", "<" + secret.length() + " characters>", "a shared secret of at least "
+                    + MIN_SECRET + " characters (set it in the configuration or FENCELINE_TCP_SECRET)");
+        }
+        String io = r.oneOf("io", List.of("auto", "epoll", "nio"));
+        int ioThreads = r.intIn("io-threads", 1, 64);
+        Duration connectTimeout = r.durationIn("connect-timeout", Duration.ofMillis(1), Duration.ofMinutes(10));
+        Duration userTimeout = r.durationIn("user-timeout", Duration.ZERO, Duration.ofHours(1));
+        Duration idle = seconds(r, "keepalive.idle");
+        Duration interval = seconds(r, "keepalive.interval");
+        int count = r.intIn("keepalive.count", 1, 100);
+        Duration minBackoff = r.durationIn("reconnect.min-backoff", Duration.ofMillis(1), Duration.ofMinutes(10));
+        Duration maxBackoff = r.durationIn("reconnect.max-backoff", minBackoff, Duration.ofMinutes(10));
+        Duration giveUp = r.durationIn("reconnect.give-up-after", Duration.ofSeconds(1), Duration.ofDays(7));
+        int maxFragment = (int) r.bytesIn("max-fragment", 4 << 10, 64 << 20);
+        int queueDepth = r.intIn("queue-depth", 1, 65536);
+        long window = r.bytesIn("window", 64 << 10, 1L << 30);
+        int dedupWindow = r.intIn("dedup-window", 1, 1 << 24);
+        if ((long) dedupWindow < (long) maxRails * queueDepth) {
+            throw r.invalid("dedup-window", Integer.toString(dedupWindow), "at least max-rails * queue-depth = "
+                    + (long) maxRails * queueDepth + ", so a re-sent operation is always still remembered");
+        }
+        Duration linger = r.durationIn("dedup-linger", Duration.ofSeconds(1), Duration.ofDays(1));
+        return new TcpSettings(List.copyOf(listen), maxRails, secret, io, ioThreads, connectTimeout, userTimeout, idle,
+                interval, count, minBackoff, maxBackoff, giveUp, maxFragment, queueDepth, window, dedupWindow, linger,
+                r.keysRead());
+    }
+
+    private static Duration seconds(ConfigReader r, String key) {
+        Duration d = r.durationIn(key, Duration.ofSeconds(1), Duration.ofHours(2));
+        if (d.toMillis() % 1000 != 0) {
+            throw r.invalid(key, d.toString(), "whole seconds (TCP keepalive counts in seconds)");
+        }
+        return d;
+    }
+
+    private static InetSocketAddress parse(ConfigReader r, String s) {
+        int colon = s.lastIndexOf(':');
+        if (colon <= 0 || colon == s.length() - 1) {
+            throw r.invalid("listen", s, "host:port");
+        }
+        String host = s.substring(0, colon);
+        if (host.startsWith("[") && host.endsWith("]")) {
+            host = host.substring(1, host.length() - 1);
+        }
+        int port;
+        try {
+            port = Integer.parseInt(s.substring(colon + 1));
+        } catch (NumberFormatException e) {
+            throw r.invalid("listen", s, "host:port with a numeric port");
+        }
+        if (port < 0 || port > 65535) {
+            throw r.invalid("listen", s, "a port in [0, 65535]");
+        }
+        InetAddress a;
+        try {
+            a = InetAddress.getByName(host);
+        } catch (UnknownHostException e) {
+            throw r.invalid("listen", s, "a resolvable host (" + e.getMessage() + ")");
+        }
+        if (a.isAnyLocalAddress()) {
+            throw r.invalid("listen", s.toLowerCase(Locale.ROOT), "a concrete address, not a wildcard: list one"
+                    + " address per rail");
+        }
+        return new InetSocketAddress(a, port);
+    }
+}

@@ -1,0 +1,308 @@
+package dev.fenceline.transport.tcp;
+
+import dev.fenceline.EndpointFailedException;
+import dev.fenceline.FencelineException;
+import dev.fenceline.spi.LaneConnection;
+import dev.fenceline.spi.RemoteAccessTarget;
+import dev.fenceline.spi.Transport;
+import dev.fenceline.spi.TransportContext;
+import io.netty.bootstrap.Bootstrap;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import io.netty.util.concurrent.GlobalEventExecutor;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.InterfaceAddress;
+import java.net.NetworkInterface;
+import java.net.SocketException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One worker's TCP transport: a listener per configured address (the target side, which applies
+ * peers' operations) and the rails its endpoints open to peers (the origin side). All I/O runs on
+ * this worker's own event loops, never on the actor system's threads.
+ */
+final class TcpTransport implements Transport {
+    private static final Logger LOG = LoggerFactory.getLogger(TcpTransport.class);
+
+    /** A local address and the prefix length of its subnet, to pair rails by network. */
+    private record LocalNet(InetSocketAddress address, int prefix) {
+    }
+
+    private final TransportContext context;
+    private final TcpSettings settings;
+    private final Handshake handshake;
+    private final NettyIo io;
+    private final EventLoopGroup group;
+    private final ChannelGroup channels = new DefaultChannelGroup("fenceline-tcp", GlobalEventExecutor.INSTANCE);
+    private final List<Rail> rails = new ArrayList<>();
+    private final List<LocalNet> locals = new ArrayList<>();
+    private final TargetDedup dedup;
+    private volatile boolean closed;
+
+    TcpTransport(TransportContext context, TcpSettings settings) {
+        this.context = context;
+        this.settings = settings;
+        this.handshake = new Handshake(settings.secret());
+        this.io = NettyIo.choose(settings.io());
+        this.dedup = new TargetDedup(settings.dedupWindow(), settings.dedupLinger());
+        this.group = new MultiThreadIoEventLoopGroup(settings.ioThreads(),
+                new DefaultThreadFactory("fenceline-tcp-" + context.workerName(), true), io.handlers());
+        try {
+            for (InetSocketAddress a : settings.listen()) {
+                Channel server = listen(a);
+                InetSocketAddress bound = (InetSocketAddress) server.localAddress();
+                locals.add(new LocalNet(bound, prefixOf(bound.getAddress())));
+            }
+        } catch (RuntimeException e) {
+            close();
+            throw e;
+        }
+        LOG.debug("tcp {}: listening on {} ({})", context.workerName(), locals, io.epoll() ? "epoll" : "nio");
+    }
+
+    private Channel listen(InetSocketAddress a) {
+        ServerBootstrap b = new ServerBootstrap().group(group).channel(io.serverChannel())
+                .childHandler(new ChannelInitializer<Channel>() {
+                    @Override
+                    protected void initChannel(Channel ch) {
+                        channels.add(ch);
+                        ch.pipeline().addLast(frames(), new TargetHandler(TcpTransport.this));
+                    }
+                });
+        io.childOptions(b, settings);
+        ChannelFuture f = b.bind(a).awaitUninterruptibly(); // at worker start, outside any actor
+        if (!f.isSuccess()) {
+            throw new FencelineException("tcp: worker '" + context.workerName() + "' cannot listen on " + a + ": "
+                    + f.cause(), f.cause());
+        }
+        channels.add(f.channel());
+        return f.channel();
+    }
+
+    /** Frames bigger than the largest legal one end the connection (TooLongFrameException). */
+    LengthFieldBasedFrameDecoder frames() {
+        int max = Wire.LENGTH_FIELD + Wire.FRAME_HEADER + 64 + Math.max(settings.maxFragment(), 2 * Wire.MAX_REASON_BYTES);
+        return new LengthFieldBasedFrameDecoder(max, 0, Wire.LENGTH_FIELD, 0, Wire.LENGTH_FIELD, true);
+    }
+
+    private static int prefixOf(InetAddress a) {
+        try {
+            NetworkInterface nif = NetworkInterface.getByInetAddress(a);
+            if (nif != null) {
+                for (InterfaceAddress ia : nif.getInterfaceAddresses()) {
+                    if (ia.getAddress().equals(a)) {
+                        return ia.getNetworkPrefixLength();
+                    }
+                }
+            }
+        } catch (SocketException e) {
+            LOG.debug("tcp: no interface information for {}: {}", a, e.toString());
+        }
+        return a.getAddress().length * 8; // unknown: only the address itself
+    }
+
+    static boolean sameNetwork(InetAddress a, InetAddress b, int prefix) {
+        byte[] x = a.getAddress();
+        byte[] y = b.getAddress();
+        if (x.length != y.length) {
+            return false;
+        }
+        for (int bit = 0; bit < Math.min(prefix, x.length * 8); bit += 8) {
+            int bits = Math.min(8, prefix - bit);
+            int mask = (0xFF << (8 - bits)) & 0xFF;
+            if ((x[bit / 8] & mask) != (y[bit / 8] & mask)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** The local address to connect to {@code remote} from: the same address, else one on its subnet. */
+    private InetSocketAddress localFor(InetSocketAddress remote) {
+        for (LocalNet l : locals) {
+            if (l.address().getAddress().equals(remote.getAddress())) {
+                return l.address();
+            }
+        }
+        for (LocalNet l : locals) {
+            if (sameNetwork(l.address().getAddress(), remote.getAddress(), l.prefix())) {
+                return l.address();
+            }
+        }
+        return null;
+    }
+
+    UUID workerId() {
+        return context.workerId();
+    }
+
+    String workerName() {
+        return context.workerName();
+    }
+
+    TcpSettings settings() {
+        return settings;
+    }
+
+    Handshake handshake() {
+        return handshake;
+    }
+
+    TargetDedup dedup() {
+        return dedup;
+    }
+
+    RemoteAccessTarget target() {
+        return context.target();
+    }
+
+    /** @return false if the transport is closed */
+    boolean schedule(Runnable task, long delay, TimeUnit unit) {
+        if (closed) {
+            return false;
+        }
+        try {
+            group.schedule(task, delay, unit);
+            return true;
+        } catch (RejectedExecutionException e) {
+            return false;
+        }
+    }
+
+    @Override
+    public String name() {
+        return TcpTransportProvider.NAME;
+    }
+
+    @Override
+    public byte[] localAddress() {
+        return TcpAddress.encode(locals.stream().map(LocalNet::address).toList());
+    }
+
+    @Override
+    public CompletionStage<List<LaneConnection>> connect(UUID peerId, byte[] peerAddress) {
+        List<InetSocketAddress> remotes;
+        try {
+            remotes = TcpAddress.decode(peerAddress);
+        } catch (FencelineException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        if (remotes.size() > settings.maxRails()) {
+            remotes = remotes.subList(0, settings.maxRails());
+        }
+        List<Rail> opened = new ArrayList<>();
+        List<CompletableFuture<TcpLane>> lanes = new ArrayList<>();
+        for (int i = 0; i < remotes.size(); i++) {
+            InetSocketAddress r = remotes.get(i);
+            Rail rail = new Rail(this, i, localFor(r), r, peerId);
+            opened.add(rail);
+            lanes.add(open(rail));
+        }
+        return CompletableFuture.allOf(lanes.stream().map(f -> f.handle((l, e) -> null)).toArray(CompletableFuture[]::new))
+                .thenApply(ignored -> {
+                    List<LaneConnection> up = new ArrayList<>();
+                    StringBuilder down = new StringBuilder();
+                    for (int i = 0; i < lanes.size(); i++) {
+                        CompletableFuture<TcpLane> f = lanes.get(i);
+                        if (!f.isCompletedExceptionally()) {
+                            up.add(f.join());
+                            synchronized (rails) {
+                                rails.add(opened.get(i));
+                            }
+                        } else {
+                            down.append(down.length() == 0 ? "" : "; ").append(opened.get(i).remote()).append(": ")
+                                    .append(cause(f));
+                        }
+                    }
+                    if (up.isEmpty()) {
+                        throw new EndpointFailedException("tcp: cannot reach worker " + peerId + ": " + down);
+                    }
+                    if (down.length() > 0) {
+                        LOG.info("tcp {}: connected to {} over {} of {} rails; unreachable: {}", context.workerName(),
+                                peerId, up.size(), lanes.size(), down);
+                    }
+                    return List.copyOf(up);
+                });
+    }
+
+    private static String cause(CompletableFuture<?> f) {
+        try {
+            f.join();
+            return "";
+        } catch (java.util.concurrent.CompletionException e) {
+            return String.valueOf(e.getCause() == null ? e : e.getCause().getMessage());
+        }
+    }
+
+    /** Opens and authenticates one connection on {@code rail}; completes with the ready lane. */
+    CompletableFuture<TcpLane> open(Rail rail) {
+        CompletableFuture<TcpLane> ready = new CompletableFuture<>();
+        if (closed) {
+            ready.completeExceptionally(new EndpointFailedException("tcp: the transport is closed"));
+            return ready;
+        }
+        Bootstrap b = new Bootstrap().group(group).channel(io.channel()).handler(new ChannelInitializer<Channel>() {
+            @Override
+            protected void initChannel(Channel ch) {
+                channels.add(ch);
+                ch.pipeline().addLast(frames(), new LaneHandler(TcpTransport.this, rail, ready));
+            }
+        });
+        io.clientOptions(b, settings);
+        ChannelFuture f;
+        try {
+            f = rail.local() == null ? b.connect(rail.remote())
+                    : b.connect(rail.remote(), new InetSocketAddress(rail.local().getAddress(), 0));
+        } catch (RejectedExecutionException e) {
+            ready.completeExceptionally(new EndpointFailedException("tcp: the transport is closed"));
+            return ready;
+        }
+        f.addListener(done -> {
+            if (!done.isSuccess()) {
+                ready.completeExceptionally(new EndpointFailedException("tcp: connect " + rail.local() + " -> "
+                        + rail.remote() + " failed: " + done.cause(), done.cause()));
+            }
+        });
+        long timeout = settings.connectTimeout().toNanos();
+        f.channel().eventLoop().schedule(() -> {
+            if (ready.completeExceptionally(new EndpointFailedException("tcp: connect and handshake with "
+                    + rail.remote() + " took longer than " + settings.connectTimeout()))) {
+                f.channel().close();
+            }
+        }, timeout, TimeUnit.NANOSECONDS);
+        return ready.thenApply(lane -> {
+            rail.attached(lane);
+            return lane;
+        });
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        synchronized (rails) {
+            rails.forEach(Rail::shutdown);
+        }
+        channels.close();
+        group.shutdownGracefully(0, 2, TimeUnit.SECONDS);
+    }
+}

@@ -1,0 +1,106 @@
+package dev.fenceline.transport.tcp;
+
+import dev.fenceline.AtomicOp;
+
+/**
+ * The TCP transport's wire format, version 1. Every frame is a 4-byte big-endian length (of what
+ * follows), a version byte, a type byte and the type's body:
+ *
+ * <pre>
+ * HELLO      min u16, max u16, client worker id 16, expected server worker id 16, client nonce 32
+ * CHALLENGE  version u16, server nonce 32, server proof 32
+ * AUTH       client proof 32
+ * WELCOME    (empty)
+ * REFUSE     reason: u16 length, UTF-8
+ * PUT        token u64, origin u64, seq u64, key u64, address u64, data (the rest)
+ * GET        token u64, origin u64, seq u64, key u64, address u64, length u32
+ * ATOMIC     token u64, origin u64, seq u64, key u64, address u64, kind u8, op u8, width u8,
+ *            operand u64, compare u64
+ * AM         token u64, origin u64, seq u64, id u32, header length u32, header, payload (the rest)
+ * FLUSH      token u64
+ * ACK        token u64, value u64
+ * GET_DATA   token u64, data (the rest)
+ * NACK       token u64, error code u8, reason u8, message: u16 length, UTF-8
+ * FLUSHED    token u64
+ * </pre>
+ *
+ * Codes are spelled out here rather than taken from enum ordinals, so reordering a Java enum can
+ * never change the protocol.
+ */
+final class Wire {
+    static final byte VERSION = 1;
+    static final int LENGTH_FIELD = 4;
+    static final int FRAME_HEADER = 2;
+    static final int NONCE = 32;
+    static final int PROOF = 32;
+    static final int MAX_REASON_BYTES = 1024;
+
+    static final byte HELLO = 1;
+    static final byte CHALLENGE = 2;
+    static final byte AUTH = 3;
+    static final byte WELCOME = 4;
+    static final byte REFUSE = 5;
+    static final byte PUT = 10;
+    static final byte GET = 11;
+    static final byte ATOMIC = 12;
+    static final byte AM = 13;
+    static final byte FLUSH = 14;
+    static final byte ACK = 20;
+    static final byte GET_DATA = 21;
+    static final byte NACK = 22;
+    static final byte FLUSHED = 23;
+
+    /** token, origin, seq, key, address. */
+    static final int RMA_PREFIX = 5 * 8;
+    static final int ATOMIC_BODY = RMA_PREFIX + 3 + 16;
+    static final int AM_PREFIX = 3 * 8 + 8;
+
+    static final byte ATOMIC_POST = 0;
+    static final byte ATOMIC_FETCH = 1;
+    static final byte ATOMIC_CSWAP = 2;
+
+    private Wire() {
+    }
+
+    static byte opCode(AtomicOp op) {
+        return switch (op) {
+            case ADD -> 1;
+            case AND -> 2;
+            case OR -> 3;
+            case XOR -> 4;
+            case SWAP -> 5;
+        };
+    }
+
+    /** @return the operation, or null for an unknown code */
+    static AtomicOp atomicOp(int code) {
+        return switch (code) {
+            case 1 -> AtomicOp.ADD;
+            case 2 -> AtomicOp.AND;
+            case 3 -> AtomicOp.OR;
+            case 4 -> AtomicOp.XOR;
+            case 5 -> AtomicOp.SWAP;
+            default -> null;
+        };
+    }
+
+    static String typeName(int type) {
+        return switch (type) {
+            case HELLO -> "HELLO";
+            case CHALLENGE -> "CHALLENGE";
+            case AUTH -> "AUTH";
+            case WELCOME -> "WELCOME";
+            case REFUSE -> "REFUSE";
+            case PUT -> "PUT";
+            case GET -> "GET";
+            case ATOMIC -> "ATOMIC";
+            case AM -> "AM";
+            case FLUSH -> "FLUSH";
+            case ACK -> "ACK";
+            case GET_DATA -> "GET_DATA";
+            case NACK -> "NACK";
+            case FLUSHED -> "FLUSHED";
+            default -> "type " + type;
+        };
+    }
+}
