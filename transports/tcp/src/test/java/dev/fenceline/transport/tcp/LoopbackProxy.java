@@ -1,0 +1,116 @@
+package dev.fenceline.transport.tcp;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * A TCP relay in front of one listening address, standing in for a network path a test can cut
+ * (every connection reset, new ones refused until healed) or turn into a black hole (bytes are
+ * swallowed, nothing is reset: only a keepalive can tell). Plain blocking sockets on daemon
+ * threads: test code, not the data path.
+ */
+final class LoopbackProxy implements AutoCloseable {
+    private final ServerSocket server;
+    private final InetSocketAddress target;
+    private final List<Socket> open = new CopyOnWriteArrayList<>();
+    private volatile boolean cut;
+    private volatile boolean blackHole;
+    private volatile boolean closed;
+
+    LoopbackProxy(String bindAddress, InetSocketAddress target) throws IOException {
+        this.target = target;
+        this.server = new ServerSocket(0, 50, InetAddress.getByName(bindAddress));
+        Thread t = new Thread(this::accept, "proxy-" + server.getLocalPort());
+        t.setDaemon(true);
+        t.start();
+    }
+
+    InetSocketAddress address() {
+        return (InetSocketAddress) server.getLocalSocketAddress();
+    }
+
+    /** Resets every relayed connection and refuses new ones. */
+    void cut() {
+        cut = true;
+        for (Socket s : open) {
+            try {
+                s.setSoLinger(true, 0); // RST, like a peer that vanished
+                s.close();
+            } catch (IOException ignored) {
+                // already closed
+            }
+        }
+        open.clear();
+    }
+
+    /** Keeps connections open but delivers nothing in either direction. */
+    void blackHole() {
+        blackHole = true;
+    }
+
+    void heal() {
+        cut = false;
+        blackHole = false;
+    }
+
+    private void accept() {
+        while (!closed) {
+            try {
+                Socket in = server.accept();
+                if (cut) {
+                    in.setSoLinger(true, 0);
+                    in.close();
+                    continue;
+                }
+                Socket out = new Socket();
+                out.connect(target, 2000);
+                open.add(in);
+                open.add(out);
+                pump(in, out);
+                pump(out, in);
+            } catch (IOException e) {
+                if (closed) {
+                    return;
+                }
+            }
+        }
+    }
+
+    private void pump(Socket from, Socket to) {
+        Thread t = new Thread(() -> {
+            byte[] buf = new byte[64 << 10];
+            try (InputStream i = from.getInputStream(); OutputStream o = to.getOutputStream()) {
+                int n;
+                while ((n = i.read(buf)) >= 0) {
+                    if (!blackHole) {
+                        o.write(buf, 0, n);
+                    }
+                }
+            } catch (IOException ignored) {
+                // the other side closed or was cut
+            } finally {
+                try {
+                    to.close();
+                } catch (IOException ignored) {
+                    // already closed
+                }
+            }
+        }, "proxy-pump");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    @Override
+    public void close() throws IOException {
+        closed = true;
+        cut();
+        server.close();
+    }
+}
