@@ -85,7 +85,7 @@ record TcpSettings(List<InetSocketAddress> listen, int maxRails, String secret, 
 
     private static Duration seconds(ConfigReader r, String key) {
         Duration d = r.durationIn(key, Duration.ofSeconds(1), Duration.ofHours(2));
-        if (d.toMillis() % 1000 != 0) {
+        if (d.getNano() != 0) { // not toMillis(): a sub-millisecond fraction would pass and be truncated
             throw r.invalid(key, d.toString(), "whole seconds (TCP keepalive counts in seconds)");
         }
         return d;
