@@ -1,0 +1,126 @@
+package dev.fenceline.transport.tcp;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import com.typesafe.config.ConfigFactory;
+import com.typesafe.config.ConfigValue;
+import dev.fenceline.ConfigurationException;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import org.junit.jupiter.api.Test;
+
+/** TcpSettings reads reference.conf's defaults, reads every documented key and refuses invalid values by full key. */
+class TcpSettingsTest {
+    private static final String SECRET = "0123456789abcdef-secret";
+
+    private static TcpSettings settings(String hocon) {
+        return TcpSettings.fromSection(ConfigFactory.parseString(hocon)
+                .withFallback(ConfigFactory.defaultReference()).resolve().getConfig(TcpSettings.SECTION));
+    }
+
+    private static TcpSettings withSecret(String hocon) {
+        return settings("fenceline.transport.tcp { secret = \"" + SECRET + "\"\n" + hocon + "\n}");
+    }
+
+    /** @return the message of the ConfigurationException, checked to name the full key */
+    private static String refused(String key, String hocon) {
+        ConfigurationException e = assertThrows(ConfigurationException.class, () -> withSecret(hocon), hocon);
+        assertTrue(e.getMessage().startsWith(TcpSettings.SECTION + "." + key + " "), e.getMessage());
+        return e.getMessage();
+    }
+
+    @Test
+    void defaultsFromReferenceConf() {
+        TcpSettings s = withSecret("");
+        assertEquals(List.of(new InetSocketAddress("127.0.0.1", 0)), s.listen());
+        assertEquals(4, s.maxRails());
+        assertEquals(SECRET, s.secret());
+        assertEquals("auto", s.io());
+        assertEquals(1, s.ioThreads());
+        assertEquals(Duration.ofSeconds(5), s.connectTimeout());
+        assertEquals(Duration.ofSeconds(2), s.userTimeout());
+        assertEquals(List.of(Duration.ofSeconds(1), Duration.ofSeconds(1), 3),
+                List.of(s.keepaliveIdle(), s.keepaliveInterval(), s.keepaliveCount()));
+        assertEquals(List.of(Duration.ofMillis(100), Duration.ofSeconds(2), Duration.ofMinutes(10)),
+                List.of(s.minBackoff(), s.maxBackoff(), s.giveUpAfter()));
+        assertEquals(256 << 10, s.maxFragment());
+        assertEquals(1024, s.queueDepth());
+        assertEquals(16L << 20, s.window());
+        assertEquals(16384, s.dedupWindow());
+        assertEquals(Duration.ofMinutes(10), s.dedupLinger());
+    }
+
+    @Test
+    void everyKeyOfTheSectionIsRead() {
+        Set<String> documented = new TreeSet<>();
+        for (Map.Entry<String, ConfigValue> e : ConfigFactory.defaultReference().getConfig(TcpSettings.SECTION)
+                .entrySet()) {
+            documented.add(TcpSettings.SECTION + "." + e.getKey());
+        }
+        assertEquals(documented, new TreeSet<>(withSecret("").keysRead()));
+    }
+
+    @Test
+    void missingSecretIsRefused() {
+        assumeTrue(System.getenv("FENCELINE_TCP_SECRET") == null, "FENCELINE_TCP_SECRET supplies a secret");
+        ConfigurationException e = assertThrows(ConfigurationException.class, () -> settings(""));
+        assertTrue(e.getMessage().startsWith(TcpSettings.SECTION + ".secret "), e.getMessage());
+    }
+
+    @Test
+    void shortSecretIsRefusedWithoutEchoingIt() {
+        String message = refused("secret", "secret = \"Hunter2-Xyzzy15\"");
+        assertFalse(message.contains("Hunter2"), message);
+        assertTrue(message.contains("16"), message);
+        assertEquals("Hunter2-Xyzzy-16", withSecret("secret = \"Hunter2-Xyzzy-16\"").secret()); // 16 suffice
+    }
+
+    @Test
+    void listenAddresses() {
+        assertEquals(List.of(new InetSocketAddress("::1", 7000), new InetSocketAddress("127.0.0.2", 65535)),
+                withSecret("listen = [\"[::1]:7000\", \"127.0.0.2:65535\"]").listen());
+        for (String wildcard : List.of("0.0.0.0:7000", "[::]:7000", "[0:0:0:0:0:0:0:0]:0")) {
+            assertTrue(refused("listen", "listen = [\"" + wildcard + "\"]").contains("wildcard"), wildcard);
+        }
+        for (String bad : List.of("127.0.0.1", "127.0.0.1:", ":7000", "127.0.0.1:http", "127.0.0.1:65536",
+                "127.0.0.1:-1", "[::1:7000")) {
+            assertTrue(refused("listen", "listen = [\"" + bad + "\"]").contains(bad), bad);
+        }
+        refused("listen", "listen = []");
+    }
+
+    @Test
+    void dedupWindowCoversEveryOperationInFlight() {
+        String message = refused("dedup-window", "max-rails = 4, queue-depth = 1024, dedup-window = 4095");
+        assertTrue(message.contains("4096"), message);
+        assertEquals(4096, withSecret("max-rails = 4, queue-depth = 1024, dedup-window = 4096").dedupWindow());
+    }
+
+    @Test
+    void keepaliveCountsWholeSeconds() {
+        for (String fraction : List.of("1500ms", "2.5s", "1001ms", "1000500us", "1.0000001s")) {
+            refused("keepalive.idle", "keepalive.idle = " + fraction);
+            refused("keepalive.interval", "keepalive.interval = " + fraction);
+        }
+        TcpSettings s = withSecret("keepalive { idle = 7200s, interval = 2000ms }");
+        assertEquals(List.of(Duration.ofHours(2), Duration.ofSeconds(2)), List.of(s.keepaliveIdle(),
+                s.keepaliveInterval()));
+    }
+
+    @Test
+    void rangesAndTypesAreChecked() {
+        refused("max-rails", "max-rails = 17");
+        refused("io", "io = uring");
+        refused("queue-depth", "queue-depth = lots");
+        refused("max-fragment", "max-fragment = 1KiB");
+        refused("reconnect.max-backoff", "reconnect { min-backoff = 1s, max-backoff = 500ms }");
+    }
+}
