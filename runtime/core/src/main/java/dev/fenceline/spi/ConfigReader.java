@@ -51,6 +51,25 @@ public final class ConfigReader {
     }
 
     /**
+     * Reads a secret: no error message ever contains its value, only its length.
+     *
+     * @param key relative key
+     * @return the string value
+     */
+    public String secret(String key) {
+        read.add(prefix + key);
+        try {
+            return config.getString(key);
+        } catch (ConfigException.Missing e) {
+            throw new ConfigurationException(prefix + key + " is missing (every key has a default in reference.conf;"
+                    + " was it removed or set to null?)");
+        } catch (ConfigException e) {
+            throw new ConfigurationException(prefix + key + " is invalid: expected a string (value not shown: it is a"
+                    + " secret)");
+        }
+    }
+
+    /**
      * @param key relative key
      * @param allowed the allowed values (case-insensitive)
      * @return the value, lower-cased

@@ -53,7 +53,7 @@ record TcpSettings(List<InetSocketAddress> listen, int maxRails, String secret, 
             listen.add(parse(r, s));
         }
         int maxRails = r.intIn("max-rails", 1, 16);
-        String secret = r.string("secret");
+        String secret = r.secret("secret");
         if (secret.length() < MIN_SECRET) {
             // Never echo the secret itself.
             throw r.invalid("secret", "<" + secret.length() + " characters>", "a shared secret of at least "

@@ -84,6 +84,12 @@ class TcpSettingsTest {
     }
 
     @Test
+    void aSecretOfTheWrongTypeIsNotEchoedEither() {
+        String message = refused("secret", "secret = [\"Hunter2-Xyzzy-Plugh-17\"]");
+        assertFalse(message.contains("Hunter2"), message);
+    }
+
+    @Test
     void listenAddresses() {
         assertEquals(List.of(new InetSocketAddress("::1", 7000), new InetSocketAddress("127.0.0.2", 65535)),
                 withSecret("listen = [\"[::1]:7000\", \"127.0.0.2:65535\"]").listen());
