@@ -38,6 +38,33 @@ class DemoTest {
         }
     }
 
+    /** The README's demo over the real TCP transport: two loopback rails, everything verified. */
+    @Test
+    void demoRunsOverTcp() {
+        PrintStream saved = System.out;
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        int code;
+        try {
+            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+            code = new picocli.CommandLine(new DemoCommand()).execute("--transport", "tcp", "--ops", "3000",
+                    "--region", "262144");
+        } finally {
+            System.setOut(saved);
+        }
+        String report = out.toString(StandardCharsets.UTF_8);
+        assertEquals(0, code, report);
+        assertTrue(report.contains("RESULT: OK") && report.contains("tcp"), report);
+    }
+
+    @Test
+    void anUnknownTransportIsAUsageError() {
+        java.io.StringWriter err = new java.io.StringWriter();
+        picocli.CommandLine cl = new picocli.CommandLine(new DemoCommand());
+        cl.setErr(new java.io.PrintWriter(err));
+        assertEquals(2, cl.execute("--transport", "carrier-pigeon"));
+        assertTrue(err.toString().contains("--transport carrier-pigeon: expected sim or tcp"), err.toString());
+    }
+
     @Test
     void demoDetectsAMissingFence() throws Exception {
         // The check must be able to fail: a workload that skips fences (window > 1 so operations overlap
