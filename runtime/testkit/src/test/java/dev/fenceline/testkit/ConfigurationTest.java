@@ -35,9 +35,15 @@ class ConfigurationTest {
         assertNotNull(dir, "surefire passes fencelineTestConfigDir");
         File[] files = new File(dir).listFiles((d, n) -> n.endsWith(".conf"));
         assertNotNull(files, "config directory " + dir + " exists");
-        assertTrue(files.length >= 3, "single host, two rails and failover samples");
+        assertTrue(files.length >= 4, "single host, two rails (sim and tcp) and failover samples");
         Arrays.sort(files);
-        return List.of(files);
+        for (File f : files) {
+            List<String> t = ConfigFactory.parseFile(f).getStringList("fenceline.transports");
+            assertTrue(t.equals(List.of("sim")) || t.equals(List.of("tcp")), f + " uses " + t + ": every sample must"
+                    + " be started by a test (sim samples here, tcp samples in transports/tcp's TcpSampleConfigTest)");
+        }
+        return Arrays.stream(files).filter(f -> ConfigFactory.parseFile(f).getStringList("fenceline.transports")
+                .equals(List.of("sim"))).toList();
     }
 
     /** Every sample starts a runtime and moves bytes, so the samples cannot rot. */
