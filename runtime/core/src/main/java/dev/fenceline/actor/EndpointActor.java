@@ -164,6 +164,10 @@ public final class EndpointActor {
     private long nextSeq = 1;
     private long nextToken = 1;
     private long nextSn;
+    /** Per slot, the last connection given up while failing over: closed when the endpoint ends. */
+    private final LaneConnection[] givenUp = new LaneConnection[LaneTable.MAX_LANES];
+    /** Requests with sequence numbers, in sequence order, until they complete: the low-water mark. */
+    private final ArrayDeque<Request> bySequence = new ArrayDeque<>();
     private final Long2ObjectHashMap<Inflight> byToken = new Long2ObjectHashMap<>();
     private final Long2ObjectHashMap<Request> outstanding = new Long2ObjectHashMap<>();
     private final Long2ObjectHashMap<FlushToken> flushTokens = new Long2ObjectHashMap<>();
@@ -614,6 +618,7 @@ public final class EndpointActor {
                     r.firstSn = nextSn;
                     nextSn += n;
                     r.fragmentsOutstanding = n;
+                    bySequence.addLast(r);
                 }
                 TransportOp.Kind kind = r.kind == Request.Kind.PUT ? TransportOp.Kind.PUT : TransportOp.Kind.GET;
                 int count = only == null ? n : only.length;
@@ -647,12 +652,26 @@ public final class EndpointActor {
         if (r.firstSn < 0) {
             r.firstSn = nextSn++;
             r.fragmentsOutstanding = 1;
+            bySequence.addLast(r);
         }
+    }
+
+    /**
+     * The smallest sequence number of a request not yet complete: targets forget what lies below
+     * it (DedupWindow). Requests enter {@link #bySequence} in sequence order; completed ones leave
+     * from the head, so this is O(1) amortized and allocation-free.
+     */
+    private long lowWater() {
+        Request h;
+        while ((h = bySequence.peekFirst()) != null && h.done) {
+            bySequence.pollFirst();
+        }
+        return h == null ? nextSn : h.firstSn;
     }
 
     private void postOp(Request r, int fragment, TransportOp op) {
         used |= 1L << r.lane;
-        op.identify(channel.endpointId(), r.firstSn + fragment);
+        op.identify(channel.endpointId(), r.firstSn + fragment, lowWater());
         LaneConnection conn = lanes.connection(r.lane);
         byToken.put(op.token(), new Inflight(r, fragment, r.lane, conn.id(), conn.deduplicates()));
         ArrayDeque<Object> waiting = pending[r.lane];
@@ -1004,6 +1023,7 @@ public final class EndpointActor {
         log.info("endpoint {}: lane {} failed ({}); failing over to lanes {}", channel.name(), m.lane(), m.cause(),
                 lanesOf(next.liveMask()));
         dead.abort(m.cause()); // still wanted: the transport may recover it
+        givenUp[m.lane()] = dead;
         return reconfigure(next, 1L << m.lane());
     }
 
@@ -1272,6 +1292,10 @@ public final class EndpointActor {
         for (int i = 0; i < lanes.size(); i++) {
             if (lanes.connection(i) != null) {
                 lanes.connection(i).close();
+            }
+            if (givenUp[i] != null) {
+                givenUp[i].close(); // its transport may still be reconnecting it: stop that too
+                givenUp[i] = null;
             }
         }
     }

@@ -38,6 +38,7 @@ public final class TransportOp {
     private final ByteBuffer header;
     private long originId;
     private long sequence = -1;
+    private long lowWater = -1;
     private long result;
 
     private TransportOp(Kind kind, long token, long remoteAddress, RemoteKey key, ByteBuffer local, AtomicOp atomicOp,
@@ -154,12 +155,20 @@ public final class TransportOp {
      *
      * @param origin the origin endpoint's id
      * @param seq the operation's sequence number on that endpoint, kept across restarts
+     * @param low the endpoint's low-water mark when it posts this: the smallest sequence number it
+     *     has not seen complete; nothing below it will ever be sent again
      * @return this
      */
-    public TransportOp identify(long origin, long seq) {
+    public TransportOp identify(long origin, long seq, long low) {
         this.originId = origin;
         this.sequence = seq;
+        this.lowWater = low;
         return this;
+    }
+
+    /** @return the origin's low-water mark (see {@link DedupWindow}), or -1 */
+    public long lowWater() {
+        return lowWater;
     }
 
     /** @return the origin endpoint's id (software protocols deduplicate by it) */

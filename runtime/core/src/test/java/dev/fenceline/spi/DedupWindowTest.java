@@ -1,36 +1,94 @@
 package dev.fenceline.spi;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import dev.fenceline.spi.DedupWindow.Seen;
+import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
 class DedupWindowTest {
     @Test
-    void duplicatesGetTheFirstResultAndOldOnesAreUnknown() {
-        DedupWindow w = new DedupWindow(4);
-        assertEquals(Seen.NEW, w.lookup(0));
+    void duplicatesGetTheFirstOutcome() {
+        DedupWindow w = new DedupWindow(16);
+        assertEquals(Seen.NEW, w.lookup(0, 0));
         w.record(0, 41);
-        assertEquals(Seen.DUPLICATE, w.lookup(0));
+        assertEquals(Seen.DUPLICATE, w.lookup(0, 0));
         assertEquals(41, w.result(0));
-        for (long s = 1; s <= 5; s++) {
-            assertEquals(Seen.NEW, w.lookup(s));
-            w.record(s, s * 10);
-        }
-        assertEquals(Seen.TOO_OLD, w.lookup(0), "evicted and more than a window behind");
-        assertEquals(Seen.TOO_OLD, w.lookup(1));
-        assertEquals(Seen.DUPLICATE, w.lookup(5));
-        assertEquals(50, w.result(5));
-        assertEquals(Seen.NEW, w.lookup(6));
-        assertEquals(Seen.NEW, w.lookup(100), "far ahead is new");
+        assertEquals(Seen.NEW, w.lookup(1, 0));
+        Object error = new Object();
+        w.recordFailure(1, error);
+        assertEquals(Seen.FAILED_BEFORE, w.lookup(1, 0), "a refused operation is refused again, never applied");
+        assertSame(error, w.failure(1));
     }
 
     @Test
-    void outOfOrderArrivalsWithinTheWindowAreNew() {
+    void belowTheLowWaterMarkIsStaleAndForgotten() {
+        DedupWindow w = new DedupWindow(16);
+        for (long s = 0; s < 10; s++) {
+            assertEquals(Seen.NEW, w.lookup(s, 0));
+            w.record(s, s);
+        }
+        assertEquals(Seen.DUPLICATE, w.lookup(7, 5), "at and above the mark: remembered");
+        assertEquals(Seen.STALE, w.lookup(4, 5), "below the mark: a stale copy, never applied");
+        assertEquals(Seen.STALE, w.lookup(4, 3), "the mark never goes back");
+        assertEquals(5, w.lowWater());
+    }
+
+    /**
+     * The case a fixed ring got wrong: one old operation stays incomplete (a slow fragment) while
+     * thousands of newer ones complete. With the old operation holding the mark, it is still NEW
+     * when it finally arrives, and its re-sent copy is still a DUPLICATE.
+     */
+    @Test
+    void aSlowOperationFarBehindTheNewestIsStillTracked() {
+        DedupWindow w = new DedupWindow(1 << 20);
+        long slow = 3;
+        for (long s = 0; s < 100_000; s++) {
+            if (s != slow) {
+                assertEquals(Seen.NEW, w.lookup(s, Math.min(s, slow)));
+                w.record(s, s * 2);
+            }
+        }
+        assertEquals(Seen.NEW, w.lookup(slow, slow), "never applied, far behind the newest");
+        w.record(slow, 6);
+        assertEquals(Seen.DUPLICATE, w.lookup(slow, slow));
+        assertEquals(6, w.result(slow));
+        assertEquals(Seen.DUPLICATE, w.lookup(99_999, slow));
+        assertEquals(199_998, w.result(99_999), "entries survive the storage growing");
+        assertEquals(Seen.STALE, w.lookup(slow, slow + 1));
+    }
+
+    @Test
+    void beyondTheSpreadIsFullNotApplied() {
         DedupWindow w = new DedupWindow(8);
-        w.record(5, 1);
-        assertEquals(Seen.NEW, w.lookup(3), "sequence 3 not seen yet, and within the window");
-        w.record(3, 2);
-        assertEquals(Seen.DUPLICATE, w.lookup(3));
+        assertEquals(Seen.NEW, w.lookup(7, 0));
+        assertEquals(Seen.FULL, w.lookup(8, 0));
+        assertEquals(Seen.NEW, w.lookup(8, 1), "room again once the mark moves");
+        assertThrows(IllegalArgumentException.class, () -> w.record(100, 0));
+    }
+
+    /** Random arrivals against a model: exact answers for everything at or above the mark. */
+    @Test
+    void agreesWithAModel() {
+        long seed = Long.getLong("fenceline.test.seed", 77);
+        SplittableRandom rnd = new SplittableRandom(seed);
+        DedupWindow w = new DedupWindow(4096);
+        java.util.Map<Long, Long> applied = new java.util.HashMap<>();
+        long low = 0;
+        for (int i = 0; i < 200_000; i++) {
+            low += rnd.nextInt(100) == 0 ? rnd.nextInt(20) : 0;
+            long s = low + rnd.nextInt(2000);
+            Seen seen = w.lookup(s, low);
+            if (applied.containsKey(s)) {
+                assertEquals(Seen.DUPLICATE, seen, "seed " + seed + " seq " + s);
+                assertEquals((long) applied.get(s), w.result(s), "seed " + seed);
+            } else {
+                assertEquals(Seen.NEW, seen, "seed " + seed + " seq " + s);
+                w.record(s, s ^ 0x5A);
+                applied.put(s, s ^ 0x5A);
+            }
+        }
     }
 }

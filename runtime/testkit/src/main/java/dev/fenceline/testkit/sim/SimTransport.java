@@ -1,6 +1,7 @@
 package dev.fenceline.testkit.sim;
 
 import dev.fenceline.EndpointFailedException;
+import dev.fenceline.FencelineException;
 import dev.fenceline.OutcomeUnknownException;
 import dev.fenceline.spi.DedupWindow;
 import dev.fenceline.spi.TransportOp;
@@ -94,15 +95,26 @@ final class SimTransport implements Transport {
             return apply(op, t);
         }
         DedupWindow w = dedup.computeIfAbsent(op.originId(), k -> new DedupWindow(settings.dedupWindow()));
-        switch (w.lookup(op.sequence())) {
+        switch (w.lookup(op.sequence(), op.lowWater())) {
             case DUPLICATE:
                 return w.result(op.sequence());
-            case TOO_OLD:
-                throw new OutcomeUnknownException("sim: operation " + op.sequence() + " of endpoint "
-                        + Long.toHexString(op.originId()) + " is older than the dedup window of "
-                        + settings.dedupWindow() + "; it is not applied again");
+            case FAILED_BEFORE:
+                throw (FencelineException) w.failure(op.sequence());
+            case STALE:
+                throw new OutcomeUnknownException("sim: a stale copy of operation " + op.sequence() + " of endpoint "
+                        + Long.toHexString(op.originId()) + ", which its origin saw complete; not applied again");
+            case FULL:
+                throw new FencelineException("sim: operation " + op.sequence() + " of endpoint "
+                        + Long.toHexString(op.originId()) + " is more than dedup-window = " + settings.dedupWindow()
+                        + " beyond the oldest incomplete one (" + w.lowWater() + "); not applied");
             default:
-                long v = apply(op, t);
+                long v;
+                try {
+                    v = apply(op, t);
+                } catch (FencelineException e) {
+                    w.recordFailure(op.sequence(), e);
+                    throw e;
+                }
                 w.record(op.sequence(), v);
                 return v;
         }

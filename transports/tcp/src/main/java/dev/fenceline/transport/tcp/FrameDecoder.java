@@ -49,16 +49,20 @@ final class FrameDecoder {
                 handler.auth(bytes(frame, p, Wire.PROOF));
             }
             case Wire.WELCOME -> {
-                exact(type, body, 0);
-                handler.welcome();
+                exact(type, body, 4);
+                int limit = frame.getInt(p);
+                if (limit < 1) {
+                    throw new MalformedFrameException("WELCOME with a payload limit of " + limit);
+                }
+                handler.welcome(limit);
             }
             case Wire.REFUSE -> handler.refuse(string(frame, p, body, type));
             case Wire.PUT -> {
                 atLeast(type, body, Wire.RMA_PREFIX);
                 int data = body - Wire.RMA_PREFIX;
                 bound(type, data, maxData);
-                handler.put(frame.getLong(p), frame.getLong(p + 8), sequence(frame, p + 16), frame.getLong(p + 24),
-                        frame.getLong(p + 32), frame.slice(p + Wire.RMA_PREFIX, data));
+                handler.put(frame.getLong(p), frame.getLong(p + 8), sequence(frame, p + 16), low(frame, p + 24),
+                        frame.getLong(p + 32), frame.getLong(p + 40), frame.slice(p + Wire.RMA_PREFIX, data));
             }
             case Wire.GET -> {
                 exact(type, body, Wire.RMA_PREFIX + 4);
@@ -67,8 +71,8 @@ final class FrameDecoder {
                     throw new MalformedFrameException("GET of negative length " + n);
                 }
                 bound(type, n, maxData);
-                handler.get(frame.getLong(p), frame.getLong(p + 8), sequence(frame, p + 16), frame.getLong(p + 24),
-                        frame.getLong(p + 32), n);
+                handler.get(frame.getLong(p), frame.getLong(p + 8), sequence(frame, p + 16), low(frame, p + 24),
+                        frame.getLong(p + 32), frame.getLong(p + 40), n);
             }
             case Wire.ATOMIC -> {
                 exact(type, body, Wire.ATOMIC_BODY);
@@ -86,12 +90,13 @@ final class FrameDecoder {
                 if (width != 4 && width != 8) {
                     throw new MalformedFrameException("atomic width " + width + " is not 4 or 8");
                 }
-                handler.atomic(frame.getLong(p), frame.getLong(p + 8), sequence(frame, p + 16), frame.getLong(p + 24),
-                        frame.getLong(p + 32), kind, op, width, frame.getLong(q + 3), frame.getLong(q + 11));
+                handler.atomic(frame.getLong(p), frame.getLong(p + 8), sequence(frame, p + 16), low(frame, p + 24),
+                        frame.getLong(p + 32), frame.getLong(p + 40), kind, op, width, frame.getLong(q + 3),
+                        frame.getLong(q + 11));
             }
             case Wire.AM -> {
                 atLeast(type, body, Wire.AM_PREFIX);
-                int headerLength = frame.getInt(p + 28);
+                int headerLength = frame.getInt(p + 36);
                 int rest = body - Wire.AM_PREFIX;
                 if (headerLength < 0 || headerLength > rest) {
                     throw new MalformedFrameException("AM header of " + headerLength + " bytes in a body of " + rest);
@@ -99,7 +104,7 @@ final class FrameDecoder {
                 bound(type, rest, maxData);
                 int h = p + Wire.AM_PREFIX;
                 handler.activeMessage(frame.getLong(p), frame.getLong(p + 8), sequence(frame, p + 16),
-                        frame.getInt(p + 24), frame.slice(h, headerLength),
+                        low(frame, p + 24), frame.getInt(p + 32), frame.slice(h, headerLength),
                         frame.slice(h + headerLength, rest - headerLength));
             }
             case Wire.FLUSH -> {
@@ -155,6 +160,14 @@ final class FrameDecoder {
             throw new MalformedFrameException("sequence number " + seq + " is negative");
         }
         return seq;
+    }
+
+    private static long low(ByteBuf frame, int at) throws MalformedFrameException {
+        long low = frame.getLong(at);
+        if (low < -1) {
+            throw new MalformedFrameException("low-water mark " + low + " is negative");
+        }
+        return low;
     }
 
     private static UUID uuid(ByteBuf frame, int at) {

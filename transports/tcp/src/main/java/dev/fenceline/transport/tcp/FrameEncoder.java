@@ -33,8 +33,8 @@ final class FrameEncoder {
         return start(alloc, Wire.AUTH, Wire.PROOF, 0).writeBytes(proof);
     }
 
-    static ByteBuf welcome(ByteBufAllocator alloc) {
-        return start(alloc, Wire.WELCOME, 0, 0);
+    static ByteBuf welcome(ByteBufAllocator alloc, int maxData) {
+        return start(alloc, Wire.WELCOME, 4, 0).writeInt(maxData);
     }
 
     static ByteBuf refuse(ByteBufAllocator alloc, String reason) {
@@ -43,34 +43,35 @@ final class FrameEncoder {
     }
 
     /** The PUT header; the caller writes {@code dataLength} bytes of data right after it. */
-    static ByteBuf putHeader(ByteBufAllocator alloc, long token, long origin, long seq, long key, long address,
-            int dataLength) {
+    static ByteBuf putHeader(ByteBufAllocator alloc, long token, long origin, long seq, long low, long key,
+            long address, int dataLength) {
         return start(alloc, Wire.PUT, Wire.RMA_PREFIX, dataLength).writeLong(token).writeLong(origin).writeLong(seq)
-                .writeLong(key).writeLong(address);
+                .writeLong(low).writeLong(key).writeLong(address);
     }
 
-    static ByteBuf get(ByteBufAllocator alloc, long token, long origin, long seq, long key, long address, int length) {
+    static ByteBuf get(ByteBufAllocator alloc, long token, long origin, long seq, long low, long key, long address,
+            int length) {
         return start(alloc, Wire.GET, Wire.RMA_PREFIX + 4, 0).writeLong(token).writeLong(origin).writeLong(seq)
-                .writeLong(key).writeLong(address).writeInt(length);
+                .writeLong(low).writeLong(key).writeLong(address).writeInt(length);
     }
 
     /**
      * @param kind {@link Wire#ATOMIC_POST}, {@link Wire#ATOMIC_FETCH} or {@link Wire#ATOMIC_CSWAP}
      * @param op the operation (ignored for CSWAP)
      */
-    static ByteBuf atomic(ByteBufAllocator alloc, long token, long origin, long seq, long key, long address, byte kind,
-            AtomicOp op, int width, long operand, long compare) {
+    static ByteBuf atomic(ByteBufAllocator alloc, long token, long origin, long seq, long low, long key, long address,
+            byte kind, AtomicOp op, int width, long operand, long compare) {
         return start(alloc, Wire.ATOMIC, Wire.ATOMIC_BODY, 0).writeLong(token).writeLong(origin).writeLong(seq)
-                .writeLong(key).writeLong(address).writeByte(kind)
+                .writeLong(low).writeLong(key).writeLong(address).writeByte(kind)
                 .writeByte(kind == Wire.ATOMIC_CSWAP ? 0 : Wire.opCode(op)).writeByte(width).writeLong(operand)
                 .writeLong(compare);
     }
 
     /** The AM header frame part; the caller writes the header and then the payload right after it. */
-    static ByteBuf activeMessageHeader(ByteBufAllocator alloc, long token, long origin, long seq, int id,
+    static ByteBuf activeMessageHeader(ByteBufAllocator alloc, long token, long origin, long seq, long low, int id,
             int headerLength, int payloadLength) {
         return start(alloc, Wire.AM, Wire.AM_PREFIX, headerLength + payloadLength).writeLong(token).writeLong(origin)
-                .writeLong(seq).writeInt(id).writeInt(headerLength);
+                .writeLong(seq).writeLong(low).writeInt(id).writeInt(headerLength);
     }
 
     static ByteBuf flush(ByteBufAllocator alloc, long token) {

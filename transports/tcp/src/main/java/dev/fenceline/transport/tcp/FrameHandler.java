@@ -23,7 +23,8 @@ interface FrameHandler {
         throw unexpected(Wire.AUTH);
     }
 
-    default void welcome() throws MalformedFrameException {
+    /** @param maxData the largest payload the peer accepts in one operation */
+    default void welcome(int maxData) throws MalformedFrameException {
         throw unexpected(Wire.WELCOME);
     }
 
@@ -31,12 +32,12 @@ interface FrameHandler {
         throw unexpected(Wire.REFUSE);
     }
 
-    default void put(long token, long origin, long seq, long key, long address, ByteBuf data)
+    default void put(long token, long origin, long seq, long low, long key, long address, ByteBuf data)
             throws MalformedFrameException {
         throw unexpected(Wire.PUT);
     }
 
-    default void get(long token, long origin, long seq, long key, long address, int length)
+    default void get(long token, long origin, long seq, long low, long key, long address, int length)
             throws MalformedFrameException {
         throw unexpected(Wire.GET);
     }
@@ -45,12 +46,12 @@ interface FrameHandler {
      * @param kind {@link Wire#ATOMIC_POST}, {@link Wire#ATOMIC_FETCH} or {@link Wire#ATOMIC_CSWAP}
      * @param op the operation (null for CSWAP)
      */
-    default void atomic(long token, long origin, long seq, long key, long address, int kind, AtomicOp op,
+    default void atomic(long token, long origin, long seq, long low, long key, long address, int kind, AtomicOp op,
             int width, long operand, long compare) throws MalformedFrameException {
         throw unexpected(Wire.ATOMIC);
     }
 
-    default void activeMessage(long token, long origin, long seq, int id, ByteBuf header, ByteBuf payload)
+    default void activeMessage(long token, long origin, long seq, long low, int id, ByteBuf header, ByteBuf payload)
             throws MalformedFrameException {
         throw unexpected(Wire.AM);
     }

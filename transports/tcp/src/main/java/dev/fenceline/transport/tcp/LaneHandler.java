@@ -27,6 +27,8 @@ final class LaneHandler extends ChannelInboundHandlerAdapter implements FrameHan
     private ChannelHandlerContext ctx;
     private TcpLane lane;
     private boolean challenged;
+    /** Set when the connection ended: frames still buffered in the decoder are dropped. */
+    private boolean ended;
 
     LaneHandler(TcpTransport transport, Rail rail, CompletableFuture<TcpLane> ready) {
         this.transport = transport;
@@ -45,6 +47,9 @@ final class LaneHandler extends ChannelInboundHandlerAdapter implements FrameHan
     public void channelRead(ChannelHandlerContext c, Object msg) {
         ByteBuf frame = (ByteBuf) msg;
         try {
+            if (ended) {
+                return;
+            }
             FrameDecoder.decode(frame, this, transport.settings().maxFragment());
         } catch (MalformedFrameException e) {
             end(new EndpointFailedException("tcp: protocol error from " + c.channel().remoteAddress() + ": "
@@ -75,6 +80,10 @@ final class LaneHandler extends ChannelInboundHandlerAdapter implements FrameHan
     }
 
     private void end(EndpointFailedException cause) {
+        if (ended) {
+            return;
+        }
+        ended = true;
         if (lane != null) {
             lane.failed(cause);
         } else {
@@ -101,7 +110,7 @@ final class LaneHandler extends ChannelInboundHandlerAdapter implements FrameHan
         if (!Handshake.matches(expected, proof)) {
             LOG.warn("tcp {}: {} failed to prove it knows the secret; not connecting", transport.workerName(),
                     ctx.channel().remoteAddress());
-            end(new EndpointFailedException("tcp: " + ctx.channel().remoteAddress()
+            end(new RefusedException("tcp: " + ctx.channel().remoteAddress()
                     + " failed authentication (wrong secret on one side?)"));
             return;
         }
@@ -110,22 +119,34 @@ final class LaneHandler extends ChannelInboundHandlerAdapter implements FrameHan
     }
 
     @Override
-    public void welcome() throws MalformedFrameException {
+    public void welcome(int maxData) throws MalformedFrameException {
         if (!challenged || lane != null) {
             throw new MalformedFrameException("WELCOME out of turn");
         }
-        lane = new TcpLane(rail, ctx.channel(), transport.settings());
+        // Never send the target more than it accepts, whatever this side's own limit is.
+        lane = new TcpLane(rail, ctx.channel(), transport.settings(),
+                Math.min(transport.settings().maxFragment(), maxData));
         if (!ready.complete(lane)) {
             lane.close(); // the connect timed out meanwhile
         }
     }
 
+    /** The peer refused us (wrong secret, stale worker id, no common version): retrying cannot help. */
+    static final class RefusedException extends EndpointFailedException {
+        private static final long serialVersionUID = 1L;
+
+        RefusedException(String message) {
+            super(message);
+        }
+    }
+
     @Override
     public void refuse(String reason) {
+        // An unauthenticated peer's text: keep it on one line in the log.
+        String clean = reason.replaceAll("[\\p{Cntrl}]", "?");
         LOG.warn("tcp {}: {} refused the connection: {}", transport.workerName(), ctx.channel().remoteAddress(),
-                reason);
-        end(new EndpointFailedException("tcp: " + ctx.channel().remoteAddress() + " refused the connection: "
-                + reason));
+                clean);
+        end(new RefusedException("tcp: " + ctx.channel().remoteAddress() + " refused the connection: " + clean));
     }
 
     // ------------------------------------------------------------------ replies

@@ -15,6 +15,8 @@ import org.slf4j.LoggerFactory;
  */
 final class Rail {
     private static final Logger LOG = LoggerFactory.getLogger(Rail.class);
+    /** A connection that lived this long was not flapping. */
+    private static final long STABLE_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(5);
 
     private final TcpTransport transport;
     private final int index;
@@ -27,6 +29,7 @@ final class Rail {
     private boolean reconnecting;
     private long failedAt;
     private long backoffNanos;
+    private long connectedAt = System.nanoTime();
 
     /**
      * @param local the local address to connect from, or null to let the kernel choose
@@ -53,13 +56,18 @@ final class Rail {
 
     synchronized void attached(TcpLane lane) {
         current = lane;
+        connectedAt = System.nanoTime();
     }
 
     /** The endpoint closed {@code lane}: it wants nothing more from this rail. */
-    synchronized void stop(TcpLane lane) {
-        if (lane == current) {
+    void stop(TcpLane lane) {
+        synchronized (this) {
+            if (lane != current) {
+                return;
+            }
             stopped = true;
         }
+        transport.forget(this);
     }
 
     synchronized boolean stopped() {
@@ -79,8 +87,14 @@ final class Rail {
             }
             reconnecting = true;
             listener = l;
-            failedAt = System.nanoTime();
-            backoffNanos = transport.settings().minBackoff().toNanos();
+            long now = System.nanoTime();
+            // A connection that died soon after it came up (a flapping path, a peer that kills it at
+            // once) keeps the backoff and the give-up clock of the failure before it.
+            boolean flapping = backoffNanos > 0 && now - connectedAt < STABLE_NANOS;
+            if (!flapping) {
+                failedAt = now;
+                backoffNanos = transport.settings().minBackoff().toNanos();
+            }
         }
         LOG.info("tcp {}: rail {} ({} -> {}) lost: {}; reconnecting", transport.workerName(), index, local, remote,
                 cause.toString());
@@ -90,7 +104,8 @@ final class Rail {
     private void schedule() {
         long delay;
         synchronized (this) {
-            delay = backoffNanos;
+            // Jitter: endpoints that lost the same path do not reconnect in lockstep.
+            delay = backoffNanos / 2 + java.util.concurrent.ThreadLocalRandom.current().nextLong(backoffNanos / 2 + 1);
         }
         if (!transport.schedule(this::attempt, delay, TimeUnit.NANOSECONDS)) {
             shutdown();
@@ -131,13 +146,20 @@ final class Rail {
             if (stopped) {
                 return;
             }
-            if (System.nanoTime() - failedAt > giveUp) {
+            boolean refused = error instanceof LaneHandler.RefusedException
+                    || error.getCause() instanceof LaneHandler.RefusedException;
+            if (refused || System.nanoTime() - failedAt > giveUp) {
                 stopped = true;
-                LOG.warn("tcp {}: rail {} ({} -> {}) gave up reconnecting after {}: {}", transport.workerName(), index,
-                        local, remote, transport.settings().giveUpAfter(), error.toString());
-                return;
+                LOG.warn("tcp {}: rail {} ({} -> {}) stops reconnecting{}: {}", transport.workerName(), index, local,
+                        remote, refused ? " (the peer refused us; retrying cannot help)" : " after "
+                                + transport.settings().giveUpAfter(), error.toString());
+            } else {
+                backoffNanos = Math.min(backoffNanos * 2, transport.settings().maxBackoff().toNanos());
             }
-            backoffNanos = Math.min(backoffNanos * 2, transport.settings().maxBackoff().toNanos());
+        }
+        if (stopped()) {
+            transport.forget(this);
+            return;
         }
         LOG.debug("tcp {}: rail {} reconnect failed: {}", transport.workerName(), index, error.toString());
         schedule();

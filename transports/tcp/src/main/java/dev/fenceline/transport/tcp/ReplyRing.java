@@ -81,6 +81,11 @@ final class ReplyRing {
         return sinks[(int) head.get() & mask];
     }
 
+    /** Consumer only, after the connection ended: forgets every buffer the entries refer to. */
+    void dropSinks() {
+        java.util.Arrays.fill(sinks, null);
+    }
+
     /** Consumer only: drops the oldest entry. */
     void pop() {
         long h = head.get();

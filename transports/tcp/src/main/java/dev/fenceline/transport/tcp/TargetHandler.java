@@ -149,7 +149,7 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
         state = State.READY;
         handshakeTimeout.cancel(false);
         LOG.debug("tcp {}: accepted {} from worker {}", transport.workerName(), ctx.channel().remoteAddress(), peer);
-        ctx.writeAndFlush(FrameEncoder.welcome(ctx.alloc()));
+        ctx.writeAndFlush(FrameEncoder.welcome(ctx.alloc(), transport.settings().maxFragment()));
     }
 
     // ------------------------------------------------------------------ operations
@@ -172,18 +172,31 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
         return origin.window;
     }
 
-    /** Answers a re-sent operation with its first result; returns false if the caller must apply it. */
-    private boolean answeredBefore(long token, long originId, long seq, DedupWindow w) {
-        switch (w.lookup(seq)) {
+    /**
+     * Answers a re-sent operation with its first outcome, and refuses copies that must never be
+     * applied; returns false if the caller must apply it (then record its outcome).
+     */
+    private boolean answeredBefore(long token, long originId, long seq, long low, DedupWindow w) {
+        switch (w.lookup(seq, low)) {
             case DUPLICATE -> {
                 ctx.write(FrameEncoder.ack(ctx.alloc(), token, w.result(seq)));
                 return true;
             }
-            case TOO_OLD -> {
-                nack(token, new OutcomeUnknownException("tcp: operation " + seq + " of endpoint "
-                        + Long.toHexString(originId) + " is older than the dedup window of "
-                        + transport.settings().dedupWindow() + " at worker '" + transport.workerName()
-                        + "'; it is not applied again"));
+            case FAILED_BEFORE -> {
+                nack(token, (FencelineException) w.failure(seq));
+                return true;
+            }
+            case STALE -> {
+                nack(token, new OutcomeUnknownException("tcp: a stale copy of operation " + seq + " of endpoint "
+                        + Long.toHexString(originId) + ", which its origin saw complete, reached worker '"
+                        + transport.workerName() + "'; not applied again"));
+                return true;
+            }
+            case FULL -> {
+                nack(token, new FencelineException("tcp: operation " + seq + " of endpoint "
+                        + Long.toHexString(originId) + " is more than dedup-window = "
+                        + transport.settings().dedupWindow() + " beyond its oldest incomplete operation ("
+                        + w.lowWater() + ") at worker '" + transport.workerName() + "'; not applied"));
                 return true;
             }
             default -> {
@@ -197,114 +210,149 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
                 String.valueOf(e.getMessage())));
     }
 
-    @Override
-    public void put(long token, long originId, long seq, long key, long address, ByteBuf data)
-            throws MalformedFrameException {
-        RemoteAccessTarget t = ready();
+    /** The outcome of applying one operation: a value, or the refusal (already answered). */
+    private FencelineException refusal;
+    private long value;
+
+    /**
+     * Applies an operation at most once: under the origin's window lock, so a copy re-sent over
+     * another rail waits for the first and is then answered from the window.
+     */
+    private void once(long token, long originId, long seq, long low, Runnable apply) {
         if (seq < 0) {
-            applyPut(t, token, key, address, data);
+            apply.run();
+            answer(token);
             return;
         }
         DedupWindow w = window(originId);
         synchronized (w) {
-            if (!answeredBefore(token, originId, seq, w) && applyPut(t, token, key, address, data)) {
-                w.record(seq, 0);
+            if (answeredBefore(token, originId, seq, low, w)) {
+                return;
             }
+            apply.run();
+            if (refusal != null) {
+                w.recordFailure(seq, refusal);
+            } else {
+                w.record(seq, value);
+            }
+            answer(token);
         }
     }
 
-    private boolean applyPut(RemoteAccessTarget t, long token, long key, long address, ByteBuf data) {
-        try {
-            t.put(key, address, data.nioBuffer());
-        } catch (FencelineException e) {
-            nack(token, e);
-            return false;
+    private void answer(long token) {
+        if (refusal != null) {
+            nack(token, refusal);
+            refusal = null;
+        } else {
+            ctx.write(FrameEncoder.ack(ctx.alloc(), token, value));
         }
-        ctx.write(FrameEncoder.ack(ctx.alloc(), token, 0));
-        return true;
+        value = 0;
+    }
+
+    // The appliers below run inside once(); they set value or refusal. Fields, not captures, so an
+    // operation costs no allocation beyond its reply.
+    private RemoteAccessTarget target;
+    private long key;
+    private long address;
+    private ByteBuf data;
+    private ByteBuf header;
+    private int amId;
+    private int kind;
+    private AtomicOp op;
+    private int width;
+    private long operand;
+    private long compare;
+    private final Runnable applyPut = this::applyPut;
+    private final Runnable applyAtomic = this::applyAtomic;
+    private final Runnable applyActiveMessage = this::applyActiveMessage;
+
+    private void applyPut() {
+        try {
+            target.put(key, address, data.nioBuffer());
+        } catch (FencelineException e) {
+            refusal = e;
+        }
+    }
+
+    private void applyAtomic() {
+        try {
+            value = kind == Wire.ATOMIC_CSWAP ? target.compareAndSwap(key, address, width, compare, operand)
+                    : target.atomic(key, address, width, op, operand);
+        } catch (FencelineException e) {
+            refusal = e;
+        }
+    }
+
+    private void applyActiveMessage() {
+        try {
+            target.activeMessage(amId, header.nioBuffer(), data.nioBuffer());
+        } catch (FencelineException e) {
+            refusal = e;
+        }
     }
 
     @Override
-    public void get(long token, long originId, long seq, long key, long address, int length)
+    public void put(long token, long originId, long seq, long low, long k, long a, ByteBuf d)
+            throws MalformedFrameException {
+        target = ready();
+        key = k;
+        address = a;
+        data = d;
+        try {
+            once(token, originId, seq, low, applyPut);
+        } finally {
+            data = null;
+        }
+    }
+
+    @Override
+    public void get(long token, long originId, long seq, long low, long k, long a, int length)
             throws MalformedFrameException {
         RemoteAccessTarget t = ready();
         // A read has no effect, so a re-sent one is simply read again (at its place in the order).
-        ByteBuf header = FrameEncoder.getDataHeader(ctx.alloc(), token, length);
-        ByteBuf data = ctx.alloc().directBuffer(length, length);
+        ByteBuf out = ctx.alloc().directBuffer(length, length);
         try {
-            t.get(key, address, data.nioBuffer(0, length));
+            t.get(k, a, out.nioBuffer(0, length));
         } catch (FencelineException e) {
-            header.release();
-            data.release();
+            out.release();
             nack(token, e);
             return;
+        } catch (RuntimeException e) {
+            out.release();
+            throw e;
         }
-        data.writerIndex(length);
-        ctx.write(header);
-        ctx.write(data);
+        out.writerIndex(length);
+        ctx.write(FrameEncoder.getDataHeader(ctx.alloc(), token, length));
+        ctx.write(out);
     }
 
     @Override
-    public void atomic(long token, long originId, long seq, long key, long address, int kind, AtomicOp op, int width,
-            long operand, long compare) throws MalformedFrameException {
-        RemoteAccessTarget t = ready();
-        if (seq < 0) {
-            applyAtomic(t, token, key, address, kind, op, width, operand, compare);
-            return;
-        }
-        DedupWindow w = window(originId);
-        synchronized (w) {
-            if (!answeredBefore(token, originId, seq, w)) {
-                if (applyAtomic(t, token, key, address, kind, op, width, operand, compare)) {
-                    w.record(seq, lastValue);
-                }
-            }
-        }
-    }
-
-    /** The value the last successful {@link #applyAtomic} fetched; saves boxing it per operation. */
-    private long lastValue;
-
-    private boolean applyAtomic(RemoteAccessTarget t, long token, long key, long address, int kind, AtomicOp op,
-            int width, long operand, long compare) {
-        long v;
-        try {
-            v = kind == Wire.ATOMIC_CSWAP ? t.compareAndSwap(key, address, width, compare, operand)
-                    : t.atomic(key, address, width, op, operand);
-        } catch (FencelineException e) {
-            nack(token, e);
-            return false;
-        }
-        lastValue = v;
-        ctx.write(FrameEncoder.ack(ctx.alloc(), token, v));
-        return true;
+    public void atomic(long token, long originId, long seq, long low, long k, long a, int kd, AtomicOp o, int w,
+            long operandValue, long compareValue) throws MalformedFrameException {
+        target = ready();
+        key = k;
+        address = a;
+        kind = kd;
+        op = o;
+        width = w;
+        operand = operandValue;
+        compare = compareValue;
+        once(token, originId, seq, low, applyAtomic);
     }
 
     @Override
-    public void activeMessage(long token, long originId, long seq, int id, ByteBuf header, ByteBuf payload)
+    public void activeMessage(long token, long originId, long seq, long low, int id, ByteBuf h, ByteBuf payload)
             throws MalformedFrameException {
-        RemoteAccessTarget t = ready();
-        if (seq < 0) {
-            applyActiveMessage(t, token, id, header, payload);
-            return;
-        }
-        DedupWindow w = window(originId);
-        synchronized (w) {
-            if (!answeredBefore(token, originId, seq, w) && applyActiveMessage(t, token, id, header, payload)) {
-                w.record(seq, 0);
-            }
-        }
-    }
-
-    private boolean applyActiveMessage(RemoteAccessTarget t, long token, int id, ByteBuf header, ByteBuf payload) {
+        target = ready();
+        amId = id;
+        header = h;
+        data = payload;
         try {
-            t.activeMessage(id, header.nioBuffer(), payload.nioBuffer());
-        } catch (FencelineException e) {
-            nack(token, e);
-            return false;
+            once(token, originId, seq, low, applyActiveMessage);
+        } finally {
+            header = null;
+            data = null;
         }
-        ctx.write(FrameEncoder.ack(ctx.alloc(), token, 0));
-        return true;
     }
 
     @Override

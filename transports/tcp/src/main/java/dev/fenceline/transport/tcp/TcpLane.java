@@ -47,11 +47,21 @@ final class TcpLane implements LaneConnection {
     private final Runnable drain = this::drain;
     private final AtomicInteger state = new AtomicInteger(LIVE);
     private final AtomicBoolean failureReported = new AtomicBoolean();
+    /**
+     * Held while a GET's data is copied into the user's buffer, and while the endpoint takes the
+     * lane away (abort, close): after that the endpoint may restart the GET elsewhere and hand the
+     * buffer back to the user, so no late reply may write into it.
+     */
+    private final Object sinkLock = new Object();
     private volatile LaneListener listener;
     private volatile Throwable failure;
     private volatile boolean wantReady;
 
-    TcpLane(Rail rail, Channel channel, TcpSettings settings) {
+    private final int maxFragment;
+
+    /** @param maxFragment the largest payload per operation both ends accept */
+    TcpLane(Rail rail, Channel channel, TcpSettings settings, int maxFragment) {
+        this.maxFragment = maxFragment;
         this.rail = rail;
         this.channel = channel;
         this.settings = settings;
@@ -75,7 +85,7 @@ final class TcpLane implements LaneConnection {
 
     @Override
     public int maxFragment() {
-        return settings.maxFragment();
+        return maxFragment;
     }
 
     @Override
@@ -134,9 +144,9 @@ final class TcpLane implements LaneConnection {
             case AM -> op.header().remaining() + op.local().remaining();
             default -> 0;
         };
-        if (payload > settings.maxFragment()) {
-            throw new FencelineException("tcp: " + op.kind() + " of " + payload + " bytes exceeds "
-                    + TcpSettings.SECTION + ".max-fragment = " + settings.maxFragment());
+        if (payload > maxFragment) {
+            throw new FencelineException("tcp: " + op.kind() + " of " + payload + " bytes exceeds the lane's limit of "
+                    + maxFragment + " (" + TcpSettings.SECTION + ".max-fragment, the smaller of both ends')");
         }
         if (!reserve(payload)) {
             return PostStatus.NO_RESOURCE;
@@ -146,16 +156,16 @@ final class TcpLane implements LaneConnection {
         switch (op.kind()) {
             case PUT -> {
                 ring.offer(op.token(), ReplyRing.OP, payload, null);
-                enqueue(FrameEncoder.putHeader(alloc, op.token(), op.originId(), op.sequence(), key, op.remoteAddress(),
-                        payload));
+                enqueue(FrameEncoder.putHeader(alloc, op.token(), op.originId(), op.sequence(), op.lowWater(), key,
+                        op.remoteAddress(), payload));
                 // The payload is sent from the caller's buffer: the lane may use it until the
                 // operation completes, and the target's acknowledgement comes after the bytes.
                 enqueue(Unpooled.wrappedBuffer(op.local()));
             }
             case GET -> {
                 ring.offer(op.token(), ReplyRing.GET, payload, op.local());
-                enqueue(FrameEncoder.get(alloc, op.token(), op.originId(), op.sequence(), key, op.remoteAddress(),
-                        payload));
+                enqueue(FrameEncoder.get(alloc, op.token(), op.originId(), op.sequence(), op.lowWater(), key,
+                        op.remoteAddress(), payload));
             }
             case ATOMIC_POST, ATOMIC_FETCH, CSWAP -> {
                 byte kind = switch (op.kind()) {
@@ -164,13 +174,13 @@ final class TcpLane implements LaneConnection {
                     default -> Wire.ATOMIC_CSWAP;
                 };
                 ring.offer(op.token(), ReplyRing.OP, 0, null);
-                enqueue(FrameEncoder.atomic(alloc, op.token(), op.originId(), op.sequence(), key, op.remoteAddress(),
-                        kind, op.atomicOp(), op.width(), op.operand(), op.compare()));
+                enqueue(FrameEncoder.atomic(alloc, op.token(), op.originId(), op.sequence(), op.lowWater(), key,
+                        op.remoteAddress(), kind, op.atomicOp(), op.width(), op.operand(), op.compare()));
             }
             case AM -> {
                 ring.offer(op.token(), ReplyRing.OP, payload, null);
-                enqueue(FrameEncoder.activeMessageHeader(alloc, op.token(), op.originId(), op.sequence(), op.amId(),
-                        op.header().remaining(), op.local().remaining()));
+                enqueue(FrameEncoder.activeMessageHeader(alloc, op.token(), op.originId(), op.sequence(), op.lowWater(),
+                        op.amId(), op.header().remaining(), op.local().remaining()));
                 enqueue(Unpooled.wrappedBuffer(op.header()));
                 enqueue(Unpooled.wrappedBuffer(op.local()));
             }
@@ -217,7 +227,10 @@ final class TcpLane implements LaneConnection {
 
     @Override
     public void close() {
-        int s = state.getAndSet(CLOSED);
+        int s;
+        synchronized (sinkLock) { // no GET copies into a user buffer once this returns
+            s = state.getAndSet(CLOSED);
+        }
         rail.stop(this);
         if (s != CLOSED) {
             channel.close();
@@ -226,7 +239,11 @@ final class TcpLane implements LaneConnection {
 
     @Override
     public void abort(Throwable cause) {
-        if (state.compareAndSet(LIVE, ABORTED)) {
+        boolean aborted;
+        synchronized (sinkLock) { // the endpoint restarts this lane's GETs as soon as this returns
+            aborted = state.compareAndSet(LIVE, ABORTED);
+        }
+        if (aborted) {
             channel.close();
             rail.lost(this, listener, cause);
         }
@@ -277,6 +294,9 @@ final class TcpLane implements LaneConnection {
 
     /** @return why the reply does not fit, or null after handling it */
     String answered(byte expectedKind, long token, long value, FencelineException error, ByteBuf data) {
+        if (state.get() != LIVE) {
+            return null; // the endpoint gave this lane up: late replies are dropped
+        }
         if (ring.isEmpty()) {
             return "a reply for token " + token + " with nothing outstanding";
         }
@@ -293,7 +313,12 @@ final class TcpLane implements LaneConnection {
             if (data.readableBytes() != sink.remaining()) {
                 return "GET_DATA of " + data.readableBytes() + " bytes for a get of " + sink.remaining();
             }
-            data.getBytes(data.readerIndex(), sink.duplicate());
+            synchronized (sinkLock) {
+                if (state.get() != LIVE) {
+                    return null;
+                }
+                data.getBytes(data.readerIndex(), sink.duplicate());
+            }
         }
         int payload = ring.payload();
         ring.pop();
@@ -323,6 +348,7 @@ final class TcpLane implements LaneConnection {
     /** The connection died under the lane (event loop, or a rejected hand-over). */
     void failed(Throwable cause) {
         releaseOutbound();
+        ring.dropSinks(); // event loop: the consumer; keeps no user buffer alive after the end
         if (state.compareAndSet(LIVE, FAILED)) {
             failure = cause;
             reportFailure();

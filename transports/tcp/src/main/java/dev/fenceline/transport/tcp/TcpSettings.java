@@ -72,10 +72,10 @@ record TcpSettings(List<InetSocketAddress> listen, int maxRails, String secret, 
         int maxFragment = (int) r.bytesIn("max-fragment", 4 << 10, 64 << 20);
         int queueDepth = r.intIn("queue-depth", 1, 65536);
         long window = r.bytesIn("window", 64 << 10, 1L << 30);
-        int dedupWindow = r.intIn("dedup-window", 1, 1 << 24);
+        int dedupWindow = r.intIn("dedup-window", 1, 1 << 26);
         if ((long) dedupWindow < (long) maxRails * queueDepth) {
             throw r.invalid("dedup-window", Integer.toString(dedupWindow), "at least max-rails * queue-depth = "
-                    + (long) maxRails * queueDepth + ", so a re-sent operation is always still remembered");
+                    + (long) maxRails * queueDepth + ", so every operation the lanes can hold fits");
         }
         Duration linger = r.durationIn("dedup-linger", Duration.ofSeconds(1), Duration.ofDays(1));
         return new TcpSettings(List.copyOf(listen), maxRails, secret, io, ioThreads, connectTimeout, userTimeout, idle,

@@ -173,6 +173,13 @@ final class TcpTransport implements Transport {
         return context.target();
     }
 
+    /** A rail that stopped for good leaves the list (it would pin its last connection). */
+    void forget(Rail rail) {
+        synchronized (rails) {
+            rails.remove(rail);
+        }
+    }
+
     /** @return false if the transport is closed */
     boolean schedule(Runnable task, long delay, TimeUnit unit) {
         if (closed) {

@@ -10,13 +10,13 @@ import dev.fenceline.AtomicOp;
  * HELLO      min u16, max u16, client worker id 16, expected server worker id 16, client nonce 32
  * CHALLENGE  version u16, server nonce 32, server proof 32
  * AUTH       client proof 32
- * WELCOME    (empty)
+ * WELCOME    largest payload this target accepts u32 (the origin sends no more)
  * REFUSE     reason: u16 length, UTF-8
- * PUT        token u64, origin u64, seq u64, key u64, address u64, data (the rest)
- * GET        token u64, origin u64, seq u64, key u64, address u64, length u32
- * ATOMIC     token u64, origin u64, seq u64, key u64, address u64, kind u8, op u8, width u8,
+ * PUT        token u64, origin u64, seq u64, low u64, key u64, address u64, data (the rest)
+ * GET        token u64, origin u64, seq u64, low u64, key u64, address u64, length u32
+ * ATOMIC     token u64, origin u64, seq u64, low u64, key u64, address u64, kind u8, op u8, width u8,
  *            operand u64, compare u64
- * AM         token u64, origin u64, seq u64, id u32, header length u32, header, payload (the rest)
+ * AM         token u64, origin u64, seq u64, low u64, id u32, header length u32, header, payload (the rest)
  * FLUSH      token u64
  * ACK        token u64, value u64
  * GET_DATA   token u64, data (the rest)
@@ -24,7 +24,10 @@ import dev.fenceline.AtomicOp;
  * FLUSHED    token u64
  * </pre>
  *
- * Codes are spelled out here rather than taken from enum ordinals, so reordering a Java enum can
+ * {@code seq} is the operation's sequence number on its origin endpoint (-1: not deduplicated) and
+ * {@code low} the origin's low-water mark (see {@link dev.fenceline.spi.DedupWindow}).
+ *
+ * <p>Codes are spelled out here rather than taken from enum ordinals, so reordering a Java enum can
  * never change the protocol.
  */
 final class Wire {
@@ -50,10 +53,11 @@ final class Wire {
     static final byte NACK = 22;
     static final byte FLUSHED = 23;
 
-    /** token, origin, seq, key, address. */
-    static final int RMA_PREFIX = 5 * 8;
+    /** token, origin, seq, low, key, address. */
+    static final int RMA_PREFIX = 6 * 8;
     static final int ATOMIC_BODY = RMA_PREFIX + 3 + 16;
-    static final int AM_PREFIX = 3 * 8 + 8;
+    /** token, origin, seq, low, id, header length. */
+    static final int AM_PREFIX = 4 * 8 + 8;
 
     static final byte ATOMIC_POST = 0;
     static final byte ATOMIC_FETCH = 1;

@@ -88,7 +88,7 @@ class FrameCodecTest {
         assertEquals(List.of("CHALLENGE", 0xFFFF, hex(nonce), hex(proof)),
                 decode(FrameEncoder.challenge(alloc, 0xFFFF, nonce, proof)));
         assertEquals(List.of("AUTH", hex(proof)), decode(FrameEncoder.auth(alloc, proof)));
-        assertEquals(List.of("WELCOME"), decode(FrameEncoder.welcome(alloc)));
+        assertEquals(List.of("WELCOME", MAX), decode(FrameEncoder.welcome(alloc, MAX)));
         assertEquals(List.of("REFUSE", "wrong secret: ünïcode ✓"),
                 decode(FrameEncoder.refuse(alloc, "wrong secret: ünïcode ✓")));
         assertEquals(List.of("REFUSE", ""), decode(FrameEncoder.refuse(alloc, "")));
@@ -98,8 +98,8 @@ class FrameCodecTest {
     void putAndGetDataCarryTheirPayload() throws Exception {
         for (int n : new int[] {0, 1, 100, MAX}) {
             byte[] d = bytes(n, n);
-            assertEquals(List.of("PUT", T, O, 7L, K, A, hex(d)),
-                    decode(FrameEncoder.putHeader(alloc, T, O, 7, K, A, n), data(d)), "PUT of " + n);
+            assertEquals(List.of("PUT", T, O, 7L, 5L, K, A, hex(d)),
+                    decode(FrameEncoder.putHeader(alloc, T, O, 7, 5, K, A, n), data(d)), "PUT of " + n);
             assertEquals(List.of("GET_DATA", T, hex(d)),
                     decode(FrameEncoder.getDataHeader(alloc, T, n), data(d)), "GET_DATA of " + n);
         }
@@ -107,8 +107,8 @@ class FrameCodecTest {
 
     @Test
     void getFlushAckFlushed() throws Exception {
-        assertEquals(List.of("GET", T, O, -1L, K, A, 0), decode(FrameEncoder.get(alloc, T, O, -1, K, A, 0)));
-        assertEquals(List.of("GET", T, O, K, K, A, MAX), decode(FrameEncoder.get(alloc, T, O, K, K, A, MAX)));
+        assertEquals(List.of("GET", T, O, -1L, -1L, K, A, 0), decode(FrameEncoder.get(alloc, T, O, -1, -1, K, A, 0)));
+        assertEquals(List.of("GET", T, O, K, 0L, K, A, MAX), decode(FrameEncoder.get(alloc, T, O, K, 0, K, A, MAX)));
         assertEquals(List.of("FLUSH", T), decode(FrameEncoder.flush(alloc, T)));
         assertEquals(List.of("ACK", T, O), decode(FrameEncoder.ack(alloc, T, O)));
         assertEquals(List.of("FLUSHED", O), decode(FrameEncoder.flushed(alloc, O)));
@@ -119,14 +119,15 @@ class FrameCodecTest {
         for (int width : new int[] {4, 8}) {
             for (byte kind : new byte[] {Wire.ATOMIC_POST, Wire.ATOMIC_FETCH}) {
                 for (AtomicOp op : AtomicOp.values()) {
-                    assertEquals(List.of("ATOMIC", T, O, 3L, K, A, (int) kind, op, width, -5L, 0L),
-                            decode(FrameEncoder.atomic(alloc, T, O, 3, K, A, kind, op, width, -5, 0)),
+                    assertEquals(List.of("ATOMIC", T, O, 3L, 2L, K, A, (int) kind, op, width, -5L, 0L),
+                            decode(FrameEncoder.atomic(alloc, T, O, 3, 2, K, A, kind, op, width, -5, 0)),
                             kind + " " + op + " width " + width);
                 }
             }
             // CSWAP ignores the operation it is given and decodes with none.
-            assertEquals(List.of("ATOMIC", T, O, 3L, K, A, (int) Wire.ATOMIC_CSWAP, "none", width, O, T),
-                    decode(FrameEncoder.atomic(alloc, T, O, 3, K, A, Wire.ATOMIC_CSWAP, AtomicOp.XOR, width, O, T)));
+            assertEquals(List.of("ATOMIC", T, O, 3L, 3L, K, A, (int) Wire.ATOMIC_CSWAP, "none", width, O, T),
+                    decode(FrameEncoder.atomic(alloc, T, O, 3, 3, K, A, Wire.ATOMIC_CSWAP, AtomicOp.XOR, width, O,
+                            T)));
         }
     }
 
@@ -135,8 +136,8 @@ class FrameCodecTest {
         for (int[] split : new int[][] {{0, 0}, {5, 0}, {0, 9}, {5, 9}, {MAX - 1, 1}}) {
             byte[] h = bytes(split[0], 11);
             byte[] p = bytes(split[1], 99);
-            assertEquals(List.of("AM", T, O, 0L, -7, hex(h), hex(p)),
-                    decode(FrameEncoder.activeMessageHeader(alloc, T, O, 0, -7, h.length, p.length), data(h),
+            assertEquals(List.of("AM", T, O, 0L, 0L, -7, hex(h), hex(p)),
+                    decode(FrameEncoder.activeMessageHeader(alloc, T, O, 0, 0, -7, h.length, p.length), data(h),
                             data(p)), "AM " + split[0] + "+" + split[1]);
         }
     }

@@ -90,15 +90,15 @@ class FrameDecoderFuzzTest {
     void maxDataIsEnforced() throws Exception {
         for (int n : new int[] {MAX_DATA, MAX_DATA + 1}) {
             boolean over = n > MAX_DATA;
-            expect(over, FrameEncoder.putHeader(alloc(), 1, 2, 3, 4, 5, n), Unpooled.wrappedBuffer(new byte[n]));
-            expect(over, FrameEncoder.get(alloc(), 1, 2, 3, 4, 5, n));
+            expect(over, FrameEncoder.putHeader(alloc(), 1, 2, 3, 0, 4, 5, n), Unpooled.wrappedBuffer(new byte[n]));
+            expect(over, FrameEncoder.get(alloc(), 1, 2, 3, 0, 4, 5, n));
             expect(over, FrameEncoder.getDataHeader(alloc(), 1, n), Unpooled.wrappedBuffer(new byte[n]));
             for (int header : new int[] {0, 1, n / 2, n}) {
-                expect(over, FrameEncoder.activeMessageHeader(alloc(), 1, 2, 3, 4, header, n - header),
+                expect(over, FrameEncoder.activeMessageHeader(alloc(), 1, 2, 3, 0, 4, header, n - header),
                         Unpooled.wrappedBuffer(new byte[n]));
             }
         }
-        expect(true, FrameEncoder.get(alloc(), 1, 2, 3, 4, 5, -1));
+        expect(true, FrameEncoder.get(alloc(), 1, 2, 3, 0, 4, 5, -1));
     }
 
     private static ByteBufAllocator alloc() {
@@ -158,15 +158,20 @@ class FrameDecoderFuzzTest {
     /** The bounds the decoder promises its handler. */
     private static boolean withinBounds(List<Object> call) {
         return switch ((String) call.get(0)) {
-            case "PUT" -> ((String) call.get(6)).length() <= 2 * MAX_DATA && (Long) call.get(3) >= -1;
-            case "GET" -> (Integer) call.get(6) >= 0 && (Integer) call.get(6) <= MAX_DATA && (Long) call.get(3) >= -1;
-            case "AM" -> ((String) call.get(5)).length() + ((String) call.get(6)).length() <= 2 * MAX_DATA
-                    && (Long) call.get(3) >= -1;
+            case "PUT" -> ((String) call.get(7)).length() <= 2 * MAX_DATA && identified(call);
+            case "GET" -> (Integer) call.get(7) >= 0 && (Integer) call.get(7) <= MAX_DATA && identified(call);
+            case "AM" -> ((String) call.get(6)).length() + ((String) call.get(7)).length() <= 2 * MAX_DATA
+                    && identified(call);
             case "GET_DATA" -> ((String) call.get(2)).length() <= 2 * MAX_DATA;
-            case "ATOMIC" -> ((Integer) call.get(8) == 4 || (Integer) call.get(8) == 8) && (Long) call.get(3) >= -1;
+            case "ATOMIC" -> ((Integer) call.get(9) == 4 || (Integer) call.get(9) == 8) && identified(call);
             case "REFUSE", "NACK" -> ((String) call.get(call.size() - 1)).length() <= Wire.MAX_REASON_BYTES;
             default -> true;
         };
+    }
+
+    /** Sequence number and low-water mark are -1 (none) or non-negative. */
+    private static boolean identified(List<Object> call) {
+        return (Long) call.get(3) >= -1 && (Long) call.get(4) >= -1;
     }
 
     private static String failure(int iteration, byte[] in, String what) {
@@ -187,15 +192,15 @@ class FrameDecoderFuzzTest {
             case Wire.HELLO -> FrameEncoder.hello(a, new UUID(t, rnd.nextLong()), new UUID(seq, t), n32);
             case Wire.CHALLENGE -> FrameEncoder.challenge(a, 1, n32, n32);
             case Wire.AUTH -> FrameEncoder.auth(a, n32);
-            case Wire.WELCOME -> FrameEncoder.welcome(a);
+            case Wire.WELCOME -> FrameEncoder.welcome(a, 1 + rnd.nextInt(1 << 20));
             case Wire.REFUSE -> FrameEncoder.refuse(a, "refused " + t);
-            case Wire.PUT -> FrameEncoder.putHeader(a, t, t, seq, t, t, data.length);
-            case Wire.GET -> FrameEncoder.get(a, t, t, seq, t, t, data.length);
-            case Wire.ATOMIC -> FrameEncoder.atomic(a, t, t, seq, t, t, (byte) rnd.nextInt(3),
+            case Wire.PUT -> FrameEncoder.putHeader(a, t, t, seq, seq, t, t, data.length);
+            case Wire.GET -> FrameEncoder.get(a, t, t, seq, seq, t, t, data.length);
+            case Wire.ATOMIC -> FrameEncoder.atomic(a, t, t, seq, seq, t, t, (byte) rnd.nextInt(3),
                     AtomicOp.values()[rnd.nextInt(AtomicOp.values().length)], rnd.nextBoolean() ? 4 : 8, t, t);
             case Wire.AM -> {
                 int h = rnd.nextInt(data.length + 1);
-                yield FrameEncoder.activeMessageHeader(a, t, t, seq, (int) t, h, data.length - h);
+                yield FrameEncoder.activeMessageHeader(a, t, t, seq, seq, (int) t, h, data.length - h);
             }
             case Wire.FLUSH -> FrameEncoder.flush(a, t);
             case Wire.ACK -> FrameEncoder.ack(a, t, seq);

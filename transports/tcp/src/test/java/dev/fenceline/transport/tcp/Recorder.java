@@ -52,8 +52,8 @@ final class Recorder implements FrameHandler {
     }
 
     @Override
-    public void welcome() {
-        record("WELCOME");
+    public void welcome(int maxData) {
+        record("WELCOME", maxData);
     }
 
     @Override
@@ -62,24 +62,26 @@ final class Recorder implements FrameHandler {
     }
 
     @Override
-    public void put(long token, long origin, long seq, long key, long address, ByteBuf data) {
-        record("PUT", token, origin, seq, key, address, hex(data));
+    public void put(long token, long origin, long seq, long low, long key, long address, ByteBuf data) {
+        record("PUT", token, origin, seq, low, key, address, hex(data));
     }
 
     @Override
-    public void get(long token, long origin, long seq, long key, long address, int length) {
-        record("GET", token, origin, seq, key, address, length);
+    public void get(long token, long origin, long seq, long low, long key, long address, int length) {
+        record("GET", token, origin, seq, low, key, address, length);
     }
 
     @Override
-    public void atomic(long token, long origin, long seq, long key, long address, int kind, AtomicOp op, int width,
+    public void atomic(long token, long origin, long seq, long low, long key, long address, int kind, AtomicOp op,
+            int width,
             long operand, long compare) {
-        record("ATOMIC", token, origin, seq, key, address, kind, op == null ? "none" : op, width, operand, compare);
+        record("ATOMIC", token, origin, seq, low, key, address, kind, op == null ? "none" : op, width, operand, compare);
     }
 
     @Override
-    public void activeMessage(long token, long origin, long seq, int id, ByteBuf header, ByteBuf payload) {
-        record("AM", token, origin, seq, id, hex(header), hex(payload));
+    public void activeMessage(long token, long origin, long seq, long low, int id, ByteBuf header,
+            ByteBuf payload) {
+        record("AM", token, origin, seq, low, id, hex(header), hex(payload));
     }
 
     @Override

@@ -54,7 +54,7 @@ class TcpSettingsTest {
         assertEquals(256 << 10, s.maxFragment());
         assertEquals(1024, s.queueDepth());
         assertEquals(16L << 20, s.window());
-        assertEquals(16384, s.dedupWindow());
+        assertEquals(1 << 20, s.dedupWindow());
         assertEquals(Duration.ofMinutes(10), s.dedupLinger());
     }
 

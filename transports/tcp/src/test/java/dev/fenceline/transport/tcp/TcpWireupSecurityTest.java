@@ -135,7 +135,7 @@ class TcpWireupSecurityTest {
 
     @Test
     void anOperationBeforeTheHandshakeClosesTheConnection() throws Exception {
-        assertClosedAfter(frameBytes(FrameEncoder.atomic(io.netty.buffer.UnpooledByteBufAllocator.DEFAULT, 1, 1, 0,
+        assertClosedAfter(frameBytes(FrameEncoder.atomic(io.netty.buffer.UnpooledByteBufAllocator.DEFAULT, 1, 1, 0, 0,
                 region.remoteKey().keyId(), region.address(), Wire.ATOMIC_POST, dev.fenceline.AtomicOp.ADD, 8, 1000,
                 0)));
         assertEquals(0, region.buffer().getLong(0) / 1000, "an unauthenticated operation must not be applied");

@@ -1,0 +1,183 @@
+package dev.fenceline.transport.tcp;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.typesafe.config.ConfigFactory;
+import dev.fenceline.ActiveMessageException;
+import dev.fenceline.AtomicOp;
+import dev.fenceline.spi.RemoteAccessTarget;
+import dev.fenceline.spi.TransportContext;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The target side of exactly-once, frame by frame on two authenticated connections (two rails) of
+ * one origin endpoint: a copy re-sent over the other rail gets the first copy's outcome, a refused
+ * operation (a throwing active-message handler) is refused again rather than run twice, a stale copy
+ * below the origin's low-water mark is never applied, and one beyond the window is not applied.
+ */
+class TargetExactlyOnceTest {
+    private static final long ORIGIN = 0x0123_4567_89ABL;
+    private final AtomicInteger puts = new AtomicInteger();
+    private final AtomicInteger adds = new AtomicInteger();
+    private final AtomicInteger messages = new AtomicInteger();
+    private final UUID me = UUID.randomUUID();
+    private TcpTransport transport;
+
+    /** Counts what it applies; the active-message handler always throws after running. */
+    private final RemoteAccessTarget target = new RemoteAccessTarget() {
+        @Override
+        public void put(long keyId, long address, ByteBuffer src) {
+            puts.incrementAndGet();
+        }
+
+        @Override
+        public void get(long keyId, long address, ByteBuffer dst) {
+        }
+
+        @Override
+        public long atomic(long keyId, long address, int width, AtomicOp op, long operand) {
+            return 100 + adds.getAndIncrement();
+        }
+
+        @Override
+        public long compareAndSwap(long keyId, long address, int width, long expected, long desired) {
+            return 0;
+        }
+
+        @Override
+        public void activeMessage(int id, ByteBuffer header, ByteBuffer payload) {
+            messages.incrementAndGet();
+            throw new ActiveMessageException("handler " + id + " threw after a side effect");
+        }
+    };
+
+    @BeforeEach
+    void start() {
+        com.typesafe.config.Config section = ConfigFactory.parseString("secret = \"" + TcpConfigs.SECRET
+                + "\"\ndedup-window = 8192\nmax-rails = 2\nqueue-depth = 64")
+                .withFallback(ConfigFactory.defaultReference().getConfig(TcpSettings.SECTION));
+        transport = new TcpTransport(new TransportContext(me, "target", section, target),
+                TcpSettings.fromSection(section));
+    }
+
+    @AfterEach
+    void stop() throws InterruptedException {
+        transport.close();
+        LeakGuard.assertNoLeaks();
+    }
+
+    @Test
+    void eachOperationTakesEffectOnceWhicheverRailCarriesIt() throws Exception {
+        EmbeddedChannel rail1 = authenticated();
+        EmbeddedChannel rail2 = authenticated();
+
+        send(rail1, FrameEncoder.atomic(rail1.alloc(), 1, ORIGIN, 0, 0, 9, 64, Wire.ATOMIC_FETCH, AtomicOp.ADD, 8, 1,
+                0));
+        assertEquals(List.of("ACK", 1L, 100L), reply(rail1));
+        send(rail2, FrameEncoder.atomic(rail2.alloc(), 2, ORIGIN, 0, 0, 9, 64, Wire.ATOMIC_FETCH, AtomicOp.ADD, 8, 1,
+                0));
+        assertEquals(List.of("ACK", 2L, 100L), reply(rail2), "the re-sent copy gets the first result");
+        assertEquals(1, adds.get(), "applied once");
+
+        send(rail1, FrameEncoder.putHeader(rail1.alloc(), 3, ORIGIN, 1, 0, 9, 64, 4), Unpooled.wrappedBuffer(
+                new byte[4]));
+        send(rail2, FrameEncoder.putHeader(rail2.alloc(), 4, ORIGIN, 1, 0, 9, 64, 4), Unpooled.wrappedBuffer(
+                new byte[4]));
+        assertEquals(List.of("ACK", 3L, 0L), reply(rail1));
+        assertEquals(List.of("ACK", 4L, 0L), reply(rail2));
+        assertEquals(1, puts.get());
+
+        send(rail1, FrameEncoder.activeMessageHeader(rail1.alloc(), 5, ORIGIN, 2, 0, 7, 0, 0));
+        List<Object> first = reply(rail1);
+        send(rail2, FrameEncoder.activeMessageHeader(rail2.alloc(), 6, ORIGIN, 2, 0, 7, 0, 0));
+        List<Object> again = reply(rail2);
+        assertEquals("NACK", first.get(0));
+        assertEquals(List.of("NACK", 6L, WireErrors.ACTIVE_MESSAGE, 0, first.get(4)), again,
+                "the refusal is repeated");
+        assertEquals(1, messages.get(), "a handler that threw is not run again for the re-sent copy");
+    }
+
+    @Test
+    void staleAndOutOfWindowCopiesAreNeverApplied() throws Exception {
+        EmbeddedChannel rail = authenticated();
+        // The origin says everything below 5 completed: a late copy of 3 is stale.
+        send(rail, FrameEncoder.atomic(rail.alloc(), 1, ORIGIN, 6, 5, 9, 64, Wire.ATOMIC_POST, AtomicOp.ADD, 8, 1, 0));
+        assertEquals("ACK", reply(rail).get(0));
+        send(rail, FrameEncoder.atomic(rail.alloc(), 2, ORIGIN, 3, 0, 9, 64, Wire.ATOMIC_POST, AtomicOp.ADD, 8, 1, 0));
+        List<Object> stale = reply(rail);
+        assertEquals("NACK", stale.get(0));
+        assertEquals(WireErrors.OUTCOME_UNKNOWN, stale.get(2));
+        send(rail, FrameEncoder.atomic(rail.alloc(), 3, ORIGIN, 5 + 8192, 5, 9, 64, Wire.ATOMIC_POST, AtomicOp.ADD, 8,
+                1, 0));
+        List<Object> full = reply(rail);
+        assertEquals("NACK", full.get(0));
+        assertTrue(((String) full.get(4)).contains("dedup-window"), full.toString());
+        assertEquals(1, adds.get(), "only the first was applied");
+    }
+
+    private EmbeddedChannel authenticated() throws Exception {
+        EmbeddedChannel ch = new EmbeddedChannel(new TargetHandler(transport));
+        UUID client = UUID.randomUUID();
+        byte[] nonce = Handshake.nonce();
+        send(ch, FrameEncoder.hello(ch.alloc(), client, me, nonce));
+        FrameHandler challenge = new FrameHandler() {
+            @Override
+            public void challenge(int version, byte[] serverNonce, byte[] proof) {
+                ch.writeInbound(strip(FrameEncoder.auth(ch.alloc(), new Handshake(TcpConfigs.SECRET)
+                        .clientProof(version, client, me, nonce, serverNonce))));
+            }
+        };
+        decodeOutbound(ch, challenge);
+        assertEquals(List.of("WELCOME", 256 << 10), reply(ch));
+        return ch;
+    }
+
+    private static void send(EmbeddedChannel ch, ByteBuf... parts) {
+        ch.writeInbound(strip(Unpooled.wrappedBuffer(parts)));
+    }
+
+    /** The handler sees frames after the length field decoder: strip the prefix. */
+    private static ByteBuf strip(ByteBuf framed) {
+        ByteBuf copy = Unpooled.directBuffer(framed.readableBytes() - Wire.LENGTH_FIELD);
+        framed.skipBytes(Wire.LENGTH_FIELD);
+        copy.writeBytes(framed);
+        framed.release();
+        return copy;
+    }
+
+    private static List<Object> reply(EmbeddedChannel ch) throws MalformedFrameException {
+        Recorder r = new Recorder();
+        decodeOutbound(ch, r);
+        return r.single();
+    }
+
+    /** Reads one whole reply (a frame may be written as several buffers) and decodes it. */
+    private static void decodeOutbound(EmbeddedChannel ch, FrameHandler h) throws MalformedFrameException {
+        ByteBuf first = ch.readOutbound();
+        assertTrue(first != null, "expected a reply");
+        int length = first.getInt(first.readerIndex());
+        ByteBuf whole = Unpooled.buffer();
+        whole.writeBytes(first);
+        first.release();
+        while (whole.readableBytes() < length + Wire.LENGTH_FIELD) {
+            ByteBuf more = ch.readOutbound();
+            whole.writeBytes(more);
+            more.release();
+        }
+        try {
+            FrameDecoder.decode(whole.skipBytes(Wire.LENGTH_FIELD), h, 1 << 20);
+        } finally {
+            whole.release();
+        }
+    }
+}
