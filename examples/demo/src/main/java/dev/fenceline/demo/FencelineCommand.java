@@ -6,7 +6,8 @@ import picocli.CommandLine.Command;
 /** {@code bin/fenceline}: the command-line entry point. */
 @Command(name = "fenceline", mixinStandardHelpOptions = true, version = "fenceline 0.1.0",
         description = "One-sided communication runtime for the JVM.",
-        subcommands = {DemoCommand.class, ChaosCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {DemoCommand.class, ChaosCommand.class, dev.fenceline.perf.PerfCommand.class,
+                CommandLine.HelpCommand.class})
 public final class FencelineCommand implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;

@@ -1,0 +1,247 @@
+package dev.fenceline.perf;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import java.io.PrintStream;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import java.util.function.LongConsumer;
+import me.tongfei.progressbar.ConsoleProgressBarConsumer;
+import me.tongfei.progressbar.ProgressBar;
+import me.tongfei.progressbar.ProgressBarBuilder;
+import me.tongfei.progressbar.ProgressBarStyle;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** {@code fenceline perf}: latency, bandwidth and rate tests modelled on ucx_perftest. */
+@Command(name = "perf", mixinStandardHelpOptions = true,
+        description = "Measures Fenceline between two workers in this JVM over a transport, in the manner of"
+                + " ucx_perftest: latencies as HdrHistogram percentiles (ping-pong tests report half the round"
+                + " trip), streams as MB/s and messages/s with per-operation completion, ended by a fence, a"
+                + " sentinel write and a flush. --baseline adds raw Netty over the same loopback, measured in the"
+                + " same run.")
+public final class PerfCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = {"-t", "--tests"}, split = ",", defaultValue = "put_lat,fadd_lat,am_lat,put_bw",
+            description = "Tests, comma-separated: put_lat, put_bw, get_lat, get_bw, add_mr, fadd_lat, swap_lat,"
+                    + " cswap_lat, am_lat, am_bw, fence_rate, flush_lat, or all (default ${DEFAULT-VALUE}).")
+    List<String> tests;
+
+    @Option(names = {"-s", "--sizes"}, split = ",", defaultValue = "8,65536,1048576",
+            description = "Message sizes in bytes, comma-separated; K and M suffixes allowed (default"
+                    + " ${DEFAULT-VALUE}). Atomic tests always use 8.")
+    List<String> sizes;
+
+    @Option(names = {"-n", "--iterations"}, defaultValue = "20000",
+            description = "Measured iterations per test and size; streams of large messages are capped at"
+                    + " --max-bytes (default ${DEFAULT-VALUE}).")
+    int iterations;
+
+    @Option(names = "--max-bytes", defaultValue = "1073741824",
+            description = "Largest payload one stream test moves (default ${DEFAULT-VALUE}).")
+    long maxBytes;
+
+    @Option(names = {"-w", "--warmup"}, defaultValue = "2000",
+            description = "Warm-up iterations before each measurement (default ${DEFAULT-VALUE}).")
+    int warmup;
+
+    @Option(names = "--window", defaultValue = "64",
+            description = "Operations in flight in stream tests (default ${DEFAULT-VALUE}).")
+    int window;
+
+    @Option(names = {"-x", "--transport"}, defaultValue = "tcp",
+            description = "sim or tcp (default ${DEFAULT-VALUE}); tcp runs over loopback rails.")
+    String transport;
+
+    @Option(names = "--rails", defaultValue = "1",
+            description = "tcp rails (loopback addresses 127.0.0.1 ... 127.0.0.N) (default ${DEFAULT-VALUE}).")
+    int rails;
+
+    @Option(names = "--fence-mode", description = "weak, strong or endpoint (default: from configuration).")
+    String fenceMode;
+
+    @Option(names = "--baseline", description = "Also measure raw Netty over loopback: a byte stream at each"
+            + " size and a ping-pong at each size.")
+    boolean baseline;
+
+    @Option(names = "--json", description = "Print the results as a JSON array instead of text.")
+    boolean json;
+
+    @Option(names = "--no-progress", description = "No progress bar (it goes to stderr).")
+    boolean noProgress;
+
+    @Override
+    public Integer call() throws Exception {
+        List<PerfTest> selected = new ArrayList<>();
+        for (String t : tests) {
+            if (t.trim().equalsIgnoreCase("all")) {
+                selected.addAll(List.of(PerfTest.values()));
+            } else {
+                try {
+                    selected.add(PerfTest.parse(t));
+                } catch (IllegalArgumentException e) {
+                    throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+                }
+            }
+        }
+        List<Integer> sizeList = new ArrayList<>();
+        for (String s : sizes) {
+            sizeList.add(parseSize(s));
+        }
+        int largest = sizeList.stream().mapToInt(Integer::intValue).max().orElse(8);
+        PrintStream out = System.out;
+        List<PerfResult> results = new ArrayList<>();
+        try (PerfSession session = new PerfSession(config(), Math.max(largest, 64))) {
+            PerfRunner runner = new PerfRunner(session, window);
+            if (!json) {
+                out.printf(Locale.ROOT, "fenceline perf: transport %s, fence mode %s, lanes %d, window %d%n",
+                        session.transport, session.fenceline.fenceMode(), session.toBeta.lanes().size(), window);
+            }
+            for (PerfTest t : selected) {
+                for (int size : t.fixedSize() ? List.of(8) : sizeList) {
+                    if (size < t.minSize) {
+                        continue;
+                    }
+                    int n = count(t, size);
+                    PerfResult r;
+                    try (ProgressBar bar = bar(t.id() + " " + size(size), n)) {
+                        r = runner.run(t, size, Math.min(warmup, n), n, bar == null ? x -> { } : bar::stepTo);
+                    } catch (java.util.concurrent.ExecutionException e) {
+                        // An operation the transport cannot carry (an active message over its lane
+                        // limit, say): say so and go on with the other rows.
+                        System.err.printf(Locale.ROOT, "%s %s: not measured: %s%n", t.id(), size(size),
+                                e.getCause());
+                        continue;
+                    }
+                    results.add(r);
+                    if (!json) {
+                        out.println(r.text());
+                    }
+                }
+            }
+        }
+        if (baseline) {
+            try (RawNettyBaseline raw = new RawNettyBaseline()) {
+                for (int size : sizeList) {
+                    int n = count(PerfTest.PUT_BW, size);
+                    try (ProgressBar bar = bar("raw stream " + size(size), n)) {
+                        raw.stream(size, Math.min(warmup, n), x -> { });
+                        results.add(raw.stream(size, n, progress(bar)));
+                    }
+                    print(results, out);
+                    int m = count(PerfTest.PUT_LAT, size);
+                    try (ProgressBar bar = bar("raw ping-pong " + size(size), m)) {
+                        raw.pingPong(size, Math.min(warmup, m), x -> { });
+                        results.add(raw.pingPong(size, m, progress(bar)));
+                    }
+                    print(results, out);
+                }
+            }
+        }
+        if (json) {
+            out.println("[");
+            for (int i = 0; i < results.size(); i++) {
+                out.println("  " + results.get(i).json() + (i + 1 < results.size() ? "," : ""));
+            }
+            out.println("]");
+        }
+        return 0;
+    }
+
+    private void print(List<PerfResult> results, PrintStream out) {
+        if (!json) {
+            out.println(results.get(results.size() - 1).text());
+        }
+    }
+
+    private static LongConsumer progress(ProgressBar bar) {
+        return bar == null ? x -> { } : bar::stepTo;
+    }
+
+    /** Latency tests run the given iterations; streams of big messages stop at --max-bytes. */
+    private int count(PerfTest t, int size) {
+        if (t.kind == PerfTest.Kind.LATENCY) {
+            return size >= (1 << 20) ? Math.min(iterations, 2000) : iterations;
+        }
+        return (int) Math.max(100, Math.min(iterations, maxBytes / Math.max(1, size)));
+    }
+
+    private ProgressBar bar(String task, long max) {
+        if (noProgress || json) {
+            return null;
+        }
+        return new ProgressBarBuilder().setTaskName(task).setInitialMax(max).setStyle(ProgressBarStyle.ASCII)
+                .setConsumer(new ConsoleProgressBarConsumer(System.err)).setUpdateIntervalMillis(200)
+                .clearDisplayOnFinish().build();
+    }
+
+    private Config config() {
+        Config base = ConfigFactory.load();
+        if (fenceMode != null) {
+            base = ConfigFactory.parseString("fenceline.fence.mode = \"" + fenceMode + "\"").withFallback(base);
+        }
+        switch (transport) {
+            case "sim":
+                return ConfigFactory.parseString("fenceline.transports = [sim]").withFallback(base);
+            case "tcp": {
+                if (rails < 1 || rails > 16) {
+                    throw new CommandLine.ParameterException(spec.commandLine(), "--rails " + rails
+                            + ": expected 1 to 16");
+                }
+                StringBuilder listen = new StringBuilder();
+                for (int i = 1; i <= rails; i++) {
+                    listen.append(i == 1 ? "" : ", ").append("\"127.0.0.").append(i).append(":0\"");
+                }
+                String secret = base.getString("fenceline.transport.tcp.secret");
+                if (secret.isEmpty()) {
+                    byte[] random = new byte[24];
+                    new SecureRandom().nextBytes(random);
+                    secret = HexFormat.of().formatHex(random); // both workers are in this JVM
+                }
+                return ConfigFactory.parseString("fenceline.transports = [tcp]\n"
+                        + "fenceline.transport.tcp.listen = [" + listen + "]\n"
+                        + "fenceline.transport.tcp.max-rails = " + rails + "\n"
+                        + "fenceline.transport.tcp.secret = \"" + secret + "\"").withFallback(base);
+            }
+            default:
+                throw new CommandLine.ParameterException(spec.commandLine(), "--transport " + transport
+                        + ": expected sim or tcp");
+        }
+    }
+
+    static int parseSize(String s) {
+        String v = s.trim().toUpperCase(Locale.ROOT);
+        long mult = 1;
+        if (v.endsWith("K")) {
+            mult = 1024;
+            v = v.substring(0, v.length() - 1);
+        } else if (v.endsWith("M")) {
+            mult = 1024 * 1024;
+            v = v.substring(0, v.length() - 1);
+        }
+        long n = Long.parseLong(v) * mult;
+        if (n < 1 || n > (64 << 20)) {
+            throw new IllegalArgumentException("size " + s + " outside [1, 64M]");
+        }
+        return (int) n;
+    }
+
+    static String size(int bytes) {
+        if (bytes >= (1 << 20) && bytes % (1 << 20) == 0) {
+            return (bytes >> 20) + "MiB";
+        }
+        if (bytes >= 1024 && bytes % 1024 == 0) {
+            return (bytes >> 10) + "KiB";
+        }
+        return bytes + "B";
+    }
+}

@@ -1,0 +1,237 @@
+package dev.fenceline.perf;
+
+import dev.fenceline.AtomicOp;
+import dev.fenceline.Endpoint;
+import dev.fenceline.RemoteKey;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.LongConsumer;
+import org.HdrHistogram.Histogram;
+
+/**
+ * Runs one test at one size. Latency tests record every iteration in an HdrHistogram (ping-pongs
+ * record half the round trip, like ucx_perftest); stream tests keep {@code window} operations in
+ * flight with per-operation completion and end with a fence, a sentinel write and a flush, so they
+ * measure data that is remotely visible even when it was spread over several lanes.
+ */
+final class PerfRunner {
+    private static final long TIMEOUT_S = 120;
+
+    private final PerfSession s;
+    private final int window;
+
+    PerfRunner(PerfSession session, int window) {
+        this.s = session;
+        this.window = window;
+    }
+
+    PerfResult run(PerfTest test, int size, int warmup, int iterations, LongConsumer progress) throws Exception {
+        if (size < test.minSize) {
+            throw new IllegalArgumentException(test.id() + " needs messages of at least " + test.minSize + " bytes");
+        }
+        if (warmup > 0) {
+            once(test, size, warmup, n -> { });
+        }
+        return once(test, size, iterations, progress);
+    }
+
+    private PerfResult once(PerfTest test, int size, int n, LongConsumer progress) throws Exception {
+        return switch (test) {
+            case PUT_LAT -> putPingPong(size, n, progress);
+            case AM_LAT -> amPingPong(size, n, progress);
+            case GET_LAT, FADD_LAT, SWAP_LAT, CSWAP_LAT, FLUSH_LAT -> oneAtATime(test, size, n, progress);
+            case PUT_BW, GET_BW, AM_BW, ADD_MR, FENCE_RATE -> stream(test, size, n, progress);
+        };
+    }
+
+    private static Histogram histogram() {
+        return new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
+    }
+
+    /** alpha puts into beta's memory, beta's poller sees the sequence number and puts back. */
+    private PerfResult putPingPong(int size, int n, LongConsumer progress) throws Exception {
+        int flag = size - 8;
+        ByteBuffer ping = ByteBuffer.allocateDirect(size).order(ByteOrder.nativeOrder());
+        ByteBuffer pong = ByteBuffer.allocateDirect(size).order(ByteOrder.nativeOrder());
+        ByteBuffer alphaView = s.atAlpha.buffer();
+        ByteBuffer betaView = s.atBeta.buffer();
+        long base = readSequence(alphaView, flag);
+        AtomicBoolean stop = new AtomicBoolean();
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        Thread responder = new Thread(() -> {
+            try {
+                for (long i = base + 1; i <= base + n && !stop.get(); i++) {
+                    for (int spins = 0; PerfSession.word(s.atBeta, betaView, flag) < i; spins++) {
+                        if (stop.get()) {
+                            return;
+                        }
+                        idle(spins);
+                    }
+                    PerfSession.word(pong, flag, i);
+                    s.toAlpha.put(pong, s.atAlpha.address(), s.alphaKey);
+                }
+            } catch (RuntimeException e) {
+                failure.set(e);
+            }
+        }, "perf-responder");
+        responder.setDaemon(true);
+        responder.start();
+        Histogram h = histogram();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(TIMEOUT_S);
+        long start = System.nanoTime();
+        try {
+            for (long i = base + 1; i <= base + n; i++) {
+                long t0 = System.nanoTime();
+                PerfSession.word(ping, flag, i);
+                s.toBeta.put(ping, s.atBeta.address(), s.betaKey);
+                for (int spins = 0; PerfSession.word(s.atAlpha, alphaView, flag) < i; spins++) {
+                    if (System.nanoTime() > deadline || failure.get() != null) {
+                        throw new IllegalStateException("put ping-pong stalled at " + (i - base), failure.get());
+                    }
+                    idle(spins);
+                }
+                h.recordValue((System.nanoTime() - t0) / 2);
+                progress.accept(i - base);
+            }
+        } finally {
+            stop.set(true);
+            responder.join(TimeUnit.SECONDS.toMillis(10));
+        }
+        double seconds = (System.nanoTime() - start) / 1e9;
+        await(s.toBeta.flush());
+        await(s.toAlpha.flush());
+        return PerfResult.latency("put_lat", s.transport, size, h, seconds);
+    }
+
+    /**
+     * Spin briefly, then yield: a poller that only spins starves the event loops and actors it is
+     * waiting for on a machine with few cores.
+     */
+    private static void idle(int spins) {
+        if (spins < 200) {
+            Thread.onSpinWait();
+        } else {
+            Thread.yield();
+        }
+    }
+
+    private static long readSequence(ByteBuffer view, int flag) {
+        return view.getLong(flag);
+    }
+
+    private PerfResult amPingPong(int size, int n, LongConsumer progress) throws Exception {
+        ByteBuffer payload = ByteBuffer.allocateDirect(size);
+        ByteBuffer header = ByteBuffer.allocate(0);
+        Histogram h = histogram();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(TIMEOUT_S);
+        long start = System.nanoTime();
+        for (long i = 1; i <= n; i++) {
+            long expect = s.pongs.get() + 1;
+            long t0 = System.nanoTime();
+            CompletionStage<Void> sent = s.toBeta.sendActiveMessage(PerfSession.PING, header, payload);
+            for (int spins = 0; s.pongs.get() < expect; spins++) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("AM ping-pong stalled at " + i + ": " + sent);
+                }
+                idle(spins);
+            }
+            h.recordValue((System.nanoTime() - t0) / 2);
+            progress.accept(i);
+        }
+        double seconds = (System.nanoTime() - start) / 1e9;
+        await(s.toBeta.flush());
+        await(s.toAlpha.flush());
+        return PerfResult.latency("am_lat", s.transport, size, h, seconds);
+    }
+
+    private PerfResult oneAtATime(PerfTest test, int size, int n, LongConsumer progress) throws Exception {
+        Endpoint ep = s.toBeta;
+        RemoteKey key = s.betaKey;
+        long addr = s.atBeta.address();
+        ByteBuffer buf = ByteBuffer.allocateDirect(size);
+        Histogram h = histogram();
+        long start = System.nanoTime();
+        for (long i = 1; i <= n; i++) {
+            long t0 = System.nanoTime();
+            CompletionStage<?> op = switch (test) {
+                case GET_LAT -> ep.get(buf, addr, key);
+                case FADD_LAT -> ep.atomicFetch64(AtomicOp.ADD, addr, key, 1);
+                case SWAP_LAT -> ep.atomicFetch64(AtomicOp.SWAP, addr, key, i);
+                case CSWAP_LAT -> ep.compareAndSwap64(addr, key, i - 1, i);
+                case FLUSH_LAT -> {
+                    ep.put(buf, addr, key);
+                    yield ep.flush();
+                }
+                default -> throw new IllegalArgumentException(test.id());
+            };
+            await(op);
+            h.recordValue(System.nanoTime() - t0);
+            progress.accept(i);
+        }
+        return PerfResult.latency(test.id(), s.transport, size, h, (System.nanoTime() - start) / 1e9);
+    }
+
+    private PerfResult stream(PerfTest test, int size, int n, LongConsumer progress) throws Exception {
+        Endpoint ep = s.toBeta;
+        RemoteKey key = s.betaKey;
+        long addr = s.atBeta.address();
+        ByteBuffer buf = ByteBuffer.allocateDirect(size);
+        ByteBuffer header = ByteBuffer.allocate(0);
+        Semaphore inFlight = new Semaphore(window);
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        long start = System.nanoTime();
+        for (long i = 1; i <= n; i++) {
+            if (!inFlight.tryAcquire(TIMEOUT_S, TimeUnit.SECONDS)) {
+                throw new IllegalStateException(test.id() + " stalled at " + i);
+            }
+            CompletionStage<?> op = switch (test) {
+                case PUT_BW -> ep.put(buf, addr, key);
+                case GET_BW -> ep.get(buf, addr, key);
+                case AM_BW -> ep.sendActiveMessage(PerfSession.SINK, header, buf);
+                case ADD_MR -> ep.atomicPost64(AtomicOp.ADD, addr, key, 1);
+                case FENCE_RATE -> {
+                    CompletionStage<Void> put = ep.put(buf, addr, key);
+                    ep.fence();
+                    yield put;
+                }
+                default -> throw new IllegalArgumentException(test.id());
+            };
+            op.whenComplete((v, e) -> {
+                if (e != null) {
+                    failure.compareAndSet(null, e);
+                }
+                inFlight.release();
+            });
+            if ((i & 255) == 0) {
+                progress.accept(i);
+                if (failure.get() != null) {
+                    throw new IllegalStateException(test.id() + " failed", failure.get());
+                }
+            }
+        }
+        // Like ucx_perftest: a fence and a sentinel, so everything is visible at the target.
+        ep.fence();
+        ByteBuffer sentinel = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder()).putLong(0, n);
+        await(ep.put(sentinel, addr, key));
+        await(ep.flush());
+        if (!inFlight.tryAcquire(window, TIMEOUT_S, TimeUnit.SECONDS)) {
+            throw new IllegalStateException(test.id() + ": operations still in flight after the flush");
+        }
+        if (failure.get() != null) {
+            throw new IllegalStateException(test.id() + " failed", failure.get());
+        }
+        progress.accept(n);
+        return PerfResult.throughput(test.id(), s.transport, size, n, (System.nanoTime() - start) / 1e9);
+    }
+
+    private static void await(CompletionStage<?> s) throws Exception {
+        CompletableFuture<?> f = s.toCompletableFuture();
+        f.get(TIMEOUT_S, TimeUnit.SECONDS);
+    }
+}

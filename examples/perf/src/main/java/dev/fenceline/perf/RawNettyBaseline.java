@@ -1,0 +1,198 @@
+package dev.fenceline.perf;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.IoHandlerFactory;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.epoll.EpollSocketChannel;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.ServerSocketChannel;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import java.net.InetSocketAddress;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongConsumer;
+import org.HdrHistogram.Histogram;
+
+/**
+ * What plain Netty does over the same loopback, measured in the same run: a one-way byte stream
+ * (the bandwidth ceiling for puts) and a ping-pong of fixed-size messages (the latency floor for
+ * one round trip). Same I/O (epoll where available) and one event loop per side, as the tcp
+ * transport uses. No framing, no acknowledgements, no actors: a floor, not a competitor.
+ */
+final class RawNettyBaseline implements AutoCloseable {
+    private final EventLoopGroup server;
+    private final EventLoopGroup client;
+    private final Class<? extends SocketChannel> channel;
+    private final Class<? extends ServerSocketChannel> serverChannel;
+
+    RawNettyBaseline() {
+        boolean epoll = Epoll.isAvailable();
+        IoHandlerFactory f = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
+        server = new MultiThreadIoEventLoopGroup(1, f);
+        client = new MultiThreadIoEventLoopGroup(1, epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
+        channel = epoll ? EpollSocketChannel.class : NioSocketChannel.class;
+        serverChannel = epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
+    }
+
+    /** The server counts bytes and answers one byte when {@code total} arrived. */
+    PerfResult stream(int size, long n, LongConsumer progress) throws Exception {
+        long total = size * n;
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        Channel listener = listen(new ChannelInboundHandlerAdapter() {
+            private long seen;
+
+            @Override
+            public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                ByteBuf b = (ByteBuf) msg;
+                seen += b.readableBytes();
+                b.release();
+                if (seen >= total) {
+                    ctx.writeAndFlush(Unpooled.wrappedBuffer(new byte[1]));
+                }
+            }
+        });
+        ByteBuf block = Unpooled.directBuffer(size).writeZero(size);
+        long start = System.nanoTime();
+        Channel c = connect(listener, new ChannelInboundHandlerAdapter() {
+            private long sent;
+
+            @Override
+            public void channelActive(ChannelHandlerContext ctx) {
+                pump(ctx);
+            }
+
+            @Override
+            public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+                pump(ctx);
+            }
+
+            private void pump(ChannelHandlerContext ctx) {
+                while (sent < n && ctx.channel().isWritable()) {
+                    ctx.write(block.retainedDuplicate(), ctx.voidPromise());
+                    if ((++sent & 255) == 0) {
+                        progress.accept(sent);
+                    }
+                }
+                ctx.flush();
+            }
+
+            @Override
+            public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                ((ByteBuf) msg).release();
+                done.complete(null);
+            }
+        });
+        try {
+            done.get(120, TimeUnit.SECONDS);
+            double seconds = (System.nanoTime() - start) / 1e9;
+            progress.accept(n);
+            return PerfResult.throughput("stream_bw", "raw-netty", size, n, seconds);
+        } finally {
+            c.close().sync();
+            listener.close().sync();
+            block.release();
+        }
+    }
+
+    /** The server echoes every {@code size} bytes; the client records half of each round trip. */
+    PerfResult pingPong(int size, int n, LongConsumer progress) throws Exception {
+        Histogram h = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        Channel listener = listen(new ChannelInboundHandlerAdapter() {
+            private int pending;
+
+            @Override
+            public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                ByteBuf b = (ByteBuf) msg;
+                pending += b.readableBytes();
+                b.release();
+                while (pending >= size) {
+                    pending -= size;
+                    ctx.write(Unpooled.directBuffer(size).writeZero(size));
+                }
+                ctx.flush();
+            }
+        });
+        long start = System.nanoTime();
+        Channel c = connect(listener, new ChannelInboundHandlerAdapter() {
+            private int pending;
+            private int count;
+            private long t0;
+
+            @Override
+            public void channelActive(ChannelHandlerContext ctx) {
+                send(ctx);
+            }
+
+            private void send(ChannelHandlerContext ctx) {
+                t0 = System.nanoTime();
+                ctx.writeAndFlush(Unpooled.directBuffer(size).writeZero(size));
+            }
+
+            @Override
+            public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                ByteBuf b = (ByteBuf) msg;
+                pending += b.readableBytes();
+                b.release();
+                if (pending >= size) {
+                    pending -= size;
+                    h.recordValue((System.nanoTime() - t0) / 2);
+                    progress.accept(++count);
+                    if (count < n) {
+                        send(ctx);
+                    } else {
+                        done.complete(null);
+                    }
+                }
+            }
+        });
+        try {
+            done.get(120, TimeUnit.SECONDS);
+            return PerfResult.latency("pingpong_lat", "raw-netty", size, h, (System.nanoTime() - start) / 1e9);
+        } finally {
+            c.close().sync();
+            listener.close().sync();
+        }
+    }
+
+    private Channel listen(ChannelInboundHandlerAdapter handler) throws InterruptedException {
+        return new ServerBootstrap().group(server).channel(serverChannel)
+                .childOption(ChannelOption.TCP_NODELAY, true)
+                .childHandler(new ChannelInitializer<Channel>() {
+                    @Override
+                    protected void initChannel(Channel ch) {
+                        ch.pipeline().addLast(handler);
+                    }
+                }).bind(new InetSocketAddress("127.0.0.1", 0)).sync().channel();
+    }
+
+    private Channel connect(Channel listener, ChannelInboundHandlerAdapter handler) throws InterruptedException {
+        return new Bootstrap().group(client).channel(channel).option(ChannelOption.TCP_NODELAY, true)
+                .handler(new ChannelInitializer<Channel>() {
+                    @Override
+                    protected void initChannel(Channel ch) {
+                        ch.pipeline().addLast(handler);
+                    }
+                }).connect(listener.localAddress()).sync().channel();
+    }
+
+    @Override
+    public void close() {
+        server.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        client.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+    }
+}
