@@ -134,8 +134,12 @@ final class PerfRunner {
         for (long i = 1; i <= n; i++) {
             long expect = s.pongs.get() + 1;
             long t0 = System.nanoTime();
-            CompletionStage<Void> sent = s.toBeta.sendActiveMessage(PerfSession.PING, header, payload);
+            CompletableFuture<Void> sent = s.toBeta.sendActiveMessage(PerfSession.PING, header, payload)
+                    .toCompletableFuture();
             for (int spins = 0; s.pongs.get() < expect; spins++) {
+                if (sent.isCompletedExceptionally()) {
+                    sent.get(); // throws ExecutionException with the cause: the row is not measured
+                }
                 if (System.nanoTime() > deadline) {
                     throw new IllegalStateException("AM ping-pong stalled at " + i + ": " + sent);
                 }
@@ -211,7 +215,7 @@ final class PerfRunner {
             if ((i & 255) == 0) {
                 progress.accept(i);
                 if (failure.get() != null) {
-                    throw new IllegalStateException(test.id() + " failed", failure.get());
+                    throw new java.util.concurrent.ExecutionException(test.id() + " failed", failure.get());
                 }
             }
         }
@@ -224,7 +228,7 @@ final class PerfRunner {
             throw new IllegalStateException(test.id() + ": operations still in flight after the flush");
         }
         if (failure.get() != null) {
-            throw new IllegalStateException(test.id() + " failed", failure.get());
+            throw new java.util.concurrent.ExecutionException(test.id() + " failed", failure.get());
         }
         progress.accept(n);
         return PerfResult.throughput(test.id(), s.transport, size, n, (System.nanoTime() - start) / 1e9);

@@ -31,6 +31,8 @@ final class TcpLane implements LaneConnection {
     private static final AtomicLong IDS = new AtomicLong();
     private static final Set<LaneType> TYPES = EnumSet.of(LaneType.AM, LaneType.RMA, LaneType.RMA_BW, LaneType.AMO,
             LaneType.KEEPALIVE);
+    /** Payloads up to this size are copied into the frame rather than sent from the caller's buffer. */
+    private static final int COPY_MAX = 1024;
     private static final int LIVE = 0;
     private static final int FAILED = 1;
     private static final int ABORTED = 2;
@@ -156,6 +158,11 @@ final class TcpLane implements LaneConnection {
         switch (op.kind()) {
             case PUT -> {
                 ring.offer(op.token(), ReplyRing.OP, payload, null);
+                if (payload <= COPY_MAX) {
+                    enqueue(FrameEncoder.put(alloc, op.token(), op.originId(), op.sequence(), op.lowWater(), key,
+                            op.remoteAddress(), op.local()));
+                    break;
+                }
                 enqueue(FrameEncoder.putHeader(alloc, op.token(), op.originId(), op.sequence(), op.lowWater(), key,
                         op.remoteAddress(), payload));
                 // The payload is sent from the caller's buffer: the lane may use it until the

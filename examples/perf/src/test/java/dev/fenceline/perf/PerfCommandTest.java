@@ -1,0 +1,75 @@
+package dev.fenceline.perf;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import picocli.CommandLine;
+
+/** The perf tool runs every test over sim and tcp and reports numbers that make sense. */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class PerfCommandTest {
+    private static String run(String... args) {
+        PrintStream saved = System.out;
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        try {
+            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+            assertEquals(0, new CommandLine(new PerfCommand()).execute(args));
+        } finally {
+            System.setOut(saved);
+        }
+        return out.toString(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void everyTestProducesARowOverTcp() {
+        String json = run("--transport", "tcp", "--tests", "all", "--sizes", "8,4K", "-n", "200", "-w", "20",
+                "--json", "--baseline");
+        for (PerfTest t : PerfTest.values()) {
+            assertTrue(json.contains("\"test\":\"" + t.id() + "\""), t.id() + " missing in " + json);
+        }
+        assertTrue(json.contains("\"test\":\"stream_bw\",\"transport\":\"raw-netty\""), json);
+        assertTrue(json.contains("\"test\":\"pingpong_lat\",\"transport\":\"raw-netty\""), json);
+        // Every latency is positive and ordered; every rate positive.
+        Matcher m = Pattern.compile("\"p50_us\":([0-9.]+),\"p99_us\":([0-9.]+)").matcher(json);
+        int rows = 0;
+        while (m.find()) {
+            rows++;
+            double p50 = Double.parseDouble(m.group(1));
+            double p99 = Double.parseDouble(m.group(2));
+            assertTrue(p50 > 0 && p99 >= p50, m.group());
+        }
+        assertTrue(rows >= 8, "latency rows: " + rows);
+        Matcher rate = Pattern.compile("\"rate\":([0-9.]+)").matcher(json);
+        while (rate.find()) {
+            assertTrue(Double.parseDouble(rate.group(1)) > 0, rate.group());
+        }
+    }
+
+    @Test
+    void textOutputOverSim() {
+        String text = run("--transport", "sim", "--tests", "put_bw,fadd_lat", "--sizes", "64", "-n", "300", "-w",
+                "10", "--no-progress");
+        assertTrue(text.contains("transport sim"), text);
+        assertTrue(text.matches("(?s).*put_bw +sim +64B +300 +[0-9.]+ MB/s.*"), text);
+        assertTrue(text.matches("(?s).*fadd_lat +sim +8B +300 +latency us: p50.*"), text);
+    }
+
+    @Test
+    void badArgumentsAreUsageErrors() {
+        StringWriter err = new StringWriter();
+        CommandLine cl = new CommandLine(new PerfCommand());
+        cl.setErr(new PrintWriter(err));
+        assertEquals(2, cl.execute("--tests", "warp_speed"));
+        assertTrue(err.toString().contains("unknown test 'warp_speed'"), err.toString());
+    }
+}
