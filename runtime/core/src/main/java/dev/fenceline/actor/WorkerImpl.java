@@ -14,6 +14,7 @@ import dev.fenceline.WorkerStatistics;
 import dev.fenceline.actor.EndpointCounters.Counter;
 import dev.fenceline.internal.FencelineSettings;
 import dev.fenceline.internal.RegistrationTable;
+import dev.fenceline.spi.SharedMemory;
 import dev.fenceline.spi.Transport;
 import dev.fenceline.spi.TransportContext;
 import dev.fenceline.spi.TransportProvider;
@@ -49,6 +50,7 @@ public final class WorkerImpl implements Worker {
     private final AtomicBoolean closing = new AtomicBoolean();
     private final CompletableFuture<Void> closed = new CompletableFuture<>();
     private final Duration askTimeout;
+    private final List<Transport> transportList;
 
     private WorkerImpl(String name, ActorSystem<?> system, FencelineSettings settings, Config config,
             Map<String, TransportProvider> providers) {
@@ -74,6 +76,16 @@ public final class WorkerImpl implements Worker {
             throw e;
         }
         this.address = new WorkerAddress(id, name, addresses);
+        this.transportList = List.copyOf(transports.values());
+        registrations.sharedMemory(bytes -> {
+            for (Transport t : transportList) {
+                SharedMemory m = t.allocateShared(bytes);
+                if (m != null) {
+                    return m;
+                }
+            }
+            return null;
+        });
         this.askTimeout = settings.connectTimeout().plus(Duration.ofSeconds(5));
         this.actor = system.systemActorOf(WorkerActor.create(settings, name, transports, epoch),
                 "fenceline-worker-" + WORKERS.incrementAndGet(), Props.empty());
@@ -139,7 +151,11 @@ public final class WorkerImpl implements Worker {
 
     @Override
     public RemoteKey unpackRemoteKey(byte[] packed) {
-        return RemoteKey.fromBytes(packed);
+        RemoteKey key = RemoteKey.fromBytes(packed);
+        for (Transport t : transportList) {
+            t.keyUnpacked(key);
+        }
+        return key;
     }
 
     @Override

@@ -10,9 +10,12 @@ final class RegisteredRegion implements MemoryRegion {
     private final ByteBuffer memory;
     private final RemoteKey key;
     private final RegistrationTable owner;
+    private final dev.fenceline.spi.SharedMemory shared;
     private volatile boolean closed;
 
-    RegisteredRegion(ByteBuffer memory, RemoteKey key, RegistrationTable owner) {
+    RegisteredRegion(ByteBuffer memory, RemoteKey key, RegistrationTable owner,
+            dev.fenceline.spi.SharedMemory shared) {
+        this.shared = shared;
         this.memory = memory;
         this.key = key;
         this.owner = owner;
@@ -52,6 +55,9 @@ final class RegisteredRegion implements MemoryRegion {
         if (!closed) {
             closed = true;
             owner.closed(this);
+            if (shared != null) {
+                shared.close(); // peers that reach it directly see it closed too
+            }
         }
     }
 

@@ -8,6 +8,8 @@ import dev.fenceline.RemoteAccessException;
 import dev.fenceline.RemoteAccessException.Reason;
 import dev.fenceline.RemoteKey;
 import dev.fenceline.spi.RemoteAccessTarget;
+import dev.fenceline.spi.SharedMemory;
+import java.util.function.LongFunction;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
@@ -35,7 +37,15 @@ public final class RegistrationTable implements RemoteAccessTarget {
     private final SecureRandom random = new SecureRandom();
     private final Map<Long, RegisteredRegion> regions = new ConcurrentHashMap<>();
     private final Set<Long> closedKeys = ConcurrentHashMap.newKeySet();
+    private volatile LongFunction<SharedMemory> sharedProvider;
     private final AtomicReferenceArray<ActiveMessageHandler> handlers = new AtomicReferenceArray<>(MAX_AM_ID + 1);
+
+    /**
+     * @param provider asked first by {@link #allocate(long)}: shared memory from a transport, or null
+     */
+    public void sharedMemory(LongFunction<SharedMemory> provider) {
+        this.sharedProvider = provider;
+    }
 
     /**
      * @param ownerId the owning worker's id
@@ -51,6 +61,10 @@ public final class RegistrationTable implements RemoteAccessTarget {
      * @return the region
      */
     public MemoryRegion register(ByteBuffer direct) {
+        return register(direct, null);
+    }
+
+    private MemoryRegion register(ByteBuffer direct, SharedMemory shared) {
         if (!direct.isDirect()) {
             throw new IllegalArgumentException("only direct buffers can be registered (got a heap buffer)");
         }
@@ -63,9 +77,12 @@ public final class RegistrationTable implements RemoteAccessTarget {
         RegisteredRegion region;
         do {
             keyId = random.nextLong();
-            region = new RegisteredRegion(memory, new RemoteKey(ownerId, keyId, base, memory.capacity(), new byte[0]),
-                    this);
+            region = new RegisteredRegion(memory, new RemoteKey(ownerId, keyId, base, memory.capacity(),
+                    shared == null ? new byte[0] : shared.transportData()), this, shared);
         } while (keyId == 0 || closedKeys.contains(keyId) || regions.putIfAbsent(keyId, region) != null);
+        if (shared != null) {
+            shared.registered(keyId);
+        }
         return region;
     }
 
@@ -77,6 +94,11 @@ public final class RegistrationTable implements RemoteAccessTarget {
         if (bytes < 1 || bytes > Integer.MAX_VALUE - 64) {
             throw new IllegalArgumentException("cannot allocate " + bytes + " bytes: the length must be in [1, "
                     + (Integer.MAX_VALUE - 64) + "]");
+        }
+        LongFunction<SharedMemory> provider = sharedProvider;
+        SharedMemory shared = provider == null ? null : provider.apply(bytes);
+        if (shared != null) {
+            return register(shared.buffer(), shared);
         }
         // Cache-line alignment: over-allocate and slice at the first 64-byte boundary.
         ByteBuffer raw = ByteBuffer.allocateDirect((int) bytes + 63);

@@ -22,6 +22,26 @@ public interface Transport extends AutoCloseable {
      */
     CompletionStage<List<LaneConnection>> connect(UUID peerId, byte[] peerAddress);
 
+    /**
+     * Memory for {@link dev.fenceline.Worker#allocate(long)} that peers of this transport reach
+     * directly. The first enabled transport that returns memory provides the region.
+     *
+     * @param bytes the region's length
+     * @return shared memory, or null if this transport has none to offer (the default)
+     */
+    default SharedMemory allocateShared(long bytes) {
+        return null;
+    }
+
+    /**
+     * A peer's remote key was unpacked on this worker: a transport that reaches such memory
+     * directly may prepare now (map it), on the caller's thread, rather than on the first operation.
+     *
+     * @param key the key
+     */
+    default void keyUnpacked(dev.fenceline.RemoteKey key) {
+    }
+
     /** Closes every connection and releases the backend's resources. */
     @Override
     void close();

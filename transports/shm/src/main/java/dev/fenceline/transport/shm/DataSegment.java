@@ -1,0 +1,122 @@
+package dev.fenceline.transport.shm;
+
+import dev.fenceline.FencelineException;
+import dev.fenceline.spi.SharedMemory;
+import java.io.IOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.MappedByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+
+/**
+ * A region's memory in a segment file, mapped by its owner and by every peer process that unpacks
+ * its key. The first 64 bytes are a header peers check before each direct access, so a forged,
+ * stale or closed key is refused without asking the owner:
+ *
+ * <pre>
+ * 0  magic u32 "FLSG"   4  version u32   8  key id u64   16  state u32 (0 open, 1 closed)   24  length u64
+ * </pre>
+ */
+final class DataSegment implements SharedMemory {
+    static final int HEADER = 64;
+    static final int MAGIC = 0x464C5347;
+    private static final int VERSION = 1;
+    private static final int KEY = 8;
+    private static final int STATE = 16;
+    private static final int LENGTH = 24;
+    private static final int CLOSED = 1;
+    private static final byte DATA_MAGIC = 0x53;
+    private static final VarHandle INT = MethodHandles.byteBufferViewVarHandle(int[].class, ByteOrder.nativeOrder());
+    private static final VarHandle LONG = MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
+
+    private final Path file;
+    private final MappedByteBuffer mapping;
+    private final long length;
+    private final Runnable onClose;
+
+    private DataSegment(Path file, MappedByteBuffer mapping, long length, Runnable onClose) {
+        this.file = file;
+        this.mapping = mapping;
+        this.length = length;
+        this.onClose = onClose;
+    }
+
+    static DataSegment create(Path file, long length, Runnable onClose) throws IOException {
+        MappedByteBuffer m = Segments.create(file, HEADER + length);
+        INT.set(m, 4, VERSION);
+        LONG.set(m, LENGTH, length);
+        INT.setRelease(m, 0, MAGIC);
+        return new DataSegment(file, m, length, onClose);
+    }
+
+    Path file() {
+        return file;
+    }
+
+    @Override
+    public ByteBuffer buffer() {
+        return mapping.slice(HEADER, (int) length).order(ByteOrder.nativeOrder());
+    }
+
+    @Override
+    public byte[] transportData() {
+        byte[] name = file.getFileName().toString().getBytes(StandardCharsets.UTF_8);
+        return ByteBuffer.allocate(2 + 8 + 2 + name.length).put(DATA_MAGIC).put((byte) 1).putLong(length)
+                .putShort((short) name.length).put(name).array();
+    }
+
+    @Override
+    public void registered(long keyId) {
+        LONG.setRelease(mapping, KEY, keyId);
+    }
+
+    @Override
+    public void close() {
+        INT.setVolatile(mapping, STATE, CLOSED); // peers' next access sees it
+        Segments.remove(file); // peers' mappings stay valid until they drop them
+        onClose.run();
+    }
+
+    /** A peer's view of a region's segment. */
+    record Peer(String name, ByteBuffer header, ByteBuffer data) {
+        boolean open() {
+            return (int) INT.getVolatile(header, STATE) != CLOSED;
+        }
+
+        long keyId() {
+            return (long) LONG.getAcquire(header, KEY);
+        }
+    }
+
+    /** @return the segment file name in a key's transport data, or null if it is not an shm key */
+    static String nameOf(byte[] transportData) {
+        if (transportData.length < 12 || transportData[0] != DATA_MAGIC || transportData[1] != 1) {
+            return null;
+        }
+        ByteBuffer b = ByteBuffer.wrap(transportData);
+        b.position(10);
+        int n = Short.toUnsignedInt(b.getShort());
+        if (n == 0 || n != b.remaining() || n > 255) {
+            return null;
+        }
+        String name = new String(transportData, 12, n, StandardCharsets.UTF_8);
+        return name.startsWith("fl-") && !name.contains("/") ? name : null;
+    }
+
+    /** Maps a peer's segment and checks its header. */
+    static Peer map(Path file) throws IOException {
+        MappedByteBuffer m = Segments.open(file);
+        if (m.capacity() < HEADER || (int) INT.getAcquire(m, 0) != MAGIC) {
+            throw new FencelineException("shm: " + file + " is not a Fenceline data segment");
+        }
+        long len = (long) LONG.get(m, LENGTH);
+        if (len < 0 || len > m.capacity() - HEADER) {
+            throw new FencelineException("shm: " + file + " has a corrupt length " + len);
+        }
+        return new Peer(file.getFileName().toString(), m.slice(0, HEADER).order(ByteOrder.nativeOrder()),
+                m.slice(HEADER, (int) len).order(ByteOrder.nativeOrder()));
+    }
+}

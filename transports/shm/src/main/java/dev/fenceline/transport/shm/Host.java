@@ -1,0 +1,66 @@
+package dev.fenceline.transport.shm;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * Who is who on this host: the boot id (processes on another boot, or another host, share no
+ * memory with us), this process's pid, and process start times (a pid alone can be reused, a pid
+ * with its start time cannot).
+ */
+final class Host {
+    private static final String BOOT_ID = read(Path.of("/proc/sys/kernel/random/boot_id"));
+    private static final long PID = ProcessHandle.current().pid();
+    private static final long START = startTime(PID);
+
+    private Host() {
+    }
+
+    static String bootId() {
+        return BOOT_ID;
+    }
+
+    static long pid() {
+        return PID;
+    }
+
+    static long startTime() {
+        return START;
+    }
+
+    /** @return whether process {@code pid} exists and started at {@code start} (clock ticks since boot) */
+    static boolean alive(long pid, long start) {
+        return startTime(pid) == start;
+    }
+
+    /**
+     * @return field 22 of /proc/PID/stat (start time in clock ticks since boot), or -1 if there is
+     *     no such process
+     */
+    static long startTime(long pid) {
+        String stat;
+        try {
+            stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"), StandardCharsets.US_ASCII);
+        } catch (IOException e) {
+            return -1;
+        }
+        // The command name (field 2) is in parentheses and may contain spaces: count from after it.
+        int close = stat.lastIndexOf(')');
+        if (close < 0) {
+            return -1;
+        }
+        String[] rest = stat.substring(close + 2).split(" ");
+        // rest[0] is field 3 (state), so field 22 is rest[19].
+        return rest.length > 19 ? Long.parseLong(rest[19]) : -1;
+    }
+
+    private static String read(Path p) {
+        try {
+            return Files.readString(p, StandardCharsets.US_ASCII).trim();
+        } catch (IOException e) {
+            return "unknown";
+        }
+    }
+}

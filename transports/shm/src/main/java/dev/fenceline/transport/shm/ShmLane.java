@@ -1,0 +1,357 @@
+package dev.fenceline.transport.shm;
+
+import dev.fenceline.FencelineException;
+import dev.fenceline.LaneType;
+import dev.fenceline.RemoteKey;
+import dev.fenceline.spi.LaneConnection;
+import dev.fenceline.spi.LaneListener;
+import dev.fenceline.spi.PostStatus;
+import dev.fenceline.spi.TransportOp;
+import java.nio.ByteBuffer;
+import java.util.EnumSet;
+import java.util.IdentityHashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.agrona.concurrent.AtomicBuffer;
+import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
+import org.agrona.concurrent.ringbuffer.RingBuffer;
+
+/**
+ * One lane to a worker in another process (or this one) on the same host. RMA and atomics on a
+ * region in a shared segment go straight into this process's mapping of it ({@link Direct}): done
+ * and remotely visible when {@link #post} returns. Everything else (active messages, memory that is
+ * not shared) is a message in the peer's inbox ring, applied by the peer's polling thread and
+ * answered in order. A direct access is taken only when no ring message of this lane is unanswered,
+ * so the lane applies everything in post order.
+ */
+final class ShmLane implements LaneConnection {
+    private static final AtomicLong IDS = new AtomicLong();
+    private static final Set<LaneType> TYPES = EnumSet.of(LaneType.AM, LaneType.RMA, LaneType.RMA_BW, LaneType.AMO,
+            LaneType.KEEPALIVE);
+    private static final int LIVE = 0;
+    private static final int FAILED = 1;
+    private static final int GONE = 2;
+
+    private final long id = IDS.incrementAndGet();
+    final long conn;
+    final Inbox peer;
+    private final ShmTransport transport;
+    private final int queueDepth;
+    private volatile int maxFragment;
+    private final AtomicInteger state = new AtomicInteger(LIVE);
+    private final AtomicInteger unanswered = new AtomicInteger();
+    private final Map<Long, ByteBuffer> gets = new ConcurrentHashMap<>();
+    /** Actor thread only: the peer segment behind each key seen (null: not directly reachable). */
+    private final Map<RemoteKey, DataSegment.Peer> segments = new IdentityHashMap<>();
+    private final Object sinkLock = new Object();
+    private volatile LaneListener listener;
+    private volatile boolean wantReady;
+    private volatile Throwable failure;
+
+    ShmLane(ShmTransport transport, long conn, Inbox peer, int queueDepth, int maxFragment) {
+        this.transport = transport;
+        this.conn = conn;
+        this.peer = peer;
+        this.queueDepth = queueDepth;
+        this.maxFragment = maxFragment;
+    }
+
+    @Override
+    public long id() {
+        return id;
+    }
+
+    @Override
+    public String transport() {
+        return ShmTransportProvider.NAME;
+    }
+
+    @Override
+    public Set<LaneType> types() {
+        return TYPES;
+    }
+
+    @Override
+    public int maxFragment() {
+        return maxFragment;
+    }
+
+    void peerLimit(int limit) {
+        maxFragment = Math.min(maxFragment, limit);
+    }
+
+    @Override
+    public boolean ordered() {
+        return true;
+    }
+
+    @Override
+    public boolean deduplicates() {
+        return true;
+    }
+
+    @Override
+    public void bind(LaneListener l) {
+        listener = l;
+        if (failure != null && state.get() == FAILED) {
+            l.onLaneFailed(failure);
+        }
+    }
+
+    boolean live() {
+        return state.get() == LIVE;
+    }
+
+    // ------------------------------------------------------------------ endpoint side
+
+    @Override
+    public PostStatus post(TransportOp op) {
+        if (state.get() != LIVE) {
+            return PostStatus.IN_PROGRESS; // lost with the lane: its failure report is on the way
+        }
+        if (op.key() != null && op.kind() != TransportOp.Kind.AM && unanswered.get() == 0) {
+            DataSegment.Peer seg = segment(op.key());
+            if (seg != null) {
+                op.result(Direct.apply(op, seg));
+                return PostStatus.COMPLETED;
+            }
+        }
+        return send(op);
+    }
+
+    private DataSegment.Peer segment(RemoteKey key) {
+        if (segments.containsKey(key)) {
+            return segments.get(key);
+        }
+        DataSegment.Peer seg = transport.peerSegment(key);
+        if (segments.size() > 4096) {
+            segments.clear(); // a bounded cache: keys are usually few and long-lived
+        }
+        segments.put(key, seg);
+        return seg;
+    }
+
+    private PostStatus send(TransportOp op) {
+        int payload = switch (op.kind()) {
+            case PUT, GET -> op.local().remaining();
+            case AM -> op.header().remaining() + op.local().remaining();
+            default -> 0;
+        };
+        if (payload > maxFragment) {
+            throw new FencelineException("shm: " + op.kind() + " of " + payload + " bytes exceeds the lane's limit of "
+                    + maxFragment + " (" + ShmSettings.SECTION + ".max-fragment, the smaller of both ends')");
+        }
+        if (!reserve()) {
+            return PostStatus.NO_RESOURCE;
+        }
+        int type;
+        int length;
+        switch (op.kind()) {
+            case PUT -> {
+                type = ShmWire.PUT;
+                length = ShmWire.RMA_DATA + payload;
+            }
+            case GET -> {
+                type = ShmWire.GET;
+                length = ShmWire.GET_LENGTH + 4;
+            }
+            case AM -> {
+                type = ShmWire.AM;
+                length = ShmWire.AM_DATA + payload;
+            }
+            default -> {
+                type = ShmWire.ATOMIC;
+                length = ShmWire.ATOMIC_LENGTH;
+            }
+        }
+        ManyToOneRingBuffer ring = peer.ring;
+        int at = ring.tryClaim(type, length);
+        if (at < 0) {
+            unanswered.decrementAndGet();
+            wantReady = true; // the peer's ring is full; the polling thread says when it has room
+            return PostStatus.NO_RESOURCE;
+        }
+        AtomicBuffer b = ring.buffer();
+        b.putLong(at + ShmWire.CONN, conn);
+        b.putLong(at + ShmWire.TOKEN, op.token());
+        b.putLong(at + ShmWire.ORIGIN, op.originId());
+        b.putLong(at + ShmWire.SEQ, op.sequence());
+        b.putLong(at + ShmWire.LOW, op.lowWater());
+        long key = op.key() == null ? 0 : op.key().keyId();
+        switch (op.kind()) {
+            case PUT -> {
+                b.putLong(at + ShmWire.BODY, key);
+                b.putLong(at + ShmWire.BODY + 8, op.remoteAddress());
+                b.putBytes(at + ShmWire.RMA_DATA, op.local(), op.local().position(), payload);
+            }
+            case GET -> {
+                b.putLong(at + ShmWire.BODY, key);
+                b.putLong(at + ShmWire.BODY + 8, op.remoteAddress());
+                b.putInt(at + ShmWire.GET_LENGTH, payload);
+                gets.put(op.token(), op.local());
+            }
+            case AM -> {
+                int h = op.header().remaining();
+                b.putInt(at + ShmWire.AM_ID, op.amId());
+                b.putInt(at + ShmWire.AM_HEADER_LENGTH, h);
+                b.putBytes(at + ShmWire.AM_DATA, op.header(), op.header().position(), h);
+                b.putBytes(at + ShmWire.AM_DATA + h, op.local(), op.local().position(), op.local().remaining());
+            }
+            default -> {
+                b.putLong(at + ShmWire.BODY, key);
+                b.putLong(at + ShmWire.BODY + 8, op.remoteAddress());
+                byte kind = switch (op.kind()) {
+                    case ATOMIC_POST -> ShmWire.KIND_POST;
+                    case ATOMIC_FETCH -> ShmWire.KIND_FETCH;
+                    default -> ShmWire.KIND_CSWAP;
+                };
+                b.putByte(at + ShmWire.ATOMIC_KIND, kind);
+                b.putByte(at + ShmWire.ATOMIC_KIND + 1, kind == ShmWire.KIND_CSWAP ? 0 : ShmWire.opCode(op.atomicOp()));
+                b.putByte(at + ShmWire.ATOMIC_KIND + 2, (byte) op.width());
+                b.putLong(at + ShmWire.ATOMIC_OPERAND, op.operand());
+                b.putLong(at + ShmWire.ATOMIC_COMPARE, op.compare());
+            }
+        }
+        ring.commit(at);
+        return PostStatus.IN_PROGRESS;
+    }
+
+    /** Counts one more unanswered ring message, or says there is no room. */
+    private boolean reserve() {
+        if (unanswered.incrementAndGet() <= queueDepth) {
+            return true;
+        }
+        unanswered.decrementAndGet();
+        wantReady = true;
+        return false;
+    }
+
+    @Override
+    public PostStatus flush(long token) {
+        if (state.get() != LIVE) {
+            return PostStatus.IN_PROGRESS;
+        }
+        if (unanswered.get() == 0) {
+            return PostStatus.COMPLETED; // direct accesses are complete on return, ring ones answered
+        }
+        return probe(token);
+    }
+
+    /** Always through the ring: proves the peer's polling thread is alive. */
+    @Override
+    public PostStatus keepalive(long token) {
+        return state.get() != LIVE ? PostStatus.IN_PROGRESS : probe(token);
+    }
+
+    private PostStatus probe(long token) {
+        if (!reserve()) {
+            return PostStatus.NO_RESOURCE;
+        }
+        int at = peer.ring.tryClaim(ShmWire.FLUSH, 16);
+        if (at < 0) {
+            unanswered.decrementAndGet();
+            wantReady = true;
+            return PostStatus.NO_RESOURCE;
+        }
+        peer.ring.buffer().putLong(at + ShmWire.CONN, conn);
+        peer.ring.buffer().putLong(at + ShmWire.TOKEN, token);
+        peer.ring.commit(at);
+        return PostStatus.IN_PROGRESS;
+    }
+
+    /** Ring messages are applied in order and direct accesses only when none is pending. */
+    @Override
+    public void fence() {
+    }
+
+    @Override
+    public void close() {
+        giveUp();
+    }
+
+    @Override
+    public void abort(Throwable cause) {
+        giveUp();
+    }
+
+    private void giveUp() {
+        int before;
+        synchronized (sinkLock) { // no reply writes into a GET buffer after this returns
+            before = state.getAndSet(GONE);
+        }
+        if (before != GONE) {
+            gets.clear();
+            transport.closed(this);
+        }
+    }
+
+    // ------------------------------------------------------------------ polling thread
+
+    /** A reply for this lane; {@code data} is the GET data (or null). */
+    void answered(int type, long token, long value, FencelineException error, AtomicBuffer buffer, int offset,
+            int length) {
+        if (state.get() != LIVE) {
+            return;
+        }
+        LaneListener l = listener;
+        unanswered.decrementAndGet();
+        switch (type) {
+            case ShmWire.FLUSHED -> l.onFlushed(token);
+            case ShmWire.NACK -> {
+                gets.remove(token);
+                l.onFailed(token, error);
+            }
+            case ShmWire.GET_DATA -> {
+                ByteBuffer dst = gets.remove(token);
+                synchronized (sinkLock) {
+                    if (state.get() != LIVE || dst == null) {
+                        return;
+                    }
+                    if (length != dst.remaining()) {
+                        fail(new FencelineException("shm: GET_DATA of " + length + " bytes for a get of "
+                                + dst.remaining() + " from " + peer.name));
+                        return;
+                    }
+                    buffer.getBytes(offset, dst, dst.position(), length);
+                }
+                l.onCompleted(token, 0);
+            }
+            default -> l.onCompleted(token, value);
+        }
+    }
+
+    /** After a polling pass: room again in the lane and in the peer's ring. */
+    void pollComplete() {
+        if (wantReady && unanswered.get() < queueDepth && peer.ring.size() < peer.ring.capacity() / 2) {
+            wantReady = false;
+            LaneListener l = listener;
+            if (l != null) {
+                l.onReady();
+            }
+        }
+    }
+
+    /** The peer process died, or its inbox broke: the lane is dead. */
+    void fail(Throwable cause) {
+        if (state.compareAndSet(LIVE, FAILED)) {
+            failure = cause;
+            gets.clear();
+            LaneListener l = listener;
+            if (l != null) {
+                l.onLaneFailed(cause);
+            }
+        }
+    }
+
+    RingBuffer peerRing() {
+        return peer.ring;
+    }
+
+    @Override
+    public String toString() {
+        return "ShmLane[" + id + " to " + peer.name + ", conn " + Long.toHexString(conn) + "]";
+    }
+}

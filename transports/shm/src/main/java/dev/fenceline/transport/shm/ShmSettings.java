@@ -1,0 +1,49 @@
+package dev.fenceline.transport.shm;
+
+import com.typesafe.config.Config;
+import dev.fenceline.spi.ConfigReader;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * {@code fenceline.transport.shm}, read and validated once (reference.conf documents each key).
+ *
+ * @param directory where segments live
+ * @param ringSize bytes of each inbox ring
+ * @param maxFragment largest payload through the ring
+ * @param queueDepth unanswered ring operations per lane
+ * @param idleStrategy backoff, yield, busy-spin or sleep
+ * @param connectTimeout connecting to a peer
+ * @param livenessInterval how often peers' processes are checked
+ * @param dedupWindow exactly-once window
+ * @param keysRead every key read, for the completeness test
+ */
+record ShmSettings(Path directory, int ringSize, int maxFragment, int queueDepth, String idleStrategy,
+        Duration connectTimeout, Duration livenessInterval, int dedupWindow, Set<String> keysRead) {
+    static final String SECTION = "fenceline.transport.shm";
+    /** Room for a message's own header fields inside a ring record. */
+    static final int MESSAGE_OVERHEAD = 128;
+
+    static ShmSettings fromSection(Config section) {
+        ConfigReader r = new ConfigReader(section.atPath(SECTION), SECTION);
+        Path directory = Path.of(r.string("directory"));
+        long ring = r.bytesIn("ring-size", 64 << 10, 1L << 30);
+        if (Long.bitCount(ring) != 1) {
+            throw r.invalid("ring-size", Long.toString(ring), "a power of two");
+        }
+        int maxFragment = (int) r.bytesIn("max-fragment", 1 << 10, 128 << 20);
+        if (maxFragment > ring / 8 - MESSAGE_OVERHEAD) {
+            throw r.invalid("max-fragment", Integer.toString(maxFragment), "at most ring-size / 8 - "
+                    + MESSAGE_OVERHEAD + " = " + (ring / 8 - MESSAGE_OVERHEAD) + " (the ring's largest message)");
+        }
+        int queueDepth = r.intIn("queue-depth", 1, 65536);
+        String idle = r.oneOf("idle-strategy", List.of("backoff", "yield", "busy-spin", "sleep"));
+        Duration connect = r.durationIn("connect-timeout", Duration.ofMillis(1), Duration.ofMinutes(10));
+        Duration liveness = r.durationIn("liveness-interval", Duration.ofMillis(1), Duration.ofMinutes(1));
+        int dedup = r.intIn("dedup-window", 16, 1 << 26);
+        return new ShmSettings(directory, (int) ring, maxFragment, queueDepth, idle, connect, liveness, dedup,
+                r.keysRead());
+    }
+}

@@ -1,0 +1,591 @@
+package dev.fenceline.transport.shm;
+
+import dev.fenceline.AtomicOp;
+import dev.fenceline.EndpointFailedException;
+import dev.fenceline.FencelineException;
+import dev.fenceline.OutcomeUnknownException;
+import dev.fenceline.RemoteKey;
+import dev.fenceline.spi.DedupWindow;
+import dev.fenceline.spi.LaneConnection;
+import dev.fenceline.spi.RemoteAccessTarget;
+import dev.fenceline.spi.SharedMemory;
+import dev.fenceline.spi.Transport;
+import dev.fenceline.spi.TransportContext;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.agrona.concurrent.Agent;
+import org.agrona.concurrent.AgentRunner;
+import org.agrona.concurrent.AtomicBuffer;
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.BusySpinIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.SleepingIdleStrategy;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.YieldingIdleStrategy;
+import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One worker's shared-memory transport: its control segment (inbox ring), the data segments behind
+ * its regions, the peer segments it mapped, and one polling thread (an Agrona {@link AgentRunner},
+ * never an actor-system thread) that serves the inbox: requests from peers are applied to this
+ * worker's memory at most once and answered in order, answers to this worker's lanes go to their
+ * endpoints, and peers whose process died fail their lanes.
+ */
+final class ShmTransport implements Transport, Agent {
+    private static final Logger LOG = LoggerFactory.getLogger(ShmTransport.class);
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    private final TransportContext context;
+    private final ShmSettings settings;
+    private final Path directory;
+    private final String prefix;
+    private final Inbox inbox;
+    private final Path inboxFile;
+    private final AgentRunner runner;
+    private final AtomicInteger segmentCount = new AtomicInteger();
+    private final Set<DataSegment> ownSegments = ConcurrentHashMap.newKeySet();
+    private final Map<String, DataSegment.Peer> peerSegments = new ConcurrentHashMap<>();
+    private final Map<String, Inbox> peerInboxes = new ConcurrentHashMap<>();
+    /** Origin side: this worker's lanes by connection id. */
+    private final Map<Long, ShmLane> lanes = new ConcurrentHashMap<>();
+    private final Map<Long, CompletableFuture<Integer>> connecting = new ConcurrentHashMap<>();
+    /** Target side (polling thread only): who to answer, by connection id, and exactly-once windows. */
+    private final Map<Long, Inbox> origins = new HashMap<>();
+    private final Map<Long, DedupWindow> windows = new HashMap<>();
+    private final UnsafeBuffer scratch = new UnsafeBuffer(new byte[0]);
+    private long nextLivenessCheck;
+    private volatile boolean closed;
+
+    ShmTransport(TransportContext context, ShmSettings settings) {
+        this.context = context;
+        this.settings = settings;
+        this.directory = settings.directory();
+        if (!Files.isDirectory(directory) || !Files.isWritable(directory)) {
+            throw new FencelineException("shm: " + directory + " is not a writable directory ("
+                    + ShmSettings.SECTION + ".directory); shared memory is unavailable here");
+        }
+        Segments.removeStale(directory);
+        this.prefix = Segments.processPrefix() + context.workerId().toString().substring(0, 8) + "-";
+        this.inboxFile = directory.resolve(prefix + "ctl");
+        try {
+            this.inbox = Inbox.create(inboxFile, settings.ringSize(), context.workerId());
+        } catch (IOException e) {
+            throw new FencelineException("shm: cannot create the control segment " + inboxFile + ": " + e, e);
+        }
+        this.runner = new AgentRunner(idle(settings.idleStrategy()), this::onError, null, this);
+        AgentRunner.startOnThread(runner, r -> {
+            Thread t = new Thread(r);
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    private static IdleStrategy idle(String name) {
+        return switch (name) {
+            case "busy-spin" -> new BusySpinIdleStrategy();
+            case "yield" -> new YieldingIdleStrategy();
+            case "sleep" -> new SleepingIdleStrategy(TimeUnit.MILLISECONDS.toNanos(1));
+            default -> new BackoffIdleStrategy(100, 10, TimeUnit.MICROSECONDS.toNanos(1),
+                    TimeUnit.MILLISECONDS.toNanos(1));
+        };
+    }
+
+    private void onError(Throwable t) {
+        LOG.error("shm {}: polling thread error", context.workerName(), t);
+    }
+
+    ShmSettings settings() {
+        return settings;
+    }
+
+    @Override
+    public String roleName() {
+        return "fenceline-shm-" + context.workerName();
+    }
+
+    @Override
+    public String name() {
+        return ShmTransportProvider.NAME;
+    }
+
+    /** Boot id, pid, process start time, control segment name: what a peer needs, and checks. */
+    @Override
+    public byte[] localAddress() {
+        byte[] boot = Host.bootId().getBytes(StandardCharsets.US_ASCII);
+        byte[] name = inbox.name.getBytes(StandardCharsets.UTF_8);
+        return ByteBuffer.allocate(1 + 2 + boot.length + 16 + 2 + name.length).put((byte) 1)
+                .putShort((short) boot.length).put(boot).putLong(Host.pid()).putLong(Host.startTime())
+                .putShort((short) name.length).put(name).array();
+    }
+
+    // ------------------------------------------------------------------ memory
+
+    @Override
+    public SharedMemory allocateShared(long bytes) {
+        if (bytes > Integer.MAX_VALUE - DataSegment.HEADER) {
+            return null;
+        }
+        Path file = directory.resolve(prefix + "seg" + segmentCount.incrementAndGet());
+        try {
+            DataSegment[] self = new DataSegment[1];
+            self[0] = DataSegment.create(file, bytes, () -> ownSegments.remove(self[0]));
+            ownSegments.add(self[0]);
+            return self[0];
+        } catch (IOException e) {
+            throw new FencelineException("shm: cannot create segment " + file + ": " + e, e);
+        }
+    }
+
+    @Override
+    public void keyUnpacked(RemoteKey key) {
+        peerSegment(key);
+    }
+
+    /** @return this process's mapping of the key's segment, or null if it is not reachable directly */
+    DataSegment.Peer peerSegment(RemoteKey key) {
+        String name = DataSegment.nameOf(key.transportData());
+        if (name == null) {
+            return null;
+        }
+        DataSegment.Peer seg = peerSegments.get(name);
+        if (seg != null) {
+            return seg;
+        }
+        Path file = directory.resolve(name);
+        try {
+            seg = DataSegment.map(file);
+        } catch (IOException | FencelineException e) {
+            LOG.debug("shm {}: {} not mapped ({}); operations on it go through the owner", context.workerName(),
+                    file, e.toString());
+            return null;
+        }
+        DataSegment.Peer before = peerSegments.putIfAbsent(name, seg);
+        return before != null ? before : seg;
+    }
+
+    // ------------------------------------------------------------------ wireup
+
+    @Override
+    public CompletionStage<List<LaneConnection>> connect(UUID peerId, byte[] peerAddress) {
+        Inbox peer;
+        try {
+            peer = peerInbox(peerAddress);
+        } catch (FencelineException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        long conn = RANDOM.nextLong();
+        ShmLane lane = new ShmLane(this, conn, peer, settings.queueDepth(), settings.maxFragment());
+        CompletableFuture<Integer> answered = new CompletableFuture<>();
+        connecting.put(conn, answered);
+        lanes.put(conn, lane);
+        byte[] name = inbox.name.getBytes(StandardCharsets.UTF_8);
+        int at = peer.ring.tryClaim(ShmWire.CONNECT, 44 + name.length);
+        if (at < 0) {
+            lanes.remove(conn);
+            connecting.remove(conn);
+            return CompletableFuture.failedFuture(new EndpointFailedException("shm: the inbox of " + peer.name
+                    + " is full; the peer is not keeping up"));
+        }
+        AtomicBuffer b = peer.ring.buffer();
+        b.putLong(at, conn);
+        b.putLong(at + 8, context.workerId().getMostSignificantBits());
+        b.putLong(at + 16, context.workerId().getLeastSignificantBits());
+        b.putLong(at + 24, Host.pid());
+        b.putLong(at + 32, Host.startTime());
+        b.putInt(at + 40, name.length);
+        b.putBytes(at + 44, name);
+        peer.ring.commit(at);
+        return answered.orTimeout(settings.connectTimeout().toMillis(), TimeUnit.MILLISECONDS)
+                .handle((limit, error) -> {
+                    connecting.remove(conn);
+                    if (error != null) {
+                        lanes.remove(conn);
+                        throw new EndpointFailedException("shm: " + peer.name + " did not answer within "
+                                + settings.connectTimeout() + " (" + error + ")");
+                    }
+                    lane.peerLimit(limit);
+                    return List.of(lane);
+                });
+    }
+
+    private Inbox peerInbox(byte[] address) {
+        ByteBuffer in = ByteBuffer.wrap(address);
+        String boot;
+        long pid;
+        long start;
+        String name;
+        try {
+            if (in.get() != 1) {
+                throw new FencelineException("shm: unsupported peer address version");
+            }
+            byte[] b = new byte[Short.toUnsignedInt(in.getShort())];
+            in.get(b);
+            boot = new String(b, StandardCharsets.US_ASCII);
+            pid = in.getLong();
+            start = in.getLong();
+            byte[] n = new byte[Short.toUnsignedInt(in.getShort())];
+            in.get(n);
+            name = new String(n, StandardCharsets.UTF_8);
+        } catch (java.nio.BufferUnderflowException e) {
+            throw new FencelineException("shm: malformed peer address (" + address.length + " bytes)");
+        }
+        if (!boot.equals(Host.bootId())) {
+            throw new EndpointFailedException("shm: the peer runs on another host or boot (boot id " + boot
+                    + ", here " + Host.bootId() + "); shared memory cannot reach it");
+        }
+        if (!Host.alive(pid, start)) {
+            throw new EndpointFailedException("shm: the peer process " + pid + " is gone");
+        }
+        if (!name.startsWith("fl-") || name.contains("/")) {
+            throw new FencelineException("shm: malformed peer segment name '" + name + "'");
+        }
+        return openInbox(name);
+    }
+
+    private Inbox openInbox(String name) {
+        Inbox known = peerInboxes.get(name);
+        if (known != null) {
+            return known;
+        }
+        try {
+            Inbox opened = Inbox.open(directory.resolve(name));
+            Inbox before = peerInboxes.putIfAbsent(name, opened);
+            return before != null ? before : opened;
+        } catch (IOException e) {
+            throw new EndpointFailedException("shm: cannot map the peer's control segment " + name + ": " + e, e);
+        }
+    }
+
+    /** A lane was closed or given up by its endpoint. */
+    void closed(ShmLane lane) {
+        lanes.remove(lane.conn);
+        int at = lane.peer.ring.tryClaim(ShmWire.BYE, 8);
+        if (at >= 0) {
+            lane.peer.ring.buffer().putLong(at, lane.conn);
+            lane.peer.ring.commit(at);
+        }
+    }
+
+    // ------------------------------------------------------------------ polling thread
+
+    @Override
+    public int doWork() {
+        int work = inbox.ring.read(this::onMessage, 256);
+        for (Inbox o : peerInboxes.values()) {
+            if (!o.backlog.isEmpty()) {
+                work += drainBacklog(o);
+            }
+        }
+        for (ShmLane l : lanes.values()) {
+            l.pollComplete();
+        }
+        long now = System.nanoTime();
+        if (now >= nextLivenessCheck) {
+            nextLivenessCheck = now + settings.livenessInterval().toNanos();
+            checkPeers();
+        }
+        return work;
+    }
+
+    private void checkPeers() {
+        for (ShmLane l : lanes.values()) {
+            if (l.live() && !l.peer.alive()) {
+                LOG.warn("shm {}: peer process {} ({}) is gone; failing its lane", context.workerName(), l.peer.pid,
+                        l.peer.name);
+                l.fail(new EndpointFailedException("shm: peer process " + l.peer.pid + " is gone"));
+            }
+        }
+        origins.values().removeIf(o -> {
+            if (o.alive()) {
+                return false;
+            }
+            peerInboxes.remove(o.name, o);
+            return true;
+        });
+    }
+
+    private void onMessage(int type, org.agrona.MutableDirectBuffer buffer, int at, int length) {
+        AtomicBuffer b = (AtomicBuffer) buffer;
+        long conn = b.getLong(at + ShmWire.CONN);
+        switch (type) {
+            case ShmWire.CONNECT -> onConnect(b, at);
+            case ShmWire.CONNECTED -> {
+                CompletableFuture<Integer> f = connecting.get(conn);
+                if (f != null) {
+                    f.complete(b.getInt(at + 8));
+                }
+            }
+            case ShmWire.BYE -> origins.remove(conn);
+            case ShmWire.ACK, ShmWire.FLUSHED -> {
+                ShmLane l = lanes.get(conn);
+                if (l != null) {
+                    l.answered(type, b.getLong(at + ShmWire.TOKEN), type == ShmWire.ACK
+                            ? b.getLong(at + ShmWire.REPLY_VALUE) : 0, null, null, 0, 0);
+                }
+            }
+            case ShmWire.GET_DATA -> {
+                ShmLane l = lanes.get(conn);
+                if (l != null) {
+                    l.answered(type, b.getLong(at + ShmWire.TOKEN), 0, null, b, at + 16, length - 16);
+                }
+            }
+            case ShmWire.NACK -> {
+                ShmLane l = lanes.get(conn);
+                if (l != null) {
+                    int n = Short.toUnsignedInt(b.getShort(at + 18));
+                    String message = b.getStringWithoutLengthUtf8(at + 20, Math.min(n, length - 20));
+                    l.answered(type, b.getLong(at + ShmWire.TOKEN), 0, ShmWire.rebuild(b.getByte(at + 16),
+                            b.getByte(at + 17), message), null, 0, 0);
+                }
+            }
+            default -> onRequest(type, b, at, length, conn);
+        }
+    }
+
+    private void onConnect(AtomicBuffer b, int at) {
+        long conn = b.getLong(at);
+        int n = b.getInt(at + 40);
+        String name = b.getStringWithoutLengthUtf8(at + 44, n);
+        Inbox origin;
+        try {
+            origin = openInbox(name);
+        } catch (FencelineException e) {
+            LOG.warn("shm {}: a connect from {} failed: {}", context.workerName(), name, e.getMessage());
+            return;
+        }
+        origins.put(conn, origin);
+        reply(origin, ShmWire.CONNECTED, 12, (r, i) -> {
+            r.putLong(i, conn);
+            r.putInt(i + 8, settings.maxFragment());
+        });
+    }
+
+    /** Writes one reply into {@code to}'s inbox, or into its backlog if the ring is full. */
+    private void reply(Inbox to, int type, int length, Writer w) {
+        if (to.backlog.isEmpty()) {
+            int at = to.ring.tryClaim(type, length);
+            if (at >= 0) {
+                w.write(to.ring.buffer(), at);
+                to.ring.commit(at);
+                return;
+            }
+        }
+        byte[] copy = new byte[length];
+        w.write(new UnsafeBuffer(copy), 0);
+        to.backlog.add(copy);
+        to.backlogTypes.add(type);
+    }
+
+    private int drainBacklog(Inbox to) {
+        int sent = 0;
+        while (!to.backlog.isEmpty()) {
+            byte[] m = to.backlog.peekFirst();
+            int at = to.ring.tryClaim(to.backlogTypes.peekFirst(), m.length);
+            if (at < 0) {
+                break;
+            }
+            to.ring.buffer().putBytes(at, m);
+            to.ring.commit(at);
+            to.backlog.pollFirst();
+            to.backlogTypes.pollFirst();
+            sent++;
+        }
+        return sent;
+    }
+
+    @FunctionalInterface
+    private interface Writer {
+        void write(AtomicBuffer b, int at);
+    }
+
+    private void onRequest(int type, AtomicBuffer b, int at, int length, long conn) {
+        Inbox origin = origins.get(conn);
+        if (origin == null) {
+            LOG.debug("shm {}: a request on unknown connection {}", context.workerName(), Long.toHexString(conn));
+            return;
+        }
+        long token = b.getLong(at + ShmWire.TOKEN);
+        if (type == ShmWire.FLUSH) {
+            reply(origin, ShmWire.FLUSHED, 16, (r, i) -> {
+                r.putLong(i, conn);
+                r.putLong(i + 8, token);
+            });
+            return;
+        }
+        long originId = b.getLong(at + ShmWire.ORIGIN);
+        long seq = b.getLong(at + ShmWire.SEQ);
+        long low = b.getLong(at + ShmWire.LOW);
+        if (type == ShmWire.GET) {
+            get(origin, conn, token, b, at); // a read has no effect: a re-sent one is read again
+            return;
+        }
+        DedupWindow w = null;
+        if (seq >= 0) {
+            w = windows.computeIfAbsent(originId, k -> new DedupWindow(settings.dedupWindow()));
+            switch (w.lookup(seq, low)) {
+                case DUPLICATE -> {
+                    ack(origin, conn, token, w.result(seq));
+                    return;
+                }
+                case FAILED_BEFORE -> {
+                    nack(origin, conn, token, (FencelineException) w.failure(seq));
+                    return;
+                }
+                case STALE -> {
+                    nack(origin, conn, token, new OutcomeUnknownException("shm: a stale copy of operation " + seq
+                            + ", which its origin saw complete; not applied again"));
+                    return;
+                }
+                case FULL -> {
+                    nack(origin, conn, token, new FencelineException("shm: operation " + seq + " is more than"
+                            + " dedup-window = " + settings.dedupWindow() + " beyond the origin's oldest incomplete"
+                            + " one; not applied"));
+                    return;
+                }
+                default -> {
+                }
+            }
+        }
+        long value;
+        try {
+            value = apply(type, b, at, length);
+        } catch (FencelineException e) {
+            if (w != null) {
+                w.recordFailure(seq, e);
+            }
+            nack(origin, conn, token, e);
+            return;
+        }
+        if (w != null) {
+            w.record(seq, value);
+        }
+        ack(origin, conn, token, value);
+    }
+
+    private long apply(int type, AtomicBuffer b, int at, int length) {
+        RemoteAccessTarget t = context.target();
+        switch (type) {
+            case ShmWire.PUT -> {
+                int n = length - ShmWire.RMA_DATA;
+                t.put(b.getLong(at + ShmWire.BODY), b.getLong(at + ShmWire.BODY + 8), view(b, at + ShmWire.RMA_DATA, n));
+                return 0;
+            }
+            case ShmWire.ATOMIC -> {
+                long key = b.getLong(at + ShmWire.BODY);
+                long address = b.getLong(at + ShmWire.BODY + 8);
+                byte kind = b.getByte(at + ShmWire.ATOMIC_KIND);
+                int width = b.getByte(at + ShmWire.ATOMIC_KIND + 2);
+                long operand = b.getLong(at + ShmWire.ATOMIC_OPERAND);
+                if (kind == ShmWire.KIND_CSWAP) {
+                    return t.compareAndSwap(key, address, width, b.getLong(at + ShmWire.ATOMIC_COMPARE), operand);
+                }
+                AtomicOp op = ShmWire.atomicOp(b.getByte(at + ShmWire.ATOMIC_KIND + 1));
+                if (op == null) {
+                    throw new FencelineException("shm: unknown atomic operation");
+                }
+                return t.atomic(key, address, width, op, operand);
+            }
+            case ShmWire.AM -> {
+                int h = b.getInt(at + ShmWire.AM_HEADER_LENGTH);
+                int p = length - ShmWire.AM_DATA - h;
+                if (h < 0 || p < 0) {
+                    throw new FencelineException("shm: a malformed active message");
+                }
+                t.activeMessage(b.getInt(at + ShmWire.AM_ID), view(b, at + ShmWire.AM_DATA, h),
+                        view(b, at + ShmWire.AM_DATA + h, p));
+                return 0;
+            }
+            default -> throw new FencelineException("shm: unknown message type " + type);
+        }
+    }
+
+    /** A ByteBuffer over part of the ring, valid during this call only (the target copies out). */
+    private static ByteBuffer view(AtomicBuffer b, int at, int n) {
+        ByteBuffer whole = b.byteBuffer();
+        if (whole != null) {
+            int base = b.wrapAdjustment();
+            return whole.duplicate().limit(base + at + n).position(base + at).slice();
+        }
+        byte[] copy = new byte[n];
+        b.getBytes(at, copy);
+        return ByteBuffer.wrap(copy);
+    }
+
+    private void get(Inbox origin, long conn, long token, AtomicBuffer b, int at) {
+        long key = b.getLong(at + ShmWire.BODY);
+        long address = b.getLong(at + ShmWire.BODY + 8);
+        int n = b.getInt(at + ShmWire.GET_LENGTH);
+        if (n < 0 || n > settings.maxFragment()) {
+            nack(origin, conn, token, new FencelineException("shm: a get of " + n + " bytes is over the limit"));
+            return;
+        }
+        ByteBuffer data = ByteBuffer.allocate(n);
+        try {
+            context.target().get(key, address, data);
+        } catch (FencelineException e) {
+            nack(origin, conn, token, e);
+            return;
+        }
+        reply(origin, ShmWire.GET_DATA, 16 + n, (r, i) -> {
+            r.putLong(i, conn);
+            r.putLong(i + 8, token);
+            r.putBytes(i + 16, data, 0, n);
+        });
+    }
+
+    private void ack(Inbox origin, long conn, long token, long value) {
+        reply(origin, ShmWire.ACK, 24, (r, i) -> {
+            r.putLong(i, conn);
+            r.putLong(i + 8, token);
+            r.putLong(i + 16, value);
+        });
+    }
+
+    private void nack(Inbox origin, long conn, long token, FencelineException e) {
+        byte[] text = String.valueOf(e.getMessage()).getBytes(StandardCharsets.UTF_8);
+        int n = Math.min(text.length, ShmWire.MAX_TEXT);
+        reply(origin, ShmWire.NACK, 20 + n, (r, i) -> {
+            r.putLong(i, conn);
+            r.putLong(i + 8, token);
+            r.putByte(i + 16, (byte) ShmWire.errorCode(e));
+            r.putByte(i + 17, (byte) ShmWire.reason(e));
+            r.putShort(i + 18, (short) n);
+            r.putBytes(i + 20, text, 0, n);
+        });
+    }
+
+    // ------------------------------------------------------------------ close
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        runner.close();
+        for (ShmLane l : new ArrayList<>(lanes.values())) {
+            l.fail(new EndpointFailedException("shm: worker '" + context.workerName() + "' closed its transport"));
+        }
+        for (DataSegment s : new ArrayList<>(ownSegments)) {
+            s.close();
+        }
+        Segments.remove(inboxFile);
+    }
+}

@@ -1,0 +1,115 @@
+package dev.fenceline.transport.shm;
+
+import dev.fenceline.ActiveMessageException;
+import dev.fenceline.AtomicOp;
+import dev.fenceline.FencelineException;
+import dev.fenceline.OutcomeUnknownException;
+import dev.fenceline.RemoteAccessException;
+
+/**
+ * Messages in the inbox rings (one Agrona ring record each; the record's type is the message
+ * type). Offsets are within the record. Every request starts with {@code conn, token, origin, seq,
+ * low}: the connection (lane) it belongs to, the origin's token, and what exactly-once needs.
+ *
+ * <pre>
+ * CONNECT    conn u64, worker id 16, pid u64, start u64, name length u32, control segment name
+ * CONNECTED  conn u64, largest payload u32
+ * PUT        conn, token, origin, seq, low, key u64, address u64, data (the rest)
+ * GET        conn, token, origin, seq, low, key u64, address u64, length u32
+ * ATOMIC     conn, token, origin, seq, low, key u64, address u64, kind u8, op u8, width u8, pad 5,
+ *            operand u64, compare u64
+ * AM         conn, token, origin, seq, low, id u32, header length u32, header, payload (the rest)
+ * FLUSH      conn, token
+ * ACK        conn, token, value u64
+ * GET_DATA   conn, token, data (the rest)
+ * NACK       conn, token, code u8, reason u8, length u16, message
+ * FLUSHED    conn, token
+ * BYE        conn
+ * </pre>
+ */
+final class ShmWire {
+    static final int CONNECT = 1;
+    static final int CONNECTED = 2;
+    static final int PUT = 10;
+    static final int GET = 11;
+    static final int ATOMIC = 12;
+    static final int AM = 13;
+    static final int FLUSH = 14;
+    static final int ACK = 20;
+    static final int GET_DATA = 21;
+    static final int NACK = 22;
+    static final int FLUSHED = 23;
+    static final int BYE = 30;
+
+    static final int CONN = 0;
+    static final int TOKEN = 8;
+    static final int ORIGIN = 16;
+    static final int SEQ = 24;
+    static final int LOW = 32;
+    /** First field after the request prefix. */
+    static final int BODY = 40;
+    static final int RMA_DATA = BODY + 16;
+    static final int GET_LENGTH = BODY + 16;
+    static final int ATOMIC_KIND = BODY + 16;
+    static final int ATOMIC_OPERAND = BODY + 24;
+    static final int ATOMIC_COMPARE = BODY + 32;
+    static final int ATOMIC_LENGTH = BODY + 40;
+    static final int AM_ID = BODY;
+    static final int AM_HEADER_LENGTH = BODY + 4;
+    static final int AM_DATA = BODY + 8;
+    static final int REPLY_VALUE = 16;
+    static final int MAX_TEXT = 1024;
+
+    static final byte KIND_POST = 0;
+    static final byte KIND_FETCH = 1;
+    static final byte KIND_CSWAP = 2;
+
+    private ShmWire() {
+    }
+
+    static byte opCode(AtomicOp op) {
+        return switch (op) {
+            case ADD -> 1;
+            case AND -> 2;
+            case OR -> 3;
+            case XOR -> 4;
+            case SWAP -> 5;
+        };
+    }
+
+    static AtomicOp atomicOp(int code) {
+        return switch (code) {
+            case 1 -> AtomicOp.ADD;
+            case 2 -> AtomicOp.AND;
+            case 3 -> AtomicOp.OR;
+            case 4 -> AtomicOp.XOR;
+            case 5 -> AtomicOp.SWAP;
+            default -> null;
+        };
+    }
+
+    static int errorCode(FencelineException e) {
+        if (e instanceof RemoteAccessException) {
+            return 1;
+        }
+        if (e instanceof ActiveMessageException) {
+            return 2;
+        }
+        return e instanceof OutcomeUnknownException ? 3 : 0;
+    }
+
+    static int reason(FencelineException e) {
+        return e instanceof RemoteAccessException r ? r.reason().ordinal() + 1 : 0;
+    }
+
+    static FencelineException rebuild(int code, int reason, String message) {
+        RemoteAccessException.Reason[] reasons = RemoteAccessException.Reason.values();
+        return switch (code) {
+            case 1 -> reason >= 1 && reason <= reasons.length ? new RemoteAccessException(reasons[reason - 1], message)
+                    : new FencelineException(message);
+            case 2 -> new ActiveMessageException(message);
+            case 3 -> new OutcomeUnknownException(message);
+            default -> new FencelineException(message);
+        };
+    }
+}
