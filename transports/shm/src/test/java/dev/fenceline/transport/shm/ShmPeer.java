@@ -1,0 +1,79 @@
+package dev.fenceline.transport.shm;
+
+import com.typesafe.config.ConfigFactory;
+import dev.fenceline.Fenceline;
+import dev.fenceline.MemoryRegion;
+import dev.fenceline.Worker;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.util.HexFormat;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The target process of the two-process tests: a worker on the shm transport with a data region
+ * and a counter region. It prints {@code ADDRESS <worker> <data key> <counter key>}, counts active
+ * messages (id 1), and on a VERIFY message (id 2, header: the expected SHA-256 of both regions and
+ * the expected message count and byte sum) checks its own memory and prints the verdict.
+ */
+final class ShmPeer {
+    static final int DATA = 1 << 20;
+    static final int COUNTERS = 64;
+    static final int MESSAGE = 1;
+    static final int VERIFY = 2;
+
+    private ShmPeer() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        HexFormat hex = HexFormat.of();
+        try (Fenceline f = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [shm]")
+                .withFallback(ConfigFactory.load()))) {
+            Worker w = f.newWorker("peer").toCompletableFuture().get(30, TimeUnit.SECONDS);
+            MemoryRegion data = w.allocate(DATA);
+            MemoryRegion counters = w.allocate(COUNTERS * 8L);
+            AtomicLong count = new AtomicLong();
+            AtomicLong sum = new AtomicLong();
+            w.setActiveMessageHandler(MESSAGE, (h, p) -> {
+                count.incrementAndGet();
+                long s = 0;
+                while (p.hasRemaining()) {
+                    s += p.get() & 0xFF;
+                }
+                sum.addAndGet(s);
+            });
+            w.setActiveMessageHandler(VERIFY, (h, p) -> {
+                byte[] expected = new byte[h.remaining()];
+                h.get(expected);
+                String[] want = new String(expected, StandardCharsets.US_ASCII).split(" ");
+                String have = digest(data, counters) + " " + count.get() + " " + sum.get();
+                System.out.println(String.join(" ", want).equals(have) ? "VERIFY ok " + have
+                        : "VERIFY mismatch: expected " + String.join(" ", want) + ", target has " + have);
+                System.out.flush();
+            });
+            System.out.println("ADDRESS " + hex.formatHex(w.address().toBytes()) + " "
+                    + hex.formatHex(data.remoteKey().toBytes()) + " " + hex.formatHex(counters.remoteKey().toBytes()));
+            System.out.flush();
+            while (System.in.read() >= 0) {
+                // serve until the test closes stdin or kills this process
+            }
+        }
+    }
+
+    static String digest(MemoryRegion data, MemoryRegion counters) {
+        return digest(data.buffer(), counters.buffer());
+    }
+
+    static String digest(ByteBuffer data, ByteBuffer counters) {
+        MessageDigest md;
+        try {
+            md = MessageDigest.getInstance("SHA-256");
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e); // a mandatory JDK algorithm
+        }
+        md.update(data.duplicate().clear());
+        md.update(counters.duplicate().clear());
+        return HexFormat.of().formatHex(md.digest());
+    }
+}
