@@ -5,7 +5,12 @@ import dev.fenceline.Fenceline;
 import dev.fenceline.MemoryRegion;
 import dev.fenceline.RemoteKey;
 import dev.fenceline.Worker;
+import dev.fenceline.WorkerAddress;
 import dev.fenceline.testkit.ModelCheckedWorkload;
+import dev.fenceline.testkit.RemoteRegion;
+import java.io.BufferedReader;
+import java.time.Duration;
+import java.util.ArrayList;
 import dev.fenceline.testkit.SimNetwork;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -55,7 +60,40 @@ final class Demo {
             }
         }
         return new DemoReport(fenceline.transports(), fenceline.fenceMode(), ep.lanes(), r, alpha.statistics(),
-                List.copyOf(injected));
+                List.copyOf(injected), "in one JVM");
+    }
+
+    /**
+     * The workload against a target worker in another process: its memory is read back through the
+     * endpoint for the checks ({@link RemoteRegion}), and at the end the target process reports the
+     * digest of its own memory, which must equal the digest of what was read.
+     */
+    static DemoReport runAgainst(Fenceline fenceline, WorkerAddress target, byte[] dataKeyBytes, byte[] counterKeyBytes,
+            int ops, long seed, int window, long targetPid, BufferedReader targetOut) throws Exception {
+        Worker alpha = fenceline.newWorker("alpha").toCompletableFuture().get(TIMEOUT_S, TimeUnit.SECONDS);
+        RemoteKey dataKey = alpha.unpackRemoteKey(dataKeyBytes);
+        RemoteKey counterKey = alpha.unpackRemoteKey(counterKeyBytes);
+        Endpoint ep = alpha.connect(target).toCompletableFuture().get(TIMEOUT_S, TimeUnit.SECONDS);
+        Duration t = Duration.ofSeconds(TIMEOUT_S);
+        RemoteRegion data = new RemoteRegion(ep, dataKey, t);
+        RemoteRegion counters = new RemoteRegion(ep, counterKey, t);
+        ModelCheckedWorkload workload = new ModelCheckedWorkload(ep, new ModelCheckedWorkload.Options(data, dataKey, 0,
+                (int) dataKey.length(), counters, counterKey, 0, (int) (counterKey.length() / 8), -1, seed, window,
+                true));
+        ModelCheckedWorkload.Result r = workload.run(ops);
+        String seen = DemoTarget.digest(data.buffer(), counters.buffer());
+        ep.sendActiveMessage(DemoTarget.DIGEST, null, null).toCompletableFuture().get(TIMEOUT_S, TimeUnit.SECONDS);
+        String line = targetOut.readLine();
+        List<String> errors = new ArrayList<>(r.errors());
+        if (line == null || !line.equals("DIGEST " + seen)) {
+            errors.add("the target process holds other bytes than were read back: it says " + line + ", read "
+                    + seen);
+        }
+        ModelCheckedWorkload.Result checked = new ModelCheckedWorkload.Result(r.puts(), r.gets(), r.atomics(),
+                r.messages(), r.fences(), r.flushes(), r.verifiedBytes(), r.checks() + 1, List.copyOf(errors),
+                r.elapsed());
+        return new DemoReport(fenceline.transports(), fenceline.fenceMode(), ep.lanes(), checked, alpha.statistics(),
+                List.of(), "in two processes (target pid " + targetPid + "; its own memory digest checked)");
     }
 
     /** Watches progress and changes lanes at fixed fractions of the workload, while it runs. */

@@ -4,6 +4,7 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import dev.fenceline.Fenceline;
 import java.io.PrintStream;
+import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -41,20 +42,31 @@ public final class DemoCommand implements Callable<Integer> {
     boolean noFaults;
 
     @Option(names = "--transport", defaultValue = "sim", description = "sim (in-process, with injected lane"
-            + " failures, recoveries and replacements) or tcp (two rails over loopback: 127.0.0.1 and 127.0.0.2)."
-            + " Default ${DEFAULT-VALUE}.")
+            + " failures, recoveries and replacements), tcp (two rails over loopback: 127.0.0.1 and 127.0.0.2) or"
+            + " shm (shared memory in /dev/shm). Default ${DEFAULT-VALUE}.")
     String transport;
+
+    @Option(names = "--processes", defaultValue = "1", description = "1: both workers in this JVM; 2: the"
+            + " target worker in a second JVM on this host (tcp or shm). Default ${DEFAULT-VALUE}.")
+    int processes;
 
     @Override
     public Integer call() throws Exception {
-        Config config = switch (transport) {
-            case "sim" -> ConfigFactory.load();
-            case "tcp" -> tcp(ConfigFactory.load());
-            default -> throw new CommandLine.ParameterException(spec.commandLine(), "--transport " + transport
-                    + ": expected sim or tcp");
-        };
+        if (!List.of("sim", "tcp", "shm").contains(transport)) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--transport " + transport
+                    + ": expected sim, tcp or shm");
+        }
+        if (processes != 1 && (processes != 2 || transport.equals("sim"))) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--processes " + processes + " with "
+                    + transport + ": expected 1, or 2 with tcp or shm (sim lives in one JVM)");
+        }
+        String secret = transport.equals("tcp") ? secret(ConfigFactory.load()) : null;
+        Config config = config(transport, secret, processes == 2);
         if (fenceMode != null) {
             config = ConfigFactory.parseString("fenceline.fence.mode = \"" + fenceMode + "\"").withFallback(config);
+        }
+        if (processes == 2) {
+            return twoProcesses(config, secret);
         }
         PrintStream out = System.out;
         try (Fenceline fenceline = Fenceline.create(config)) {
@@ -66,18 +78,67 @@ public final class DemoCommand implements Callable<Integer> {
     }
 
     /**
-     * Both workers live in this JVM, so they share a secret made up for this run, unless the
-     * environment (FENCELINE_TCP_SECRET) or the configuration supplies one.
+     * The demo's workers are this JVM and, with --processes 2, its child, so they share a secret made
+     * up for this run, unless the environment (FENCELINE_TCP_SECRET) or the configuration supplies one.
      */
-    private static Config tcp(Config base) {
+    private static String secret(Config base) {
         String secret = base.getString("fenceline.transport.tcp.secret");
         if (secret.isEmpty()) {
             byte[] random = new byte[24];
             new java.security.SecureRandom().nextBytes(random);
             secret = java.util.HexFormat.of().formatHex(random);
         }
-        return ConfigFactory.parseString("fenceline.transports = [tcp]\n"
-                + "fenceline.transport.tcp.listen = [\"127.0.0.1:0\", \"127.0.0.2:0\"]\n"
-                + "fenceline.transport.tcp.secret = \"" + secret + "\"").withFallback(base);
+        return secret;
+    }
+
+    /** The configuration of one demo process on {@code transport}. */
+    static Config config(String transport, String secret, boolean separateProcesses) {
+        Config base = ConfigFactory.load();
+        return switch (transport) {
+            case "tcp" -> ConfigFactory.parseString("fenceline.transports = [tcp]\n"
+                    + "fenceline.transport.tcp.listen = [\"127.0.0.1:0\", \"127.0.0.2:0\"]"
+                    + (secret == null ? "" : "\nfenceline.transport.tcp.secret = \"" + secret + "\""))
+                    .withFallback(base);
+            case "shm" -> ConfigFactory.parseString("fenceline.transports = [shm]").withFallback(base);
+            default -> base;
+        };
+    }
+
+    /** Forks the target process, runs the workload against it, and checks its memory's digest. */
+    private int twoProcesses(Config config, String secret) throws Exception {
+        PrintStream out = System.out;
+        java.util.List<String> cmd = new java.util.ArrayList<>(java.util.List.of(
+                java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED", "-cp",
+                System.getProperty("java.class.path"), FencelineCommand.class.getName(), "demo-target",
+                "--transport", transport, "--region", Integer.toString(regionBytes)));
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
+        if (secret != null) {
+            pb.environment().put("FENCELINE_TCP_SECRET", secret); // never on a command line
+        }
+        Process target = pb.start();
+        try (java.io.BufferedReader in = new java.io.BufferedReader(new java.io.InputStreamReader(
+                target.getInputStream(), java.nio.charset.StandardCharsets.UTF_8));
+                Fenceline fenceline = Fenceline.create(config)) {
+            String line;
+            while ((line = in.readLine()) != null && !line.startsWith("ADDRESS ")) {
+                out.println("target: " + line);
+            }
+            if (line == null) {
+                out.println("RESULT: FAILED - the target process did not start");
+                return 1;
+            }
+            String[] a = line.split(" ");
+            java.util.HexFormat hex = java.util.HexFormat.of();
+            DemoReport report = Demo.runAgainst(fenceline, dev.fenceline.WorkerAddress.fromBytes(hex.parseHex(a[1])),
+                    hex.parseHex(a[2]), hex.parseHex(a[3]), ops, seed, window, target.pid(), in);
+            report.print(out);
+            return report.ok() ? 0 : 1;
+        } finally {
+            target.getOutputStream().close();
+            if (!target.waitFor(20, java.util.concurrent.TimeUnit.SECONDS)) {
+                target.destroyForcibly();
+            }
+        }
     }
 }

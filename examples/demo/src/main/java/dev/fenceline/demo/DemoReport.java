@@ -15,9 +15,10 @@ import java.util.List;
  * @param result the workload's counts and errors
  * @param stats the origin worker's counters
  * @param faults the lane changes injected while the workload ran
+ * @param where where the two workers ran
  */
 record DemoReport(List<String> transports, String fenceMode, List<LaneInfo> lanes, ModelCheckedWorkload.Result result,
-        WorkerStatistics stats, List<String> faults) {
+        WorkerStatistics stats, List<String> faults, String where) {
 
     boolean ok() {
         return result.ok() && stats.failed() == 0 && stats.outstanding() == 0;
@@ -25,7 +26,7 @@ record DemoReport(List<String> transports, String fenceMode, List<LaneInfo> lane
 
     void print(PrintStream out) {
         ModelCheckedWorkload.Result r = result;
-        out.printf("Fenceline demo: two workers in one JVM over %s, fence mode %s%n", transports, fenceMode);
+        out.printf("Fenceline demo: two workers %s over %s, fence mode %s%n", where, transports, fenceMode);
         for (LaneInfo l : lanes) {
             out.printf("  lane %d      %s %s%n", l.index(), l.transport(), l.types());
         }

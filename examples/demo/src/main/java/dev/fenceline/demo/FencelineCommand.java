@@ -6,7 +6,7 @@ import picocli.CommandLine.Command;
 /** {@code bin/fenceline}: the command-line entry point. */
 @Command(name = "fenceline", mixinStandardHelpOptions = true, version = "fenceline 0.1.0",
         description = "One-sided communication runtime for the JVM.",
-        subcommands = {DemoCommand.class, ChaosCommand.class, dev.fenceline.perf.PerfCommand.class,
+        subcommands = {DemoCommand.class, ChaosCommand.class, dev.fenceline.perf.PerfCommand.class, DemoTarget.class,
                 CommandLine.HelpCommand.class})
 public final class FencelineCommand implements Runnable {
     @CommandLine.Spec

@@ -56,13 +56,31 @@ class DemoTest {
         assertTrue(report.contains("RESULT: OK") && report.contains("tcp"), report);
     }
 
+    /** The acceptance line: the demo across two processes over shared memory. */
+    @Test
+    void demoRunsAcrossTwoProcessesOverShm() {
+        PrintStream saved = System.out;
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        int code;
+        try {
+            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+            code = new picocli.CommandLine(new DemoCommand()).execute("--transport", "shm", "--processes", "2",
+                    "--ops", "3000", "--region", "262144");
+        } finally {
+            System.setOut(saved);
+        }
+        String report = out.toString(StandardCharsets.UTF_8);
+        assertEquals(0, code, report);
+        assertTrue(report.contains("in two processes") && report.contains("RESULT: OK"), report);
+    }
+
     @Test
     void anUnknownTransportIsAUsageError() {
         java.io.StringWriter err = new java.io.StringWriter();
         picocli.CommandLine cl = new picocli.CommandLine(new DemoCommand());
         cl.setErr(new java.io.PrintWriter(err));
         assertEquals(2, cl.execute("--transport", "carrier-pigeon"));
-        assertTrue(err.toString().contains("--transport carrier-pigeon: expected sim or tcp"), err.toString());
+        assertTrue(err.toString().contains("--transport carrier-pigeon: expected sim, tcp or shm"), err.toString());
     }
 
     @Test
