@@ -14,6 +14,7 @@ import dev.fenceline.WorkerStatistics;
 import dev.fenceline.actor.EndpointCounters.Counter;
 import dev.fenceline.internal.FencelineSettings;
 import dev.fenceline.internal.RegistrationTable;
+import dev.fenceline.spi.RegionHandle;
 import dev.fenceline.spi.SharedMemory;
 import dev.fenceline.spi.Transport;
 import dev.fenceline.spi.TransportContext;
@@ -82,6 +83,15 @@ public final class WorkerImpl implements Worker {
                 SharedMemory m = t.allocateShared(bytes);
                 if (m != null) {
                     return m;
+                }
+            }
+            return null;
+        });
+        registrations.regionTracker(memory -> {
+            for (Transport t : transportList) {
+                RegionHandle h = t.registerRegion(memory);
+                if (h != null) {
+                    return h;
                 }
             }
             return null;

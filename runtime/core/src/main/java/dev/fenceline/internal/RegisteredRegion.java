@@ -10,11 +10,11 @@ final class RegisteredRegion implements MemoryRegion {
     private final ByteBuffer memory;
     private final RemoteKey key;
     private final RegistrationTable owner;
-    private final dev.fenceline.spi.SharedMemory shared;
+    private final dev.fenceline.spi.RegionHandle shared;
     private volatile boolean closed;
 
     RegisteredRegion(ByteBuffer memory, RemoteKey key, RegistrationTable owner,
-            dev.fenceline.spi.SharedMemory shared) {
+            dev.fenceline.spi.RegionHandle shared) {
         this.shared = shared;
         this.memory = memory;
         this.key = key;

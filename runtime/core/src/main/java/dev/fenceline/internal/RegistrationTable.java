@@ -8,7 +8,9 @@ import dev.fenceline.RemoteAccessException;
 import dev.fenceline.RemoteAccessException.Reason;
 import dev.fenceline.RemoteKey;
 import dev.fenceline.spi.RemoteAccessTarget;
+import dev.fenceline.spi.RegionHandle;
 import dev.fenceline.spi.SharedMemory;
+import java.util.function.Function;
 import java.util.function.LongFunction;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -38,6 +40,7 @@ public final class RegistrationTable implements RemoteAccessTarget {
     private final Map<Long, RegisteredRegion> regions = new ConcurrentHashMap<>();
     private final Set<Long> closedKeys = ConcurrentHashMap.newKeySet();
     private volatile LongFunction<SharedMemory> sharedProvider;
+    private volatile Function<ByteBuffer, RegionHandle> regionTracker;
     private final AtomicReferenceArray<ActiveMessageHandler> handlers = new AtomicReferenceArray<>(MAX_AM_ID + 1);
 
     /**
@@ -45,6 +48,13 @@ public final class RegistrationTable implements RemoteAccessTarget {
      */
     public void sharedMemory(LongFunction<SharedMemory> provider) {
         this.sharedProvider = provider;
+    }
+
+    /**
+     * @param tracker asked by {@link #register(ByteBuffer)}: a transport's handle for the region, or null
+     */
+    public void regionTracker(Function<ByteBuffer, RegionHandle> tracker) {
+        this.regionTracker = tracker;
     }
 
     /**
@@ -64,7 +74,7 @@ public final class RegistrationTable implements RemoteAccessTarget {
         return register(direct, null);
     }
 
-    private MemoryRegion register(ByteBuffer direct, SharedMemory shared) {
+    private MemoryRegion register(ByteBuffer direct, RegionHandle given) {
         if (!direct.isDirect()) {
             throw new IllegalArgumentException("only direct buffers can be registered (got a heap buffer)");
         }
@@ -72,6 +82,8 @@ public final class RegistrationTable implements RemoteAccessTarget {
             throw new IllegalArgumentException("a read-only buffer cannot be registered for remote access");
         }
         ByteBuffer memory = direct.slice().order(ByteOrder.nativeOrder());
+        Function<ByteBuffer, RegionHandle> tracker = regionTracker;
+        RegionHandle shared = given != null ? given : tracker == null ? null : tracker.apply(memory);
         long base = PlatformDependent.directBufferAddress(memory);
         long keyId;
         RegisteredRegion region;

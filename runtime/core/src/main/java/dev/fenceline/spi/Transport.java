@@ -34,6 +34,18 @@ public interface Transport extends AutoCloseable {
     }
 
     /**
+     * A region of user memory is being registered ({@link dev.fenceline.Worker#register}): a
+     * transport whose peers reach such memory directly (cross-memory attach) may track it. The first
+     * enabled transport that returns a handle provides the key's transport data.
+     *
+     * @param memory the region's memory (direct)
+     * @return a handle, or null (the default)
+     */
+    default RegionHandle registerRegion(java.nio.ByteBuffer memory) {
+        return null;
+    }
+
+    /**
      * A peer's remote key was unpacked on this worker: a transport that reaches such memory
      * directly may prepare now (map it), on the caller's thread, rather than on the first operation.
      *

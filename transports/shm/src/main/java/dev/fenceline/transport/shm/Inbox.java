@@ -11,16 +11,24 @@ import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
 
 /**
- * A worker's control segment: a small header naming its process, and its inbox, an Agrona
- * many-to-one ring buffer in the mapped memory that every peer process writes into (the ring's
- * claim is an atomic on the shared mapping, so producers in different processes are safe).
+ * A worker's control segment: a small header naming its process; the key table of its registered
+ * (not shared) regions, which peers check before reaching such memory by cross-memory attach; and
+ * its inbox, an Agrona many-to-one ring buffer in the mapped memory that every peer process writes
+ * into (the ring's claim is an atomic on the shared mapping, so producers in different processes
+ * are safe).
  *
  * <pre>
- * 0 magic u32 "FLCT"  4 version u32  8 pid u64  16 start u64  24 worker id 16  64 ring ...
+ * 0 magic u32 "FLCT"  4 version u32  8 pid u64  16 start u64  24 worker id 16  40 slots u32
+ * 64 key table: slots x (key id u64, state u32, pad u32, base u64, length u64)
+ * 64 + 32 * slots: ring
  * </pre>
  */
 final class Inbox {
     static final int HEADER = 64;
+    static final int SLOT = 32;
+    static final int FREE = 0;
+    static final int OPEN = 1;
+    static final int CLOSED = 2;
     private static final int MAGIC = 0x464C4354;
 
     final String name;
@@ -28,11 +36,14 @@ final class Inbox {
     final long start;
     final UUID worker;
     final ManyToOneRingBuffer ring;
+    /** The key table (see the class comment). */
+    final UnsafeBuffer keys;
     /** Replies that did not fit yet (the peer is slow): sent in order before any newer one. */
     final ArrayDeque<byte[]> backlog = new ArrayDeque<>();
     final ArrayDeque<Integer> backlogTypes = new ArrayDeque<>();
 
-    private Inbox(String name, long pid, long start, UUID worker, ManyToOneRingBuffer ring) {
+    private Inbox(String name, long pid, long start, UUID worker, UnsafeBuffer keys, ManyToOneRingBuffer ring) {
+        this.keys = keys;
         this.name = name;
         this.pid = pid;
         this.start = start;
@@ -41,9 +52,11 @@ final class Inbox {
     }
 
     /** Creates this worker's own control segment. */
-    static Inbox create(Path file, int ringSize, UUID worker) throws IOException {
-        MappedByteBuffer m = Segments.create(file, HEADER + ringSize + RingBufferDescriptor.TRAILER_LENGTH);
+    static Inbox create(Path file, int ringSize, int slots, UUID worker) throws IOException {
+        int table = slots * SLOT;
+        MappedByteBuffer m = Segments.create(file, HEADER + table + ringSize + RingBufferDescriptor.TRAILER_LENGTH);
         UnsafeBuffer header = new UnsafeBuffer(m, 0, HEADER);
+        header.putInt(40, slots);
         header.putInt(4, 1);
         header.putLong(8, Host.pid());
         header.putLong(16, Host.startTime());
@@ -51,7 +64,8 @@ final class Inbox {
         header.putLong(32, worker.getLeastSignificantBits());
         header.putIntVolatile(0, MAGIC);
         return new Inbox(file.getFileName().toString(), Host.pid(), Host.startTime(), worker,
-                new ManyToOneRingBuffer(new UnsafeBuffer(m, HEADER, ringSize + RingBufferDescriptor.TRAILER_LENGTH)));
+                new UnsafeBuffer(m, HEADER, table), new ManyToOneRingBuffer(new UnsafeBuffer(m, HEADER + table,
+                        ringSize + RingBufferDescriptor.TRAILER_LENGTH)));
     }
 
     /** Maps a peer's control segment to write into its inbox. */
@@ -64,13 +78,48 @@ final class Inbox {
         if (header.getIntVolatile(0) != MAGIC) {
             throw new FencelineException("shm: " + file + " is not a Fenceline control segment");
         }
-        int ring = m.capacity() - HEADER;
-        if (Integer.bitCount(ring - RingBufferDescriptor.TRAILER_LENGTH) != 1) {
-            throw new FencelineException("shm: " + file + " has a corrupt ring of " + ring + " bytes");
+        int slots = header.getInt(40);
+        long table = (long) slots * SLOT;
+        long ring = m.capacity() - HEADER - table;
+        if (slots < 0 || ring <= RingBufferDescriptor.TRAILER_LENGTH
+                || Long.bitCount(ring - RingBufferDescriptor.TRAILER_LENGTH) != 1) {
+            throw new FencelineException("shm: " + file + " has a corrupt layout (" + slots + " key slots, a ring of "
+                    + ring + " bytes)");
         }
         return new Inbox(file.getFileName().toString(), header.getLong(8), header.getLong(16),
-                new UUID(header.getLong(24), header.getLong(32)), new ManyToOneRingBuffer(new UnsafeBuffer(m, HEADER,
-                        ring)));
+                new UUID(header.getLong(24), header.getLong(32)), new UnsafeBuffer(m, HEADER, (int) table),
+                new ManyToOneRingBuffer(new UnsafeBuffer(m, HEADER + (int) table, (int) ring)));
+    }
+
+    int slots() {
+        return keys.capacity() / SLOT;
+    }
+
+    /** Publishes slot {@code i} for a region (its key comes later, then it opens). */
+    void claim(int i, long base, long length) {
+        int at = i * SLOT;
+        keys.putLong(at, 0);
+        keys.putLong(at + 16, base);
+        keys.putLong(at + 24, length);
+        keys.putIntVolatile(at + 8, CLOSED); // not open until the key is there
+    }
+
+    void open(int i, long keyId) {
+        keys.putLong(i * SLOT, keyId);
+        keys.putIntVolatile(i * SLOT + 8, OPEN);
+    }
+
+    void close(int i) {
+        keys.putIntVolatile(i * SLOT + 8, CLOSED);
+    }
+
+    /** @return the slot's state if it holds {@code keyId}, else {@link #FREE} */
+    int state(int i, long keyId) {
+        if (i < 0 || i >= slots()) {
+            return FREE;
+        }
+        int state = keys.getIntVolatile(i * SLOT + 8);
+        return keys.getLong(i * SLOT) == keyId ? state : FREE;
     }
 
     boolean alive() {

@@ -18,10 +18,13 @@ import java.util.Set;
  * @param connectTimeout connecting to a peer
  * @param livenessInterval how often peers' processes are checked
  * @param dedupWindow exactly-once window
+ * @param cma whether to offer the cross-memory-attach lane where it works
+ * @param maxRegistrations key-table slots for registered regions
  * @param keysRead every key read, for the completeness test
  */
 record ShmSettings(Path directory, int ringSize, int maxFragment, int queueDepth, String idleStrategy,
-        Duration connectTimeout, Duration livenessInterval, int dedupWindow, Set<String> keysRead) {
+        Duration connectTimeout, Duration livenessInterval, int dedupWindow, boolean cma, int maxRegistrations,
+        Set<String> keysRead) {
     static final String SECTION = "fenceline.transport.shm";
     /** Room for a message's own header fields inside a ring record. */
     static final int MESSAGE_OVERHEAD = 128;
@@ -43,7 +46,9 @@ record ShmSettings(Path directory, int ringSize, int maxFragment, int queueDepth
         Duration connect = r.durationIn("connect-timeout", Duration.ofMillis(1), Duration.ofMinutes(10));
         Duration liveness = r.durationIn("liveness-interval", Duration.ofMillis(1), Duration.ofMinutes(1));
         int dedup = r.intIn("dedup-window", 16, 1 << 26);
-        return new ShmSettings(directory, (int) ring, maxFragment, queueDepth, idle, connect, liveness, dedup,
-                r.keysRead());
+        boolean cma = r.oneOf("cma", List.of("auto", "off")).equals("auto");
+        int registrations = r.intIn("max-registrations", 1, 1 << 20);
+        return new ShmSettings(directory, (int) ring, maxFragment, queueDepth, idle, connect, liveness, dedup, cma,
+                registrations, r.keysRead());
     }
 }

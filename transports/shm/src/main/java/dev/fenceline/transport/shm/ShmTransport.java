@@ -71,6 +71,9 @@ final class ShmTransport implements Transport, Agent {
     private final Map<Long, DedupWindow> windows = new HashMap<>();
     private final UnsafeBuffer scratch = new UnsafeBuffer(new byte[0]);
     private long nextLivenessCheck;
+    /** Whether endpoints get the cross-memory-attach lane. */
+    private final boolean cma;
+    private final java.util.BitSet slots = new java.util.BitSet();
     private volatile boolean closed;
 
     ShmTransport(TransportContext context, ShmSettings settings) {
@@ -85,9 +88,14 @@ final class ShmTransport implements Transport, Agent {
         this.prefix = Segments.processPrefix() + context.workerId().toString().substring(0, 8) + "-";
         this.inboxFile = directory.resolve(prefix + "ctl");
         try {
-            this.inbox = Inbox.create(inboxFile, settings.ringSize(), context.workerId());
+            this.inbox = Inbox.create(inboxFile, settings.ringSize(), settings.maxRegistrations(), context.workerId());
         } catch (IOException e) {
             throw new FencelineException("shm: cannot create the control segment " + inboxFile + ": " + e, e);
+        }
+        String noCma = settings.cma() ? Cma.unavailable() : "switched off (" + ShmSettings.SECTION + ".cma = off)";
+        this.cma = noCma == null;
+        if (!cma) {
+            LOG.debug("shm {}: no cross-memory-attach lane: {}", context.workerName(), noCma);
         }
         this.runner = new AgentRunner(idle(settings.idleStrategy()), this::onError, null, this);
         AgentRunner.startOnThread(runner, r -> {
@@ -151,6 +159,45 @@ final class ShmTransport implements Transport, Agent {
         } catch (IOException e) {
             throw new FencelineException("shm: cannot create segment " + file + ": " + e, e);
         }
+    }
+
+    /** Registered memory gets a key-table slot, so peers can check its key before a cross-memory access. */
+    @Override
+    public dev.fenceline.spi.RegionHandle registerRegion(ByteBuffer memory) {
+        if (!cma) {
+            return null; // reached through the ring, where the owner checks the key
+        }
+        int slot;
+        synchronized (slots) {
+            slot = slots.nextClearBit(0);
+            if (slot >= inbox.slots()) {
+                throw new FencelineException("shm: worker '" + context.workerName() + "' has "
+                        + settings.maxRegistrations() + " registered regions, the most "
+                        + ShmSettings.SECTION + ".max-registrations allows");
+            }
+            slots.set(slot);
+        }
+        inbox.claim(slot, com.kenai.jffi.MemoryIO.getInstance().getDirectBufferAddress(memory), memory.capacity());
+        byte[] data = CmaLane.keyData(slot, inbox.name);
+        return new dev.fenceline.spi.RegionHandle() {
+            @Override
+            public byte[] transportData() {
+                return data.clone();
+            }
+
+            @Override
+            public void registered(long keyId) {
+                inbox.open(slot, keyId);
+            }
+
+            @Override
+            public void close() {
+                inbox.close(slot);
+                synchronized (slots) {
+                    slots.clear(slot);
+                }
+            }
+        };
     }
 
     @Override
@@ -221,7 +268,11 @@ final class ShmTransport implements Transport, Agent {
                                 + settings.connectTimeout() + " (" + error + ")");
                     }
                     lane.peerLimit(limit);
-                    return List.of(lane);
+                    if (!cma) {
+                        return List.of(lane);
+                    }
+                    // UCX's shm shape: an AM lane (with atomics in software) and a bulk RMA lane.
+                    return List.of(lane, new CmaLane(this, peer, settings.maxFragment()));
                 });
     }
 
@@ -271,6 +322,21 @@ final class ShmTransport implements Transport, Agent {
         } catch (IOException e) {
             throw new EndpointFailedException("shm: cannot map the peer's control segment " + name + ": " + e, e);
         }
+    }
+
+    /** A cma lane was closed: it holds nothing of the peer's. */
+    void closed(CmaLane lane) {
+    }
+
+    /**
+     * Puts a new connection behind a cma lane's slot, as a transport does when it rebuilds a
+     * connection: the endpoint gets it as a replaced lane, in order with everything else.
+     */
+    CmaLane replace(CmaLane old) {
+        CmaLane next = new CmaLane(this, old.peer, old.maxFragment());
+        old.replacedBy();
+        old.listener().onReplaced(next);
+        return next;
     }
 
     /** A lane was closed or given up by its endpoint. */

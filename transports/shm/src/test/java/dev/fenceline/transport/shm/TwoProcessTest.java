@@ -99,6 +99,9 @@ class TwoProcessTest {
             long amCount = 0;
             long amSum = 0;
             int fences = 0;
+            // Lanes may apply unfenced operations in any order (bulk puts take the cma lane): fence
+            // before an access that overlaps an earlier write, or a write that overlaps a read.
+            List<long[]> epoch = new ArrayList<>();
             for (int i = 0; i < ops && error.get() == null; i++) {
                 int kind = rnd.nextInt(100);
                 window.acquire();
@@ -108,11 +111,13 @@ class TwoProcessTest {
                     int off = rnd.nextInt(ShmPeer.DATA - size);
                     byte[] bytes = new byte[size];
                     rnd.nextBytes(bytes);
+                    fences += order(epoch, off, size, true, ep);
                     System.arraycopy(bytes, 0, model, off, size);
                     op = ep.put(ByteBuffer.wrap(bytes), data.baseAddress() + off, data).toCompletableFuture();
                 } else if (kind < 55) {
                     int size = 1 + rnd.nextInt(256);
                     int off = rnd.nextInt(ShmPeer.DATA - size);
+                    fences += order(epoch, off, size, false, ep);
                     byte[] expected = java.util.Arrays.copyOfRange(model, off, off + size);
                     ByteBuffer dst = ByteBuffer.allocate(size);
                     int at = i;
@@ -145,6 +150,7 @@ class TwoProcessTest {
                     op = ep.sendActiveMessage(ShmPeer.MESSAGE, null, ByteBuffer.wrap(payload)).toCompletableFuture();
                 } else {
                     ep.fence();
+                    epoch.clear();
                     fences++;
                     op = CompletableFuture.completedFuture(null);
                 }
@@ -226,6 +232,20 @@ class TwoProcessTest {
             next.newWorker("next").toCompletableFuture().get(30, TimeUnit.SECONDS);
             assertEquals(0, count("fl-" + deadPid + "-"), "the next start removes the dead peer's segments");
         }
+    }
+
+    /** Fences (and starts a new epoch) if this access conflicts with one of the current epoch. */
+    private static int order(List<long[]> epoch, long off, long size, boolean write, Endpoint ep) {
+        for (long[] r : epoch) {
+            if (off < r[1] && r[0] < off + size && (write || r[2] == 1)) {
+                ep.fence();
+                epoch.clear();
+                epoch.add(new long[] {off, off + size, write ? 1 : 0});
+                return 1;
+            }
+        }
+        epoch.add(new long[] {off, off + size, write ? 1 : 0});
+        return 0;
     }
 
     private static long count(String prefix) throws IOException {

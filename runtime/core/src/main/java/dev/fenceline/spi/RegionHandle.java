@@ -1,0 +1,22 @@
+package dev.fenceline.spi;
+
+/**
+ * What a transport keeps about one registered region so that peers can reach it without asking
+ * the owner (cross-memory attach, a shared mapping): data for the region's remote key, and a way to
+ * tell peers the region's key and when it closes.
+ */
+public interface RegionHandle {
+    /** @return what a peer's transport needs for this region; goes into the remote key */
+    byte[] transportData();
+
+    /**
+     * The region was registered under {@code keyId}: make the key checkable by peers, so a forged
+     * or stale key is refused.
+     *
+     * @param keyId the region's key
+     */
+    void registered(long keyId);
+
+    /** The region was closed: peers must see it closed from now on. */
+    void close();
+}

@@ -1,0 +1,200 @@
+package dev.fenceline.transport.shm;
+
+import dev.fenceline.EndpointFailedException;
+import dev.fenceline.FencelineException;
+import dev.fenceline.LaneType;
+import dev.fenceline.RemoteAccessException;
+import dev.fenceline.RemoteAccessException.Reason;
+import dev.fenceline.RemoteKey;
+import dev.fenceline.spi.LaneConnection;
+import dev.fenceline.spi.LaneListener;
+import dev.fenceline.spi.PostStatus;
+import dev.fenceline.spi.TransportOp;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.EnumSet;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The bulk lane to a peer process on the same host: puts and gets by cross-memory attach, one copy
+ * by the kernel straight between this process's buffer and the peer's registered memory, done when
+ * {@link #post} returns. Before each access the lane checks the peer's key table (in the peer's
+ * control segment, mapped here) so a forged, stale or closed key is refused and nothing is written.
+ * Regions in shared segments are reached by a plain copy into this process's mapping.
+ */
+final class CmaLane implements LaneConnection {
+    private static final AtomicLong IDS = new AtomicLong();
+    private static final Set<LaneType> TYPES = EnumSet.of(LaneType.RMA_BW);
+    static final byte KEY_MAGIC = 0x52;
+
+    /** Live lanes by connection id, so a test can replace one as a transport rebuild would. */
+    private static final java.util.Map<Long, CmaLane> LIVE = new java.util.concurrent.ConcurrentHashMap<>();
+
+    private final long id = IDS.incrementAndGet();
+    private final ShmTransport transport;
+    final Inbox peer;
+    private final int maxFragment;
+    private final Cma cma;
+    private volatile LaneListener listener;
+    private volatile boolean gone;
+
+    CmaLane(ShmTransport transport, Inbox peer, int maxFragment) {
+        this.transport = transport;
+        this.peer = peer;
+        this.maxFragment = maxFragment;
+        this.cma = new Cma(maxFragment);
+        LIVE.put(id, this);
+    }
+
+    /** @return the live lane with this connection id, or null */
+    static CmaLane byId(long connectionId) {
+        return LIVE.get(connectionId);
+    }
+
+    ShmTransport owner() {
+        return transport;
+    }
+
+    /** The key transport data of a registered region: magic, version, slot, control segment name. */
+    static byte[] keyData(int slot, String controlSegment) {
+        byte[] name = controlSegment.getBytes(StandardCharsets.UTF_8);
+        return ByteBuffer.allocate(2 + 4 + 2 + name.length).put(KEY_MAGIC).put((byte) 1).putInt(slot)
+                .putShort((short) name.length).put(name).array();
+    }
+
+    @Override
+    public long id() {
+        return id;
+    }
+
+    @Override
+    public String transport() {
+        return ShmTransportProvider.NAME;
+    }
+
+    @Override
+    public Set<LaneType> types() {
+        return TYPES;
+    }
+
+    @Override
+    public int maxFragment() {
+        return maxFragment;
+    }
+
+    @Override
+    public boolean ordered() {
+        return true; // every access is complete when post returns
+    }
+
+    @Override
+    public boolean deduplicates() {
+        return true; // puts and gets are idempotent, and done before post returns
+    }
+
+    @Override
+    public void bind(LaneListener l) {
+        listener = l;
+    }
+
+    LaneListener listener() {
+        return listener;
+    }
+
+    @Override
+    public PostStatus post(TransportOp op) {
+        if (gone) {
+            return PostStatus.IN_PROGRESS; // the replacement or failure report is on its way
+        }
+        if (op.kind() != TransportOp.Kind.PUT && op.kind() != TransportOp.Kind.GET) {
+            throw new FencelineException("shm: the cma lane carries puts and gets only, not " + op.kind());
+        }
+        RemoteKey key = op.key();
+        DataSegment.Peer seg = transport.peerSegment(key);
+        if (seg != null) {
+            op.result(Direct.apply(op, seg));
+            return PostStatus.COMPLETED;
+        }
+        int n = op.local().remaining();
+        key.checkBounds(op.remoteAddress(), n);
+        check(key);
+        Integer errno = op.kind() == TransportOp.Kind.PUT ? cma.write(peer.pid, op.remoteAddress(), op.local())
+                : cma.read(peer.pid, op.remoteAddress(), op.local());
+        if (errno != null) {
+            if (!peer.alive()) {
+                gone = true;
+                LaneListener l = listener;
+                if (l != null) {
+                    l.onLaneFailed(new EndpointFailedException("shm: peer process " + peer.pid + " is gone"));
+                }
+                return PostStatus.IN_PROGRESS;
+            }
+            throw new RemoteAccessException(Reason.OUT_OF_BOUNDS, "cma: " + op.kind() + " of " + n
+                    + " bytes at 0x" + Long.toHexString(op.remoteAddress()) + " in process " + peer.pid
+                    + " failed with errno " + errno);
+        }
+        return PostStatus.COMPLETED;
+    }
+
+    /** The key must name an open slot of this lane's peer. */
+    private void check(RemoteKey key) {
+        byte[] d = key.transportData();
+        ByteBuffer b = ByteBuffer.wrap(d);
+        if (d.length < 8 || b.get() != KEY_MAGIC || b.get() != 1) {
+            throw new RemoteAccessException(Reason.MALFORMED_KEY, "cma: key " + key.shortKey()
+                    + " carries no registration data");
+        }
+        int slot = b.getInt();
+        int len = Short.toUnsignedInt(b.getShort());
+        String name = len == b.remaining() ? new String(d, 8, len, StandardCharsets.UTF_8) : "";
+        if (!name.equals(peer.name)) {
+            throw new RemoteAccessException(Reason.WRONG_PEER, "cma: key " + key.shortKey()
+                    + " belongs to another worker than this endpoint's peer");
+        }
+        int state = peer.state(slot, key.keyId());
+        if (state == Inbox.CLOSED) {
+            throw new RemoteAccessException(Reason.REGION_CLOSED, "cma: the region of key " + key.shortKey()
+                    + " was closed by its owner");
+        }
+        if (state != Inbox.OPEN) {
+            throw new RemoteAccessException(Reason.UNKNOWN_KEY, "cma: key " + key.shortKey()
+                    + " is not registered at the peer (forged or stale)");
+        }
+    }
+
+    @Override
+    public PostStatus flush(long token) {
+        return PostStatus.COMPLETED; // nothing is ever outstanding
+    }
+
+    /** A liveness probe must reach the peer: its process must exist. */
+    @Override
+    public PostStatus keepalive(long token) {
+        if (gone || !peer.alive()) {
+            return PostStatus.IN_PROGRESS; // unanswered: the endpoint's keepalive times the lane out
+        }
+        return PostStatus.COMPLETED;
+    }
+
+    @Override
+    public void fence() {
+    }
+
+    @Override
+    public void close() {
+        gone = true;
+        LIVE.remove(id);
+        transport.closed(this);
+    }
+
+    void replacedBy() {
+        gone = true;
+        LIVE.remove(id);
+    }
+
+    @Override
+    public String toString() {
+        return "CmaLane[" + id + " to process " + peer.pid + "]";
+    }
+}
