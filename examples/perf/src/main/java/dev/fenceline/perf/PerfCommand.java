@@ -59,7 +59,8 @@ public final class PerfCommand implements Callable<Integer> {
     int window;
 
     @Option(names = {"-x", "--transport"}, defaultValue = "tcp",
-            description = "sim or tcp (default ${DEFAULT-VALUE}); tcp runs over loopback rails.")
+            description = "sim, tcp or shm (default ${DEFAULT-VALUE}); tcp runs over loopback rails, shm through"
+                    + " /dev/shm (both workers in this JVM).")
     String transport;
 
     @Option(names = "--rails", defaultValue = "1",
@@ -69,8 +70,9 @@ public final class PerfCommand implements Callable<Integer> {
     @Option(names = "--fence-mode", description = "weak, strong or endpoint (default: from configuration).")
     String fenceMode;
 
-    @Option(names = "--baseline", description = "Also measure raw Netty over loopback: a byte stream at each"
-            + " size and a ping-pong at each size.")
+    @Option(names = "--baseline", description = "Also measure the floor under the transport in the same run:"
+            + " raw Netty over loopback (a byte stream and a ping-pong at each size) for tcp, a memcpy between"
+            + " direct buffers at each size for shm.")
     boolean baseline;
 
     @Option(names = "--json", description = "Print the results as a JSON array instead of text.")
@@ -129,7 +131,13 @@ public final class PerfCommand implements Callable<Integer> {
                 }
             }
         }
-        if (baseline) {
+        if (baseline && transport.equals("shm")) {
+            for (int size : sizeList) {
+                int n = count(PerfTest.PUT_BW, size);
+                results.add(Memcpy.measure(size, Math.min(warmup, n), n));
+                print(results, out);
+            }
+        } else if (baseline) {
             try (RawNettyBaseline raw = new RawNettyBaseline()) {
                 for (int size : sizeList) {
                     int n = count(PerfTest.PUT_BW, size);
@@ -192,6 +200,8 @@ public final class PerfCommand implements Callable<Integer> {
         switch (transport) {
             case "sim":
                 return ConfigFactory.parseString("fenceline.transports = [sim]").withFallback(base);
+            case "shm":
+                return ConfigFactory.parseString("fenceline.transports = [shm]").withFallback(base);
             case "tcp": {
                 if (rails < 1 || rails > 16) {
                     throw new CommandLine.ParameterException(spec.commandLine(), "--rails " + rails
@@ -214,7 +224,7 @@ public final class PerfCommand implements Callable<Integer> {
             }
             default:
                 throw new CommandLine.ParameterException(spec.commandLine(), "--transport " + transport
-                        + ": expected sim or tcp");
+                        + ": expected sim, tcp or shm");
         }
     }
 

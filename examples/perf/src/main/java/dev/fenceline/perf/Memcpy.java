@@ -1,0 +1,31 @@
+package dev.fenceline.perf;
+
+/**
+ * The floor under shared-memory puts, measured in the same run: a copy of the same size between
+ * two direct buffers of this process, what a put into a mapped segment is at best.
+ */
+final class Memcpy {
+    private Memcpy() {
+    }
+
+    static PerfResult measure(int size, int warmup, int n) {
+        java.nio.ByteBuffer src = java.nio.ByteBuffer.allocateDirect(size);
+        java.nio.ByteBuffer dst = java.nio.ByteBuffer.allocateDirect(size);
+        long sink = 0;
+        for (int i = 0; i < warmup; i++) {
+            dst.put(0, src, 0, size);
+            sink += dst.get(i % size);
+        }
+        long start = System.nanoTime();
+        for (int i = 0; i < n; i++) {
+            src.put(i % size, (byte) i);
+            dst.put(0, src, 0, size);
+            sink += dst.get(i % size);
+        }
+        double seconds = (System.nanoTime() - start) / 1e9;
+        if (sink == 42) {
+            System.err.print(""); // keeps the copies observable to the JIT
+        }
+        return PerfResult.throughput("memcpy", "memcpy", size, n, seconds);
+    }
+}
