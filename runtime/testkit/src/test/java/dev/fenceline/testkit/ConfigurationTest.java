@@ -39,8 +39,9 @@ class ConfigurationTest {
         Arrays.sort(files);
         for (File f : files) {
             List<String> t = ConfigFactory.parseFile(f).getStringList("fenceline.transports");
-            assertTrue(t.equals(List.of("sim")) || t.equals(List.of("tcp")), f + " uses " + t + ": every sample must"
-                    + " be started by a test (sim samples here, tcp samples in transports/tcp's TcpSampleConfigTest)");
+            assertTrue(t.equals(List.of("sim")) || t.equals(List.of("tcp")) || t.equals(List.of("shm")), f + " uses "
+                    + t + ": every sample must be started by a test (sim samples here, tcp samples in"
+                    + " transports/tcp's TcpSampleConfigTest, shm samples in transports/shm's ShmSampleConfigTest)");
         }
         return Arrays.stream(files).filter(f -> ConfigFactory.parseFile(f).getStringList("fenceline.transports")
                 .equals(List.of("sim"))).toList();

@@ -1,0 +1,45 @@
+package dev.fenceline.transport.shm;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.typesafe.config.ConfigFactory;
+import com.typesafe.config.ConfigValue;
+import dev.fenceline.ConfigurationException;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import org.junit.jupiter.api.Test;
+
+/** Every documented key is read, and bad values are refused with the full key named. */
+class ShmSettingsTest {
+    private static ShmSettings settings(String hocon) {
+        return ShmSettings.fromSection(ConfigFactory.parseString(hocon)
+                .withFallback(ConfigFactory.defaultReference().getConfig(ShmSettings.SECTION)));
+    }
+
+    @Test
+    void everyDocumentedKeyIsRead() {
+        Set<String> documented = new TreeSet<>();
+        for (Map.Entry<String, ConfigValue> e : ConfigFactory.defaultReference().getConfig(ShmSettings.SECTION)
+                .entrySet()) {
+            documented.add(ShmSettings.SECTION + "." + e.getKey());
+        }
+        assertEquals(documented, new TreeSet<>(settings("").keysRead()));
+        ShmSettings s = settings("");
+        assertEquals(4 << 20, s.ringSize());
+        assertEquals("backoff", s.idleStrategy());
+        assertTrue(s.cma());
+    }
+
+    @Test
+    void badValuesNameTheirKey() {
+        for (String[] bad : new String[][] {{"ring-size = 3MiB", "ring-size"}, {"max-fragment = 1MiB", "max-fragment"},
+                {"idle-strategy = nap", "idle-strategy"}, {"cma = maybe", "cma"}, {"queue-depth = 0", "queue-depth"},
+                {"max-registrations = 0", "max-registrations"}}) {
+            ConfigurationException e = assertThrows(ConfigurationException.class, () -> settings(bad[0]), bad[0]);
+            assertTrue(e.getMessage().startsWith(ShmSettings.SECTION + "." + bad[1]), e.getMessage());
+        }
+    }
+}
