@@ -75,6 +75,10 @@ public final class PerfCommand implements Callable<Integer> {
             + " direct buffers at each size for shm.")
     boolean baseline;
 
+    @Option(names = "--processes", defaultValue = "1", description = "1: both workers in this JVM; 2: the target"
+            + " worker in a second JVM on this host (tcp or shm; put_lat needs 1). Default ${DEFAULT-VALUE}.")
+    int processes;
+
     @Option(names = "--json", description = "Print the results as a JSON array instead of text.")
     boolean json;
 
@@ -102,16 +106,28 @@ public final class PerfCommand implements Callable<Integer> {
         int largest = sizeList.stream().mapToInt(Integer::intValue).max().orElse(8);
         PrintStream out = System.out;
         List<PerfResult> results = new ArrayList<>();
-        try (PerfSession session = new PerfSession(config(), Math.max(largest, 64))) {
+        if (processes != 1 && (processes != 2 || transport.equals("sim"))) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--processes " + processes + " with "
+                    + transport + ": expected 1, or 2 with tcp or shm");
+        }
+        Config config = config();
+        try (PerfSession session = processes == 2 ? new PerfSession(config, Math.max(largest, 64), fork(config,
+                Math.max(largest, 64))) : new PerfSession(config, Math.max(largest, 64))) {
             PerfRunner runner = new PerfRunner(session, window);
             if (!json) {
-                out.printf(Locale.ROOT, "fenceline perf: transport %s, fence mode %s, lanes %d, window %d%n",
-                        session.transport, session.fenceline.fenceMode(), session.toBeta.lanes().size(), window);
+                out.printf(Locale.ROOT, "fenceline perf: transport %s, fence mode %s, lanes %d, window %d, %s%n",
+                        session.transport, session.fenceline.fenceMode(), session.toBeta.lanes().size(), window,
+                        session.remote() ? "two processes" : "one process");
             }
             for (PerfTest t : selected) {
                 for (int size : t.fixedSize() ? List.of(8) : sizeList) {
                     if (size < t.minSize) {
                         continue;
+                    }
+                    if (t == PerfTest.PUT_LAT && session.remote()) {
+                        System.err.println("put_lat: not measured with --processes 2 (its responder polls the"
+                                + " target's memory from the target's side; use --processes 1)");
+                        break;
                     }
                     int n = count(t, size);
                     PerfResult r;
@@ -163,6 +179,22 @@ public final class PerfCommand implements Callable<Integer> {
             out.println("]");
         }
         return 0;
+    }
+
+    /** Starts the target process with the same configuration; a tcp secret travels in its environment. */
+    private Process fork(Config config, int regionBytes) throws java.io.IOException {
+        // Never on a command line: the secret goes through the environment, which reference.conf reads.
+        String hocon = config.withoutPath("fenceline.transport.tcp.secret").getConfig("fenceline").root()
+                .render(com.typesafe.config.ConfigRenderOptions.concise());
+        List<String> cmd = new ArrayList<>(List.of(java.nio.file.Path.of(System.getProperty("java.home"), "bin",
+                "java").toString(), "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED", "-cp",
+                System.getProperty("java.class.path"), PerfTarget.class.getName(), Integer.toString(regionBytes),
+                "{\"fenceline\":" + hocon + "}"));
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
+        if (config.hasPath("fenceline.transport.tcp.secret")) {
+            pb.environment().put("FENCELINE_TCP_SECRET", config.getString("fenceline.transport.tcp.secret"));
+        }
+        return pb.start();
     }
 
     private void print(List<PerfResult> results, PrintStream out) {

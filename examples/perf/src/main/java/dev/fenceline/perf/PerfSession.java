@@ -27,7 +27,10 @@ final class PerfSession implements AutoCloseable {
 
     final Fenceline fenceline;
     final Worker alpha;
+    /** The target worker when it is in this JVM, else null. */
     final Worker beta;
+    /** The target process when it is another JVM, else null. */
+    private final Process target;
     final MemoryRegion atAlpha;
     final MemoryRegion atBeta;
     final RemoteKey alphaKey;
@@ -41,6 +44,7 @@ final class PerfSession implements AutoCloseable {
     final AtomicLong sunk = new AtomicLong();
 
     PerfSession(Config config, int regionBytes) throws Exception {
+        target = null;
         fenceline = Fenceline.create(config);
         transport = fenceline.transports().get(0);
         alpha = fenceline.newWorker("alpha").toCompletableFuture().get(30, TimeUnit.SECONDS);
@@ -57,6 +61,40 @@ final class PerfSession implements AutoCloseable {
         beta.setActiveMessageHandler(SINK, (header, payload) -> sunk.incrementAndGet());
     }
 
+    /**
+     * The target worker runs in {@code target}, a {@link PerfTarget} process that printed its
+     * address and region key and now waits for ours: it connects back to answer pings.
+     */
+    PerfSession(Config config, int regionBytes, Process target) throws Exception {
+        this.target = target;
+        java.io.BufferedReader in = new java.io.BufferedReader(new java.io.InputStreamReader(target.getInputStream(),
+                java.nio.charset.StandardCharsets.UTF_8));
+        String[] line = PerfTarget.expect(in, "ADDRESS ").split(" ");
+        java.util.HexFormat hex = java.util.HexFormat.of();
+        fenceline = Fenceline.create(config);
+        transport = fenceline.transports().get(0);
+        alpha = fenceline.newWorker("alpha").toCompletableFuture().get(30, TimeUnit.SECONDS);
+        beta = null;
+        atAlpha = alpha.allocate(regionBytes);
+        alphaKey = null;
+        betaKey = alpha.unpackRemoteKey(hex.parseHex(line[2]));
+        toBeta = alpha.connect(dev.fenceline.WorkerAddress.fromBytes(hex.parseHex(line[1]))).toCompletableFuture()
+                .get(30, TimeUnit.SECONDS);
+        atBeta = new dev.fenceline.testkit.RemoteRegion(toBeta, betaKey, java.time.Duration.ofSeconds(60));
+        toAlpha = null;
+        alpha.setActiveMessageHandler(PONG, (header, payload) -> pongs.incrementAndGet());
+        java.io.OutputStream out = target.getOutputStream();
+        out.write(("PEER " + hex.formatHex(alpha.address().toBytes()) + "\n").getBytes(
+                java.nio.charset.StandardCharsets.US_ASCII));
+        out.flush();
+        PerfTarget.expect(in, "READY");
+    }
+
+    /** @return whether the target worker is in another process */
+    boolean remote() {
+        return target != null;
+    }
+
     /** @return the 8-byte word at {@code offset} of a region, read with acquire semantics */
     static long word(MemoryRegion r, ByteBuffer view, int offset) {
         return (long) LONG.getAcquire(view, offset);
@@ -69,5 +107,15 @@ final class PerfSession implements AutoCloseable {
     @Override
     public void close() {
         fenceline.close();
+        if (target != null) {
+            try {
+                target.getOutputStream().close(); // the target serves until its stdin closes
+                if (!target.waitFor(20, TimeUnit.SECONDS)) {
+                    target.destroyForcibly();
+                }
+            } catch (java.io.IOException | InterruptedException e) {
+                target.destroyForcibly();
+            }
+        }
     }
 }

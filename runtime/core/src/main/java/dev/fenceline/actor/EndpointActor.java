@@ -495,8 +495,10 @@ public final class EndpointActor {
             }
             r.lane = lane;
         }
-        if (fence.admitsUnchanged(r.epoch, 1L << r.lane)) {
-            post(r); // the hot path: nothing to decide, nothing to allocate
+        // The hot path: nothing to decide, nothing to allocate. Never past a request that waits in
+        // the fence queue: the drain that releases it may still be in the mailbox.
+        if ((fromQueueHead || fenceQueue.isEmpty()) && fence.admitsUnchanged(r.epoch, 1L << r.lane)) {
+            post(r);
             return true;
         }
         FenceDecision d = fence.decide(settings.fenceMode(), r.epoch, 1L << r.lane, lanes.liveMask(),

@@ -24,7 +24,10 @@ final class Cma {
         try {
             lib = LibraryLoader.create(LibC.Calls.class).load("c");
             rt = Runtime.getRuntime(lib);
-            why = probe(lib, rt);
+            why = ptraceRestricted();
+            if (why == null) {
+                why = probe(lib, rt);
+            }
         } catch (RuntimeException | LinkageError e) {
             why = "jnr-ffi could not bind libc: " + e;
         }
@@ -46,6 +49,20 @@ final class Cma {
     /** @return why cross-memory attach cannot be used here, or null if it can */
     static String unavailable() {
         return UNAVAILABLE;
+    }
+
+    /**
+     * Yama's ptrace_scope 1 or more lets a process reach only its descendants: reading itself works,
+     * reaching a peer process would not. Say so rather than offer a lane that fails with EPERM.
+     */
+    private static String ptraceRestricted() {
+        try {
+            String scope = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/sys/kernel/yama/ptrace_scope"))
+                    .trim();
+            return scope.equals("0") ? null : "Yama ptrace_scope is " + scope + ": peers cannot be reached";
+        } catch (java.io.IOException e) {
+            return null; // no Yama: the classic same-user rule applies
+        }
     }
 
     /** Reads 8 bytes of this very process through the syscall: the cheapest proof that it is allowed. */

@@ -118,11 +118,11 @@ final class CmaLane implements LaneConnection {
         }
         int n = op.local().remaining();
         key.checkBounds(op.remoteAddress(), n);
-        check(key);
+        check(key, op.remoteAddress(), n);
         Integer errno = op.kind() == TransportOp.Kind.PUT ? cma.write(peer.pid, op.remoteAddress(), op.local())
                 : cma.read(peer.pid, op.remoteAddress(), op.local());
         if (errno != null) {
-            if (!peer.alive()) {
+            if (!peer.alive() || errno == 1 || errno == 3) { // gone, or EPERM / ESRCH: this lane cannot work
                 gone = true;
                 LaneListener l = listener;
                 if (l != null) {
@@ -138,7 +138,7 @@ final class CmaLane implements LaneConnection {
     }
 
     /** The key must name an open slot of this lane's peer. */
-    private void check(RemoteKey key) {
+    private void check(RemoteKey key, long address, int n) {
         byte[] d = key.transportData();
         ByteBuffer b = ByteBuffer.wrap(d);
         if (d.length < 8 || b.get() != KEY_MAGIC || b.get() != 1) {
@@ -160,6 +160,11 @@ final class CmaLane implements LaneConnection {
         if (state != Inbox.OPEN) {
             throw new RemoteAccessException(Reason.UNKNOWN_KEY, "cma: key " + key.shortKey()
                     + " is not registered at the peer (forged or stale)");
+        }
+        // The range must lie in what the owner registered, not merely in what the key claims.
+        if (!peer.covers(slot, address, n)) {
+            throw new RemoteAccessException(Reason.OUT_OF_BOUNDS, "cma: 0x" + Long.toHexString(address) + " + " + n
+                    + " is outside the region the owner registered under key " + key.shortKey());
         }
     }
 
@@ -186,6 +191,18 @@ final class CmaLane implements LaneConnection {
         gone = true;
         LIVE.remove(id);
         transport.closed(this);
+    }
+
+    /** The peer process is gone: the lane fails (its endpoint fails over or fails). */
+    void peerGone() {
+        if (!gone) {
+            gone = true;
+            LIVE.remove(id);
+            LaneListener l = listener;
+            if (l != null) {
+                l.onLaneFailed(new EndpointFailedException("shm: peer process " + peer.pid + " is gone"));
+            }
+        }
     }
 
     void replacedBy() {

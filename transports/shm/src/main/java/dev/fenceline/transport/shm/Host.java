@@ -14,8 +14,25 @@ final class Host {
     private static final String BOOT_ID = read(Path.of("/proc/sys/kernel/random/boot_id"));
     private static final long PID = ProcessHandle.current().pid();
     private static final long START = startTime(PID);
+    private static final String PID_NAMESPACE = pidNamespace();
 
     private Host() {
+    }
+
+    /**
+     * @return this process's PID namespace ({@code pid:[inode]}): pids (and so liveness checks and
+     *     cross-memory attach) mean something only between processes of the same namespace
+     */
+    static String pidNamespaceId() {
+        return PID_NAMESPACE;
+    }
+
+    private static String pidNamespace() {
+        try {
+            return Files.readSymbolicLink(Path.of("/proc/self/ns/pid")).toString();
+        } catch (IOException | UnsupportedOperationException e) {
+            return "unknown";
+        }
     }
 
     static String bootId() {
@@ -48,12 +65,19 @@ final class Host {
         }
         // The command name (field 2) is in parentheses and may contain spaces: count from after it.
         int close = stat.lastIndexOf(')');
-        if (close < 0) {
+        if (close < 0 || close + 2 > stat.length()) {
             return -1;
         }
         String[] rest = stat.substring(close + 2).split(" ");
-        // rest[0] is field 3 (state), so field 22 is rest[19].
-        return rest.length > 19 ? Long.parseLong(rest[19]) : -1;
+        // rest[0] is field 3 (state): a zombie has exited, whatever its table entry says.
+        if (rest.length <= 19 || rest[0].equals("Z") || rest[0].equals("X")) {
+            return -1;
+        }
+        try {
+            return Long.parseLong(rest[19]); // field 22
+        } catch (NumberFormatException e) {
+            return -1;
+        }
     }
 
     private static String read(Path p) {

@@ -113,6 +113,13 @@ final class Inbox {
         keys.putIntVolatile(i * SLOT + 8, CLOSED);
     }
 
+    /** @return whether slot {@code i}'s registered range contains [address, address + n) */
+    boolean covers(int i, long address, int n) {
+        long base = keys.getLong(i * SLOT + 16);
+        long length = keys.getLong(i * SLOT + 24);
+        return address >= base && n >= 0 && address - base <= length - n;
+    }
+
     /** @return the slot's state if it holds {@code keyId}, else {@link #FREE} */
     int state(int i, long keyId) {
         if (i < 0 || i >= slots()) {

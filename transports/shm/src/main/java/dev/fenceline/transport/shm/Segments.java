@@ -20,23 +20,41 @@ import org.slf4j.LoggerFactory;
  */
 final class Segments {
     private static final Logger LOG = LoggerFactory.getLogger(Segments.class);
-    private static final Pattern NAME = Pattern.compile("^fl-(\\d+)-(\\d+)-.*");
+    private static final Pattern NAME = Pattern.compile("^fl-(\\d+)-(\\d+)-(\\d+)-.*");
 
     private Segments() {
     }
 
     /** @return the name prefix of this process's segments */
     static String processPrefix() {
-        return "fl-" + Host.pid() + "-" + Host.startTime() + "-";
+        return "fl-" + namespace() + "-" + Host.pid() + "-" + Host.startTime() + "-";
     }
 
-    /** Creates and maps a new zeroed segment of {@code bytes}. */
+    /** The PID namespace's inode number: segments of other namespaces are never judged by our pids. */
+    static String namespace() {
+        return Host.pidNamespaceId().replaceAll("[^0-9]", "");
+    }
+
+    /**
+     * Creates and maps a new zeroed segment of {@code bytes}, readable and writable by this user only.
+     * The pages are written once first: a full tmpfs then fails here with an IOException instead of
+     * killing the process with SIGBUS on the first touch of a sparse mapping.
+     */
     static MappedByteBuffer create(Path file, long bytes) throws IOException {
-        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
-                StandardOpenOption.WRITE)) {
+        Files.createFile(file, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+                java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            java.nio.ByteBuffer zeros = java.nio.ByteBuffer.allocateDirect((int) Math.min(bytes, 1 << 20));
+            for (long at = 0; at < bytes; ) {
+                zeros.clear().limit((int) Math.min(zeros.capacity(), bytes - at));
+                at += ch.write(zeros, at);
+            }
             MappedByteBuffer m = ch.map(FileChannel.MapMode.READ_WRITE, 0, bytes);
             m.order(ByteOrder.nativeOrder());
             return m;
+        } catch (IOException | RuntimeException e) {
+            remove(file);
+            throw e;
         }
     }
 
@@ -68,7 +86,18 @@ final class Segments {
         try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "fl-*")) {
             for (Path f : files) {
                 Matcher m = NAME.matcher(f.getFileName().toString());
-                if (m.matches() && !Host.alive(Long.parseLong(m.group(1)), Long.parseLong(m.group(2)))) {
+                if (!m.matches() || !m.group(1).equals(namespace())) {
+                    continue; // not ours, or made in another PID namespace, where our pids mean nothing
+                }
+                long pid;
+                long start;
+                try {
+                    pid = Long.parseLong(m.group(2));
+                    start = Long.parseLong(m.group(3));
+                } catch (NumberFormatException e) {
+                    continue; // a name we did not make
+                }
+                if (!Host.alive(pid, start)) {
                     remove(f);
                     removed++;
                 }

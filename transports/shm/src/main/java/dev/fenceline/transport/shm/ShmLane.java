@@ -29,7 +29,10 @@ import org.agrona.concurrent.ringbuffer.RingBuffer;
  */
 final class ShmLane implements LaneConnection {
     private static final AtomicLong IDS = new AtomicLong();
-    private static final Set<LaneType> TYPES = EnumSet.of(LaneType.AM, LaneType.RMA, LaneType.RMA_BW, LaneType.AMO,
+    private static final Set<LaneType> ALL = EnumSet.of(LaneType.AM, LaneType.RMA, LaneType.RMA_BW, LaneType.AMO,
+            LaneType.KEEPALIVE);
+    /** With a cma lane beside it, bulk transfers are the cma lane's. */
+    private static final Set<LaneType> BESIDE_CMA = EnumSet.of(LaneType.AM, LaneType.RMA, LaneType.AMO,
             LaneType.KEEPALIVE);
     private static final int LIVE = 0;
     private static final int FAILED = 1;
@@ -51,7 +54,10 @@ final class ShmLane implements LaneConnection {
     private volatile boolean wantReady;
     private volatile Throwable failure;
 
-    ShmLane(ShmTransport transport, long conn, Inbox peer, int queueDepth, int maxFragment) {
+    private final Set<LaneType> types;
+
+    ShmLane(ShmTransport transport, long conn, Inbox peer, int queueDepth, int maxFragment, boolean besideCma) {
+        this.types = besideCma ? BESIDE_CMA : ALL;
         this.transport = transport;
         this.conn = conn;
         this.peer = peer;
@@ -71,7 +77,7 @@ final class ShmLane implements LaneConnection {
 
     @Override
     public Set<LaneType> types() {
-        return TYPES;
+        return types;
     }
 
     @Override
@@ -174,7 +180,18 @@ final class ShmLane implements LaneConnection {
             wantReady = true; // the peer's ring is full; the polling thread says when it has room
             return PostStatus.NO_RESOURCE;
         }
-        AtomicBuffer b = ring.buffer();
+        try {
+            write(op, ring.buffer(), at, payload);
+        } catch (RuntimeException e) {
+            ring.abort(at); // never leave a claimed record behind: it would block the peer's inbox
+            unanswered.decrementAndGet();
+            throw e;
+        }
+        ring.commit(at);
+        return PostStatus.IN_PROGRESS;
+    }
+
+    private void write(TransportOp op, AtomicBuffer b, int at, int payload) {
         b.putLong(at + ShmWire.CONN, conn);
         b.putLong(at + ShmWire.TOKEN, op.token());
         b.putLong(at + ShmWire.ORIGIN, op.originId());
@@ -215,8 +232,6 @@ final class ShmLane implements LaneConnection {
                 b.putLong(at + ShmWire.ATOMIC_COMPARE, op.compare());
             }
         }
-        ring.commit(at);
-        return PostStatus.IN_PROGRESS;
     }
 
     /** Counts one more unanswered ring message, or says there is no room. */

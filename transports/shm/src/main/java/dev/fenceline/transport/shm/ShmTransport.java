@@ -74,6 +74,13 @@ final class ShmTransport implements Transport, Agent {
     /** Whether endpoints get the cross-memory-attach lane. */
     private final boolean cma;
     private final java.util.BitSet slots = new java.util.BitSet();
+    private final Set<CmaLane> cmaLanes = ConcurrentHashMap.newKeySet();
+    /** Closed registrations kept reachable (memory and slot) a while, see registerRegion. */
+    private final java.util.concurrent.ConcurrentLinkedQueue<Object[]> quarantine =
+            new java.util.concurrent.ConcurrentLinkedQueue<>();
+    private static final long QUARANTINE_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /** Target side (polling thread only): the origin endpoint each connection carries, for eviction. */
+    private final Map<Long, Long> connOrigins = new HashMap<>();
     private volatile boolean closed;
 
     ShmTransport(TransportContext context, ShmSettings settings) {
@@ -136,7 +143,7 @@ final class ShmTransport implements Transport, Agent {
     /** Boot id, pid, process start time, control segment name: what a peer needs, and checks. */
     @Override
     public byte[] localAddress() {
-        byte[] boot = Host.bootId().getBytes(StandardCharsets.US_ASCII);
+        byte[] boot = (Host.bootId() + " " + Host.pidNamespaceId()).getBytes(StandardCharsets.US_ASCII);
         byte[] name = inbox.name.getBytes(StandardCharsets.UTF_8);
         return ByteBuffer.allocate(1 + 2 + boot.length + 16 + 2 + name.length).put((byte) 1)
                 .putShort((short) boot.length).put(boot).putLong(Host.pid()).putLong(Host.startTime())
@@ -190,12 +197,15 @@ final class ShmTransport implements Transport, Agent {
                 inbox.open(slot, keyId);
             }
 
+            /**
+             * Peers check the slot before each cross-memory access, but a check and the copy are not
+             * one step: keep the memory reachable (not freed) and the slot taken for a second, far
+             * longer than any access that passed the check can take.
+             */
             @Override
             public void close() {
                 inbox.close(slot);
-                synchronized (slots) {
-                    slots.clear(slot);
-                }
+                quarantine.add(new Object[] {memory, slot, System.nanoTime()});
             }
         };
     }
@@ -218,7 +228,7 @@ final class ShmTransport implements Transport, Agent {
         Path file = directory.resolve(name);
         try {
             seg = DataSegment.map(file);
-        } catch (IOException | FencelineException e) {
+        } catch (IOException | RuntimeException e) {
             LOG.debug("shm {}: {} not mapped ({}); operations on it go through the owner", context.workerName(),
                     file, e.toString());
             return null;
@@ -238,7 +248,7 @@ final class ShmTransport implements Transport, Agent {
             return CompletableFuture.failedFuture(e);
         }
         long conn = RANDOM.nextLong();
-        ShmLane lane = new ShmLane(this, conn, peer, settings.queueDepth(), settings.maxFragment());
+        ShmLane lane = new ShmLane(this, conn, peer, settings.queueDepth(), settings.maxFragment(), cma);
         CompletableFuture<Integer> answered = new CompletableFuture<>();
         connecting.put(conn, answered);
         lanes.put(conn, lane);
@@ -272,7 +282,9 @@ final class ShmTransport implements Transport, Agent {
                         return List.of(lane);
                     }
                     // UCX's shm shape: an AM lane (with atomics in software) and a bulk RMA lane.
-                    return List.of(lane, new CmaLane(this, peer, settings.maxFragment()));
+                    CmaLane bulk = new CmaLane(this, peer, settings.maxFragment());
+                    cmaLanes.add(bulk);
+                    return List.of(lane, bulk);
                 });
     }
 
@@ -297,9 +309,10 @@ final class ShmTransport implements Transport, Agent {
         } catch (java.nio.BufferUnderflowException e) {
             throw new FencelineException("shm: malformed peer address (" + address.length + " bytes)");
         }
-        if (!boot.equals(Host.bootId())) {
-            throw new EndpointFailedException("shm: the peer runs on another host or boot (boot id " + boot
-                    + ", here " + Host.bootId() + "); shared memory cannot reach it");
+        String here = Host.bootId() + " " + Host.pidNamespaceId();
+        if (!boot.equals(here)) {
+            throw new EndpointFailedException("shm: the peer runs on another host, boot or PID namespace (" + boot
+                    + ", here " + here + "); shared memory cannot reach it");
         }
         if (!Host.alive(pid, start)) {
             throw new EndpointFailedException("shm: the peer process " + pid + " is gone");
@@ -326,6 +339,7 @@ final class ShmTransport implements Transport, Agent {
 
     /** A cma lane was closed: it holds nothing of the peer's. */
     void closed(CmaLane lane) {
+        cmaLanes.remove(lane);
     }
 
     /**
@@ -334,6 +348,8 @@ final class ShmTransport implements Transport, Agent {
      */
     CmaLane replace(CmaLane old) {
         CmaLane next = new CmaLane(this, old.peer, old.maxFragment());
+        cmaLanes.add(next);
+        cmaLanes.remove(old);
         old.replacedBy();
         old.listener().onReplaced(next);
         return next;
@@ -371,6 +387,22 @@ final class ShmTransport implements Transport, Agent {
     }
 
     private void checkPeers() {
+        long now = System.nanoTime();
+        Object[] q;
+        while ((q = quarantine.peek()) != null && now - (long) q[2] > QUARANTINE_NANOS) {
+            quarantine.poll();
+            synchronized (slots) {
+                slots.clear((int) q[1]);
+            }
+        }
+        peerSegments.values().removeIf(seg -> !seg.open()); // closed by its owner: drop our mapping
+        boolean someoneDied = false;
+        for (CmaLane l : cmaLanes) {
+            if (!l.peer.alive()) {
+                cmaLanes.remove(l);
+                l.peerGone();
+            }
+        }
         for (ShmLane l : lanes.values()) {
             if (l.live() && !l.peer.alive()) {
                 LOG.warn("shm {}: peer process {} ({}) is gone; failing its lane", context.workerName(), l.peer.pid,
@@ -378,13 +410,19 @@ final class ShmTransport implements Transport, Agent {
                 l.fail(new EndpointFailedException("shm: peer process " + l.peer.pid + " is gone"));
             }
         }
-        origins.values().removeIf(o -> {
-            if (o.alive()) {
-                return false;
+        for (Map.Entry<Long, Inbox> e : new ArrayList<>(origins.entrySet())) {
+            if (!e.getValue().alive()) {
+                someoneDied = true;
+                origins.remove(e.getKey());
+                forgetConnection(e.getKey());
+                peerInboxes.remove(e.getValue().name, e.getValue());
             }
-            peerInboxes.remove(o.name, o);
-            return true;
-        });
+        }
+        if (someoneDied) {
+            // A producer killed between claiming a record and committing it would block this inbox
+            // for every peer; Agrona's unblock() skips such a record.
+            inbox.ring.unblock();
+        }
     }
 
     private void onMessage(int type, org.agrona.MutableDirectBuffer buffer, int at, int length) {
@@ -398,7 +436,10 @@ final class ShmTransport implements Transport, Agent {
                     f.complete(b.getInt(at + 8));
                 }
             }
-            case ShmWire.BYE -> origins.remove(conn);
+            case ShmWire.BYE -> {
+                origins.remove(conn);
+                forgetConnection(conn);
+            }
             case ShmWire.ACK, ShmWire.FLUSHED -> {
                 ShmLane l = lanes.get(conn);
                 if (l != null) {
@@ -422,6 +463,14 @@ final class ShmTransport implements Transport, Agent {
                 }
             }
             default -> onRequest(type, b, at, length, conn);
+        }
+    }
+
+    /** Drops the dedup window of the connection's origin endpoint when no connection carries it any more. */
+    private void forgetConnection(long conn) {
+        Long origin = connOrigins.remove(conn);
+        if (origin != null && !connOrigins.containsValue(origin)) {
+            windows.remove(origin);
         }
     }
 
@@ -481,10 +530,26 @@ final class ShmTransport implements Transport, Agent {
         void write(AtomicBuffer b, int at);
     }
 
+    private static int minimumLength(int type) {
+        return switch (type) {
+            case ShmWire.FLUSH -> 16;
+            case ShmWire.PUT -> ShmWire.RMA_DATA;
+            case ShmWire.GET -> ShmWire.GET_LENGTH + 4;
+            case ShmWire.ATOMIC -> ShmWire.ATOMIC_LENGTH;
+            case ShmWire.AM -> ShmWire.AM_DATA;
+            default -> Integer.MAX_VALUE;
+        };
+    }
+
     private void onRequest(int type, AtomicBuffer b, int at, int length, long conn) {
         Inbox origin = origins.get(conn);
         if (origin == null) {
             LOG.debug("shm {}: a request on unknown connection {}", context.workerName(), Long.toHexString(conn));
+            return;
+        }
+        if (length < minimumLength(type)) {
+            LOG.warn("shm {}: dropped a malformed message (type {}, {} bytes) from {}", context.workerName(), type,
+                    length, origin.name);
             return;
         }
         long token = b.getLong(at + ShmWire.TOKEN);
@@ -496,6 +561,7 @@ final class ShmTransport implements Transport, Agent {
             return;
         }
         long originId = b.getLong(at + ShmWire.ORIGIN);
+        connOrigins.putIfAbsent(conn, originId);
         long seq = b.getLong(at + ShmWire.SEQ);
         long low = b.getLong(at + ShmWire.LOW);
         if (type == ShmWire.GET) {
@@ -646,6 +712,9 @@ final class ShmTransport implements Transport, Agent {
         }
         closed = true;
         runner.close();
+        for (ShmLane l : new ArrayList<>(lanes.values())) {
+            closed(l); // peers forget the connection now, not when they notice this process is gone
+        }
         for (ShmLane l : new ArrayList<>(lanes.values())) {
             l.fail(new EndpointFailedException("shm: worker '" + context.workerName() + "' closed its transport"));
         }

@@ -76,6 +76,11 @@ class CmaTest {
             RemoteKey forged = new RemoteKey(key.ownerId(), key.keyId() ^ 1, key.baseAddress(), key.length(),
                     key.transportData());
             assertEquals(Reason.UNKNOWN_KEY, refusal(ep.put(ByteBuffer.allocate(64 << 10), region.address(), forged)));
+            // A key that claims more memory than was registered cannot reach past the registration.
+            RemoteKey widened = new RemoteKey(key.ownerId(), key.keyId(), key.baseAddress() - 65536,
+                    key.length() + 131072, key.transportData());
+            assertEquals(Reason.OUT_OF_BOUNDS, refusal(ep.put(ByteBuffer.allocate(64 << 10),
+                    region.address() - 65536, widened)));
             region.close();
             assertEquals(Reason.REGION_CLOSED, refusal(ep.put(ByteBuffer.allocate(64 << 10), region.address(), key)));
             assertEquals(data[0], plain.get(100), "nothing was written through a bad key");

@@ -84,15 +84,23 @@ class ShmRingPathTest {
         Path dir = Path.of("/dev/shm");
         String mine = Segments.processPrefix();
         // A segment left by a process that is gone (pid 2^22 + 1 is above the kernel's pid_max).
-        Path stale = dir.resolve("fl-4194305-12345-deadbeef-ctl");
+        Path stale = dir.resolve("fl-" + Segments.namespace() + "-4194305-12345-deadbeef-ctl");
+        // Names from another PID namespace, or that are not ours at all, are left alone.
+        Path foreign = dir.resolve("fl-1-4194305-12345-deadbeef-ctl");
+        Path garbage = dir.resolve("fl-" + Segments.namespace() + "-99999999999999999999-1-x");
+        Files.write(foreign, new byte[1]);
+        Files.write(garbage, new byte[1]);
         Files.write(stale, new byte[64]);
         try (Fenceline f = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [shm]"))) {
             Worker a = await(f.newWorker("a"));
             assertTrue(Files.notExists(stale), "a dead process's segment is removed when a worker starts");
+            assertTrue(Files.exists(foreign) && Files.exists(garbage), "other namespaces' and odd names stay");
             a.allocate(4096);
             assertTrue(count(dir, mine) >= 2, "a control segment and a data segment");
         } finally {
             Files.deleteIfExists(stale);
+            Files.deleteIfExists(foreign);
+            Files.deleteIfExists(garbage);
         }
         assertEquals(0, count(dir, mine), "nothing of this process is left after close");
     }
