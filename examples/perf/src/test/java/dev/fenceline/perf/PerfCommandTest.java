@@ -64,6 +64,16 @@ class PerfCommandTest {
         assertTrue(text.matches("(?s).*fadd_lat +sim +8B +300 +latency us: p50.*"), text);
     }
 
+    /** The benchmark shape: shared memory between two processes. */
+    @Test
+    void twoProcessesOverShm() {
+        String json = run("--transport", "shm", "--processes", "2", "--tests", "put_bw,get_bw,fadd_lat,am_lat",
+                "--sizes", "8,64K", "-n", "300", "-w", "30", "--json");
+        for (String t : new String[] {"put_bw", "get_bw", "fadd_lat", "am_lat"}) {
+            assertTrue(json.contains("\"test\":\"" + t + "\",\"transport\":\"shm\""), t + " missing in " + json);
+        }
+    }
+
     @Test
     void badArgumentsAreUsageErrors() {
         StringWriter err = new StringWriter();
