@@ -63,8 +63,8 @@ public final class EndpointActor {
      * {@link LaneProtocol}, which transports cause (through the endpoint's listener).
      */
     public sealed interface Command permits DrainSubmissions, Close, Connected, DrainFenceQueue, ReplayDone,
-            KeepaliveTick, StrongFenceDone, LaneProtocol.OpCompleted, LaneProtocol.OpFailed,
-            LaneProtocol.LaneFlushed, LaneProtocol.LaneFlushFailed, LaneProtocol.LaneReady, LaneProtocol.LaneFailed,
+            KeepaliveTick, StrongFenceDone, LaneProtocol.OpCompleted, LaneProtocol.OpsCompleted,
+            LaneProtocol.OpFailed, LaneProtocol.LaneFlushed, LaneProtocol.LaneFlushFailed, LaneProtocol.LaneReady, LaneProtocol.LaneFailed,
             LaneProtocol.LaneReplaced, LaneProtocol.LaneRecovered, LaneProtocol.LaneAdded, LaneProtocol.LanesChanged {
     }
 
@@ -266,6 +266,7 @@ public final class EndpointActor {
         return Behaviors.receive(Command.class)
                 .onMessage(DrainSubmissions.class, m -> onDrainSubmissions())
                 .onMessage(OpCompleted.class, this::onOpCompleted)
+                .onMessage(LaneProtocol.OpsCompleted.class, this::onOpsCompleted)
                 .onMessage(OpFailed.class, this::onOpFailed)
                 .onMessage(LaneFlushed.class, this::onLaneFlushed)
                 .onMessage(LaneFlushFailed.class, this::onLaneFlushFailed)
@@ -772,6 +773,16 @@ public final class EndpointActor {
     private Behavior<Command> onOpCompleted(OpCompleted m) {
         heard(m.lane(), m.connectionId());
         opCompleted(m.token(), m.value());
+        return Behaviors.same();
+    }
+
+    private Behavior<Command> onOpsCompleted(LaneProtocol.OpsCompleted m) {
+        heard(m.lane(), m.connectionId());
+        long[] tokens = m.tokens();
+        long[] values = m.values();
+        for (int i = 0; i < tokens.length; i++) {
+            opCompleted(tokens[i], values[i]);
+        }
         return Behaviors.same();
     }
 

@@ -27,6 +27,18 @@ public final class LaneProtocol {
     }
 
     /**
+     * Several operations completed, reported in one message.
+     *
+     * @param lane the lane index
+     * @param connectionId the connection that completed them
+     * @param tokens their tokens (this message's own copy)
+     * @param values their fetched values
+     */
+    public record OpsCompleted(int lane, long connectionId, long[] tokens, long[] values)
+            implements EndpointActor.Command {
+    }
+
+    /**
      * An operation failed at the lane or the target.
      *
      * @param lane the lane index
@@ -125,6 +137,16 @@ public final class LaneProtocol {
         @Override
         public void onCompleted(long token, long value) {
             endpoint.tell(new OpCompleted(lane, connectionId, token, value));
+        }
+
+        @Override
+        public void onCompletedBatch(long[] tokens, long[] values, int count) {
+            if (count == 1) {
+                onCompleted(tokens[0], values[0]);
+            } else if (count > 1) {
+                endpoint.tell(new OpsCompleted(lane, connectionId, java.util.Arrays.copyOf(tokens, count),
+                        java.util.Arrays.copyOf(values, count)));
+            }
         }
 
         @Override

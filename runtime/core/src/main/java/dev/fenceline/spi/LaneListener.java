@@ -14,6 +14,20 @@ public interface LaneListener {
     void onCompleted(long token, long value);
 
     /**
+     * Several operations completed: one message to the endpoint instead of one each. Transports
+     * that poll or read in batches call this at the end of a batch.
+     *
+     * @param tokens the operations' tokens; the caller may reuse the array after the call
+     * @param values their fetched values (0 for operations that fetch nothing); reused likewise
+     * @param count how many entries are valid
+     */
+    default void onCompletedBatch(long[] tokens, long[] values, int count) {
+        for (int i = 0; i < count; i++) {
+            onCompleted(tokens[i], values[i]);
+        }
+    }
+
+    /**
      * @param token the operation's token
      * @param error why it failed (a remote access error, an unknown handler, ...)
      */

@@ -120,17 +120,19 @@ class ReplicatedCounterTest {
         Endpoint raw = s.raw().get(0);
         ReplicatedCounter.Replica replica = s.replicas().get(0);
         // A transport that re-sends an ADD after a lane failure without deduplication applies it
-        // twice. Slow lanes keep acknowledgements in flight when two lanes fail, so re-sends happen.
+        // twice. Slow lanes keep acknowledgements in flight when two lanes fail, so re-sends happen:
+        // an ADD applied at the target is acknowledged 50-100 ms later, far longer than it takes this
+        // thread to see it applied and fail the lanes, even on a loaded machine.
         net.breakDeduplication(raw.peer());
         for (int lane = 0; lane < raw.lanes().size(); lane++) {
-            net.setDelay(raw, lane, Duration.ofMillis(1), Duration.ofMillis(3));
+            net.setDelay(raw, lane, Duration.ofMillis(50), Duration.ofMillis(100));
         }
         List<CompletableFuture<Void>> adds = new ArrayList<>();
         for (int i = 0; i < 300; i++) {
             adds.add(replica.endpoint().atomicPost64(AtomicOp.ADD, replica.address(), replica.key(), 1)
                     .toCompletableFuture());
         }
-        // Wait until some ADDs were applied: their acknowledgements take another 1-3 ms to come back.
+        // Wait until some ADDs were applied: their acknowledgements take another 50-100 ms to come back.
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (s.valueAt(replica.address()) < 20 && System.nanoTime() < deadline) {
             Thread.onSpinWait();

@@ -53,6 +53,10 @@ final class ShmLane implements LaneConnection {
     private volatile LaneListener listener;
     private volatile boolean wantReady;
     private volatile Throwable failure;
+    /** Polling thread only: completions gathered during one pass, reported in one message. */
+    private final long[] batchTokens = new long[256];
+    private final long[] batchValues = new long[256];
+    private int batched;
 
     private final Set<LaneType> types;
 
@@ -313,6 +317,15 @@ final class ShmLane implements LaneConnection {
         }
         LaneListener l = listener;
         unanswered.decrementAndGet();
+        if (type == ShmWire.ACK) {
+            batchTokens[batched] = token;
+            batchValues[batched] = value;
+            if (++batched == batchTokens.length) {
+                flushBatch();
+            }
+            return;
+        }
+        flushBatch(); // completions before any other answer, in the order they came
         switch (type) {
             case ShmWire.FLUSHED -> l.onFlushed(token);
             case ShmWire.NACK -> {
@@ -338,8 +351,21 @@ final class ShmLane implements LaneConnection {
         }
     }
 
-    /** After a polling pass: room again in the lane and in the peer's ring. */
+    /** Reports the completions gathered so far (polling thread). */
+    void flushBatch() {
+        if (batched > 0) {
+            int n = batched;
+            batched = 0;
+            LaneListener l = listener;
+            if (l != null && state.get() == LIVE) {
+                l.onCompletedBatch(batchTokens, batchValues, n);
+            }
+        }
+    }
+
+    /** After a polling pass: the gathered completions, and room again in the lane and the peer's ring. */
     void pollComplete() {
+        flushBatch();
         if (wantReady && unanswered.get() < queueDepth && peer.ring.size() < peer.ring.capacity() / 2) {
             wantReady = false;
             LaneListener l = listener;
@@ -351,6 +377,7 @@ final class ShmLane implements LaneConnection {
 
     /** The peer process died, or its inbox broke: the lane is dead. */
     void fail(Throwable cause) {
+        flushBatch(); // what completed before the peer died did complete
         if (state.compareAndSet(LIVE, FAILED)) {
             failure = cause;
             gets.clear();

@@ -58,6 +58,10 @@ final class TcpLane implements LaneConnection {
     private volatile LaneListener listener;
     private volatile Throwable failure;
     private volatile boolean wantReady;
+    /** Event loop only: completions gathered during one read batch, reported in one message. */
+    private final long[] batchTokens = new long[256];
+    private final long[] batchValues = new long[256];
+    private int batched;
 
     private final int maxFragment;
 
@@ -331,6 +335,15 @@ final class TcpLane implements LaneConnection {
         ring.pop();
         bytesOutstanding.addAndGet(-payload);
         LaneListener l = listener;
+        if (error == null && kind == ReplyRing.OP) {
+            batchTokens[batched] = token;
+            batchValues[batched] = value;
+            if (++batched == batchTokens.length) {
+                flushBatch();
+            }
+            return null;
+        }
+        flushBatch(); // completions before any other answer, in the order they came
         if (error != null) {
             l.onFailed(token, error);
         } else if (kind == ReplyRing.FLUSH) {
@@ -341,8 +354,21 @@ final class TcpLane implements LaneConnection {
         return null;
     }
 
-    /** After a read batch: tell a waiting endpoint there is room again. */
+    /** Reports the completions gathered so far (event loop). */
+    private void flushBatch() {
+        if (batched > 0) {
+            int n = batched;
+            batched = 0;
+            LaneListener l = listener;
+            if (l != null && state.get() == LIVE) {
+                l.onCompletedBatch(batchTokens, batchValues, n);
+            }
+        }
+    }
+
+    /** After a read batch: the gathered completions, and room again for a waiting endpoint. */
     void readComplete() {
+        flushBatch();
         if (wantReady && room(0)) {
             wantReady = false;
             LaneListener l = listener;
@@ -354,6 +380,7 @@ final class TcpLane implements LaneConnection {
 
     /** The connection died under the lane (event loop, or a rejected hand-over). */
     void failed(Throwable cause) {
+        flushBatch(); // what completed before the connection died did complete
         releaseOutbound();
         ring.dropSinks(); // event loop: the consumer; keeps no user buffer alive after the end
         if (state.compareAndSet(LIVE, FAILED)) {
