@@ -156,6 +156,8 @@ class FailoverTest {
     @Test
     void peerModeFailsOutstandingRequestsOnALaneFailure() throws Exception {
         try (Rig r = Rig.of(THREE_LANES + "\nfenceline.endpoint.error-mode = peer", 4096)) {
+            // A slow lane keeps the ADDs in flight when it fails, however busy the machine is.
+            r.net().setDelay(r.ep(), 0, java.time.Duration.ofMillis(20), java.time.Duration.ofMillis(50));
             List<CompletableFuture<Long>> ops = new ArrayList<>();
             for (int i = 0; i < 200; i++) {
                 ops.add(r.ep().atomicFetch64(AtomicOp.ADD, r.region().address(), r.region().remoteKey(), 1)

@@ -7,6 +7,7 @@ import dev.fenceline.spi.LaneConnection;
 import dev.fenceline.spi.LaneListener;
 import dev.fenceline.spi.PostStatus;
 import dev.fenceline.spi.TransportOp;
+import dev.fenceline.spi.WireCodes;
 import java.nio.ByteBuffer;
 import java.util.EnumSet;
 import java.util.IdentityHashMap;
@@ -230,7 +231,8 @@ final class ShmLane implements LaneConnection {
                     default -> ShmWire.KIND_CSWAP;
                 };
                 b.putByte(at + ShmWire.ATOMIC_KIND, kind);
-                b.putByte(at + ShmWire.ATOMIC_KIND + 1, kind == ShmWire.KIND_CSWAP ? 0 : ShmWire.opCode(op.atomicOp()));
+                b.putByte(at + ShmWire.ATOMIC_KIND + 1,
+                        kind == ShmWire.KIND_CSWAP ? 0 : WireCodes.atomicCode(op.atomicOp()));
                 b.putByte(at + ShmWire.ATOMIC_KIND + 2, (byte) op.width());
                 b.putLong(at + ShmWire.ATOMIC_OPERAND, op.operand());
                 b.putLong(at + ShmWire.ATOMIC_COMPARE, op.compare());

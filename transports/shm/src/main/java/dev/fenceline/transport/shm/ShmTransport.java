@@ -11,6 +11,7 @@ import dev.fenceline.spi.RemoteAccessTarget;
 import dev.fenceline.spi.SharedMemory;
 import dev.fenceline.spi.Transport;
 import dev.fenceline.spi.TransportContext;
+import dev.fenceline.spi.WireCodes;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -386,6 +387,23 @@ final class ShmTransport implements Transport, Agent {
         return work;
     }
 
+    private long lastConsumerPosition = -1;
+    private long consumerStuckSince;
+
+    /**
+     * Whether the inbox has had unread messages without the read position moving for 5 s: a
+     * producer died mid-write (possibly a process we never knew, if it died before it connected).
+     */
+    private boolean stalled(long now) {
+        long position = inbox.ring.consumerPosition();
+        if (position != lastConsumerPosition || inbox.ring.producerPosition() == position) {
+            lastConsumerPosition = position;
+            consumerStuckSince = now;
+            return false;
+        }
+        return now - consumerStuckSince > TimeUnit.SECONDS.toNanos(5); // no live writer takes that long
+    }
+
     private void checkPeers() {
         long now = System.nanoTime();
         Object[] q;
@@ -399,12 +417,14 @@ final class ShmTransport implements Transport, Agent {
         boolean someoneDied = false;
         for (CmaLane l : cmaLanes) {
             if (!l.peer.alive()) {
+                someoneDied = true;
                 cmaLanes.remove(l);
                 l.peerGone();
             }
         }
         for (ShmLane l : lanes.values()) {
             if (l.live() && !l.peer.alive()) {
+                someoneDied = true; // it may have died while writing an answer into our inbox
                 LOG.warn("shm {}: peer process {} ({}) is gone; failing its lane", context.workerName(), l.peer.pid,
                         l.peer.name);
                 l.fail(new EndpointFailedException("shm: peer process " + l.peer.pid + " is gone"));
@@ -418,10 +438,12 @@ final class ShmTransport implements Transport, Agent {
                 peerInboxes.remove(e.getValue().name, e.getValue());
             }
         }
-        if (someoneDied) {
+        if (someoneDied || stalled(now)) {
             // A producer killed between claiming a record and committing it would block this inbox
             // for every peer; Agrona's unblock() skips such a record.
-            inbox.ring.unblock();
+            if (inbox.ring.unblock()) {
+                LOG.warn("shm {}: skipped a message a dead peer left half-written in the inbox", context.workerName());
+            }
         }
     }
 
@@ -458,7 +480,7 @@ final class ShmTransport implements Transport, Agent {
                 if (l != null) {
                     int n = Short.toUnsignedInt(b.getShort(at + 18));
                     String message = b.getStringWithoutLengthUtf8(at + 20, Math.min(n, length - 20));
-                    l.answered(type, b.getLong(at + ShmWire.TOKEN), 0, ShmWire.rebuild(b.getByte(at + 16),
+                    l.answered(type, b.getLong(at + ShmWire.TOKEN), 0, WireCodes.rebuild(b.getByte(at + 16),
                             b.getByte(at + 17), message), null, 0, 0);
                 }
             }
@@ -628,7 +650,7 @@ final class ShmTransport implements Transport, Agent {
                 if (kind == ShmWire.KIND_CSWAP) {
                     return t.compareAndSwap(key, address, width, b.getLong(at + ShmWire.ATOMIC_COMPARE), operand);
                 }
-                AtomicOp op = ShmWire.atomicOp(b.getByte(at + ShmWire.ATOMIC_KIND + 1));
+                AtomicOp op = WireCodes.atomicOp(b.getByte(at + ShmWire.ATOMIC_KIND + 1));
                 if (op == null) {
                     throw new FencelineException("shm: unknown atomic operation");
                 }
@@ -696,8 +718,8 @@ final class ShmTransport implements Transport, Agent {
         reply(origin, ShmWire.NACK, 20 + n, (r, i) -> {
             r.putLong(i, conn);
             r.putLong(i + 8, token);
-            r.putByte(i + 16, (byte) ShmWire.errorCode(e));
-            r.putByte(i + 17, (byte) ShmWire.reason(e));
+            r.putByte(i + 16, (byte) WireCodes.errorCode(e));
+            r.putByte(i + 17, (byte) WireCodes.reasonCode(e));
             r.putShort(i + 18, (short) n);
             r.putBytes(i + 20, text, 0, n);
         });

@@ -1,11 +1,5 @@
 package dev.fenceline.transport.shm;
 
-import dev.fenceline.ActiveMessageException;
-import dev.fenceline.AtomicOp;
-import dev.fenceline.FencelineException;
-import dev.fenceline.OutcomeUnknownException;
-import dev.fenceline.RemoteAccessException;
-
 /**
  * Messages in the inbox rings (one Agrona ring record each; the record's type is the message
  * type). Offsets are within the record. Every request starts with {@code conn, token, origin, seq,
@@ -65,51 +59,5 @@ final class ShmWire {
     static final byte KIND_CSWAP = 2;
 
     private ShmWire() {
-    }
-
-    static byte opCode(AtomicOp op) {
-        return switch (op) {
-            case ADD -> 1;
-            case AND -> 2;
-            case OR -> 3;
-            case XOR -> 4;
-            case SWAP -> 5;
-        };
-    }
-
-    static AtomicOp atomicOp(int code) {
-        return switch (code) {
-            case 1 -> AtomicOp.ADD;
-            case 2 -> AtomicOp.AND;
-            case 3 -> AtomicOp.OR;
-            case 4 -> AtomicOp.XOR;
-            case 5 -> AtomicOp.SWAP;
-            default -> null;
-        };
-    }
-
-    static int errorCode(FencelineException e) {
-        if (e instanceof RemoteAccessException) {
-            return 1;
-        }
-        if (e instanceof ActiveMessageException) {
-            return 2;
-        }
-        return e instanceof OutcomeUnknownException ? 3 : 0;
-    }
-
-    static int reason(FencelineException e) {
-        return e instanceof RemoteAccessException r ? r.reason().ordinal() + 1 : 0;
-    }
-
-    static FencelineException rebuild(int code, int reason, String message) {
-        RemoteAccessException.Reason[] reasons = RemoteAccessException.Reason.values();
-        return switch (code) {
-            case 1 -> reason >= 1 && reason <= reasons.length ? new RemoteAccessException(reasons[reason - 1], message)
-                    : new FencelineException(message);
-            case 2 -> new ActiveMessageException(message);
-            case 3 -> new OutcomeUnknownException(message);
-            default -> new FencelineException(message);
-        };
     }
 }

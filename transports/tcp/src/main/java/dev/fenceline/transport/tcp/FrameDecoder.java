@@ -1,6 +1,7 @@
 package dev.fenceline.transport.tcp;
 
 import dev.fenceline.AtomicOp;
+import dev.fenceline.spi.WireCodes;
 import io.netty.buffer.ByteBuf;
 import java.nio.charset.StandardCharsets;
 import java.util.UUID;
@@ -83,7 +84,7 @@ final class FrameDecoder {
                 if (kind > Wire.ATOMIC_CSWAP) {
                     throw new MalformedFrameException("unknown atomic kind " + kind);
                 }
-                AtomicOp op = kind == Wire.ATOMIC_CSWAP ? null : Wire.atomicOp(opCode);
+                AtomicOp op = kind == Wire.ATOMIC_CSWAP ? null : WireCodes.atomicOp(opCode);
                 if (kind != Wire.ATOMIC_CSWAP && op == null) {
                     throw new MalformedFrameException("unknown atomic operation " + opCode);
                 }

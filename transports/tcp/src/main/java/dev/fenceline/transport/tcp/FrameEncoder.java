@@ -1,6 +1,7 @@
 package dev.fenceline.transport.tcp;
 
 import dev.fenceline.AtomicOp;
+import dev.fenceline.spi.WireCodes;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import java.nio.charset.StandardCharsets;
@@ -82,7 +83,7 @@ final class FrameEncoder {
             byte kind, AtomicOp op, int width, long operand, long compare) {
         return start(alloc, Wire.ATOMIC, Wire.ATOMIC_BODY, 0).writeLong(token).writeLong(origin).writeLong(seq)
                 .writeLong(low).writeLong(key).writeLong(address).writeByte(kind)
-                .writeByte(kind == Wire.ATOMIC_CSWAP ? 0 : Wire.opCode(op)).writeByte(width).writeLong(operand)
+                .writeByte(kind == Wire.ATOMIC_CSWAP ? 0 : WireCodes.atomicCode(op)).writeByte(width).writeLong(operand)
                 .writeLong(compare);
     }
 

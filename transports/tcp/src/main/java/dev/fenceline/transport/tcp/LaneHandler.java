@@ -2,6 +2,7 @@ package dev.fenceline.transport.tcp;
 
 import dev.fenceline.EndpointFailedException;
 import dev.fenceline.FencelineException;
+import dev.fenceline.spi.WireCodes;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -176,7 +177,7 @@ final class LaneHandler extends ChannelInboundHandlerAdapter implements FrameHan
 
     @Override
     public void nack(long token, int code, int reason, String message) throws MalformedFrameException {
-        FencelineException e = WireErrors.rebuild(code, reason, message);
+        FencelineException e = WireCodes.rebuild(code, reason, message);
         check(lane().answered(ReplyRing.OP, token, 0, e, null));
     }
 

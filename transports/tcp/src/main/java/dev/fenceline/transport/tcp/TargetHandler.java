@@ -5,6 +5,7 @@ import dev.fenceline.FencelineException;
 import dev.fenceline.OutcomeUnknownException;
 import dev.fenceline.spi.DedupWindow;
 import dev.fenceline.spi.RemoteAccessTarget;
+import dev.fenceline.spi.WireCodes;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
@@ -206,7 +207,7 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
     }
 
     private void nack(long token, FencelineException e) {
-        ctx.write(FrameEncoder.nack(ctx.alloc(), token, WireErrors.code(e), WireErrors.reason(e),
+        ctx.write(FrameEncoder.nack(ctx.alloc(), token, WireCodes.errorCode(e), WireCodes.reasonCode(e),
                 String.valueOf(e.getMessage())));
     }
 

@@ -1,7 +1,5 @@
 package dev.fenceline.transport.tcp;
 
-import dev.fenceline.AtomicOp;
-
 /**
  * The TCP transport's wire format, version 1. Every frame is a 4-byte big-endian length (of what
  * follows), a version byte, a type byte and the type's body:
@@ -64,28 +62,6 @@ final class Wire {
     static final byte ATOMIC_CSWAP = 2;
 
     private Wire() {
-    }
-
-    static byte opCode(AtomicOp op) {
-        return switch (op) {
-            case ADD -> 1;
-            case AND -> 2;
-            case OR -> 3;
-            case XOR -> 4;
-            case SWAP -> 5;
-        };
-    }
-
-    /** @return the operation, or null for an unknown code */
-    static AtomicOp atomicOp(int code) {
-        return switch (code) {
-            case 1 -> AtomicOp.ADD;
-            case 2 -> AtomicOp.AND;
-            case 3 -> AtomicOp.OR;
-            case 4 -> AtomicOp.XOR;
-            case 5 -> AtomicOp.SWAP;
-            default -> null;
-        };
     }
 
     static String typeName(int type) {

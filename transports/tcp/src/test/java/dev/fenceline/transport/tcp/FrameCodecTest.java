@@ -1,15 +1,16 @@
 package dev.fenceline.transport.tcp;
 
+import dev.fenceline.ActiveMessageException;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.fenceline.ActiveMessageException;
 import dev.fenceline.AtomicOp;
 import dev.fenceline.FencelineException;
 import dev.fenceline.OutcomeUnknownException;
 import dev.fenceline.RemoteAccessException;
+import dev.fenceline.spi.WireCodes;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
@@ -175,7 +176,7 @@ class FrameCodecTest {
             assertSame(RemoteAccessException.class, back.getClass());
             assertEquals(reason, ((RemoteAccessException) back).reason());
             assertEquals("refused: " + reason, back.getMessage());
-            assertTrue(codes.add(WireErrors.reason(back)), "reason codes are distinct");
+            assertTrue(codes.add(WireCodes.reasonCode(back)), "reason codes are distinct");
         }
         assertTrue(!codes.contains(0), "0 means no reason");
     }
@@ -188,21 +189,21 @@ class FrameCodecTest {
             assertSame(e.getClass(), back.getClass());
             assertEquals(e.getMessage(), back.getMessage());
         }
-        assertNotEquals(WireErrors.code(new ActiveMessageException("x")), WireErrors.code(new FencelineException("x")));
+        assertNotEquals(WireCodes.errorCode(new ActiveMessageException("x")), WireCodes.errorCode(new FencelineException("x")));
     }
 
     @Test
     void unknownCodesBecomePlainErrors() {
-        FencelineException badReason = WireErrors.rebuild(WireErrors.REMOTE_ACCESS, 200, "m");
+        FencelineException badReason = WireCodes.rebuild(WireCodes.REMOTE_ACCESS, 200, "m");
         assertSame(FencelineException.class, badReason.getClass());
         assertTrue(badReason.getMessage().startsWith("m") && badReason.getMessage().contains("200"));
-        assertSame(FencelineException.class, WireErrors.rebuild(99, 0, "m").getClass());
-        assertEquals("m", WireErrors.rebuild(99, 0, "m").getMessage());
+        assertSame(FencelineException.class, WireCodes.rebuild(99, 0, "m").getClass());
+        assertEquals("m", WireCodes.rebuild(99, 0, "m").getMessage());
     }
 
     private FencelineException roundTrip(FencelineException e) throws MalformedFrameException {
-        List<Object> nack = decode(FrameEncoder.nack(alloc, T, WireErrors.code(e), WireErrors.reason(e),
+        List<Object> nack = decode(FrameEncoder.nack(alloc, T, WireCodes.errorCode(e), WireCodes.reasonCode(e),
                 e.getMessage()));
-        return WireErrors.rebuild((Integer) nack.get(2), (Integer) nack.get(3), (String) nack.get(4));
+        return WireCodes.rebuild((Integer) nack.get(2), (Integer) nack.get(3), (String) nack.get(4));
     }
 }

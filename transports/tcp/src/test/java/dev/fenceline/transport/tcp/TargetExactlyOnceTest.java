@@ -1,13 +1,14 @@
 package dev.fenceline.transport.tcp;
 
+import com.typesafe.config.ConfigFactory;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.typesafe.config.ConfigFactory;
 import dev.fenceline.ActiveMessageException;
 import dev.fenceline.AtomicOp;
 import dev.fenceline.spi.RemoteAccessTarget;
 import dev.fenceline.spi.TransportContext;
+import dev.fenceline.spi.WireCodes;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
@@ -102,7 +103,7 @@ class TargetExactlyOnceTest {
         send(rail2, FrameEncoder.activeMessageHeader(rail2.alloc(), 6, ORIGIN, 2, 0, 7, 0, 0));
         List<Object> again = reply(rail2);
         assertEquals("NACK", first.get(0));
-        assertEquals(List.of("NACK", 6L, WireErrors.ACTIVE_MESSAGE, 0, first.get(4)), again,
+        assertEquals(List.of("NACK", 6L, WireCodes.ACTIVE_MESSAGE, 0, first.get(4)), again,
                 "the refusal is repeated");
         assertEquals(1, messages.get(), "a handler that threw is not run again for the re-sent copy");
     }
@@ -116,7 +117,7 @@ class TargetExactlyOnceTest {
         send(rail, FrameEncoder.atomic(rail.alloc(), 2, ORIGIN, 3, 0, 9, 64, Wire.ATOMIC_POST, AtomicOp.ADD, 8, 1, 0));
         List<Object> stale = reply(rail);
         assertEquals("NACK", stale.get(0));
-        assertEquals(WireErrors.OUTCOME_UNKNOWN, stale.get(2));
+        assertEquals(WireCodes.OUTCOME_UNKNOWN, stale.get(2));
         send(rail, FrameEncoder.atomic(rail.alloc(), 3, ORIGIN, 5 + 8192, 5, 9, 64, Wire.ATOMIC_POST, AtomicOp.ADD, 8,
                 1, 0));
         List<Object> full = reply(rail);
