@@ -3,6 +3,7 @@ package dev.fenceline.testkit.sim;
 import dev.fenceline.EndpointFailedException;
 import dev.fenceline.FencelineException;
 import dev.fenceline.LaneType;
+import dev.fenceline.spi.ConnectionIds;
 import dev.fenceline.spi.LaneConnection;
 import dev.fenceline.spi.LaneListener;
 import dev.fenceline.spi.PostStatus;
@@ -11,7 +12,6 @@ import dev.fenceline.spi.TransportOp;
 import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * One simulated connection. Each operation is delivered after a delay drawn from the lane's range,
@@ -19,9 +19,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * memory at that moment. Posting and flushing are called by the owning endpoint actor only.
  */
 final class SimLane implements LaneConnection {
-    private static final AtomicLong IDS = new AtomicLong();
 
-    private final long id = IDS.incrementAndGet();
+    private final long id = ConnectionIds.next();
     private final int index;
     private final SimLaneSpec spec;
     private final SimTransport origin;

@@ -6,6 +6,7 @@ import dev.fenceline.LaneType;
 import dev.fenceline.RemoteAccessException;
 import dev.fenceline.RemoteAccessException.Reason;
 import dev.fenceline.RemoteKey;
+import dev.fenceline.spi.ConnectionIds;
 import dev.fenceline.spi.LaneConnection;
 import dev.fenceline.spi.LaneListener;
 import dev.fenceline.spi.PostStatus;
@@ -14,7 +15,6 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.EnumSet;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The bulk lane to a peer process on the same host: puts and gets by cross-memory attach, one copy
@@ -24,14 +24,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * Regions in shared segments are reached by a plain copy into this process's mapping.
  */
 final class CmaLane implements LaneConnection {
-    private static final AtomicLong IDS = new AtomicLong();
     private static final Set<LaneType> TYPES = EnumSet.of(LaneType.RMA_BW);
     static final byte KEY_MAGIC = 0x52;
 
     /** Live lanes by connection id, so a test can replace one as a transport rebuild would. */
     private static final java.util.Map<Long, CmaLane> LIVE = new java.util.concurrent.ConcurrentHashMap<>();
 
-    private final long id = IDS.incrementAndGet();
+    private final long id = ConnectionIds.next();
     private final ShmTransport transport;
     final Inbox peer;
     private final int maxFragment;

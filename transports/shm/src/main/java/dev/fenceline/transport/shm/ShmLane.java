@@ -3,6 +3,7 @@ package dev.fenceline.transport.shm;
 import dev.fenceline.FencelineException;
 import dev.fenceline.LaneType;
 import dev.fenceline.RemoteKey;
+import dev.fenceline.spi.ConnectionIds;
 import dev.fenceline.spi.LaneConnection;
 import dev.fenceline.spi.LaneListener;
 import dev.fenceline.spi.PostStatus;
@@ -15,7 +16,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import org.agrona.concurrent.AtomicBuffer;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 import org.agrona.concurrent.ringbuffer.RingBuffer;
@@ -29,7 +29,6 @@ import org.agrona.concurrent.ringbuffer.RingBuffer;
  * so the lane applies everything in post order.
  */
 final class ShmLane implements LaneConnection {
-    private static final AtomicLong IDS = new AtomicLong();
     private static final Set<LaneType> ALL = EnumSet.of(LaneType.AM, LaneType.RMA, LaneType.RMA_BW, LaneType.AMO,
             LaneType.KEEPALIVE);
     /** With a cma lane beside it, bulk transfers are the cma lane's. */
@@ -39,7 +38,7 @@ final class ShmLane implements LaneConnection {
     private static final int FAILED = 1;
     private static final int GONE = 2;
 
-    private final long id = IDS.incrementAndGet();
+    private final long id = ConnectionIds.next();
     final long conn;
     final Inbox peer;
     private final ShmTransport transport;

@@ -3,6 +3,7 @@ package dev.fenceline.transport.tcp;
 import dev.fenceline.EndpointFailedException;
 import dev.fenceline.FencelineException;
 import dev.fenceline.LaneType;
+import dev.fenceline.spi.ConnectionIds;
 import dev.fenceline.spi.LaneConnection;
 import dev.fenceline.spi.LaneListener;
 import dev.fenceline.spi.PostStatus;
@@ -28,7 +29,6 @@ import java.util.concurrent.atomic.AtomicLong;
  * target in send order, so the lane is ordered and a weak fence costs nothing.
  */
 final class TcpLane implements LaneConnection {
-    private static final AtomicLong IDS = new AtomicLong();
     private static final Set<LaneType> TYPES = EnumSet.of(LaneType.AM, LaneType.RMA, LaneType.RMA_BW, LaneType.AMO,
             LaneType.KEEPALIVE);
     /** Payloads up to this size are copied into the frame rather than sent from the caller's buffer. */
@@ -38,7 +38,7 @@ final class TcpLane implements LaneConnection {
     private static final int ABORTED = 2;
     private static final int CLOSED = 3;
 
-    private final long id = IDS.incrementAndGet();
+    private final long id = ConnectionIds.next();
     private final Rail rail;
     private final Channel channel;
     private final TcpSettings settings;
