@@ -32,7 +32,7 @@ public final class PerfCommand implements Callable<Integer> {
     CommandSpec spec;
 
     @Option(names = {"-t", "--tests"}, split = ",", defaultValue = "put_lat,fadd_lat,am_lat,put_bw",
-            description = "Tests, comma-separated: put_lat, put_bw, get_lat, get_bw, add_mr, fadd_lat, swap_lat,"
+            description = "Tests, comma-separated: put_lat, put_bw, get_lat, get_bw, add_mr, fadd_mr, fadd_lat, swap_lat,"
                     + " cswap_lat, am_lat, am_bw, fence_rate, flush_lat, or all (default ${DEFAULT-VALUE}).")
     List<String> tests;
 

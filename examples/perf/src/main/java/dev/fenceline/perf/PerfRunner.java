@@ -46,7 +46,7 @@ final class PerfRunner {
             case PUT_LAT -> putPingPong(size, n, progress);
             case AM_LAT -> amPingPong(size, n, progress);
             case GET_LAT, FADD_LAT, SWAP_LAT, CSWAP_LAT, FLUSH_LAT -> oneAtATime(test, size, n, progress);
-            case PUT_BW, GET_BW, AM_BW, ADD_MR, FENCE_RATE -> stream(test, size, n, progress);
+            case PUT_BW, GET_BW, AM_BW, ADD_MR, FADD_MR, FENCE_RATE -> stream(test, size, n, progress);
         };
     }
 
@@ -201,6 +201,7 @@ final class PerfRunner {
                 case GET_BW -> ep.get(buf, addr, key);
                 case AM_BW -> ep.sendActiveMessage(PerfSession.SINK, header, buf);
                 case ADD_MR -> ep.atomicPost64(AtomicOp.ADD, addr, key, 1);
+                case FADD_MR -> ep.atomicFetch64(AtomicOp.ADD, addr, key, 1);
                 case FENCE_RATE -> {
                     CompletionStage<Void> put = ep.put(buf, addr, key);
                     ep.fence();

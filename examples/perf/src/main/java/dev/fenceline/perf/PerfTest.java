@@ -14,6 +14,8 @@ enum PerfTest {
     GET_BW(Kind.BANDWIDTH, 1),
     /** Stream of posted 64-bit ADDs; message rate. */
     ADD_MR(Kind.RATE, 8),
+    /** Stream of 64-bit fetch-and-adds with a window; message rate (ucx_perftest's ucp_fadd). */
+    FADD_MR(Kind.RATE, 8),
     /** One 64-bit fetch-and-add at a time; latency of the operation. */
     FADD_LAT(Kind.LATENCY, 8),
     /** One 64-bit swap at a time. */
@@ -48,7 +50,7 @@ enum PerfTest {
 
     /** @return whether the message size is fixed at 8 bytes (atomics) */
     boolean fixedSize() {
-        return this == ADD_MR || this == FADD_LAT || this == SWAP_LAT || this == CSWAP_LAT || this == FENCE_RATE;
+        return this == ADD_MR || this == FADD_MR || this == FADD_LAT || this == SWAP_LAT || this == CSWAP_LAT || this == FENCE_RATE;
     }
 
     static PerfTest parse(String id) {
