@@ -28,6 +28,31 @@ public interface Endpoint {
     CompletionStage<Void> put(ByteBuffer src, long remoteAddress, RemoteKey key);
 
     /**
+     * A put without a completion of its own, for hot loops (UCX's implicit completion, JUCX's
+     * {@code putNonBlockingImplicit}): the next {@link #flush()} completes it, and that flush fails
+     * with the first error of any implicit operation issued before it. {@code src} must not be
+     * modified until that flush completes.
+     *
+     * @param src the bytes to write (position to limit)
+     * @param remoteAddress where to write them
+     * @param key the key of the region that contains the range
+     * @throws FencelineException at once if the arguments can never succeed (key, bounds) or the
+     *     endpoint is closed or failed
+     */
+    void putImplicit(ByteBuffer src, long remoteAddress, RemoteKey key);
+
+    /**
+     * A posted 64-bit atomic without a completion of its own; see {@link #putImplicit}.
+     *
+     * @param op the operation (not SWAP, whose old value would be lost)
+     * @param remoteAddress an 8-byte aligned remote address
+     * @param key the key of the region that contains it
+     * @param operand the operand
+     * @throws FencelineException at once if the arguments can never succeed
+     */
+    void atomicPostImplicit64(AtomicOp op, long remoteAddress, RemoteKey key, long operand);
+
+    /**
      * Reads {@code dst.remaining()} bytes of the peer's memory into {@code dst}.
      *
      * @param dst where to read into (position to limit)

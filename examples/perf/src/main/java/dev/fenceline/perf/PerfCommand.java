@@ -79,6 +79,11 @@ public final class PerfCommand implements Callable<Integer> {
             + " worker in a second JVM on this host (tcp or shm; put_lat needs 1). Default ${DEFAULT-VALUE}.")
     int processes;
 
+    @Option(names = "--completion", defaultValue = "per-op", description = "per-op (a future per operation) or"
+            + " implicit (put_bw and add_mr without futures, completed by a flush every --window operations)."
+            + " Default ${DEFAULT-VALUE}.")
+    String completion;
+
     @Option(names = "--json", description = "Print the results as a JSON array instead of text.")
     boolean json;
 
@@ -113,11 +118,16 @@ public final class PerfCommand implements Callable<Integer> {
         Config config = config();
         try (PerfSession session = processes == 2 ? new PerfSession(config, Math.max(largest, 64), fork(config,
                 Math.max(largest, 64))) : new PerfSession(config, Math.max(largest, 64))) {
-            PerfRunner runner = new PerfRunner(session, window);
+            if (!completion.equals("per-op") && !completion.equals("implicit")) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--completion " + completion
+                        + ": expected per-op or implicit");
+            }
+            PerfRunner runner = new PerfRunner(session, window, completion.equals("implicit"));
             if (!json) {
-                out.printf(Locale.ROOT, "fenceline perf: transport %s, fence mode %s, lanes %d, window %d, %s%n",
-                        session.transport, session.fenceline.fenceMode(), session.toBeta.lanes().size(), window,
-                        session.remote() ? "two processes" : "one process");
+                out.printf(Locale.ROOT, "fenceline perf: transport %s, fence mode %s, lanes %d, window %d, %s, %s"
+                        + " completion%n", session.transport, session.fenceline.fenceMode(),
+                        session.toBeta.lanes().size(), window, session.remote() ? "two processes" : "one process",
+                        completion);
             }
             for (PerfTest t : selected) {
                 for (int size : t.fixedSize() ? List.of(8) : sizeList) {

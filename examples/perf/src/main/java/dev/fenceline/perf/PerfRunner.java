@@ -25,10 +25,13 @@ final class PerfRunner {
 
     private final PerfSession s;
     private final int window;
+    private final boolean implicit;
 
-    PerfRunner(PerfSession session, int window) {
+    /** @param implicit puts and posted ADDs without futures, completed by a flush every window */
+    PerfRunner(PerfSession session, int window, boolean implicit) {
         this.s = session;
         this.window = window;
+        this.implicit = implicit;
     }
 
     PerfResult run(PerfTest test, int size, int warmup, int iterations, LongConsumer progress) throws Exception {
@@ -183,7 +186,42 @@ final class PerfRunner {
         return PerfResult.latency(test.id(), s.transport, size, h, (System.nanoTime() - start) / 1e9);
     }
 
+    /**
+     * Puts or posted ADDs without futures: a flush every {@code window} operations completes them
+     * (the previous one is awaited first, so two windows are in flight), like JUCX's implicit puts.
+     */
+    private PerfResult implicitStream(PerfTest test, int size, int n, LongConsumer progress) throws Exception {
+        Endpoint ep = s.toBeta;
+        RemoteKey key = s.betaKey;
+        long addr = s.atBeta.address();
+        ByteBuffer buf = ByteBuffer.allocateDirect(size);
+        CompletableFuture<Void> previous = CompletableFuture.completedFuture(null);
+        long start = System.nanoTime();
+        for (long i = 1; i <= n; i++) {
+            if (test == PerfTest.PUT_BW) {
+                ep.putImplicit(buf, addr, key);
+            } else {
+                ep.atomicPostImplicit64(AtomicOp.ADD, addr, key, 1);
+            }
+            if (i % window == 0) {
+                previous.get(TIMEOUT_S, TimeUnit.SECONDS);
+                previous = ep.flush().toCompletableFuture();
+                progress.accept(i);
+            }
+        }
+        previous.get(TIMEOUT_S, TimeUnit.SECONDS);
+        ep.fence();
+        ByteBuffer sentinel = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder()).putLong(0, n);
+        await(ep.put(sentinel, addr, key));
+        await(ep.flush());
+        progress.accept(n);
+        return PerfResult.throughput(test.id(), s.transport, size, n, (System.nanoTime() - start) / 1e9);
+    }
+
     private PerfResult stream(PerfTest test, int size, int n, LongConsumer progress) throws Exception {
+        if (implicit && (test == PerfTest.PUT_BW || test == PerfTest.ADD_MR)) {
+            return implicitStream(test, size, n, progress);
+        }
         Endpoint ep = s.toBeta;
         RemoteKey key = s.betaKey;
         long addr = s.atBeta.address();

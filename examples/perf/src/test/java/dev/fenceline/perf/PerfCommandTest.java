@@ -75,6 +75,15 @@ class PerfCommandTest {
     }
 
     @Test
+    void implicitCompletionStreams() {
+        String text = run("--transport", "sim", "--tests", "put_bw,add_mr", "--sizes", "64", "-n", "2000", "-w", "100",
+                "--window", "128", "--completion", "implicit", "--no-progress");
+        assertTrue(text.contains("implicit completion"), text);
+        assertTrue(text.matches("(?s).*put_bw +sim +64B +2000 +[0-9.]+ MB/s.*"), text);
+        assertTrue(text.matches("(?s).*add_mr +sim +8B +2000 +[0-9.]+ MB/s.*"), text);
+    }
+
+    @Test
     void badArgumentsAreUsageErrors() {
         StringWriter err = new StringWriter();
         CommandLine cl = new CommandLine(new PerfCommand());

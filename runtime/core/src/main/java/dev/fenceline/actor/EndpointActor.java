@@ -884,7 +884,14 @@ public final class EndpointActor {
         if (done != null) {
             for (Request f : done) {
                 counters.increment(Counter.FLUSHES);
-                f.succeed(0);
+                // Implicit operations before this flush are complete; the first one that failed
+                // fails the flush (they have no completion of their own to fail).
+                FencelineException implicit = channel.takeImplicitError();
+                if (implicit != null) {
+                    f.fail(implicit);
+                } else {
+                    f.succeed(0);
+                }
             }
         }
     }

@@ -14,6 +14,16 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 public final class EndpointChannel {
     private final String name;
+
+    /** @param e an implicit operation's error, kept for the next flush if it is the first */
+    void implicitFailed(FencelineException e) {
+        implicitError.compareAndSet(null, e);
+    }
+
+    /** @return the first implicit error since the last call, or null; clears it */
+    FencelineException takeImplicitError() {
+        return implicitError.getAndSet(null);
+    }
     private final WorkerAddress peer;
     private final long endpointId = new java.security.SecureRandom().nextLong();
     private final ConcurrentLinkedQueue<Request> submissions = new ConcurrentLinkedQueue<>();
@@ -25,6 +35,9 @@ public final class EndpointChannel {
     private volatile FencelineException failure;
     /** Set when the actor takes no more submissions (failed, closed or stopped): submitters fail their own. */
     private volatile FencelineException terminal;
+    /** The first error of an implicit operation since the last flush took it. */
+    private final java.util.concurrent.atomic.AtomicReference<FencelineException> implicitError =
+            new java.util.concurrent.atomic.AtomicReference<>();
 
     /**
      * @param name the endpoint's name, for messages

@@ -82,6 +82,40 @@ final class EndpointImpl implements Endpoint {
     }
 
     @Override
+    public void putImplicit(ByteBuffer src, long remoteAddress, RemoteKey key) {
+        Objects.requireNonNull(src, "src");
+        FencelineException bad = check(remoteAddress, key, src.remaining(), 1);
+        if (bad != null) {
+            throw bad;
+        }
+        submitImplicit(Request.rma(Request.Kind.PUT, epoch(), src.slice(), remoteAddress, key));
+    }
+
+    @Override
+    public void atomicPostImplicit64(AtomicOp op, long remoteAddress, RemoteKey key, long operand) {
+        Objects.requireNonNull(op, "op");
+        if (!op.postable()) {
+            throw new RemoteAccessException(Reason.INVALID_OPERATION, op + " cannot be posted (its old value would"
+                    + " be lost); use atomicFetch64");
+        }
+        FencelineException bad = check(remoteAddress, key, 8, 8);
+        if (bad != null) {
+            throw bad;
+        }
+        submitImplicit(Request.atomic(Request.Kind.ATOMIC_POST, epoch(), remoteAddress, key, op, 8, operand, 0));
+    }
+
+    private void submitImplicit(Request r) {
+        if (channel.isClosing()) {
+            throw new EndpointClosedException("endpoint " + channel.name() + " is closed");
+        }
+        if (channel.failure() != null) {
+            throw channel.failure();
+        }
+        channel.submit(Request.implicit(r, channel::implicitFailed));
+    }
+
+    @Override
     public CompletionStage<Void> atomicPost32(AtomicOp op, long remoteAddress, RemoteKey key, int operand) {
         return atomicPost(op, remoteAddress, key, 4, operand);
     }

@@ -48,8 +48,11 @@ public final class Request {
     final long compare;
     final int amId;
     final ByteBuffer header;
+    /** Null for an implicit operation: it has no completion of its own. */
     private final CompletableFuture<Object> future;
     private final boolean intResult;
+    /** Where an implicit operation reports its error, for the next flush; null otherwise. */
+    private java.util.function.Consumer<FencelineException> implicitErrors;
 
     // Actor-owned state.
     long seq;
@@ -88,6 +91,32 @@ public final class Request {
         this.header = header;
         this.intResult = intResult;
         this.future = new CompletableFuture<>();
+    }
+
+    private Request(Request r, java.util.function.Consumer<FencelineException> errors) {
+        this.kind = r.kind;
+        this.epoch = r.epoch;
+        this.local = r.local;
+        this.remoteAddress = r.remoteAddress;
+        this.key = r.key;
+        this.atomicOp = r.atomicOp;
+        this.width = r.width;
+        this.operand = r.operand;
+        this.compare = r.compare;
+        this.amId = r.amId;
+        this.header = r.header;
+        this.intResult = r.intResult;
+        this.future = null;
+        this.implicitErrors = errors;
+    }
+
+    /**
+     * @param r a put or posted atomic
+     * @param errors receives its error, if any, for the next flush to report
+     * @return the same operation without a completion of its own
+     */
+    static Request implicit(Request r, java.util.function.Consumer<FencelineException> errors) {
+        return new Request(r, errors);
     }
 
     /**
@@ -172,6 +201,9 @@ public final class Request {
             return false;
         }
         done = true;
+        if (future == null) {
+            return true; // implicit: the next flush completes it
+        }
         Object result = switch (kind) {
             case ATOMIC_FETCH, CSWAP -> intResult ? (Object) (int) value : (Object) value;
             default -> null;
@@ -191,6 +223,10 @@ public final class Request {
             return false;
         }
         done = true;
+        if (future == null) {
+            implicitErrors.accept(error);
+            return true;
+        }
         future.completeExceptionally(error);
         return true;
     }

@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Timeout;
 /** Lane failure, replacement, recovery and addition while traffic flows (DESIGN §3.3–3.5). */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class FailoverTest {
-    private static final String THREE_LANES = "fenceline.transport.sim.lanes = ["
+    static final String THREE_LANES = "fenceline.transport.sim.lanes = ["
             + "{ types = [AM, RMA, AMO, KEEPALIVE], min-delay = 0us, max-delay = 100us },"
             + "{ types = [RMA_BW, AMO], min-delay = 0us, max-delay = 100us },"
             + "{ types = [AM, RMA, RMA_BW, AMO], min-delay = 0us, max-delay = 100us } ]";

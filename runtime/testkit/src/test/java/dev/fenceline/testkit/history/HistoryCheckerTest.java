@@ -43,6 +43,16 @@ class HistoryCheckerTest {
         }
 
         @Override
+        public void putImplicit(ByteBuffer src, long remoteAddress, RemoteKey key) {
+            later(); // completed by the script like any other; nothing waits on it
+        }
+
+        @Override
+        public void atomicPostImplicit64(AtomicOp op, long remoteAddress, RemoteKey key, long operand) {
+            later();
+        }
+
+        @Override
         public CompletionStage<Void> get(ByteBuffer dst, long remoteAddress, RemoteKey key) {
             for (int i = dst.position(); i < dst.limit(); i++) {
                 dst.put(i, getAnswer);
