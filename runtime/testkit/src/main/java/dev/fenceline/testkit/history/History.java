@@ -82,6 +82,8 @@ public final class History {
     private final class Recording implements Endpoint {
         private final Endpoint ep;
         private final int id;
+        /** Implicit operations issued since the last flush: that flush completes them. */
+        private final List<Op> implicitPending = new ArrayList<>();
 
         Recording(Endpoint ep, int id) {
             this.ep = ep;
@@ -160,7 +162,43 @@ public final class History {
         @Override
         public CompletionStage<Void> flush() {
             Op op = issue(id, Op.Kind.FLUSH, 0, 0, 0, null);
-            return track(op, ep.flush(), null);
+            List<Op> implicit;
+            synchronized (implicitPending) {
+                implicit = new ArrayList<>(implicitPending);
+                implicitPending.clear();
+            }
+            CompletionStage<Void> done = ep.flush();
+            for (Op i : implicit) {
+                track(i, done, null); // an implicit operation completes, or fails, with the next flush
+            }
+            return track(op, done, null);
+        }
+
+        @Override
+        public void putImplicit(ByteBuffer src, long remoteAddress, RemoteKey key) {
+            byte[] data = new byte[src.remaining()];
+            src.duplicate().get(data);
+            Op op = issue(id, Op.Kind.PUT, remoteAddress, data.length, 0, data);
+            implicit(op, () -> ep.putImplicit(src, remoteAddress, key));
+        }
+
+        @Override
+        public void atomicPostImplicit64(AtomicOp o, long remoteAddress, RemoteKey key, long operand) {
+            Op op = atomic(o, false, remoteAddress, 8, operand);
+            implicit(op, () -> ep.atomicPostImplicit64(o, remoteAddress, key, operand));
+        }
+
+        /** Issues an implicit operation; one refused at once is recorded failed at once. */
+        private void implicit(Op op, Runnable issue) {
+            try {
+                issue.run();
+            } catch (RuntimeException e) {
+                track(op, java.util.concurrent.CompletableFuture.failedFuture(e), null);
+                throw e;
+            }
+            synchronized (implicitPending) {
+                implicitPending.add(op);
+            }
         }
 
         @Override
