@@ -16,8 +16,11 @@ package dev.fenceline;
  * @param reconfigurations lane table changes applied (failovers, replacements, recoveries, additions)
  * @param restarts requests restarted on the current lanes after a reconfiguration
  * @param outstanding operations issued and not yet completed
+ * @param direct operations the calling thread performed itself on a lane that can act directly,
+ *     while nothing else of its endpoint was outstanding (the fast path by grant; counted in
+ *     {@code operations} and {@code completed} too)
  */
 public record WorkerStatistics(long endpoints, long operations, long completed, long failed, long flushes,
         long strongFences, long weakFences, long fastForwards, long fenceQueued, long maxFenceQueueDepth,
-        long reconfigurations, long restarts, long outstanding) {
+        long reconfigurations, long restarts, long outstanding, long direct) {
 }

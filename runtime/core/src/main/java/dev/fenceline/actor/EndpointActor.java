@@ -25,6 +25,7 @@ import dev.fenceline.internal.FencelineSettings;
 import dev.fenceline.internal.LaneSelector;
 import dev.fenceline.internal.LaneTable;
 import dev.fenceline.internal.OpClass;
+import dev.fenceline.spi.DirectAccess;
 import dev.fenceline.spi.LaneConnection;
 import dev.fenceline.spi.LaneListener;
 import dev.fenceline.spi.PostStatus;
@@ -425,7 +426,38 @@ public final class EndpointActor {
         if (budget < 0) {
             channel.drainAgain(); // more may remain: yield the thread, keep the batch bounded
         }
+        maybeGrant();
         return Behaviors.same();
+    }
+
+    /**
+     * The fast path by grant (DESIGN §2): when nothing of this endpoint is outstanding (no request,
+     * no fence, no flush, nothing parked, no replay) and one lane that can act directly carries both
+     * short RMA and atomics, calling threads may perform such operations on it themselves. Any
+     * submission voids the grant (its stamp), so a thread's direct operation never passes anything
+     * it submitted before; a direct operation is complete and visible on return, so fences and
+     * flushes need nothing from it.
+     */
+    private void maybeGrant() {
+        if (!outstanding.isEmpty() || !fenceQueue.isEmpty() || !flushes.isEmpty() || replaying
+                || fence.fenceInFlight()) {
+            channel.revokeGrant();
+            return;
+        }
+        for (int i = 0; i < lanes.size(); i++) {
+            if (!pending[i].isEmpty()) {
+                channel.revokeGrant();
+                return;
+            }
+        }
+        int[] rma = selection[OpClass.RMA_SHORT.ordinal()];
+        int[] amo = selection[OpClass.ATOMIC.ordinal()];
+        if (rma.length == 1 && amo.length == 1 && rma[0] == amo[0] && lanes.isLive(rma[0])
+                && lanes.connection(rma[0]) instanceof DirectAccess direct) {
+            channel.publishGrant(direct);
+        } else {
+            channel.revokeGrant();
+        }
     }
 
     private Behavior<Command> rejectSubmissions(Supplier<? extends FencelineException> error) {
@@ -585,6 +617,7 @@ public final class EndpointActor {
             }
         }
         progressFlushes();
+        maybeGrant();
         return Behaviors.same();
     }
 
@@ -773,6 +806,7 @@ public final class EndpointActor {
     private Behavior<Command> onOpCompleted(OpCompleted m) {
         heard(m.lane(), m.connectionId());
         opCompleted(m.token(), m.value());
+        maybeGrant();
         return Behaviors.same();
     }
 
@@ -783,12 +817,14 @@ public final class EndpointActor {
         for (int i = 0; i < tokens.length; i++) {
             opCompleted(tokens[i], values[i]);
         }
+        maybeGrant();
         return Behaviors.same();
     }
 
     private Behavior<Command> onOpFailed(OpFailed m) {
         heard(m.lane(), m.connectionId());
         opFailed(m.token(), m.error());
+        maybeGrant();
         return Behaviors.same();
     }
 
@@ -923,6 +959,7 @@ public final class EndpointActor {
     private Behavior<Command> onLaneFlushed(LaneFlushed m) {
         heard(m.lane(), m.connectionId());
         laneFlushed(m.token());
+        maybeGrant();
         return Behaviors.same();
     }
 
@@ -1147,6 +1184,7 @@ public final class EndpointActor {
      * flush and no strong fence starts before {@link ReplayDone}.
      */
     private Behavior<Command> reconfigure(LaneTable next, long changed) {
+        channel.revokeGrant(); // the lane table changes: nothing may act on the old one
         for (int i = 0; i < Math.max(lanes.size(), next.size()); i++) {
             if ((changed & (1L << i)) != 0) {
                 fence = fence.slotChanged(i, lanes.connection(i) != null);
@@ -1299,6 +1337,7 @@ public final class EndpointActor {
     // ---------------------------------------------------------------- failure and close
 
     private Behavior<Command> enterFailed(EndpointFailedException e) {
+        channel.revokeGrant();
         timers.cancelAll();
         channel.publishFailure(e);
         channel.terminate(e);
@@ -1357,6 +1396,7 @@ public final class EndpointActor {
         }
         // The facade queued a flush behind every earlier operation and sends Close when it completed,
         // so nothing accepted is outstanding here except what failed to flush.
+        channel.revokeGrant();
         channel.terminate(new EndpointClosedException("endpoint " + channel.name() + " is closed"));
         failEverything(new EndpointClosedException("endpoint " + channel.name() + " was closed"));
         closeLanes();

@@ -35,6 +35,49 @@ public final class EndpointChannel {
     private volatile FencelineException failure;
     /** Set when the actor takes no more submissions (failed, closed or stopped): submitters fail their own. */
     private volatile FencelineException terminal;
+    /** Submissions ever offered; a grant is valid only while it equals the grant's stamp. */
+    private final java.util.concurrent.atomic.AtomicLong submitted = new java.util.concurrent.atomic.AtomicLong();
+    /** Actor only: submissions ever polled. */
+    private long polled;
+    private volatile Grant grant;
+    /** Operations the fast path performed (they never reach the actor's counters). */
+    private final java.util.concurrent.atomic.LongAdder fastOperations = new java.util.concurrent.atomic.LongAdder();
+
+    /**
+     * Permission for calling threads to perform operations directly on {@code lane}: published by
+     * the actor when nothing of the endpoint is outstanding, valid until anything is submitted.
+     *
+     * @param lane the lane that performs them
+     * @param stamp the submission count when it was published
+     */
+    record Grant(dev.fenceline.spi.DirectAccess lane, long stamp) {
+    }
+
+    /** @return the grant if it is still valid, else null */
+    Grant validGrant() {
+        Grant g = grant;
+        return g != null && g.stamp() == submitted.get() ? g : null;
+    }
+
+    /** Actor: publishes a grant if every submission so far has been taken (and, by the caller, completed). */
+    void publishGrant(dev.fenceline.spi.DirectAccess lane) {
+        long n = submitted.get();
+        grant = n == polled ? new Grant(lane, n) : null;
+    }
+
+    void revokeGrant() {
+        grant = null;
+    }
+
+    void fastOperation() {
+        fastOperations.increment();
+    }
+
+    /** @return operations the fast path performed */
+    public long fastOperations() {
+        return fastOperations.sum();
+    }
+
     /** The first error of an implicit operation since the last flush took it. */
     private final java.util.concurrent.atomic.AtomicReference<FencelineException> implicitError =
             new java.util.concurrent.atomic.AtomicReference<>();
@@ -80,6 +123,7 @@ public final class EndpointChannel {
      * @param r the request
      */
     public void submit(Request r) {
+        submitted.incrementAndGet(); // before the offer: a grant stamped earlier is void from now on
         submissions.offer(r);
         FencelineException t = terminal;
         if (t != null) {
@@ -125,7 +169,11 @@ public final class EndpointChannel {
 
     /** @return the next submitted request, or null */
     Request poll() {
-        return submissions.poll();
+        Request r = submissions.poll();
+        if (r != null) {
+            polled++;
+        }
+        return r;
     }
 
     /** @return the lane table as last published by the actor */

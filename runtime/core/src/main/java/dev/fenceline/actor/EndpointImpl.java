@@ -78,7 +78,41 @@ final class EndpointImpl implements Endpoint {
         if (bad != null) {
             return CompletableFuture.failedFuture(bad);
         }
+        if (kind == Request.Kind.PUT) {
+            try {
+                if (putNow(local, remoteAddress, key)) {
+                    return CompletableFuture.completedStage(null);
+                }
+            } catch (FencelineException e) {
+                return CompletableFuture.failedFuture(e);
+            }
+        }
         return submitVoid(Request.rma(kind, epoch(), local.slice(), remoteAddress, key));
+    }
+
+    /**
+     * The fast path by grant: performs the put on this thread if the actor granted it (nothing of
+     * the endpoint outstanding) and the lane can do it directly. Its refusal of a bad key or range
+     * is thrown as it would be reported.
+     *
+     * @return whether it was done here
+     */
+    private boolean putNow(ByteBuffer src, long remoteAddress, RemoteKey key) {
+        EndpointChannel.Grant g = channel.validGrant();
+        if (g == null || !g.lane().putNow(key, remoteAddress, src)) {
+            return false;
+        }
+        channel.fastOperation();
+        return true;
+    }
+
+    private boolean atomicPostNow(AtomicOp op, long remoteAddress, RemoteKey key, int width, long operand) {
+        EndpointChannel.Grant g = channel.validGrant();
+        if (g == null || !g.lane().atomicPostNow(key, remoteAddress, op, width, operand)) {
+            return false;
+        }
+        channel.fastOperation();
+        return true;
     }
 
     @Override
@@ -87,6 +121,14 @@ final class EndpointImpl implements Endpoint {
         FencelineException bad = check(remoteAddress, key, src.remaining(), 1);
         if (bad != null) {
             throw bad;
+        }
+        try {
+            if (putNow(src, remoteAddress, key)) {
+                return;
+            }
+        } catch (FencelineException e) {
+            channel.implicitFailed(e); // refused at the target, as the next flush would report it
+            return;
         }
         submitImplicit(Request.rma(Request.Kind.PUT, epoch(), src.slice(), remoteAddress, key));
     }
@@ -101,6 +143,14 @@ final class EndpointImpl implements Endpoint {
         FencelineException bad = check(remoteAddress, key, 8, 8);
         if (bad != null) {
             throw bad;
+        }
+        try {
+            if (atomicPostNow(op, remoteAddress, key, 8, operand)) {
+                return;
+            }
+        } catch (FencelineException e) {
+            channel.implicitFailed(e);
+            return;
         }
         submitImplicit(Request.atomic(Request.Kind.ATOMIC_POST, epoch(), remoteAddress, key, op, 8, operand, 0));
     }
@@ -134,6 +184,13 @@ final class EndpointImpl implements Endpoint {
         FencelineException bad = check(remoteAddress, key, width, width);
         if (bad != null) {
             return CompletableFuture.failedFuture(bad);
+        }
+        try {
+            if (atomicPostNow(op, remoteAddress, key, width, operand)) {
+                return CompletableFuture.completedStage(null);
+            }
+        } catch (FencelineException e) {
+            return CompletableFuture.failedFuture(e);
         }
         return submitVoid(Request.atomic(Request.Kind.ATOMIC_POST, epoch(), remoteAddress, key, op, width, operand, 0));
     }

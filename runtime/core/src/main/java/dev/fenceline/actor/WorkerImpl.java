@@ -199,14 +199,15 @@ public final class WorkerImpl implements Worker {
                         : s[k.ordinal()] + c.get(k);
             }
         }
-        long ops = s[Counter.OPERATIONS.ordinal()];
-        long ok = s[Counter.COMPLETED.ordinal()];
+        long fast = endpoints.stream().mapToLong(e -> e.channel().fastOperations()).sum();
+        long ops = s[Counter.OPERATIONS.ordinal()] + fast;
+        long ok = s[Counter.COMPLETED.ordinal()] + fast;
         long failed = s[Counter.FAILED.ordinal()];
         return new WorkerStatistics(endpoints.size(), ops, ok, failed, s[Counter.FLUSHES.ordinal()],
                 s[Counter.STRONG_FENCES.ordinal()], s[Counter.WEAK_FENCES.ordinal()],
                 s[Counter.FAST_FORWARDS.ordinal()], s[Counter.FENCE_QUEUED.ordinal()],
                 s[Counter.MAX_FENCE_QUEUE_DEPTH.ordinal()], s[Counter.RECONFIGURATIONS.ordinal()],
-                s[Counter.RESTARTS.ordinal()], ops - ok - failed);
+                s[Counter.RESTARTS.ordinal()], ops - ok - failed, fast);
     }
 
     @Override

@@ -276,7 +276,10 @@ public abstract class TransportConformanceSuite {
             assertEquals((byte) i, target.buffer().get((2 << 20) + size - 1), "last byte, round " + i);
         }
         if (ep.lanes().size() > 1) {
-            assertTrue(a.statistics().strongFences() + a.statistics().weakFences() > 0, a.statistics().toString());
+            // Either the fence engine ordered them, or the calling thread wrote each one directly
+            // (the fast path), complete and visible before the next was issued.
+            var stats = a.statistics();
+            assertTrue(stats.strongFences() + stats.weakFences() > 0 || stats.direct() > 0, stats.toString());
         }
     }
 

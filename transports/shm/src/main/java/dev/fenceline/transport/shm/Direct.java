@@ -1,5 +1,6 @@
 package dev.fenceline.transport.shm;
 
+import dev.fenceline.AtomicOp;
 import dev.fenceline.RemoteAccessException;
 import dev.fenceline.RemoteAccessException.Reason;
 import dev.fenceline.RemoteKey;
@@ -28,9 +29,44 @@ final class Direct {
     private Direct() {
     }
 
-    /** @return the fetched value (atomics), else 0 */
-    static long apply(TransportOp op, DataSegment.Peer seg) {
-        RemoteKey key = op.key();
+    /** A put done by the calling thread (the fast path). */
+    static void put(DataSegment.Peer seg, RemoteKey key, long address, ByteBuffer src) {
+        int n = src.remaining();
+        int at = checked(seg, key, address, n);
+        seg.data().put(at, src, src.position(), n);
+        VarHandle.releaseFence();
+    }
+
+    /** A posted atomic done by the calling thread (the fast path). */
+    static void atomicPost(DataSegment.Peer seg, RemoteKey key, long address, AtomicOp op, int width, long operand) {
+        int at = checked(seg, key, address, width);
+        if ((address & (width - 1)) != 0) {
+            throw new RemoteAccessException(Reason.MISALIGNED, "shm: address 0x" + Long.toHexString(address)
+                    + " is not aligned to " + width + " bytes");
+        }
+        ByteBuffer b = seg.data();
+        if (width == 8) {
+            switch (op) {
+                case ADD -> LONG.getAndAdd(b, at, operand);
+                case AND -> LONG.getAndBitwiseAnd(b, at, operand);
+                case OR -> LONG.getAndBitwiseOr(b, at, operand);
+                case XOR -> LONG.getAndBitwiseXor(b, at, operand);
+                case SWAP -> LONG.getAndSet(b, at, operand);
+            }
+        } else {
+            int v = (int) operand;
+            switch (op) {
+                case ADD -> INT.getAndAdd(b, at, v);
+                case AND -> INT.getAndBitwiseAnd(b, at, v);
+                case OR -> INT.getAndBitwiseOr(b, at, v);
+                case XOR -> INT.getAndBitwiseXor(b, at, v);
+                case SWAP -> INT.getAndSet(b, at, v);
+            }
+        }
+    }
+
+    /** Checks key, state and range against the segment; @return the offset in the segment's data */
+    private static int checked(DataSegment.Peer seg, RemoteKey key, long address, int width) {
         if (seg.keyId() != key.keyId()) {
             throw new RemoteAccessException(Reason.UNKNOWN_KEY, "shm: key " + key.shortKey()
                     + " does not match segment " + seg.name() + " (forged or stale key)");
@@ -39,18 +75,23 @@ final class Direct {
             throw new RemoteAccessException(Reason.REGION_CLOSED, "shm: the region of key " + key.shortKey()
                     + " was closed by its owner");
         }
+        key.checkBounds(address, width);
+        long offset = address - key.baseAddress();
+        if (offset + width > seg.data().capacity()) {
+            throw new RemoteAccessException(Reason.OUT_OF_BOUNDS, "shm: address 0x" + Long.toHexString(address)
+                    + " + " + width + " is beyond segment " + seg.name());
+        }
+        return (int) offset;
+    }
+
+    /** @return the fetched value (atomics), else 0 */
+    static long apply(TransportOp op, DataSegment.Peer seg) {
         int width = switch (op.kind()) {
             case PUT, GET -> op.local().remaining();
             default -> op.width();
         };
-        key.checkBounds(op.remoteAddress(), width);
-        long offset = op.remoteAddress() - key.baseAddress();
+        int at = checked(seg, op.key(), op.remoteAddress(), width);
         ByteBuffer data = seg.data();
-        if (offset + width > data.capacity()) {
-            throw new RemoteAccessException(Reason.OUT_OF_BOUNDS, "shm: address 0x"
-                    + Long.toHexString(op.remoteAddress()) + " + " + width + " is beyond segment " + seg.name());
-        }
-        int at = (int) offset;
         switch (op.kind()) {
             case PUT -> {
                 ByteBuffer src = op.local();

@@ -4,6 +4,7 @@ import dev.fenceline.FencelineException;
 import dev.fenceline.LaneType;
 import dev.fenceline.RemoteKey;
 import dev.fenceline.spi.ConnectionIds;
+import dev.fenceline.spi.DirectAccess;
 import dev.fenceline.spi.LaneConnection;
 import dev.fenceline.spi.LaneListener;
 import dev.fenceline.spi.PostStatus;
@@ -28,7 +29,7 @@ import org.agrona.concurrent.ringbuffer.RingBuffer;
  * answered in order. A direct access is taken only when no ring message of this lane is unanswered,
  * so the lane applies everything in post order.
  */
-final class ShmLane implements LaneConnection {
+final class ShmLane implements LaneConnection, DirectAccess {
     private static final Set<LaneType> ALL = EnumSet.of(LaneType.AM, LaneType.RMA, LaneType.RMA_BW, LaneType.AMO,
             LaneType.KEEPALIVE);
     /** With a cma lane beside it, bulk transfers are the cma lane's. */
@@ -130,6 +131,33 @@ final class ShmLane implements LaneConnection {
             }
         }
         return send(op);
+    }
+
+    /** The fast path: any thread, while the endpoint's grant holds; only with no ring message pending. */
+    @Override
+    public boolean putNow(RemoteKey key, long address, ByteBuffer src) {
+        if (state.get() != LIVE || unanswered.get() != 0) {
+            return false;
+        }
+        DataSegment.Peer seg = transport.peerSegment(key);
+        if (seg == null) {
+            return false;
+        }
+        Direct.put(seg, key, address, src);
+        return true;
+    }
+
+    @Override
+    public boolean atomicPostNow(RemoteKey key, long address, dev.fenceline.AtomicOp op, int width, long operand) {
+        if (state.get() != LIVE || unanswered.get() != 0) {
+            return false;
+        }
+        DataSegment.Peer seg = transport.peerSegment(key);
+        if (seg == null) {
+            return false;
+        }
+        Direct.atomicPost(seg, key, address, op, width, operand);
+        return true;
     }
 
     private DataSegment.Peer segment(RemoteKey key) {
