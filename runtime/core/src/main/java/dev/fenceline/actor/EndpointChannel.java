@@ -73,6 +73,18 @@ public final class EndpointChannel {
         fastOperations.increment();
     }
 
+    /** Flushes the facade completed itself, under a grant. */
+    private final java.util.concurrent.atomic.LongAdder fastFlushes = new java.util.concurrent.atomic.LongAdder();
+
+    void fastFlush() {
+        fastFlushes.increment();
+    }
+
+    /** @return flushes completed under a grant, without the actor */
+    public long fastFlushes() {
+        return fastFlushes.sum();
+    }
+
     /** @return operations the fast path performed */
     public long fastOperations() {
         return fastOperations.sum();

@@ -200,10 +200,11 @@ public final class WorkerImpl implements Worker {
             }
         }
         long fast = endpoints.stream().mapToLong(e -> e.channel().fastOperations()).sum();
+        long fastFlushes = endpoints.stream().mapToLong(e -> e.channel().fastFlushes()).sum();
         long ops = s[Counter.OPERATIONS.ordinal()] + fast;
         long ok = s[Counter.COMPLETED.ordinal()] + fast;
         long failed = s[Counter.FAILED.ordinal()];
-        return new WorkerStatistics(endpoints.size(), ops, ok, failed, s[Counter.FLUSHES.ordinal()],
+        return new WorkerStatistics(endpoints.size(), ops, ok, failed, s[Counter.FLUSHES.ordinal()] + fastFlushes,
                 s[Counter.STRONG_FENCES.ordinal()], s[Counter.WEAK_FENCES.ordinal()],
                 s[Counter.FAST_FORWARDS.ordinal()], s[Counter.FENCE_QUEUED.ordinal()],
                 s[Counter.MAX_FENCE_QUEUE_DEPTH.ordinal()], s[Counter.RECONFIGURATIONS.ordinal()],
