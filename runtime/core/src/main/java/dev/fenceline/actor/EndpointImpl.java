@@ -78,14 +78,12 @@ final class EndpointImpl implements Endpoint {
         if (bad != null) {
             return CompletableFuture.failedFuture(bad);
         }
-        if (kind == Request.Kind.PUT) {
-            try {
-                if (putNow(local, remoteAddress, key)) {
-                    return CompletableFuture.completedStage(null);
-                }
-            } catch (FencelineException e) {
-                return CompletableFuture.failedFuture(e);
+        try {
+            if (kind == Request.Kind.PUT ? putNow(local, remoteAddress, key) : getNow(local, remoteAddress, key)) {
+                return CompletableFuture.completedStage(null);
             }
+        } catch (FencelineException e) {
+            return CompletableFuture.failedFuture(e);
         }
         return submitVoid(Request.rma(kind, epoch(), local.slice(), remoteAddress, key));
     }
@@ -100,6 +98,15 @@ final class EndpointImpl implements Endpoint {
     private boolean putNow(ByteBuffer src, long remoteAddress, RemoteKey key) {
         EndpointChannel.Grant g = channel.validGrant();
         if (g == null || !g.lane().putNow(key, remoteAddress, src)) {
+            return false;
+        }
+        channel.fastOperation();
+        return true;
+    }
+
+    private boolean getNow(ByteBuffer dst, long remoteAddress, RemoteKey key) {
+        EndpointChannel.Grant g = channel.validGrant();
+        if (g == null || !g.lane().getNow(key, remoteAddress, dst)) {
             return false;
         }
         channel.fastOperation();
@@ -221,6 +228,20 @@ final class EndpointImpl implements Endpoint {
         FencelineException bad = check(remoteAddress, key, width, width);
         if (bad != null) {
             return CompletableFuture.failedFuture(bad);
+        }
+        EndpointChannel.Grant g = channel.validGrant();
+        if (g != null) {
+            try {
+                Long old = g.lane().atomicFetchNow(key, remoteAddress, kind == Request.Kind.CSWAP ? null : op, width,
+                        operand, compare);
+                if (old != null) {
+                    channel.fastOperation();
+                    Object value = width == 4 ? (Object) old.intValue() : (Object) old;
+                    return (CompletionStage<T>) CompletableFuture.completedStage(value);
+                }
+            } catch (FencelineException e) {
+                return CompletableFuture.failedFuture(e);
+            }
         }
         Request r = Request.atomic(kind, epoch(), remoteAddress, key, op, width, operand, compare);
         return (CompletionStage<T>) submit(r);

@@ -30,4 +30,27 @@ public interface DirectAccess {
      * @throws dev.fenceline.RemoteAccessException if the key, range, alignment or region is bad
      */
     boolean atomicPostNow(RemoteKey key, long address, AtomicOp op, int width, long operand);
+
+    /**
+     * @param key the region's key
+     * @param address the first remote byte
+     * @param dst receives {@code dst.remaining()} bytes at its position (not moved)
+     * @return true if done; false if this lane cannot do it directly now
+     * @throws dev.fenceline.RemoteAccessException if the key, range or region is bad
+     */
+    boolean getNow(RemoteKey key, long address, ByteBuffer dst);
+
+    /**
+     * A fetching atomic, or a compare-and-swap when {@code op} is null.
+     *
+     * @param key the region's key
+     * @param address an aligned remote address
+     * @param op the operation, or null for compare-and-swap
+     * @param width 4 or 8
+     * @param operand the operand (compare-and-swap: the desired value)
+     * @param compare compare-and-swap's expected value
+     * @return the previous value (sign-extended for width 4), or null if this lane cannot do it now
+     * @throws dev.fenceline.RemoteAccessException if the key, range, alignment or region is bad
+     */
+    Long atomicFetchNow(RemoteKey key, long address, AtomicOp op, int width, long operand, long compare);
 }

@@ -65,6 +65,48 @@ final class Direct {
         }
     }
 
+    /** A get done by the calling thread (the fast path). */
+    static void get(DataSegment.Peer seg, RemoteKey key, long address, ByteBuffer dst) {
+        int n = dst.remaining();
+        int at = checked(seg, key, address, n);
+        VarHandle.acquireFence();
+        dst.put(dst.position(), seg.data(), at, n);
+    }
+
+    /** A fetching atomic or (op null) compare-and-swap done by the calling thread; @return the old value */
+    static long fetch(DataSegment.Peer seg, RemoteKey key, long address, AtomicOp op, int width, long operand,
+            long compare) {
+        int at = checked(seg, key, address, width);
+        if ((address & (width - 1)) != 0) {
+            throw new RemoteAccessException(Reason.MISALIGNED, "shm: address 0x" + Long.toHexString(address)
+                    + " is not aligned to " + width + " bytes");
+        }
+        ByteBuffer b = seg.data();
+        if (width == 8) {
+            if (op == null) {
+                return (long) LONG.compareAndExchange(b, at, compare, operand);
+            }
+            return switch (op) {
+                case ADD -> (long) LONG.getAndAdd(b, at, operand);
+                case AND -> (long) LONG.getAndBitwiseAnd(b, at, operand);
+                case OR -> (long) LONG.getAndBitwiseOr(b, at, operand);
+                case XOR -> (long) LONG.getAndBitwiseXor(b, at, operand);
+                case SWAP -> (long) LONG.getAndSet(b, at, operand);
+            };
+        }
+        int v = (int) operand;
+        if (op == null) {
+            return (int) INT.compareAndExchange(b, at, (int) compare, v);
+        }
+        return switch (op) {
+            case ADD -> (int) INT.getAndAdd(b, at, v);
+            case AND -> (int) INT.getAndBitwiseAnd(b, at, v);
+            case OR -> (int) INT.getAndBitwiseOr(b, at, v);
+            case XOR -> (int) INT.getAndBitwiseXor(b, at, v);
+            case SWAP -> (int) INT.getAndSet(b, at, v);
+        };
+    }
+
     /** Checks key, state and range against the segment; @return the offset in the segment's data */
     private static int checked(DataSegment.Peer seg, RemoteKey key, long address, int width) {
         if (seg.keyId() != key.keyId()) {

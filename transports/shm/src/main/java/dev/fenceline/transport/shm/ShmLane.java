@@ -160,6 +160,32 @@ final class ShmLane implements LaneConnection, DirectAccess {
         return true;
     }
 
+    @Override
+    public boolean getNow(RemoteKey key, long address, ByteBuffer dst) {
+        if (state.get() != LIVE || unanswered.get() != 0) {
+            return false;
+        }
+        DataSegment.Peer seg = transport.peerSegment(key);
+        if (seg == null) {
+            return false;
+        }
+        Direct.get(seg, key, address, dst);
+        return true;
+    }
+
+    @Override
+    public Long atomicFetchNow(RemoteKey key, long address, dev.fenceline.AtomicOp op, int width, long operand,
+            long compare) {
+        if (state.get() != LIVE || unanswered.get() != 0) {
+            return null;
+        }
+        DataSegment.Peer seg = transport.peerSegment(key);
+        if (seg == null) {
+            return null;
+        }
+        return Direct.fetch(seg, key, address, op, width, operand, compare);
+    }
+
     private DataSegment.Peer segment(RemoteKey key) {
         if (segments.containsKey(key)) {
             return segments.get(key);

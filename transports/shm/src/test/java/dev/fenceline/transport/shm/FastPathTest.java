@@ -67,6 +67,21 @@ class FastPathTest {
                 assertEquals(v ^ 0xFF, view.getLong(8), "round " + i + " (seed " + seed + ")");
             }
 
+            // Fetching atomics, compare-and-swap and gets take the fast path too, with exact results.
+            long directBefore = a.statistics().direct();
+            for (long i = 0; i < 1000; i++) {
+                assertEquals(i, ep.atomicFetch64(AtomicOp.ADD, region.address() + 24, key, 1).toCompletableFuture()
+                        .get(10, TimeUnit.SECONDS));
+            }
+            assertEquals(1000L, ep.compareAndSwap64(region.address() + 24, key, 1000, 7).toCompletableFuture()
+                    .get(10, TimeUnit.SECONDS));
+            assertEquals(7, (int) ep.atomicFetch32(AtomicOp.ADD, region.address() + 24, key, 0).toCompletableFuture()
+                    .get(10, TimeUnit.SECONDS));
+            ByteBuffer back = ByteBuffer.allocate(8).order(ByteOrder.nativeOrder());
+            ep.get(back, region.address() + 24, key).toCompletableFuture().get(10, TimeUnit.SECONDS);
+            assertEquals(7, back.getLong(0));
+            assertTrue(a.statistics().direct() - directBefore >= 1000, a.statistics().toString());
+
             // Threads mixing direct ADDs with slow fetches: the sum is exact.
             int threads = 4;
             int each = 20_000;
