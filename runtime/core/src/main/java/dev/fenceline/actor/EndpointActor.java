@@ -439,7 +439,7 @@ public final class EndpointActor {
      * flushes need nothing from it.
      */
     private void maybeGrant() {
-        if (!outstanding.isEmpty() || !fenceQueue.isEmpty() || !flushes.isEmpty() || replaying
+        if (channel.isClosing() || !outstanding.isEmpty() || !fenceQueue.isEmpty() || !flushes.isEmpty() || replaying
                 || fence.fenceInFlight()) {
             channel.revokeGrant();
             return;
@@ -769,15 +769,24 @@ public final class EndpointActor {
             return Behaviors.same();
         }
         ArrayDeque<Object> waiting = pending[m.lane()];
+        try {
+            drainPending(m.lane(), waiting);
+        } finally {
+            maybeGrant();
+        }
+        return Behaviors.same();
+    }
+
+    private void drainPending(int lane, ArrayDeque<Object> waiting) {
         while (!waiting.isEmpty()) {
             Object head = waiting.poll();
             if (head instanceof TransportOp op) {
-                if (!tryPost(m.lane(), op)) {
+                if (!tryPost(lane, op)) {
                     break;
                 }
             } else {
                 long token = ((PendingFlush) head).token();
-                PostStatus s = lanes.connection(m.lane()).flush(token);
+                PostStatus s = lanes.connection(lane).flush(token);
                 if (s == PostStatus.NO_RESOURCE) {
                     waiting.addFirst(head);
                     break;
@@ -787,7 +796,6 @@ public final class EndpointActor {
                 }
             }
         }
-        return Behaviors.same();
     }
 
     // ---------------------------------------------------------------- completions
@@ -922,7 +930,7 @@ public final class EndpointActor {
                 counters.increment(Counter.FLUSHES);
                 // Implicit operations before this flush are complete; the first one that failed
                 // fails the flush (they have no completion of their own to fail).
-                FencelineException implicit = channel.takeImplicitError();
+                FencelineException implicit = channel.takeImplicitError(f.submissionNumber);
                 if (implicit != null) {
                     f.fail(implicit);
                 } else {
@@ -1331,6 +1339,7 @@ public final class EndpointActor {
         }
         scheduleFenceDrain();
         progressFlushes();
+        maybeGrant();
         return Behaviors.same();
     }
 

@@ -15,14 +15,32 @@ import java.util.concurrent.atomic.AtomicBoolean;
 public final class EndpointChannel {
     private final String name;
 
-    /** @param e an implicit operation's error, kept for the next flush if it is the first */
-    void implicitFailed(FencelineException e) {
-        implicitError.compareAndSet(null, e);
+    /**
+     * @param number the failed operation's submission number (for the fast path: the submission
+     *     count when it failed, so that it sorts after everything submitted before it)
+     * @param e its error, kept for the first flush submitted after it
+     */
+    void implicitFailed(FencelineException e, long number) {
+        implicitErrors.putIfAbsent(number, e);
     }
 
-    /** @return the first implicit error since the last call, or null; clears it */
-    FencelineException takeImplicitError() {
-        return implicitError.getAndSet(null);
+    /**
+     * @param before a flush's submission number (exclusive bound)
+     * @return the first error of an implicit operation submitted before it, or null; the errors
+     *     before it are consumed (one flush reports one)
+     */
+    FencelineException takeImplicitError(long before) {
+        java.util.Map.Entry<Long, FencelineException> first = implicitErrors.firstEntry();
+        if (first == null || first.getKey() >= before) {
+            return null;
+        }
+        implicitErrors.headMap(before).clear();
+        return first.getValue();
+    }
+
+    /** @return the submission count now: what a flush issued now comes after */
+    long submissionCount() {
+        return submitted.get();
     }
     private final WorkerAddress peer;
     private final long endpointId = new java.security.SecureRandom().nextLong();
@@ -73,6 +91,18 @@ public final class EndpointChannel {
         fastOperations.increment();
     }
 
+    /** Fast-path operations refused (a bad key, a closed region): counted as issued and failed. */
+    private final java.util.concurrent.atomic.LongAdder fastFailures = new java.util.concurrent.atomic.LongAdder();
+
+    void fastFailure() {
+        fastFailures.increment();
+    }
+
+    /** @return fast-path operations that were refused */
+    public long fastFailures() {
+        return fastFailures.sum();
+    }
+
     /** Flushes the facade completed itself, under a grant. */
     private final java.util.concurrent.atomic.LongAdder fastFlushes = new java.util.concurrent.atomic.LongAdder();
 
@@ -90,9 +120,9 @@ public final class EndpointChannel {
         return fastOperations.sum();
     }
 
-    /** The first error of an implicit operation since the last flush took it. */
-    private final java.util.concurrent.atomic.AtomicReference<FencelineException> implicitError =
-            new java.util.concurrent.atomic.AtomicReference<>();
+    /** Errors of implicit operations by submission number, until a later flush reports them. */
+    private final java.util.concurrent.ConcurrentSkipListMap<Long, FencelineException> implicitErrors =
+            new java.util.concurrent.ConcurrentSkipListMap<>();
 
     /**
      * @param name the endpoint's name, for messages
@@ -135,7 +165,8 @@ public final class EndpointChannel {
      * @param r the request
      */
     public void submit(Request r) {
-        submitted.incrementAndGet(); // before the offer: a grant stamped earlier is void from now on
+        // Before the offer: a grant stamped earlier is void from now on.
+        r.submissionNumber = submitted.incrementAndGet();
         submissions.offer(r);
         FencelineException t = terminal;
         if (t != null) {

@@ -22,6 +22,7 @@ import org.apache.pekko.Done;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.javadsl.AskPattern;
+import org.slf4j.LoggerFactory;
 
 /**
  * The user's handle on an endpoint. Validates what can be checked at the origin (key owner, bounds,
@@ -83,6 +84,7 @@ final class EndpointImpl implements Endpoint {
                 return CompletableFuture.completedStage(null);
             }
         } catch (FencelineException e) {
+            channel.fastFailure();
             return CompletableFuture.failedFuture(e);
         }
         return submitVoid(Request.rma(kind, epoch(), local.slice(), remoteAddress, key));
@@ -134,7 +136,8 @@ final class EndpointImpl implements Endpoint {
                 return;
             }
         } catch (FencelineException e) {
-            channel.implicitFailed(e); // refused at the target, as the next flush would report it
+            channel.fastFailure();
+            channel.implicitFailed(e, channel.submissionCount()); // for the next flush to report
             return;
         }
         submitImplicit(Request.rma(Request.Kind.PUT, epoch(), src.slice(), remoteAddress, key));
@@ -156,7 +159,8 @@ final class EndpointImpl implements Endpoint {
                 return;
             }
         } catch (FencelineException e) {
-            channel.implicitFailed(e);
+            channel.fastFailure();
+            channel.implicitFailed(e, channel.submissionCount());
             return;
         }
         submitImplicit(Request.atomic(Request.Kind.ATOMIC_POST, epoch(), remoteAddress, key, op, 8, operand, 0));
@@ -197,6 +201,7 @@ final class EndpointImpl implements Endpoint {
                 return CompletableFuture.completedStage(null);
             }
         } catch (FencelineException e) {
+            channel.fastFailure();
             return CompletableFuture.failedFuture(e);
         }
         return submitVoid(Request.atomic(Request.Kind.ATOMIC_POST, epoch(), remoteAddress, key, op, width, operand, 0));
@@ -240,6 +245,7 @@ final class EndpointImpl implements Endpoint {
                     return (CompletionStage<T>) CompletableFuture.completedStage(value);
                 }
             } catch (FencelineException e) {
+                channel.fastFailure();
                 return CompletableFuture.failedFuture(e);
             }
         }
@@ -266,11 +272,11 @@ final class EndpointImpl implements Endpoint {
 
     @Override
     public CompletionStage<Void> flush() {
-        if (channel.validGrant() != null) {
+        if (!channel.isClosing() && channel.failure() == null && channel.validGrant() != null) {
             // A valid grant means nothing is outstanding and every direct operation was complete
             // on return: the flush is already done, and keeping the grant keeps the fast path.
             channel.fastFlush();
-            FencelineException implicit = channel.takeImplicitError();
+            FencelineException implicit = channel.takeImplicitError(channel.submissionCount() + 1);
             return implicit == null ? CompletableFuture.completedStage(null) : CompletableFuture.failedStage(implicit);
         }
         return submitVoid(Request.flush(epoch()));
@@ -304,8 +310,15 @@ final class EndpointImpl implements Endpoint {
         Request flush = Request.flush(epoch());
         channel.submit(flush);
         flush.future()
-                .handle((v, e) -> AskPattern.<EndpointActor.Command, Done>ask(actor, EndpointActor.Close::new,
-                        closeTimeout, system.scheduler()))
+                .handle((v, e) -> {
+                    if (e != null) {
+                        // An implicit operation before the close failed: nothing else will say so.
+                        LoggerFactory.getLogger(EndpointImpl.class).warn("endpoint {} closed after a failure: {}",
+                                channel.name(), e.toString());
+                    }
+                    return AskPattern.<EndpointActor.Command, Done>ask(actor, EndpointActor.Close::new,
+                            closeTimeout, system.scheduler());
+                })
                 .thenCompose(stage -> stage)
                 .whenComplete((d, e) -> closed.complete(null));
         return closed;

@@ -52,7 +52,9 @@ public final class Request {
     private final CompletableFuture<Object> future;
     private final boolean intResult;
     /** Where an implicit operation reports its error, for the next flush; null otherwise. */
-    private java.util.function.Consumer<FencelineException> implicitErrors;
+    private java.util.function.ObjLongConsumer<FencelineException> implicitErrors;
+    /** The order in which the endpoint's channel received it (1, 2, ...); set at submission. */
+    volatile long submissionNumber;
 
     // Actor-owned state.
     long seq;
@@ -93,7 +95,7 @@ public final class Request {
         this.future = new CompletableFuture<>();
     }
 
-    private Request(Request r, java.util.function.Consumer<FencelineException> errors) {
+    private Request(Request r, java.util.function.ObjLongConsumer<FencelineException> errors) {
         this.kind = r.kind;
         this.epoch = r.epoch;
         this.local = r.local;
@@ -115,7 +117,7 @@ public final class Request {
      * @param errors receives its error, if any, for the next flush to report
      * @return the same operation without a completion of its own
      */
-    static Request implicit(Request r, java.util.function.Consumer<FencelineException> errors) {
+    static Request implicit(Request r, java.util.function.ObjLongConsumer<FencelineException> errors) {
         return new Request(r, errors);
     }
 
@@ -224,7 +226,7 @@ public final class Request {
         }
         done = true;
         if (future == null) {
-            implicitErrors.accept(error);
+            implicitErrors.accept(error, submissionNumber);
             return true;
         }
         future.completeExceptionally(error);

@@ -201,9 +201,10 @@ public final class WorkerImpl implements Worker {
         }
         long fast = endpoints.stream().mapToLong(e -> e.channel().fastOperations()).sum();
         long fastFlushes = endpoints.stream().mapToLong(e -> e.channel().fastFlushes()).sum();
-        long ops = s[Counter.OPERATIONS.ordinal()] + fast;
+        long fastFailed = endpoints.stream().mapToLong(e -> e.channel().fastFailures()).sum();
+        long ops = s[Counter.OPERATIONS.ordinal()] + fast + fastFailed;
         long ok = s[Counter.COMPLETED.ordinal()] + fast;
-        long failed = s[Counter.FAILED.ordinal()];
+        long failed = s[Counter.FAILED.ordinal()] + fastFailed;
         return new WorkerStatistics(endpoints.size(), ops, ok, failed, s[Counter.FLUSHES.ordinal()] + fastFlushes,
                 s[Counter.STRONG_FENCES.ordinal()], s[Counter.WEAK_FENCES.ordinal()],
                 s[Counter.FAST_FORWARDS.ordinal()], s[Counter.FENCE_QUEUED.ordinal()],

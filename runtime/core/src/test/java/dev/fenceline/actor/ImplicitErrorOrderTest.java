@@ -1,0 +1,33 @@
+package dev.fenceline.actor;
+
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+
+import dev.fenceline.FencelineException;
+import dev.fenceline.WorkerAddress;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+/**
+ * An implicit operation's error goes to the first flush submitted after it, not to a flush that
+ * was submitted before it and merely completed later.
+ */
+class ImplicitErrorOrderTest {
+    @Test
+    void aFlushReportsOnlyErrorsOfOperationsSubmittedBeforeIt() {
+        EndpointChannel c = new EndpointChannel("test", new WorkerAddress(UUID.randomUUID(), "peer", Map.of()));
+        FencelineException early = new FencelineException("op 5 failed");
+        FencelineException late = new FencelineException("op 9 failed");
+        c.implicitFailed(late, 9); // completes first, but was submitted after the flush numbered 7
+        c.implicitFailed(early, 5);
+        assertSame(early, c.takeImplicitError(7), "the flush numbered 7 reports op 5");
+        assertNull(c.takeImplicitError(7), "and only once");
+        assertSame(late, c.takeImplicitError(10), "op 9 goes to the next flush");
+        assertNull(c.takeImplicitError(100));
+        c.implicitFailed(early, 3);
+        c.implicitFailed(late, 4);
+        assertSame(early, c.takeImplicitError(6), "the first error is reported");
+        assertNull(c.takeImplicitError(6), "the others before the same flush are consumed with it");
+    }
+}
