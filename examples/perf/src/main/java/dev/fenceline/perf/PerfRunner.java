@@ -64,13 +64,13 @@ final class PerfRunner {
         ByteBuffer pong = ByteBuffer.allocateDirect(size).order(ByteOrder.nativeOrder());
         ByteBuffer alphaView = s.atAlpha.buffer();
         ByteBuffer betaView = s.atBeta.buffer();
-        long base = readSequence(alphaView, flag);
+        long base = alphaView.getLong(flag);
         AtomicBoolean stop = new AtomicBoolean();
         AtomicReference<Throwable> failure = new AtomicReference<>();
         Thread responder = new Thread(() -> {
             try {
                 for (long i = base + 1; i <= base + n && !stop.get(); i++) {
-                    for (int spins = 0; PerfSession.word(s.atBeta, betaView, flag) < i; spins++) {
+                    for (int spins = 0; PerfSession.word(betaView, flag) < i; spins++) {
                         if (stop.get()) {
                             return;
                         }
@@ -93,7 +93,7 @@ final class PerfRunner {
                 long t0 = System.nanoTime();
                 PerfSession.word(ping, flag, i);
                 s.toBeta.put(ping, s.atBeta.address(), s.betaKey);
-                for (int spins = 0; PerfSession.word(s.atAlpha, alphaView, flag) < i; spins++) {
+                for (int spins = 0; PerfSession.word(alphaView, flag) < i; spins++) {
                     if (System.nanoTime() > deadline || failure.get() != null) {
                         throw new IllegalStateException("put ping-pong stalled at " + (i - base), failure.get());
                     }
@@ -122,10 +122,6 @@ final class PerfRunner {
         } else {
             Thread.yield();
         }
-    }
-
-    private static long readSequence(ByteBuffer view, int flag) {
-        return view.getLong(flag);
     }
 
     private PerfResult amPingPong(int size, int n, LongConsumer progress) throws Exception {

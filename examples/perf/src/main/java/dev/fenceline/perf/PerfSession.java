@@ -95,8 +95,8 @@ final class PerfSession implements AutoCloseable {
         return target != null;
     }
 
-    /** @return the 8-byte word at {@code offset} of a region, read with acquire semantics */
-    static long word(MemoryRegion r, ByteBuffer view, int offset) {
+    /** @return the 8-byte word at {@code offset} of a region's view, read with acquire semantics */
+    static long word(ByteBuffer view, int offset) {
         return (long) LONG.getAcquire(view, offset);
     }
 

@@ -19,7 +19,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.agrona.concurrent.AtomicBuffer;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
-import org.agrona.concurrent.ringbuffer.RingBuffer;
 
 /**
  * One lane to a worker in another process (or this one) on the same host. RMA and atomics on a
@@ -441,10 +440,6 @@ final class ShmLane implements LaneConnection, DirectAccess {
                 l.onLaneFailed(cause);
             }
         }
-    }
-
-    RingBuffer peerRing() {
-        return peer.ring;
     }
 
     @Override

@@ -127,10 +127,6 @@ final class ShmTransport implements Transport, Agent {
         LOG.error("shm {}: polling thread error", context.workerName(), t);
     }
 
-    ShmSettings settings() {
-        return settings;
-    }
-
     @Override
     public String roleName() {
         return "fenceline-shm-" + context.workerName();

@@ -104,14 +104,6 @@ final class TcpLane implements LaneConnection {
         return true;
     }
 
-    Rail rail() {
-        return rail;
-    }
-
-    Channel channel() {
-        return channel;
-    }
-
     @Override
     public void bind(LaneListener l) {
         this.listener = l;
