@@ -708,6 +708,10 @@ public final class EndpointActor {
     private void postOp(Request r, int fragment, TransportOp op) {
         used |= 1L << r.lane;
         op.identify(channel.endpointId(), r.firstSn + fragment, lowWater());
+        if (r.trace != null) {
+            op.trace(r.trace);
+            r.trace.admitted(r.lane, op.sequence());
+        }
         LaneConnection conn = lanes.connection(r.lane);
         byToken.put(op.token(), new Inflight(r, fragment, r.lane, conn.id(), conn.deduplicates()));
         ArrayDeque<Object> waiting = pending[r.lane];

@@ -3,6 +3,8 @@ package dev.fenceline.actor;
 import dev.fenceline.FencelineException;
 import dev.fenceline.LaneInfo;
 import dev.fenceline.WorkerAddress;
+import dev.fenceline.spi.RequestTrace;
+import dev.fenceline.spi.Tracing;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -89,6 +91,11 @@ public final class EndpointChannel {
 
     void fastOperation() {
         fastOperations.increment();
+        RequestTrace t = Tracing.current();
+        if (t != null) { // done and visible on this thread, before the call returns
+            t.admitted(RequestTrace.DIRECT, -1);
+            t.visible(-1);
+        }
     }
 
     /** Fast-path operations refused (a bad key, a closed region): counted as issued and failed. */
@@ -166,6 +173,7 @@ public final class EndpointChannel {
      */
     public void submit(Request r) {
         // Before the offer: a grant stamped earlier is void from now on.
+        r.trace = Tracing.current();
         r.submissionNumber = submitted.incrementAndGet();
         submissions.offer(r);
         FencelineException t = terminal;

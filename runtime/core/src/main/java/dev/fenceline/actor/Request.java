@@ -5,6 +5,7 @@ import dev.fenceline.FencelineException;
 import dev.fenceline.RemoteKey;
 import dev.fenceline.internal.FencelineSettings;
 import dev.fenceline.internal.OpClass;
+import dev.fenceline.spi.RequestTrace;
 import java.nio.ByteBuffer;
 import java.util.concurrent.CompletableFuture;
 
@@ -53,6 +54,8 @@ public final class Request {
     private final boolean intResult;
     /** Where an implicit operation reports its error, for the next flush; null otherwise. */
     private java.util.function.ObjLongConsumer<FencelineException> implicitErrors;
+    /** A test kit's observer, attached at submission; null almost always. */
+    RequestTrace trace;
     /** The order in which the endpoint's channel received it (1, 2, ...); set at submission. */
     volatile long submissionNumber;
 

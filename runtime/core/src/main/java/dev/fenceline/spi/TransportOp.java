@@ -40,6 +40,7 @@ public final class TransportOp {
     private long sequence = -1;
     private long lowWater = -1;
     private long result;
+    private RequestTrace trace;
 
     private TransportOp(Kind kind, long token, long remoteAddress, RemoteKey key, ByteBuffer local, AtomicOp atomicOp,
             int width, long operand, long compare, int amId, ByteBuffer header) {
@@ -179,6 +180,20 @@ public final class TransportOp {
     /** @return the operation's sequence number on its origin endpoint, or -1 */
     public long sequence() {
         return sequence;
+    }
+
+    /** @return the observer of the request this operation belongs to, or null (almost always) */
+    public RequestTrace trace() {
+        return trace;
+    }
+
+    /**
+     * @param t the observer of the request this operation belongs to
+     * @return this
+     */
+    public TransportOp trace(RequestTrace t) {
+        this.trace = t;
+        return this;
     }
 
     /** @return the fetched value of an operation that returned {@link PostStatus#COMPLETED} */

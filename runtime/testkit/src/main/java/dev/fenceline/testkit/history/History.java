@@ -5,6 +5,7 @@ import dev.fenceline.Endpoint;
 import dev.fenceline.LaneInfo;
 import dev.fenceline.RemoteKey;
 import dev.fenceline.WorkerAddress;
+import dev.fenceline.spi.RequestTrace;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -14,16 +15,23 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 
 /**
  * A record of every call made through the endpoints it wraps, and of how each completed. Wrap an
  * endpoint with {@link #record(Endpoint)} and use the wrapper exactly as the endpoint; then check the
- * record with {@link HistoryChecker}. Thread-safe. It observes what an application can observe (issue
- * order, results, completion order), so it works over any transport.
+ * record with {@link HistoryChecker}. Thread-safe.
+ *
+ * <p>It records what an application observes (issue order, results, completion order) over any
+ * transport, and, through {@link RequestTrace}, what happens inside: when the endpoint admitted
+ * each fragment to a lane and, where the transport can tell (the {@code sim} transport and the fast
+ * path), when the target applied it. See {@link #events(Op)}.
  */
 public final class History {
     private final AtomicLong issueOrder = new AtomicLong();
     private final AtomicLong completionOrder = new AtomicLong();
+    private final AtomicLong eventOrder = new AtomicLong();
+    private final Map<Long, List<Event>> events = new ConcurrentHashMap<>();
     private final AtomicInteger endpoints = new AtomicInteger();
     private final Map<Long, Op> ops = new ConcurrentHashMap<>();
     private final Map<Long, Outcome> outcomes = new ConcurrentHashMap<>();
@@ -53,6 +61,55 @@ public final class History {
         return outcomes.get(op.id());
     }
 
+    /**
+     * @param op a recorded call
+     * @return its events in order: issued, then each admission and visibility the runtime
+     *     reported, then its completion (when it completed)
+     */
+    public List<Event> events(Op op) {
+        List<Event> list = events.get(op.id());
+        if (list == null) {
+            return List.of();
+        }
+        synchronized (list) {
+            return List.copyOf(list);
+        }
+    }
+
+    private void event(long opId, Event.Kind kind, int lane, long sequence) {
+        List<Event> list = events.computeIfAbsent(opId, k -> new ArrayList<>(4));
+        synchronized (list) { // the order is taken under the lock, so each list stays sorted
+            list.add(new Event(eventOrder.incrementAndGet(), opId, kind, lane, sequence));
+        }
+    }
+
+    /** The runtime's reports on one call. */
+    private RequestTrace tracer(Op op) {
+        return new RequestTrace() {
+            @Override
+            public void admitted(int lane, long sequence) {
+                event(op.id(), Event.Kind.ADMITTED, lane, sequence);
+            }
+
+            @Override
+            public void visible(long sequence) {
+                event(op.id(), Event.Kind.VISIBLE, Event.NO_LANE, sequence);
+            }
+        };
+    }
+
+    /** Makes one endpoint call with {@code op}'s tracer attached. */
+    private <T> T traced(Op op, Supplier<T> call) {
+        return RequestTrace.during(tracer(op), call);
+    }
+
+    private void tracedVoid(Op op, Runnable call) {
+        RequestTrace.during(tracer(op), () -> {
+            call.run();
+            return null;
+        });
+    }
+
     /** The calling thread's fence count on an endpoint. */
     private AtomicLong fenceCount(int endpoint) {
         return fences.computeIfAbsent(endpoint + "/" + Thread.currentThread().getId(), k -> new AtomicLong());
@@ -62,6 +119,7 @@ public final class History {
         Op op = new Op(issueOrder.incrementAndGet(), endpoint, Thread.currentThread().getId(), kind, address, length,
                 operand, data, fenceCount(endpoint).get());
         ops.put(op.id(), op);
+        event(op.id(), Event.Kind.ISSUED, Event.NO_LANE, -1);
         return op;
     }
 
@@ -73,6 +131,7 @@ public final class History {
                 readInto.duplicate().get(read);
             }
             long value = v instanceof Number n ? n.longValue() : 0;
+            event(op.id(), Event.Kind.COMPLETED, Event.NO_LANE, -1);
             outcomes.put(op.id(), new Outcome(completionOrder.incrementAndGet(), value, read,
                     e == null ? null : (e instanceof java.util.concurrent.CompletionException c && c.getCause() != null
                             ? c.getCause() : e)));
@@ -95,13 +154,13 @@ public final class History {
             byte[] data = new byte[src.remaining()];
             src.duplicate().get(data);
             Op op = issue(id, Op.Kind.PUT, remoteAddress, data.length, 0, data);
-            return track(op, ep.put(src, remoteAddress, key), null);
+            return track(op, traced(op, () -> ep.put(src, remoteAddress, key)), null);
         }
 
         @Override
         public CompletionStage<Void> get(ByteBuffer dst, long remoteAddress, RemoteKey key) {
             Op op = issue(id, Op.Kind.GET, remoteAddress, dst.remaining(), 0, null);
-            return track(op, ep.get(dst, remoteAddress, key), dst.duplicate());
+            return track(op, traced(op, () -> ep.get(dst, remoteAddress, key)), dst.duplicate());
         }
 
         /** ADDs are modelled by the checker; other atomics are recorded as such. */
@@ -113,43 +172,43 @@ public final class History {
         @Override
         public CompletionStage<Void> atomicPost32(AtomicOp o, long remoteAddress, RemoteKey key, int operand) {
             Op op = atomic(o, false, remoteAddress, 4, operand);
-            return track(op, ep.atomicPost32(o, remoteAddress, key, operand), null);
+            return track(op, traced(op, () -> ep.atomicPost32(o, remoteAddress, key, operand)), null);
         }
 
         @Override
         public CompletionStage<Void> atomicPost64(AtomicOp o, long remoteAddress, RemoteKey key, long operand) {
             Op op = atomic(o, false, remoteAddress, 8, operand);
-            return track(op, ep.atomicPost64(o, remoteAddress, key, operand), null);
+            return track(op, traced(op, () -> ep.atomicPost64(o, remoteAddress, key, operand)), null);
         }
 
         @Override
         public CompletionStage<Integer> atomicFetch32(AtomicOp o, long remoteAddress, RemoteKey key, int operand) {
             Op op = atomic(o, true, remoteAddress, 4, operand);
-            return track(op, ep.atomicFetch32(o, remoteAddress, key, operand), null);
+            return track(op, traced(op, () -> ep.atomicFetch32(o, remoteAddress, key, operand)), null);
         }
 
         @Override
         public CompletionStage<Long> atomicFetch64(AtomicOp o, long remoteAddress, RemoteKey key, long operand) {
             Op op = atomic(o, true, remoteAddress, 8, operand);
-            return track(op, ep.atomicFetch64(o, remoteAddress, key, operand), null);
+            return track(op, traced(op, () -> ep.atomicFetch64(o, remoteAddress, key, operand)), null);
         }
 
         @Override
         public CompletionStage<Integer> compareAndSwap32(long remoteAddress, RemoteKey key, int expected, int desired) {
             Op op = issue(id, Op.Kind.OTHER_ATOMIC, remoteAddress, 4, desired, null);
-            return track(op, ep.compareAndSwap32(remoteAddress, key, expected, desired), null);
+            return track(op, traced(op, () -> ep.compareAndSwap32(remoteAddress, key, expected, desired)), null);
         }
 
         @Override
         public CompletionStage<Long> compareAndSwap64(long remoteAddress, RemoteKey key, long expected, long desired) {
             Op op = issue(id, Op.Kind.OTHER_ATOMIC, remoteAddress, 8, desired, null);
-            return track(op, ep.compareAndSwap64(remoteAddress, key, expected, desired), null);
+            return track(op, traced(op, () -> ep.compareAndSwap64(remoteAddress, key, expected, desired)), null);
         }
 
         @Override
         public CompletionStage<Void> sendActiveMessage(int amId, ByteBuffer header, ByteBuffer payload) {
             Op op = issue(id, Op.Kind.MESSAGE, 0, payload == null ? 0 : payload.remaining(), amId, null);
-            return track(op, ep.sendActiveMessage(amId, header, payload), null);
+            return track(op, traced(op, () -> ep.sendActiveMessage(amId, header, payload)), null);
         }
 
         @Override
@@ -167,7 +226,7 @@ public final class History {
                 implicit = new ArrayList<>(implicitPending);
                 implicitPending.clear();
             }
-            CompletionStage<Void> done = ep.flush();
+            CompletionStage<Void> done = traced(op, ep::flush);
             for (Op i : implicit) {
                 track(i, done, null); // an implicit operation completes, or fails, with the next flush
             }
@@ -179,13 +238,13 @@ public final class History {
             byte[] data = new byte[src.remaining()];
             src.duplicate().get(data);
             Op op = issue(id, Op.Kind.PUT, remoteAddress, data.length, 0, data);
-            implicit(op, () -> ep.putImplicit(src, remoteAddress, key));
+            implicit(op, () -> tracedVoid(op, () -> ep.putImplicit(src, remoteAddress, key)));
         }
 
         @Override
         public void atomicPostImplicit64(AtomicOp o, long remoteAddress, RemoteKey key, long operand) {
             Op op = atomic(o, false, remoteAddress, 8, operand);
-            implicit(op, () -> ep.atomicPostImplicit64(o, remoteAddress, key, operand));
+            implicit(op, () -> tracedVoid(op, () -> ep.atomicPostImplicit64(o, remoteAddress, key, operand)));
         }
 
         /** Issues an implicit operation; one refused at once is recorded failed at once. */

@@ -14,6 +14,11 @@ import java.util.function.LongUnaryOperator;
  * <p>What is modelled: words that only ever receive ADDs (posted or fetched) with non-negative
  * operands, and puts and gets. Fences are those issued on the recorded endpoint by the same thread
  * (program order); a worker-wide fence is not recorded.
+ *
+ * <p>Where the history holds {@link Event.Kind#VISIBLE} events (the {@code sim} transport and the
+ * fast path report them), the assertions also check the order in which the target applied the
+ * calls, which catches a broken fence or flush even when no later read happens to observe it, and
+ * an operation applied twice even when its word is not modelled.
  */
 public final class HistoryChecker {
     private final History history;
@@ -65,7 +70,8 @@ public final class HistoryChecker {
     }
 
     /**
-     * A successful flush completed only after every call its thread issued before it on that endpoint.
+     * A successful flush completed only after every call its thread issued before it on that endpoint,
+     * and, where visibility is recorded, only after the target applied every fragment of them.
      *
      * @return this
      */
@@ -86,6 +92,12 @@ public final class HistoryChecker {
                 Outcome ro = history.outcome(r);
                 if (ro == null || ro.completionOrder() > fo.completionOrder()) {
                     bad.add("flush #" + f.id() + " completed before #" + r.id() + " " + r.kind() + " issued before it");
+                } else if (ro.ok() && r.kind() != Op.Kind.FLUSH) {
+                    String missing = visibility(r).notVisibleBy(completed(f));
+                    if (missing != null) {
+                        bad.add("flush #" + f.id() + " completed before the target applied " + missing + " of #"
+                                + r.id() + " " + r.kind() + " issued before it");
+                    }
                 }
             }
         }
@@ -95,12 +107,56 @@ public final class HistoryChecker {
     /**
      * Nothing issued after a fence was applied before what its thread issued before the fence on
      * that endpoint: a fetched ADD sees every ADD fenced before it, and a get sees every put fenced
-     * before it (or something written later).
+     * before it (or something written later). Where visibility is recorded, the target applied every
+     * fragment fenced before a fence before it applied any fragment issued after it.
      *
      * @return this
      */
     public HistoryChecker assertFencesHeld() {
-        return fail("fences hold", ordered(HistoryChecker::fencedBefore));
+        List<String> bad = ordered(HistoryChecker::fencedBefore);
+        bad.addAll(fencedVisibility());
+        return fail("fences hold", bad);
+    }
+
+    /**
+     * Per endpoint and thread: everything fenced before a fence was applied at the target before
+     * anything issued after it was (calls with visibility events only; failed ones are skipped).
+     */
+    private List<String> fencedVisibility() {
+        List<String> bad = new ArrayList<>();
+        Map<String, java.util.TreeMap<Long, List<Op>>> byThread = new HashMap<>();
+        for (Op op : ops) {
+            if (fenced(op.kind()) && !failed(op) && visibility(op).seen()) {
+                byThread.computeIfAbsent(op.endpoint() + "/" + op.thread(), k -> new java.util.TreeMap<>())
+                        .computeIfAbsent(op.fencesBefore(), k -> new ArrayList<>()).add(op);
+            }
+        }
+        for (java.util.TreeMap<Long, List<Op>> epochs : byThread.values()) {
+            Op latest = null; // the fenced-before call applied last so far
+            for (List<Op> epoch : epochs.values()) {
+                if (latest != null) {
+                    long fence = visibility(latest).last();
+                    for (Op b : epoch) {
+                        if (visibility(b).first() < fence) {
+                            bad.add("#" + b.id() + " " + b.kind() + " (after " + b.fencesBefore() + " fences) was"
+                                    + " applied before #" + latest.id() + " " + latest.kind() + " (after "
+                                    + latest.fencesBefore() + ") was complete at the target");
+                        }
+                    }
+                }
+                for (Op a : epoch) {
+                    if (latest == null || visibility(a).last() > visibility(latest).last()) {
+                        latest = a;
+                    }
+                }
+            }
+        }
+        return bad;
+    }
+
+    private static boolean fenced(Op.Kind k) {
+        return k == Op.Kind.PUT || k == Op.Kind.GET || k == Op.Kind.ADD_POST || k == Op.Kind.ADD_FETCH
+                || k == Op.Kind.OTHER_ATOMIC;
     }
 
     /**
@@ -188,7 +244,7 @@ public final class HistoryChecker {
     /**
      * Every ADD applied exactly once: each word that only ever received ADDs ends at its initial
      * value plus the operands of the ADDs that completed, give or take those that failed (their
-     * outcome is unknown).
+     * outcome is unknown). Where visibility is recorded, no fragment of any call was applied twice.
      *
      * @param finalValue reads a word's value after everything completed (and was flushed)
      * @return this
@@ -216,7 +272,79 @@ public final class HistoryChecker {
                         + (unsure == 0 ? sure : "[" + sure + ", " + (sure + unsure) + "]"));
             }
         }
+        for (Op op : ops) {
+            long twice = visibility(op).appliedTwice();
+            if (twice != Long.MIN_VALUE) {
+                bad.add("#" + op.id() + " " + op.kind() + ": the target applied its fragment " + twice + " twice");
+            }
+        }
         return fail("atomics apply exactly once", bad);
+    }
+
+    /** The event order of a call's completion, or Long.MAX_VALUE. */
+    private long completed(Op op) {
+        for (Event e : history.events(op)) {
+            if (e.kind() == Event.Kind.COMPLETED) {
+                return e.order();
+            }
+        }
+        return Long.MAX_VALUE;
+    }
+
+    private final Map<Long, Visibility> visibilities = new HashMap<>();
+
+    private Visibility visibility(Op op) {
+        return visibilities.computeIfAbsent(op.id(), k -> Visibility.of(history.events(op)));
+    }
+
+    /**
+     * What the target reported of one call.
+     *
+     * @param first order of its first VISIBLE event (Long.MAX_VALUE: none)
+     * @param last order of its last
+     * @param admitted the fragment sequences the endpoint admitted
+     * @param visibleAt the order at which each fragment first became visible
+     * @param appliedTwice a fragment applied more than once, or Long.MIN_VALUE
+     */
+    private record Visibility(long first, long last, java.util.Set<Long> admitted, Map<Long, Long> visibleAt,
+            long appliedTwice) {
+        static Visibility of(List<Event> events) {
+            long first = Long.MAX_VALUE;
+            long last = Long.MIN_VALUE;
+            long twice = Long.MIN_VALUE;
+            java.util.Set<Long> admitted = new java.util.HashSet<>();
+            Map<Long, Long> visibleAt = new HashMap<>();
+            for (Event e : events) {
+                if (e.kind() == Event.Kind.ADMITTED) {
+                    admitted.add(e.sequence());
+                } else if (e.kind() == Event.Kind.VISIBLE) {
+                    first = Math.min(first, e.order());
+                    last = Math.max(last, e.order());
+                    if (visibleAt.putIfAbsent(e.sequence(), e.order()) != null) {
+                        twice = e.sequence();
+                    }
+                }
+            }
+            return new Visibility(first, last, admitted, visibleAt, twice);
+        }
+
+        boolean seen() {
+            return first != Long.MAX_VALUE;
+        }
+
+        /** @return a fragment admitted but not applied before {@code order}, or null (also when nothing is reported) */
+        String notVisibleBy(long order) {
+            if (!seen()) {
+                return null;
+            }
+            for (long sn : admitted) {
+                Long at = visibleAt.get(sn);
+                if (at == null || at > order) {
+                    return sn < 0 ? "it" : "fragment " + sn;
+                }
+            }
+            return null;
+        }
     }
 
     private boolean failed(Op op) {

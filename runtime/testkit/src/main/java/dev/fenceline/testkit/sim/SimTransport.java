@@ -7,6 +7,7 @@ import dev.fenceline.spi.DedupWindow;
 import dev.fenceline.spi.TransportOp;
 import dev.fenceline.spi.LaneConnection;
 import dev.fenceline.spi.RemoteAccessTarget;
+import dev.fenceline.spi.RequestTrace;
 import dev.fenceline.spi.Transport;
 import dev.fenceline.spi.TransportContext;
 import java.nio.ByteBuffer;
@@ -121,6 +122,15 @@ final class SimTransport implements Transport {
     }
 
     static long apply(TransportOp op, RemoteAccessTarget t) {
+        long v = applyUntraced(op, t);
+        RequestTrace trace = op.trace();
+        if (trace != null) {
+            trace.visible(op.sequence());
+        }
+        return v;
+    }
+
+    private static long applyUntraced(TransportOp op, RemoteAccessTarget t) {
         long keyId = op.key() == null ? 0 : op.key().keyId();
         return switch (op.kind()) {
             case PUT -> {

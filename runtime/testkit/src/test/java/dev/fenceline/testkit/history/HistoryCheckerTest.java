@@ -9,6 +9,8 @@ import dev.fenceline.Endpoint;
 import dev.fenceline.LaneInfo;
 import dev.fenceline.RemoteKey;
 import dev.fenceline.WorkerAddress;
+import dev.fenceline.spi.RequestTrace;
+import dev.fenceline.spi.Tracing;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,8 +27,9 @@ import org.junit.jupiter.api.Test;
  */
 class HistoryCheckerTest {
     /** An endpoint whose answers the test scripts; futures complete when the test says. */
-    static final class Scripted implements Endpoint {
+    static class Scripted implements Endpoint {
         final List<CompletableFuture<?>> pending = new ArrayList<>();
+        final List<RequestTrace> traces = new ArrayList<>();
         long fetchAnswer;
         byte getAnswer;
 
@@ -174,6 +177,27 @@ class HistoryCheckerTest {
         ((CompletableFuture<?>) s.pending.get(1)).complete(null); // the flush first
         s.completeAll();
         assertThrows(AssertionError.class, () -> HistoryChecker.of(h).assertFlushesCovered());
+    }
+
+    @Test
+    void aFlushThatCompletesBeforeTheTargetAppliedEarlierWorkIsCaught() {
+        History h = new History();
+        Scripted s = new Scripted() {
+            @Override
+            public CompletionStage<Void> put(ByteBuffer src, long remoteAddress, RemoteKey key) {
+                RequestTrace t = Tracing.current();
+                t.admitted(0, 7);
+                traces.add(t);
+                return CompletableFuture.completedFuture(null); // completes at once, applied later
+            }
+        };
+        Endpoint ep = h.record(s);
+        ep.put(ByteBuffer.wrap(new byte[] {1}), 0x1000, key);
+        ep.flush();
+        s.completeAll(); // the flush completes
+        s.traces.get(0).visible(7); // and only then does the target apply the put
+        AssertionError e = assertThrows(AssertionError.class, () -> HistoryChecker.of(h).assertFlushesCovered());
+        assertTrue(e.getMessage().contains("before the target applied fragment 7"), e.getMessage());
     }
 
     @Test

@@ -1,0 +1,45 @@
+package dev.fenceline.spi;
+
+import java.util.function.Supplier;
+
+/**
+ * Observes one request inside the runtime, for test kits that check more than an application can
+ * see: when the endpoint hands the request (or one of its fragments) to a lane, and when a target
+ * that can tell applies it. Attach one to the next request a thread issues with
+ * {@link #during(RequestTrace, Supplier)}; requests issued without one cost a single volatile read.
+ *
+ * <p>Callbacks run on runtime threads (the endpoint actor, a transport's delivery thread, or the
+ * issuing thread on the fast path) and must be quick and thread-safe.
+ */
+public interface RequestTrace {
+    /** The lane number {@link #admitted} reports for an operation the issuing thread performed itself. */
+    int DIRECT = -1;
+
+    /**
+     * The endpoint handed a fragment to a lane (again, after a restart).
+     *
+     * @param lane the lane's index, or {@link #DIRECT} for the fast path by grant
+     * @param sequence the fragment's exactly-once sequence number, or -1 on the fast path
+     */
+    void admitted(int lane, long sequence);
+
+    /**
+     * A target applied a fragment: its effect is visible there from now on. Reported by transports
+     * that apply in this JVM and know it (the test kit's {@code sim}, and the fast path).
+     *
+     * @param sequence the fragment's sequence number, or -1 on the fast path
+     */
+    void visible(long sequence);
+
+    /**
+     * Runs {@code call}, attaching {@code trace} to the request it issues on this thread.
+     *
+     * @param <T> what the call returns
+     * @param trace the observer
+     * @param call one endpoint call
+     * @return what it returned
+     */
+    static <T> T during(RequestTrace trace, Supplier<T> call) {
+        return Tracing.during(trace, call);
+    }
+}
