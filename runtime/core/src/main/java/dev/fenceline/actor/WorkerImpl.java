@@ -138,8 +138,12 @@ public final class WorkerImpl implements Worker {
         if (closing.get()) {
             return CompletableFuture.failedFuture(new EndpointClosedException("worker '" + name + "' is closed"));
         }
-        return AskPattern.<WorkerActor.Command, EndpointActor.ConnectResult>ask(actor,
-                replyTo -> new WorkerActor.Connect(peer, replyTo), askTimeout, system.scheduler())
+        CompletableFuture<EndpointActor.ConnectResult> reply = AskPattern.<WorkerActor.Command,
+                EndpointActor.ConnectResult>ask(actor, replyTo -> new WorkerActor.Connect(peer, replyTo), askTimeout,
+                system.scheduler()).toCompletableFuture();
+        // The ask's stage (Scala's converter) runs every dependent stage on the common pool, a thread
+        // hop per connect; relayed through allOf, the continuation runs where the reply completes it.
+        return CompletableFuture.allOf(reply).thenApply(v -> reply.join())
                 .thenCompose(r -> {
                     if (r.error() != null) {
                         return CompletableFuture.failedFuture(r.error());
