@@ -35,6 +35,7 @@ public final class Fenceline implements AutoCloseable, Extension {
     private final Map<String, TransportProvider> providers;
     private final List<Worker> workers = new CopyOnWriteArrayList<>();
     private volatile boolean closed;
+    private CompletionStage<Void> closing;
 
     private Fenceline(ActorSystem<?> system, boolean ownsSystem) {
         this.system = system;
@@ -105,32 +106,50 @@ public final class Fenceline implements AutoCloseable, Extension {
 
     /**
      * Closes every worker (flushing their endpoints) and, if self-owned, terminates the actor
-     * system. Waits at most 30 seconds.
+     * system. Waits at most 30 seconds; {@link #closeAsync()} does not wait.
      */
     @Override
     public void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        CompletableFuture<?>[] all = workers.stream().map(w -> w.close().toCompletableFuture())
-                .toArray(CompletableFuture[]::new);
         try {
-            CompletableFuture.allOf(all).get(CLOSE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+            closeAsync().toCompletableFuture().get(2 * CLOSE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (Exception e) {
-            org.slf4j.LoggerFactory.getLogger(Fenceline.class).warn("closing workers: {}", e.toString());
+            org.slf4j.LoggerFactory.getLogger(Fenceline.class).warn("closing: {}", e.toString());
         }
-        if (ownsSystem) {
-            system.terminate();
-            try {
-                system.getWhenTerminated().toCompletableFuture().get(CLOSE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            } catch (Exception e) {
-                org.slf4j.LoggerFactory.getLogger(Fenceline.class).warn("terminating the actor system: {}", e.toString());
+    }
+
+    /**
+     * Closes every worker (flushing their endpoints) and, if self-owned, terminates the actor
+     * system, without blocking the caller. A worker that takes longer than 30 seconds is left
+     * behind with a warning.
+     *
+     * @return completes when done (never exceptionally); the same stage on every call
+     */
+    public CompletionStage<Void> closeAsync() {
+        synchronized (this) {
+            if (closing != null) {
+                return closing;
             }
+            closed = true;
+            CompletableFuture<?>[] all = workers.stream().map(w -> w.close().toCompletableFuture())
+                    .toArray(CompletableFuture[]::new);
+            CompletionStage<Void> workersClosed = CompletableFuture.allOf(all)
+                    .orTimeout(CLOSE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
+                    .handle((v, e) -> {
+                        if (e != null) {
+                            org.slf4j.LoggerFactory.getLogger(Fenceline.class).warn("closing workers: {}", e.toString());
+                        }
+                        return null;
+                    });
+            closing = workersClosed.thenCompose(v -> {
+                if (!ownsSystem) {
+                    return CompletableFuture.<Void>completedFuture(null);
+                }
+                system.terminate();
+                return system.getWhenTerminated().thenApply(d -> (Void) null);
+            });
+            return closing;
         }
     }
 

@@ -145,6 +145,8 @@ public final class EndpointActor {
     }
 
     private final ActorContext<Command> ctx;
+    /** The system scheduler's time: virtual under the test kit's deterministic simulation. */
+    private final java.util.function.LongSupplier clock;
     private final TimerScheduler<Command> timers;
     private final Logger log;
     private final FencelineSettings settings;
@@ -188,6 +190,7 @@ public final class EndpointActor {
     private EndpointActor(ActorContext<Command> ctx, TimerScheduler<Command> timers, FencelineSettings settings,
             EndpointChannel channel, Endpoint facade) {
         this.ctx = ctx;
+        this.clock = dev.fenceline.spi.NanoClock.of(ctx.getSystem());
         this.timers = timers;
         this.log = ctx.getLog();
         this.settings = settings;
@@ -384,7 +387,7 @@ public final class EndpointActor {
 
     private void setLanes(LaneTable table) {
         if (lastHeard.length != table.size()) {
-            long now = System.nanoTime();
+            long now = clock.getAsLong();
             int old = lastHeard.length;
             lastHeard = java.util.Arrays.copyOf(lastHeard, table.size());
             probeSent = java.util.Arrays.copyOf(probeSent, table.size());
@@ -811,7 +814,7 @@ public final class EndpointActor {
 
     private void heard(int lane, long connectionId) {
         if (current(lane, connectionId)) {
-            lastHeard[lane] = System.nanoTime();
+            lastHeard[lane] = clock.getAsLong();
         }
     }
 
@@ -999,7 +1002,7 @@ public final class EndpointActor {
      * unanswered past the timeout is a lane failure, handled like one a transport reports.
      */
     private Behavior<Command> onKeepaliveTick() {
-        long now = System.nanoTime();
+        long now = clock.getAsLong();
         long interval = settings.keepaliveInterval().toNanos();
         long timeout = settings.keepaliveTimeout().toNanos();
         for (int i = 0; i < lanes.size(); i++) {
@@ -1203,7 +1206,7 @@ public final class EndpointActor {
             }
         }
         setLanes(next);
-        long now = System.nanoTime();
+        long now = clock.getAsLong();
         used &= ~changed;
         for (int i = 0; i < next.size(); i++) {
             if ((changed & (1L << i)) != 0) {

@@ -106,6 +106,14 @@ public final class ConfigReader {
 
     /**
      * @param key relative key
+     * @return the value (HOCON booleans: true/false, on/off, yes/no)
+     */
+    public boolean bool(String key) {
+        return get(key, () -> config.getBoolean(key));
+    }
+
+    /**
+     * @param key relative key
      * @param min the smallest allowed size in bytes
      * @param max the largest allowed size in bytes
      * @return the size in bytes (HOCON size units: B, KiB, MiB ...)

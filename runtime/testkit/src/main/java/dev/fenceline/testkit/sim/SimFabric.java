@@ -26,20 +26,44 @@ final class SimFabric implements AutoCloseable {
     private final Condition changed = lock.newCondition();
     private final PriorityQueue<Event> events = new PriorityQueue<>();
     private final Thread thread;
+    /** Set under a deterministic simulation: deliveries are its timers, on its virtual time. */
+    private final World world;
     private long nextSeq;
-    private boolean closed;
+    private volatile boolean closed;
 
-    SimFabric(String name) {
+    /**
+     * @param name the delivery thread's name
+     * @param world the deterministic simulation to run in, or null for a thread on real time
+     */
+    SimFabric(String name, World world) {
+        this.world = world;
+        if (world != null) {
+            thread = null;
+            return;
+        }
         thread = new Thread(this::run, name);
         thread.setDaemon(true);
         thread.start();
     }
 
+    /** @return the fabric's time: {@link System#nanoTime()}, or the simulation's virtual time */
+    long now() {
+        return world != null ? world.nanoTime() : System.nanoTime();
+    }
+
     /**
-     * @param due when to run, in {@link System#nanoTime()} terms
-     * @param action the delivery; runs on the fabric thread
+     * @param due when to run, in {@link #now()} terms
+     * @param action the delivery; runs on the fabric thread (or the simulation's)
      */
     void schedule(long due, Runnable action) {
+        if (world != null) {
+            world.at(due, () -> {
+                if (!closed) {
+                    action.run();
+                }
+            });
+            return;
+        }
         lock.lock();
         try {
             if (closed) {

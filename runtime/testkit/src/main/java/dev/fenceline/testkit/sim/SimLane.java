@@ -125,7 +125,7 @@ final class SimLane implements LaneConnection {
 
     /** Kills the lane on the fabric thread, in order with its deliveries, and reports it. */
     void fail(Throwable cause) {
-        fabric.schedule(System.nanoTime(), () -> {
+        fabric.schedule(fabric.now(), () -> {
             if (!dead) {
                 dead = true;
                 listener.onLaneFailed(cause);
@@ -157,7 +157,7 @@ final class SimLane implements LaneConnection {
 
     /** Kills the lane without a failure report, then hands {@code next} to the listener. */
     void replaceWith(SimLane next) {
-        fabric.schedule(System.nanoTime(), () -> {
+        fabric.schedule(fabric.now(), () -> {
             dead = true;
             listener.onReplaced(next);
         });
@@ -170,13 +170,13 @@ final class SimLane implements LaneConnection {
     }
 
     private long nextDue() {
-        lastDue = Math.max(lastDue, System.nanoTime() + delay(random));
+        lastDue = Math.max(lastDue, fabric.now() + delay(random));
         return lastDue;
     }
 
     /** Acknowledgements travel back in order too; one still on its way when the lane dies is lost. */
     private void acknowledge(Runnable ack) {
-        lastAckDue = Math.max(lastAckDue, System.nanoTime() + delay(ackRandom));
+        lastAckDue = Math.max(lastAckDue, fabric.now() + delay(ackRandom));
         fabric.schedule(lastAckDue, () -> {
             if (!dead && !cut()) {
                 ack.run();
@@ -207,7 +207,7 @@ final class SimLane implements LaneConnection {
         if (dead) {
             return PostStatus.IN_PROGRESS; // lost with the lane, re-issued after the endpoint's replay
         }
-        lastDue = Math.max(lastDue, System.nanoTime());
+        lastDue = Math.max(lastDue, fabric.now());
         fabric.schedule(lastDue, () -> {
             if (!dead && !cut()) {
                 acknowledge(() -> listener.onFlushed(token));

@@ -19,10 +19,11 @@ import java.util.Set;
  * @param maxFragment the largest single operation
  * @param queueDepth operations a lane holds undelivered before it answers NO_RESOURCE
  * @param dedupWindow operations per origin endpoint the target remembers for exactly-once
+ * @param deterministic deliver on a deterministic simulation's virtual time instead of a thread
  * @param keysRead every key read, for the completeness test
  */
 public record SimSettings(long seed, List<SimLaneSpec> lanes, int maxFragment, int queueDepth, int dedupWindow,
-        Set<String> keysRead) {
+        boolean deterministic, Set<String> keysRead) {
     private static final String SECTION = "fenceline.transport.sim";
 
     /**
@@ -54,7 +55,9 @@ public record SimSettings(long seed, List<SimLaneSpec> lanes, int maxFragment, i
         int maxFragment = (int) r.bytesIn("max-fragment", 64, 1 << 30);
         int queueDepth = r.intIn("queue-depth", 1, 1 << 20);
         int dedupWindow = r.intIn("dedup-window", 16, 1 << 24);
-        return new SimSettings(seed, List.copyOf(lanes), maxFragment, queueDepth, dedupWindow, r.keysRead());
+        boolean deterministic = r.bool("deterministic");
+        return new SimSettings(seed, List.copyOf(lanes), maxFragment, queueDepth, dedupWindow, deterministic,
+                r.keysRead());
     }
 
     private static SimLaneSpec lane(Config c, String where) {

@@ -60,7 +60,8 @@ final class SimTransport implements Transport {
         this.context = context;
         this.settings = settings;
         this.target = context.target();
-        this.fabric = new SimFabric("fenceline-sim-" + context.workerName());
+        this.fabric = new SimFabric("fenceline-sim-" + context.workerName(),
+                settings.deterministic() ? World.require("fenceline.transport.sim.deterministic = on") : null);
         REGISTRY.put(context.workerId(), this);
     }
 
