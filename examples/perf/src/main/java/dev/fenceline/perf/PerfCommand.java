@@ -28,6 +28,9 @@ import picocli.CommandLine.Spec;
                 + " sentinel write and a flush. --baseline adds raw Netty over the same loopback, measured in the"
                 + " same run.")
 public final class PerfCommand implements Callable<Integer> {
+    /** The control port of --server and --connect (ucx_perftest's, too). */
+    static final int DEFAULT_PORT = 13337;
+
     @Spec
     CommandSpec spec;
 
@@ -84,6 +87,23 @@ public final class PerfCommand implements Callable<Integer> {
             + " Default ${DEFAULT-VALUE}.")
     String completion;
 
+    @Option(names = "--server", arity = "0..1", fallbackValue = "0.0.0.0:" + DEFAULT_PORT, paramLabel = "HOST:PORT",
+            description = "Be the target side of a run across hosts (like ucx_perftest without a peer): take one"
+                    + " driver's control connection on HOST:PORT (default 0.0.0.0:" + DEFAULT_PORT + "), serve its"
+                    + " run, then exit. Transport options must match the driver's; tcp needs the shared secret in"
+                    + " FENCELINE_TCP_SECRET on both sides.")
+    String server;
+
+    @Option(names = "--connect", paramLabel = "HOST[:PORT]",
+            description = "Drive a run against a `fenceline perf --server` (port " + DEFAULT_PORT + " unless"
+                    + " given); the tests run as with --processes 2.")
+    String connect;
+
+    @Option(names = "--tcp-listen", split = ",", paramLabel = "HOST:PORT",
+            description = "Addresses this side's tcp worker listens on, one per rail (default: loopback rails"
+                    + " 127.0.0.1:0 ... 127.0.0.N:0). Across hosts, give addresses the other host reaches.")
+    List<String> tcpListen;
+
     @Option(names = "--json", description = "Print the results as a JSON array instead of text.")
     boolean json;
 
@@ -115,9 +135,21 @@ public final class PerfCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(), "--processes " + processes + " with "
                     + transport + ": expected 1, or 2 with tcp or shm");
         }
+        if ((server != null || connect != null) && (transport.equals("sim") || processes != 1)) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--server and --connect run tcp or shm"
+                    + " between two processes by themselves: drop --processes, and use -x tcp or -x shm");
+        }
+        if (server != null && connect != null) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--server and --connect: one side each");
+        }
         Config config = config();
-        try (PerfSession session = processes == 2 ? new PerfSession(config, Math.max(largest, 64), fork(config,
-                Math.max(largest, 64))) : new PerfSession(config, Math.max(largest, 64))) {
+        if (server != null) {
+            return serve(config, hostPort(server, "--server"));
+        }
+        int regionBytes = Math.max(largest, 64);
+        try (PerfSession session = connect != null ? new PerfSession(config, regionBytes, dial(hostPort(connect,
+                "--connect"))) : processes == 2 ? new PerfSession(config, regionBytes, fork(config))
+                        : new PerfSession(config, regionBytes)) {
             if (!completion.equals("per-op") && !completion.equals("implicit")) {
                 throw new CommandLine.ParameterException(spec.commandLine(), "--completion " + completion
                         + ": expected per-op or implicit");
@@ -192,19 +224,89 @@ public final class PerfCommand implements Callable<Integer> {
     }
 
     /** Starts the target process with the same configuration; a tcp secret travels in its environment. */
-    private Process fork(Config config, int regionBytes) throws java.io.IOException {
+    private PerfSession.Peer fork(Config config) throws java.io.IOException {
         // Never on a command line: the secret goes through the environment, which reference.conf reads.
         String hocon = config.withoutPath("fenceline.transport.tcp.secret").getConfig("fenceline").root()
                 .render(com.typesafe.config.ConfigRenderOptions.concise());
         List<String> cmd = new ArrayList<>(List.of(java.nio.file.Path.of(System.getProperty("java.home"), "bin",
                 "java").toString(), "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED", "-cp",
-                System.getProperty("java.class.path"), PerfTarget.class.getName(), Integer.toString(regionBytes),
-                "{\"fenceline\":" + hocon + "}"));
+                System.getProperty("java.class.path"), PerfTarget.class.getName(), "{\"fenceline\":" + hocon + "}"));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
         if (config.hasPath("fenceline.transport.tcp.secret")) {
             pb.environment().put("FENCELINE_TCP_SECRET", config.getString("fenceline.transport.tcp.secret"));
         }
-        return pb.start();
+        Process p = pb.start();
+        return new PerfSession.Peer(p.getInputStream(), p.getOutputStream(), () -> {
+            p.getOutputStream().close(); // the target serves until its stdin closes
+            try {
+                if (!p.waitFor(20, java.util.concurrent.TimeUnit.SECONDS)) {
+                    p.destroyForcibly();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                p.destroyForcibly();
+            }
+        });
+    }
+
+    /** The driver's side of --connect: a control connection to the server. */
+    private static PerfSession.Peer dial(java.net.InetSocketAddress at) throws java.io.IOException {
+        java.net.Socket control = new java.net.Socket();
+        try {
+            control.connect(at, 10_000);
+        } catch (java.io.IOException e) {
+            control.close();
+            throw new java.io.IOException("no fenceline perf --server at " + at + ": " + e.getMessage(), e);
+        }
+        control.setTcpNoDelay(true);
+        return new PerfSession.Peer(control.getInputStream(), control.getOutputStream(), () -> {
+            control.shutdownOutput(); // the server serves until our side closes, then closes its own
+            control.setSoTimeout(20_000);
+            try {
+                while (control.getInputStream().read() >= 0) {
+                    // drain until the server is done
+                }
+            } finally {
+                control.close();
+            }
+        });
+    }
+
+    /** --server: one driver, one run, then exit (as ucx_perftest's server). */
+    private int serve(Config config, java.net.InetSocketAddress at) throws Exception {
+        try (java.net.ServerSocket listener = new java.net.ServerSocket()) {
+            listener.bind(at, 1);
+            System.out.println("fenceline perf server: waiting for a driver on " + listener.getLocalSocketAddress());
+            System.out.flush();
+            try (java.net.Socket control = listener.accept()) {
+                control.setTcpNoDelay(true);
+                PrintStream out = new PrintStream(control.getOutputStream(), true,
+                        java.nio.charset.StandardCharsets.US_ASCII);
+                PerfTarget.serve(config, new java.io.BufferedReader(new java.io.InputStreamReader(
+                        control.getInputStream(), java.nio.charset.StandardCharsets.US_ASCII)), out);
+                System.out.println("fenceline perf server: served " + control.getRemoteSocketAddress());
+            }
+        }
+        return 0;
+    }
+
+    private java.net.InetSocketAddress hostPort(String value, String option) {
+        String host = value;
+        int port = DEFAULT_PORT;
+        int colon = value.lastIndexOf(':');
+        if (colon >= 0) {
+            host = value.substring(0, colon);
+            try {
+                port = Integer.parseInt(value.substring(colon + 1));
+            } catch (NumberFormatException e) {
+                port = -1;
+            }
+        }
+        if (host.isEmpty() || port < 0 || port > 65535) {
+            throw new CommandLine.ParameterException(spec.commandLine(), option + " " + value
+                    + ": expected HOST[:PORT] with a port from 0 to 65535");
+        }
+        return new java.net.InetSocketAddress(host, port);
     }
 
     private void print(List<PerfResult> results, PrintStream out) {
@@ -250,10 +352,22 @@ public final class PerfCommand implements Callable<Integer> {
                             + ": expected 1 to 16");
                 }
                 StringBuilder listen = new StringBuilder();
-                for (int i = 1; i <= rails; i++) {
-                    listen.append(i == 1 ? "" : ", ").append("\"127.0.0.").append(i).append(":0\"");
+                if (tcpListen != null && !tcpListen.isEmpty()) {
+                    for (String a : tcpListen) {
+                        listen.append(listen.length() == 0 ? "" : ", ").append('"').append(a.trim()).append('"');
+                    }
+                    rails = tcpListen.size();
+                } else {
+                    for (int i = 1; i <= rails; i++) {
+                        listen.append(i == 1 ? "" : ", ").append("\"127.0.0.").append(i).append(":0\"");
+                    }
                 }
                 String secret = base.getString("fenceline.transport.tcp.secret");
+                if (secret.isEmpty() && (server != null || connect != null)) {
+                    throw new CommandLine.ParameterException(spec.commandLine(), "tcp between two hosts needs the"
+                            + " same secret on both sides: set FENCELINE_TCP_SECRET (for example to the output of"
+                            + " `openssl rand -hex 24`) for the server and the driver");
+                }
                 if (secret.isEmpty()) {
                     byte[] random = new byte[24];
                     new SecureRandom().nextBytes(random);

@@ -29,8 +29,8 @@ final class PerfSession implements AutoCloseable {
     final Worker alpha;
     /** The target worker when it is in this JVM, else null. */
     final Worker beta;
-    /** The target process when it is another JVM, else null. */
-    private final Process target;
+    /** The target when it is another JVM, else null. */
+    private final Peer target;
     final MemoryRegion atAlpha;
     final MemoryRegion atBeta;
     final RemoteKey alphaKey;
@@ -62,13 +62,31 @@ final class PerfSession implements AutoCloseable {
     }
 
     /**
-     * The target worker runs in {@code target}, a {@link PerfTarget} process that printed its
-     * address and region key and now waits for ours: it connects back to answer pings.
+     * The other side of a two-process run: a {@link PerfTarget} at the end of a line protocol (a
+     * child's stdin/stdout, or a control connection to {@code fenceline perf --server}).
+     *
+     * @param in its lines
+     * @param out lines to it
+     * @param end closes our side and waits for it to finish
      */
-    PerfSession(Config config, int regionBytes, Process target) throws Exception {
-        this.target = target;
-        java.io.BufferedReader in = new java.io.BufferedReader(new java.io.InputStreamReader(target.getInputStream(),
+    record Peer(java.io.InputStream in, java.io.OutputStream out, End end) {
+        /** Closes the driver's side and waits for the target to finish. */
+        interface End {
+            void close() throws java.io.IOException;
+        }
+    }
+
+    /**
+     * The target worker runs on the other side of {@code peer}: it allocates the region we ask
+     * for, tells its address and region key, and connects back to answer pings.
+     */
+    PerfSession(Config config, int regionBytes, Peer peer) throws Exception {
+        this.target = peer;
+        java.io.BufferedReader in = new java.io.BufferedReader(new java.io.InputStreamReader(peer.in(),
                 java.nio.charset.StandardCharsets.UTF_8));
+        java.io.OutputStream out = peer.out();
+        out.write(("REGION " + regionBytes + "\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        out.flush();
         String[] line = PerfTarget.expect(in, "ADDRESS ").split(" ");
         java.util.HexFormat hex = java.util.HexFormat.of();
         fenceline = Fenceline.create(config);
@@ -83,7 +101,6 @@ final class PerfSession implements AutoCloseable {
         atBeta = new dev.fenceline.testkit.RemoteRegion(toBeta, betaKey, java.time.Duration.ofSeconds(60));
         toAlpha = null;
         alpha.setActiveMessageHandler(PONG, (header, payload) -> pongs.incrementAndGet());
-        java.io.OutputStream out = target.getOutputStream();
         out.write(("PEER " + hex.formatHex(alpha.address().toBytes()) + "\n").getBytes(
                 java.nio.charset.StandardCharsets.US_ASCII));
         out.flush();
@@ -105,16 +122,12 @@ final class PerfSession implements AutoCloseable {
     }
 
     @Override
-    public void close() {
-        fenceline.close();
-        if (target != null) {
-            try {
-                target.getOutputStream().close(); // the target serves until its stdin closes
-                if (!target.waitFor(20, TimeUnit.SECONDS)) {
-                    target.destroyForcibly();
-                }
-            } catch (java.io.IOException | InterruptedException e) {
-                target.destroyForcibly();
+    public void close() throws java.io.IOException {
+        try {
+            fenceline.close();
+        } finally {
+            if (target != null) {
+                target.end().close(); // the target serves until our side closes
             }
         }
     }

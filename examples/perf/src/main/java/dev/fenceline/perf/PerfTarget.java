@@ -1,5 +1,6 @@
 package dev.fenceline.perf;
 
+import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import dev.fenceline.Endpoint;
 import dev.fenceline.Fenceline;
@@ -9,44 +10,71 @@ import dev.fenceline.WorkerAddress;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.HexFormat;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The target process of {@code fenceline perf --processes 2}: a worker with one region, a sink for
- * streamed active messages, and a handler that answers each ping with a pong over its own endpoint
- * back to the driver. Protocol on stdin/stdout: it prints {@code ADDRESS <worker> <region key>},
- * reads {@code PEER <driver worker>}, connects back, prints {@code READY}, and serves until stdin
- * closes. Arguments: the configuration as HOCON text (the tcp secret comes from the environment).
+ * The target side of a two-process run: a worker with one region, a sink for streamed active
+ * messages, and a handler that answers each ping with a pong over its own endpoint back to the
+ * driver. It runs as a child process ({@code --processes 2}, talking over stdin/stdout) or as
+ * {@code fenceline perf --server} (talking over a control connection). Protocol, one line each:
+ * it reads {@code REGION <bytes>}, prints {@code ADDRESS <worker> <region key>}, reads
+ * {@code PEER <driver worker>}, connects back, prints {@code READY}, and serves until the driver
+ * closes its side.
  */
 public final class PerfTarget {
     private PerfTarget() {
     }
 
     /**
-     * @param args {@code <region bytes> <HOCON configuration>}
+     * The child process's entry.
+     *
+     * @param args {@code <HOCON configuration>} (the tcp secret comes from the environment)
      * @throws Exception if the worker cannot start
      */
     public static void main(String[] args) throws Exception {
         org.slf4j.LoggerFactory.getILoggerFactory(); // before the actor system's threads race to (no replay warning)
+        serve(ConfigFactory.parseString(args[0]).withFallback(ConfigFactory.load()),
+                new BufferedReader(new InputStreamReader(System.in, StandardCharsets.US_ASCII)), System.out);
+    }
+
+    /**
+     * Serves one driver.
+     *
+     * @param config the runtime's configuration
+     * @param in the driver's lines
+     * @param out lines to the driver
+     * @throws Exception if the worker cannot start or the driver breaks the protocol
+     */
+    static void serve(Config config, BufferedReader in, PrintStream out) throws Exception {
         HexFormat hex = HexFormat.of();
-        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.US_ASCII));
-        try (Fenceline f = Fenceline.create(ConfigFactory.parseString(args[1]).withFallback(ConfigFactory.load()))) {
+        String region = expect(in, "REGION ").substring(7).trim();
+        int bytes;
+        try {
+            bytes = Integer.parseInt(region);
+        } catch (NumberFormatException e) {
+            throw new IOException("the driver asked for a region of '" + region + "' bytes");
+        }
+        if (bytes < 64 || bytes > (1 << 30)) {
+            throw new IOException("the driver asked for a region of " + bytes + " bytes: expected 64 to 1 GiB");
+        }
+        try (Fenceline f = Fenceline.create(config)) {
             Worker w = f.newWorker("beta").toCompletableFuture().get(60, TimeUnit.SECONDS);
-            MemoryRegion region = w.allocate(Integer.parseInt(args[0]));
+            MemoryRegion target = w.allocate(bytes);
             w.setActiveMessageHandler(PerfSession.SINK, (h, p) -> { });
-            System.out.println("ADDRESS " + hex.formatHex(w.address().toBytes()) + " "
-                    + hex.formatHex(region.remoteKey().toBytes()));
-            System.out.flush();
+            out.println("ADDRESS " + hex.formatHex(w.address().toBytes()) + " "
+                    + hex.formatHex(target.remoteKey().toBytes()));
+            out.flush();
             String peer = expect(in, "PEER ").substring(5);
             Endpoint back = w.connect(WorkerAddress.fromBytes(hex.parseHex(peer))).toCompletableFuture()
                     .get(60, TimeUnit.SECONDS);
             w.setActiveMessageHandler(PerfSession.PING, (h, p) -> back.sendActiveMessage(PerfSession.PONG, h, p));
-            System.out.println("READY");
-            System.out.flush();
+            out.println("READY");
+            out.flush();
             while (in.readLine() != null) {
-                // serve until the driver closes stdin
+                // serve until the driver closes its side
             }
         }
     }
@@ -59,6 +87,6 @@ public final class PerfTarget {
                 return line;
             }
         }
-        throw new IOException("the other process ended before saying " + prefix.trim());
+        throw new IOException("the other side ended before saying " + prefix.trim());
     }
 }

@@ -74,6 +74,30 @@ class PerfCommandTest {
         }
     }
 
+    /** A run across hosts, here two sides in one JVM: a server takes the driver's control connection. */
+    @Test
+    void serverAndConnectOverShm() throws Exception {
+        int port;
+        try (java.net.ServerSocket probe = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            port = probe.getLocalPort(); // free now; the server binds it again below
+        }
+        java.util.concurrent.CompletableFuture<Integer> server = java.util.concurrent.CompletableFuture.supplyAsync(
+                () -> new CommandLine(new PerfCommand()).execute("--transport", "shm", "--server=127.0.0.1:" + port));
+        String json = "";
+        for (int attempt = 0; attempt < 50 && !json.contains("fadd_lat"); attempt++) {
+            try {
+                json = run("--transport", "shm", "--connect", "127.0.0.1:" + port, "--tests", "put_bw,fadd_lat,am_lat",
+                        "--sizes", "8,4K", "-n", "300", "-w", "30", "--json");
+            } catch (AssertionError notListeningYet) { // the driver could not connect yet
+                Thread.sleep(100);
+            }
+        }
+        assertEquals(0, server.get(60, TimeUnit.SECONDS));
+        for (String t : new String[] {"put_bw", "fadd_lat", "am_lat"}) {
+            assertTrue(json.contains("\"test\":\"" + t + "\",\"transport\":\"shm\""), t + " missing in " + json);
+        }
+    }
+
     @Test
     void implicitCompletionStreams() {
         String text = run("--transport", "sim", "--tests", "put_bw,add_mr", "--sizes", "64", "-n", "2000", "-w", "100",
@@ -90,5 +114,10 @@ class PerfCommandTest {
         cl.setErr(new PrintWriter(err));
         assertEquals(2, cl.execute("--tests", "warp_speed"));
         assertTrue(err.toString().contains("unknown test 'warp_speed'"), err.toString());
+        StringWriter err2 = new StringWriter();
+        CommandLine cl2 = new CommandLine(new PerfCommand());
+        cl2.setErr(new PrintWriter(err2));
+        assertEquals(2, cl2.execute("--transport", "sim", "--connect", "127.0.0.1"));
+        assertTrue(err2.toString().contains("--server and --connect run tcp or shm"), err2.toString());
     }
 }
