@@ -122,7 +122,8 @@ public final class Fenceline implements AutoCloseable, Extension {
     /**
      * Closes every worker (flushing their endpoints) and, if self-owned, terminates the actor
      * system, without blocking the caller. A worker that takes longer than 30 seconds is left
-     * behind with a warning.
+     * behind with a warning; the actor system's own termination is not bounded here
+     * ({@link #close()} waits for all of it at most a minute).
      *
      * @return completes when done (never exceptionally); the same stage on every call
      */
@@ -132,11 +133,22 @@ public final class Fenceline implements AutoCloseable, Extension {
                 return closing;
             }
             closed = true;
-            CompletableFuture<?>[] all = workers.stream().map(w -> w.close().toCompletableFuture())
-                    .toArray(CompletableFuture[]::new);
-            CompletionStage<Void> workersClosed = CompletableFuture.allOf(all)
-                    .orTimeout(CLOSE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
+            CompletableFuture<?>[] all = workers.stream().map(w -> {
+                try {
+                    return w.close().toCompletableFuture();
+                } catch (RuntimeException e) {
+                    return CompletableFuture.failedFuture(e);
+                }
+            }).toArray(CompletableFuture[]::new);
+            // The time limit runs on the actor system's scheduler (virtual time in the test kit's
+            // deterministic simulation), and everything after it on the thread that completes it.
+            CompletableFuture<Void> late = new CompletableFuture<>();
+            org.apache.pekko.actor.Cancellable timer = system.scheduler().scheduleOnce(CLOSE_TIMEOUT,
+                    () -> late.completeExceptionally(new java.util.concurrent.TimeoutException("workers did not close"
+                            + " within " + CLOSE_TIMEOUT)), system.executionContext());
+            CompletionStage<Void> workersClosed = CompletableFuture.anyOf(CompletableFuture.allOf(all), late)
                     .handle((v, e) -> {
+                        timer.cancel();
                         if (e != null) {
                             org.slf4j.LoggerFactory.getLogger(Fenceline.class).warn("closing workers: {}", e.toString());
                         }
@@ -147,7 +159,8 @@ public final class Fenceline implements AutoCloseable, Extension {
                     return CompletableFuture.<Void>completedFuture(null);
                 }
                 system.terminate();
-                return system.getWhenTerminated().thenApply(d -> (Void) null);
+                // Relayed through allOf: Scala's stage would run a dependent stage on the common pool.
+                return CompletableFuture.allOf(system.getWhenTerminated().toCompletableFuture());
             });
             return closing;
         }

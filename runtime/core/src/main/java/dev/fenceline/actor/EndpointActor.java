@@ -711,11 +711,11 @@ public final class EndpointActor {
     private void postOp(Request r, int fragment, TransportOp op) {
         used |= 1L << r.lane;
         op.identify(channel.endpointId(), r.firstSn + fragment, lowWater());
+        LaneConnection conn = lanes.connection(r.lane);
         if (r.trace != null) {
             op.trace(r.trace);
-            r.trace.admitted(r.lane, op.sequence());
+            r.trace.admitted(r.lane, op.sequence(), conn.deduplicates(), conn.reportsVisibility());
         }
-        LaneConnection conn = lanes.connection(r.lane);
         byToken.put(op.token(), new Inflight(r, fragment, r.lane, conn.id(), conn.deduplicates()));
         ArrayDeque<Object> waiting = pending[r.lane];
         if (!waiting.isEmpty()) {

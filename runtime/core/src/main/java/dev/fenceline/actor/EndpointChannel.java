@@ -91,9 +91,9 @@ public final class EndpointChannel {
 
     void fastOperation() {
         fastOperations.increment();
-        RequestTrace t = Tracing.current();
+        RequestTrace t = Tracing.take();
         if (t != null) { // done and visible on this thread, before the call returns
-            t.admitted(RequestTrace.DIRECT, -1);
+            t.admitted(RequestTrace.DIRECT, -1, true, true);
             t.visible(-1);
         }
     }
@@ -173,7 +173,7 @@ public final class EndpointChannel {
      */
     public void submit(Request r) {
         // Before the offer: a grant stamped earlier is void from now on.
-        r.trace = Tracing.current();
+        r.trace = Tracing.take();
         r.submissionNumber = submitted.incrementAndGet();
         submissions.offer(r);
         FencelineException t = terminal;

@@ -141,9 +141,18 @@ public final class WorkerImpl implements Worker {
         CompletableFuture<EndpointActor.ConnectResult> reply = AskPattern.<WorkerActor.Command,
                 EndpointActor.ConnectResult>ask(actor, replyTo -> new WorkerActor.Connect(peer, replyTo), askTimeout,
                 system.scheduler()).toCompletableFuture();
-        // The ask's stage (Scala's converter) runs every dependent stage on the common pool, a thread
-        // hop per connect; relayed through allOf, the continuation runs where the reply completes it.
-        return CompletableFuture.allOf(reply).thenApply(v -> reply.join())
+        // The ask's stage (Scala's converter) would run dependent stages on the common pool; the
+        // actor system's dispatcher runs them instead (the endpoint actor completes the reply, and
+        // the user's continuation must not run inside it).
+        CompletableFuture<EndpointActor.ConnectResult> relayed = new CompletableFuture<>();
+        reply.whenCompleteAsync((r, e) -> {
+            if (e != null) {
+                relayed.completeExceptionally(e);
+            } else {
+                relayed.complete(r);
+            }
+        }, system.executionContext());
+        return relayed
                 .thenCompose(r -> {
                     if (r.error() != null) {
                         return CompletableFuture.failedFuture(r.error());

@@ -75,6 +75,14 @@ public interface LaneConnection {
     boolean deduplicates();
 
     /**
+     * @return whether this lane's target reports {@link RequestTrace#visible} for every operation
+     *     it applies (the test kit's simulated lanes do), so that a test kit may expect it
+     */
+    default boolean reportsVisibility() {
+        return false;
+    }
+
+    /**
      * The endpoint is done with this connection; outstanding operations fail through the listener.
      * A transport that reconnects failed lanes stops doing so for this lane.
      */

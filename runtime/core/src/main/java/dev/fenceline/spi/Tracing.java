@@ -21,13 +21,20 @@ public final class Tracing {
             if (outer == null) {
                 NEXT.remove();
             } else {
-                NEXT.set(outer);
+                NEXT.set(outer); // an enclosing call's request is still to come
             }
         }
     }
 
-    /** @return the trace for the request this thread is issuing, or null */
-    public static RequestTrace current() {
-        return used ? NEXT.get() : null;
+    /** @return the trace for the request this thread is issuing, or null; taken: the next request gets none */
+    public static RequestTrace take() {
+        if (!used) {
+            return null;
+        }
+        RequestTrace t = NEXT.get();
+        if (t != null) {
+            NEXT.remove();
+        }
+        return t;
     }
 }

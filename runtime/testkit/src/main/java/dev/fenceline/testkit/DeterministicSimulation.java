@@ -40,6 +40,8 @@ public final class DeterministicSimulation implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(DeterministicSimulation.class);
     /** How long (real time) the world may sit idle waiting for work from other threads. */
     private static final long IDLE_LIMIT = TimeUnit.SECONDS.toNanos(10);
+    /** How much virtual time {@link #await(CompletionStage)} lets pass. */
+    private static final Duration AWAIT_LIMIT = Duration.ofMinutes(10);
 
     private final World world;
     private final Fenceline fenceline;
@@ -151,6 +153,14 @@ public final class DeterministicSimulation implements AutoCloseable {
         return Duration.ofNanos(world.elapsedNanos());
     }
 
+    /**
+     * @return tasks other threads handed to the simulation since it started: each arrived at a
+     *     moment the seed did not choose, so a run with any is not guaranteed to repeat
+     */
+    public long foreignTasks() {
+        return world.foreignTasks();
+    }
+
     /** @return tasks run so far: equal for equal seeds and calls */
     public long steps() {
         return world.steps();
@@ -164,19 +174,35 @@ public final class DeterministicSimulation implements AutoCloseable {
     }
 
     /**
-     * Runs the simulation until {@code stage} completes.
+     * Runs the simulation until {@code stage} completes, for at most ten minutes of virtual time.
      *
      * @param <T> its value's type
      * @param stage a stage the runtime completes
      * @return its value
      * @throws CompletionException with the stage's failure as cause (a {@code FencelineException}
      *     for the runtime's own)
-     * @throws IllegalStateException if nothing is left to run and it is still not complete
+     * @throws IllegalStateException if it is still not complete after ten virtual minutes or when
+     *     nothing is left to run, or when called from inside a callback the simulation runs
      */
     public <T> T await(CompletionStage<T> stage) {
+        return await(stage, AWAIT_LIMIT);
+    }
+
+    /**
+     * Runs the simulation until {@code stage} completes.
+     *
+     * @param <T> its value's type
+     * @param stage a stage the runtime completes
+     * @param virtualLimit how much virtual time may pass first
+     * @return its value
+     * @throws CompletionException with the stage's failure as cause
+     * @throws IllegalStateException if it is still not complete after {@code virtualLimit} or when
+     *     nothing is left to run, or when called from inside a callback the simulation runs
+     */
+    public <T> T await(CompletionStage<T> stage, Duration virtualLimit) {
         checkOwner();
         CompletableFuture<T> f = stage.toCompletableFuture();
-        world.pumpUntil(f::isDone, IDLE_LIMIT, "the awaited stage (" + reproduce() + ")");
+        world.pumpUntil(f::isDone, IDLE_LIMIT, virtualLimit.toNanos(), "the awaited stage (" + reproduce() + ")");
         try {
             return f.get();
         } catch (ExecutionException e) {
@@ -204,7 +230,8 @@ public final class DeterministicSimulation implements AutoCloseable {
         try {
             world.ending();
             CompletableFuture<Void> done = fenceline.closeAsync().toCompletableFuture();
-            world.pumpUntil(done::isDone, IDLE_LIMIT, "closing the runtime (" + reproduce() + ")");
+            world.pumpUntil(done::isDone, IDLE_LIMIT, AWAIT_LIMIT.toNanos(), "closing the runtime (" + reproduce()
+                    + ")");
         } finally {
             world.close();
         }

@@ -101,6 +101,7 @@ class DeterministicSimulationTest {
                             .append(':').append(e.sequence()).append(' '));
             CRC32 crc = new CRC32();
             crc.update(memory.duplicate().clear());
+            assertEquals(0, sim.foreignTasks(), "every task came from the simulation's own thread");
             return new Run(events.toString(), sim.steps(), sim.elapsed(), crc.getValue(), history.ops().size());
         }
     }
@@ -139,6 +140,21 @@ class DeterministicSimulationTest {
         }
         assertTrue(System.nanoTime() - real < TimeUnit.SECONDS.toNanos(8), "eight virtual seconds took "
                 + (System.nanoTime() - real) / 1_000_000 + " ms of real time");
+    }
+
+    @Test
+    void awaitingWhatNeverCompletesFailsAfterItsVirtualLimit() {
+        try (DeterministicSimulation sim = DeterministicSimulation.start(11, LANES)) {
+            Worker a = sim.await(sim.fenceline().newWorker("a"));
+            Worker b = sim.await(sim.fenceline().newWorker("b"));
+            sim.await(a.connect(b.address())); // its keepalive keeps timers armed from now on
+            long real = System.nanoTime();
+            IllegalStateException e = assertThrows(IllegalStateException.class,
+                    () -> sim.await(new CompletableFuture<Void>(), Duration.ofMinutes(1)));
+            assertTrue(e.getMessage().contains("not done after 60000 ms of virtual time"), e.getMessage());
+            assertTrue(System.nanoTime() - real < TimeUnit.SECONDS.toNanos(30), "a virtual minute took "
+                    + (System.nanoTime() - real) / 1_000_000 + " ms");
+        }
     }
 
     @Test

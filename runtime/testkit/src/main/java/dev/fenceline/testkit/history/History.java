@@ -77,9 +77,13 @@ public final class History {
     }
 
     private void event(long opId, Event.Kind kind, int lane, long sequence) {
+        event(opId, kind, lane, sequence, false, false);
+    }
+
+    private void event(long opId, Event.Kind kind, int lane, long sequence, boolean deduplicated, boolean reported) {
         List<Event> list = events.computeIfAbsent(opId, k -> new ArrayList<>(4));
         synchronized (list) { // the order is taken under the lock, so each list stays sorted
-            list.add(new Event(eventOrder.incrementAndGet(), opId, kind, lane, sequence));
+            list.add(new Event(eventOrder.incrementAndGet(), opId, kind, lane, sequence, deduplicated, reported));
         }
     }
 
@@ -87,8 +91,8 @@ public final class History {
     private RequestTrace tracer(Op op) {
         return new RequestTrace() {
             @Override
-            public void admitted(int lane, long sequence) {
-                event(op.id(), Event.Kind.ADMITTED, lane, sequence);
+            public void admitted(int lane, long sequence, boolean deduplicated, boolean visibilityReported) {
+                event(op.id(), Event.Kind.ADMITTED, lane, sequence, deduplicated, visibilityReported);
             }
 
             @Override

@@ -135,7 +135,7 @@ public final class HistoryChecker {
             Op latest = null; // the fenced-before call applied last so far
             for (List<Op> epoch : epochs.values()) {
                 if (latest != null) {
-                    long fence = visibility(latest).last();
+                    long fence = visibility(latest).complete();
                     for (Op b : epoch) {
                         if (visibility(b).first() < fence) {
                             bad.add("#" + b.id() + " " + b.kind() + " (after " + b.fencesBefore() + " fences) was"
@@ -145,7 +145,7 @@ public final class HistoryChecker {
                     }
                 }
                 for (Op a : epoch) {
-                    if (latest == null || visibility(a).last() > visibility(latest).last()) {
+                    if (latest == null || visibility(a).complete() > visibility(latest).complete()) {
                         latest = a;
                     }
                 }
@@ -244,7 +244,9 @@ public final class HistoryChecker {
     /**
      * Every ADD applied exactly once: each word that only ever received ADDs ends at its initial
      * value plus the operands of the ADDs that completed, give or take those that failed (their
-     * outcome is unknown). Where visibility is recorded, no fragment of any call was applied twice.
+     * outcome is unknown). Where visibility is reported, every fragment of a call that completed was
+     * applied, and none twice (a put or get that a lane without deduplication re-sent after a
+     * restart may be applied again: they are idempotent).
      *
      * @param finalValue reads a word's value after everything completed (and was flushed)
      * @return this
@@ -273,9 +275,14 @@ public final class HistoryChecker {
             }
         }
         for (Op op : ops) {
-            long twice = visibility(op).appliedTwice();
-            if (twice != Long.MIN_VALUE) {
-                bad.add("#" + op.id() + " " + op.kind() + ": the target applied its fragment " + twice + " twice");
+            Visibility v = visibility(op);
+            if (v.appliedTwice() != Long.MIN_VALUE) {
+                bad.add("#" + op.id() + " " + op.kind() + ": the target applied its fragment " + v.appliedTwice()
+                        + " twice");
+            }
+            String never = v.neverApplied();
+            if (never != null && history.outcome(op) != null && history.outcome(op).ok()) {
+                bad.add("#" + op.id() + " " + op.kind() + " completed, but the target never applied " + never);
             }
         }
         return fail("atomics apply exactly once", bad);
@@ -294,52 +301,73 @@ public final class HistoryChecker {
     private final Map<Long, Visibility> visibilities = new HashMap<>();
 
     private Visibility visibility(Op op) {
-        return visibilities.computeIfAbsent(op.id(), k -> Visibility.of(history.events(op)));
+        return visibilities.computeIfAbsent(op.id(), k -> Visibility.of(op, history.events(op)));
     }
 
     /**
-     * What the target reported of one call.
+     * What the runtime reported of one call, per fragment.
      *
      * @param first order of its first VISIBLE event (Long.MAX_VALUE: none)
-     * @param last order of its last
-     * @param admitted the fragment sequences the endpoint admitted
-     * @param visibleAt the order at which each fragment first became visible
-     * @param appliedTwice a fragment applied more than once, or Long.MIN_VALUE
+     * @param complete order at which its last fragment was first applied (re-applications of a
+     *     restarted fragment do not count: the fragment was visible from its first application)
+     * @param expected the fragments admitted on lanes that report visibility
+     * @param visibleAt the order at which each fragment was first applied
+     * @param appliedTwice a fragment applied twice where that is a violation, or Long.MIN_VALUE
      */
-    private record Visibility(long first, long last, java.util.Set<Long> admitted, Map<Long, Long> visibleAt,
+    private record Visibility(long first, long complete, java.util.Set<Long> expected, Map<Long, Long> visibleAt,
             long appliedTwice) {
-        static Visibility of(List<Event> events) {
-            long first = Long.MAX_VALUE;
-            long last = Long.MIN_VALUE;
-            long twice = Long.MIN_VALUE;
-            java.util.Set<Long> admitted = new java.util.HashSet<>();
+        static Visibility of(Op op, List<Event> events) {
+            java.util.Set<Long> expected = new java.util.HashSet<>();
+            java.util.Set<Long> resendable = new java.util.HashSet<>(); // admitted at least once without dedup
             Map<Long, Long> visibleAt = new HashMap<>();
+            Map<Long, Integer> applied = new HashMap<>();
             for (Event e : events) {
                 if (e.kind() == Event.Kind.ADMITTED) {
-                    admitted.add(e.sequence());
-                } else if (e.kind() == Event.Kind.VISIBLE) {
-                    first = Math.min(first, e.order());
-                    last = Math.max(last, e.order());
-                    if (visibleAt.putIfAbsent(e.sequence(), e.order()) != null) {
-                        twice = e.sequence();
+                    if (e.visibilityReported()) {
+                        expected.add(e.sequence());
                     }
+                    if (!e.deduplicated()) {
+                        resendable.add(e.sequence());
+                    }
+                } else if (e.kind() == Event.Kind.VISIBLE) {
+                    visibleAt.putIfAbsent(e.sequence(), e.order());
+                    applied.merge(e.sequence(), 1, Integer::sum);
                 }
             }
-            return new Visibility(first, last, admitted, visibleAt, twice);
-        }
-
-        boolean seen() {
-            return first != Long.MAX_VALUE;
-        }
-
-        /** @return a fragment admitted but not applied before {@code order}, or null (also when nothing is reported) */
-        String notVisibleBy(long order) {
-            if (!seen()) {
-                return null;
+            // A lane without deduplication re-sends a restarted put or get (they are idempotent); an
+            // atomic or a message applied twice is always wrong.
+            boolean idempotent = op.kind() == Op.Kind.PUT || op.kind() == Op.Kind.GET;
+            long twice = Long.MIN_VALUE;
+            for (Map.Entry<Long, Integer> a : applied.entrySet()) {
+                if (a.getValue() > 1 && !(idempotent && resendable.contains(a.getKey()))) {
+                    twice = a.getKey();
+                }
             }
-            for (long sn : admitted) {
+            long first = visibleAt.values().stream().mapToLong(Long::longValue).min().orElse(Long.MAX_VALUE);
+            long complete = visibleAt.values().stream().mapToLong(Long::longValue).max().orElse(Long.MIN_VALUE);
+            return new Visibility(first, complete, expected, visibleAt, twice);
+        }
+
+        /** @return whether every expected fragment was applied (and at least one was) */
+        boolean seen() {
+            return first != Long.MAX_VALUE && visibleAt.keySet().containsAll(expected);
+        }
+
+        /** @return an expected fragment not applied before {@code order}, or null */
+        String notVisibleBy(long order) {
+            for (long sn : expected) {
                 Long at = visibleAt.get(sn);
                 if (at == null || at > order) {
+                    return sn < 0 ? "it" : "fragment " + sn;
+                }
+            }
+            return null;
+        }
+
+        /** @return an expected fragment never applied, or null */
+        String neverApplied() {
+            for (long sn : expected) {
+                if (!visibleAt.containsKey(sn)) {
                     return sn < 0 ? "it" : "fragment " + sn;
                 }
             }

@@ -89,6 +89,12 @@ final class SimLane implements LaneConnection {
         return spec.deduplicates();
     }
 
+    /** The sim applies every operation in this JVM and reports it (see {@code SimTransport.apply}). */
+    @Override
+    public boolean reportsVisibility() {
+        return true;
+    }
+
     @Override
     public void bind(LaneListener l) {
         this.listener = l;

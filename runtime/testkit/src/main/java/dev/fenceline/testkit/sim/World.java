@@ -61,6 +61,10 @@ public final class World implements AutoCloseable {
     /** The thread that drives the world once it has settled; work handed in by others is a leak. */
     private volatile Thread owner;
     private volatile boolean foreignReported;
+    private final java.util.concurrent.atomic.AtomicLong foreign = new java.util.concurrent.atomic.AtomicLong();
+    /** Whether the driver is pumping: a task that waits on the world would pump inside a task. */
+    private boolean pumping;
+    private volatile boolean lateReported;
 
     private World(long seed) {
         this.seed = seed;
@@ -126,7 +130,9 @@ public final class World implements AutoCloseable {
      * @param task what to run
      */
     public void execute(Runnable task) {
-        checkThread(task);
+        if (!accept(task)) {
+            return;
+        }
         lock.lock();
         try {
             ready.add(task);
@@ -142,7 +148,9 @@ public final class World implements AutoCloseable {
      * @return the timer, to cancel
      */
     Timer at(long due, Runnable action) {
-        checkThread(action);
+        if (!accept(action)) {
+            return new Timer(due, -1, action); // never runs
+        }
         lock.lock();
         try {
             Timer t = new Timer(due, timerSeq++, action);
@@ -156,16 +164,30 @@ public final class World implements AutoCloseable {
 
     /**
      * Work handed in by a thread other than the driver arrives at a moment the seed does not
-     * choose, so the run stops being repeatable: say so once, naming the thread.
+     * choose, so the run stops being repeatable: count it and say so once, naming the thread. Work
+     * handed to a closed world is dropped.
      */
-    private void checkThread(Object task) {
+    private boolean accept(Object task) {
+        if (closed) {
+            if (!lateReported) {
+                lateReported = true;
+                LOG.warn("deterministic simulation (seed {}) is closed: dropping {} (the runtime did not finish"
+                        + " closing inside it)", seed, task);
+            }
+            return false;
+        }
         Thread o = owner;
-        if (o != null && Thread.currentThread() != o && !closed && !foreignReported) {
+        if (o == null || Thread.currentThread() == o) {
+            return true;
+        }
+        foreign.incrementAndGet();
+        if (!foreignReported) {
             foreignReported = true;
             LOG.warn("deterministic simulation (seed {}): thread {} handed in {}; runs may no longer repeat (is"
                     + " something completing futures on a pool of its own?)", seed, Thread.currentThread().getName(),
                     task, new Throwable("handed in here"));
         }
+        return true;
     }
 
     /**
@@ -209,6 +231,11 @@ public final class World implements AutoCloseable {
         } finally {
             lock.unlock();
         }
+    }
+
+    /** @return tasks other threads handed in since the world settled (0 for a repeatable run) */
+    public long foreignTasks() {
+        return foreign.get();
     }
 
     /** From now on (closing the runtime) other threads may hand in work without a warning. */
@@ -260,7 +287,7 @@ public final class World implements AutoCloseable {
         }
         try {
             next.run();
-        } catch (RuntimeException | Error e) {
+        } catch (RuntimeException e) { // as a pool thread would: the task's owner reports its own failures
             LOG.error("a task of the deterministic simulation (seed {}) failed", seed, e);
         }
         return true;
@@ -272,12 +299,38 @@ public final class World implements AutoCloseable {
      *
      * @param done when to stop
      * @param idleLimit how long to wait, in real nanoseconds, while nothing is ready or due
+     * @param virtualLimit how much virtual time may pass (timers such as keepalive never let the
+     *     world go idle, so a stage that never completes would otherwise be pumped for ever)
      * @param what the awaited thing, for the message
-     * @throws IllegalStateException if the world stays idle that long before {@code done}
+     * @throws IllegalStateException if the world stays idle that long, or {@code virtualLimit}
+     *     passes, before {@code done}; if the thread is interrupted; or if called from a task the
+     *     world is running (the task's actor could not run again until it returned)
      */
-    public void pumpUntil(BooleanSupplier done, long idleLimit, String what) {
+    public void pumpUntil(BooleanSupplier done, long idleLimit, long virtualLimit, String what) {
+        if (pumping) {
+            throw new IllegalStateException("waiting on the deterministic simulation from inside one of its tasks"
+                    + " (a callback or an actor): return and wait from the driving thread instead");
+        }
+        pumping = true;
+        try {
+            pump(done, idleLimit, virtualLimit, what);
+        } finally {
+            pumping = false;
+        }
+    }
+
+    private void pump(BooleanSupplier done, long idleLimit, long virtualLimit, String what) {
         long idleSince = 0;
+        long deadline = now + virtualLimit;
         while (!done.getAsBoolean()) {
+            if (Thread.interrupted()) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while waiting for " + what);
+            }
+            if (now > deadline) {
+                throw new IllegalStateException("deterministic simulation (seed " + seed + "): " + what
+                        + " is not done after " + virtualLimit / 1_000_000 + " ms of virtual time");
+            }
             if (step()) {
                 idleSince = 0;
                 continue;
@@ -309,11 +362,17 @@ public final class World implements AutoCloseable {
      * @param until a virtual time
      */
     public void runUntilVirtual(long until) {
+        if (pumping) {
+            throw new IllegalStateException("advancing the deterministic simulation from inside one of its tasks");
+        }
         while (true) {
             lock.lock();
             boolean more;
             try {
-                Timer head = timers.peek();
+                Timer head;
+                while ((head = timers.peek()) != null && head.cancelled) {
+                    timers.poll(); // or step() would run the next live timer, however late
+                }
                 more = !ready.isEmpty() || head != null && head.due <= until;
             } finally {
                 lock.unlock();

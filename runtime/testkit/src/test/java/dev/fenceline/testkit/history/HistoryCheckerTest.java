@@ -185,8 +185,8 @@ class HistoryCheckerTest {
         Scripted s = new Scripted() {
             @Override
             public CompletionStage<Void> put(ByteBuffer src, long remoteAddress, RemoteKey key) {
-                RequestTrace t = Tracing.current();
-                t.admitted(0, 7);
+                RequestTrace t = Tracing.take();
+                t.admitted(0, 7, true, true);
                 traces.add(t);
                 return CompletableFuture.completedFuture(null); // completes at once, applied later
             }
@@ -198,6 +198,21 @@ class HistoryCheckerTest {
         s.traces.get(0).visible(7); // and only then does the target apply the put
         AssertionError e = assertThrows(AssertionError.class, () -> HistoryChecker.of(h).assertFlushesCovered());
         assertTrue(e.getMessage().contains("before the target applied fragment 7"), e.getMessage());
+    }
+
+    @Test
+    void aWriteThatCompletedButWasNeverAppliedIsCaught() {
+        History h = new History();
+        Scripted s = new Scripted() {
+            @Override
+            public CompletionStage<Void> put(ByteBuffer src, long remoteAddress, RemoteKey key) {
+                Tracing.take().admitted(0, 3, true, true); // handed to a lane that reports what it applies
+                return CompletableFuture.completedFuture(null); // acknowledged, and lost
+            }
+        };
+        h.record(s).put(ByteBuffer.wrap(new byte[] {1}), 0x1000, key);
+        AssertionError e = assertThrows(AssertionError.class, () -> HistoryChecker.of(h).assertExactlyOnce(a -> 0));
+        assertTrue(e.getMessage().contains("completed, but the target never applied fragment 3"), e.getMessage());
     }
 
     @Test
