@@ -23,6 +23,8 @@ public final class RemoteKey {
     private final long baseAddress;
     private final long length;
     private final byte[] transportData;
+    /** What a transport derived from this key (a mapping, say), kept so it is not derived per operation. */
+    private volatile Object transportCache;
 
     /**
      * @param ownerId the worker that registered the region
@@ -37,6 +39,25 @@ public final class RemoteKey {
         this.baseAddress = baseAddress;
         this.length = length;
         this.transportData = transportData.clone();
+    }
+
+    /**
+     * For transports: what one derived from this key (for example the mapping of the region it
+     * names), so that the fast path does not derive it on every operation. Any thread may read and
+     * replace it; the last writer wins, so a transport must tag what it stores with itself.
+     *
+     * @return what was stored, or null
+     */
+    public Object transportCache() {
+        return transportCache;
+    }
+
+    /**
+     * @param value what a transport derived from this key, tagged with that transport
+     * @see #transportCache()
+     */
+    public void transportCache(Object value) {
+        this.transportCache = value;
     }
 
     /** @return the worker that owns the region */

@@ -213,7 +213,24 @@ final class ShmTransport implements Transport, Agent {
     }
 
     /** @return this process's mapping of the key's segment, or null if it is not reachable directly */
+    /** A mapping found for a key, tagged with the transport that mapped it (a key may meet several). */
+    private record CachedSegment(ShmTransport transport, DataSegment.Peer segment) {
+    }
+
     DataSegment.Peer peerSegment(RemoteKey key) {
+        // Per operation on the fast path: parsing the segment's name out of the key and hashing it
+        // was most of the cost of an 8-byte put (JFR), so the key remembers its mapping.
+        if (key.transportCache() instanceof CachedSegment c && c.transport() == this) {
+            return c.segment();
+        }
+        DataSegment.Peer seg = lookUpSegment(key);
+        if (seg != null) {
+            key.transportCache(new CachedSegment(this, seg));
+        }
+        return seg;
+    }
+
+    private DataSegment.Peer lookUpSegment(RemoteKey key) {
         String name = DataSegment.nameOf(key.transportData());
         if (name == null) {
             return null;
