@@ -61,7 +61,7 @@ public final class EndpointChannel {
     private long polled;
     private volatile Grant grant;
     /** Operations the fast path performed (they never reach the actor's counters). */
-    private final java.util.concurrent.atomic.LongAdder fastOperations = new java.util.concurrent.atomic.LongAdder();
+    private final dev.fenceline.internal.ThreadCounter fastOperations = new dev.fenceline.internal.ThreadCounter();
 
     /**
      * Permission for calling threads to perform operations directly on {@code lane}: published by
