@@ -57,6 +57,13 @@ class FastPathTest {
                 if (fast) {
                     assertEquals(42 + attempt, view.getLong(0), "a direct put is visible when put() returns");
                     assertTrue(put.isDone(), "and its stage is complete");
+                    // Fast-path stages are one shared stage: what a caller does to its copy stays there.
+                    put.completeExceptionally(new IllegalStateException("a caller's own business"));
+                    put.obtrudeException(new IllegalStateException("still its own"));
+                    CompletableFuture<Void> next = ep.put(ByteBuffer.allocate(8), region.address() + 16, key)
+                            .toCompletableFuture();
+                    next.get(10, TimeUnit.SECONDS); // completes normally (throws otherwise)
+                    continue; // this put's own copy now holds the caller's exception
                 }
                 put.get(10, TimeUnit.SECONDS);
             }
