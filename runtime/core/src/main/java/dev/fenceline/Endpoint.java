@@ -15,6 +15,10 @@ import java.util.concurrent.CompletionStage;
  * and are not fenced.
  *
  * <p>Buffers passed in must not be modified (put, send) or read (get) until the stage completes.
+ *
+ * <p>Stages of operations that completed at once (the fast path) may be one shared, completed
+ * stage: do not use them as identities (map keys, say). Completing or obtruding a stage's
+ * {@code toCompletableFuture()} copy affects only that copy.
  */
 public interface Endpoint {
     /**

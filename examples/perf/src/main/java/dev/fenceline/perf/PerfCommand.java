@@ -28,8 +28,10 @@ import picocli.CommandLine.Spec;
                 + " sentinel write and a flush. --baseline adds raw Netty over the same loopback, measured in the"
                 + " same run.")
 public final class PerfCommand implements Callable<Integer> {
-    /** The control port of --server and --connect (ucx_perftest's, too). */
-    static final int DEFAULT_PORT = 13337;
+    /** The control port of --server and --connect (next to ucx_perftest's 13337, not on it). */
+    static final int DEFAULT_PORT = 13347;
+    /** How long either side waits for the other during set-up. */
+    private static final int SETUP_TIMEOUT_MS = 120_000;
 
     @Spec
     CommandSpec spec;
@@ -87,11 +89,12 @@ public final class PerfCommand implements Callable<Integer> {
             + " Default ${DEFAULT-VALUE}.")
     String completion;
 
-    @Option(names = "--server", arity = "0..1", fallbackValue = "0.0.0.0:" + DEFAULT_PORT, paramLabel = "HOST:PORT",
+    @Option(names = "--server", arity = "0..1", fallbackValue = "127.0.0.1:" + DEFAULT_PORT, paramLabel = "HOST:PORT",
             description = "Be the target side of a run across hosts (like ucx_perftest without a peer): take one"
-                    + " driver's control connection on HOST:PORT (default 0.0.0.0:" + DEFAULT_PORT + "), serve its"
-                    + " run, then exit. Transport options must match the driver's; tcp needs the shared secret in"
-                    + " FENCELINE_TCP_SECRET on both sides.")
+                    + " driver's control connection on HOST:PORT (default 127.0.0.1:" + DEFAULT_PORT + "; give an"
+                    + " address other hosts reach, or 0.0.0.0), serve its run, then exit. Transport options must"
+                    + " match the driver's; tcp needs --tcp-listen and the shared secret in FENCELINE_TCP_SECRET on"
+                    + " both sides.")
     String server;
 
     @Option(names = "--connect", paramLabel = "HOST[:PORT]",
@@ -144,11 +147,11 @@ public final class PerfCommand implements Callable<Integer> {
         }
         Config config = config();
         if (server != null) {
-            return serve(config, hostPort(server, "--server"));
+            return serve(config, hostPort(server, "--server", true));
         }
         int regionBytes = Math.max(largest, 64);
         try (PerfSession session = connect != null ? new PerfSession(config, regionBytes, dial(hostPort(connect,
-                "--connect"))) : processes == 2 ? new PerfSession(config, regionBytes, fork(config))
+                "--connect", false), transport)) : processes == 2 ? new PerfSession(config, regionBytes, fork(config))
                         : new PerfSession(config, regionBytes)) {
             if (!completion.equals("per-op") && !completion.equals("implicit")) {
                 throw new CommandLine.ParameterException(spec.commandLine(), "--completion " + completion
@@ -236,7 +239,7 @@ public final class PerfCommand implements Callable<Integer> {
             pb.environment().put("FENCELINE_TCP_SECRET", config.getString("fenceline.transport.tcp.secret"));
         }
         Process p = pb.start();
-        return new PerfSession.Peer(p.getInputStream(), p.getOutputStream(), () -> {
+        return new PerfSession.Peer(p.getInputStream(), p.getOutputStream(), () -> { }, () -> {
             p.getOutputStream().close(); // the target serves until its stdin closes
             try {
                 if (!p.waitFor(20, java.util.concurrent.TimeUnit.SECONDS)) {
@@ -250,16 +253,29 @@ public final class PerfCommand implements Callable<Integer> {
     }
 
     /** The driver's side of --connect: a control connection to the server. */
-    private static PerfSession.Peer dial(java.net.InetSocketAddress at) throws java.io.IOException {
+    private static PerfSession.Peer dial(java.net.InetSocketAddress at, String transport) throws java.io.IOException {
         java.net.Socket control = new java.net.Socket();
         try {
             control.connect(at, 10_000);
+            control.setTcpNoDelay(true);
+            control.setSoTimeout(SETUP_TIMEOUT_MS); // PerfSession lifts it once set up
+            String hello = PerfTarget.readLine(control.getInputStream());
+            String expected = PerfTarget.GREETING + " " + transport;
+            if (hello == null || !hello.startsWith(PerfTarget.GREETING + " ")) {
+                throw new java.io.IOException("what answers at " + at + " is not a fenceline perf --server (it said "
+                        + (hello == null ? "nothing" : "'" + hello.substring(0, Math.min(60, hello.length())) + "'")
+                        + ")");
+            }
+            if (!hello.equals(expected)) {
+                throw new java.io.IOException("the server at " + at + " runs '" + hello.substring(
+                        PerfTarget.GREETING.length() + 1) + "', this side -x " + transport + ": use the same on both");
+            }
         } catch (java.io.IOException e) {
             control.close();
-            throw new java.io.IOException("no fenceline perf --server at " + at + ": " + e.getMessage(), e);
+            throw new java.io.IOException("fenceline perf --connect " + at + ": " + e.getMessage(), e);
         }
-        control.setTcpNoDelay(true);
-        return new PerfSession.Peer(control.getInputStream(), control.getOutputStream(), () -> {
+        return new PerfSession.Peer(control.getInputStream(), control.getOutputStream(), () -> control.setSoTimeout(0),
+                () -> {
             control.shutdownOutput(); // the server serves until our side closes, then closes its own
             control.setSoTimeout(20_000);
             try {
@@ -280,31 +296,41 @@ public final class PerfCommand implements Callable<Integer> {
             System.out.flush();
             try (java.net.Socket control = listener.accept()) {
                 control.setTcpNoDelay(true);
+                control.setSoTimeout(SETUP_TIMEOUT_MS);
                 PrintStream out = new PrintStream(control.getOutputStream(), true,
                         java.nio.charset.StandardCharsets.US_ASCII);
-                PerfTarget.serve(config, new java.io.BufferedReader(new java.io.InputStreamReader(
-                        control.getInputStream(), java.nio.charset.StandardCharsets.US_ASCII)), out);
+                out.println(PerfTarget.GREETING + " " + transport);
+                PerfTarget.serve(config, control.getInputStream(), out, () -> control.setSoTimeout(0));
                 System.out.println("fenceline perf server: served " + control.getRemoteSocketAddress());
             }
         }
         return 0;
     }
 
-    private java.net.InetSocketAddress hostPort(String value, String option) {
+    /** HOST, HOST:PORT, an IPv6 address, or [IPv6]:PORT. */
+    private java.net.InetSocketAddress hostPort(String value, String option, boolean mayBeZero) {
         String host = value;
+        String portText = null;
+        if (value.startsWith("[")) {
+            int close = value.indexOf(']');
+            host = close < 0 ? "" : value.substring(1, close);
+            portText = close >= 0 && value.length() > close + 1 && value.charAt(close + 1) == ':'
+                    ? value.substring(close + 2) : close == value.length() - 1 ? null : "";
+        } else if (value.indexOf(':') >= 0 && value.indexOf(':') == value.lastIndexOf(':')) {
+            host = value.substring(0, value.indexOf(':'));
+            portText = value.substring(value.indexOf(':') + 1);
+        }
         int port = DEFAULT_PORT;
-        int colon = value.lastIndexOf(':');
-        if (colon >= 0) {
-            host = value.substring(0, colon);
+        if (portText != null) {
             try {
-                port = Integer.parseInt(value.substring(colon + 1));
+                port = Integer.parseInt(portText);
             } catch (NumberFormatException e) {
                 port = -1;
             }
         }
-        if (host.isEmpty() || port < 0 || port > 65535) {
+        if (host.isEmpty() || port < (mayBeZero ? 0 : 1) || port > 65535) {
             throw new CommandLine.ParameterException(spec.commandLine(), option + " " + value
-                    + ": expected HOST[:PORT] with a port from 0 to 65535");
+                    + ": expected HOST[:PORT] (or [IPv6]:PORT) with a port from " + (mayBeZero ? 0 : 1) + " to 65535");
         }
         return new java.net.InetSocketAddress(host, port);
     }
@@ -353,10 +379,18 @@ public final class PerfCommand implements Callable<Integer> {
                 }
                 StringBuilder listen = new StringBuilder();
                 if (tcpListen != null && !tcpListen.isEmpty()) {
+                    if (tcpListen.size() > 16) {
+                        throw new CommandLine.ParameterException(spec.commandLine(), "--tcp-listen: " + tcpListen.size()
+                                + " addresses, at most 16 rails");
+                    }
                     for (String a : tcpListen) {
                         listen.append(listen.length() == 0 ? "" : ", ").append('"').append(a.trim()).append('"');
                     }
                     rails = tcpListen.size();
+                } else if (server != null || connect != null) {
+                    throw new CommandLine.ParameterException(spec.commandLine(), "tcp between two hosts needs"
+                            + " --tcp-listen with an address the other host reaches (loopback rails are the default"
+                            + " in one host only)");
                 } else {
                     for (int i = 1; i <= rails; i++) {
                         listen.append(i == 1 ? "" : ", ").append("\"127.0.0.").append(i).append(":0\"");

@@ -67,9 +67,10 @@ final class PerfSession implements AutoCloseable {
      *
      * @param in its lines
      * @param out lines to it
+     * @param ready called once set up (lifts set-up time limits)
      * @param end closes our side and waits for it to finish
      */
-    record Peer(java.io.InputStream in, java.io.OutputStream out, End end) {
+    record Peer(java.io.InputStream in, java.io.OutputStream out, PerfTarget.SetUp ready, End end) {
         /** Closes the driver's side and waits for the target to finish. */
         interface End {
             void close() throws java.io.IOException;
@@ -78,33 +79,49 @@ final class PerfSession implements AutoCloseable {
 
     /**
      * The target worker runs on the other side of {@code peer}: it allocates the region we ask
-     * for, tells its address and region key, and connects back to answer pings.
+     * for, tells its address and region key, and connects back to answer pings. On any failure the
+     * runtime and the peer are closed before the exception leaves.
      */
     PerfSession(Config config, int regionBytes, Peer peer) throws Exception {
         this.target = peer;
-        java.io.BufferedReader in = new java.io.BufferedReader(new java.io.InputStreamReader(peer.in(),
-                java.nio.charset.StandardCharsets.UTF_8));
-        java.io.OutputStream out = peer.out();
-        out.write(("REGION " + regionBytes + "\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
-        out.flush();
-        String[] line = PerfTarget.expect(in, "ADDRESS ").split(" ");
-        java.util.HexFormat hex = java.util.HexFormat.of();
-        fenceline = Fenceline.create(config);
-        transport = fenceline.transports().get(0);
-        alpha = fenceline.newWorker("alpha").toCompletableFuture().get(30, TimeUnit.SECONDS);
-        beta = null;
-        atAlpha = alpha.allocate(regionBytes);
-        alphaKey = null;
-        betaKey = alpha.unpackRemoteKey(hex.parseHex(line[2]));
-        toBeta = alpha.connect(dev.fenceline.WorkerAddress.fromBytes(hex.parseHex(line[1]))).toCompletableFuture()
-                .get(30, TimeUnit.SECONDS);
-        atBeta = new dev.fenceline.testkit.RemoteRegion(toBeta, betaKey, java.time.Duration.ofSeconds(60));
-        toAlpha = null;
-        alpha.setActiveMessageHandler(PONG, (header, payload) -> pongs.incrementAndGet());
-        out.write(("PEER " + hex.formatHex(alpha.address().toBytes()) + "\n").getBytes(
-                java.nio.charset.StandardCharsets.US_ASCII));
-        out.flush();
-        PerfTarget.expect(in, "READY");
+        Fenceline started = null;
+        try {
+            java.io.OutputStream out = peer.out();
+            out.write(("REGION " + regionBytes + "\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            out.flush();
+            String[] line = PerfTarget.expect(peer.in(), "ADDRESS ").split(" ");
+            if (line.length != 3) {
+                throw new java.io.IOException("the target's ADDRESS line has " + line.length + " fields, not 3");
+            }
+            java.util.HexFormat hex = java.util.HexFormat.of();
+            started = Fenceline.create(config);
+            fenceline = started;
+            transport = fenceline.transports().get(0);
+            alpha = fenceline.newWorker("alpha").toCompletableFuture().get(30, TimeUnit.SECONDS);
+            beta = null;
+            atAlpha = alpha.allocate(regionBytes);
+            alphaKey = null;
+            betaKey = alpha.unpackRemoteKey(hex.parseHex(line[2]));
+            toBeta = alpha.connect(dev.fenceline.WorkerAddress.fromBytes(hex.parseHex(line[1])))
+                    .toCompletableFuture().get(30, TimeUnit.SECONDS);
+            atBeta = new dev.fenceline.testkit.RemoteRegion(toBeta, betaKey, java.time.Duration.ofSeconds(60));
+            toAlpha = null;
+            alpha.setActiveMessageHandler(PONG, (header, payload) -> pongs.incrementAndGet());
+            out.write(("PEER " + hex.formatHex(alpha.address().toBytes()) + "\n").getBytes(
+                    java.nio.charset.StandardCharsets.US_ASCII));
+            out.flush();
+            PerfTarget.expect(peer.in(), "READY");
+            peer.ready().done();
+        } catch (Exception | Error e) {
+            try {
+                if (started != null) {
+                    started.close();
+                }
+            } finally {
+                peer.end().close();
+            }
+            throw e;
+        }
     }
 
     /** @return whether the target worker is in another process */

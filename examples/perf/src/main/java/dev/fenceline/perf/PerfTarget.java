@@ -7,11 +7,8 @@ import dev.fenceline.Fenceline;
 import dev.fenceline.MemoryRegion;
 import dev.fenceline.Worker;
 import dev.fenceline.WorkerAddress;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.util.HexFormat;
 import java.util.concurrent.TimeUnit;
 
@@ -25,6 +22,11 @@ import java.util.concurrent.TimeUnit;
  * closes its side.
  */
 public final class PerfTarget {
+    /** The server's first line, followed by its transport: tells a driver it reached the right program. */
+    static final String GREETING = "FENCELINE-PERF 1";
+    /** The longest line either side accepts (addresses and keys are a few hundred characters). */
+    private static final int MAX_LINE = 4096;
+
     private PerfTarget() {
     }
 
@@ -36,8 +38,12 @@ public final class PerfTarget {
      */
     public static void main(String[] args) throws Exception {
         org.slf4j.LoggerFactory.getILoggerFactory(); // before the actor system's threads race to (no replay warning)
-        serve(ConfigFactory.parseString(args[0]).withFallback(ConfigFactory.load()),
-                new BufferedReader(new InputStreamReader(System.in, StandardCharsets.US_ASCII)), System.out);
+        serve(ConfigFactory.parseString(args[0]).withFallback(ConfigFactory.load()), System.in, System.out, () -> { });
+    }
+
+    /** What to do once the driver is connected back (lift set-up time limits). */
+    interface SetUp {
+        void done() throws IOException;
     }
 
     /**
@@ -46,9 +52,10 @@ public final class PerfTarget {
      * @param config the runtime's configuration
      * @param in the driver's lines
      * @param out lines to the driver
+     * @param setUp called once the driver is connected back
      * @throws Exception if the worker cannot start or the driver breaks the protocol
      */
-    static void serve(Config config, BufferedReader in, PrintStream out) throws Exception {
+    static void serve(Config config, java.io.InputStream in, PrintStream out, SetUp setUp) throws Exception {
         HexFormat hex = HexFormat.of();
         String region = expect(in, "REGION ").substring(7).trim();
         int bytes;
@@ -73,20 +80,42 @@ public final class PerfTarget {
             w.setActiveMessageHandler(PerfSession.PING, (h, p) -> back.sendActiveMessage(PerfSession.PONG, h, p));
             out.println("READY");
             out.flush();
-            while (in.readLine() != null) {
+            setUp.done();
+            while (in.read() >= 0) {
                 // serve until the driver closes its side
             }
         }
     }
 
     /** Reads lines until one starts with {@code prefix}; fails if the stream ends first. */
-    static String expect(BufferedReader in, String prefix) throws IOException {
+    static String expect(java.io.InputStream in, String prefix) throws IOException {
         String line;
-        while ((line = in.readLine()) != null) {
+        while ((line = readLine(in)) != null) {
             if (line.startsWith(prefix)) {
                 return line;
             }
         }
         throw new IOException("the other side ended before saying " + prefix.trim());
+    }
+
+    /**
+     * One ASCII line, unbuffered (so nothing past it is consumed), at most {@value #MAX_LINE}
+     * characters.
+     *
+     * @return the line without its end, or null at the end of the stream
+     */
+    static String readLine(java.io.InputStream in) throws IOException {
+        StringBuilder b = new StringBuilder();
+        int c;
+        while ((c = in.read()) >= 0) {
+            if (c == '\n') {
+                return b.toString();
+            }
+            if (b.length() >= MAX_LINE) {
+                throw new IOException("a line of more than " + MAX_LINE + " characters from the other side");
+            }
+            b.append((char) c);
+        }
+        return b.length() == 0 ? null : b.toString();
     }
 }

@@ -213,19 +213,30 @@ final class ShmTransport implements Transport, Agent {
     }
 
     /** @return this process's mapping of the key's segment, or null if it is not reachable directly */
-    /** A mapping found for a key, tagged with the transport that mapped it (a key may meet several). */
-    private record CachedSegment(ShmTransport transport, DataSegment.Peer segment) {
+    /**
+     * A mapping found for a key, tagged with the transport that mapped it (a key may meet several):
+     * a token, not the transport, so a cached key does not keep a closed transport reachable.
+     */
+    private record CachedSegment(Object owner, DataSegment.Peer segment) {
     }
+
+    /** This transport's tag in keys' caches. */
+    private final Object cacheTag = new Object();
 
     DataSegment.Peer peerSegment(RemoteKey key) {
         // Per operation on the fast path: parsing the segment's name out of the key and hashing it
         // was most of the cost of an 8-byte put (JFR), so the key remembers its mapping.
-        if (key.transportCache() instanceof CachedSegment c && c.transport() == this) {
-            return c.segment();
+        Object cached = key.transportCache();
+        if (cached instanceof CachedSegment c && c.owner() == cacheTag) {
+            if (c.segment().open()) {
+                return c.segment();
+            }
+            key.transportCache(null); // the owner closed the region: let the mapping go
         }
         DataSegment.Peer seg = lookUpSegment(key);
-        if (seg != null) {
-            key.transportCache(new CachedSegment(this, seg));
+        if (seg != null && seg.open() && !(cached instanceof CachedSegment other && other.owner() != cacheTag
+                && other.segment().open())) {
+            key.transportCache(new CachedSegment(cacheTag, seg)); // never evict another worker's live entry
         }
         return seg;
     }

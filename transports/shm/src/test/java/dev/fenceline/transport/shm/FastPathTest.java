@@ -60,9 +60,11 @@ class FastPathTest {
                     // Fast-path stages are one shared stage: what a caller does to its copy stays there.
                     put.completeExceptionally(new IllegalStateException("a caller's own business"));
                     put.obtrudeException(new IllegalStateException("still its own"));
+                    long directBefore = a.statistics().direct();
                     CompletableFuture<Void> next = ep.put(ByteBuffer.allocate(8), region.address() + 16, key)
                             .toCompletableFuture();
                     next.get(10, TimeUnit.SECONDS); // completes normally (throws otherwise)
+                    assertEquals(directBefore + 1, a.statistics().direct(), "the second put took the fast path too");
                     continue; // this put's own copy now holds the caller's exception
                 }
                 put.get(10, TimeUnit.SECONDS);
