@@ -151,7 +151,10 @@ public final class WorkerImpl implements Worker {
             } else {
                 relayed.complete(r);
             }
-        }, system.executionContext());
+        }, system.executionContext()).exceptionally(rejected -> { // a dispatcher shut down meanwhile
+            relayed.completeExceptionally(rejected);
+            return null;
+        });
         return relayed
                 .thenCompose(r -> {
                     if (r.error() != null) {
