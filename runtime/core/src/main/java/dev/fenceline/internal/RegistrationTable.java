@@ -191,6 +191,21 @@ public final class RegistrationTable implements RemoteAccessTarget {
     }
 
     @Override
+    public void put(long keyId, long address, ByteBuffer[] parts) {
+        long total = 0;
+        for (ByteBuffer b : parts) {
+            total += b.remaining();
+        }
+        RegisteredRegion r = resolve(keyId, address, total, 1);
+        int at = (int) (address - r.address());
+        for (ByteBuffer b : parts) {
+            int n = b.remaining();
+            r.memory().put(at, b, b.position(), n);
+            at += n;
+        }
+    }
+
+    @Override
     public void get(long keyId, long address, ByteBuffer dst) {
         RegisteredRegion r = resolve(keyId, address, dst.remaining(), 1);
         dst.put(dst.position(), r.memory(), (int) (address - r.address()), dst.remaining());

@@ -17,6 +17,31 @@ public interface RemoteAccessTarget {
     void put(long keyId, long address, ByteBuffer src);
 
     /**
+     * One put whose bytes arrived in pieces (a frame spread over several socket reads): the key and
+     * the whole range are checked before any byte is written, then the parts are written one after
+     * another from {@code address}. The default gathers them into one buffer first; an
+     * implementation should write them in place.
+     *
+     * @param keyId the region's key
+     * @param address first byte to write
+     * @param parts the bytes, in order (each from position to limit); not modified
+     */
+    default void put(long keyId, long address, ByteBuffer[] parts) {
+        long total = 0;
+        for (ByteBuffer b : parts) {
+            total += b.remaining();
+        }
+        if (total > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("a put of " + total + " bytes in " + parts.length + " parts");
+        }
+        ByteBuffer all = ByteBuffer.allocate((int) total);
+        for (ByteBuffer b : parts) {
+            all.put(b.duplicate());
+        }
+        put(keyId, address, all.flip());
+    }
+
+    /**
      * @param keyId the region's key
      * @param address first byte to read
      * @param dst receives {@code dst.remaining()} bytes at its position; its position is not moved

@@ -3,6 +3,7 @@ package dev.fenceline.transport.tcp;
 import dev.fenceline.ConfigurationException;
 import io.netty.bootstrap.AbstractBootstrap;
 import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.AdaptiveRecvByteBufAllocator;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.epoll.Epoll;
@@ -77,8 +78,10 @@ record NettyIo(boolean epoll, IoHandlerFactory handlers, Class<? extends SocketC
         <T> void set(ChannelOption<T> option, T value);
     }
 
+    @SuppressWarnings("deprecation") // RCVBUF_ALLOCATOR: 4.2 deprecates it without a replacement option
     private void socketOptions(Setter o, TcpSettings s) {
         o.set(ChannelOption.TCP_NODELAY, true);
+        o.set(ChannelOption.RCVBUF_ALLOCATOR, new AdaptiveRecvByteBufAllocator(64, 2048, s.maxRead()));
         o.set(ChannelOption.SO_KEEPALIVE, true);
         int idle = (int) s.keepaliveIdle().toSeconds();
         int interval = (int) s.keepaliveInterval().toSeconds();

@@ -269,7 +269,11 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
 
     private void applyPut() {
         try {
-            target.put(key, address, data.nioBuffer());
+            if (data.nioBufferCount() == 1) {
+                target.put(key, address, data.nioBuffer());
+            } else { // a frame that spanned socket reads: written from its pieces, not gathered first
+                target.put(key, address, data.nioBuffers());
+            }
         } catch (FencelineException e) {
             refusal = e;
         }

@@ -30,6 +30,7 @@ import java.util.Set;
  * @param maxFragment largest operation payload
  * @param queueDepth unacknowledged operations per lane
  * @param window unacknowledged payload bytes per lane
+ * @param maxRead the largest buffer one socket read fills
  * @param dedupWindow remembered operations per origin endpoint
  * @param dedupLinger how long an idle origin's window is kept
  * @param keysRead every key read, for the completeness test
@@ -37,7 +38,7 @@ import java.util.Set;
 record TcpSettings(List<InetSocketAddress> listen, int maxRails, String secret, String io, int ioThreads,
         Duration connectTimeout, Duration userTimeout, Duration keepaliveIdle, Duration keepaliveInterval,
         int keepaliveCount, Duration minBackoff, Duration maxBackoff, Duration giveUpAfter, int maxFragment,
-        int queueDepth, long window, int dedupWindow, Duration dedupLinger, Set<String> keysRead) {
+        int queueDepth, long window, int maxRead, int dedupWindow, Duration dedupLinger, Set<String> keysRead) {
     static final String SECTION = "fenceline.transport.tcp";
     private static final int MIN_SECRET = 16;
 
@@ -72,6 +73,7 @@ record TcpSettings(List<InetSocketAddress> listen, int maxRails, String secret, 
         int maxFragment = (int) r.bytesIn("max-fragment", 4 << 10, 64 << 20);
         int queueDepth = r.intIn("queue-depth", 1, 65536);
         long window = r.bytesIn("window", 64 << 10, 1L << 30);
+        int maxRead = (int) r.bytesIn("max-read", 4 << 10, 16 << 20);
         int dedupWindow = r.intIn("dedup-window", 1, 1 << 26);
         if ((long) dedupWindow < (long) maxRails * queueDepth) {
             throw r.invalid("dedup-window", Integer.toString(dedupWindow), "at least max-rails * queue-depth = "
@@ -79,7 +81,7 @@ record TcpSettings(List<InetSocketAddress> listen, int maxRails, String secret, 
         }
         Duration linger = r.durationIn("dedup-linger", Duration.ofSeconds(1), Duration.ofDays(1));
         return new TcpSettings(List.copyOf(listen), maxRails, secret, io, ioThreads, connectTimeout, userTimeout, idle,
-                interval, count, minBackoff, maxBackoff, giveUp, maxFragment, queueDepth, window, dedupWindow, linger,
+                interval, count, minBackoff, maxBackoff, giveUp, maxFragment, queueDepth, window, maxRead, dedupWindow, linger,
                 r.keysRead());
     }
 

@@ -15,6 +15,7 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.handler.codec.ByteToMessageDecoder;
 import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.GlobalEventExecutor;
@@ -99,7 +100,12 @@ final class TcpTransport implements Transport {
     /** Frames bigger than the largest legal one end the connection (TooLongFrameException). */
     LengthFieldBasedFrameDecoder frames() {
         int max = Wire.LENGTH_FIELD + Wire.FRAME_HEADER + 64 + Math.max(settings.maxFragment(), 2 * Wire.MAX_REASON_BYTES);
-        return new LengthFieldBasedFrameDecoder(max, 0, Wire.LENGTH_FIELD, 0, Wire.LENGTH_FIELD, true);
+        LengthFieldBasedFrameDecoder d = new LengthFieldBasedFrameDecoder(max, 0, Wire.LENGTH_FIELD, 0,
+                Wire.LENGTH_FIELD, true);
+        // A large frame spans many socket reads: keep the reads as they are (a composite) instead of
+        // copying each into one growing buffer; the target writes the pieces straight into memory.
+        d.setCumulator(ByteToMessageDecoder.COMPOSITE_CUMULATOR);
+        return d;
     }
 
     private static int prefixOf(InetAddress a) {
