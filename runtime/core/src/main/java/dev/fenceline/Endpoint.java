@@ -135,6 +135,21 @@ public interface Endpoint {
     CompletionStage<Void> sendActiveMessage(int id, ByteBuffer header, ByteBuffer payload);
 
     /**
+     * An active message without a completion of its own, for hot loops and for answering from a
+     * handler: the next {@link #flush()} completes when the peer's handler has run for it, and fails
+     * with the first error of any implicit operation issued before it (a handler that threw, a lane
+     * that died before the answer came: {@link OutcomeUnknownException}). Header and payload are
+     * copied before this returns, so a handler may pass on the buffers it was given. Messages on one
+     * lane reach the handler in the order they were sent.
+     *
+     * @param id the handler id
+     * @param header a small header (position to limit), or null
+     * @param payload the payload (position to limit), or null
+     * @throws FencelineException at once if the id is invalid or the endpoint is closed or failed
+     */
+    void sendActiveMessageImplicit(int id, ByteBuffer header, ByteBuffer payload);
+
+    /**
      * Orders: every RMA and atomic issued on this endpoint after the fence becomes visible at the
      * target only after everything issued before it. Returns at once; completes nothing.
      */

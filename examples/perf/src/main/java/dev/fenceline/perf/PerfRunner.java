@@ -7,9 +7,11 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongConsumer;
 import org.HdrHistogram.Histogram;
@@ -125,6 +127,9 @@ final class PerfRunner {
     }
 
     private PerfResult amPingPong(int size, int n, LongConsumer progress) throws Exception {
+        if (implicit) {
+            return amPingPongFromHandler(size, n, progress);
+        }
         ByteBuffer payload = ByteBuffer.allocateDirect(size);
         ByteBuffer header = ByteBuffer.allocate(0);
         Histogram h = histogram();
@@ -153,6 +158,61 @@ final class PerfRunner {
             await(s.toAlpha.flush());
         }
         return PerfResult.latency("am_lat", s.transport, size, h, seconds);
+    }
+
+    /**
+     * Implicit completion: the pong's handler sends the next ping itself, the way ucx_perftest's
+     * loop sends from the thread that progresses its worker. Pings and pongs are implicit active
+     * messages (on the fast path where a lane takes them); the flushes at the end report any failure.
+     * Only that handler writes the histogram; this thread waits for the last pong.
+     */
+    private PerfResult amPingPongFromHandler(int size, int n, LongConsumer progress) throws Exception {
+        ByteBuffer payload = ByteBuffer.allocateDirect(size);
+        ByteBuffer header = ByteBuffer.allocate(0);
+        Histogram h = histogram();
+        AtomicLong pongs = new AtomicLong();
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        CountDownLatch finished = new CountDownLatch(1);
+        long[] sentAt = new long[1]; // the handler's own; the first write happens before the first ping
+        s.alpha.setActiveMessageHandler(PerfSession.PONG, (hd, p) -> {
+            h.recordValue((System.nanoTime() - sentAt[0]) / 2);
+            if (pongs.incrementAndGet() >= n) {
+                finished.countDown();
+                return;
+            }
+            try {
+                sentAt[0] = System.nanoTime();
+                s.toBeta.sendActiveMessageImplicit(PerfSession.PING, header, payload);
+            } catch (RuntimeException e) {
+                failure.set(e);
+                finished.countDown();
+            }
+        });
+        try {
+            long start = System.nanoTime();
+            long deadline = start + TimeUnit.SECONDS.toNanos(TIMEOUT_S);
+            sentAt[0] = start;
+            s.toBeta.sendActiveMessageImplicit(PerfSession.PING, header, payload);
+            while (!finished.await(50, TimeUnit.MILLISECONDS)) {
+                progress.accept(pongs.get());
+                if (System.nanoTime() > deadline) {
+                    await(s.toBeta.flush()); // a failed ping fails this flush, naming why
+                    throw new IllegalStateException("AM ping-pong stalled at " + pongs.get() + " of " + n);
+                }
+            }
+            double seconds = (System.nanoTime() - start) / 1e9;
+            if (failure.get() != null) {
+                throw new IllegalStateException("AM ping-pong failed after " + pongs.get(), failure.get());
+            }
+            progress.accept(n);
+            await(s.toBeta.flush());
+            if (s.toAlpha != null) { // in another process, the target flushes its own endpoint
+                await(s.toAlpha.flush());
+            }
+            return PerfResult.latency("am_lat", s.transport, size, h, seconds);
+        } finally {
+            s.alpha.setActiveMessageHandler(PerfSession.PONG, (hd, p) -> s.pongs.incrementAndGet());
+        }
     }
 
     private PerfResult oneAtATime(PerfTest test, int size, int n, LongConsumer progress) throws Exception {

@@ -55,8 +55,10 @@ final class PerfSession implements AutoCloseable {
         betaKey = alpha.unpackRemoteKey(atBeta.remoteKey().toBytes());
         toBeta = alpha.connect(beta.address()).toCompletableFuture().get(30, TimeUnit.SECONDS);
         toAlpha = beta.connect(alpha.address()).toCompletableFuture().get(30, TimeUnit.SECONDS);
-        // A ping is answered with a pong of the same size, from the handler: no thread hop.
-        beta.setActiveMessageHandler(PING, (header, payload) -> toAlpha.sendActiveMessage(PONG, header, payload));
+        // A ping is answered with a pong of the same size, from the handler: no thread hop. Implicit,
+        // so the handler's buffers are copied before it returns; the runs flush toAlpha at the end.
+        beta.setActiveMessageHandler(PING, (header, payload) -> toAlpha.sendActiveMessageImplicit(PONG, header,
+                payload));
         alpha.setActiveMessageHandler(PONG, (header, payload) -> pongs.incrementAndGet());
         beta.setActiveMessageHandler(SINK, (header, payload) -> sunk.incrementAndGet());
     }

@@ -77,12 +77,19 @@ public final class PerfTarget {
             String peer = expect(in, "PEER ").substring(5);
             Endpoint back = w.connect(WorkerAddress.fromBytes(hex.parseHex(peer))).toCompletableFuture()
                     .get(60, TimeUnit.SECONDS);
-            w.setActiveMessageHandler(PerfSession.PING, (h, p) -> back.sendActiveMessage(PerfSession.PONG, h, p));
+            // Implicit: the handler's buffers are copied before it returns; flushed below.
+            w.setActiveMessageHandler(PerfSession.PING, (h, p) -> back.sendActiveMessageImplicit(PerfSession.PONG, h,
+                    p));
             out.println("READY");
             out.flush();
             setUp.done();
             while (in.read() >= 0) {
                 // serve until the driver closes its side
+            }
+            try {
+                back.flush().toCompletableFuture().get(30, TimeUnit.SECONDS); // a failed pong fails here
+            } catch (java.util.concurrent.ExecutionException e) {
+                throw new IOException("the pongs' flush failed: " + e.getCause(), e.getCause());
             }
         }
     }

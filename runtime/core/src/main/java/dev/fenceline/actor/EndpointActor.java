@@ -429,6 +429,9 @@ public final class EndpointActor {
         if (budget < 0) {
             channel.drainAgain(); // more may remain: yield the thread, keep the batch bounded
         }
+        if (!flushes.isEmpty()) {
+            progressFlushes(); // the wake-up may be the answer to a direct active message
+        }
         maybeGrant();
         return Behaviors.same();
     }
@@ -457,7 +460,9 @@ public final class EndpointActor {
         int[] amo = selection[OpClass.ATOMIC.ordinal()];
         if (rma.length == 1 && amo.length == 1 && rma[0] == amo[0] && lanes.isLive(rma[0])
                 && lanes.connection(rma[0]) instanceof DirectAccess direct) {
-            channel.publishGrant(direct);
+            int[] am = selection[OpClass.ACTIVE_MESSAGE.ordinal()];
+            // Active messages are ordered per lane: direct ones only on the lane the others take.
+            channel.publishGrant(direct, am.length == 1 && am[0] == rma[0]);
         } else {
             channel.revokeGrant();
         }
@@ -924,7 +929,7 @@ public final class EndpointActor {
                 }
                 startFlush(f);
             }
-            if (f.flushWaits == 0) {
+            if (f.flushWaits == 0 && channel.directAnsweredOrWake(f.directTarget)) {
                 it.remove();
                 if (done == null) {
                     done = new ArrayList<>(2);
@@ -949,6 +954,7 @@ public final class EndpointActor {
 
     private void startFlush(Request f) {
         f.flushStarted = true;
+        f.directTarget = channel.directSent();
         int waits = 0;
         for (Request r : outstanding.values()) {
             if (r.seq < f.seq) {

@@ -70,7 +70,7 @@ public final class EndpointChannel {
      * @param lane the lane that performs them
      * @param stamp the submission count when it was published
      */
-    record Grant(dev.fenceline.spi.DirectAccess lane, long stamp) {
+    record Grant(dev.fenceline.spi.DirectAccess lane, long stamp, boolean activeMessages) {
     }
 
     /** @return the grant if it is still valid, else null */
@@ -80,13 +80,93 @@ public final class EndpointChannel {
     }
 
     /** Actor: publishes a grant if every submission so far has been taken (and, by the caller, completed). */
-    void publishGrant(dev.fenceline.spi.DirectAccess lane) {
+    void publishGrant(dev.fenceline.spi.DirectAccess lane, boolean activeMessages) {
         long n = submitted.get();
-        grant = n == polled ? new Grant(lane, n) : null;
+        grant = n == polled ? new Grant(lane, n, activeMessages) : null;
     }
 
     void revokeGrant() {
         grant = null;
+    }
+
+    /** A direct active message was queued: counted, but not visible before its handler runs. */
+    void fastMessage() {
+        fastOperations.increment();
+        RequestTrace t = Tracing.take();
+        if (t != null) {
+            t.admitted(RequestTrace.DIRECT, -1, false, false);
+        }
+    }
+
+    // Active messages sent on the fast path are answered later, on a transport's polling thread.
+    // Two monotonic counts, never decremented (a count taken back could strand a flush that had
+    // already read it): a flush waits until the answered count reaches what was sent before it.
+    private final java.util.concurrent.atomic.AtomicLong directSent = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong directAnswered =
+            new java.util.concurrent.atomic.AtomicLong();
+    /** The answered count a waiting flush needs: the answer that reaches it wakes the actor. */
+    private volatile long directWanted = Long.MAX_VALUE;
+
+    /** Where lanes report the answers to this endpoint's direct active messages. */
+    final dev.fenceline.spi.DirectAnswers directAnswers = new dev.fenceline.spi.DirectAnswers() {
+        @Override
+        public void answered(long number, FencelineException error) {
+            if (error != null) {
+                implicitFailed(error, number); // before the count: the flush it releases must see it
+            }
+            settled(directAnswered.incrementAndGet());
+        }
+
+        @Override
+        public void abandoned(int count, FencelineException error) {
+            // Sent after every flush that has completed: the next flush to complete reports it.
+            implicitFailed(error, 0);
+            settled(directAnswered.addAndGet(count));
+        }
+    };
+
+    private void settled(long answered) {
+        if (answered >= directWanted) {
+            directWanted = Long.MAX_VALUE;
+            wakeup.run();
+        }
+    }
+
+    /** A caller is about to queue a direct active message. */
+    void directSending() {
+        directSent.incrementAndGet();
+    }
+
+    /** The lane did not take it after all: it counts as answered, so no flush waits for it. */
+    void directNotSent() {
+        settled(directAnswered.incrementAndGet());
+    }
+
+    /** @return whether every direct active message sent so far was answered */
+    boolean directSettled() {
+        long sent = directSent.get(); // first: answers counted after this read cover at least these
+        return directAnswered.get() >= sent;
+    }
+
+    /** @return direct active messages sent so far: what a flush started now waits for */
+    long directSent() {
+        return directSent.get();
+    }
+
+    /**
+     * Actor: a flush needs {@code target} answers.
+     *
+     * @return true if they are in; otherwise the answer that brings them wakes the actor
+     */
+    boolean directAnsweredOrWake(long target) {
+        if (directAnswered.get() >= target) {
+            return true;
+        }
+        // The smallest wish wins (flushes are checked in order); every reset to MAX comes with a
+        // wake-up, after which the actor wishes again.
+        directWanted = Math.min(directWanted, target);
+        // Re-read after publishing the wish: an answer counted in between saw the old wish.
+        return directAnswered.get() >= target;
     }
 
     void fastOperation() {

@@ -272,13 +272,50 @@ final class EndpointImpl implements Endpoint {
     }
 
     @Override
+    public void sendActiveMessageImplicit(int id, ByteBuffer header, ByteBuffer payload) {
+        RegistrationTable.checkAmId(id);
+        ByteBuffer h = header == null ? EMPTY : header;
+        ByteBuffer p = payload == null ? EMPTY : payload;
+        EndpointChannel.Grant g = channel.validGrant();
+        if (g != null && g.activeMessages()) {
+            long number = channel.submissionCount();
+            channel.directSending();
+            boolean sent = false;
+            try {
+                sent = g.lane().activeMessageNow(id, h, p, channel.endpointId(), channel.directAnswers, number);
+            } catch (FencelineException e) {
+                channel.fastFailure();
+                channel.implicitFailed(e, number);
+                return; // directNotSent in finally: nothing was queued
+            } finally {
+                if (!sent) {
+                    channel.directNotSent();
+                }
+            }
+            if (sent) {
+                channel.fastMessage();
+                return;
+            }
+        }
+        // The slow path keeps the bytes until the actor has written them: copy, as promised.
+        submitImplicit(Request.activeMessage(id, copy(h), copy(p)));
+    }
+
+    private static final ByteBuffer EMPTY = ByteBuffer.allocate(0).asReadOnlyBuffer();
+
+    private static ByteBuffer copy(ByteBuffer b) {
+        return b.remaining() == 0 ? EMPTY : ByteBuffer.allocateDirect(b.remaining()).put(b.duplicate()).flip();
+    }
+
+    @Override
     public void fence() {
         endpointFences.incrementAndGet();
     }
 
     @Override
     public CompletionStage<Void> flush() {
-        if (!channel.isClosing() && channel.failure() == null && channel.validGrant() != null) {
+        if (!channel.isClosing() && channel.failure() == null && channel.validGrant() != null
+                && channel.directSettled()) {
             // A valid grant means nothing is outstanding and every direct operation was complete
             // on return: the flush is already done, and keeping the grant keeps the fast path.
             channel.fastFlush();

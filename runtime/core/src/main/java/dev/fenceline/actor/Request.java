@@ -77,6 +77,8 @@ public final class Request {
     FencelineException error;
     /** Flush only: lane flushes and prior requests it still waits for. */
     int flushWaits;
+    /** Flush only: the direct active messages sent before it, whose answers it waits for. */
+    long directTarget;
     boolean flushStarted;
     /** Flush only: a reconfiguration dropped some of its lane flushes; flush every live lane again. */
     boolean reflush;

@@ -53,4 +53,26 @@ public interface DirectAccess {
      * @throws dev.fenceline.RemoteAccessException if the key, range, alignment or region is bad
      */
     Long atomicFetchNow(RemoteKey key, long address, AtomicOp op, int width, long operand, long compare);
+
+    /**
+     * Writes an active message into the peer's queue on the calling thread. Unlike the operations
+     * above it is not complete on return: the lane counts it as unanswered (a flush of the lane and
+     * any later direct store wait for it) and tells {@code answers} when the peer's handler has run,
+     * or that the lane died first. Header and payload are copied before return. A lane offers it
+     * only where its messages reach the peer in the order they were queued, whichever thread queued
+     * them.
+     *
+     * @param id the handler id
+     * @param header the header (position to limit; not moved)
+     * @param payload the payload (position to limit; not moved)
+     * @param origin the endpoint's id, as the lane's other messages carry it
+     * @param answers where the answer goes; the same for every call on one lane
+     * @param number handed back with the answer
+     * @return true if queued; false if this lane cannot do it now (take the normal path)
+     * @throws dev.fenceline.FencelineException if the message can never go on this lane (too large)
+     */
+    default boolean activeMessageNow(int id, ByteBuffer header, ByteBuffer payload, long origin,
+            DirectAnswers answers, long number) {
+        return false;
+    }
 }

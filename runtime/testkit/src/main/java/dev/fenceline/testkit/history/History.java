@@ -216,6 +216,12 @@ public final class History {
         }
 
         @Override
+        public void sendActiveMessageImplicit(int amId, ByteBuffer header, ByteBuffer payload) {
+            Op op = issue(id, Op.Kind.MESSAGE, 0, payload == null ? 0 : payload.remaining(), amId, null);
+            implicit(op, () -> tracedVoid(op, () -> ep.sendActiveMessageImplicit(amId, header, payload)));
+        }
+
+        @Override
         public void fence() {
             issue(id, Op.Kind.FENCE, 0, 0, 0, null);
             fenceCount(id).incrementAndGet();

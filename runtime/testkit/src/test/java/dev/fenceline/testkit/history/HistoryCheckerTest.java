@@ -99,6 +99,11 @@ class HistoryCheckerTest {
         }
 
         @Override
+        public void sendActiveMessageImplicit(int id, ByteBuffer h, ByteBuffer p) {
+            later();
+        }
+
+        @Override
         public void fence() {
         }
 

@@ -4,7 +4,9 @@ import dev.fenceline.FencelineException;
 import dev.fenceline.LaneType;
 import dev.fenceline.RemoteKey;
 import dev.fenceline.spi.ConnectionIds;
+import dev.fenceline.OutcomeUnknownException;
 import dev.fenceline.spi.DirectAccess;
+import dev.fenceline.spi.DirectAnswers;
 import dev.fenceline.spi.LaneConnection;
 import dev.fenceline.spi.LaneListener;
 import dev.fenceline.spi.PostStatus;
@@ -59,6 +61,19 @@ final class ShmLane implements LaneConnection, DirectAccess {
     private int batched;
 
     private final Set<LaneType> types;
+
+    /** Tokens of direct active messages: the sign bit, then the caller's number. */
+    private static final long DIRECT = Long.MIN_VALUE;
+    /**
+     * Guards the direct active messages' count against the lane's end: a message is either counted
+     * before the lane dies (and then answered or abandoned) or refused, never both or neither.
+     */
+    private final Object directLock = new Object();
+    /** Under directLock: direct active messages queued and not yet answered. */
+    private int directUnanswered;
+    /** Under directLock: the endpoint gave the lane up while some were unanswered; close after them. */
+    private boolean closeWhenAnswered;
+    private volatile DirectAnswers answers;
 
     ShmLane(ShmTransport transport, long conn, Inbox peer, int queueDepth, int maxFragment, boolean besideCma) {
         this.types = besideCma ? BESIDE_CMA : ALL;
@@ -144,6 +159,92 @@ final class ShmLane implements LaneConnection, DirectAccess {
         }
         Direct.put(seg, key, address, src);
         return true;
+    }
+
+    /**
+     * The peer's inbox takes messages from any thread in claim order, so a direct active message
+     * keeps its place among the lane's other messages. The peer's answer comes back to the polling
+     * thread, which reports it to {@code a} without the endpoint actor.
+     */
+    @Override
+    public boolean activeMessageNow(int id, ByteBuffer header, ByteBuffer payload, long origin, DirectAnswers a,
+            long number) {
+        int h = header.remaining();
+        int payloadBytes = h + payload.remaining();
+        if (payloadBytes > maxFragment) {
+            throw new FencelineException("shm: AM of " + payloadBytes + " bytes exceeds the lane's limit of "
+                    + maxFragment + " (" + ShmSettings.SECTION + ".max-fragment, the smaller of both ends')");
+        }
+        if (answers == null) {
+            answers = a; // one endpoint per lane: always the same
+        }
+        synchronized (directLock) {
+            if (state.get() != LIVE || !reserve()) {
+                return false;
+            }
+            ManyToOneRingBuffer ring = peer.ring;
+            int at = ring.tryClaim(ShmWire.AM, ShmWire.AM_DATA + payloadBytes);
+            if (at < 0) {
+                unanswered.decrementAndGet();
+                return false; // full: the normal path waits for room
+            }
+            AtomicBuffer b = ring.buffer();
+            b.putLong(at + ShmWire.CONN, conn);
+            b.putLong(at + ShmWire.TOKEN, DIRECT | number);
+            b.putLong(at + ShmWire.ORIGIN, origin);
+            b.putLong(at + ShmWire.SEQ, -1); // no exactly-once number: see abandoned()
+            b.putLong(at + ShmWire.LOW, -1);
+            b.putInt(at + ShmWire.AM_ID, id);
+            b.putInt(at + ShmWire.AM_HEADER_LENGTH, h);
+            b.putBytes(at + ShmWire.AM_DATA, header, header.position(), h);
+            b.putBytes(at + ShmWire.AM_DATA + h, payload, payload.position(), payload.remaining());
+            ring.commit(at);
+            directUnanswered++;
+            return true;
+        }
+    }
+
+    /** The answer to a direct active message (polling thread), whatever the lane's state. */
+    private void directAnswered(long token, FencelineException error) {
+        boolean counted;
+        boolean close;
+        synchronized (directLock) {
+            counted = directUnanswered > 0; // not if the lane's end already abandoned it
+            if (counted) {
+                directUnanswered--;
+                unanswered.decrementAndGet();
+            }
+            close = closeWhenAnswered && directUnanswered == 0;
+            if (close) {
+                closeWhenAnswered = false;
+            }
+        }
+        if (counted) {
+            answers.answered(token & ~DIRECT, error);
+        }
+        if (close) {
+            transport.closed(this);
+        }
+    }
+
+    /** The lane died: no answer will come for the direct messages still out. */
+    private void abandonDirect(Throwable cause) {
+        int n;
+        boolean close;
+        synchronized (directLock) {
+            n = directUnanswered;
+            directUnanswered = 0;
+            close = closeWhenAnswered;
+            closeWhenAnswered = false;
+        }
+        if (n > 0) {
+            answers.abandoned(n, new OutcomeUnknownException("shm: " + n + " active message(s) sent directly on the"
+                    + " lane to " + peer.name + " got no answer before it failed (" + cause + "): each may or may"
+                    + " not have reached its handler"));
+        }
+        if (close) {
+            transport.closed(this);
+        }
     }
 
     @Override
@@ -357,7 +458,16 @@ final class ShmLane implements LaneConnection, DirectAccess {
         }
         if (before != GONE) {
             gets.clear();
-            transport.closed(this);
+            boolean close;
+            synchronized (directLock) {
+                // Direct active messages still out: the peer runs them (they are in its inbox), so
+                // keep taking their answers, and close once the last is in.
+                close = directUnanswered == 0;
+                closeWhenAnswered = !close;
+            }
+            if (close) {
+                transport.closed(this);
+            }
         }
     }
 
@@ -366,6 +476,10 @@ final class ShmLane implements LaneConnection, DirectAccess {
     /** A reply for this lane; {@code data} is the GET data (or null). */
     void answered(int type, long token, long value, FencelineException error, AtomicBuffer buffer, int offset,
             int length) {
+        if (token < 0) {
+            directAnswered(token, type == ShmWire.NACK ? error : null);
+            return;
+        }
         if (state.get() != LIVE) {
             return;
         }
@@ -432,7 +546,9 @@ final class ShmLane implements LaneConnection, DirectAccess {
     /** The peer process died, or its inbox broke: the lane is dead. */
     void fail(Throwable cause) {
         flushBatch(); // what completed before the peer died did complete
-        if (state.compareAndSet(LIVE, FAILED)) {
+        boolean failedNow = state.compareAndSet(LIVE, FAILED);
+        abandonDirect(cause); // after the state: a direct message is refused from here on, or swept here
+        if (failedNow) {
             failure = cause;
             gets.clear();
             LaneListener l = listener;

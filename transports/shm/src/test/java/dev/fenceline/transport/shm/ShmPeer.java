@@ -22,6 +22,8 @@ final class ShmPeer {
     static final int COUNTERS = 64;
     static final int MESSAGE = 1;
     static final int VERIFY = 2;
+    /** Takes a millisecond each: messages queue up unanswered behind it. */
+    static final int SLOW = 3;
 
     private ShmPeer() {
     }
@@ -43,6 +45,7 @@ final class ShmPeer {
                 }
                 sum.addAndGet(s);
             });
+            w.setActiveMessageHandler(SLOW, (h, p) -> java.util.concurrent.locks.LockSupport.parkNanos(1_000_000));
             w.setActiveMessageHandler(VERIFY, (h, p) -> {
                 byte[] expected = new byte[h.remaining()];
                 h.get(expected);

@@ -2,6 +2,7 @@ package dev.fenceline.transport.shm;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.ConfigFactory;
@@ -10,6 +11,7 @@ import dev.fenceline.Endpoint;
 import dev.fenceline.EndpointFailedException;
 import dev.fenceline.Fenceline;
 import dev.fenceline.MemoryRegion;
+import dev.fenceline.OutcomeUnknownException;
 import dev.fenceline.RemoteKey;
 import dev.fenceline.Worker;
 import dev.fenceline.WorkerAddress;
@@ -177,6 +179,43 @@ class TwoProcessTest {
             String verdict = peer.out().readLine();
             System.out.println(verdict + " after " + ops + " operations and " + fences + " fences");
             assertEquals("VERIFY ok " + expected, verdict, "seed " + seed);
+        }
+    }
+
+    @Test
+    void aPeerKilledWithDirectMessagesUnansweredFailsTheNextFlushInsteadOfHangingIt() throws Exception {
+        Path logs = Files.createDirectories(Path.of("target", "two-process"));
+        try (Fenceline f = Fenceline.create(ConfigFactory.parseString("""
+                fenceline.transports = [shm]
+                fenceline.endpoint.keepalive { interval = 200ms, timeout = 2s }
+                """))) {
+            Worker w = f.newWorker("sender").toCompletableFuture().get(30, TimeUnit.SECONDS);
+            long directBefore;
+            long directAfter;
+            Endpoint ep;
+            try (Peer peer = fork(logs.resolve("killed-direct.log"))) {
+                ep = w.connect(peer.address()).toCompletableFuture().get(30, TimeUnit.SECONDS);
+                ep.flush().toCompletableFuture().get(10, TimeUnit.SECONDS);
+                ep.sendActiveMessageImplicit(ShmPeer.MESSAGE, null, null); // the grant may come just after
+                directBefore = w.statistics().direct();
+                // A millisecond each at the peer: nearly all are still in its inbox when it dies.
+                for (int i = 0; i < 500; i++) {
+                    ep.sendActiveMessageImplicit(ShmPeer.SLOW, null, ByteBuffer.allocate(8));
+                }
+                directAfter = w.statistics().direct();
+                peer.process().destroyForcibly(); // SIGKILL: no answer will come for them
+                peer.process().waitFor(10, TimeUnit.SECONDS);
+            }
+            assertTrue(directAfter - directBefore >= 450, "the messages went directly into the peer's inbox: "
+                    + (directAfter - directBefore) + " of 500");
+            long killedAt = System.nanoTime();
+            ExecutionException e = assertThrows(ExecutionException.class,
+                    () -> ep.flush().toCompletableFuture().get(10, TimeUnit.SECONDS));
+            long ms = (System.nanoTime() - killedAt) / 1_000_000;
+            System.out.println("flush after the kill: " + e.getCause() + " after " + ms + " ms");
+            assertTrue(e.getCause() instanceof OutcomeUnknownException || e.getCause() instanceof EndpointFailedException,
+                    e.getCause().toString());
+            assertTrue(ms < 2000 + 1000, "within the keepalive timeout (2 s): " + ms + " ms");
         }
     }
 

@@ -1,0 +1,189 @@
+package dev.fenceline.transport.shm;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import com.typesafe.config.ConfigFactory;
+import dev.fenceline.ActiveMessageException;
+import dev.fenceline.Endpoint;
+import dev.fenceline.Fenceline;
+import dev.fenceline.MemoryRegion;
+import dev.fenceline.RemoteKey;
+import dev.fenceline.Worker;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Implicit active messages on shm: the calling thread writes them into the peer's inbox itself
+ * while the endpoint's grant holds, and the lane, not the actor, takes their answers. Whatever path
+ * a message takes, the handler sees every one exactly once and in send order, a flush completes
+ * only after the handler ran for everything sent before it, and a handler's failure fails the next
+ * flush and only that one. The seed is printed.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class DirectActiveMessageTest {
+    private static final int ORDERED = 1;
+    private static final int THROWS = 2;
+    private static final int ECHO = 3;
+    private static final int CHECK = 4;
+
+    private Fenceline f;
+    private Worker a;
+    private Worker b;
+    private Endpoint ep;
+
+    @BeforeEach
+    void start() throws Exception {
+        f = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [shm]"));
+        a = f.newWorker("a").toCompletableFuture().get(10, TimeUnit.SECONDS);
+        b = f.newWorker("b").toCompletableFuture().get(10, TimeUnit.SECONDS);
+        ep = a.connect(b.address()).toCompletableFuture().get(10, TimeUnit.SECONDS);
+    }
+
+    @AfterEach
+    void stop() {
+        f.close();
+    }
+
+    private static ByteBuffer number(long n) {
+        return ByteBuffer.allocate(8).order(ByteOrder.nativeOrder()).putLong(0, n);
+    }
+
+    private void flush(Endpoint e) throws Exception {
+        e.flush().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void everyMessageArrivesOnceInOrderAndAFlushWaitsForItsHandlers() throws Exception {
+        long seed = Long.getLong("fenceline.test.seed", 20261129L);
+        System.out.println("DirectActiveMessageTest seed " + seed);
+        MemoryRegion region = b.allocate(4096);
+        RemoteKey key = a.unpackRemoteKey(region.remoteKey().toBytes());
+        AtomicLong next = new AtomicLong(); // the number the handler expects next
+        AtomicReference<String> disorder = new AtomicReference<>();
+        b.setActiveMessageHandler(ORDERED, (h, p) -> {
+            long n = p.order(ByteOrder.nativeOrder()).getLong(0);
+            if (n != next.get() && disorder.get() == null) {
+                disorder.set("expected message " + next.get() + ", got " + n);
+            }
+            next.set(n + 1);
+            if (n % 97 == 0) { // now and then a slow handler: a flush must wait for it
+                long until = System.nanoTime() + 200_000;
+                while (System.nanoTime() < until) {
+                    Thread.onSpinWait();
+                }
+            }
+        });
+        flush(ep);
+        SplittableRandom rnd = new SplittableRandom(seed);
+        long sent = 0;
+        long directBefore = a.statistics().direct();
+        CompletableFuture<Void> last = CompletableFuture.completedFuture(null);
+        for (int round = 0; round < 400; round++) {
+            int burst = 1 + rnd.nextInt(64);
+            for (int i = 0; i < burst; i++) {
+                int path = rnd.nextInt(20);
+                if (path == 0) { // now and then the actor's way, with a completion of its own
+                    last = ep.sendActiveMessage(ORDERED, null, number(sent++)).toCompletableFuture();
+                } else if (path == 1) { // a put between messages: they stay in order around it
+                    ep.putImplicit(number(round), region.address(), key);
+                } else {
+                    ep.sendActiveMessageImplicit(ORDERED, null, number(sent++));
+                }
+            }
+            flush(ep);
+            assertEquals(sent, next.get(), "round " + round + ": the flush completed before the handler ran for"
+                    + " every message sent before it (seed " + seed + ")");
+        }
+        last.get(10, TimeUnit.SECONDS);
+        assertEquals(null, disorder.get(), "seed " + seed);
+        assertTrue(a.statistics().direct() > directBefore, "some took the fast path: " + a.statistics());
+
+        // Nothing but implicit messages: once the actor has republished the grant after the last
+        // flush, every one is written by this thread.
+        directBefore = a.statistics().direct();
+        for (int i = 0; i < 1000; i++) {
+            ep.sendActiveMessageImplicit(ORDERED, null, number(sent++));
+        }
+        flush(ep);
+        assertEquals(sent, next.get());
+        assertEquals(null, disorder.get(), "seed " + seed);
+        assertTrue(a.statistics().direct() - directBefore >= 990, a.statistics().toString());
+    }
+
+    @Test
+    void aHandlersFailureFailsTheNextFlushOnly() throws Exception {
+        AtomicLong handled = new AtomicLong();
+        b.setActiveMessageHandler(THROWS, (h, p) -> {
+            handled.incrementAndGet();
+            if (p.order(ByteOrder.nativeOrder()).getLong(0) == 13) {
+                throw new IllegalStateException("thirteen");
+            }
+        });
+        flush(ep);
+        for (int round = 0; round < 3; round++) {
+            for (long i = 0; i < 20; i++) {
+                ep.sendActiveMessageImplicit(THROWS, null, number(i));
+            }
+            try {
+                flush(ep);
+                fail("the handler threw for message 13 of round " + round + ", but the flush succeeded");
+            } catch (ExecutionException e) {
+                assertInstanceOf(ActiveMessageException.class, e.getCause(), e.getCause().toString());
+                assertTrue(e.getCause().getMessage().contains("thirteen"), e.getCause().getMessage());
+            }
+            assertEquals(20L * (round + 1), handled.get(), "every message ran, the failed one too");
+            flush(ep); // reported once: the next flush is clean
+        }
+    }
+
+    @Test
+    void aHandlerMayPassOnTheBuffersItWasGiven() throws Exception {
+        // b echoes every message back to a with the very buffers its handler got; a checks each byte.
+        Endpoint back = b.connect(a.address()).toCompletableFuture().get(10, TimeUnit.SECONDS);
+        b.setActiveMessageHandler(ECHO, (h, p) -> back.sendActiveMessageImplicit(CHECK, h, p));
+        AtomicLong checked = new AtomicLong();
+        AtomicReference<String> wrong = new AtomicReference<>();
+        a.setActiveMessageHandler(CHECK, (h, p) -> {
+            long n = h.order(ByteOrder.nativeOrder()).getLong(0);
+            int size = p.remaining();
+            if (size != (int) (n % 4096) + 1) {
+                wrong.compareAndSet(null, "message " + n + " has " + size + " bytes");
+            }
+            for (int i = 0; i < size; i++) {
+                if (p.get(p.position() + i) != (byte) (n + i)) {
+                    wrong.compareAndSet(null, "message " + n + " byte " + i);
+                    break;
+                }
+            }
+            checked.incrementAndGet();
+        });
+        flush(ep);
+        int messages = 5000;
+        for (long n = 0; n < messages; n++) {
+            int size = (int) (n % 4096) + 1;
+            ByteBuffer p = ByteBuffer.allocateDirect(size);
+            for (int i = 0; i < size; i++) {
+                p.put(i, (byte) (n + i));
+            }
+            ep.sendActiveMessageImplicit(ECHO, number(n), p);
+            p.put(0, (byte) ~p.get(0)); // the caller may reuse its buffer at once: it was copied
+        }
+        flush(ep); // every ECHO handler ran, so every echo was sent...
+        flush(back); // ...and every echo was handled
+        assertEquals(null, wrong.get());
+        assertEquals(messages, checked.get());
+    }
+}
