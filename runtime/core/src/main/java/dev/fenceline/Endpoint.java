@@ -125,7 +125,10 @@ public interface Endpoint {
     CompletionStage<Long> compareAndSwap64(long remoteAddress, RemoteKey key, long expected, long desired);
 
     /**
-     * Sends an active message to the handler registered for {@code id} at the peer.
+     * Sends an active message to the handler registered for {@code id} at the peer. The buffers
+     * are read until the returned stage completes, so they must not change before that; a handler
+     * answering with the buffers it was given (valid only during its call) uses
+     * {@link #sendActiveMessageImplicit}, which copies them.
      *
      * @param id the handler id
      * @param header a small header (position to limit)

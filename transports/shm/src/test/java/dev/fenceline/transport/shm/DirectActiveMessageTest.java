@@ -186,4 +186,33 @@ class DirectActiveMessageTest {
         assertEquals(null, wrong.get());
         assertEquals(messages, checked.get());
     }
+
+    @Test
+    void closingWaitsForTheHandlersOfEveryMessageSentBeforeIt() throws Exception {
+        AtomicLong handled = new AtomicLong();
+        b.setActiveMessageHandler(ORDERED, (h, p) -> {
+            long until = System.nanoTime() + 100_000;
+            while (System.nanoTime() < until) {
+                Thread.onSpinWait();
+            }
+            handled.incrementAndGet();
+        });
+        flush(ep);
+        ep.sendActiveMessageImplicit(ORDERED, null, null); // the grant may come just after the flush
+        long directBefore = a.statistics().direct();
+        for (int i = 0; i < 300; i++) {
+            ep.sendActiveMessageImplicit(ORDERED, null, number(i));
+        }
+        assertTrue(a.statistics().direct() - directBefore >= 290, a.statistics().toString());
+        // Closed while most are still in the peer's inbox: the close flushes first, and that flush
+        // waits for their answers.
+        ep.close().toCompletableFuture().get(10, TimeUnit.SECONDS);
+        assertEquals(301, handled.get(), "the close completed before the handler ran for every message");
+        // The worker goes on: a new endpoint to the same peer works on both paths.
+        Endpoint again = a.connect(b.address()).toCompletableFuture().get(10, TimeUnit.SECONDS);
+        again.sendActiveMessage(ORDERED, null, null).toCompletableFuture().get(10, TimeUnit.SECONDS);
+        again.sendActiveMessageImplicit(ORDERED, null, null);
+        flush(again);
+        assertEquals(303, handled.get());
+    }
 }
