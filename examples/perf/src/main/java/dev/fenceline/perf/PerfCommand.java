@@ -85,8 +85,8 @@ public final class PerfCommand implements Callable<Integer> {
     int processes;
 
     @Option(names = "--completion", defaultValue = "per-op", description = "per-op (a future per operation) or"
-            + " implicit (put_bw and add_mr without futures, completed by a flush every --window operations)."
-            + " Default ${DEFAULT-VALUE}.")
+            + " implicit (put_bw, add_mr and am_bw without futures, completed by a flush every --window"
+            + " operations; am_lat sends each ping from the pong's handler). Default ${DEFAULT-VALUE}.")
     String completion;
 
     @Option(names = "--server", arity = "0..1", fallbackValue = "127.0.0.1:" + DEFAULT_PORT, paramLabel = "HOST:PORT",

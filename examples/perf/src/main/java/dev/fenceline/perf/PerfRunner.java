@@ -256,6 +256,8 @@ final class PerfRunner {
         for (long i = 1; i <= n; i++) {
             if (test == PerfTest.PUT_BW) {
                 ep.putImplicit(buf, addr, key);
+            } else if (test == PerfTest.AM_BW) {
+                ep.sendActiveMessageImplicit(PerfSession.SINK, null, buf);
             } else {
                 ep.atomicPostImplicit64(AtomicOp.ADD, addr, key, 1);
             }
@@ -275,7 +277,7 @@ final class PerfRunner {
     }
 
     private PerfResult stream(PerfTest test, int size, int n, LongConsumer progress) throws Exception {
-        if (implicit && (test == PerfTest.PUT_BW || test == PerfTest.ADD_MR)) {
+        if (implicit && (test == PerfTest.PUT_BW || test == PerfTest.ADD_MR || test == PerfTest.AM_BW)) {
             return implicitStream(test, size, n, progress);
         }
         Endpoint ep = s.toBeta;

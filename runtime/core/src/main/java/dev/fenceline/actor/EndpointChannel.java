@@ -125,7 +125,44 @@ public final class EndpointChannel {
         }
     };
 
+    /** A flush under a grant that waits only for answers to direct active messages. */
+    private record DirectFlush(long target, long before, java.util.concurrent.CompletableFuture<Void> done) {
+    }
+
+    private final ConcurrentLinkedQueue<DirectFlush> directFlushes = new ConcurrentLinkedQueue<>();
+
+    /**
+     * A flush issued under a valid grant while direct active messages are unanswered: completed by
+     * the answer that brings the count to what was sent before it, on that answer's thread.
+     *
+     * @param before the flush's submission number (implicit errors before it are its own)
+     * @return completes when the handler ran for every direct active message sent so far
+     */
+    java.util.concurrent.CompletableFuture<Void> directFlush(long before) {
+        java.util.concurrent.CompletableFuture<Void> done = new java.util.concurrent.CompletableFuture<>();
+        directFlushes.add(new DirectFlush(directSent.get(), before, done));
+        releaseDirectFlushes(directAnswered.get()); // the last answer may have come before the add
+        return done;
+    }
+
+    private void releaseDirectFlushes(long answered) {
+        DirectFlush d;
+        while ((d = directFlushes.peek()) != null && d.target() <= answered) {
+            if (directFlushes.remove(d)) { // exactly one thread completes each
+                FencelineException e = takeImplicitError(d.before());
+                if (e == null) {
+                    d.done().complete(null);
+                } else {
+                    d.done().completeExceptionally(e);
+                }
+            }
+        }
+    }
+
     private void settled(long answered) {
+        if (!directFlushes.isEmpty()) {
+            releaseDirectFlushes(answered);
+        }
         if (answered >= directWanted) {
             directWanted = Long.MAX_VALUE;
             wakeup.run();

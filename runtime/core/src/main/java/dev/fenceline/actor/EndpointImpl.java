@@ -314,12 +314,16 @@ final class EndpointImpl implements Endpoint {
 
     @Override
     public CompletionStage<Void> flush() {
-        if (!channel.isClosing() && channel.failure() == null && channel.validGrant() != null
-                && channel.directSettled()) {
-            // A valid grant means nothing is outstanding and every direct operation was complete
-            // on return: the flush is already done, and keeping the grant keeps the fast path.
+        if (!channel.isClosing() && channel.failure() == null && channel.validGrant() != null) {
+            // A valid grant means nothing is outstanding at the actor and every direct operation but
+            // an active message was complete on return. So the flush waits at most for the answers
+            // to direct active messages, without the actor: keeping the grant keeps the fast path.
             channel.fastFlush();
-            FencelineException implicit = channel.takeImplicitError(channel.submissionCount() + 1);
+            long before = channel.submissionCount() + 1;
+            if (!channel.directSettled()) {
+                return channel.directFlush(before);
+            }
+            FencelineException implicit = channel.takeImplicitError(before);
             return implicit == null ? DONE : CompletableFuture.failedStage(implicit);
         }
         return submitVoid(Request.flush(epoch()));

@@ -195,8 +195,12 @@ class TwoProcessTest {
             Endpoint ep;
             try (Peer peer = fork(logs.resolve("killed-direct.log"))) {
                 ep = w.connect(peer.address()).toCompletableFuture().get(30, TimeUnit.SECONDS);
-                ep.flush().toCompletableFuture().get(10, TimeUnit.SECONDS);
-                ep.sendActiveMessageImplicit(ShmPeer.MESSAGE, null, null); // the grant may come just after
+                // Until one goes directly: the actor publishes the grant once the endpoint is idle.
+                long direct = w.statistics().direct();
+                for (int i = 0; i < 1000 && w.statistics().direct() == direct; i++) {
+                    ep.sendActiveMessageImplicit(ShmPeer.MESSAGE, null, null);
+                    ep.flush().toCompletableFuture().get(10, TimeUnit.SECONDS);
+                }
                 directBefore = w.statistics().direct();
                 // A millisecond each at the peer: nearly all are still in its inbox when it dies.
                 for (int i = 0; i < 500; i++) {
