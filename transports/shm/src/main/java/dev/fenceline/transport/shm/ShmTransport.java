@@ -699,7 +699,7 @@ final class ShmTransport implements Transport, Agent {
         ByteBuffer whole = b.byteBuffer();
         if (whole != null) {
             int base = b.wrapAdjustment();
-            return whole.duplicate().limit(base + at + n).position(base + at).slice();
+            return whole.slice(base + at, n); // one object; big-endian, like any fresh slice
         }
         byte[] copy = new byte[n];
         b.getBytes(at, copy);

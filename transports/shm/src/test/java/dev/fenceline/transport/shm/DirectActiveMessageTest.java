@@ -234,4 +234,66 @@ class DirectActiveMessageTest {
         flush(again);
         assertEquals(302, handled.get());
     }
+
+    @Test
+    void concurrentSendersEachFindTheirOwnMessagesHandledAtTheirFlush() throws Exception {
+        long seed = Long.getLong("fenceline.test.seed", 20261129L);
+        System.out.println("DirectActiveMessageTest concurrent seed " + seed);
+        int threads = 4;
+        int rounds = 300;
+        // Per sender: the last number its handler saw, and whether one came out of order.
+        AtomicLong[] seen = new AtomicLong[threads];
+        AtomicReference<String> wrong = new AtomicReference<>();
+        for (int t = 0; t < threads; t++) {
+            seen[t] = new AtomicLong(-1);
+        }
+        b.setActiveMessageHandler(ORDERED, (h, p) -> {
+            p.order(ByteOrder.nativeOrder());
+            int t = (int) p.getLong(0);
+            long n = p.getLong(8);
+            if (seen[t].get() != n - 1) {
+                wrong.compareAndSet(null, "sender " + t + ": message " + n + " after " + seen[t].get());
+            }
+            seen[t].set(n);
+        });
+        untilDirect();
+        long directBefore = a.statistics().direct();
+        java.util.List<Thread> senders = new java.util.ArrayList<>();
+        java.util.List<Throwable> errors = new java.util.concurrent.CopyOnWriteArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            int sender = t;
+            SplittableRandom rnd = new SplittableRandom(seed + t);
+            senders.add(new Thread(() -> {
+                try {
+                    long n = 0;
+                    for (int round = 0; round < rounds; round++) {
+                        int burst = 1 + rnd.nextInt(40);
+                        for (int i = 0; i < burst; i++) {
+                            ByteBuffer p = ByteBuffer.allocate(16).order(ByteOrder.nativeOrder())
+                                    .putLong(0, sender).putLong(8, n++);
+                            if (rnd.nextInt(50) == 0) { // now and then the actor's way
+                                ep.sendActiveMessage(ORDERED, null, p).toCompletableFuture().get(10, TimeUnit.SECONDS);
+                            } else {
+                                ep.sendActiveMessageImplicit(ORDERED, null, p);
+                            }
+                        }
+                        flush(ep);
+                        // A flush covers what this thread sent before it, whatever the others do.
+                        assertEquals(n - 1, seen[sender].get(), "sender " + sender + " round " + round
+                                + " (seed " + seed + ")");
+                    }
+                } catch (Throwable e) {
+                    errors.add(e);
+                }
+            }, "sender-" + t));
+        }
+        senders.forEach(Thread::start);
+        for (Thread th : senders) {
+            th.join(TimeUnit.SECONDS.toMillis(50));
+            assertTrue(!th.isAlive(), th.getName() + " is stuck (seed " + seed + ")");
+        }
+        assertEquals(java.util.List.of(), errors, "seed " + seed);
+        assertEquals(null, wrong.get(), "seed " + seed);
+        assertTrue(a.statistics().direct() > directBefore, a.statistics().toString());
+    }
 }
