@@ -166,6 +166,11 @@ public final class EndpointActor {
 
     private long nextSeq = 1;
     private long nextToken = 1;
+    /** The lane (and its connection) of the last grant that took active messages, or -1. */
+    private int directLane = -1;
+    private long directConnection;
+    /** The channel's answered count of direct active messages at the last keepalive tick. */
+    private long lastDirectAnswered;
     private long nextSn;
     /** Per slot, the last connection given up while failing over: closed when the endpoint ends. */
     private final LaneConnection[] givenUp = new LaneConnection[LaneTable.MAX_LANES];
@@ -462,7 +467,12 @@ public final class EndpointActor {
                 && lanes.connection(rma[0]) instanceof DirectAccess direct) {
             int[] am = selection[OpClass.ACTIVE_MESSAGE.ordinal()];
             // Active messages are ordered per lane: direct ones only on the lane the others take.
-            channel.publishGrant(direct, am.length == 1 && am[0] == rma[0]);
+            boolean messages = am.length == 1 && am[0] == rma[0];
+            if (messages) {
+                directLane = rma[0];
+                directConnection = lanes.connection(rma[0]).id();
+            }
+            channel.publishGrant(direct, messages);
         } else {
             channel.revokeGrant();
         }
@@ -943,6 +953,10 @@ public final class EndpointActor {
                 // Implicit operations before this flush are complete; the first one that failed
                 // fails the flush (they have no completion of their own to fail).
                 FencelineException implicit = channel.takeImplicitError(f.submissionNumber);
+                FencelineException direct = channel.takeDirectError(f.directTarget);
+                if (implicit == null) {
+                    implicit = direct;
+                }
                 if (implicit != null) {
                     f.fail(implicit);
                 } else {
@@ -1009,6 +1023,15 @@ public final class EndpointActor {
      */
     private Behavior<Command> onKeepaliveTick() {
         long now = clock.getAsLong();
+        // Answers to direct active messages come to the channel, not here: their arrival counts as
+        // hearing from the lane that carries them (a probe may wait behind many of them).
+        long answered = channel.directAnswered();
+        if (answered != lastDirectAnswered) {
+            lastDirectAnswered = answered;
+            if (directLane >= 0 && directLane < lanes.size()) {
+                heard(directLane, directConnection);
+            }
+        }
         long interval = settings.keepaliveInterval().toNanos();
         long timeout = settings.keepaliveTimeout().toNanos();
         for (int i = 0; i < lanes.size(); i++) {
@@ -1403,6 +1426,7 @@ public final class EndpointActor {
         for (Request f : flushVictims) {
             f.fail(e);
         }
+        channel.failDirectFlushes(e);
     }
 
     private Behavior<Command> onClose(Close m) {

@@ -101,29 +101,125 @@ public final class EndpointChannel {
     // Active messages sent on the fast path are answered later, on a transport's polling thread.
     // Two monotonic counts, never decremented (a count taken back could strand a flush that had
     // already read it): a flush waits until the answered count reaches what was sent before it.
+    // Each message's index in the sent count names it: its failure is kept under that index, and a
+    // flush that waited for the first n messages reports the first failure among them.
     private final java.util.concurrent.atomic.AtomicLong directSent = new java.util.concurrent.atomic.AtomicLong();
     private final java.util.concurrent.atomic.AtomicLong directAnswered =
             new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.ConcurrentSkipListMap<Long, FencelineException> directErrors =
+            new java.util.concurrent.ConcurrentSkipListMap<>();
+    private final java.util.concurrent.atomic.LongAdder directFailures = new java.util.concurrent.atomic.LongAdder();
     /** The answered count a waiting flush needs: the answer that reaches it wakes the actor. */
     private volatile long directWanted = Long.MAX_VALUE;
 
     /** Where lanes report the answers to this endpoint's direct active messages. */
     final dev.fenceline.spi.DirectAnswers directAnswers = new dev.fenceline.spi.DirectAnswers() {
         @Override
-        public void answered(long number, FencelineException error) {
+        public void answered(long index, FencelineException error) {
             if (error != null) {
-                implicitFailed(error, number); // before the count: the flush it releases must see it
+                directFailed(index, error); // before the count: the flush it releases must see it
             }
             settled(directAnswered.incrementAndGet());
         }
 
         @Override
         public void abandoned(int count, FencelineException error) {
+            directFailures.add(count);
             // Sent after every flush that has completed: the next flush to complete reports it.
             implicitFailed(error, 0);
             settled(directAnswered.addAndGet(count));
         }
     };
+
+    private void settled(long answered) {
+        if (!directFlushes.isEmpty()) {
+            releaseDirectFlushes(answered);
+        }
+        if (answered >= directWanted) {
+            directWanted = Long.MAX_VALUE;
+            wakeup.run();
+        }
+    }
+
+    /**
+     * A caller is about to queue a direct active message.
+     *
+     * @return its index, which the lane hands back with the answer
+     */
+    long directSending() {
+        return directSent.getAndIncrement();
+    }
+
+    /** The lane did not take it after all: it counts as answered, so no flush waits for it. */
+    void directNotSent() {
+        settled(directAnswered.incrementAndGet());
+    }
+
+    /** A direct active message failed: kept for the first flush that waits for it. */
+    void directFailed(long index, FencelineException error) {
+        directFailures.increment();
+        directRefused(index, error);
+    }
+
+    /** The lane refused a direct active message before queueing it: the covering flush reports it. */
+    void directRefused(long index, FencelineException error) {
+        directErrors.putIfAbsent(index, error);
+    }
+
+    /** @return whether every direct active message sent so far was answered */
+    boolean directSettled() {
+        long sent = directSent.get(); // first: answers counted after this read cover at least these
+        return directAnswered.get() >= sent;
+    }
+
+    /** @return direct active messages answered (or given up) so far */
+    long directAnswered() {
+        return directAnswered.get();
+    }
+
+    /** @return direct active messages sent so far: what a flush started now waits for */
+    long directSent() {
+        return directSent.get();
+    }
+
+    /** @return direct active messages sent and not answered yet (for statistics) */
+    long directOutstanding() {
+        return Math.max(0, directSent.get() - directAnswered.get());
+    }
+
+    /** @return direct active messages whose handler failed or whose lane died first */
+    long directFailures() {
+        return directFailures.sum();
+    }
+
+    /**
+     * @param target a flush's count of direct messages sent before it (exclusive bound)
+     * @return the first failure among them, or null; the failures before it are consumed
+     */
+    FencelineException takeDirectError(long target) {
+        java.util.Map.Entry<Long, FencelineException> first = directErrors.firstEntry();
+        if (first == null || first.getKey() >= target) {
+            return null;
+        }
+        directErrors.headMap(target).clear();
+        return first.getValue();
+    }
+
+    /**
+     * Actor: a flush needs {@code target} answers.
+     *
+     * @return true if they are in; otherwise the answer that brings them wakes the actor
+     */
+    boolean directAnsweredOrWake(long target) {
+        if (directAnswered.get() >= target) {
+            return true;
+        }
+        // The smallest wish wins (flushes are checked in order); every reset to MAX comes with a
+        // wake-up, after which the actor wishes again.
+        directWanted = Math.min(directWanted, target);
+        // Re-read after publishing the wish: an answer counted in between saw the old wish.
+        return directAnswered.get() >= target;
+    }
 
     /** A flush under a grant that waits only for answers to direct active messages. */
     private record DirectFlush(long target, long before, java.util.concurrent.CompletableFuture<Void> done) {
@@ -142,14 +238,23 @@ public final class EndpointChannel {
         java.util.concurrent.CompletableFuture<Void> done = new java.util.concurrent.CompletableFuture<>();
         directFlushes.add(new DirectFlush(directSent.get(), before, done));
         releaseDirectFlushes(directAnswered.get()); // the last answer may have come before the add
+        FencelineException t = terminal;
+        if (t != null) {
+            failDirectFlushes(t); // the actor may have failed the waiting ones just before the add
+        }
         return done;
     }
 
     private void releaseDirectFlushes(long answered) {
-        DirectFlush d;
-        while ((d = directFlushes.peek()) != null && d.target() <= answered) {
-            if (directFlushes.remove(d)) { // exactly one thread completes each
+        // Every one whose target is in, not just those at the head: two threads may queue theirs in
+        // the opposite order of their targets.
+        for (DirectFlush d : directFlushes) {
+            if (d.target() <= answered && directFlushes.remove(d)) { // exactly one thread completes each
                 FencelineException e = takeImplicitError(d.before());
+                FencelineException direct = takeDirectError(d.target());
+                if (e == null) {
+                    e = direct;
+                }
                 if (e == null) {
                     d.done().complete(null);
                 } else {
@@ -159,51 +264,17 @@ public final class EndpointChannel {
         }
     }
 
-    private void settled(long answered) {
-        if (!directFlushes.isEmpty()) {
-            releaseDirectFlushes(answered);
-        }
-        if (answered >= directWanted) {
-            directWanted = Long.MAX_VALUE;
-            wakeup.run();
-        }
-    }
-
-    /** A caller is about to queue a direct active message. */
-    void directSending() {
-        directSent.incrementAndGet();
-    }
-
-    /** The lane did not take it after all: it counts as answered, so no flush waits for it. */
-    void directNotSent() {
-        settled(directAnswered.incrementAndGet());
-    }
-
-    /** @return whether every direct active message sent so far was answered */
-    boolean directSettled() {
-        long sent = directSent.get(); // first: answers counted after this read cover at least these
-        return directAnswered.get() >= sent;
-    }
-
-    /** @return direct active messages sent so far: what a flush started now waits for */
-    long directSent() {
-        return directSent.get();
-    }
-
     /**
-     * Actor: a flush needs {@code target} answers.
+     * The endpoint ended (failed or closed): the flushes waiting for direct answers fail with it.
      *
-     * @return true if they are in; otherwise the answer that brings them wakes the actor
+     * @param e the endpoint's end
      */
-    boolean directAnsweredOrWake(long target) {
-        if (directAnswered.get() >= target) {
-            return true;
+    void failDirectFlushes(FencelineException e) {
+        for (DirectFlush d : directFlushes) {
+            if (directFlushes.remove(d)) {
+                d.done().completeExceptionally(e);
+            }
         }
-        // The smallest wish wins (flushes are checked in order); every reset to MAX comes with a
-        // wake-up, after which the actor wishes again.
-        directWanted = Math.min(directWanted, target);
-        // Re-read after publishing the wish: an answer counted in between saw the old wish.
-        return directAnswered.get() >= target;
     }
 
     void fastOperation() {
@@ -322,6 +393,7 @@ public final class EndpointChannel {
         if (terminal == null) {
             terminal = e;
         }
+        failDirectFlushes(terminal);
     }
 
     /** Actor side: the drain message was received; later submissions schedule another. */

@@ -278,14 +278,13 @@ final class EndpointImpl implements Endpoint {
         ByteBuffer p = payload == null ? EMPTY : payload;
         EndpointChannel.Grant g = channel.validGrant();
         if (g != null && g.activeMessages()) {
-            long number = channel.submissionCount();
-            channel.directSending();
+            long index = channel.directSending();
             boolean sent = false;
             try {
-                sent = g.lane().activeMessageNow(id, h, p, channel.endpointId(), channel.directAnswers, number);
+                sent = g.lane().activeMessageNow(id, h, p, channel.endpointId(), channel.directAnswers, index);
             } catch (FencelineException e) {
                 channel.fastFailure();
-                channel.implicitFailed(e, number);
+                channel.directRefused(index, e); // for the flush that covers it
                 return; // directNotSent in finally: nothing was queued
             } finally {
                 if (!sent) {
@@ -299,6 +298,29 @@ final class EndpointImpl implements Endpoint {
         }
         // The slow path keeps the bytes until the actor has written them: copy, as promised.
         submitImplicit(Request.activeMessage(id, copy(h), copy(p)));
+    }
+
+    /**
+     * A stage completed on a transport's polling thread, handed to the actor system's dispatcher, so
+     * that what the user chains on it never runs on (or blocks) that thread.
+     */
+    private <T> CompletionStage<T> onDispatcher(CompletableFuture<T> f) {
+        CompletableFuture<T> out = new CompletableFuture<>();
+        f.whenComplete((v, e) -> {
+            Runnable complete = () -> {
+                if (e == null) {
+                    out.complete(v);
+                } else {
+                    out.completeExceptionally(e);
+                }
+            };
+            try {
+                system.executionContext().execute(complete);
+            } catch (RuntimeException dispatcherGone) { // shutting down: complete here rather than never
+                complete.run();
+            }
+        });
+        return out;
     }
 
     private static final ByteBuffer EMPTY = ByteBuffer.allocate(0).asReadOnlyBuffer();
@@ -321,7 +343,7 @@ final class EndpointImpl implements Endpoint {
             channel.fastFlush();
             long before = channel.submissionCount() + 1;
             if (!channel.directSettled()) {
-                return channel.directFlush(before);
+                return onDispatcher(channel.directFlush(before));
             }
             FencelineException implicit = channel.takeImplicitError(before);
             return implicit == null ? DONE : CompletableFuture.failedStage(implicit);

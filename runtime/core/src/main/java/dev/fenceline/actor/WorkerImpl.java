@@ -218,9 +218,13 @@ public final class WorkerImpl implements Worker {
         long fast = endpoints.stream().mapToLong(e -> e.channel().fastOperations()).sum();
         long fastFlushes = endpoints.stream().mapToLong(e -> e.channel().fastFlushes()).sum();
         long fastFailed = endpoints.stream().mapToLong(e -> e.channel().fastFailures()).sum();
+        // Direct active messages count among the fast operations when sent; until answered they are
+        // outstanding, and those that failed are failed.
+        long directFailed = endpoints.stream().mapToLong(e -> e.channel().directFailures()).sum();
+        long directOut = endpoints.stream().mapToLong(e -> e.channel().directOutstanding()).sum();
         long ops = s[Counter.OPERATIONS.ordinal()] + fast + fastFailed;
-        long ok = s[Counter.COMPLETED.ordinal()] + fast;
-        long failed = s[Counter.FAILED.ordinal()] + fastFailed;
+        long ok = s[Counter.COMPLETED.ordinal()] + fast - directFailed - directOut;
+        long failed = s[Counter.FAILED.ordinal()] + fastFailed + directFailed;
         return new WorkerStatistics(endpoints.size(), ops, ok, failed, s[Counter.FLUSHES.ordinal()] + fastFlushes,
                 s[Counter.STRONG_FENCES.ordinal()], s[Counter.WEAK_FENCES.ordinal()],
                 s[Counter.FAST_FORWARDS.ordinal()], s[Counter.FENCE_QUEUED.ordinal()],

@@ -217,8 +217,12 @@ public final class ModelCheckedWorkload {
                 for (byte b : payload) {
                     expectedAmSum += b & 0xFF;
                 }
-                track(ep.sendActiveMessage(o.activeMessageId(), ByteBuffer.allocate(0), ByteBuffer.wrap(payload)),
-                        "active message");
+                if (rnd.nextBoolean()) { // implicit: the next flush reports a failure (settle checks it)
+                    ep.sendActiveMessageImplicit(o.activeMessageId(), null, ByteBuffer.wrap(payload));
+                } else {
+                    track(ep.sendActiveMessage(o.activeMessageId(), ByteBuffer.allocate(0), ByteBuffer.wrap(payload)),
+                            "active message");
+                }
                 messages++;
             } else {
                 settle();

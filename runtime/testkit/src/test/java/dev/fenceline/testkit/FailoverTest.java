@@ -182,8 +182,10 @@ class FailoverTest {
 
     @Test
     void losingTheLastLaneFailsEverythingOutstanding() throws Exception {
-        // Slow enough that every put is still in flight when the lane fails, however busy the machine.
-        try (Rig r = Rig.of("fenceline.transport.sim.lanes = [{ types = [AM, RMA, RMA_BW, AMO],"
+        // Slow enough that every put is still in flight when the lane fails, however busy the machine;
+        // and none done on the fast path, where it would be complete on return.
+        try (Rig r = Rig.of("fenceline.transport.sim.direct-access = off\n"
+                + "fenceline.transport.sim.lanes = [{ types = [AM, RMA, RMA_BW, AMO],"
                 + " min-delay = 20ms, max-delay = 40ms }]", 4096)) {
             List<CompletableFuture<Void>> ops = new ArrayList<>();
             for (int i = 0; i < 200; i++) {

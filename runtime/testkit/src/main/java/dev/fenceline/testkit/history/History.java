@@ -236,9 +236,11 @@ public final class History {
                 implicit = new ArrayList<>(implicitPending);
                 implicitPending.clear();
             }
+            // An implicit operation completes, or fails, with the next flush: recorded as completed
+            // just before it. Chained, not side by side: a stage runs its dependents last-in first.
             CompletionStage<Void> done = traced(op, ep::flush);
             for (Op i : implicit) {
-                track(i, done, null); // an implicit operation completes, or fails, with the next flush
+                done = track(i, done, null);
             }
             return track(op, done, null);
         }

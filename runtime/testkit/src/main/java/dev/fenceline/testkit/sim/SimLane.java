@@ -1,14 +1,18 @@
 package dev.fenceline.testkit.sim;
 
+import dev.fenceline.AtomicOp;
 import dev.fenceline.EndpointFailedException;
 import dev.fenceline.FencelineException;
 import dev.fenceline.LaneType;
+import dev.fenceline.RemoteKey;
 import dev.fenceline.spi.ConnectionIds;
+import dev.fenceline.spi.DirectAccess;
 import dev.fenceline.spi.LaneConnection;
 import dev.fenceline.spi.LaneListener;
 import dev.fenceline.spi.PostStatus;
 import dev.fenceline.spi.RemoteAccessTarget;
 import dev.fenceline.spi.TransportOp;
+import java.nio.ByteBuffer;
 import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -18,7 +22,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * but never before an operation posted earlier on the same lane, and applied to the target's real
  * memory at that moment. Posting and flushing are called by the owning endpoint actor only.
  */
-final class SimLane implements LaneConnection {
+final class SimLane implements LaneConnection, DirectAccess {
 
     private final long id = ConnectionIds.next();
     private final int index;
@@ -256,6 +260,59 @@ final class SimLane implements LaneConnection {
         long v = value;
         acknowledge(() -> l.onCompleted(op.token(), v));
         readyIfWaiting(left);
+    }
+
+    // ------------------------------------------------------------------ fast path by grant
+
+    /**
+     * The peer's memory, if the calling thread may act on it now: the lane is live and reachable
+     * and nothing it was given is still on its way (so the lane keeps post order).
+     */
+    private RemoteAccessTarget directTarget() {
+        if (!origin.settings().directAccess() || dead || cut() || undelivered.get() != 0) {
+            return null;
+        }
+        return peer.target();
+    }
+
+    @Override
+    public boolean putNow(RemoteKey key, long address, ByteBuffer src) {
+        RemoteAccessTarget t = directTarget();
+        if (t == null) {
+            return false;
+        }
+        t.put(key.keyId(), address, src);
+        return true;
+    }
+
+    @Override
+    public boolean getNow(RemoteKey key, long address, ByteBuffer dst) {
+        RemoteAccessTarget t = directTarget();
+        if (t == null) {
+            return false;
+        }
+        t.get(key.keyId(), address, dst);
+        return true;
+    }
+
+    @Override
+    public boolean atomicPostNow(RemoteKey key, long address, AtomicOp op, int width, long operand) {
+        RemoteAccessTarget t = directTarget();
+        if (t == null) {
+            return false;
+        }
+        t.atomic(key.keyId(), address, width, op, operand);
+        return true;
+    }
+
+    @Override
+    public Long atomicFetchNow(RemoteKey key, long address, AtomicOp op, int width, long operand, long compare) {
+        RemoteAccessTarget t = directTarget();
+        if (t == null) {
+            return null;
+        }
+        return op == null ? t.compareAndSwap(key.keyId(), address, width, compare, operand)
+                : t.atomic(key.keyId(), address, width, op, operand);
     }
 
     private void readyIfWaiting(int left) {

@@ -20,10 +20,11 @@ import java.util.Set;
  * @param queueDepth operations a lane holds undelivered before it answers NO_RESOURCE
  * @param dedupWindow operations per origin endpoint the target remembers for exactly-once
  * @param deterministic deliver on a deterministic simulation's virtual time instead of a thread
+ * @param directAccess lanes take the endpoint's fast path by grant (the calling thread applies)
  * @param keysRead every key read, for the completeness test
  */
 public record SimSettings(long seed, List<SimLaneSpec> lanes, int maxFragment, int queueDepth, int dedupWindow,
-        boolean deterministic, Set<String> keysRead) {
+        boolean deterministic, boolean directAccess, Set<String> keysRead) {
     private static final String SECTION = "fenceline.transport.sim";
 
     /**
@@ -56,8 +57,9 @@ public record SimSettings(long seed, List<SimLaneSpec> lanes, int maxFragment, i
         int queueDepth = r.intIn("queue-depth", 1, 1 << 20);
         int dedupWindow = r.intIn("dedup-window", 16, 1 << 24);
         boolean deterministic = r.bool("deterministic");
+        boolean directAccess = r.bool("direct-access");
         return new SimSettings(seed, List.copyOf(lanes), maxFragment, queueDepth, dedupWindow, deterministic,
-                r.keysRead());
+                directAccess, r.keysRead());
     }
 
     private static SimLaneSpec lane(Config c, String where) {

@@ -189,15 +189,21 @@ final class ShmLane implements LaneConnection, DirectAccess {
                 return false; // full: the normal path waits for room
             }
             AtomicBuffer b = ring.buffer();
-            b.putLong(at + ShmWire.CONN, conn);
-            b.putLong(at + ShmWire.TOKEN, DIRECT | number);
-            b.putLong(at + ShmWire.ORIGIN, origin);
-            b.putLong(at + ShmWire.SEQ, -1); // no exactly-once number: see abandoned()
-            b.putLong(at + ShmWire.LOW, -1);
-            b.putInt(at + ShmWire.AM_ID, id);
-            b.putInt(at + ShmWire.AM_HEADER_LENGTH, h);
-            b.putBytes(at + ShmWire.AM_DATA, header, header.position(), h);
-            b.putBytes(at + ShmWire.AM_DATA + h, payload, payload.position(), payload.remaining());
+            try {
+                b.putLong(at + ShmWire.CONN, conn);
+                b.putLong(at + ShmWire.TOKEN, DIRECT | number);
+                b.putLong(at + ShmWire.ORIGIN, origin);
+                b.putLong(at + ShmWire.SEQ, -1); // no exactly-once number: see abandonDirect()
+                b.putLong(at + ShmWire.LOW, -1);
+                b.putInt(at + ShmWire.AM_ID, id);
+                b.putInt(at + ShmWire.AM_HEADER_LENGTH, h);
+                b.putBytes(at + ShmWire.AM_DATA, header, header.position(), h);
+                b.putBytes(at + ShmWire.AM_DATA + h, payload, payload.position(), payload.remaining());
+            } catch (RuntimeException e) {
+                ring.abort(at); // never leave a claimed record behind: it would block the peer's inbox
+                unanswered.decrementAndGet();
+                throw e;
+            }
             ring.commit(at);
             directUnanswered++;
             return true;
@@ -446,9 +452,14 @@ final class ShmLane implements LaneConnection, DirectAccess {
         giveUp();
     }
 
+    /**
+     * The endpoint gave the lane up as failed: direct active messages still out get no answer it
+     * would wait for (the next flush reports them), unlike an orderly close, which waits for them.
+     */
     @Override
     public void abort(Throwable cause) {
         giveUp();
+        abandonDirect(cause);
     }
 
     private void giveUp() {

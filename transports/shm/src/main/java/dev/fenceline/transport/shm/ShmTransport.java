@@ -447,10 +447,13 @@ final class ShmTransport implements Transport, Agent {
             }
         }
         for (ShmLane l : lanes.values()) {
-            if (l.live() && !l.peer.alive()) {
+            // Live lanes, and lanes given up that still wait for answers to direct messages.
+            if (!l.peer.alive()) {
                 someoneDied = true; // it may have died while writing an answer into our inbox
-                LOG.warn("shm {}: peer process {} ({}) is gone; failing its lane", context.workerName(), l.peer.pid,
-                        l.peer.name);
+                if (l.live()) {
+                    LOG.warn("shm {}: peer process {} ({}) is gone; failing its lane", context.workerName(),
+                            l.peer.pid, l.peer.name);
+                }
                 l.fail(new EndpointFailedException("shm: peer process " + l.peer.pid + " is gone"));
             }
         }
@@ -758,10 +761,11 @@ final class ShmTransport implements Transport, Agent {
         }
         closed = true;
         runner.close();
-        for (ShmLane l : new ArrayList<>(lanes.values())) {
+        List<ShmLane> all = new ArrayList<>(lanes.values()); // closed() takes them out of the map
+        for (ShmLane l : all) {
             closed(l); // peers forget the connection now, not when they notice this process is gone
         }
-        for (ShmLane l : new ArrayList<>(lanes.values())) {
+        for (ShmLane l : all) {
             l.fail(new EndpointFailedException("shm: worker '" + context.workerName() + "' closed its transport"));
         }
         for (DataSegment s : new ArrayList<>(ownSegments)) {
