@@ -169,7 +169,7 @@ public final class EndpointActor {
     /** The lane (and its connection) of the last grant that took active messages, or -1. */
     private int directLane = -1;
     private long directConnection;
-    /** The channel's answered count of direct active messages at the last keepalive tick. */
+    /** The channel's count of direct active messages answered by a peer, at the last keepalive tick. */
     private long lastDirectAnswered;
     private long nextSn;
     /** Per slot, the last connection given up while failing over: closed when the endpoint ends. */
@@ -468,9 +468,17 @@ public final class EndpointActor {
             int[] am = selection[OpClass.ACTIVE_MESSAGE.ordinal()];
             // Active messages are ordered per lane: direct ones only on the lane the others take.
             boolean messages = am.length == 1 && am[0] == rma[0];
+            long connection = lanes.connection(rma[0]).id();
+            if (messages && connection != directConnection && !channel.directSettled()) {
+                // Direct messages still out on another lane: their answers and this lane's would
+                // interleave, and a flush counts answers. Grant again once they are in.
+                channel.revokeGrant();
+                channel.directAnsweredOrWake(channel.directSent());
+                return;
+            }
             if (messages) {
                 directLane = rma[0];
-                directConnection = lanes.connection(rma[0]).id();
+                directConnection = connection;
             }
             channel.publishGrant(direct, messages);
         } else {
@@ -1025,7 +1033,7 @@ public final class EndpointActor {
         long now = clock.getAsLong();
         // Answers to direct active messages come to the channel, not here: their arrival counts as
         // hearing from the lane that carries them (a probe may wait behind many of them).
-        long answered = channel.directAnswered();
+        long answered = channel.directHeard();
         if (answered != lastDirectAnswered) {
             lastDirectAnswered = answered;
             if (directLane >= 0 && directLane < lanes.size()) {

@@ -89,9 +89,8 @@ public final class EndpointChannel {
         grant = null;
     }
 
-    /** A direct active message was queued: counted, but not visible before its handler runs. */
+    /** A direct active message was queued (counted by the lane, through directAnswers.queued). */
     void fastMessage() {
-        fastOperations.increment();
         RequestTrace t = Tracing.take();
         if (t != null) {
             t.admitted(RequestTrace.DIRECT, -1, false, false);
@@ -100,14 +99,18 @@ public final class EndpointChannel {
 
     // Active messages sent on the fast path are answered later, on a transport's polling thread.
     // Two monotonic counts, never decremented (a count taken back could strand a flush that had
-    // already read it): a flush waits until the answered count reaches what was sent before it.
-    // Each message's index in the sent count names it: its failure is kept under that index, and a
-    // flush that waited for the first n messages reports the first failure among them.
+    // already read it). The lane numbers each message when it is sure to be queued, and reports the
+    // answers of one lane in that order; the actor moves the grant to another lane only once every
+    // answer is in. So "answered >= n" means exactly "the first n messages were answered", and a
+    // flush that started when n had been sent completes once it holds. A message's failure is kept
+    // under its number: the flush that waited for it reports it.
     private final java.util.concurrent.atomic.AtomicLong directSent = new java.util.concurrent.atomic.AtomicLong();
     private final java.util.concurrent.atomic.AtomicLong directAnswered =
             new java.util.concurrent.atomic.AtomicLong();
-    private final java.util.concurrent.ConcurrentSkipListMap<Long, FencelineException> directErrors =
-            new java.util.concurrent.ConcurrentSkipListMap<>();
+    /** Answers that came from a peer (not abandoned): for keepalive, proof that the lane is alive. */
+    private final java.util.concurrent.atomic.AtomicLong directHeard = new java.util.concurrent.atomic.AtomicLong();
+    /** Guarded by itself: failures by message number, taken by flushes in the order of their targets. */
+    private final java.util.TreeMap<Long, FencelineException> directErrors = new java.util.TreeMap<>();
     private final java.util.concurrent.atomic.LongAdder directFailures = new java.util.concurrent.atomic.LongAdder();
     /** The answered count a waiting flush needs: the answer that reaches it wakes the actor. */
     private volatile long directWanted = Long.MAX_VALUE;
@@ -115,10 +118,19 @@ public final class EndpointChannel {
     /** Where lanes report the answers to this endpoint's direct active messages. */
     final dev.fenceline.spi.DirectAnswers directAnswers = new dev.fenceline.spi.DirectAnswers() {
         @Override
+        public long queued() {
+            return directSent.getAndIncrement();
+        }
+
+        @Override
         public void answered(long index, FencelineException error) {
-            if (error != null) {
-                directFailed(index, error); // before the count: the flush it releases must see it
+            if (error != null) { // before the count: the flush it releases must see it
+                directFailures.increment();
+                synchronized (directErrors) {
+                    directErrors.putIfAbsent(index, error);
+                }
             }
+            directHeard.incrementAndGet();
             settled(directAnswered.incrementAndGet());
         }
 
@@ -141,40 +153,15 @@ public final class EndpointChannel {
         }
     }
 
-    /**
-     * A caller is about to queue a direct active message.
-     *
-     * @return its index, which the lane hands back with the answer
-     */
-    long directSending() {
-        return directSent.getAndIncrement();
-    }
-
-    /** The lane did not take it after all: it counts as answered, so no flush waits for it. */
-    void directNotSent() {
-        settled(directAnswered.incrementAndGet());
-    }
-
-    /** A direct active message failed: kept for the first flush that waits for it. */
-    void directFailed(long index, FencelineException error) {
-        directFailures.increment();
-        directRefused(index, error);
-    }
-
-    /** The lane refused a direct active message before queueing it: the covering flush reports it. */
-    void directRefused(long index, FencelineException error) {
-        directErrors.putIfAbsent(index, error);
-    }
-
     /** @return whether every direct active message sent so far was answered */
     boolean directSettled() {
         long sent = directSent.get(); // first: answers counted after this read cover at least these
         return directAnswered.get() >= sent;
     }
 
-    /** @return direct active messages answered (or given up) so far */
-    long directAnswered() {
-        return directAnswered.get();
+    /** @return direct active messages answered by their peer so far (keepalive's evidence) */
+    long directHeard() {
+        return directHeard.get();
     }
 
     /** @return direct active messages sent so far: what a flush started now waits for */
@@ -182,9 +169,9 @@ public final class EndpointChannel {
         return directSent.get();
     }
 
-    /** @return direct active messages sent and not answered yet (for statistics) */
-    long directOutstanding() {
-        return Math.max(0, directSent.get() - directAnswered.get());
+    /** @return direct active messages answered or given up so far */
+    long directAnswered() {
+        return directAnswered.get();
     }
 
     /** @return direct active messages whose handler failed or whose lane died first */
@@ -197,12 +184,14 @@ public final class EndpointChannel {
      * @return the first failure among them, or null; the failures before it are consumed
      */
     FencelineException takeDirectError(long target) {
-        java.util.Map.Entry<Long, FencelineException> first = directErrors.firstEntry();
-        if (first == null || first.getKey() >= target) {
-            return null;
+        synchronized (directErrors) {
+            java.util.Map.Entry<Long, FencelineException> first = directErrors.firstEntry();
+            if (first == null || first.getKey() >= target) {
+                return null;
+            }
+            directErrors.headMap(target).clear();
+            return first.getValue();
         }
-        directErrors.headMap(target).clear();
-        return first.getValue();
     }
 
     /**
@@ -231,12 +220,13 @@ public final class EndpointChannel {
      * A flush issued under a valid grant while direct active messages are unanswered: completed by
      * the answer that brings the count to what was sent before it, on that answer's thread.
      *
+     * @param target the direct messages sent before it, read before the flush was issued
      * @param before the flush's submission number (implicit errors before it are its own)
-     * @return completes when the handler ran for every direct active message sent so far
+     * @return completes when the handler ran for each of them
      */
-    java.util.concurrent.CompletableFuture<Void> directFlush(long before) {
+    java.util.concurrent.CompletableFuture<Void> directFlush(long target, long before) {
         java.util.concurrent.CompletableFuture<Void> done = new java.util.concurrent.CompletableFuture<>();
-        directFlushes.add(new DirectFlush(directSent.get(), before, done));
+        directFlushes.add(new DirectFlush(target, before, done));
         releaseDirectFlushes(directAnswered.get()); // the last answer may have come before the add
         FencelineException t = terminal;
         if (t != null) {
@@ -246,17 +236,30 @@ public final class EndpointChannel {
     }
 
     private void releaseDirectFlushes(long answered) {
-        // Every one whose target is in, not just those at the head: two threads may queue theirs in
-        // the opposite order of their targets.
-        for (DirectFlush d : directFlushes) {
-            if (d.target() <= answered && directFlushes.remove(d)) { // exactly one thread completes each
+        java.util.List<DirectFlush> ready = null;
+        // One thread at a time, smallest target first: each flush takes the failures of the
+        // messages it waited for, and a later one cannot take them first.
+        synchronized (directErrors) {
+            for (DirectFlush d : directFlushes) {
+                if (d.target() <= answered && directFlushes.remove(d)) {
+                    if (ready == null) {
+                        ready = new java.util.ArrayList<>(2);
+                    }
+                    ready.add(d);
+                }
+            }
+            if (ready == null) {
+                return;
+            }
+            ready.sort(java.util.Comparator.comparingLong(DirectFlush::target));
+            for (DirectFlush d : ready) {
                 FencelineException e = takeImplicitError(d.before());
                 FencelineException direct = takeDirectError(d.target());
                 if (e == null) {
                     e = direct;
                 }
                 if (e == null) {
-                    d.done().complete(null);
+                    d.done().complete(null); // dependents go to the dispatcher (EndpointImpl)
                 } else {
                     d.done().completeExceptionally(e);
                 }

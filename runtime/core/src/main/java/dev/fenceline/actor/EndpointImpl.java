@@ -278,21 +278,14 @@ final class EndpointImpl implements Endpoint {
         ByteBuffer p = payload == null ? EMPTY : payload;
         EndpointChannel.Grant g = channel.validGrant();
         if (g != null && g.activeMessages()) {
-            long index = channel.directSending();
-            boolean sent = false;
             try {
-                sent = g.lane().activeMessageNow(id, h, p, channel.endpointId(), channel.directAnswers, index);
-            } catch (FencelineException e) {
-                channel.fastFailure();
-                channel.directRefused(index, e); // for the flush that covers it
-                return; // directNotSent in finally: nothing was queued
-            } finally {
-                if (!sent) {
-                    channel.directNotSent();
+                if (g.lane().activeMessageNow(id, h, p, channel.endpointId(), channel.directAnswers)) {
+                    channel.fastMessage();
+                    return;
                 }
-            }
-            if (sent) {
-                channel.fastMessage();
+            } catch (FencelineException e) { // refused before it was queued: the next flush reports it
+                channel.fastFailure();
+                channel.implicitFailed(e, channel.submissionCount());
                 return;
             }
         }
@@ -342,11 +335,14 @@ final class EndpointImpl implements Endpoint {
             // to direct active messages, without the actor: keeping the grant keeps the fast path.
             channel.fastFlush();
             long before = channel.submissionCount() + 1;
-            if (!channel.directSettled()) {
-                return onDispatcher(channel.directFlush(before));
+            long target = channel.directSent();
+            if (channel.directAnswered() < target) {
+                return onDispatcher(channel.directFlush(target, before));
             }
             FencelineException implicit = channel.takeImplicitError(before);
-            return implicit == null ? DONE : CompletableFuture.failedStage(implicit);
+            FencelineException direct = channel.takeDirectError(target);
+            FencelineException first = implicit != null ? implicit : direct;
+            return first == null ? DONE : CompletableFuture.failedStage(first);
         }
         return submitVoid(Request.flush(epoch()));
     }

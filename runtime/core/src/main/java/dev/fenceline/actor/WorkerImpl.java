@@ -218,18 +218,20 @@ public final class WorkerImpl implements Worker {
         long fast = endpoints.stream().mapToLong(e -> e.channel().fastOperations()).sum();
         long fastFlushes = endpoints.stream().mapToLong(e -> e.channel().fastFlushes()).sum();
         long fastFailed = endpoints.stream().mapToLong(e -> e.channel().fastFailures()).sum();
-        // Direct active messages count among the fast operations when sent; until answered they are
-        // outstanding, and those that failed are failed.
-        long directFailed = endpoints.stream().mapToLong(e -> e.channel().directFailures()).sum();
-        long directOut = endpoints.stream().mapToLong(e -> e.channel().directOutstanding()).sum();
-        long ops = s[Counter.OPERATIONS.ordinal()] + fast + fastFailed;
-        long ok = s[Counter.COMPLETED.ordinal()] + fast - directFailed - directOut;
+        // Direct active messages: operations when queued, outstanding until answered, then done or
+        // failed (answered read before sent, failures last: no count runs ahead of another).
+        long directAnswered = endpoints.stream().mapToLong(e -> e.channel().directAnswered()).sum();
+        long directSent = endpoints.stream().mapToLong(e -> e.channel().directSent()).sum();
+        long directFailed = Math.min(directAnswered,
+                endpoints.stream().mapToLong(e -> e.channel().directFailures()).sum());
+        long ops = s[Counter.OPERATIONS.ordinal()] + fast + fastFailed + directSent;
+        long ok = s[Counter.COMPLETED.ordinal()] + fast + directAnswered - directFailed;
         long failed = s[Counter.FAILED.ordinal()] + fastFailed + directFailed;
         return new WorkerStatistics(endpoints.size(), ops, ok, failed, s[Counter.FLUSHES.ordinal()] + fastFlushes,
                 s[Counter.STRONG_FENCES.ordinal()], s[Counter.WEAK_FENCES.ordinal()],
                 s[Counter.FAST_FORWARDS.ordinal()], s[Counter.FENCE_QUEUED.ordinal()],
                 s[Counter.MAX_FENCE_QUEUE_DEPTH.ordinal()], s[Counter.RECONFIGURATIONS.ordinal()],
-                s[Counter.RESTARTS.ordinal()], ops - ok - failed, fast);
+                s[Counter.RESTARTS.ordinal()], Math.max(0, ops - ok - failed), fast + directSent);
     }
 
     @Override

@@ -66,13 +66,13 @@ public interface DirectAccess {
      * @param header the header (position to limit; not moved)
      * @param payload the payload (position to limit; not moved)
      * @param origin the endpoint's id, as the lane's other messages carry it
-     * @param answers where the answer goes; the same for every call on one lane
-     * @param number handed back with the answer
+     * @param answers numbers the message ({@link DirectAnswers#queued}) and takes its answer; the same
+     *     for every call on one lane
      * @return true if queued; false if this lane cannot do it now (take the normal path)
      * @throws dev.fenceline.FencelineException if the message can never go on this lane (too large)
      */
     default boolean activeMessageNow(int id, ByteBuffer header, ByteBuffer payload, long origin,
-            DirectAnswers answers, long number) {
+            DirectAnswers answers) {
         return false;
     }
 }

@@ -10,12 +10,20 @@ import dev.fenceline.FencelineException;
  */
 public interface DirectAnswers {
     /**
-     * The peer's handler ran.
+     * The lane is queueing a message: called once the message is sure to reach the peer's queue,
+     * in queue order and before its answer can be reported (the lane orders the two).
      *
-     * @param number what the message was sent with
+     * @return the message's index, which names it in {@link #answered}
+     */
+    long queued();
+
+    /**
+     * The peer's handler ran. A lane reports its messages' answers in the order it queued them.
+     *
+     * @param index what {@link #queued} returned for the message
      * @param error why it failed (the handler threw, no handler), or null
      */
-    void answered(long number, FencelineException error);
+    void answered(long index, FencelineException error);
 
     /**
      * The lane died with {@code count} messages unanswered: each may or may not have reached its

@@ -74,6 +74,8 @@ final class ShmLane implements LaneConnection, DirectAccess {
     /** Under directLock: the endpoint gave the lane up while some were unanswered; close after them. */
     private boolean closeWhenAnswered;
     private volatile DirectAnswers answers;
+    /** The transport forgets the connection once, whoever gets there first (close, fail, last answer). */
+    private final java.util.concurrent.atomic.AtomicBoolean forgotten = new java.util.concurrent.atomic.AtomicBoolean();
 
     ShmLane(ShmTransport transport, long conn, Inbox peer, int queueDepth, int maxFragment, boolean besideCma) {
         this.types = besideCma ? BESIDE_CMA : ALL;
@@ -167,8 +169,7 @@ final class ShmLane implements LaneConnection, DirectAccess {
      * thread, which reports it to {@code a} without the endpoint actor.
      */
     @Override
-    public boolean activeMessageNow(int id, ByteBuffer header, ByteBuffer payload, long origin, DirectAnswers a,
-            long number) {
+    public boolean activeMessageNow(int id, ByteBuffer header, ByteBuffer payload, long origin, DirectAnswers a) {
         int h = header.remaining();
         int payloadBytes = h + payload.remaining();
         if (payloadBytes > maxFragment) {
@@ -189,9 +190,9 @@ final class ShmLane implements LaneConnection, DirectAccess {
                 return false; // full: the normal path waits for room
             }
             AtomicBuffer b = ring.buffer();
+            long index;
             try {
                 b.putLong(at + ShmWire.CONN, conn);
-                b.putLong(at + ShmWire.TOKEN, DIRECT | number);
                 b.putLong(at + ShmWire.ORIGIN, origin);
                 b.putLong(at + ShmWire.SEQ, -1); // no exactly-once number: see abandonDirect()
                 b.putLong(at + ShmWire.LOW, -1);
@@ -204,9 +205,27 @@ final class ShmLane implements LaneConnection, DirectAccess {
                 unanswered.decrementAndGet();
                 throw e;
             }
+            // Numbered only now that nothing can stop it, and under the lock its answer takes too:
+            // answers come back in this order.
+            index = a.queued();
+            b.putLong(at + ShmWire.TOKEN, DIRECT | index);
             ring.commit(at);
             directUnanswered++;
             return true;
+        }
+    }
+
+    /** The transport forgets the connection (and tells the peer); once. */
+    void forget() {
+        if (forgotten.compareAndSet(false, true)) {
+            transport.closed(this);
+        }
+    }
+
+    /** @return whether direct active messages of this lane wait for answers (even after it was given up) */
+    boolean awaitingDirectAnswers() {
+        synchronized (directLock) {
+            return directUnanswered > 0;
         }
     }
 
@@ -229,7 +248,7 @@ final class ShmLane implements LaneConnection, DirectAccess {
             answers.answered(token & ~DIRECT, error);
         }
         if (close) {
-            transport.closed(this);
+            forget();
         }
     }
 
@@ -249,7 +268,7 @@ final class ShmLane implements LaneConnection, DirectAccess {
                     + " not have reached its handler"));
         }
         if (close) {
-            transport.closed(this);
+            forget();
         }
     }
 
@@ -477,7 +496,7 @@ final class ShmLane implements LaneConnection, DirectAccess {
                 closeWhenAnswered = !close;
             }
             if (close) {
-                transport.closed(this);
+                forget();
             }
         }
     }

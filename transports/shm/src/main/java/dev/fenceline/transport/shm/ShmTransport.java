@@ -447,8 +447,9 @@ final class ShmTransport implements Transport, Agent {
             }
         }
         for (ShmLane l : lanes.values()) {
-            // Live lanes, and lanes given up that still wait for answers to direct messages.
-            if (!l.peer.alive()) {
+            // Live lanes, and lanes given up that still wait for answers to direct messages; not a
+            // lane already failed (that would unblock the inbox again every interval).
+            if ((l.live() || l.awaitingDirectAnswers()) && !l.peer.alive()) {
                 someoneDied = true; // it may have died while writing an answer into our inbox
                 if (l.live()) {
                     LOG.warn("shm {}: peer process {} ({}) is gone; failing its lane", context.workerName(),
@@ -763,7 +764,7 @@ final class ShmTransport implements Transport, Agent {
         runner.close();
         List<ShmLane> all = new ArrayList<>(lanes.values()); // closed() takes them out of the map
         for (ShmLane l : all) {
-            closed(l); // peers forget the connection now, not when they notice this process is gone
+            l.forget(); // peers forget the connection now, not when they notice this process is gone
         }
         for (ShmLane l : all) {
             l.fail(new EndpointFailedException("shm: worker '" + context.workerName() + "' closed its transport"));

@@ -338,4 +338,51 @@ class DirectActiveMessageTest {
             }
         }
     }
+
+    @Test
+    void aMessageTheLaneRefusesNeverReleasesAnEarlierFlush() throws Exception {
+        // One unanswered ring message per lane: the second message is refused by the lane and takes
+        // the actor's path. The flush taken between them waits for the first one's handler.
+        try (Fenceline g = Fenceline.create(ConfigFactory.parseString("""
+                fenceline.transports = [shm]
+                fenceline.transport.shm.queue-depth = 1
+                """))) {
+            Worker x = g.newWorker("x").toCompletableFuture().get(10, TimeUnit.SECONDS);
+            Worker y = g.newWorker("y").toCompletableFuture().get(10, TimeUnit.SECONDS);
+            Endpoint toY = x.connect(y.address()).toCompletableFuture().get(10, TimeUnit.SECONDS);
+            java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+            AtomicLong handled = new AtomicLong();
+            y.setActiveMessageHandler(PROBE, (h, p) -> { });
+            y.setActiveMessageHandler(ORDERED, (h, p) -> {
+                try {
+                    release.await(20, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                handled.incrementAndGet();
+            });
+            try {
+                long direct = x.statistics().direct();
+                for (int i = 0; i < 1000 && x.statistics().direct() == direct; i++) {
+                    toY.sendActiveMessageImplicit(PROBE, null, null);
+                    toY.flush().toCompletableFuture().get(10, TimeUnit.SECONDS);
+                }
+                long before = x.statistics().direct();
+                toY.sendActiveMessageImplicit(ORDERED, null, number(0));
+                assertEquals(1, x.statistics().direct() - before, "the first went directly");
+                CompletableFuture<Void> f = toY.flush().toCompletableFuture();
+                toY.sendActiveMessageImplicit(ORDERED, null, number(1)); // refused by the lane: no room
+                assertEquals(1, x.statistics().direct() - before, "the second took the actor's path");
+                Thread.sleep(200);
+                assertTrue(!f.isDone(), "the flush completed before the handler ran for the message before it");
+                release.countDown();
+                f.get(10, TimeUnit.SECONDS);
+                assertTrue(handled.get() >= 1);
+                toY.flush().toCompletableFuture().get(10, TimeUnit.SECONDS);
+                assertEquals(2, handled.get());
+            } finally {
+                release.countDown();
+            }
+        }
+    }
 }
