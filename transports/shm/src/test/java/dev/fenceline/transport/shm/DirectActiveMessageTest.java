@@ -72,14 +72,32 @@ class DirectActiveMessageTest {
      * once the endpoint is idle, a moment after the last slow operation completed.
      */
     private void untilDirect() throws Exception {
-        long direct = a.statistics().direct();
+        untilDirect(a, ep);
+    }
+
+    /** The same for endpoint {@code e} of worker {@code w}; its peer must handle PROBE. */
+    private static void untilDirect(Worker w, Endpoint e) throws Exception {
+        long direct = w.statistics().direct();
         int sent = 0;
-        while (a.statistics().direct() == direct) {
-            assertTrue(sent < 1000, "no grant after " + sent + " messages: " + a.statistics());
-            ep.sendActiveMessageImplicit(PROBE, null, null);
-            flush(ep);
+        while (w.statistics().direct() == direct) {
+            assertTrue(sent < 1000, "no grant after " + sent + " messages: " + w.statistics());
+            e.sendActiveMessageImplicit(PROBE, null, null);
+            e.flush().toCompletableFuture().get(10, TimeUnit.SECONDS);
             sent++;
         }
+    }
+
+    /** Worker y's ORDERED handler hangs until {@code release} (at most 20 s), then counts. */
+    private static void hangingPeer(Worker y, java.util.concurrent.CountDownLatch release, AtomicLong handled) {
+        y.setActiveMessageHandler(PROBE, (h, p) -> { });
+        y.setActiveMessageHandler(ORDERED, (h, p) -> {
+            try {
+                release.await(20, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            handled.incrementAndGet();
+        });
     }
 
     @Test
@@ -307,21 +325,10 @@ class DirectActiveMessageTest {
             Worker y = g.newWorker("y").toCompletableFuture().get(10, TimeUnit.SECONDS);
             Endpoint toY = x.connect(y.address()).toCompletableFuture().get(10, TimeUnit.SECONDS);
             java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
-            y.setActiveMessageHandler(PROBE, (h, p) -> { });
             // A handler that hangs holds y's polling thread: no answer, no keepalive answer either.
-            y.setActiveMessageHandler(ORDERED, (h, p) -> {
-                try {
-                    release.await(20, TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            });
+            hangingPeer(y, release, new AtomicLong());
             try {
-                long direct = x.statistics().direct();
-                for (int i = 0; i < 1000 && x.statistics().direct() == direct; i++) {
-                    toY.sendActiveMessageImplicit(PROBE, null, null);
-                    toY.flush().toCompletableFuture().get(10, TimeUnit.SECONDS);
-                }
+                untilDirect(x, toY);
                 long before = x.statistics().direct();
                 for (int i = 0; i < 10; i++) {
                     toY.sendActiveMessageImplicit(ORDERED, null, number(i));
@@ -352,21 +359,9 @@ class DirectActiveMessageTest {
             Endpoint toY = x.connect(y.address()).toCompletableFuture().get(10, TimeUnit.SECONDS);
             java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
             AtomicLong handled = new AtomicLong();
-            y.setActiveMessageHandler(PROBE, (h, p) -> { });
-            y.setActiveMessageHandler(ORDERED, (h, p) -> {
-                try {
-                    release.await(20, TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-                handled.incrementAndGet();
-            });
+            hangingPeer(y, release, handled);
             try {
-                long direct = x.statistics().direct();
-                for (int i = 0; i < 1000 && x.statistics().direct() == direct; i++) {
-                    toY.sendActiveMessageImplicit(PROBE, null, null);
-                    toY.flush().toCompletableFuture().get(10, TimeUnit.SECONDS);
-                }
+                untilDirect(x, toY);
                 long before = x.statistics().direct();
                 toY.sendActiveMessageImplicit(ORDERED, null, number(0));
                 assertEquals(1, x.statistics().direct() - before, "the first went directly");
