@@ -248,15 +248,30 @@ public final class JucxPerf implements AutoCloseable {
         }
     }
 
+    /**
+     * Tears down without waiting on the peer: a blocking endpoint close over tcp waits for the other
+     * worker, which nothing progresses any more (measured: it spun for minutes). Both endpoints are
+     * closed (after a flush; a forced close needs error handling, which shared memory refuses) while
+     * this thread progresses both workers, for at most five seconds.
+     */
     @Override
     public void close() {
         alphaKey.close();
         betaKey.close();
+        UcpRequest a = toBeta.closeNonBlockingFlush();
+        UcpRequest b = toAlpha.closeNonBlockingFlush();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        try {
+            while (!(a.isCompleted() && b.isCompleted()) && System.nanoTime() < deadline) {
+                alpha.progress();
+                beta.progress();
+            }
+        } catch (Exception e) {
+            failure.compareAndSet(null, "closing the endpoints: " + e);
+        }
         source.close();
         atAlpha.close();
         atBeta.close();
-        toBeta.close();
-        toAlpha.close();
         alpha.close();
         beta.close();
         alphaContext.close();
