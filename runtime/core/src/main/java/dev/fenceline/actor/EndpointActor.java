@@ -904,6 +904,9 @@ public final class EndpointActor {
     private void finish(Request r, long value) {
         retire(r);
         counters.increment(Counter.COMPLETED);
+        // The grant before the completion: a thread that waited for this request finds the fast
+        // path open for its next operation instead of racing the actor to it.
+        maybeGrant();
         r.succeed(value); // last: the user's callbacks run here and may reuse everything
         progressFlushes();
     }
@@ -911,6 +914,7 @@ public final class EndpointActor {
     private void finishFailed(Request r, FencelineException e) {
         retire(r);
         counters.increment(Counter.FAILED);
+        maybeGrant();
         r.fail(e);
         progressFlushes();
     }
