@@ -40,6 +40,20 @@ public final class EndpointChannel {
         return first.getValue();
     }
 
+    /**
+     * What a flush reports: the first failed implicit operation submitted before it, else the first
+     * failed direct active message sent before it (each consumed: one flush reports one).
+     *
+     * @param before the flush's submission number (exclusive bound)
+     * @param directTarget the direct messages sent before it
+     * @return the error, or null
+     */
+    FencelineException flushError(long before, long directTarget) {
+        FencelineException implicit = takeImplicitError(before);
+        FencelineException direct = takeDirectError(directTarget);
+        return implicit != null ? implicit : direct;
+    }
+
     /** @return the submission count now: what a flush issued now comes after */
     long submissionCount() {
         return submitted.get();
@@ -253,11 +267,7 @@ public final class EndpointChannel {
             }
             ready.sort(java.util.Comparator.comparingLong(DirectFlush::target));
             for (DirectFlush d : ready) {
-                FencelineException e = takeImplicitError(d.before());
-                FencelineException direct = takeDirectError(d.target());
-                if (e == null) {
-                    e = direct;
-                }
+                FencelineException e = flushError(d.before(), d.target());
                 if (e == null) {
                     d.done().complete(null); // dependents go to the dispatcher (EndpointImpl)
                 } else {

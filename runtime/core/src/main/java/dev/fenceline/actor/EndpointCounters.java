@@ -52,4 +52,14 @@ public final class EndpointCounters {
     public long get(Counter c) {
         return values.get(c.ordinal());
     }
+
+    @Override
+    public String toString() {
+        StringBuilder sb = new StringBuilder();
+        for (Counter c : Counter.values()) {
+            sb.append(sb.length() == 0 ? "" : ", ").append(c.name().toLowerCase(java.util.Locale.ROOT).replace('_', ' '))
+                    .append(' ').append(get(c));
+        }
+        return sb.toString();
+    }
 }

@@ -339,9 +339,7 @@ final class EndpointImpl implements Endpoint {
             if (channel.directAnswered() < target) {
                 return onDispatcher(channel.directFlush(target, before));
             }
-            FencelineException implicit = channel.takeImplicitError(before);
-            FencelineException direct = channel.takeDirectError(target);
-            FencelineException first = implicit != null ? implicit : direct;
+            FencelineException first = channel.flushError(before, target);
             return first == null ? DONE : CompletableFuture.failedStage(first);
         }
         return submitVoid(Request.flush(epoch()));

@@ -3,7 +3,6 @@ package dev.fenceline.actor;
 import dev.fenceline.FencelineException;
 import dev.fenceline.spi.LaneConnection;
 import dev.fenceline.spi.LaneListener;
-import java.util.List;
 import org.apache.pekko.actor.typed.ActorRef;
 
 /**
@@ -15,6 +14,16 @@ public final class LaneProtocol {
     private LaneProtocol() {
     }
 
+    /** What a lane answers about the work it was given: operations done or failed, flushes done. */
+    public sealed interface Answer extends EndpointActor.Command permits OpCompleted, OpsCompleted, OpFailed,
+            LaneFlushed {
+        /** @return the lane index */
+        int lane();
+
+        /** @return the connection that answers */
+        long connectionId();
+    }
+
     /**
      * A lane finished an operation.
      *
@@ -23,7 +32,7 @@ public final class LaneProtocol {
      * @param token the operation's token
      * @param value the fetched value, or 0
      */
-    public record OpCompleted(int lane, long connectionId, long token, long value) implements EndpointActor.Command {
+    public record OpCompleted(int lane, long connectionId, long token, long value) implements Answer {
     }
 
     /**
@@ -34,8 +43,7 @@ public final class LaneProtocol {
      * @param tokens their tokens (this message's own copy)
      * @param values their fetched values
      */
-    public record OpsCompleted(int lane, long connectionId, long[] tokens, long[] values)
-            implements EndpointActor.Command {
+    public record OpsCompleted(int lane, long connectionId, long[] tokens, long[] values) implements Answer {
     }
 
     /**
@@ -46,7 +54,7 @@ public final class LaneProtocol {
      * @param token the operation's token
      * @param error the typed cause
      */
-    public record OpFailed(int lane, long connectionId, long token, FencelineException error) implements EndpointActor.Command {
+    public record OpFailed(int lane, long connectionId, long token, FencelineException error) implements Answer {
     }
 
     /**
@@ -56,7 +64,7 @@ public final class LaneProtocol {
      * @param connectionId the connection
      * @param token the flush's token
      */
-    public record LaneFlushed(int lane, long connectionId, long token) implements EndpointActor.Command {
+    public record LaneFlushed(int lane, long connectionId, long token) implements Answer {
     }
 
     /**
@@ -115,14 +123,6 @@ public final class LaneProtocol {
      * @param connection the new lane's connection
      */
     public record LaneAdded(LaneConnection connection) implements EndpointActor.Command {
-    }
-
-    /**
-     * A whole new lane table (slot by slot; a slot whose connection differs counts as changed).
-     *
-     * @param connections the new lanes, null for an empty slot
-     */
-    public record LanesChanged(List<LaneConnection> connections) implements EndpointActor.Command {
     }
 
     /**

@@ -75,13 +75,6 @@ public final class Request {
     int fragmentSize;
     /** The first fragment error; the request fails with it once every fragment is accounted for. */
     FencelineException error;
-    /** Flush only: lane flushes and prior requests it still waits for. */
-    int flushWaits;
-    /** Flush only: the direct active messages sent before it, whose answers it waits for. */
-    long directTarget;
-    boolean flushStarted;
-    /** Flush only: a reconfiguration dropped some of its lane flushes; flush every live lane again. */
-    boolean reflush;
 
     private Request(Kind kind, long epoch, ByteBuffer local, long remoteAddress, RemoteKey key, AtomicOp atomicOp,
             int width, long operand, long compare, int amId, ByteBuffer header, boolean intResult) {

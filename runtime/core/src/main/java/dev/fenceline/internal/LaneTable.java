@@ -130,4 +130,18 @@ public final class LaneTable {
         }
         return List.copyOf(out);
     }
+
+    /**
+     * @param lanes a set of slots as a bit mask
+     * @return it as text, for messages: {@code {0,2}}
+     */
+    public static String describeMask(long lanes) {
+        StringBuilder sb = new StringBuilder("{");
+        for (int i = 0; i < MAX_LANES; i++) {
+            if ((lanes & (1L << i)) != 0) {
+                sb.append(sb.length() > 1 ? "," : "").append(i);
+            }
+        }
+        return sb.append('}').toString();
+    }
 }

@@ -274,22 +274,18 @@ class EndpointActorTest {
     }
 
     @Test
-    void aNewLaneTableKeepsSlotIndicesAndClosesOnlyConnectionsThatLeave() {
+    void anAddedLaneTakesANewSlotAndTheOthersStay() {
         RecordingLane l0 = shortLane();
         RecordingLane l1 = bulkLane();
         BehaviorTestKit<EndpointActor.Command> kit = spawn("endpoint", l0, l1);
         RecordingLane l3 = new RecordingLane(7, Set.of(LaneType.RMA_BW));
-        java.util.List<LaneConnection> table = new java.util.ArrayList<>();
-        table.add(l1); // moved from slot 1 to slot 0
-        table.add(l0); // moved from slot 0 to slot 1
-        table.add(null); // a new, empty slot
-        table.add(l3);
-        kit.run(new LaneProtocol.LanesChanged(table));
+        kit.run(new LaneProtocol.LaneAdded(l3));
         settle(kit);
-        assertEquals(4, channel.lanes().size());
-        assertEquals(l3.id, channel.lanes().get(3).connectionId(), "the new lane sits where it was put");
-        assertFalse(channel.lanes().get(2).live());
+        assertEquals(3, channel.lanes().size());
+        assertEquals(l3.id, channel.lanes().get(2).connectionId(), "the new lane sits in the new slot");
+        assertEquals(List.of(l0.id, l1.id), channel.lanes().subList(0, 2).stream().map(l -> l.connectionId()).toList());
         assertFalse(l0.events.contains("close") || l1.events.contains("close"), "both stay in the table");
+        assertEquals(1, channel.counters().get(EndpointCounters.Counter.RECONFIGURATIONS));
     }
 
     @Test

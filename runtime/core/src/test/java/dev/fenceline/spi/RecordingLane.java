@@ -19,6 +19,10 @@ public final class RecordingLane implements LaneConnection {
     public final List<TransportOp> ops = new ArrayList<>();
     /** What {@link #post} answers. */
     public PostStatus answer = PostStatus.IN_PROGRESS;
+    /** What {@link #flush} answers. */
+    public PostStatus flushAnswer = PostStatus.IN_PROGRESS;
+    /** What {@link #post} throws, if not null. */
+    public dev.fenceline.FencelineException refusal;
 
     /**
      * @param id the connection id
@@ -55,6 +59,10 @@ public final class RecordingLane implements LaneConnection {
 
     @Override
     public PostStatus post(TransportOp op) {
+        if (refusal != null) {
+            events.add("refused");
+            throw refusal;
+        }
         if (answer == PostStatus.NO_RESOURCE) {
             events.add("busy");
             return answer;
@@ -66,9 +74,13 @@ public final class RecordingLane implements LaneConnection {
 
     @Override
     public PostStatus flush(long token) {
+        if (flushAnswer == PostStatus.NO_RESOURCE) {
+            events.add("busy");
+            return flushAnswer;
+        }
         events.add("flush");
         flushTokens.add(token);
-        return PostStatus.IN_PROGRESS;
+        return flushAnswer;
     }
 
     @Override

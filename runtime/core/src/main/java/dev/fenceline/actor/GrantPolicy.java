@@ -1,0 +1,70 @@
+package dev.fenceline.actor;
+
+import dev.fenceline.internal.OpClass;
+import dev.fenceline.spi.DirectAccess;
+import dev.fenceline.spi.LaneConnection;
+
+/**
+ * When calling threads may act on a lane themselves (the fast path by grant, DESIGN §2): only while
+ * nothing of the endpoint is outstanding (no request, fence, flush, parked work or replay), and only
+ * on one lane that can act directly and carries both short RMA and atomics. Any submission voids the
+ * grant (its stamp), so a thread's direct operation never passes anything it submitted before; a
+ * direct operation is complete and visible on return, so fences and flushes need nothing from it.
+ * Owned by the endpoint actor.
+ */
+final class GrantPolicy {
+    private final LaneSlots slots;
+    private final EndpointChannel channel;
+    /** The lane (and its connection) of the last grant that took active messages, or -1. */
+    private int messageLane = -1;
+    private long messageConnection;
+
+    GrantPolicy(LaneSlots slots, EndpointChannel channel) {
+        this.slots = slots;
+        this.channel = channel;
+    }
+
+    /**
+     * Publishes a grant, or revokes it.
+     *
+     * @param idle whether nothing of the endpoint is outstanding at the actor
+     */
+    void update(boolean idle) {
+        if (channel.isClosing() || !idle || slots.anyParked()) {
+            channel.revokeGrant();
+            return;
+        }
+        int[] rma = slots.candidates(OpClass.RMA_SHORT);
+        int[] amo = slots.candidates(OpClass.ATOMIC);
+        LaneConnection lane = rma.length == 1 ? slots.table().connection(rma[0]) : null;
+        if (lane == null || amo.length != 1 || rma[0] != amo[0] || !(lane instanceof DirectAccess direct)) {
+            channel.revokeGrant();
+            return;
+        }
+        int[] am = slots.candidates(OpClass.ACTIVE_MESSAGE);
+        // Active messages are ordered per lane: direct ones only on the lane the others take.
+        boolean messages = am.length == 1 && am[0] == rma[0];
+        if (messages && lane.id() != messageConnection && !channel.directSettled()) {
+            // Direct messages still out on another lane: their answers and this lane's would
+            // interleave, and a flush counts answers. Grant again once they are in.
+            channel.revokeGrant();
+            channel.directAnsweredOrWake(channel.directSent());
+            return;
+        }
+        if (messages) {
+            messageLane = rma[0];
+            messageConnection = lane.id();
+        }
+        channel.publishGrant(direct, messages);
+    }
+
+    /** @return the slot whose connection carried the last granted active messages, or -1 */
+    int messageLane() {
+        return messageLane;
+    }
+
+    /** @return that connection's id */
+    long messageConnection() {
+        return messageConnection;
+    }
+}

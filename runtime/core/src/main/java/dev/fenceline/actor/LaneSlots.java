@@ -1,0 +1,291 @@
+package dev.fenceline.actor;
+
+import dev.fenceline.FencelineException;
+import dev.fenceline.internal.LaneSelector;
+import dev.fenceline.internal.LaneTable;
+import dev.fenceline.internal.OpClass;
+import dev.fenceline.spi.LaneConnection;
+import dev.fenceline.spi.PostStatus;
+import dev.fenceline.spi.TransportOp;
+import java.util.ArrayDeque;
+import java.util.List;
+import org.agrona.collections.LongHashSet;
+
+/**
+ * An endpoint's lane slots: the lane table, the lanes each operation class may use (spread
+ * round-robin), and per lane what waits after {@link PostStatus#NO_RESOURCE}. Every operation and
+ * lane flush goes to its lane through here, so nothing overtakes what waits on that lane. Owned by
+ * the endpoint actor; no other thread touches it.
+ */
+final class LaneSlots {
+    /** Where a lane's synchronous answers go: a lane may complete or refuse inside the call. */
+    interface Answers {
+        /**
+         * @param token the operation's token
+         * @param value its fetched value, or 0
+         */
+        void completed(long token, long value);
+
+        /**
+         * @param token the operation's token
+         * @param error why the lane refused it
+         */
+        void failed(long token, FencelineException error);
+
+        /** @param token a parked lane flush that the lane answered at once when it was retried */
+        void flushed(long token);
+    }
+
+    private final Answers answers;
+    private LaneTable table = LaneTable.of(List.of());
+    private int[][] selection = LaneSelector.select(table);
+    private final int[] roundRobin = new int[OpClass.values().length];
+    private ArrayDeque<Pending>[] parked = newParked(0);
+    /** Slots whose current connection has carried an operation or a flush (a fresh flush skips the rest). */
+    private long used;
+    /** The tokens lanes echo, one number space for operations and lane flushes. */
+    private long nextToken = 1;
+    /** Per slot, the last connection given up while failing over: closed when the endpoint ends. */
+    private final LaneConnection[] givenUp = new LaneConnection[LaneTable.MAX_LANES];
+
+    /** @param answers receives what lanes answer synchronously */
+    LaneSlots(Answers answers) {
+        this.answers = answers;
+    }
+
+    /** @return the current lane table */
+    LaneTable table() {
+        return table;
+    }
+
+    /** @param next the new lane table; parked work of the slots that remain stays parked */
+    void install(LaneTable next) {
+        table = next;
+        selection = LaneSelector.select(next);
+        if (parked.length != next.size()) {
+            ArrayDeque<Pending>[] p = newParked(next.size());
+            System.arraycopy(parked, 0, p, 0, Math.min(parked.length, p.length));
+            parked = p;
+        }
+    }
+
+    @SuppressWarnings({"unchecked", "rawtypes"}) // a generic array: one queue per lane
+    private static ArrayDeque<Pending>[] newParked(int n) {
+        ArrayDeque<Pending>[] p = new ArrayDeque[n];
+        for (int i = 0; i < n; i++) {
+            p[i] = new ArrayDeque<>();
+        }
+        return p;
+    }
+
+    /**
+     * @param c an operation class
+     * @return the live lanes of its most preferred type (see {@link LaneSelector}); do not modify
+     */
+    int[] candidates(OpClass c) {
+        return selection[c.ordinal()];
+    }
+
+    /**
+     * Spreads a class's requests over its candidate lanes (multi-rail).
+     *
+     * @param c an operation class
+     * @return the lane for the next request of that class, or -1 if it has none
+     */
+    int pick(OpClass c) {
+        int[] lanes = selection[c.ordinal()];
+        if (lanes.length == 0) {
+            return -1;
+        }
+        if (lanes.length == 1) {
+            return lanes[0];
+        }
+        int i = roundRobin[c.ordinal()]++;
+        return lanes[Math.floorMod(i, lanes.length)];
+    }
+
+    /**
+     * @param lane a slot
+     * @param connectionId a connection's id
+     * @return whether that connection is the one in the slot now (events of others are stale)
+     */
+    boolean current(int lane, long connectionId) {
+        LaneConnection c = table.connection(lane);
+        return c != null && c.id() == connectionId;
+    }
+
+    /** @return a new token */
+    long nextToken() {
+        return nextToken++;
+    }
+
+    /** @return whether anything waits on any lane */
+    boolean anyParked() {
+        for (ArrayDeque<Pending> p : parked) {
+            if (!p.isEmpty()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** @return the live slots whose connection has carried something */
+    long usedLive() {
+        return table.liveMask() & used;
+    }
+
+    /** @param slots slots whose connection changed: their new connections have carried nothing */
+    void forgetUse(long slots) {
+        used &= ~slots;
+    }
+
+    /**
+     * Posts an operation on its lane, behind whatever waits there.
+     *
+     * @param lane a live slot
+     * @param op the operation
+     */
+    void post(int lane, TransportOp op) {
+        used |= 1L << lane;
+        ArrayDeque<Pending> waiting = parked[lane];
+        if (!waiting.isEmpty()) {
+            waiting.add(new Pending.Op(op));
+            return;
+        }
+        tryPost(lane, op);
+    }
+
+    /** @return false if the lane had no room (the op is then parked at the head of its queue) */
+    private boolean tryPost(int lane, TransportOp op) {
+        PostStatus status;
+        try {
+            status = table.connection(lane).post(op);
+        } catch (FencelineException e) {
+            answers.failed(op.token(), e);
+            return true;
+        }
+        switch (status) {
+            case COMPLETED -> answers.completed(op.token(), op.result());
+            case NO_RESOURCE -> {
+                parked[lane].addFirst(new Pending.Op(op));
+                return false;
+            }
+            default -> { }
+        }
+        return true;
+    }
+
+    /**
+     * Asks a lane for a remote flush (or a keepalive probe), behind whatever waits there.
+     *
+     * @param lane a live slot
+     * @param token the flush's token
+     * @param probe whether it is a keepalive probe
+     * @return whether an answer will follow (false: the lane was already flushed, and says so now)
+     */
+    boolean flush(int lane, long token, boolean probe) {
+        used |= 1L << lane;
+        ArrayDeque<Pending> waiting = parked[lane];
+        if (!waiting.isEmpty()) {
+            waiting.add(new Pending.Flush(token));
+            return true;
+        }
+        LaneConnection c = table.connection(lane);
+        PostStatus s = probe ? c.keepalive(token) : c.flush(token);
+        if (s == PostStatus.NO_RESOURCE) {
+            waiting.add(new Pending.Flush(token));
+            return true;
+        }
+        return s != PostStatus.COMPLETED;
+    }
+
+    /**
+     * A lane has room again: what waits on it goes out in order, until it is full again.
+     *
+     * @param lane the slot
+     */
+    void ready(int lane) {
+        ArrayDeque<Pending> waiting = parked[lane];
+        while (!waiting.isEmpty()) {
+            Pending head = waiting.poll();
+            if (head instanceof Pending.Op o) {
+                if (!tryPost(lane, o.op())) {
+                    break;
+                }
+            } else if (head instanceof Pending.Flush f) {
+                PostStatus s = table.connection(lane).flush(f.token());
+                if (s == PostStatus.NO_RESOURCE) {
+                    waiting.addFirst(head);
+                    break;
+                }
+                if (s == PostStatus.COMPLETED) {
+                    answers.flushed(f.token());
+                }
+            }
+        }
+    }
+
+    /**
+     * Empties the queues of slots whose connection changed: what waited there never reached a
+     * transport, and is restarted or re-issued on the new table.
+     *
+     * @param slots the changed slots
+     * @return the tokens of the operations that waited (never sent, so safe to restart anywhere)
+     */
+    LongHashSet unpark(long slots) {
+        LongHashSet neverSent = new LongHashSet();
+        for (int i = 0; i < parked.length; i++) {
+            if ((slots & (1L << i)) != 0) {
+                for (Pending p : parked[i]) {
+                    if (p instanceof Pending.Op o) {
+                        neverSent.add(o.op().token());
+                    }
+                }
+                parked[i].clear();
+            }
+        }
+        return neverSent;
+    }
+
+    /** Drops everything that waits (the endpoint ended). */
+    void clearParked() {
+        for (ArrayDeque<Pending> p : parked) {
+            p.clear();
+        }
+    }
+
+    /**
+     * @param lane a slot
+     * @param c the connection the endpoint gave up there while failing over (the transport may still
+     *     be reconnecting it); closed with the endpoint
+     */
+    void givenUp(int lane, LaneConnection c) {
+        givenUp[lane] = c;
+    }
+
+    /** The endpoint ended: every connection in the table, and every one given up, is closed. */
+    void closeAll() {
+        for (int i = 0; i < table.size(); i++) {
+            if (table.connection(i) != null) {
+                table.connection(i).close();
+            }
+            if (givenUp[i] != null) {
+                givenUp[i].close(); // its transport may still be reconnecting it: stop that too
+                givenUp[i] = null;
+            }
+        }
+    }
+
+    /**
+     * @param c a connection
+     * @return whether it is in some slot of the table
+     */
+    boolean installed(LaneConnection c) {
+        for (int i = 0; i < table.size(); i++) {
+            if (table.connection(i) == c) {
+                return true;
+            }
+        }
+        return false;
+    }
+}

@@ -1,0 +1,443 @@
+package dev.fenceline.actor;
+
+import dev.fenceline.EndpointFailedException;
+import dev.fenceline.FencelineException;
+import dev.fenceline.OutcomeUnknownException;
+import dev.fenceline.actor.EndpointCounters.Counter;
+import dev.fenceline.actor.LaneProtocol.LaneFlushed;
+import dev.fenceline.actor.LaneProtocol.OpCompleted;
+import dev.fenceline.actor.LaneProtocol.OpFailed;
+import dev.fenceline.actor.LaneProtocol.OpsCompleted;
+import dev.fenceline.internal.ErrorMode;
+import dev.fenceline.internal.FencelineSettings;
+import dev.fenceline.internal.Keepalive;
+import dev.fenceline.spi.LaneConnection;
+import dev.fenceline.spi.TransportOp;
+import java.nio.ByteBuffer;
+import java.util.List;
+import org.slf4j.Logger;
+
+/**
+ * The life of an endpoint's requests from acceptance to completion: lane selection, fence
+ * admission, fragmentation and posting, completions, flushes, and restarts after a
+ * reconfiguration. It ties the endpoint's parts together ({@link LaneSlots}, {@link InflightTable},
+ * {@link FlushTracker}, {@link FenceAdmission}, {@link GrantPolicy}); the endpoint actor routes
+ * messages here. Owned by that actor; no other thread touches it.
+ */
+final class Operations implements LaneSlots.Answers {
+    private final FencelineSettings settings;
+    private final EndpointChannel channel;
+    private final EndpointCounters counters;
+    private final Logger log;
+    final LaneSlots slots = new LaneSlots(this);
+    final InflightTable inflight = new InflightTable();
+    final FlushTracker flushes;
+    final FenceAdmission fences;
+    private final GrantPolicy grants;
+    private final Keepalive keepalive;
+    /** Between a reconfiguration and the end of its replay: no flush and no strong fence starts. */
+    private boolean replaying;
+
+    /**
+     * @param settings the runtime settings
+     * @param channel the endpoint's channel
+     * @param log the endpoint's log
+     * @param keepalive the endpoint's keepalive, told of answered probes
+     * @param tellFenceDone sends the endpoint {@code StrongFenceDone}
+     * @param tellDrain sends the endpoint {@code DrainFenceQueue}
+     */
+    Operations(FencelineSettings settings, EndpointChannel channel, Logger log, Keepalive keepalive,
+            Runnable tellFenceDone, Runnable tellDrain) {
+        this.settings = settings;
+        this.channel = channel;
+        this.counters = channel.counters();
+        this.log = log;
+        this.keepalive = keepalive;
+        this.flushes = new FlushTracker(slots, inflight, channel, counters);
+        this.fences = new FenceAdmission(settings.fenceMode(), slots, flushes, counters, log, channel.name(),
+                tellFenceDone, tellDrain);
+        this.grants = new GrantPolicy(slots, channel);
+    }
+
+    /** @return the grant policy (keepalive reads which lane carries direct active messages) */
+    GrantPolicy grants() {
+        return grants;
+    }
+
+    /** Publishes the fast path's grant if nothing of the endpoint is outstanding, else revokes it. */
+    void updateGrant() {
+        grants.update(inflight.isEmpty() && fences.settled() && !flushes.hasUserFlushes() && !replaying);
+    }
+
+    // ---------------------------------------------------------------- acceptance and posting
+
+    /**
+     * Fails everything submitted so far (the endpoint takes no more).
+     *
+     * @param error makes each request's error
+     */
+    void reject(java.util.function.Supplier<? extends FencelineException> error) {
+        channel.drainStarted();
+        Request r;
+        while ((r = channel.poll()) != null) {
+            counters.increment(Counter.OPERATIONS);
+            counters.increment(Counter.FAILED);
+            r.fail(error.get());
+        }
+    }
+
+    /** @param r a request just taken from the submission queue */
+    void accept(Request r) {
+        inflight.order(r);
+        if (r.kind == Request.Kind.FLUSH) {
+            flushes.add(r);
+            progressFlushes();
+            return;
+        }
+        counters.increment(Counter.OPERATIONS);
+        int lane = slots.pick(r.opClass(settings));
+        if (lane < 0) {
+            counters.increment(Counter.FAILED);
+            r.fail(noLane(r, "(" + r.opClass(settings) + ")"));
+            return;
+        }
+        r.lane = lane;
+        inflight.admit(r);
+        if (!r.kind.fenced()) {
+            post(r);
+            return;
+        }
+        admitOrQueue(r, false);
+    }
+
+    /** @return whether the request was posted or completed (false: it waits in the fence queue) */
+    private boolean admitOrQueue(Request r, boolean fromQueueHead) {
+        if (!slots.table().isLive(r.lane)) {
+            // Selected before a reconfiguration took its lane: select again (the epoch stays).
+            int lane = slots.pick(r.opClass(settings));
+            if (lane < 0) {
+                refuse(r, noLane(r, "any more"));
+                return true;
+            }
+            r.lane = lane;
+        }
+        if (fences.admit(r, fromQueueHead, replaying) == FenceAdmission.Verdict.POST) {
+            post(r);
+            return true;
+        }
+        return false;
+    }
+
+    private EndpointFailedException noLane(Request r, String when) {
+        return new EndpointFailedException("endpoint " + channel.name() + " has no live lane for " + r.kind + " "
+                + when + "; lanes: " + slots.table().describe());
+    }
+
+    /** Posts a request's fragments (after a restart, just those it names) on its lane. */
+    private void post(Request r) {
+        r.posted = true;
+        LaneConnection conn = slots.table().connection(r.lane);
+        int[] only = r.resend;
+        r.resend = null;
+        switch (r.kind) {
+            case PUT, GET -> {
+                ByteBuffer local = r.local;
+                int total = local.remaining();
+                if (r.fragmentSize == 0) {
+                    r.fragmentSize = Math.max(1, Math.min(settings.fragmentSize(), conn.maxFragment()));
+                } else if (conn.maxFragment() < r.fragmentSize) {
+                    // A restart must resend the same byte ranges under the same sequence numbers.
+                    refuse(r, new EndpointFailedException("endpoint " + channel.name() + ": " + r + " was split"
+                            + " into fragments of " + r.fragmentSize + " bytes, but lane " + r.lane + " takes at most "
+                            + conn.maxFragment() + " after a reconfiguration"));
+                    return;
+                }
+                int frag = r.fragmentSize;
+                int n = total == 0 ? 0 : (total + frag - 1) / frag;
+                if (n == 0) {
+                    complete(r, 0, null);
+                    return;
+                }
+                inflight.number(r, n);
+                TransportOp.Kind kind = r.kind == Request.Kind.PUT ? TransportOp.Kind.PUT : TransportOp.Kind.GET;
+                int count = only == null ? n : only.length;
+                for (int k = 0; k < count && !r.done; k++) {
+                    int fragment = only == null ? k : only[k];
+                    int off = fragment * frag;
+                    int len = Math.min(frag, total - off);
+                    postOp(r, fragment, TransportOp.rma(kind, slots.nextToken(), r.remoteAddress + off, r.key,
+                            local.slice(local.position() + off, len)));
+                }
+            }
+            case ATOMIC_POST, ATOMIC_FETCH, CSWAP -> {
+                inflight.number(r, 1);
+                TransportOp.Kind kind = r.kind == Request.Kind.ATOMIC_POST ? TransportOp.Kind.ATOMIC_POST
+                        : r.kind == Request.Kind.ATOMIC_FETCH ? TransportOp.Kind.ATOMIC_FETCH : TransportOp.Kind.CSWAP;
+                postOp(r, 0, TransportOp.atomic(kind, slots.nextToken(), r.remoteAddress, r.key, r.atomicOp, r.width,
+                        r.operand, r.compare));
+            }
+            case AM -> {
+                inflight.number(r, 1);
+                postOp(r, 0, TransportOp.activeMessage(slots.nextToken(), r.amId, r.header, r.local));
+            }
+            default -> throw new IllegalStateException("cannot post " + r);
+        }
+    }
+
+    private void postOp(Request r, int fragment, TransportOp op) {
+        op.identify(channel.endpointId(), r.firstSn + fragment, inflight.lowWater());
+        LaneConnection conn = slots.table().connection(r.lane);
+        if (r.trace != null) {
+            op.trace(r.trace);
+            r.trace.admitted(r.lane, op.sequence(), conn.deduplicates(), conn.reportsVisibility());
+        }
+        inflight.track(op.token(), new InflightTable.Fragment(r, fragment, r.lane, conn.id(), conn.deduplicates()));
+        slots.post(r.lane, op);
+    }
+
+    // ---------------------------------------------------------------- answers and completion
+
+    /** @param m what a lane answered (the endpoint heard from the lane already) */
+    void answer(LaneProtocol.Answer m) {
+        if (m instanceof OpCompleted c) {
+            completed(c.token(), c.value());
+        } else if (m instanceof OpsCompleted c) {
+            for (int i = 0; i < c.tokens().length; i++) {
+                completed(c.tokens()[i], c.values()[i]);
+            }
+        } else if (m instanceof OpFailed f) {
+            failed(f.token(), f.error());
+        } else if (m instanceof LaneFlushed f) {
+            flushed(f.token());
+        }
+        updateGrant();
+    }
+
+    @Override
+    public void completed(long token, long value) {
+        InflightTable.Fragment f = inflight.take(token);
+        if (f != null) {
+            fragmentDone(f.request(), value);
+        }
+    }
+
+    @Override
+    public void failed(long token, FencelineException e) {
+        InflightTable.Fragment f = inflight.take(token);
+        if (f == null) {
+            return;
+        }
+        Request r = f.request();
+        log.debug("endpoint {}: {} failed: {}", channel.name(), r, e.getMessage());
+        if (r.error == null) {
+            r.error = e;
+        }
+        fragmentDone(r, 0);
+    }
+
+    /**
+     * A request completes only when every fragment is accounted for: its buffer may still be in use
+     * by a fragment in flight, so failing it early would hand the buffer back too soon.
+     */
+    private void fragmentDone(Request r, long value) {
+        if (--r.fragmentsOutstanding == 0) {
+            complete(r, value, r.error);
+        }
+    }
+
+    /** Completes a request whose fragments are all back: bookkeeping and grant first, completion last. */
+    private void complete(Request r, long value, FencelineException error) {
+        retire(r);
+        counters.increment(error == null ? Counter.COMPLETED : Counter.FAILED);
+        // The grant before the completion: a thread that waited for this request finds the fast
+        // path open for its next operation instead of racing the actor to it.
+        updateGrant();
+        if (error == null) {
+            r.succeed(value); // last: the user's callbacks run here and may reuse everything
+        } else {
+            r.fail(error);
+        }
+        progressFlushes();
+    }
+
+    /** Fails a request that cannot go (or go on) at all; the caller goes on with its own work. */
+    private void refuse(Request r, FencelineException e) {
+        retire(r);
+        counters.increment(Counter.FAILED);
+        r.fail(e);
+    }
+
+    /** Bookkeeping before completion: unlink the request and release the flushes that waited for it. */
+    private void retire(Request r) {
+        inflight.retire(r);
+        flushes.retired(r.seq);
+    }
+
+    // ---------------------------------------------------------------- flushes and fences
+
+    /** Starts and completes what flushes can; nothing starts during a replay. */
+    void progressFlushes() {
+        if (!replaying) {
+            flushes.progress(fences::queuedBefore);
+        }
+    }
+
+    @Override
+    public void flushed(long token) {
+        FlushTracker.Token t = flushes.take(token);
+        if (t == null) {
+            return; // dropped by a reconfiguration or a failed fence
+        }
+        if (t.owner() instanceof FlushTracker.FenceFlush) {
+            fences.laneFlushed();
+        } else if (t.owner() instanceof FlushTracker.Probe) {
+            if (slots.current(t.lane(), t.connectionId())) {
+                keepalive.probeAnswered(t.lane());
+            }
+        } else if (t.owner() instanceof FlushTracker.UserFlush f) {
+            flushes.answered(f);
+            progressFlushes();
+        }
+    }
+
+    /**
+     * A lane flush failed. In failover mode a lane that cannot flush is a failed lane (restarting on
+     * the others re-issues the flush over every live lane, and the user sees nothing); so is a lane
+     * whose probe failed.
+     *
+     * @param token the lane flush's token
+     * @param error why
+     * @return the flush's record if its lane must now be failed, else null
+     */
+    FlushTracker.Token flushFailed(long token, FencelineException error) {
+        FlushTracker.Token t = flushes.peek(token);
+        if (t == null) {
+            return null;
+        }
+        if (settings.errorMode() == ErrorMode.FAILOVER && slots.current(t.lane(), t.connectionId())
+                && Long.bitCount(slots.table().liveMask()) > 1) {
+            return t;
+        }
+        flushes.take(token);
+        if (t.owner() instanceof FlushTracker.FenceFlush) {
+            List<Request> queued = fences.fail(error);
+            queued.forEach(this::retire);
+            for (Request r : queued) {
+                counters.increment(Counter.FAILED);
+                r.fail(error);
+            }
+            progressFlushes();
+        } else if (t.owner() instanceof FlushTracker.Probe) {
+            return t;
+        } else if (t.owner() instanceof FlushTracker.UserFlush f) {
+            flushes.fail(f, error);
+            progressFlushes();
+        }
+        return null;
+    }
+
+    /** The scheduled fence-queue drain: releases requests in epoch order until one has to wait. */
+    void drainFenceQueue() {
+        fences.drainArrived();
+        if (replaying) {
+            return; // the end of the replay schedules the drain again
+        }
+        Request r;
+        while ((r = fences.release()) != null && admitOrQueue(r, true)) {
+            // released
+        }
+        progressFlushes();
+        updateGrant();
+    }
+
+    /**
+     * A lane has room again: what waits there goes out.
+     *
+     * @param lane the slot
+     * @param connectionId the connection that has room (a stale one changes nothing)
+     */
+    void laneReady(int lane, long connectionId) {
+        if (!slots.current(lane, connectionId)) {
+            return;
+        }
+        try {
+            slots.ready(lane);
+        } finally {
+            updateGrant();
+        }
+    }
+
+    // ---------------------------------------------------------------- replay
+
+    /** A reconfiguration's replay starts: nothing may act on the old lane table. */
+    void replayStarted() {
+        channel.revokeGrant();
+        replaying = true;
+    }
+
+    /**
+     * Restarts one request on the current lanes, keeping its epoch and sequence numbers; through
+     * the fence decision again, unless it may have been applied on a lane without deduplication.
+     *
+     * @param x what the replay planner said to restart
+     */
+    void restart(ReplayPlanner.Restart x) {
+        Request r = x.request();
+        int lane = slots.pick(r.opClass(settings));
+        switch (ReplayPlanner.verdict(x, lane)) {
+            case OUTCOME_UNKNOWN -> refuse(r, new OutcomeUnknownException(r.kind + String.format(" at 0x%x",
+                    r.remoteAddress) + " was in flight on a lane without deduplication when it failed: it may or may"
+                    + " not have been applied, and is not retried"));
+            case NO_LANE -> refuse(r, noLane(r, "after a reconfiguration"));
+            case RESTART -> {
+                counters.increment(Counter.RESTARTS);
+                r.restarts++;
+                r.lane = lane;
+                r.resend = x.fragments();
+                r.posted = false;
+                if (log.isDebugEnabled()) {
+                    log.debug("endpoint {}: restarting {} ({} fragments) on lane {}", channel.name(), r,
+                            r.resend.length, lane);
+                }
+                if (r.kind.fenced()) {
+                    admitOrQueue(r, false);
+                } else {
+                    post(r); // active messages are ordered per lane, never fenced
+                }
+            }
+        }
+    }
+
+    /** The replay is over: an interrupted fence and lost lane flushes go out again, after the restarted data. */
+    void replayDone() {
+        replaying = false;
+        fences.replayDone();
+        flushes.reissueLost();
+        progressFlushes();
+        updateGrant();
+    }
+
+    // ---------------------------------------------------------------- the end
+
+    /**
+     * Completes every request the endpoint holds with {@code e}; bookkeeping first, completion last.
+     *
+     * @param e the endpoint's end
+     */
+    void failEverything(FencelineException e) {
+        fences.clear();
+        List<Request> victims = inflight.clear();
+        List<Request> flushVictims = flushes.clear();
+        slots.clearParked();
+        for (Request r : victims) {
+            if (!r.done) {
+                counters.increment(Counter.FAILED);
+                r.fail(e);
+            }
+        }
+        for (Request f : flushVictims) {
+            f.fail(e);
+        }
+        channel.failDirectFlushes(e);
+    }
+}

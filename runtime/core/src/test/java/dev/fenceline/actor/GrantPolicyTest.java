@@ -1,0 +1,153 @@
+package dev.fenceline.actor;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.fenceline.AtomicOp;
+import dev.fenceline.LaneType;
+import dev.fenceline.RemoteKey;
+import dev.fenceline.internal.LaneTable;
+import dev.fenceline.spi.DirectAccess;
+import dev.fenceline.spi.LaneConnection;
+import dev.fenceline.spi.LaneListener;
+import dev.fenceline.spi.PostStatus;
+import dev.fenceline.spi.TransportOp;
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/** When the fast path's grant is published, without an actor. */
+class GrantPolicyTest {
+    private final ComponentFixture f = new ComponentFixture();
+    private final LaneSlots slots = new LaneSlots(f.answers);
+    private final GrantPolicy grants = new GrantPolicy(slots, f.channel);
+
+    /** A lane that can act directly. */
+    private static final class DirectLane implements LaneConnection, DirectAccess {
+        private final long id;
+
+        DirectLane(long id) {
+            this.id = id;
+        }
+
+        @Override
+        public long id() {
+            return id;
+        }
+
+        @Override
+        public String transport() {
+            return "direct";
+        }
+
+        @Override
+        public Set<LaneType> types() {
+            return Set.of(LaneType.AM, LaneType.RMA, LaneType.AMO);
+        }
+
+        @Override
+        public int maxFragment() {
+            return 1 << 16;
+        }
+
+        @Override
+        public void bind(LaneListener listener) {
+        }
+
+        @Override
+        public PostStatus post(TransportOp op) {
+            return PostStatus.NO_RESOURCE;
+        }
+
+        @Override
+        public PostStatus flush(long token) {
+            return PostStatus.COMPLETED;
+        }
+
+        @Override
+        public void fence() {
+        }
+
+        @Override
+        public boolean ordered() {
+            return true;
+        }
+
+        @Override
+        public boolean deduplicates() {
+            return true;
+        }
+
+        @Override
+        public void close() {
+        }
+
+        @Override
+        public boolean putNow(RemoteKey key, long address, ByteBuffer src) {
+            return true;
+        }
+
+        @Override
+        public boolean atomicPostNow(RemoteKey key, long address, AtomicOp op, int width, long operand) {
+            return true;
+        }
+
+        @Override
+        public boolean getNow(RemoteKey key, long address, ByteBuffer dst) {
+            return true;
+        }
+
+        @Override
+        public Long atomicFetchNow(RemoteKey key, long address, AtomicOp op, int width, long operand, long compare) {
+            return 0L;
+        }
+    }
+
+    @Test
+    void anIdleEndpointOnOneDirectLaneIsGrantedAndAnythingOutstandingRevokesIt() {
+        DirectLane lane = new DirectLane(1);
+        slots.install(LaneTable.of(List.of(lane)));
+        grants.update(true);
+        EndpointChannel.Grant g = f.channel.validGrant();
+        assertNotNull(g);
+        assertTrue(g.activeMessages(), "active messages take the same lane");
+        assertEquals(0, grants.messageLane());
+        grants.update(false);
+        assertNull(f.channel.validGrant());
+    }
+
+    @Test
+    void parkedWorkALaneThatCannotActOrTwoRmaLanesMeanNoGrant() {
+        DirectLane lane = new DirectLane(1);
+        slots.install(LaneTable.of(List.of(lane)));
+        slots.post(0, TransportOp.rma(TransportOp.Kind.PUT, slots.nextToken(), f.key.baseAddress(), f.key,
+                ByteBuffer.allocate(1)));
+        grants.update(true);
+        assertNull(f.channel.validGrant(), "work waits on the lane");
+
+        LaneSlots plain = new LaneSlots(f.answers);
+        plain.install(LaneTable.of(List.of(ComponentFixture.shortLane(2))));
+        new GrantPolicy(plain, f.channel).update(true);
+        assertNull(f.channel.validGrant(), "the lane cannot act directly");
+
+        LaneSlots two = new LaneSlots(f.answers);
+        two.install(LaneTable.of(List.of(new DirectLane(3), new DirectLane(4))));
+        GrantPolicy spread = new GrantPolicy(two, f.channel);
+        spread.update(true);
+        assertNull(f.channel.validGrant(), "short RMA is spread over two lanes");
+        assertFalse(spread.messageLane() >= 0);
+    }
+
+    @Test
+    void aSubmissionVoidsAGrant() {
+        slots.install(LaneTable.of(List.of(new DirectLane(1))));
+        grants.update(true);
+        assertNotNull(f.channel.validGrant());
+        f.channel.submit(Request.flush(0));
+        assertNull(f.channel.validGrant(), "stamped before the submission");
+    }
+}

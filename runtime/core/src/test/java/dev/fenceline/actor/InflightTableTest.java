@@ -1,0 +1,95 @@
+package dev.fenceline.actor;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The in-flight table without an actor: order, sequence numbers, the low-water mark and retirement. */
+class InflightTableTest {
+    private final ComponentFixture f = new ComponentFixture();
+    private final InflightTable t = new InflightTable();
+
+    @Test
+    void sequenceNumbersAreGivenAtFirstPostAndKeptAcrossARestart() {
+        Request a = f.put(8, 0);
+        Request b = f.put(8, 0);
+        t.order(a);
+        t.order(b);
+        assertEquals(List.of(1L, 2L), List.of(a.seq, b.seq));
+        t.number(a, 3);
+        t.number(b, 1);
+        assertEquals(0, a.firstSn);
+        assertEquals(3, b.firstSn, "three numbers for a's three fragments");
+        t.number(a, 3);
+        assertEquals(0, a.firstSn, "a restart keeps the numbers");
+        assertEquals(3, a.fragmentsOutstanding);
+    }
+
+    @Test
+    void theLowWaterMarkIsTheOldestIncompleteRequestsFirstNumber() {
+        Request a = f.put(8, 0);
+        Request b = f.put(8, 0);
+        assertEquals(0, t.lowWater(), "nothing numbered: the next number");
+        t.number(a, 2);
+        t.number(b, 1);
+        assertEquals(0, t.lowWater());
+        b.succeed(0);
+        assertEquals(0, t.lowWater(), "a, older, is still incomplete");
+        a.succeed(0);
+        assertEquals(3, t.lowWater(), "everything complete: the next number");
+    }
+
+    @Test
+    void aFragmentIsTakenOnceAndNotAfterItsRequestCompleted() {
+        Request r = f.put(8, 0);
+        t.order(r);
+        t.admit(r);
+        InflightTable.Fragment frag = new InflightTable.Fragment(r, 0, 0, 1, true);
+        t.track(10, frag);
+        t.track(11, new InflightTable.Fragment(r, 1, 0, 1, true));
+        assertSame(frag, t.take(10));
+        assertNull(t.take(10), "once");
+        r.succeed(0);
+        assertNull(t.take(11), "its request is complete");
+        assertNull(t.take(99));
+    }
+
+    @Test
+    void flushesCountOnlyEarlierOutstandingOperations() {
+        Request a = f.put(8, 0);
+        Request flush = Request.flush(0);
+        Request b = f.put(8, 0);
+        for (Request r : List.of(a, flush, b)) {
+            t.order(r);
+        }
+        t.admit(a);
+        t.admit(b);
+        assertEquals(1, t.outstandingBefore(flush.seq));
+        t.retire(a);
+        assertEquals(0, t.outstandingBefore(flush.seq));
+        assertTrue(!t.isEmpty());
+        t.retire(b);
+        assertTrue(t.isEmpty());
+    }
+
+    @Test
+    void clearingReturnsTheOutstandingInOrder() {
+        Request a = f.put(8, 0);
+        Request b = f.put(8, 0);
+        Request c = f.put(8, 0);
+        for (Request r : List.of(a, b, c)) {
+            t.order(r);
+        }
+        t.admit(c);
+        t.admit(a);
+        t.admit(b);
+        t.track(5, new InflightTable.Fragment(a, 0, 0, 1, true));
+        assertEquals(List.of(a, b, c), t.clear());
+        assertTrue(t.isEmpty());
+        assertTrue(t.fragments().isEmpty());
+    }
+}
