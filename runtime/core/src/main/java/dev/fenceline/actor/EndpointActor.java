@@ -13,7 +13,6 @@ import dev.fenceline.actor.LaneProtocol.LaneReplaced;
 import dev.fenceline.internal.FencelineSettings;
 import dev.fenceline.internal.Keepalive;
 import dev.fenceline.spi.LaneConnection;
-import dev.fenceline.spi.NanoClock;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -115,7 +114,7 @@ public final class EndpointActor {
     private EndpointActor(ActorContext<Command> ctx, TimerScheduler<Command> timers, FencelineSettings settings,
             EndpointChannel channel, Endpoint facade) {
         this.ctx = ctx;
-        this.clock = NanoClock.of(ctx.getSystem());
+        this.clock = SystemClock.of(ctx.getSystem());
         this.timers = timers;
         this.log = ctx.getLog();
         this.settings = settings;

@@ -4,7 +4,7 @@ import dev.fenceline.FencelineException;
 import dev.fenceline.LaneInfo;
 import dev.fenceline.WorkerAddress;
 import dev.fenceline.spi.RequestTrace;
-import dev.fenceline.spi.Tracing;
+import dev.fenceline.spi.support.Tracing;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;

@@ -2,7 +2,7 @@ package dev.fenceline.internal;
 
 import com.typesafe.config.Config;
 import dev.fenceline.ConfigurationException;
-import dev.fenceline.spi.ConfigReader;
+import dev.fenceline.spi.support.ConfigReader;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;

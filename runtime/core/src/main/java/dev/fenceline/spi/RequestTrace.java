@@ -44,6 +44,6 @@ public interface RequestTrace {
      * @return what it returned
      */
     static <T> T during(RequestTrace trace, Supplier<T> call) {
-        return Tracing.during(trace, call);
+        return dev.fenceline.spi.support.Tracing.during(trace, call);
     }
 }

@@ -167,7 +167,7 @@ public final class TransportOp {
         return this;
     }
 
-    /** @return the origin's low-water mark (see {@link DedupWindow}), or -1 */
+    /** @return the origin's low-water mark (see {@link dev.fenceline.spi.support.DedupWindow}), or -1 */
     public long lowWater() {
         return lowWater;
     }

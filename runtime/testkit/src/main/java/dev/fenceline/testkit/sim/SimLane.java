@@ -5,7 +5,7 @@ import dev.fenceline.EndpointFailedException;
 import dev.fenceline.FencelineException;
 import dev.fenceline.LaneType;
 import dev.fenceline.RemoteKey;
-import dev.fenceline.spi.ConnectionIds;
+import dev.fenceline.spi.support.ConnectionIds;
 import dev.fenceline.spi.DirectAccess;
 import dev.fenceline.spi.LaneConnection;
 import dev.fenceline.spi.LaneListener;

@@ -4,7 +4,7 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigException;
 import dev.fenceline.ConfigurationException;
 import dev.fenceline.LaneType;
-import dev.fenceline.spi.ConfigReader;
+import dev.fenceline.spi.support.ConfigReader;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;

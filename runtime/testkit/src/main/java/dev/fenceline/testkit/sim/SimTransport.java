@@ -1,9 +1,8 @@
 package dev.fenceline.testkit.sim;
 
 import dev.fenceline.EndpointFailedException;
-import dev.fenceline.FencelineException;
-import dev.fenceline.OutcomeUnknownException;
-import dev.fenceline.spi.DedupWindow;
+import dev.fenceline.spi.support.DedupWindow;
+import dev.fenceline.spi.support.ExactlyOnce;
 import dev.fenceline.spi.TransportOp;
 import dev.fenceline.spi.LaneConnection;
 import dev.fenceline.spi.RemoteAccessTarget;
@@ -31,6 +30,7 @@ final class SimTransport implements Transport {
     private final AtomicInteger connections = new AtomicInteger();
     /** Target side of exactly-once: one window per origin endpoint, each used by one fabric thread. */
     private final Map<Long, DedupWindow> dedup = new ConcurrentHashMap<>();
+    private final ExactlyOnce exactlyOnce;
     private volatile RemoteAccessTarget target;
     /** Fault injection: apply re-sent operations again (breaks exactly-once on purpose). */
     private volatile boolean dedupBroken;
@@ -59,6 +59,7 @@ final class SimTransport implements Transport {
     SimTransport(TransportContext context, SimSettings settings) {
         this.context = context;
         this.settings = settings;
+        this.exactlyOnce = new ExactlyOnce("sim worker '" + context.workerName() + "'", settings.dedupWindow());
         this.target = context.target();
         this.fabric = new SimFabric("fenceline-sim-" + context.workerName(),
                 settings.deterministic() ? World.require("fenceline.transport.sim.deterministic = on") : null);
@@ -93,33 +94,9 @@ final class SimTransport implements Transport {
      * first copy was applied gets the first copy's result.
      */
     long applyOnce(TransportOp op, RemoteAccessTarget t) {
-        if (op.sequence() < 0 || dedupBroken) {
-            return apply(op, t);
-        }
-        DedupWindow w = dedup.computeIfAbsent(op.originId(), k -> new DedupWindow(settings.dedupWindow()));
-        switch (w.lookup(op.sequence(), op.lowWater())) {
-            case DUPLICATE:
-                return w.result(op.sequence());
-            case FAILED_BEFORE:
-                throw (FencelineException) w.failure(op.sequence());
-            case STALE:
-                throw new OutcomeUnknownException("sim: a stale copy of operation " + op.sequence() + " of endpoint "
-                        + Long.toHexString(op.originId()) + ", which its origin saw complete; not applied again");
-            case FULL:
-                throw new FencelineException("sim: operation " + op.sequence() + " of endpoint "
-                        + Long.toHexString(op.originId()) + " is more than dedup-window = " + settings.dedupWindow()
-                        + " beyond the oldest incomplete one (" + w.lowWater() + "); not applied");
-            default:
-                long v;
-                try {
-                    v = apply(op, t);
-                } catch (FencelineException e) {
-                    w.recordFailure(op.sequence(), e);
-                    throw e;
-                }
-                w.record(op.sequence(), v);
-                return v;
-        }
+        DedupWindow w = op.sequence() < 0 || dedupBroken ? null
+                : dedup.computeIfAbsent(op.originId(), k -> exactlyOnce.newWindow());
+        return exactlyOnce.apply(w, op.originId(), op.sequence(), op.lowWater(), () -> apply(op, t));
     }
 
     static long apply(TransportOp op, RemoteAccessTarget t) {

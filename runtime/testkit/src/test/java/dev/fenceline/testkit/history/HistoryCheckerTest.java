@@ -10,7 +10,7 @@ import dev.fenceline.LaneInfo;
 import dev.fenceline.RemoteKey;
 import dev.fenceline.WorkerAddress;
 import dev.fenceline.spi.RequestTrace;
-import dev.fenceline.spi.Tracing;
+import dev.fenceline.spi.support.Tracing;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;

@@ -6,7 +6,7 @@ import dev.fenceline.LaneType;
 import dev.fenceline.RemoteAccessException;
 import dev.fenceline.RemoteAccessException.Reason;
 import dev.fenceline.RemoteKey;
-import dev.fenceline.spi.ConnectionIds;
+import dev.fenceline.spi.support.ConnectionIds;
 import dev.fenceline.spi.LaneConnection;
 import dev.fenceline.spi.LaneListener;
 import dev.fenceline.spi.PostStatus;

@@ -1,7 +1,7 @@
 package dev.fenceline.transport.shm;
 
 import com.typesafe.config.Config;
-import dev.fenceline.spi.ConfigReader;
+import dev.fenceline.spi.support.ConfigReader;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;

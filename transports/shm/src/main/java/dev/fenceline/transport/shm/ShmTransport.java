@@ -3,15 +3,15 @@ package dev.fenceline.transport.shm;
 import dev.fenceline.AtomicOp;
 import dev.fenceline.EndpointFailedException;
 import dev.fenceline.FencelineException;
-import dev.fenceline.OutcomeUnknownException;
 import dev.fenceline.RemoteKey;
-import dev.fenceline.spi.DedupWindow;
+import dev.fenceline.spi.support.DedupWindow;
+import dev.fenceline.spi.support.ExactlyOnce;
 import dev.fenceline.spi.LaneConnection;
 import dev.fenceline.spi.RemoteAccessTarget;
 import dev.fenceline.spi.SharedMemory;
 import dev.fenceline.spi.Transport;
 import dev.fenceline.spi.TransportContext;
-import dev.fenceline.spi.WireCodes;
+import dev.fenceline.spi.support.WireCodes;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -70,6 +70,7 @@ final class ShmTransport implements Transport, Agent {
     /** Target side (polling thread only): who to answer, by connection id, and exactly-once windows. */
     private final Map<Long, Inbox> origins = new HashMap<>();
     private final Map<Long, DedupWindow> windows = new HashMap<>();
+    private final ExactlyOnce exactlyOnce;
     private final UnsafeBuffer scratch = new UnsafeBuffer(new byte[0]);
     private long nextLivenessCheck;
     /** Whether endpoints get the cross-memory-attach lane. */
@@ -87,6 +88,7 @@ final class ShmTransport implements Transport, Agent {
     ShmTransport(TransportContext context, ShmSettings settings) {
         this.context = context;
         this.settings = settings;
+        this.exactlyOnce = new ExactlyOnce("shm worker '" + context.workerName() + "'", settings.dedupWindow());
         this.directory = settings.directory();
         if (!Files.isDirectory(directory) || !Files.isWritable(directory)) {
             throw new FencelineException("shm: " + directory + " is not a writable directory ("
@@ -618,48 +620,30 @@ final class ShmTransport implements Transport, Agent {
             get(origin, conn, token, b, at); // a read has no effect: a re-sent one is read again
             return;
         }
-        DedupWindow w = null;
-        if (seq >= 0) {
-            w = windows.computeIfAbsent(originId, k -> new DedupWindow(settings.dedupWindow()));
-            switch (w.lookup(seq, low)) {
-                case DUPLICATE -> {
-                    ack(origin, conn, token, w.result(seq));
-                    return;
-                }
-                case FAILED_BEFORE -> {
-                    nack(origin, conn, token, (FencelineException) w.failure(seq));
-                    return;
-                }
-                case STALE -> {
-                    nack(origin, conn, token, new OutcomeUnknownException("shm: a stale copy of operation " + seq
-                            + ", which its origin saw complete; not applied again"));
-                    return;
-                }
-                case FULL -> {
-                    nack(origin, conn, token, new FencelineException("shm: operation " + seq + " is more than"
-                            + " dedup-window = " + settings.dedupWindow() + " beyond the origin's oldest incomplete"
-                            + " one; not applied"));
-                    return;
-                }
-                default -> {
-                }
-            }
-        }
+        DedupWindow w = seq < 0 ? null : windows.computeIfAbsent(originId, k -> exactlyOnce.newWindow());
         long value;
+        applying = b;
+        applyingType = type;
+        applyingAt = at;
+        applyingLength = length;
         try {
-            value = apply(type, b, at, length);
+            value = exactlyOnce.apply(w, originId, seq, low, applyCurrent);
         } catch (FencelineException e) {
-            if (w != null) {
-                w.recordFailure(seq, e);
-            }
             nack(origin, conn, token, e);
             return;
-        }
-        if (w != null) {
-            w.record(seq, value);
+        } finally {
+            applying = null;
         }
         ack(origin, conn, token, value);
     }
+
+    // The message being applied (polling thread): fields, not a capturing lambda, so that applying
+    // one costs no allocation.
+    private AtomicBuffer applying;
+    private int applyingType;
+    private int applyingAt;
+    private int applyingLength;
+    private final ExactlyOnce.Operation applyCurrent = () -> apply(applyingType, applying, applyingAt, applyingLength);
 
     private long apply(int type, AtomicBuffer b, int at, int length) {
         RemoteAccessTarget t = context.target();

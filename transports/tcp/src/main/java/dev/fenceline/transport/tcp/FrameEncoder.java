@@ -1,7 +1,7 @@
 package dev.fenceline.transport.tcp;
 
 import dev.fenceline.AtomicOp;
-import dev.fenceline.spi.WireCodes;
+import dev.fenceline.spi.support.WireCodes;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import java.nio.charset.StandardCharsets;

@@ -2,7 +2,7 @@ package dev.fenceline.transport.tcp;
 
 import dev.fenceline.EndpointFailedException;
 import dev.fenceline.FencelineException;
-import dev.fenceline.spi.WireCodes;
+import dev.fenceline.spi.support.WireCodes;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;

@@ -1,6 +1,7 @@
 package dev.fenceline.transport.tcp;
 
-import dev.fenceline.spi.DedupWindow;
+import dev.fenceline.spi.support.DedupWindow;
+import dev.fenceline.spi.support.ExactlyOnce;
 import io.netty.util.concurrent.EventExecutor;
 import java.time.Duration;
 import java.util.Map;
@@ -26,18 +27,18 @@ final class TargetDedup {
     }
 
     private final Map<Long, Origin> origins = new ConcurrentHashMap<>();
-    private final int capacity;
+    private final ExactlyOnce exactlyOnce;
     private final long lingerNanos;
 
-    TargetDedup(int capacity, Duration linger) {
-        this.capacity = capacity;
+    TargetDedup(ExactlyOnce exactlyOnce, Duration linger) {
+        this.exactlyOnce = exactlyOnce;
         this.lingerNanos = linger.toNanos();
     }
 
     /** A connection starts carrying operations of {@code origin}. */
     Origin retain(long origin) {
         while (true) {
-            Origin o = origins.computeIfAbsent(origin, id -> new Origin(id, new DedupWindow(capacity)));
+            Origin o = origins.computeIfAbsent(origin, id -> new Origin(id, exactlyOnce.newWindow()));
             synchronized (o) {
                 if (origins.get(origin) == o) { // not evicted between the lookup and the lock
                     o.connections++;

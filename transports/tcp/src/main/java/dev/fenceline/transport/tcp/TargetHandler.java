@@ -2,10 +2,10 @@ package dev.fenceline.transport.tcp;
 
 import dev.fenceline.AtomicOp;
 import dev.fenceline.FencelineException;
-import dev.fenceline.OutcomeUnknownException;
-import dev.fenceline.spi.DedupWindow;
+import dev.fenceline.spi.support.DedupWindow;
+import dev.fenceline.spi.support.ExactlyOnce;
 import dev.fenceline.spi.RemoteAccessTarget;
-import dev.fenceline.spi.WireCodes;
+import dev.fenceline.spi.support.WireCodes;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
@@ -173,85 +173,35 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
         return origin.window;
     }
 
-    /**
-     * Answers a re-sent operation with its first outcome, and refuses copies that must never be
-     * applied; returns false if the caller must apply it (then record its outcome).
-     */
-    private boolean answeredBefore(long token, long originId, long seq, long low, DedupWindow w) {
-        switch (w.lookup(seq, low)) {
-            case DUPLICATE -> {
-                ctx.write(FrameEncoder.ack(ctx.alloc(), token, w.result(seq)));
-                return true;
-            }
-            case FAILED_BEFORE -> {
-                nack(token, (FencelineException) w.failure(seq));
-                return true;
-            }
-            case STALE -> {
-                nack(token, new OutcomeUnknownException("tcp: a stale copy of operation " + seq + " of endpoint "
-                        + Long.toHexString(originId) + ", which its origin saw complete, reached worker '"
-                        + transport.workerName() + "'; not applied again"));
-                return true;
-            }
-            case FULL -> {
-                nack(token, new FencelineException("tcp: operation " + seq + " of endpoint "
-                        + Long.toHexString(originId) + " is more than dedup-window = "
-                        + transport.settings().dedupWindow() + " beyond its oldest incomplete operation ("
-                        + w.lowWater() + ") at worker '" + transport.workerName() + "'; not applied"));
-                return true;
-            }
-            default -> {
-                return false;
-            }
-        }
-    }
-
     private void nack(long token, FencelineException e) {
         ctx.write(FrameEncoder.nack(ctx.alloc(), token, WireCodes.errorCode(e), WireCodes.reasonCode(e),
                 String.valueOf(e.getMessage())));
     }
 
-    /** The outcome of applying one operation: a value, or the refusal (already answered). */
-    private FencelineException refusal;
-    private long value;
-
     /**
-     * Applies an operation at most once: under the origin's window lock, so a copy re-sent over
-     * another rail waits for the first and is then answered from the window.
+     * Applies an operation at most once, and answers it: under the origin's window lock, so a copy
+     * re-sent over another rail waits for the first and is then answered from the window.
      */
-    private void once(long token, long originId, long seq, long low, Runnable apply) {
-        if (seq < 0) {
-            apply.run();
-            answer(token);
+    private void once(long token, long originId, long seq, long low, ExactlyOnce.Operation apply) {
+        long value;
+        try {
+            if (seq < 0) {
+                value = apply.apply();
+            } else {
+                DedupWindow w = window(originId);
+                synchronized (w) {
+                    value = transport.exactlyOnce().apply(w, originId, seq, low, apply);
+                }
+            }
+        } catch (FencelineException e) {
+            nack(token, e);
             return;
         }
-        DedupWindow w = window(originId);
-        synchronized (w) {
-            if (answeredBefore(token, originId, seq, low, w)) {
-                return;
-            }
-            apply.run();
-            if (refusal != null) {
-                w.recordFailure(seq, refusal);
-            } else {
-                w.record(seq, value);
-            }
-            answer(token);
-        }
+        ctx.write(FrameEncoder.ack(ctx.alloc(), token, value));
     }
 
-    private void answer(long token) {
-        if (refusal != null) {
-            nack(token, refusal);
-            refusal = null;
-        } else {
-            ctx.write(FrameEncoder.ack(ctx.alloc(), token, value));
-        }
-        value = 0;
-    }
-
-    // The appliers below run inside once(); they set value or refusal. Fields, not captures, so an
-    // operation costs no allocation beyond its reply.
+    // The appliers below run inside once(). Fields, not captures, so an operation costs no
+    // allocation beyond its reply.
     private RemoteAccessTarget target;
     private long key;
     private long address;
@@ -263,37 +213,27 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
     private int width;
     private long operand;
     private long compare;
-    private final Runnable applyPut = this::applyPut;
-    private final Runnable applyAtomic = this::applyAtomic;
-    private final Runnable applyActiveMessage = this::applyActiveMessage;
+    private final ExactlyOnce.Operation applyPut = this::applyPut;
+    private final ExactlyOnce.Operation applyAtomic = this::applyAtomic;
+    private final ExactlyOnce.Operation applyActiveMessage = this::applyActiveMessage;
 
-    private void applyPut() {
-        try {
-            if (data.nioBufferCount() == 1) {
-                target.put(key, address, data.nioBuffer());
-            } else { // a frame that spanned socket reads: written from its pieces, not gathered first
-                target.put(key, address, data.nioBuffers());
-            }
-        } catch (FencelineException e) {
-            refusal = e;
+    private long applyPut() {
+        if (data.nioBufferCount() == 1) {
+            target.put(key, address, data.nioBuffer());
+        } else { // a frame that spanned socket reads: written from its pieces, not gathered first
+            target.put(key, address, data.nioBuffers());
         }
+        return 0;
     }
 
-    private void applyAtomic() {
-        try {
-            value = kind == Wire.ATOMIC_CSWAP ? target.compareAndSwap(key, address, width, compare, operand)
-                    : target.atomic(key, address, width, op, operand);
-        } catch (FencelineException e) {
-            refusal = e;
-        }
+    private long applyAtomic() {
+        return kind == Wire.ATOMIC_CSWAP ? target.compareAndSwap(key, address, width, compare, operand)
+                : target.atomic(key, address, width, op, operand);
     }
 
-    private void applyActiveMessage() {
-        try {
-            target.activeMessage(amId, header.nioBuffer(), data.nioBuffer());
-        } catch (FencelineException e) {
-            refusal = e;
-        }
+    private long applyActiveMessage() {
+        target.activeMessage(amId, header.nioBuffer(), data.nioBuffer());
+        return 0;
     }
 
     @Override

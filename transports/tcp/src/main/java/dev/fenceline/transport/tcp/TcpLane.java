@@ -3,7 +3,7 @@ package dev.fenceline.transport.tcp;
 import dev.fenceline.EndpointFailedException;
 import dev.fenceline.FencelineException;
 import dev.fenceline.LaneType;
-import dev.fenceline.spi.ConnectionIds;
+import dev.fenceline.spi.support.ConnectionIds;
 import dev.fenceline.spi.LaneConnection;
 import dev.fenceline.spi.LaneListener;
 import dev.fenceline.spi.PostStatus;

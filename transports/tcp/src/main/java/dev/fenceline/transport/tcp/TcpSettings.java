@@ -1,7 +1,7 @@
 package dev.fenceline.transport.tcp;
 
 import com.typesafe.config.Config;
-import dev.fenceline.spi.ConfigReader;
+import dev.fenceline.spi.support.ConfigReader;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;

@@ -2,6 +2,7 @@ package dev.fenceline.transport.tcp;
 
 import dev.fenceline.EndpointFailedException;
 import dev.fenceline.FencelineException;
+import dev.fenceline.spi.support.ExactlyOnce;
 import dev.fenceline.spi.LaneConnection;
 import dev.fenceline.spi.RemoteAccessTarget;
 import dev.fenceline.spi.Transport;
@@ -55,6 +56,7 @@ final class TcpTransport implements Transport {
     private final List<Rail> rails = new ArrayList<>();
     private final List<LocalNet> locals = new ArrayList<>();
     private final TargetDedup dedup;
+    private final ExactlyOnce exactlyOnce;
     private volatile boolean closed;
 
     TcpTransport(TransportContext context, TcpSettings settings) {
@@ -62,7 +64,8 @@ final class TcpTransport implements Transport {
         this.settings = settings;
         this.handshake = new Handshake(settings.secret());
         this.io = NettyIo.choose(settings.io());
-        this.dedup = new TargetDedup(settings.dedupWindow(), settings.dedupLinger());
+        this.exactlyOnce = new ExactlyOnce("tcp worker '" + context.workerName() + "'", settings.dedupWindow());
+        this.dedup = new TargetDedup(exactlyOnce, settings.dedupLinger());
         this.group = new MultiThreadIoEventLoopGroup(settings.ioThreads(),
                 new DefaultThreadFactory("fenceline-tcp-" + context.workerName(), true), io.handlers());
         try {
@@ -173,6 +176,10 @@ final class TcpTransport implements Transport {
 
     TargetDedup dedup() {
         return dedup;
+    }
+
+    ExactlyOnce exactlyOnce() {
+        return exactlyOnce;
     }
 
     RemoteAccessTarget target() {

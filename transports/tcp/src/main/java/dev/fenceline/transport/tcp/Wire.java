@@ -23,7 +23,7 @@ package dev.fenceline.transport.tcp;
  * </pre>
  *
  * {@code seq} is the operation's sequence number on its origin endpoint (-1: not deduplicated) and
- * {@code low} the origin's low-water mark (see {@link dev.fenceline.spi.DedupWindow}).
+ * {@code low} the origin's low-water mark (see {@link dev.fenceline.spi.support.DedupWindow}).
  *
  * <p>Codes are spelled out here rather than taken from enum ordinals, so reordering a Java enum can
  * never change the protocol.

@@ -10,7 +10,7 @@ import dev.fenceline.AtomicOp;
 import dev.fenceline.FencelineException;
 import dev.fenceline.OutcomeUnknownException;
 import dev.fenceline.RemoteAccessException;
-import dev.fenceline.spi.WireCodes;
+import dev.fenceline.spi.support.WireCodes;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;

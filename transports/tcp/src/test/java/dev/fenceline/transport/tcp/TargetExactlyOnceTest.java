@@ -8,7 +8,7 @@ import dev.fenceline.ActiveMessageException;
 import dev.fenceline.AtomicOp;
 import dev.fenceline.spi.RemoteAccessTarget;
 import dev.fenceline.spi.TransportContext;
-import dev.fenceline.spi.WireCodes;
+import dev.fenceline.spi.support.WireCodes;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;

@@ -1,5 +1,7 @@
-package dev.fenceline.spi;
+package dev.fenceline.spi.support;
 
+import dev.fenceline.FencelineException;
+import dev.fenceline.spi.TransportOp;
 import java.util.Arrays;
 
 /**
@@ -14,7 +16,8 @@ import java.util.Arrays;
  * {@code maxSpread} entries). A copy below the mark is a stale copy of a completed operation and is
  * never applied.
  *
- * <p>Not thread-safe: one per origin endpoint, used under its owner's lock.
+ * <p>Not thread-safe: one per origin endpoint, used under its owner's lock. {@link ExactlyOnce}
+ * applies an operation through it.
  */
 public final class DedupWindow {
     /** What {@link #lookup(long, long)} found. */
@@ -39,7 +42,7 @@ public final class DedupWindow {
     private final int maxSpread;
     private byte[] states;
     private long[] results;
-    private Object[] failures;
+    private FencelineException[] failures;
     private int mask;
     /** The low-water mark: every slot holds a sequence in [base, base + capacity). */
     private long base;
@@ -56,7 +59,7 @@ public final class DedupWindow {
     private void allocate(int capacity) {
         states = new byte[capacity];
         results = new long[capacity];
-        failures = new Object[capacity];
+        failures = new FencelineException[capacity];
         mask = capacity - 1;
     }
 
@@ -96,7 +99,7 @@ public final class DedupWindow {
      * @param sequence a sequence number {@link #lookup} found failed before
      * @return the error recorded for it
      */
-    public Object failure(long sequence) {
+    public FencelineException failure(long sequence) {
         return failures[(int) sequence & mask];
     }
 
@@ -115,7 +118,7 @@ public final class DedupWindow {
      * @param sequence an operation {@link #lookup} found new, refused by the target
      * @param error what the refusal said, to repeat it to a re-sent copy
      */
-    public void recordFailure(long sequence, Object error) {
+    public void recordFailure(long sequence, FencelineException error) {
         int i = slot(sequence);
         states[i] = FAILED;
         results[i] = 0;
@@ -147,7 +150,7 @@ public final class DedupWindow {
     private void grow() {
         byte[] s = states;
         long[] r = results;
-        Object[] f = failures;
+        FencelineException[] f = failures;
         int oldMask = mask;
         allocate(s.length * 2);
         for (long q = base; q < base + s.length; q++) {

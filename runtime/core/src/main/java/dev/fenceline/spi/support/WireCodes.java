@@ -1,4 +1,4 @@
-package dev.fenceline.spi;
+package dev.fenceline.spi.support;
 
 import dev.fenceline.ActiveMessageException;
 import dev.fenceline.AtomicOp;

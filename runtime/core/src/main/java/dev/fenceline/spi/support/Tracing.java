@@ -1,5 +1,6 @@
-package dev.fenceline.spi;
+package dev.fenceline.spi.support;
 
+import dev.fenceline.spi.RequestTrace;
 import java.util.function.Supplier;
 
 /** The thread-local hand-over behind {@link RequestTrace#during}; the runtime reads it at submission. */
@@ -11,7 +12,13 @@ public final class Tracing {
     private Tracing() {
     }
 
-    static <T> T during(RequestTrace trace, Supplier<T> call) {
+    /**
+     * @param <T> what the call returns
+     * @param trace the observer of the first request {@code call} issues on this thread
+     * @param call one endpoint call
+     * @return what it returned
+     */
+    public static <T> T during(RequestTrace trace, Supplier<T> call) {
         used = true;
         RequestTrace outer = NEXT.get();
         NEXT.set(trace);

@@ -1,4 +1,4 @@
-package dev.fenceline.spi;
+package dev.fenceline.spi.support;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigException;

@@ -1,4 +1,4 @@
-package dev.fenceline.spi;
+package dev.fenceline.spi.support;
 
 import java.util.concurrent.atomic.AtomicLong;
 

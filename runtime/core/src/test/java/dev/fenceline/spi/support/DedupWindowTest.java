@@ -1,10 +1,10 @@
-package dev.fenceline.spi;
+package dev.fenceline.spi.support;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import dev.fenceline.spi.DedupWindow.Seen;
+import dev.fenceline.spi.support.DedupWindow.Seen;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
@@ -17,7 +17,7 @@ class DedupWindowTest {
         assertEquals(Seen.DUPLICATE, w.lookup(0, 0));
         assertEquals(41, w.result(0));
         assertEquals(Seen.NEW, w.lookup(1, 0));
-        Object error = new Object();
+        dev.fenceline.FencelineException error = new dev.fenceline.FencelineException("refused");
         w.recordFailure(1, error);
         assertEquals(Seen.FAILED_BEFORE, w.lookup(1, 0), "a refused operation is refused again, never applied");
         assertSame(error, w.failure(1));

@@ -1,0 +1,86 @@
+package dev.fenceline.spi.support;
+
+import dev.fenceline.FencelineException;
+import dev.fenceline.OutcomeUnknownException;
+
+/**
+ * The target side of exactly-once, written once for every transport that applies operations in
+ * software: an operation that carries a sequence number is applied at most once per origin
+ * endpoint, and a re-sent copy is answered with the first copy's outcome (its result, or its
+ * refusal) instead of being applied again. A copy below the origin's low-water mark (the origin saw
+ * it complete) and one too far beyond it are refused without being applied.
+ *
+ * <p>One instance per target (a transport instance): it only names the target in its errors. The
+ * caller owns the windows and their lifetime (which connections carry an origin, how long a window
+ * outlives them) and holds a window's lock while applying through it if several threads share it.
+ */
+public final class ExactlyOnce {
+    /** One operation, applied to the target's memory or handlers. */
+    @FunctionalInterface
+    public interface Operation {
+        /**
+         * @return the fetched value (atomics), or 0
+         * @throws FencelineException if the target refuses it (bad key, range, handler)
+         */
+        long apply();
+    }
+
+    private final String target;
+    private final int windowSize;
+
+    /**
+     * @param target names the target in errors, e.g. {@code tcp worker 'b'}
+     * @param windowSize the windows' {@code maxSpread}, as the transport's {@code dedup-window} key says
+     */
+    public ExactlyOnce(String target, int windowSize) {
+        this.target = target;
+        this.windowSize = windowSize;
+    }
+
+    /** @return a new window for one origin endpoint */
+    public DedupWindow newWindow() {
+        return new DedupWindow(windowSize);
+    }
+
+    /**
+     * Applies {@code op} unless a copy of it was applied or refused before.
+     *
+     * @param window the origin endpoint's window, or null if the operation carries no sequence number
+     *     (then it is simply applied)
+     * @param origin the origin endpoint's id, for errors
+     * @param sequence the operation's sequence number ({@code < 0}: none)
+     * @param lowWater the origin's low-water mark that the operation carried
+     * @param op applies it
+     * @return its result, or the first copy's
+     * @throws FencelineException the target's refusal (this copy's or the first's), an
+     *     {@link OutcomeUnknownException} for a stale copy, or a plain one beyond the window
+     */
+    public long apply(DedupWindow window, long origin, long sequence, long lowWater, Operation op) {
+        if (window == null || sequence < 0) {
+            return op.apply();
+        }
+        switch (window.lookup(sequence, lowWater)) {
+            case DUPLICATE:
+                return window.result(sequence);
+            case FAILED_BEFORE:
+                throw window.failure(sequence);
+            case STALE:
+                throw new OutcomeUnknownException(target + ": a stale copy of operation " + sequence + " of endpoint "
+                        + Long.toHexString(origin) + ", which its origin saw complete, arrived; not applied again");
+            case FULL:
+                throw new FencelineException(target + ": operation " + sequence + " of endpoint "
+                        + Long.toHexString(origin) + " is more than dedup-window = " + windowSize + " beyond its"
+                        + " oldest incomplete operation (" + window.lowWater() + "); not applied");
+            default:
+                long value;
+                try {
+                    value = op.apply();
+                } catch (FencelineException e) {
+                    window.recordFailure(sequence, e);
+                    throw e;
+                }
+                window.record(sequence, value);
+                return value;
+        }
+    }
+}

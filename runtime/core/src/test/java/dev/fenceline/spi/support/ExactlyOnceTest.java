@@ -1,0 +1,62 @@
+package dev.fenceline.spi.support;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.fenceline.FencelineException;
+import dev.fenceline.OutcomeUnknownException;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/** The one target-side exactly-once apply that tcp, shm and sim share. */
+class ExactlyOnceTest {
+    private final ExactlyOnce once = new ExactlyOnce("test worker 'b'", 16);
+    private final DedupWindow window = once.newWindow();
+    private final AtomicInteger applied = new AtomicInteger();
+
+    private long add() {
+        return applied.getAndIncrement();
+    }
+
+    @Test
+    void aReSentCopyGetsTheFirstCopysResultAndIsNotAppliedAgain() {
+        assertEquals(0, once.apply(window, 7, 3, 0, this::add));
+        assertEquals(0, once.apply(window, 7, 3, 0, this::add), "the first result");
+        assertEquals(1, applied.get(), "applied once");
+        assertEquals(1, once.apply(window, 7, 4, 0, this::add), "the next operation is new");
+    }
+
+    @Test
+    void aRefusedOperationIsRefusedAgainWithTheSameError() {
+        FencelineException refusal = new FencelineException("no such key");
+        ExactlyOnce.Operation refuse = () -> {
+            applied.incrementAndGet();
+            throw refusal;
+        };
+        assertSame(refusal, assertThrows(FencelineException.class, () -> once.apply(window, 7, 0, 0, refuse)));
+        assertSame(refusal, assertThrows(FencelineException.class, () -> once.apply(window, 7, 0, 0, this::add)));
+        assertEquals(1, applied.get());
+    }
+
+    @Test
+    void staleCopiesAndCopiesBeyondTheWindowAreNeverApplied() {
+        OutcomeUnknownException stale = assertThrows(OutcomeUnknownException.class,
+                () -> once.apply(window, 0xabc, 2, 5, this::add));
+        assertTrue(stale.getMessage().contains("test worker 'b'") && stale.getMessage().contains("stale copy of"
+                + " operation 2 of endpoint abc"), stale.getMessage());
+        FencelineException full = assertThrows(FencelineException.class,
+                () -> once.apply(window, 0xabc, 5 + 16, 5, this::add));
+        assertTrue(full.getMessage().contains("dedup-window = 16"), full.getMessage());
+        assertEquals(0, applied.get());
+    }
+
+    @Test
+    void anOperationWithoutASequenceNumberIsSimplyApplied() {
+        once.apply(window, 7, -1, -1, this::add);
+        once.apply(window, 7, -1, -1, this::add);
+        once.apply(null, 7, 9, 0, this::add);
+        assertEquals(3, applied.get());
+    }
+}
