@@ -6,11 +6,10 @@ import dev.fenceline.LaneType;
 import dev.fenceline.RemoteAccessException;
 import dev.fenceline.RemoteAccessException.Reason;
 import dev.fenceline.RemoteKey;
-import dev.fenceline.spi.support.ConnectionIds;
-import dev.fenceline.spi.LaneConnection;
 import dev.fenceline.spi.LaneListener;
 import dev.fenceline.spi.PostStatus;
 import dev.fenceline.spi.TransportOp;
+import dev.fenceline.spi.support.AbstractLane;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.EnumSet;
@@ -23,27 +22,25 @@ import java.util.Set;
  * control segment, mapped here) so a forged, stale or closed key is refused and nothing is written.
  * Regions in shared segments are reached by a plain copy into this process's mapping.
  */
-final class CmaLane implements LaneConnection {
+final class CmaLane extends AbstractLane {
     private static final Set<LaneType> TYPES = EnumSet.of(LaneType.RMA_BW);
     static final byte KEY_MAGIC = 0x52;
 
     /** Live lanes by connection id, so a test can replace one as a transport rebuild would. */
     private static final java.util.Map<Long, CmaLane> LIVE = new java.util.concurrent.ConcurrentHashMap<>();
 
-    private final long id = ConnectionIds.next();
     private final ShmTransport transport;
     final Inbox peer;
     private final int maxFragment;
     private final Cma cma;
-    private volatile LaneListener listener;
-    private volatile boolean gone;
 
     CmaLane(ShmTransport transport, Inbox peer, int maxFragment) {
+        super(ShmTransportProvider.NAME);
         this.transport = transport;
         this.peer = peer;
         this.maxFragment = maxFragment;
         this.cma = new Cma(maxFragment);
-        LIVE.put(id, this);
+        LIVE.put(id(), this);
     }
 
     /** @return the live lane with this connection id, or null */
@@ -60,16 +57,6 @@ final class CmaLane implements LaneConnection {
         byte[] name = controlSegment.getBytes(StandardCharsets.UTF_8);
         return ByteBuffer.allocate(2 + 4 + 2 + name.length).put(KEY_MAGIC).put((byte) 1).putInt(slot)
                 .putShort((short) name.length).put(name).array();
-    }
-
-    @Override
-    public long id() {
-        return id;
-    }
-
-    @Override
-    public String transport() {
-        return ShmTransportProvider.NAME;
     }
 
     @Override
@@ -94,16 +81,17 @@ final class CmaLane implements LaneConnection {
 
     @Override
     public void bind(LaneListener l) {
-        listener = l;
+        listen(l);
     }
 
-    LaneListener listener() {
-        return listener;
+    /** @return the endpoint's listener (the transport hands it a replacement) */
+    LaneListener boundListener() {
+        return listener();
     }
 
     @Override
     public PostStatus post(TransportOp op) {
-        if (gone) {
+        if (!live()) {
             return PostStatus.IN_PROGRESS; // the replacement or failure report is on its way
         }
         if (op.kind() != TransportOp.Kind.PUT && op.kind() != TransportOp.Kind.GET) {
@@ -122,11 +110,7 @@ final class CmaLane implements LaneConnection {
                 : cma.read(peer.pid, op.remoteAddress(), op.local());
         if (errno != null) {
             if (!peer.alive() || errno == 1 || errno == 3) { // gone, or EPERM / ESRCH: this lane cannot work
-                gone = true;
-                LaneListener l = listener;
-                if (l != null) {
-                    l.onLaneFailed(new EndpointFailedException("shm: peer process " + peer.pid + " is gone"));
-                }
+                peerGone();
                 return PostStatus.IN_PROGRESS;
             }
             throw new RemoteAccessException(Reason.OUT_OF_BOUNDS, "cma: " + op.kind() + " of " + n
@@ -175,7 +159,7 @@ final class CmaLane implements LaneConnection {
     /** A liveness probe must reach the peer: its process must exist. */
     @Override
     public PostStatus keepalive(long token) {
-        if (gone || !peer.alive()) {
+        if (!live() || !peer.alive()) {
             return PostStatus.IN_PROGRESS; // unanswered: the endpoint's keepalive times the lane out
         }
         return PostStatus.COMPLETED;
@@ -187,17 +171,16 @@ final class CmaLane implements LaneConnection {
 
     @Override
     public void close() {
-        gone = true;
-        LIVE.remove(id);
+        end(Phase.CLOSED);
+        LIVE.remove(id());
         transport.closed(this);
     }
 
     /** The peer process is gone: the lane fails (its endpoint fails over or fails). */
     void peerGone() {
-        if (!gone) {
-            gone = true;
-            LIVE.remove(id);
-            LaneListener l = listener;
+        if (markFailed()) {
+            LIVE.remove(id());
+            LaneListener l = listener();
             if (l != null) {
                 l.onLaneFailed(new EndpointFailedException("shm: peer process " + peer.pid + " is gone"));
             }
@@ -205,12 +188,12 @@ final class CmaLane implements LaneConnection {
     }
 
     void replacedBy() {
-        gone = true;
-        LIVE.remove(id);
+        end(Phase.CLOSED);
+        LIVE.remove(id());
     }
 
     @Override
     public String toString() {
-        return "CmaLane[" + id + " to process " + peer.pid + "]";
+        return "CmaLane[" + id() + " to process " + peer.pid + "]";
     }
 }

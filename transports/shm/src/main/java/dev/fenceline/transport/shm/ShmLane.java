@@ -3,22 +3,21 @@ package dev.fenceline.transport.shm;
 import dev.fenceline.FencelineException;
 import dev.fenceline.LaneType;
 import dev.fenceline.RemoteKey;
-import dev.fenceline.spi.support.ConnectionIds;
 import dev.fenceline.OutcomeUnknownException;
 import dev.fenceline.spi.DirectAccess;
 import dev.fenceline.spi.DirectAnswers;
-import dev.fenceline.spi.LaneConnection;
 import dev.fenceline.spi.LaneListener;
 import dev.fenceline.spi.PostStatus;
 import dev.fenceline.spi.TransportOp;
+import dev.fenceline.spi.support.AbstractLane;
 import dev.fenceline.spi.support.WireCodes;
 import java.nio.ByteBuffer;
 import java.util.EnumSet;
 import java.util.IdentityHashMap;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.ConcurrentHashMap;
 import org.agrona.concurrent.AtomicBuffer;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 
@@ -30,35 +29,23 @@ import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
  * answered in order. A direct access is taken only when no ring message of this lane is unanswered,
  * so the lane applies everything in post order.
  */
-final class ShmLane implements LaneConnection, DirectAccess {
+final class ShmLane extends AbstractLane implements DirectAccess {
     private static final Set<LaneType> ALL = EnumSet.of(LaneType.AM, LaneType.RMA, LaneType.RMA_BW, LaneType.AMO,
             LaneType.KEEPALIVE);
     /** With a cma lane beside it, bulk transfers are the cma lane's. */
     private static final Set<LaneType> BESIDE_CMA = EnumSet.of(LaneType.AM, LaneType.RMA, LaneType.AMO,
             LaneType.KEEPALIVE);
-    private static final int LIVE = 0;
-    private static final int FAILED = 1;
-    private static final int GONE = 2;
-
-    private final long id = ConnectionIds.next();
     final long conn;
     final Inbox peer;
     private final ShmTransport transport;
     private final int queueDepth;
     private volatile int maxFragment;
-    private final AtomicInteger state = new AtomicInteger(LIVE);
     private final AtomicInteger unanswered = new AtomicInteger();
     private final Map<Long, ByteBuffer> gets = new ConcurrentHashMap<>();
     /** Actor thread only: the peer segment behind each key seen (null: not directly reachable). */
     private final Map<RemoteKey, DataSegment.Peer> segments = new IdentityHashMap<>();
-    private final Object sinkLock = new Object();
-    private volatile LaneListener listener;
     private volatile boolean wantReady;
     private volatile Throwable failure;
-    /** Polling thread only: completions gathered during one pass, reported in one message. */
-    private final long[] batchTokens = new long[256];
-    private final long[] batchValues = new long[256];
-    private int batched;
 
     private final Set<LaneType> types;
 
@@ -78,22 +65,13 @@ final class ShmLane implements LaneConnection, DirectAccess {
     private final java.util.concurrent.atomic.AtomicBoolean forgotten = new java.util.concurrent.atomic.AtomicBoolean();
 
     ShmLane(ShmTransport transport, long conn, Inbox peer, int queueDepth, int maxFragment, boolean besideCma) {
+        super(ShmTransportProvider.NAME);
         this.types = besideCma ? BESIDE_CMA : ALL;
         this.transport = transport;
         this.conn = conn;
         this.peer = peer;
         this.queueDepth = queueDepth;
         this.maxFragment = maxFragment;
-    }
-
-    @Override
-    public long id() {
-        return id;
-    }
-
-    @Override
-    public String transport() {
-        return ShmTransportProvider.NAME;
     }
 
     @Override
@@ -122,21 +100,22 @@ final class ShmLane implements LaneConnection, DirectAccess {
 
     @Override
     public void bind(LaneListener l) {
-        listener = l;
-        if (failure != null && state.get() == FAILED) {
+        listen(l);
+        if (failure != null && phase() == Phase.FAILED) {
             l.onLaneFailed(failure);
         }
     }
 
-    boolean live() {
-        return state.get() == LIVE;
+    /** @return whether the lane carries operations (for the transport) */
+    boolean isLive() {
+        return live();
     }
 
     // ------------------------------------------------------------------ endpoint side
 
     @Override
     public PostStatus post(TransportOp op) {
-        if (state.get() != LIVE) {
+        if (!live()) {
             return PostStatus.IN_PROGRESS; // lost with the lane: its failure report is on the way
         }
         if (op.key() != null && op.kind() != TransportOp.Kind.AM && unanswered.get() == 0) {
@@ -152,7 +131,7 @@ final class ShmLane implements LaneConnection, DirectAccess {
     /** The fast path: any thread, while the endpoint's grant holds; only with no ring message pending. */
     @Override
     public boolean putNow(RemoteKey key, long address, ByteBuffer src) {
-        if (state.get() != LIVE || unanswered.get() != 0) {
+        if (!live() || unanswered.get() != 0) {
             return false;
         }
         DataSegment.Peer seg = transport.peerSegment(key);
@@ -172,15 +151,12 @@ final class ShmLane implements LaneConnection, DirectAccess {
     public boolean activeMessageNow(int id, ByteBuffer header, ByteBuffer payload, long origin, DirectAnswers a) {
         int h = header.remaining();
         int payloadBytes = h + payload.remaining();
-        if (payloadBytes > maxFragment) {
-            throw new FencelineException("shm: AM of " + payloadBytes + " bytes exceeds the lane's limit of "
-                    + maxFragment + " (" + ShmSettings.SECTION + ".max-fragment, the smaller of both ends')");
-        }
+        checkPayload(TransportOp.Kind.AM, payloadBytes);
         if (answers == null) {
             answers = a; // one endpoint per lane: always the same
         }
         synchronized (directLock) {
-            if (state.get() != LIVE || !reserve()) {
+            if (!live() || !reserve()) {
                 return false;
             }
             ManyToOneRingBuffer ring = peer.ring;
@@ -274,7 +250,7 @@ final class ShmLane implements LaneConnection, DirectAccess {
 
     @Override
     public boolean atomicPostNow(RemoteKey key, long address, dev.fenceline.AtomicOp op, int width, long operand) {
-        if (state.get() != LIVE || unanswered.get() != 0) {
+        if (!live() || unanswered.get() != 0) {
             return false;
         }
         DataSegment.Peer seg = transport.peerSegment(key);
@@ -287,7 +263,7 @@ final class ShmLane implements LaneConnection, DirectAccess {
 
     @Override
     public boolean getNow(RemoteKey key, long address, ByteBuffer dst) {
-        if (state.get() != LIVE || unanswered.get() != 0) {
+        if (!live() || unanswered.get() != 0) {
             return false;
         }
         DataSegment.Peer seg = transport.peerSegment(key);
@@ -301,7 +277,7 @@ final class ShmLane implements LaneConnection, DirectAccess {
     @Override
     public Long atomicFetchNow(RemoteKey key, long address, dev.fenceline.AtomicOp op, int width, long operand,
             long compare) {
-        if (state.get() != LIVE || unanswered.get() != 0) {
+        if (!live() || unanswered.get() != 0) {
             return null;
         }
         DataSegment.Peer seg = transport.peerSegment(key);
@@ -324,15 +300,7 @@ final class ShmLane implements LaneConnection, DirectAccess {
     }
 
     private PostStatus send(TransportOp op) {
-        int payload = switch (op.kind()) {
-            case PUT, GET -> op.local().remaining();
-            case AM -> op.header().remaining() + op.local().remaining();
-            default -> 0;
-        };
-        if (payload > maxFragment) {
-            throw new FencelineException("shm: " + op.kind() + " of " + payload + " bytes exceeds the lane's limit of "
-                    + maxFragment + " (" + ShmSettings.SECTION + ".max-fragment, the smaller of both ends')");
-        }
+        int payload = checkedPayload(op);
         if (!reserve()) {
             return PostStatus.NO_RESOURCE;
         }
@@ -430,7 +398,7 @@ final class ShmLane implements LaneConnection, DirectAccess {
 
     @Override
     public PostStatus flush(long token) {
-        if (state.get() != LIVE) {
+        if (!live()) {
             return PostStatus.IN_PROGRESS;
         }
         if (unanswered.get() == 0) {
@@ -442,7 +410,7 @@ final class ShmLane implements LaneConnection, DirectAccess {
     /** Always through the ring: proves the peer's polling thread is alive. */
     @Override
     public PostStatus keepalive(long token) {
-        return state.get() != LIVE ? PostStatus.IN_PROGRESS : probe(token);
+        return !live() ? PostStatus.IN_PROGRESS : probe(token);
     }
 
     private PostStatus probe(long token) {
@@ -482,11 +450,7 @@ final class ShmLane implements LaneConnection, DirectAccess {
     }
 
     private void giveUp() {
-        int before;
-        synchronized (sinkLock) { // no reply writes into a GET buffer after this returns
-            before = state.getAndSet(GONE);
-        }
-        if (before != GONE) {
+        if (end(Phase.CLOSED) != Phase.CLOSED) { // no reply writes into a GET buffer after this returns
             gets.clear();
             boolean close;
             synchronized (directLock) {
@@ -510,20 +474,16 @@ final class ShmLane implements LaneConnection, DirectAccess {
             directAnswered(token, type == ShmWire.NACK ? error : null);
             return;
         }
-        if (state.get() != LIVE) {
+        if (!live()) {
             return;
         }
-        LaneListener l = listener;
+        LaneListener l = listener();
         unanswered.decrementAndGet();
         if (type == ShmWire.ACK) {
-            batchTokens[batched] = token;
-            batchValues[batched] = value;
-            if (++batched == batchTokens.length) {
-                flushBatch();
-            }
+            completed(token, value);
             return;
         }
-        flushBatch(); // completions before any other answer, in the order they came
+        reportCompletions(); // completions before any other answer, in the order they came
         switch (type) {
             case ShmWire.FLUSHED -> l.onFlushed(token);
             case ShmWire.NACK -> {
@@ -532,41 +492,39 @@ final class ShmLane implements LaneConnection, DirectAccess {
             }
             case ShmWire.GET_DATA -> {
                 ByteBuffer dst = gets.remove(token);
-                synchronized (sinkLock) {
-                    if (state.get() != LIVE || dst == null) {
-                        return;
-                    }
-                    if (length != dst.remaining()) {
+                if (dst == null) {
+                    return;
+                }
+                if (length != dst.remaining()) {
+                    if (live()) {
                         fail(new FencelineException("shm: GET_DATA of " + length + " bytes for a get of "
                                 + dst.remaining() + " from " + peer.name));
-                        return;
                     }
-                    buffer.getBytes(offset, dst, dst.position(), length);
+                    return;
                 }
-                l.onCompleted(token, 0);
+                if (copyIntoSink(buffer, offset, dst, ShmLane::copyGet)) {
+                    l.onCompleted(token, 0);
+                }
             }
             default -> l.onCompleted(token, value);
         }
     }
 
+    private static void copyGet(AtomicBuffer from, int offset, ByteBuffer dst) {
+        from.getBytes(offset, dst, dst.position(), dst.remaining());
+    }
+
     /** Reports the completions gathered so far (polling thread). */
     void flushBatch() {
-        if (batched > 0) {
-            int n = batched;
-            batched = 0;
-            LaneListener l = listener;
-            if (l != null && state.get() == LIVE) {
-                l.onCompletedBatch(batchTokens, batchValues, n);
-            }
-        }
+        reportCompletions();
     }
 
     /** After a polling pass: the gathered completions, and room again in the lane and the peer's ring. */
     void pollComplete() {
-        flushBatch();
+        reportCompletions();
         if (wantReady && unanswered.get() < queueDepth && peer.ring.size() < peer.ring.capacity() / 2) {
             wantReady = false;
-            LaneListener l = listener;
+            LaneListener l = listener();
             if (l != null) {
                 l.onReady();
             }
@@ -575,13 +533,13 @@ final class ShmLane implements LaneConnection, DirectAccess {
 
     /** The peer process died, or its inbox broke: the lane is dead. */
     void fail(Throwable cause) {
-        flushBatch(); // what completed before the peer died did complete
-        boolean failedNow = state.compareAndSet(LIVE, FAILED);
+        reportCompletions(); // what completed before the peer died did complete
+        boolean failedNow = markFailed();
         abandonDirect(cause); // after the state: a direct message is refused from here on, or swept here
         if (failedNow) {
             failure = cause;
             gets.clear();
-            LaneListener l = listener;
+            LaneListener l = listener();
             if (l != null) {
                 l.onLaneFailed(cause);
             }
@@ -590,6 +548,6 @@ final class ShmLane implements LaneConnection, DirectAccess {
 
     @Override
     public String toString() {
-        return "ShmLane[" + id + " to " + peer.name + ", conn " + Long.toHexString(conn) + "]";
+        return "ShmLane[" + id() + " to " + peer.name + ", conn " + Long.toHexString(conn) + "]";
     }
 }

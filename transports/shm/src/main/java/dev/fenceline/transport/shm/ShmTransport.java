@@ -378,7 +378,7 @@ final class ShmTransport implements Transport, Agent {
         cmaLanes.add(next);
         cmaLanes.remove(old);
         old.replacedBy();
-        old.listener().onReplaced(next);
+        old.boundListener().onReplaced(next);
         return next;
     }
 
@@ -451,9 +451,9 @@ final class ShmTransport implements Transport, Agent {
         for (ShmLane l : lanes.values()) {
             // Live lanes, and lanes given up that still wait for answers to direct messages; not a
             // lane already failed (that would unblock the inbox again every interval).
-            if ((l.live() || l.awaitingDirectAnswers()) && !l.peer.alive()) {
+            if ((l.isLive() || l.awaitingDirectAnswers()) && !l.peer.alive()) {
                 someoneDied = true; // it may have died while writing an answer into our inbox
-                if (l.live()) {
+                if (l.isLive()) {
                     LOG.warn("shm {}: peer process {} ({}) is gone; failing its lane", context.workerName(),
                             l.peer.pid, l.peer.name);
                 }

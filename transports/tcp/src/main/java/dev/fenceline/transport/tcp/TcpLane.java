@@ -3,11 +3,10 @@ package dev.fenceline.transport.tcp;
 import dev.fenceline.EndpointFailedException;
 import dev.fenceline.FencelineException;
 import dev.fenceline.LaneType;
-import dev.fenceline.spi.support.ConnectionIds;
-import dev.fenceline.spi.LaneConnection;
 import dev.fenceline.spi.LaneListener;
 import dev.fenceline.spi.PostStatus;
 import dev.fenceline.spi.TransportOp;
+import dev.fenceline.spi.support.AbstractLane;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
@@ -19,7 +18,6 @@ import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -28,17 +26,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * replies against the {@link ReplyRing} and tells the listener. Operations are applied at the
  * target in send order, so the lane is ordered and a weak fence costs nothing.
  */
-final class TcpLane implements LaneConnection {
+final class TcpLane extends AbstractLane {
     private static final Set<LaneType> TYPES = EnumSet.of(LaneType.AM, LaneType.RMA, LaneType.RMA_BW, LaneType.AMO,
             LaneType.KEEPALIVE);
     /** Payloads up to this size are copied into the frame rather than sent from the caller's buffer. */
     private static final int COPY_MAX = 1024;
-    private static final int LIVE = 0;
-    private static final int FAILED = 1;
-    private static final int ABORTED = 2;
-    private static final int CLOSED = 3;
-
-    private final long id = ConnectionIds.next();
     private final Rail rail;
     private final Channel channel;
     private final TcpSettings settings;
@@ -47,41 +39,20 @@ final class TcpLane implements LaneConnection {
     private final Queue<ByteBuf> outbound = PlatformDependent.newSpscQueue();
     private final AtomicBoolean drainScheduled = new AtomicBoolean();
     private final Runnable drain = this::drain;
-    private final AtomicInteger state = new AtomicInteger(LIVE);
     private final AtomicBoolean failureReported = new AtomicBoolean();
-    /**
-     * Held while a GET's data is copied into the user's buffer, and while the endpoint takes the
-     * lane away (abort, close): after that the endpoint may restart the GET elsewhere and hand the
-     * buffer back to the user, so no late reply may write into it.
-     */
-    private final Object sinkLock = new Object();
-    private volatile LaneListener listener;
     private volatile Throwable failure;
     private volatile boolean wantReady;
-    /** Event loop only: completions gathered during one read batch, reported in one message. */
-    private final long[] batchTokens = new long[256];
-    private final long[] batchValues = new long[256];
-    private int batched;
 
     private final int maxFragment;
 
     /** @param maxFragment the largest payload per operation both ends accept */
     TcpLane(Rail rail, Channel channel, TcpSettings settings, int maxFragment) {
+        super(TcpTransportProvider.NAME);
         this.maxFragment = maxFragment;
         this.rail = rail;
         this.channel = channel;
         this.settings = settings;
         this.ring = new ReplyRing(settings.queueDepth());
-    }
-
-    @Override
-    public long id() {
-        return id;
-    }
-
-    @Override
-    public String transport() {
-        return TcpTransportProvider.NAME;
     }
 
     @Override
@@ -106,7 +77,7 @@ final class TcpLane implements LaneConnection {
 
     @Override
     public void bind(LaneListener l) {
-        this.listener = l;
+        listen(l);
         if (failure != null) {
             reportFailure(); // it died between the handshake and the endpoint taking it
         }
@@ -132,20 +103,12 @@ final class TcpLane implements LaneConnection {
 
     @Override
     public PostStatus post(TransportOp op) {
-        if (state.get() != LIVE) {
+        if (!live()) {
             // Like a write into a dead socket: lost. The failure report is on its way (or the
             // endpoint already gave up on this connection), and the endpoint restarts it elsewhere.
             return PostStatus.IN_PROGRESS;
         }
-        int payload = switch (op.kind()) {
-            case PUT, GET -> op.local().remaining();
-            case AM -> op.header().remaining() + op.local().remaining();
-            default -> 0;
-        };
-        if (payload > maxFragment) {
-            throw new FencelineException("tcp: " + op.kind() + " of " + payload + " bytes exceeds the lane's limit of "
-                    + maxFragment + " (" + TcpSettings.SECTION + ".max-fragment, the smaller of both ends')");
-        }
+        int payload = checkedPayload(op);
         if (!reserve(payload)) {
             return PostStatus.NO_RESOURCE;
         }
@@ -195,7 +158,7 @@ final class TcpLane implements LaneConnection {
 
     @Override
     public PostStatus flush(long token) {
-        if (state.get() != LIVE) {
+        if (!live()) {
             return PostStatus.IN_PROGRESS; // lost with the lane; the endpoint re-issues it after replay
         }
         if (ring.size() == 0) {
@@ -207,7 +170,7 @@ final class TcpLane implements LaneConnection {
     /** Always a round trip: an idle lane must prove the peer is still there. */
     @Override
     public PostStatus keepalive(long token) {
-        if (state.get() != LIVE) {
+        if (!live()) {
             return PostStatus.IN_PROGRESS;
         }
         return probe(token);
@@ -230,25 +193,19 @@ final class TcpLane implements LaneConnection {
 
     @Override
     public void close() {
-        int s;
-        synchronized (sinkLock) { // no GET copies into a user buffer once this returns
-            s = state.getAndSet(CLOSED);
-        }
+        Phase before = end(Phase.CLOSED); // no GET copies into a user buffer once this returns
         rail.stop(this);
-        if (s != CLOSED) {
+        if (before != Phase.CLOSED) {
             channel.close();
         }
     }
 
     @Override
     public void abort(Throwable cause) {
-        boolean aborted;
-        synchronized (sinkLock) { // the endpoint restarts this lane's GETs as soon as this returns
-            aborted = state.compareAndSet(LIVE, ABORTED);
-        }
-        if (aborted) {
+        // The endpoint restarts this lane's GETs as soon as this returns.
+        if (end(Phase.ABORTED) == Phase.LIVE) {
             channel.close();
-            rail.lost(this, listener, cause);
+            rail.lost(this, listener(), cause);
         }
     }
 
@@ -297,7 +254,7 @@ final class TcpLane implements LaneConnection {
 
     /** @return why the reply does not fit, or null after handling it */
     String answered(byte expectedKind, long token, long value, FencelineException error, ByteBuf data) {
-        if (state.get() != LIVE) {
+        if (!live()) {
             return null; // the endpoint gave this lane up: late replies are dropped
         }
         if (ring.isEmpty()) {
@@ -316,26 +273,19 @@ final class TcpLane implements LaneConnection {
             if (data.readableBytes() != sink.remaining()) {
                 return "GET_DATA of " + data.readableBytes() + " bytes for a get of " + sink.remaining();
             }
-            synchronized (sinkLock) {
-                if (state.get() != LIVE) {
-                    return null;
-                }
-                data.getBytes(data.readerIndex(), sink.duplicate());
+            if (!copyIntoSink(data, data.readerIndex(), sink, TcpLane::copyGet)) {
+                return null;
             }
         }
         int payload = ring.payload();
         ring.pop();
         bytesOutstanding.addAndGet(-payload);
-        LaneListener l = listener;
         if (error == null && kind == ReplyRing.OP) {
-            batchTokens[batched] = token;
-            batchValues[batched] = value;
-            if (++batched == batchTokens.length) {
-                flushBatch();
-            }
+            completed(token, value);
             return null;
         }
-        flushBatch(); // completions before any other answer, in the order they came
+        reportCompletions(); // completions before any other answer, in the order they came
+        LaneListener l = listener();
         if (error != null) {
             l.onFailed(token, error);
         } else if (kind == ReplyRing.FLUSH) {
@@ -346,24 +296,16 @@ final class TcpLane implements LaneConnection {
         return null;
     }
 
-    /** Reports the completions gathered so far (event loop). */
-    private void flushBatch() {
-        if (batched > 0) {
-            int n = batched;
-            batched = 0;
-            LaneListener l = listener;
-            if (l != null && state.get() == LIVE) {
-                l.onCompletedBatch(batchTokens, batchValues, n);
-            }
-        }
+    private static void copyGet(ByteBuf data, int offset, ByteBuffer sink) {
+        data.getBytes(offset, sink.duplicate());
     }
 
     /** After a read batch: the gathered completions, and room again for a waiting endpoint. */
     void readComplete() {
-        flushBatch();
+        reportCompletions();
         if (wantReady && room(0)) {
             wantReady = false;
-            LaneListener l = listener;
+            LaneListener l = listener();
             if (l != null) {
                 l.onReady();
             }
@@ -372,17 +314,17 @@ final class TcpLane implements LaneConnection {
 
     /** The connection died under the lane (event loop, or a rejected hand-over). */
     void failed(Throwable cause) {
-        flushBatch(); // what completed before the connection died did complete
+        reportCompletions(); // what completed before the connection died did complete
         releaseOutbound();
         ring.dropSinks(); // event loop: the consumer; keeps no user buffer alive after the end
-        if (state.compareAndSet(LIVE, FAILED)) {
+        if (markFailed()) {
             failure = cause;
             reportFailure();
         }
     }
 
     private void reportFailure() {
-        LaneListener l = listener;
+        LaneListener l = listener();
         if (l != null && failureReported.compareAndSet(false, true)) {
             l.onLaneFailed(failure);
             rail.lost(this, l, failure);
@@ -391,6 +333,6 @@ final class TcpLane implements LaneConnection {
 
     @Override
     public String toString() {
-        return "TcpLane[" + id + ", " + channel.localAddress() + " -> " + channel.remoteAddress() + "]";
+        return "TcpLane[" + id() + ", " + channel.localAddress() + " -> " + channel.remoteAddress() + "]";
     }
 }
