@@ -9,7 +9,5 @@ public enum LaneType {
     /** Bulk remote memory access (large puts and gets). */
     RMA_BW,
     /** Remote atomics. */
-    AMO,
-    /** Liveness probes. */
-    KEEPALIVE
+    AMO
 }

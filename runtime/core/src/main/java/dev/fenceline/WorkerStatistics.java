@@ -19,8 +19,9 @@ package dev.fenceline;
  * @param direct operations the calling thread performed itself on a lane that can act directly,
  *     while nothing else of its endpoint was outstanding (the fast path by grant; counted in
  *     {@code operations} and {@code completed} too)
+ * @param openEndpoints endpoints open now (a closed endpoint is forgotten; its counts stay in the others)
  */
 public record WorkerStatistics(long endpoints, long operations, long completed, long failed, long flushes,
         long strongFences, long weakFences, long fastForwards, long fenceQueued, long maxFenceQueueDepth,
-        long reconfigurations, long restarts, long outstanding, long direct) {
+        long reconfigurations, long restarts, long outstanding, long direct, long openEndpoints) {
 }

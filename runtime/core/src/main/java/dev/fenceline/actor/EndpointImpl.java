@@ -44,6 +44,8 @@ final class EndpointImpl implements Endpoint {
     private final AtomicBoolean closeStarted = new AtomicBoolean();
     private final CompletableFuture<Void> closed = new CompletableFuture<>();
     private volatile ActorRef<EndpointActor.Command> actor;
+    /** Set once its worker has folded its counts into the retired totals; guarded by the worker's lock. */
+    private boolean forgotten;
 
     EndpointImpl(EndpointChannel channel, AtomicLong workerEpoch, ActorSystem<?> system, Duration closeTimeout) {
         this.channel = channel;
@@ -58,6 +60,29 @@ final class EndpointImpl implements Endpoint {
 
     EndpointChannel channel() {
         return channel;
+    }
+
+    /** Runs once the endpoint is closed, before {@link #close()}'s stage completes; set once by its worker. */
+    private volatile Runnable onClosed = () -> { };
+
+    /** @param hook runs once the endpoint is closed, before {@link #close()}'s stage completes */
+    void onClosed(Runnable hook) {
+        this.onClosed = hook;
+    }
+
+    private void closedNow() {
+        onClosed.run();
+        closed.complete(null);
+    }
+
+    /** The worker counted this endpoint into its retired totals. */
+    void forgotten() {
+        forgotten = true;
+    }
+
+    /** @return whether the worker counted it into its retired totals (read under the worker's lock) */
+    boolean isForgotten() {
+        return forgotten;
     }
 
     /** The epoch a request captures at issue: worker fences plus this endpoint's own fences. */
@@ -367,7 +392,7 @@ final class EndpointImpl implements Endpoint {
         }
         channel.markClosing();
         if (channel.terminal() != null) {
-            closed.complete(null); // failed or closed already: nothing to flush
+            closedNow(); // failed or closed already: nothing to flush
             return closed;
         }
         Request flush = Request.flush(epoch());
@@ -383,7 +408,7 @@ final class EndpointImpl implements Endpoint {
                             closeTimeout, system.scheduler());
                 })
                 .thenCompose(stage -> stage)
-                .whenComplete((d, e) -> closed.complete(null));
+                .whenComplete((d, e) -> closedNow());
         return closed;
     }
 

@@ -47,7 +47,11 @@ public final class WorkerImpl implements Worker {
     private final WorkerAddress address;
     private final AtomicLong epoch = new AtomicLong();
     private final ActorRef<WorkerActor.Command> actor;
+    /** The open endpoints; a closed one is forgotten (its counts kept in {@link #retired}). */
     private final List<EndpointImpl> endpoints = new CopyOnWriteArrayList<>();
+    /** Guarded by itself: the totals of the endpoints that were closed. */
+    private final long[] retired = new long[TOTALS];
+    private final AtomicLong endpointCount = new AtomicLong();
     private final AtomicBoolean closing = new AtomicBoolean();
     private final CompletableFuture<Void> closed = new CompletableFuture<>();
     private final Duration askTimeout;
@@ -160,7 +164,10 @@ public final class WorkerImpl implements Worker {
                     if (r.error() != null) {
                         return CompletableFuture.failedFuture(r.error());
                     }
-                    endpoints.add((EndpointImpl) r.endpoint());
+                    EndpointImpl e = (EndpointImpl) r.endpoint();
+                    endpoints.add(e);
+                    endpointCount.incrementAndGet();
+                    e.onClosed(() -> forget(e));
                     return CompletableFuture.completedFuture(r.endpoint());
                 });
     }
@@ -207,31 +214,66 @@ public final class WorkerImpl implements Worker {
 
     @Override
     public WorkerStatistics statistics() {
-        long[] s = new long[Counter.values().length];
-        for (EndpointImpl e : endpoints) {
-            EndpointCounters c = e.channel().counters();
-            for (Counter k : Counter.values()) {
-                s[k.ordinal()] = k == Counter.MAX_FENCE_QUEUE_DEPTH ? Math.max(s[k.ordinal()], c.get(k))
-                        : s[k.ordinal()] + c.get(k);
+        long[] t;
+        int open = 0;
+        synchronized (retired) { // an endpoint being forgotten is counted once: in retired or below
+            t = retired.clone();
+            for (EndpointImpl e : endpoints) {
+                if (!e.isForgotten()) {
+                    addTotals(t, e.channel());
+                    open++;
+                }
             }
         }
-        long fast = endpoints.stream().mapToLong(e -> e.channel().fastOperations()).sum();
-        long fastFlushes = endpoints.stream().mapToLong(e -> e.channel().fastFlushes()).sum();
-        long fastFailed = endpoints.stream().mapToLong(e -> e.channel().fastFailures()).sum();
+        long fast = t[FAST];
+        long directAnswered = t[DIRECT_ANSWERED];
+        long directSent = t[DIRECT_SENT];
         // Direct active messages: operations when queued, outstanding until answered, then done or
         // failed (answered read before sent, failures last: no count runs ahead of another).
-        long directAnswered = endpoints.stream().mapToLong(e -> e.channel().directAnswered()).sum();
-        long directSent = endpoints.stream().mapToLong(e -> e.channel().directSent()).sum();
-        long directFailed = Math.min(directAnswered,
-                endpoints.stream().mapToLong(e -> e.channel().directFailures()).sum());
-        long ops = s[Counter.OPERATIONS.ordinal()] + fast + fastFailed + directSent;
-        long ok = s[Counter.COMPLETED.ordinal()] + fast + directAnswered - directFailed;
-        long failed = s[Counter.FAILED.ordinal()] + fastFailed + directFailed;
-        return new WorkerStatistics(endpoints.size(), ops, ok, failed, s[Counter.FLUSHES.ordinal()] + fastFlushes,
-                s[Counter.STRONG_FENCES.ordinal()], s[Counter.WEAK_FENCES.ordinal()],
-                s[Counter.FAST_FORWARDS.ordinal()], s[Counter.FENCE_QUEUED.ordinal()],
-                s[Counter.MAX_FENCE_QUEUE_DEPTH.ordinal()], s[Counter.RECONFIGURATIONS.ordinal()],
-                s[Counter.RESTARTS.ordinal()], Math.max(0, ops - ok - failed), fast + directSent);
+        long directFailed = Math.min(directAnswered, t[DIRECT_FAILED]);
+        long ops = t[Counter.OPERATIONS.ordinal()] + fast + t[FAST_FAILED] + directSent;
+        long ok = t[Counter.COMPLETED.ordinal()] + fast + directAnswered - directFailed;
+        long failed = t[Counter.FAILED.ordinal()] + t[FAST_FAILED] + directFailed;
+        return new WorkerStatistics(endpointCount.get(), ops, ok, failed, t[Counter.FLUSHES.ordinal()] + t[FAST_FLUSHES],
+                t[Counter.STRONG_FENCES.ordinal()], t[Counter.WEAK_FENCES.ordinal()],
+                t[Counter.FAST_FORWARDS.ordinal()], t[Counter.FENCE_QUEUED.ordinal()],
+                t[Counter.MAX_FENCE_QUEUE_DEPTH.ordinal()], t[Counter.RECONFIGURATIONS.ordinal()],
+                t[Counter.RESTARTS.ordinal()], Math.max(0, ops - ok - failed), fast + directSent, open);
+    }
+
+    // Totals of one or more endpoints: the actor's counters, then what the fast path counts itself.
+    private static final int FAST = Counter.values().length;
+    private static final int FAST_FLUSHES = FAST + 1;
+    private static final int FAST_FAILED = FAST + 2;
+    private static final int DIRECT_ANSWERED = FAST + 3;
+    private static final int DIRECT_SENT = FAST + 4;
+    private static final int DIRECT_FAILED = FAST + 5;
+    private static final int TOTALS = FAST + 6;
+
+    private static void addTotals(long[] t, EndpointChannel c) {
+        EndpointCounters counters = c.counters();
+        for (Counter k : Counter.values()) {
+            long v = counters.get(k);
+            t[k.ordinal()] = k == Counter.MAX_FENCE_QUEUE_DEPTH ? Math.max(t[k.ordinal()], v) : t[k.ordinal()] + v;
+        }
+        t[FAST] += c.fastOperations();
+        t[FAST_FLUSHES] += c.fastFlushes();
+        t[FAST_FAILED] += c.fastFailures();
+        t[DIRECT_ANSWERED] += c.directAnswered();
+        t[DIRECT_SENT] += c.directSent();
+        t[DIRECT_FAILED] += c.directFailures();
+    }
+
+    /**
+     * A closed endpoint is forgotten: its final counts join the retired totals, so statistics stay
+     * monotonic while the worker holds only the endpoints that are open.
+     */
+    private void forget(EndpointImpl e) {
+        synchronized (retired) {
+            addTotals(retired, e.channel());
+            e.forgotten();
+        }
+        endpoints.remove(e);
     }
 
     @Override

@@ -38,7 +38,21 @@ public final class RegistrationTable implements RemoteAccessTarget {
     private final String ownerName;
     private final SecureRandom random = new SecureRandom();
     private final Map<Long, RegisteredRegion> regions = new ConcurrentHashMap<>();
-    private final Set<Long> closedKeys = ConcurrentHashMap.newKeySet();
+    /**
+     * The most recently closed keys, so that a late access is told the region was closed rather than
+     * that the key is unknown. Bounded: a worker that registers and closes regions all day does not
+     * keep every key it ever issued (an older closed key is then reported as unknown, which is as
+     * true). Keys are random 64-bit numbers, so a forgotten one is not issued again in practice.
+     */
+    private final Set<Long> closedKeys = java.util.Collections.synchronizedSet(java.util.Collections.newSetFromMap(
+            new java.util.LinkedHashMap<>() {
+                @Override
+                protected boolean removeEldestEntry(Map.Entry<Long, Boolean> eldest) {
+                    return size() > CLOSED_KEYS_REMEMBERED;
+                }
+            }));
+    /** How many closed keys a worker remembers. */
+    static final int CLOSED_KEYS_REMEMBERED = 4096;
     private volatile LongFunction<SharedMemory> sharedProvider;
     private volatile Function<ByteBuffer, RegionHandle> regionTracker;
     private final AtomicReferenceArray<ActiveMessageHandler> handlers = new AtomicReferenceArray<>(MAX_AM_ID + 1);
@@ -164,7 +178,7 @@ public final class RegistrationTable implements RemoteAccessTarget {
                         "region of key " + key + " at worker '" + ownerName + "' is closed");
             }
             throw new RemoteAccessException(Reason.UNKNOWN_KEY,
-                    "key " + key + " is not registered at worker '" + ownerName + "'");
+                    "key " + key + " is not registered at worker '" + ownerName + "' (or was closed long ago)");
         }
         r.remoteKey().checkBounds(address, bytes);
         if (align > 1 && (address & (align - 1)) != 0) {

@@ -65,8 +65,6 @@ public interface LaneConnection {
     /** Weak fence: operations posted after it are applied after those posted before it. */
     void fence();
 
-    /** @return whether operations on this lane are applied in the order they were posted */
-    boolean ordered();
 
     /**
      * @return whether the target deduplicates re-sent operations by (origin, sequence) (software

@@ -72,10 +72,6 @@ class GrantPolicyTest {
         public void fence() {
         }
 
-        @Override
-        public boolean ordered() {
-            return true;
-        }
 
         @Override
         public boolean deduplicates() {

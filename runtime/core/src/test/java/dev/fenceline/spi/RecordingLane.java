@@ -88,10 +88,6 @@ public final class RecordingLane implements LaneConnection {
         events.add("fence");
     }
 
-    @Override
-    public boolean ordered() {
-        return true;
-    }
 
     @Override
     public boolean deduplicates() {

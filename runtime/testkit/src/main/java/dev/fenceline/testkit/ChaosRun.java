@@ -33,7 +33,7 @@ public final class ChaosRun {
     private static final int SLICE = 32 * 1024;
     private static final int COUNTERS = 8;
     private static final String LANES = "fenceline.transport.sim.lanes = ["
-            + "{ types = [AM, RMA, AMO, KEEPALIVE], min-delay = 0us, max-delay = 60us },"
+            + "{ types = [AM, RMA, AMO], min-delay = 0us, max-delay = 60us },"
             + "{ types = [AM, RMA_BW, AMO], min-delay = 0us, max-delay = 60us },"
             + "{ types = [AM, RMA, RMA_BW, AMO], min-delay = 0us, max-delay = 60us } ]";
 

@@ -38,7 +38,7 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class DeterministicSimulationTest {
     private static final Config LANES = ConfigFactory.parseString("fenceline.transport.sim.lanes = ["
-            + "{ types = [AM, RMA, AMO, KEEPALIVE], min-delay = 0us, max-delay = 40us },"
+            + "{ types = [AM, RMA, AMO], min-delay = 0us, max-delay = 40us },"
             + "{ types = [AM, RMA_BW, AMO], min-delay = 0us, max-delay = 80us },"
             + "{ types = [AM, RMA, RMA_BW, AMO], min-delay = 0us, max-delay = 60us } ]\n"
             + "fenceline.transport.sim.max-fragment = 8KiB");

@@ -29,7 +29,7 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class FailoverTest {
     static final String THREE_LANES = "fenceline.transport.sim.lanes = ["
-            + "{ types = [AM, RMA, AMO, KEEPALIVE], min-delay = 0us, max-delay = 100us },"
+            + "{ types = [AM, RMA, AMO], min-delay = 0us, max-delay = 100us },"
             + "{ types = [RMA_BW, AMO], min-delay = 0us, max-delay = 100us },"
             + "{ types = [AM, RMA, RMA_BW, AMO], min-delay = 0us, max-delay = 100us } ]";
 

@@ -10,14 +10,14 @@ final class SimConfigs {
 
     /** One lane carries everything: every fence can be weak. */
     static final String ONE_LANE = "fenceline.transport.sim.lanes = ["
-            + "{ types = [AM, RMA, RMA_BW, AMO, KEEPALIVE], min-delay = 0us, max-delay = 50us } ]";
+            + "{ types = [AM, RMA, RMA_BW, AMO], min-delay = 0us, max-delay = 50us } ]";
 
     /**
      * Two lanes that reorder: short RMA on lane 0, bulk RMA on lane 1, atomics spread over both
      * (multi-rail), each lane with its own random delay up to 100 us.
      */
     static final String TWO_LANES_REORDERING = "fenceline.transport.sim.lanes = ["
-            + "{ types = [AM, RMA, AMO, KEEPALIVE], min-delay = 0us, max-delay = 100us },"
+            + "{ types = [AM, RMA, AMO], min-delay = 0us, max-delay = 100us },"
             + "{ types = [RMA_BW, AMO], min-delay = 0us, max-delay = 100us } ]";
 
     static Config of(String lanes, String mode, long seed) {

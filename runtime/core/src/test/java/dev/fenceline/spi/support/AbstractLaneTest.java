@@ -56,10 +56,6 @@ class AbstractLaneTest {
         public void fence() {
         }
 
-        @Override
-        public boolean ordered() {
-            return true;
-        }
 
         @Override
         public boolean deduplicates() {

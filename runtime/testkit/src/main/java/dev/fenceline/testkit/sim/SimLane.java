@@ -83,10 +83,6 @@ final class SimLane implements LaneConnection, DirectAccess {
         return maxFragment;
     }
 
-    @Override
-    public boolean ordered() {
-        return true;
-    }
 
     @Override
     public boolean deduplicates() {

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Timeout;
  */
 // Without the fast path: the puts must travel the lane (and be re-sent when it is replaced).
 @FencelineTest(config = "fenceline.transport.sim.direct-access = off\nfenceline.transport.sim.lanes = ["
-        + "{ types = [AM, RMA, AMO, KEEPALIVE], min-delay = 0us, max-delay = 20us, protocol = hw },"
+        + "{ types = [AM, RMA, AMO], min-delay = 0us, max-delay = 20us, protocol = hw },"
         + "{ types = [RMA_BW], min-delay = 0us, max-delay = 20us } ]")
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class TracedHistoryHwLaneTest {

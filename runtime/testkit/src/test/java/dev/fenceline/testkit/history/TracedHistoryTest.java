@@ -32,7 +32,7 @@ import org.junit.jupiter.api.Timeout;
  */
 @FencelineTest(config = "fenceline.transport.sim.max-fragment = 16KiB\n"
         + "fenceline.transport.sim.lanes = ["
-        + "{ types = [AM, RMA, AMO, KEEPALIVE], min-delay = 0us, max-delay = 20us },"
+        + "{ types = [AM, RMA, AMO], min-delay = 0us, max-delay = 20us },"
         + "{ types = [AM, RMA_BW, AMO], min-delay = 0us, max-delay = 20us } ]")
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class TracedHistoryTest {

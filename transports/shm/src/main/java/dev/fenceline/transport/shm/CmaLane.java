@@ -69,10 +69,6 @@ final class CmaLane extends AbstractLane {
         return maxFragment;
     }
 
-    @Override
-    public boolean ordered() {
-        return true; // every access is complete when post returns
-    }
 
     @Override
     public boolean deduplicates() {

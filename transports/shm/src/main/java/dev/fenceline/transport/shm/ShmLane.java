@@ -30,11 +30,9 @@ import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
  * so the lane applies everything in post order.
  */
 final class ShmLane extends AbstractLane implements DirectAccess {
-    private static final Set<LaneType> ALL = EnumSet.of(LaneType.AM, LaneType.RMA, LaneType.RMA_BW, LaneType.AMO,
-            LaneType.KEEPALIVE);
+    private static final Set<LaneType> ALL = EnumSet.of(LaneType.AM, LaneType.RMA, LaneType.RMA_BW, LaneType.AMO);
     /** With a cma lane beside it, bulk transfers are the cma lane's. */
-    private static final Set<LaneType> BESIDE_CMA = EnumSet.of(LaneType.AM, LaneType.RMA, LaneType.AMO,
-            LaneType.KEEPALIVE);
+    private static final Set<LaneType> BESIDE_CMA = EnumSet.of(LaneType.AM, LaneType.RMA, LaneType.AMO);
     final long conn;
     final Inbox peer;
     private final ShmTransport transport;
@@ -88,10 +86,6 @@ final class ShmLane extends AbstractLane implements DirectAccess {
         maxFragment = Math.min(maxFragment, limit);
     }
 
-    @Override
-    public boolean ordered() {
-        return true;
-    }
 
     @Override
     public boolean deduplicates() {

@@ -27,8 +27,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * target in send order, so the lane is ordered and a weak fence costs nothing.
  */
 final class TcpLane extends AbstractLane {
-    private static final Set<LaneType> TYPES = EnumSet.of(LaneType.AM, LaneType.RMA, LaneType.RMA_BW, LaneType.AMO,
-            LaneType.KEEPALIVE);
+    private static final Set<LaneType> TYPES = EnumSet.of(LaneType.AM, LaneType.RMA, LaneType.RMA_BW, LaneType.AMO);
     /** Payloads up to this size are copied into the frame rather than sent from the caller's buffer. */
     private static final int COPY_MAX = 1024;
     private final Rail rail;
@@ -65,10 +64,6 @@ final class TcpLane extends AbstractLane {
         return maxFragment;
     }
 
-    @Override
-    public boolean ordered() {
-        return true;
-    }
 
     @Override
     public boolean deduplicates() {
