@@ -23,7 +23,8 @@ import org.openjdk.jmh.infra.Blackhole;
 /**
  * The tcp transport's frame codec, per frame: encoding a small PUT (copied into one pooled buffer,
  * the lane's path up to its copy limit), an atomic and an acknowledgement, and decoding each at
- * the other side. In the transport's package because the codec is package-private.
+ * the other side. Beside the
+ * transport's tests, because the codec is package-private.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)

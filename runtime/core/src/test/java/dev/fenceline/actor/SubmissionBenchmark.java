@@ -20,8 +20,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * The submission path between a calling thread and its endpoint actor, on one thread: building a
  * request (with its future), queueing it on the endpoint's channel (which voids the fast-path grant
  * and schedules at most one drain message), and the actor's side taking it off again. What the
- * perf tool's per-operation rows pay before any transport work. In the actor package because the
- * actor's side of the channel is package-private.
+ * perf tool's per-operation rows pay before any transport work.
+ * Beside the actor's tests, because the actor's side of the channel is package-private.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
