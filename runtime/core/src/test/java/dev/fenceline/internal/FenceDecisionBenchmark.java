@@ -1,8 +1,5 @@
-package dev.fenceline.bench;
+package dev.fenceline.internal;
 
-import dev.fenceline.internal.FenceDecision;
-import dev.fenceline.internal.FenceMode;
-import dev.fenceline.internal.FenceState;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
