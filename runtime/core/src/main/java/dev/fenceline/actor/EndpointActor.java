@@ -127,7 +127,7 @@ public final class EndpointActor {
                 () -> self.tell(DrainFenceQueue.INSTANCE));
         this.lanes = new LaneChanges(settings, channel, log, ops, keepalive, clock, this::bind,
                 () -> self.tell(ReplayDone.INSTANCE));
-        channel.wakeup(() -> self.tell(DrainSubmissions.INSTANCE));
+        channel.submissions().wakeup(() -> self.tell(DrainSubmissions.INSTANCE));
     }
 
     /**
@@ -306,14 +306,14 @@ public final class EndpointActor {
     // ---------------------------------------------------------------- submissions and posting
 
     private Behavior<Command> onDrainSubmissions() {
-        channel.drainStarted();
+        channel.submissions().drainStarted();
         int budget = settings.submitBatch();
         Request r;
-        while (budget-- > 0 && (r = channel.poll()) != null) {
+        while (budget-- > 0 && (r = channel.submissions().poll()) != null) {
             ops.accept(r);
         }
         if (budget < 0) {
-            channel.drainAgain(); // more may remain: yield the thread, keep the batch bounded
+            channel.submissions().drainAgain(); // more may remain: yield the thread, keep the batch bounded
         }
         if (ops.flushes.hasUserFlushes()) {
             ops.progressFlushes(); // the wake-up may be the answer to a direct active message
@@ -362,7 +362,7 @@ public final class EndpointActor {
     // ---------------------------------------------------------------- failure and close
 
     private Behavior<Command> enterFailed(EndpointFailedException e) {
-        channel.revokeGrant();
+        channel.grant().revoke();
         timers.cancelAll();
         channel.publishFailure(e);
         channel.terminate(e);
@@ -380,7 +380,7 @@ public final class EndpointActor {
         }
         // The facade queued a flush behind every earlier operation and sends Close when it completed,
         // so nothing accepted is outstanding here except what failed to flush.
-        channel.revokeGrant();
+        channel.grant().revoke();
         channel.terminate(closedError());
         ops.failEverything(new EndpointClosedException("endpoint " + channel.name() + " was closed"));
         ops.slots.closeAll();

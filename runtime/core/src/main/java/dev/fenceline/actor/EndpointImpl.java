@@ -2,11 +2,8 @@ package dev.fenceline.actor;
 
 import dev.fenceline.AtomicOp;
 import dev.fenceline.Endpoint;
-import dev.fenceline.EndpointClosedException;
 import dev.fenceline.FencelineException;
 import dev.fenceline.LaneInfo;
-import dev.fenceline.RemoteAccessException;
-import dev.fenceline.RemoteAccessException.Reason;
 import dev.fenceline.RemoteKey;
 import dev.fenceline.WorkerAddress;
 import dev.fenceline.internal.RegistrationTable;
@@ -30,13 +27,8 @@ import org.slf4j.LoggerFactory;
  * Never reads actor state.
  */
 final class EndpointImpl implements Endpoint {
-    /**
-     * What every operation done on the fast path returns: one shared, completed stage (a minimal
-     * stage cannot be completed again, and its {@code toCompletableFuture()} is a fresh copy), so the
-     * fast path allocates nothing per put or posted atomic.
-     */
-    private static final CompletionStage<Void> DONE = CompletableFuture.completedStage(null);
     private final EndpointChannel channel;
+    private final FastPath fast;
     private final AtomicLong workerEpoch;
     private final AtomicLong endpointFences = new AtomicLong();
     private final ActorSystem<?> system;
@@ -52,6 +44,8 @@ final class EndpointImpl implements Endpoint {
         this.workerEpoch = workerEpoch;
         this.system = system;
         this.closeTimeout = closeTimeout;
+        // A stub system (tests) never completes a flush on a transport's thread.
+        this.fast = new FastPath(channel, system == null ? Runnable::run : system.executionContext());
     }
 
     void actor(ActorRef<EndpointActor.Command> ref) {
@@ -97,78 +91,40 @@ final class EndpointImpl implements Endpoint {
 
     @Override
     public CompletionStage<Void> get(ByteBuffer dst, long remoteAddress, RemoteKey key) {
-        if (dst != null && dst.isReadOnly()) {
-            return CompletableFuture.failedFuture(new RemoteAccessException(Reason.INVALID_OPERATION,
-                    "get into a read-only buffer"));
-        }
-        return rma(Request.Kind.GET, dst, remoteAddress, key);
+        FencelineException bad = OriginChecks.writable(dst);
+        return bad != null ? CompletableFuture.failedFuture(bad) : rma(Request.Kind.GET, dst, remoteAddress, key);
     }
 
     private CompletionStage<Void> rma(Request.Kind kind, ByteBuffer local, long remoteAddress, RemoteKey key) {
         Objects.requireNonNull(local, "buffer");
-        FencelineException bad = check(remoteAddress, key, local.remaining(), 1);
+        FencelineException bad = OriginChecks.access(channel, remoteAddress, key, local.remaining(), 1);
         if (bad != null) {
             return CompletableFuture.failedFuture(bad);
         }
         try {
-            if (kind == Request.Kind.PUT ? putNow(local, remoteAddress, key) : getNow(local, remoteAddress, key)) {
-                return DONE;
+            if (kind == Request.Kind.PUT ? fast.put(local, remoteAddress, key) : fast.get(local, remoteAddress, key)) {
+                return FastPath.DONE;
             }
         } catch (FencelineException e) {
-            channel.fastFailure();
+            fast.refused(e, false);
             return CompletableFuture.failedFuture(e);
         }
         return submitVoid(Request.rma(kind, epoch(), local.slice(), remoteAddress, key));
     }
 
-    /**
-     * The fast path by grant: performs the put on this thread if the actor granted it (nothing of
-     * the endpoint outstanding) and the lane can do it directly. Its refusal of a bad key or range
-     * is thrown as it would be reported.
-     *
-     * @return whether it was done here
-     */
-    private boolean putNow(ByteBuffer src, long remoteAddress, RemoteKey key) {
-        EndpointChannel.Grant g = channel.validGrant();
-        if (g == null || !g.lane().putNow(key, remoteAddress, src)) {
-            return false;
-        }
-        channel.fastOperation();
-        return true;
-    }
-
-    private boolean getNow(ByteBuffer dst, long remoteAddress, RemoteKey key) {
-        EndpointChannel.Grant g = channel.validGrant();
-        if (g == null || !g.lane().getNow(key, remoteAddress, dst)) {
-            return false;
-        }
-        channel.fastOperation();
-        return true;
-    }
-
-    private boolean atomicPostNow(AtomicOp op, long remoteAddress, RemoteKey key, int width, long operand) {
-        EndpointChannel.Grant g = channel.validGrant();
-        if (g == null || !g.lane().atomicPostNow(key, remoteAddress, op, width, operand)) {
-            return false;
-        }
-        channel.fastOperation();
-        return true;
-    }
-
     @Override
     public void putImplicit(ByteBuffer src, long remoteAddress, RemoteKey key) {
         Objects.requireNonNull(src, "src");
-        FencelineException bad = check(remoteAddress, key, src.remaining(), 1);
+        FencelineException bad = OriginChecks.access(channel, remoteAddress, key, src.remaining(), 1);
         if (bad != null) {
             throw bad;
         }
         try {
-            if (putNow(src, remoteAddress, key)) {
+            if (fast.put(src, remoteAddress, key)) {
                 return;
             }
         } catch (FencelineException e) {
-            channel.fastFailure();
-            channel.implicitFailed(e, channel.submissionCount()); // for the next flush to report
+            fast.refused(e, true);
             return;
         }
         submitImplicit(Request.rma(Request.Kind.PUT, epoch(), src.slice(), remoteAddress, key));
@@ -176,35 +132,33 @@ final class EndpointImpl implements Endpoint {
 
     @Override
     public void atomicPostImplicit64(AtomicOp op, long remoteAddress, RemoteKey key, long operand) {
-        Objects.requireNonNull(op, "op");
-        if (!op.postable()) {
-            throw new RemoteAccessException(Reason.INVALID_OPERATION, op + " cannot be posted (its old value would"
-                    + " be lost); use atomicFetch64");
-        }
-        FencelineException bad = check(remoteAddress, key, 8, 8);
+        FencelineException bad = postCheck(op, remoteAddress, key, 8);
         if (bad != null) {
             throw bad;
         }
         try {
-            if (atomicPostNow(op, remoteAddress, key, 8, operand)) {
+            if (fast.atomicPost(op, remoteAddress, key, 8, operand)) {
                 return;
             }
         } catch (FencelineException e) {
-            channel.fastFailure();
-            channel.implicitFailed(e, channel.submissionCount());
+            fast.refused(e, true);
             return;
         }
         submitImplicit(Request.atomic(Request.Kind.ATOMIC_POST, epoch(), remoteAddress, key, op, 8, operand, 0));
     }
 
+    private FencelineException postCheck(AtomicOp op, long remoteAddress, RemoteKey key, int width) {
+        Objects.requireNonNull(op, "op");
+        FencelineException bad = OriginChecks.postable(op, width);
+        return bad != null ? bad : OriginChecks.access(channel, remoteAddress, key, width, width);
+    }
+
     private void submitImplicit(Request r) {
-        if (channel.isClosing()) {
-            throw new EndpointClosedException("endpoint " + channel.name() + " is closed");
+        FencelineException closed = OriginChecks.open(channel);
+        if (closed != null) {
+            throw closed;
         }
-        if (channel.failure() != null) {
-            throw channel.failure();
-        }
-        channel.submit(Request.implicit(r, channel::implicitFailed));
+        channel.submit(Request.implicit(r, channel.implicit()::failed));
     }
 
     @Override
@@ -218,21 +172,16 @@ final class EndpointImpl implements Endpoint {
     }
 
     private CompletionStage<Void> atomicPost(AtomicOp op, long remoteAddress, RemoteKey key, int width, long operand) {
-        Objects.requireNonNull(op, "op");
-        if (!op.postable()) {
-            return CompletableFuture.failedFuture(new RemoteAccessException(Reason.INVALID_OPERATION,
-                    op + " cannot be posted (its old value would be lost); use atomicFetch" + width * 8));
-        }
-        FencelineException bad = check(remoteAddress, key, width, width);
+        FencelineException bad = postCheck(op, remoteAddress, key, width);
         if (bad != null) {
             return CompletableFuture.failedFuture(bad);
         }
         try {
-            if (atomicPostNow(op, remoteAddress, key, width, operand)) {
-                return DONE;
+            if (fast.atomicPost(op, remoteAddress, key, width, operand)) {
+                return FastPath.DONE;
             }
         } catch (FencelineException e) {
-            channel.fastFailure();
+            fast.refused(e, false);
             return CompletableFuture.failedFuture(e);
         }
         return submitVoid(Request.atomic(Request.Kind.ATOMIC_POST, epoch(), remoteAddress, key, op, width, operand, 0));
@@ -261,24 +210,19 @@ final class EndpointImpl implements Endpoint {
     @SuppressWarnings("unchecked")
     private <T> CompletionStage<T> fetch(Request.Kind kind, AtomicOp op, long remoteAddress, RemoteKey key, int width,
             long operand, long compare) {
-        FencelineException bad = check(remoteAddress, key, width, width);
+        FencelineException bad = OriginChecks.access(channel, remoteAddress, key, width, width);
         if (bad != null) {
             return CompletableFuture.failedFuture(bad);
         }
-        EndpointChannel.Grant g = channel.validGrant();
-        if (g != null) {
-            try {
-                Long old = g.lane().atomicFetchNow(key, remoteAddress, kind == Request.Kind.CSWAP ? null : op, width,
-                        operand, compare);
-                if (old != null) {
-                    channel.fastOperation();
-                    Object value = width == 4 ? (Object) old.intValue() : (Object) old;
-                    return (CompletionStage<T>) CompletableFuture.completedStage(value);
-                }
-            } catch (FencelineException e) {
-                channel.fastFailure();
-                return CompletableFuture.failedFuture(e);
+        try {
+            Long old = fast.fetch(kind == Request.Kind.CSWAP ? null : op, remoteAddress, key, width, operand, compare);
+            if (old != null) {
+                Object value = width == 4 ? (Object) old.intValue() : (Object) old;
+                return (CompletionStage<T>) CompletableFuture.completedStage(value);
             }
+        } catch (FencelineException e) {
+            fast.refused(e, false);
+            return CompletableFuture.failedFuture(e);
         }
         Request r = Request.atomic(kind, epoch(), remoteAddress, key, op, width, operand, compare);
         return (CompletionStage<T>) submit(r);
@@ -301,44 +245,16 @@ final class EndpointImpl implements Endpoint {
         RegistrationTable.checkAmId(id);
         ByteBuffer h = header == null ? EMPTY : header;
         ByteBuffer p = payload == null ? EMPTY : payload;
-        EndpointChannel.Grant g = channel.validGrant();
-        if (g != null && g.activeMessages()) {
-            try {
-                if (g.lane().activeMessageNow(id, h, p, channel.endpointId(), channel.directAnswers)) {
-                    channel.fastMessage();
-                    return;
-                }
-            } catch (FencelineException e) { // refused before it was queued: the next flush reports it
-                channel.fastFailure();
-                channel.implicitFailed(e, channel.submissionCount());
+        try {
+            if (fast.activeMessage(id, h, p)) {
                 return;
             }
+        } catch (FencelineException e) { // refused before it was queued: the next flush reports it
+            fast.refused(e, true);
+            return;
         }
         // The slow path keeps the bytes until the actor has written them: copy, as promised.
         submitImplicit(Request.activeMessage(id, copy(h), copy(p)));
-    }
-
-    /**
-     * A stage completed on a transport's polling thread, handed to the actor system's dispatcher, so
-     * that what the user chains on it never runs on (or blocks) that thread.
-     */
-    private <T> CompletionStage<T> onDispatcher(CompletableFuture<T> f) {
-        CompletableFuture<T> out = new CompletableFuture<>();
-        f.whenComplete((v, e) -> {
-            Runnable complete = () -> {
-                if (e == null) {
-                    out.complete(v);
-                } else {
-                    out.completeExceptionally(e);
-                }
-            };
-            try {
-                system.executionContext().execute(complete);
-            } catch (RuntimeException dispatcherGone) { // shutting down: complete here rather than never
-                complete.run();
-            }
-        });
-        return out;
     }
 
     private static final ByteBuffer EMPTY = ByteBuffer.allocate(0).asReadOnlyBuffer();
@@ -354,22 +270,9 @@ final class EndpointImpl implements Endpoint {
 
     @Override
     public CompletionStage<Void> flush() {
-        if (!channel.isClosing() && channel.failure() == null && channel.validGrant() != null) {
-            // A valid grant means nothing is outstanding at the actor and every direct operation but
-            // an active message was complete on return. So the flush waits at most for the answers
-            // to direct active messages, without the actor: keeping the grant keeps the fast path.
-            channel.fastFlush();
-            long before = channel.submissionCount() + 1;
-            long target = channel.directSent();
-            if (channel.directAnswered() < target) {
-                return onDispatcher(channel.directFlush(target, before));
-            }
-            FencelineException first = channel.flushError(before, target);
-            return first == null ? DONE : CompletableFuture.failedStage(first);
-        }
-        return submitVoid(Request.flush(epoch()));
+        CompletionStage<Void> direct = fast.flush();
+        return direct != null ? direct : submitVoid(Request.flush(epoch()));
     }
-
 
     @Override
     public List<LaneInfo> lanes() {
@@ -412,42 +315,15 @@ final class EndpointImpl implements Endpoint {
         return closed;
     }
 
-    private FencelineException check(long remoteAddress, RemoteKey key, long bytes, int align) {
-        if (channel.isClosing()) {
-            return new EndpointClosedException("endpoint " + channel.name() + " is closed");
-        }
-        if (channel.failure() != null) {
-            return channel.failure();
-        }
-        if (key == null) {
-            return new RemoteAccessException(Reason.UNKNOWN_KEY, "remote key is null");
-        }
-        if (!key.ownerId().equals(channel.peer().workerId())) {
-            return new RemoteAccessException(Reason.WRONG_PEER, "key " + key.shortKey() + " belongs to worker "
-                    + key.ownerId() + ", but endpoint " + channel.name() + " leads to " + channel.peer());
-        }
-        try {
-            key.checkBounds(remoteAddress, bytes);
-        } catch (RemoteAccessException e) {
-            return e;
-        }
-        if (align > 1 && (remoteAddress & (align - 1)) != 0) {
-            return RegistrationTable.misaligned(remoteAddress, align);
-        }
-        return null;
-    }
-
     @SuppressWarnings("unchecked")
     private CompletionStage<Void> submitVoid(Request r) {
         return (CompletionStage<Void>) (CompletionStage<?>) submit(r);
     }
 
     private CompletionStage<Object> submit(Request r) {
-        if (channel.isClosing()) {
-            return CompletableFuture.failedFuture(new EndpointClosedException("endpoint " + channel.name() + " is closed"));
-        }
-        if (channel.failure() != null) {
-            return CompletableFuture.failedFuture(channel.failure());
+        FencelineException closed = OriginChecks.open(channel);
+        if (closed != null) {
+            return CompletableFuture.failedFuture(closed);
         }
         channel.submit(r);
         return r.future();

@@ -209,7 +209,7 @@ final class FlushTracker {
                 }
                 start(f);
             }
-            if (f.waits == 0 && channel.directAnsweredOrWake(f.directTarget)) {
+            if (f.waits == 0 && channel.direct().answeredOrWake(f.directTarget)) {
                 it.remove();
                 if (done == null) {
                     done = new ArrayList<>(2);
@@ -233,7 +233,7 @@ final class FlushTracker {
 
     private void start(UserFlush f) {
         f.started = true;
-        f.directTarget = channel.directSent();
+        f.directTarget = channel.direct().sent();
         // A lane whose connection never carried anything has nothing to flush; an endpoint that
         // never sent anything completes a flush without touching a transport.
         f.waits = inflight.outstandingBefore(f.request.seq) + issueAll(f, slots.usedLive());

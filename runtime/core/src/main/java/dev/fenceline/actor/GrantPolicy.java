@@ -31,31 +31,31 @@ final class GrantPolicy {
      */
     void update(boolean idle) {
         if (channel.isClosing() || !idle || slots.anyParked()) {
-            channel.revokeGrant();
+            channel.grant().revoke();
             return;
         }
         int[] rma = slots.candidates(OpClass.RMA_SHORT);
         int[] amo = slots.candidates(OpClass.ATOMIC);
         LaneConnection lane = rma.length == 1 ? slots.table().connection(rma[0]) : null;
         if (lane == null || amo.length != 1 || rma[0] != amo[0] || !(lane instanceof DirectAccess direct)) {
-            channel.revokeGrant();
+            channel.grant().revoke();
             return;
         }
         int[] am = slots.candidates(OpClass.ACTIVE_MESSAGE);
         // Active messages are ordered per lane: direct ones only on the lane the others take.
         boolean messages = am.length == 1 && am[0] == rma[0];
-        if (messages && lane.id() != messageConnection && !channel.directSettled()) {
+        if (messages && lane.id() != messageConnection && !channel.direct().settled()) {
             // Direct messages still out on another lane: their answers and this lane's would
             // interleave, and a flush counts answers. Grant again once they are in.
-            channel.revokeGrant();
-            channel.directAnsweredOrWake(channel.directSent());
+            channel.grant().revoke();
+            channel.direct().answeredOrWake(channel.direct().sent());
             return;
         }
         if (messages) {
             messageLane = rma[0];
             messageConnection = lane.id();
         }
-        channel.publishGrant(direct, messages);
+        channel.grant().publish(direct, messages);
     }
 
     /** @return the slot whose connection carried the last granted active messages, or -1 */

@@ -110,7 +110,7 @@ final class LaneChanges {
     Keepalive.Tick keepaliveTick() {
         // Answers to direct active messages come to the channel, not to the endpoint: their arrival
         // counts as hearing from the lane that carries them (a probe may wait behind many of them).
-        long answered = channel.directHeard();
+        long answered = channel.direct().heard();
         if (answered != lastDirectHeard) {
             lastDirectHeard = answered;
             heard(ops.grants().messageLane(), ops.grants().messageConnection());

@@ -77,9 +77,9 @@ final class Operations implements LaneSlots.Answers {
      * @param error makes each request's error
      */
     void reject(java.util.function.Supplier<? extends FencelineException> error) {
-        channel.drainStarted();
+        channel.submissions().drainStarted();
         Request r;
-        while ((r = channel.poll()) != null) {
+        while ((r = channel.submissions().poll()) != null) {
             counters.increment(Counter.OPERATIONS);
             counters.increment(Counter.FAILED);
             r.fail(error.get());
@@ -371,7 +371,7 @@ final class Operations implements LaneSlots.Answers {
 
     /** A reconfiguration's replay starts: nothing may act on the old lane table. */
     void replayStarted() {
-        channel.revokeGrant();
+        channel.grant().revoke();
         replaying = true;
     }
 
@@ -438,6 +438,6 @@ final class Operations implements LaneSlots.Answers {
         for (Request f : flushVictims) {
             f.fail(e);
         }
-        channel.failDirectFlushes(e);
+        channel.direct().fail(e);
     }
 }

@@ -259,9 +259,9 @@ public final class WorkerImpl implements Worker {
         t[FAST] += c.fastOperations();
         t[FAST_FLUSHES] += c.fastFlushes();
         t[FAST_FAILED] += c.fastFailures();
-        t[DIRECT_ANSWERED] += c.directAnswered();
-        t[DIRECT_SENT] += c.directSent();
-        t[DIRECT_FAILED] += c.directFailures();
+        t[DIRECT_ANSWERED] += c.direct().answered();
+        t[DIRECT_SENT] += c.direct().sent();
+        t[DIRECT_FAILED] += c.direct().failures();
     }
 
     /**

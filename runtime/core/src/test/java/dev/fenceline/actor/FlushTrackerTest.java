@@ -118,7 +118,7 @@ class FlushTrackerTest {
     @Test
     void aFlushReportsTheFirstImplicitFailureBeforeItAndAFailedLaneFlushFailsIt() throws Exception {
         FencelineException earlier = new FencelineException("an implicit put failed");
-        f.channel.implicitFailed(earlier, 0);
+        f.channel.implicit().failed(earlier, 0);
         Request flush = userFlush();
         flush.submissionNumber = 1;
         flushes.progress(seq -> false);

@@ -108,12 +108,12 @@ class GrantPolicyTest {
         DirectLane lane = new DirectLane(1);
         slots.install(LaneTable.of(List.of(lane)));
         grants.update(true);
-        EndpointChannel.Grant g = f.channel.validGrant();
+        GrantSlot.Grant g = f.channel.grant().valid();
         assertNotNull(g);
         assertTrue(g.activeMessages(), "active messages take the same lane");
         assertEquals(0, grants.messageLane());
         grants.update(false);
-        assertNull(f.channel.validGrant());
+        assertNull(f.channel.grant().valid());
     }
 
     @Test
@@ -123,18 +123,18 @@ class GrantPolicyTest {
         slots.post(0, TransportOp.rma(TransportOp.Kind.PUT, slots.nextToken(), f.key.baseAddress(), f.key,
                 ByteBuffer.allocate(1)));
         grants.update(true);
-        assertNull(f.channel.validGrant(), "work waits on the lane");
+        assertNull(f.channel.grant().valid(), "work waits on the lane");
 
         LaneSlots plain = new LaneSlots(f.answers);
         plain.install(LaneTable.of(List.of(ComponentFixture.shortLane(2))));
         new GrantPolicy(plain, f.channel).update(true);
-        assertNull(f.channel.validGrant(), "the lane cannot act directly");
+        assertNull(f.channel.grant().valid(), "the lane cannot act directly");
 
         LaneSlots two = new LaneSlots(f.answers);
         two.install(LaneTable.of(List.of(new DirectLane(3), new DirectLane(4))));
         GrantPolicy spread = new GrantPolicy(two, f.channel);
         spread.update(true);
-        assertNull(f.channel.validGrant(), "short RMA is spread over two lanes");
+        assertNull(f.channel.grant().valid(), "short RMA is spread over two lanes");
         assertFalse(spread.messageLane() >= 0);
     }
 
@@ -142,8 +142,8 @@ class GrantPolicyTest {
     void aSubmissionVoidsAGrant() {
         slots.install(LaneTable.of(List.of(new DirectLane(1))));
         grants.update(true);
-        assertNotNull(f.channel.validGrant());
+        assertNotNull(f.channel.grant().valid());
         f.channel.submit(Request.flush(0));
-        assertNull(f.channel.validGrant(), "stamped before the submission");
+        assertNull(f.channel.grant().valid(), "stamped before the submission");
     }
 }

@@ -19,15 +19,15 @@ class ImplicitErrorOrderTest {
         EndpointChannel c = new EndpointChannel("test", new WorkerAddress(UUID.randomUUID(), "peer", Map.of()));
         FencelineException early = new FencelineException("op 5 failed");
         FencelineException late = new FencelineException("op 9 failed");
-        c.implicitFailed(late, 9); // completes first, but was submitted after the flush numbered 7
-        c.implicitFailed(early, 5);
-        assertSame(early, c.takeImplicitError(7), "the flush numbered 7 reports op 5");
-        assertNull(c.takeImplicitError(7), "and only once");
-        assertSame(late, c.takeImplicitError(10), "op 9 goes to the next flush");
-        assertNull(c.takeImplicitError(100));
-        c.implicitFailed(early, 3);
-        c.implicitFailed(late, 4);
-        assertSame(early, c.takeImplicitError(6), "the first error is reported");
-        assertNull(c.takeImplicitError(6), "the others before the same flush are consumed with it");
+        c.implicit().failed(late, 9); // completes first, but was submitted after the flush numbered 7
+        c.implicit().failed(early, 5);
+        assertSame(early, c.implicit().take(7), "the flush numbered 7 reports op 5");
+        assertNull(c.implicit().take(7), "and only once");
+        assertSame(late, c.implicit().take(10), "op 9 goes to the next flush");
+        assertNull(c.implicit().take(100));
+        c.implicit().failed(early, 3);
+        c.implicit().failed(late, 4);
+        assertSame(early, c.implicit().take(6), "the first error is reported");
+        assertNull(c.implicit().take(6), "the others before the same flush are consumed with it");
     }
 }

@@ -46,8 +46,8 @@ public class SubmissionBenchmark {
     @Benchmark
     public Request submitAndTake() {
         channel.submit(Request.rma(Request.Kind.PUT, 0, data.slice(), 0x1000, key));
-        channel.drainStarted();
-        return channel.poll();
+        channel.submissions().drainStarted();
+        return channel.submissions().poll();
     }
 
     /**
@@ -61,9 +61,9 @@ public class SubmissionBenchmark {
         for (int i = 0; i < BATCH; i++) {
             channel.submit(Request.rma(Request.Kind.PUT, 0, data.slice(), 0x1000, key));
         }
-        channel.drainStarted();
+        channel.submissions().drainStarted();
         int n = 0;
-        while (channel.poll() != null) {
+        while (channel.submissions().poll() != null) {
             n++;
         }
         return n;

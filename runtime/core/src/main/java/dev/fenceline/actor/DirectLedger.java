@@ -1,0 +1,213 @@
+package dev.fenceline.actor;
+
+import dev.fenceline.FencelineException;
+import dev.fenceline.spi.DirectAnswers;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The account of an endpoint's direct active messages: those the calling thread wrote into a peer's
+ * queue under the grant, answered later on a transport's polling thread. Two monotonic counts,
+ * never decremented (a count taken back could strand a flush that had already read it). The lane
+ * numbers each message when it is sure to be queued and reports one lane's answers in that order;
+ * the actor moves the grant to another lane only once every answer is in. So "answered >= n" means
+ * exactly "the first n messages were answered", and a flush that started when n had been sent
+ * completes once it holds. A message's failure is kept under its number: the flush that waited for
+ * it reports it.
+ */
+final class DirectLedger {
+    private final AtomicLong sent = new AtomicLong();
+    private final AtomicLong answered = new AtomicLong();
+    /** Answers that came from a peer (not abandoned): for keepalive, proof that the lane is alive. */
+    private final AtomicLong heard = new AtomicLong();
+    /** Guarded by itself: failures by message number, taken by flushes in the order of their targets. */
+    private final TreeMap<Long, FencelineException> errors = new TreeMap<>();
+    private final LongAdder failures = new LongAdder();
+    /** The answered count a waiting flush needs: the answer that reaches it wakes the actor. */
+    private volatile long wanted = Long.MAX_VALUE;
+    private final ConcurrentLinkedQueue<DirectFlush> flushes = new ConcurrentLinkedQueue<>();
+    private final ImplicitErrors implicit;
+    private final SubmissionQueue submissions;
+
+    /** A flush under a grant that waits only for answers to direct active messages. */
+    private record DirectFlush(long target, long before, CompletableFuture<Void> done) {
+    }
+
+    /** Where lanes report the answers to this endpoint's direct active messages. */
+    final DirectAnswers answers = new DirectAnswers() {
+        @Override
+        public long queued() {
+            return sent.getAndIncrement();
+        }
+
+        @Override
+        public void answered(long index, FencelineException error) {
+            if (error != null) { // before the count: the flush it releases must see it
+                failures.increment();
+                synchronized (errors) {
+                    errors.putIfAbsent(index, error);
+                }
+            }
+            heard.incrementAndGet();
+            settled(answered.incrementAndGet());
+        }
+
+        @Override
+        public void abandoned(int count, FencelineException error) {
+            failures.add(count);
+            // Sent after every flush that has completed: the next flush to complete reports it.
+            implicit.failed(error, 0);
+            settled(answered.addAndGet(count));
+        }
+    };
+
+    /**
+     * @param implicit where a lane's abandoned messages are reported, for the next flush
+     * @param submissions wakes the actor when an answer it waits for comes
+     */
+    DirectLedger(ImplicitErrors implicit, SubmissionQueue submissions) {
+        this.implicit = implicit;
+        this.submissions = submissions;
+    }
+
+    private void settled(long count) {
+        if (!flushes.isEmpty()) {
+            release(count);
+        }
+        if (count >= wanted) {
+            wanted = Long.MAX_VALUE;
+            submissions.wake();
+        }
+    }
+
+    /** @return whether every direct active message sent so far was answered */
+    boolean settled() {
+        long s = sent.get(); // first: answers counted after this read cover at least these
+        return answered.get() >= s;
+    }
+
+    /** @return direct active messages answered by their peer so far (keepalive's evidence) */
+    long heard() {
+        return heard.get();
+    }
+
+    /** @return direct active messages sent so far: what a flush started now waits for */
+    long sent() {
+        return sent.get();
+    }
+
+    /** @return direct active messages answered or given up so far */
+    long answered() {
+        return answered.get();
+    }
+
+    /** @return direct active messages whose handler failed or whose lane died first */
+    long failures() {
+        return failures.sum();
+    }
+
+    /**
+     * What a flush reports: the first failed implicit operation submitted before it, else the first
+     * failed direct active message sent before it (each consumed: one flush reports one).
+     *
+     * @param before the flush's submission number (exclusive bound)
+     * @param target the direct messages sent before it
+     * @return the error, or null
+     */
+    FencelineException flushError(long before, long target) {
+        FencelineException first = implicit.take(before);
+        FencelineException direct;
+        synchronized (errors) {
+            Map.Entry<Long, FencelineException> e = errors.firstEntry();
+            direct = e == null || e.getKey() >= target ? null : e.getValue();
+            if (direct != null) {
+                errors.headMap(target).clear();
+            }
+        }
+        return first != null ? first : direct;
+    }
+
+    /**
+     * Actor: a flush needs {@code target} answers.
+     *
+     * @param target the count it waits for
+     * @return true if they are in; otherwise the answer that brings them wakes the actor
+     */
+    boolean answeredOrWake(long target) {
+        if (answered.get() >= target) {
+            return true;
+        }
+        // The smallest wish wins (flushes are checked in order); every reset to MAX comes with a
+        // wake-up, after which the actor wishes again.
+        wanted = Math.min(wanted, target);
+        // Re-read after publishing the wish: an answer counted in between saw the old wish.
+        return answered.get() >= target;
+    }
+
+    /**
+     * A flush issued under a valid grant while direct active messages are unanswered: completed by
+     * the answer that brings the count to what was sent before it, on that answer's thread.
+     *
+     * @param target the direct messages sent before it, read before the flush was issued
+     * @param before the flush's submission number (implicit errors before it are its own)
+     * @return completes when the handler ran for each of them
+     */
+    CompletableFuture<Void> flush(long target, long before) {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        flushes.add(new DirectFlush(target, before, done));
+        release(answered.get()); // the last answer may have come before the add
+        FencelineException ended = submissions.terminal(); // after the add
+        if (ended != null) {
+            fail(ended); // the actor may have failed the waiting ones just before the add
+        }
+        return done;
+    }
+
+    private void release(long count) {
+        List<DirectFlush> ready = null;
+        // One thread at a time, smallest target first: each flush takes the failures of the
+        // messages it waited for, and a later one cannot take them first.
+        synchronized (errors) {
+            for (DirectFlush d : flushes) {
+                if (d.target() <= count && flushes.remove(d)) {
+                    if (ready == null) {
+                        ready = new ArrayList<>(2);
+                    }
+                    ready.add(d);
+                }
+            }
+            if (ready == null) {
+                return;
+            }
+            ready.sort(Comparator.comparingLong(DirectFlush::target));
+            for (DirectFlush d : ready) {
+                FencelineException e = flushError(d.before(), d.target());
+                if (e == null) {
+                    d.done().complete(null); // dependents go to the dispatcher (EndpointImpl)
+                } else {
+                    d.done().completeExceptionally(e);
+                }
+            }
+        }
+    }
+
+    /**
+     * The endpoint ended (failed or closed): the flushes waiting for direct answers fail with it.
+     *
+     * @param e the endpoint's end
+     */
+    void fail(FencelineException e) {
+        for (DirectFlush d : flushes) {
+            if (flushes.remove(d)) {
+                d.done().completeExceptionally(e);
+            }
+        }
+    }
+}

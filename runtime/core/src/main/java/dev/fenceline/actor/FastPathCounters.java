@@ -1,0 +1,60 @@
+package dev.fenceline.actor;
+
+import dev.fenceline.internal.ThreadCounter;
+import dev.fenceline.spi.RequestTrace;
+import dev.fenceline.spi.support.Tracing;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * What the fast path counts itself (its operations never reach the actor's counters), and the
+ * trace events of its operations, reported on the calling thread.
+ */
+final class FastPathCounters {
+    /** Exact under concurrent callers, without a locked instruction per operation. */
+    private final ThreadCounter operations = new ThreadCounter();
+    /** Refused (a bad key, a closed region): counted as issued and failed. */
+    private final LongAdder failures = new LongAdder();
+    /** Flushes the facade completed itself, under a grant. */
+    private final LongAdder flushes = new LongAdder();
+
+    /** An operation was done and is visible, on this thread. */
+    void operation() {
+        operations.increment();
+        RequestTrace t = Tracing.take();
+        if (t != null) { // done and visible on this thread, before the call returns
+            t.admitted(RequestTrace.DIRECT, -1, true, true);
+            t.visible(-1);
+        }
+    }
+
+    /** A direct active message was queued (counted by the lane, through the direct ledger). */
+    void message() {
+        RequestTrace t = Tracing.take();
+        if (t != null) {
+            t.admitted(RequestTrace.DIRECT, -1, false, false);
+        }
+    }
+
+    void failure() {
+        failures.increment();
+    }
+
+    void flush() {
+        flushes.increment();
+    }
+
+    /** @return operations the fast path performed */
+    long operations() {
+        return operations.sum();
+    }
+
+    /** @return fast-path operations that were refused */
+    long failures() {
+        return failures.sum();
+    }
+
+    /** @return flushes completed under a grant, without the actor */
+    long flushes() {
+        return flushes.sum();
+    }
+}

@@ -1,0 +1,37 @@
+package dev.fenceline.actor;
+
+import dev.fenceline.FencelineException;
+import java.util.Map;
+import java.util.concurrent.ConcurrentSkipListMap;
+
+/**
+ * Errors of operations without a completion of their own (implicit puts, posted atomics and active
+ * messages), by submission number, until the first flush submitted after them reports them. Any
+ * thread may add (the actor, a fast-path caller, a lane's answering thread); flushes take them.
+ */
+final class ImplicitErrors {
+    private final ConcurrentSkipListMap<Long, FencelineException> errors = new ConcurrentSkipListMap<>();
+
+    /**
+     * @param e the failed operation's error, kept for the first flush submitted after it
+     * @param number its submission number (for the fast path: the submission count when it failed, so
+     *     that it sorts after everything submitted before it)
+     */
+    void failed(FencelineException e, long number) {
+        errors.putIfAbsent(number, e);
+    }
+
+    /**
+     * @param before a flush's submission number (exclusive bound)
+     * @return the first error of an operation submitted before it, or null; the errors before it are
+     *     consumed (one flush reports one)
+     */
+    FencelineException take(long before) {
+        Map.Entry<Long, FencelineException> first = errors.firstEntry();
+        if (first == null || first.getKey() >= before) {
+            return null;
+        }
+        errors.headMap(before).clear();
+        return first.getValue();
+    }
+}

@@ -1,0 +1,101 @@
+package dev.fenceline.actor;
+
+import dev.fenceline.FencelineException;
+import dev.fenceline.spi.support.Tracing;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The batching front of an endpoint actor's mailbox (like Aeron's command queue): calling threads
+ * queue requests here and at most one drain message is in the mailbox at a time, so a burst of
+ * submissions costs one message. The count of submissions stamps the fast path's grant. Only the
+ * actor takes from it.
+ */
+final class SubmissionQueue {
+    private final ConcurrentLinkedQueue<Request> queue = new ConcurrentLinkedQueue<>();
+    private final AtomicBoolean drainScheduled = new AtomicBoolean();
+    /** Submissions ever offered; a grant is valid only while it equals the grant's stamp. */
+    private final AtomicLong submitted = new AtomicLong();
+    /** Actor only: submissions ever taken. */
+    private long polled;
+    private volatile Runnable wakeup = () -> { };
+    /** Set when the actor takes no more submissions (failed, closed or stopped): submitters fail their own. */
+    private volatile FencelineException terminal;
+
+    /** @param w tells the actor to drain; set once by the actor's creator */
+    void wakeup(Runnable w) {
+        this.wakeup = w;
+    }
+
+    /** Tells the actor to drain, whether or not anything was submitted (an awaited answer came). */
+    void wake() {
+        wakeup.run();
+    }
+
+    /**
+     * @param r the request; after this it belongs to the actor (or, once the endpoint ended, fails
+     *     on this thread)
+     */
+    void submit(Request r) {
+        // Before the offer: a grant stamped earlier is void from now on.
+        r.trace = Tracing.take();
+        r.submissionNumber = submitted.incrementAndGet();
+        queue.offer(r);
+        FencelineException t = terminal;
+        if (t != null) {
+            // The actor may already have drained for the last time: fail what is left here, so that
+            // nothing submitted can hang. Each request is polled by exactly one thread.
+            Request left;
+            while ((left = queue.poll()) != null) {
+                left.fail(t);
+            }
+            return;
+        }
+        if (drainScheduled.compareAndSet(false, true)) {
+            wakeup.run();
+        }
+    }
+
+    /** @return submissions ever offered */
+    long submitted() {
+        return submitted.get();
+    }
+
+    /** @return actor only: submissions ever taken */
+    long polled() {
+        return polled;
+    }
+
+    /** @return the error every later submission fails with, or null while the actor takes them */
+    FencelineException terminal() {
+        return terminal;
+    }
+
+    /** @param e from now on submitters fail their own requests with it (the first end wins) */
+    void terminate(FencelineException e) {
+        if (terminal == null) {
+            terminal = e;
+        }
+    }
+
+    /** Actor: the drain message was received; later submissions schedule another. */
+    void drainStarted() {
+        drainScheduled.set(false);
+    }
+
+    /** Actor: more remains after a batch; keep the flag and send another drain message. */
+    void drainAgain() {
+        drainScheduled.set(true);
+        wakeup.run();
+    }
+
+    /** @return actor: the next submitted request, or null */
+    Request poll() {
+        Request r = queue.poll();
+        if (r != null) {
+            polled++;
+        }
+        return r;
+    }
+}

@@ -1,0 +1,132 @@
+package dev.fenceline.actor;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.fenceline.AtomicOp;
+import dev.fenceline.EndpointClosedException;
+import dev.fenceline.FencelineException;
+import dev.fenceline.RemoteAccessException;
+import dev.fenceline.RemoteKey;
+import java.nio.ByteBuffer;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/** The parts an endpoint's facade and actor share, each without the other. */
+class ChannelPartsTest {
+    private final ComponentFixture f = new ComponentFixture();
+    private final AtomicInteger wakeups = new AtomicInteger();
+
+    ChannelPartsTest() {
+        f.channel.submissions().wakeup(wakeups::incrementAndGet);
+    }
+
+    @Test
+    void aBurstOfSubmissionsCostsOneWakeUpAndAnEndedEndpointFailsLateOnes() {
+        SubmissionQueue q = f.channel.submissions();
+        for (int i = 0; i < 5; i++) {
+            q.submit(f.put(8, 0));
+        }
+        assertEquals(1, wakeups.get(), "one drain message for the burst");
+        q.drainStarted();
+        int taken = 0;
+        while (q.poll() != null) {
+            taken++;
+        }
+        assertEquals(5, taken);
+        assertEquals(5, q.polled());
+        q.submit(f.put(8, 0));
+        assertEquals(2, wakeups.get(), "the next burst after the drain started");
+        EndpointClosedException end = new EndpointClosedException("closed");
+        f.channel.terminate(end);
+        Request late = f.put(8, 0);
+        q.submit(late);
+        assertTrue(late.future().isCompletedExceptionally(), "failed by its submitter");
+    }
+
+    @Test
+    void aGrantIsVoidOnceAnythingIsSubmittedAndNotPublishedOverUntakenWork() {
+        GrantSlot g = f.channel.grant();
+        g.publish(null, false);
+        assertNotNull(g.valid());
+        f.channel.submit(f.put(8, 0));
+        assertNull(g.valid(), "stamped before the submission");
+        g.publish(null, false);
+        assertNull(g.valid(), "a submission the actor has not taken");
+        f.channel.submissions().drainStarted();
+        f.channel.submissions().poll();
+        g.publish(null, true);
+        assertTrue(g.valid().activeMessages());
+        g.revoke();
+        assertNull(g.valid());
+    }
+
+    @Test
+    void aDirectFlushWaitsForTheAnswersSentBeforeItAndReportsTheirFailure() throws Exception {
+        DirectLedger d = f.channel.direct();
+        long first = d.answers.queued();
+        long second = d.answers.queued();
+        assertEquals(2, d.sent());
+        CompletableFuture<Void> flush = d.flush(d.sent(), 1);
+        assertFalse(d.settled());
+        d.answers.answered(first, null);
+        assertFalse(flush.isDone(), "one of two answers");
+        FencelineException handler = new FencelineException("handler threw");
+        d.answers.answered(second, handler);
+        assertSame(handler, org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class, flush::get)
+                .getCause());
+        assertTrue(d.settled());
+        assertEquals(2, d.heard());
+        assertEquals(1, d.failures());
+        assertNull(d.flushError(1, d.sent()), "taken by that flush");
+    }
+
+    @Test
+    void abandonedMessagesGoToTheNextFlushAndAWaitingActorIsWoken() {
+        DirectLedger d = f.channel.direct();
+        d.answers.queued();
+        assertFalse(d.answeredOrWake(1));
+        int before = wakeups.get();
+        FencelineException lost = new FencelineException("lane died");
+        d.answers.abandoned(1, lost);
+        assertEquals(before + 1, wakeups.get(), "the answer the actor waited for wakes it");
+        assertTrue(d.answeredOrWake(1));
+        assertEquals(0, d.heard(), "an abandoned message is no evidence the lane lives");
+        assertSame(lost, f.channel.flushError(1, 1));
+        f.channel.terminate(new EndpointClosedException("closed"));
+        d.answers.queued();
+        assertTrue(d.flush(2, 2).isCompletedExceptionally(), "a flush after the end fails");
+    }
+
+    @Test
+    void originChecksNameWhatIsWrong() {
+        RemoteKey key = f.key;
+        assertNull(OriginChecks.access(f.channel, key.baseAddress(), key, 8, 8));
+        assertEquals(RemoteAccessException.Reason.UNKNOWN_KEY, reason(OriginChecks.access(f.channel, 0, null, 8, 1)));
+        RemoteKey foreign = new RemoteKey(UUID.randomUUID(), 1, 0x1000, 64, new byte[0]);
+        assertEquals(RemoteAccessException.Reason.WRONG_PEER,
+                reason(OriginChecks.access(f.channel, 0x1000, foreign, 8, 1)));
+        assertEquals(RemoteAccessException.Reason.OUT_OF_BOUNDS,
+                reason(OriginChecks.access(f.channel, key.baseAddress() - 1, key, 8, 1)));
+        assertEquals(RemoteAccessException.Reason.MISALIGNED,
+                reason(OriginChecks.access(f.channel, key.baseAddress() + 4, key, 8, 8)));
+        assertEquals(RemoteAccessException.Reason.INVALID_OPERATION, reason(OriginChecks.postable(AtomicOp.SWAP, 8)));
+        assertNull(OriginChecks.postable(AtomicOp.ADD, 4));
+        assertEquals(RemoteAccessException.Reason.INVALID_OPERATION,
+                reason(OriginChecks.writable(ByteBuffer.allocate(1).asReadOnlyBuffer())));
+        f.channel.markClosing();
+        assertInstanceOf(EndpointClosedException.class, OriginChecks.access(f.channel, key.baseAddress(), key, 8, 8));
+    }
+
+    private static RemoteAccessException.Reason reason(FencelineException e) {
+        return assertInstanceOf(RemoteAccessException.class, e).reason();
+    }
+}
