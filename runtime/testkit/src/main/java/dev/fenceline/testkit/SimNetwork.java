@@ -15,11 +15,32 @@ import java.util.WeakHashMap;
 /**
  * Fault injection for endpoints on the {@code sim} transport: fail, replace, recover and add lanes,
  * and change a lane's delays, while traffic flows. Every change reaches the endpoint as the same
- * message a real transport would send, in order with the lane's deliveries.
+ * message a real transport would send, in order with the lane's deliveries, and calls take effect in
+ * the order they are made: {@code failLane} then at once {@code recoverLane} (or {@code replaceLane})
+ * of the same lane works, although the endpoint has not applied the failure yet when the second call
+ * is made.
  */
 public final class SimNetwork {
-    /** Connection ids last seen per endpoint slot, so a failed slot can be recovered. */
-    private final Map<Endpoint, long[]> seen = new WeakHashMap<>();
+    /**
+     * What fault injection did to each endpoint's slots, ahead of what the endpoint has applied:
+     * its published lane table lags by the messages in its mailbox, so a call made right after
+     * another (fail, then recover) is checked against what the earlier call did, and takes effect
+     * after it. An entry is dropped once the endpoint's table shows it. Shared by every SimNetwork.
+     */
+    private static final Map<Endpoint, Slots> SLOTS = new WeakHashMap<>();
+
+    /** One endpoint's slots as fault injection left them, and the last connection seen live in each. */
+    private static final class Slots {
+        final long[] lastLive = new long[64];
+        final long[] connection = new long[64];
+        /** 0: no pending change; 1: live (replaced, recovered, added); -1: failed. */
+        final byte[] pending = new byte[64];
+        int size;
+    }
+
+    /** A slot as the next call sees it. */
+    private record Slot(long connection, boolean live) {
+    }
 
     private SimNetwork() {
     }
@@ -37,21 +58,55 @@ public final class SimNetwork {
         return new SimNetwork();
     }
 
-    private synchronized long connection(Endpoint ep, int laneIndex, boolean mayBeFailed) {
+    /** Brings an endpoint's record up to date with its published table; call under the class lock. */
+    private static Slots slots(Endpoint ep) {
+        Slots s = SLOTS.computeIfAbsent(ep, k -> new Slots());
         List<LaneInfo> lanes = ep.lanes();
-        long[] ids = seen.computeIfAbsent(ep, k -> new long[64]);
+        s.size = Math.max(s.size, lanes.size());
         for (LaneInfo l : lanes) {
+            int i = l.index();
             if (l.live()) {
-                ids[l.index()] = l.connectionId();
+                s.lastLive[i] = l.connectionId();
+            }
+            boolean shown = s.pending[i] > 0 ? l.live() && l.connectionId() == s.connection[i]
+                    : s.pending[i] < 0 && !l.live();
+            if (shown) {
+                s.pending[i] = 0; // the endpoint applied it: its table is the truth again
             }
         }
-        if (laneIndex < 0 || laneIndex >= lanes.size()) {
-            throw new IllegalArgumentException("lane " + laneIndex + " outside [0, " + lanes.size() + ") of " + ep);
+        return s;
+    }
+
+    private static Slot slot(Slots s, Endpoint ep, int laneIndex) {
+        if (laneIndex < 0 || laneIndex >= s.size) {
+            throw new IllegalArgumentException("lane " + laneIndex + " outside [0, " + s.size + ") of " + ep);
         }
-        if (!lanes.get(laneIndex).live() && !mayBeFailed) {
-            throw new IllegalStateException("lane " + laneIndex + " of " + ep + " is not live");
+        if (s.pending[laneIndex] != 0) {
+            return new Slot(s.connection[laneIndex], s.pending[laneIndex] > 0);
         }
-        return ids[laneIndex];
+        List<LaneInfo> lanes = ep.lanes();
+        boolean live = laneIndex < lanes.size() && lanes.get(laneIndex).live();
+        return new Slot(s.lastLive[laneIndex], live);
+    }
+
+    /** @return the live connection in the slot, as the previous calls left it */
+    private static long live(Endpoint ep, int laneIndex) {
+        synchronized (SLOTS) {
+            Slot slot = slot(slots(ep), ep, laneIndex);
+            if (!slot.live()) {
+                throw new IllegalStateException("lane " + laneIndex + " of " + ep + " is not live");
+            }
+            return slot.connection();
+        }
+    }
+
+    private static void pending(Endpoint ep, int laneIndex, long connection, boolean live) {
+        synchronized (SLOTS) {
+            Slots s = slots(ep);
+            s.connection[laneIndex] = connection;
+            s.pending[laneIndex] = (byte) (live ? 1 : -1);
+            s.size = Math.max(s.size, laneIndex + 1);
+        }
     }
 
     /**
@@ -62,7 +117,9 @@ public final class SimNetwork {
      * @param laneIndex the lane
      */
     public void failLane(Endpoint ep, int laneIndex) {
-        SimFaults.fail(connection(ep, laneIndex, false), "lane " + laneIndex + " of " + ep + " failed by SimNetwork");
+        long c = live(ep, laneIndex);
+        SimFaults.fail(c, "lane " + laneIndex + " of " + ep + " failed by SimNetwork");
+        pending(ep, laneIndex, c, false);
     }
 
     /**
@@ -74,18 +131,27 @@ public final class SimNetwork {
      * @param laneIndex the lane
      */
     public void silenceLane(Endpoint ep, int laneIndex) {
-        SimFaults.silence(connection(ep, laneIndex, false));
+        SimFaults.silence(live(ep, laneIndex));
     }
 
     /**
      * Puts a new connection behind the same lane index (what a transport does when it reconnects
-     * transparently); operations in flight on the old one are lost.
+     * transparently); operations in flight on the old one are lost. A lane failed by an earlier call
+     * gets its new connection as a recovery.
      *
      * @param ep the endpoint
      * @param laneIndex the lane
      */
     public void replaceLane(Endpoint ep, int laneIndex) {
-        SimFaults.replace(connection(ep, laneIndex, false));
+        Slot slot;
+        synchronized (SLOTS) {
+            slot = slot(slots(ep), ep, laneIndex);
+        }
+        if (!slot.live()) {
+            recoverLane(ep, laneIndex);
+            return;
+        }
+        pending(ep, laneIndex, SimFaults.replace(slot.connection()), true);
     }
 
     /**
@@ -95,15 +161,17 @@ public final class SimNetwork {
      * @param laneIndex a failed lane that this SimNetwork has seen live
      */
     public void recoverLane(Endpoint ep, int laneIndex) {
-        long id = connection(ep, laneIndex, true);
-        if (ep.lanes().get(laneIndex).live()) {
+        Slot slot;
+        synchronized (SLOTS) {
+            slot = slot(slots(ep), ep, laneIndex);
+        }
+        if (slot.live()) {
             throw new IllegalStateException("lane " + laneIndex + " of " + ep + " is live; only failed lanes recover");
         }
-        if (id == 0) {
-            throw new IllegalStateException("lane " + laneIndex + " of " + ep + " was never seen live by this"
-                    + " SimNetwork");
+        if (slot.connection() == 0) {
+            throw new IllegalStateException("lane " + laneIndex + " of " + ep + " was never seen live");
         }
-        SimFaults.recover(id);
+        pending(ep, laneIndex, SimFaults.recover(slot.connection()), true);
     }
 
     /**
@@ -113,10 +181,20 @@ public final class SimNetwork {
      * @param types what the new lane carries
      */
     public void addLane(Endpoint ep, Set<LaneType> types) {
-        List<LaneInfo> lanes = ep.lanes();
-        LaneInfo any = lanes.stream().filter(LaneInfo::live).findFirst()
-                .orElseThrow(() -> new IllegalStateException(ep + " has no live lane to add one beside"));
-        SimFaults.add(any.connectionId(), types, lanes.size());
+        long any = 0;
+        int slot;
+        synchronized (SLOTS) {
+            Slots s = slots(ep);
+            slot = s.size;
+            for (int i = 0; i < s.size && any == 0; i++) {
+                Slot l = slot(s, ep, i);
+                any = l.live() ? l.connection() : 0;
+            }
+        }
+        if (any == 0) {
+            throw new IllegalStateException(ep + " has no live lane to add one beside");
+        }
+        pending(ep, slot, SimFaults.add(any, types, slot), true);
     }
 
     /**
@@ -127,7 +205,7 @@ public final class SimNetwork {
      * @param laneIndex the lane
      */
     public void dropKeepalives(Endpoint ep, int laneIndex) {
-        SimFaults.dropKeepalives(connection(ep, laneIndex, false));
+        SimFaults.dropKeepalives(live(ep, laneIndex));
     }
 
     /**
@@ -171,6 +249,6 @@ public final class SimNetwork {
      * @param max the longest delay
      */
     public void setDelay(Endpoint ep, int laneIndex, Duration min, Duration max) {
-        SimFaults.delay(connection(ep, laneIndex, false), min, max);
+        SimFaults.delay(live(ep, laneIndex), min, max);
     }
 }

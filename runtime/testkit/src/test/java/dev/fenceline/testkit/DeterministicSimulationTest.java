@@ -84,7 +84,9 @@ class DeterministicSimulationTest {
                 }
                 switch (round) {
                     case 10 -> sim.network().failLane(raw, 1);
+                    case 15 -> sim.network().failLane(raw, 2); // one lane left: the fast path by grant opens
                     case 20 -> sim.network().recoverLane(raw, 1);
+                    case 25 -> sim.network().recoverLane(raw, 2);
                     case 30 -> sim.network().replaceLane(raw, 0);
                     default -> { }
                 }
@@ -102,6 +104,7 @@ class DeterministicSimulationTest {
             CRC32 crc = new CRC32();
             crc.update(memory.duplicate().clear());
             assertEquals(0, sim.foreignTasks(), "every task came from the simulation's own thread");
+            assertTrue(a.statistics().direct() > 0, "the fast path by grant ran: " + a.statistics());
             return new Run(events.toString(), sim.steps(), sim.elapsed(), crc.getValue(), history.ops().size());
         }
     }

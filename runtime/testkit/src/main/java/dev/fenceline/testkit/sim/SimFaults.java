@@ -38,18 +38,22 @@ public final class SimFaults {
      * Puts a new connection behind the lane's slot; the old one stops delivering.
      *
      * @param connectionId the lane's connection
+     * @return the new connection's id
      */
-    public static void replace(long connectionId) {
+    public static long replace(long connectionId) {
         SimLane old = lane(connectionId);
-        old.replaceWith(old.origin().newLane(old.index(), old.spec(), old.peer()));
+        SimLane next = old.origin().newLane(old.index(), old.spec(), old.peer());
+        old.replaceWith(next);
+        return next.id();
     }
 
     /**
      * Reconnects a failed lane: a new connection in the same slot, with the failed lane's spec.
      *
      * @param failedConnectionId the failed lane's connection (still known to the sim)
+     * @return the new connection's id
      */
-    public static void recover(long failedConnectionId) {
+    public static long recover(long failedConnectionId) {
         SimLane old = SimLanes.find(failedConnectionId);
         if (old == null) {
             old = SimLanes.findClosed(failedConnectionId);
@@ -58,7 +62,9 @@ public final class SimFaults {
             throw new IllegalArgumentException("no sim lane with connection id " + failedConnectionId);
         }
         SimLane next = old.origin().newLane(old.index(), old.spec(), old.peer());
-        old.listener().onRecovered(next);
+        SimLane from = old;
+        old.onFabric(() -> from.listener().onRecovered(next)); // in order with an earlier failure report
+        return next.id();
     }
 
     /**
@@ -67,12 +73,15 @@ public final class SimFaults {
      * @param anyConnectionId a connection of the endpoint
      * @param types the new lane's types
      * @param index the slot the new lane will get
+     * @return the new connection's id
      */
-    public static void add(long anyConnectionId, Set<LaneType> types, int index) {
+    public static long add(long anyConnectionId, Set<LaneType> types, int index) {
         SimLane any = lane(anyConnectionId);
         SimLaneSpec spec = new SimLaneSpec(types, any.spec().minDelay(), any.spec().maxDelay(),
                 any.spec().deduplicates());
-        any.listener().onLaneAdded(any.origin().newLane(index, spec, any.peer()));
+        SimLane next = any.origin().newLane(index, spec, any.peer());
+        any.onFabric(() -> any.listener().onLaneAdded(next)); // in order with earlier reports
+        return next.id();
     }
 
     /**

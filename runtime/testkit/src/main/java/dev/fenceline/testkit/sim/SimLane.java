@@ -139,6 +139,11 @@ final class SimLane implements LaneConnection, DirectAccess {
         });
     }
 
+    /** @param report runs on the fabric, after everything scheduled before it (failure reports among them) */
+    void onFabric(Runnable report) {
+        fabric.schedule(fabric.now(), report);
+    }
+
     /** Turns the lane into a black hole: only keepalive can tell. */
     void silence() {
         silent = true;

@@ -1,0 +1,98 @@
+package dev.fenceline.testkit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import dev.fenceline.Endpoint;
+import dev.fenceline.LaneType;
+import dev.fenceline.MemoryRegion;
+import dev.fenceline.Worker;
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * SimNetwork's calls take effect in the order they are made, although the endpoint applies each a
+ * message later: a lane failed and at once recovered (or replaced) is live again, on virtual time.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class SimNetworkOrderTest {
+    private static final Config LANES = ConfigFactory.parseString("fenceline.transport.sim.lanes = ["
+            + "{ types = [AM, RMA, AMO], min-delay = 0us, max-delay = 40us },"
+            + "{ types = [AM, RMA, RMA_BW, AMO], min-delay = 0us, max-delay = 40us } ]");
+
+    private interface Scenario {
+        void run(SimNetwork net, Endpoint ep);
+    }
+
+    private static List<Boolean> after(long seed, Scenario scenario, int reconfigurations) {
+        try (DeterministicSimulation sim = DeterministicSimulation.start(seed, LANES)) {
+            Worker a = sim.await(sim.fenceline().newWorker("a"));
+            Worker b = sim.await(sim.fenceline().newWorker("b"));
+            MemoryRegion region = b.allocate(1 << 16);
+            Endpoint ep = sim.await(a.connect(b.address()));
+            long before = ep.lanes().get(1).connectionId();
+            scenario.run(sim.network(), ep);
+            ByteBuffer bulk = ByteBuffer.allocate(1 << 15);
+            bulk.put(0, (byte) 9);
+            sim.await(ep.put(bulk, region.address(), region.remoteKey()));
+            sim.await(ep.flush());
+            assertEquals(9, region.buffer().get(0));
+            assertEquals(reconfigurations, a.statistics().reconfigurations(), a.statistics().toString());
+            assertEquals(0, a.statistics().failed(), a.statistics().toString());
+            assertNotEquals(before, ep.lanes().get(1).connectionId(), "a new connection: " + ep.lanes());
+            return ep.lanes().stream().map(l -> l.live()).toList();
+        }
+    }
+
+    @Test
+    void aLaneFailedAndAtOnceRecoveredIsLive() {
+        assertEquals(List.of(true, true), after(1, (net, ep) -> {
+            net.failLane(ep, 1);
+            assertThrows(IllegalStateException.class, () -> net.failLane(ep, 1), "failed already");
+            net.recoverLane(ep, 1);
+            assertThrows(IllegalStateException.class, () -> net.recoverLane(ep, 1), "recovered already");
+        }, 2));
+    }
+
+    @Test
+    void aLaneFailedAndAtOnceReplacedIsLive() {
+        assertEquals(List.of(true, true), after(2, (net, ep) -> {
+            net.failLane(ep, 1);
+            net.replaceLane(ep, 1);
+        }, 2));
+    }
+
+    @Test
+    void aLaneReplacedTwiceAndAnAddedLaneFollowEachOther() {
+        assertEquals(List.of(true, true, true), after(3, (net, ep) -> {
+            net.replaceLane(ep, 1);
+            net.replaceLane(ep, 1); // the second replaces the first's connection, not the original
+            net.addLane(ep, Set.of(LaneType.RMA_BW));
+            net.failLane(ep, 2); // the added lane, before the endpoint has it
+            net.recoverLane(ep, 2);
+        }, 5));
+    }
+
+    @Test
+    void aLaneTheEndpointFailedItselfCanBeRecovered() {
+        try (DeterministicSimulation sim = DeterministicSimulation.start(4, LANES)) {
+            Worker a = sim.await(sim.fenceline().newWorker("a"));
+            Worker b = sim.await(sim.fenceline().newWorker("b"));
+            Endpoint ep = sim.await(a.connect(b.address()));
+            sim.network().silenceLane(ep, 0);
+            sim.advance(java.time.Duration.ofSeconds(10)); // keepalive fails it
+            assertTrue(!ep.lanes().get(0).live(), ep.lanes().toString());
+            sim.network().recoverLane(ep, 0);
+            sim.advance(java.time.Duration.ofMillis(10));
+            assertTrue(ep.lanes().get(0).live(), ep.lanes().toString());
+        }
+    }
+}
