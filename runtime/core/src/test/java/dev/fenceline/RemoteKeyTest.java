@@ -10,7 +10,10 @@ import java.util.Arrays;
 import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import java.util.concurrent.TimeUnit;
 
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
 class RemoteKeyTest {
     private final RemoteKey key = new RemoteKey(UUID.randomUUID(), 0x9c1e_0000_1234_5678L, 0x7f00_0000_1000L, 4096,
             new byte[] {1, 2});

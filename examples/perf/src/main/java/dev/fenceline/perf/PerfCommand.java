@@ -292,8 +292,11 @@ public final class PerfCommand implements Callable<Integer> {
     private int serve(Config config, java.net.InetSocketAddress at) throws Exception {
         try (java.net.ServerSocket listener = new java.net.ServerSocket()) {
             listener.bind(at, 1);
-            System.out.println("fenceline perf server: waiting for a driver on " + listener.getLocalSocketAddress());
-            System.out.flush();
+            // On the command's own writer (stdout unless a caller set another): port 0 binds a free
+            // port, and whoever started the server reads which from this line.
+            java.io.PrintWriter console = spec.commandLine().getOut();
+            console.println("fenceline perf server: waiting for a driver on " + listener.getLocalSocketAddress());
+            console.flush();
             try (java.net.Socket control = listener.accept()) {
                 control.setTcpNoDelay(true);
                 control.setSoTimeout(SETUP_TIMEOUT_MS);
@@ -301,7 +304,8 @@ public final class PerfCommand implements Callable<Integer> {
                         java.nio.charset.StandardCharsets.US_ASCII);
                 out.println(PerfTarget.GREETING + " " + transport);
                 PerfTarget.serve(config, control.getInputStream(), out, () -> control.setSoTimeout(0));
-                System.out.println("fenceline perf server: served " + control.getRemoteSocketAddress());
+                console.println("fenceline perf server: served " + control.getRemoteSocketAddress());
+                console.flush();
             }
         }
         return 0;

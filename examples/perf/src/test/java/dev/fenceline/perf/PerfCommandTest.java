@@ -77,21 +77,36 @@ class PerfCommandTest {
     /** A run across hosts, here two sides in one JVM: a server takes the driver's control connection. */
     @Test
     void serverAndConnectOverShm() throws Exception {
-        int port;
-        try (java.net.ServerSocket probe = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            port = probe.getLocalPort(); // free now; the server binds it again below
-        }
-        java.util.concurrent.CompletableFuture<Integer> server = java.util.concurrent.CompletableFuture.supplyAsync(
-                () -> new CommandLine(new PerfCommand()).execute("--transport", "shm", "--server=127.0.0.1:" + port));
-        String json = "";
-        for (int attempt = 0; attempt < 50 && !json.contains("fadd_lat"); attempt++) {
-            try {
-                json = run("--transport", "shm", "--connect", "127.0.0.1:" + port, "--tests", "put_bw,fadd_lat,am_lat",
-                        "--sizes", "8,4K", "-n", "300", "-w", "30", "--json");
-            } catch (AssertionError notListeningYet) { // the driver could not connect yet
-                Thread.sleep(100);
+        // Port 0: the server binds a free port itself and says which (no probe-then-bind race).
+        java.util.concurrent.CompletableFuture<Integer> bound = new java.util.concurrent.CompletableFuture<>();
+        java.util.regex.Pattern listening = java.util.regex.Pattern.compile("waiting for a driver on .*:(\\d+)");
+        java.io.Writer watcher = new java.io.Writer() {
+            private final StringBuilder text = new StringBuilder();
+
+            @Override
+            public synchronized void write(char[] c, int off, int len) {
+                text.append(c, off, len);
+                java.util.regex.Matcher m = listening.matcher(text);
+                if (m.find()) {
+                    bound.complete(Integer.parseInt(m.group(1)));
+                }
             }
-        }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        CommandLine serverCommand = new CommandLine(new PerfCommand());
+        serverCommand.setOut(new PrintWriter(watcher, true));
+        java.util.concurrent.CompletableFuture<Integer> server = java.util.concurrent.CompletableFuture.supplyAsync(
+                () -> serverCommand.execute("--transport", "shm", "--server=127.0.0.1:0"));
+        int port = bound.get(30, TimeUnit.SECONDS);
+        String json = run("--transport", "shm", "--connect", "127.0.0.1:" + port, "--tests", "put_bw,fadd_lat,am_lat",
+                "--sizes", "8,4K", "-n", "300", "-w", "30", "--json");
         assertEquals(0, server.get(60, TimeUnit.SECONDS));
         for (String t : new String[] {"put_bw", "fadd_lat", "am_lat"}) {
             assertTrue(json.contains("\"test\":\"" + t + "\",\"transport\":\"shm\""), t + " missing in " + json);

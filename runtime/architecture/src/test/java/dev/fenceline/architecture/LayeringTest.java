@@ -16,6 +16,8 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Who may depend on whom, checked on every module's main classes (tests and generated benchmark
@@ -23,6 +25,7 @@ import org.junit.jupiter.api.Test;
  * Pekko type, examples and the test kit use only the public API (and the examples the test kit),
  * and no package is split across jars.
  */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
 class LayeringTest {
     private static JavaClasses all;
 

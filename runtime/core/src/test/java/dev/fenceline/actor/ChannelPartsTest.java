@@ -19,8 +19,11 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import java.util.concurrent.TimeUnit;
 
 /** The parts an endpoint's facade and actor share, each without the other. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
 class ChannelPartsTest {
     private final ComponentFixture f = new ComponentFixture();
     private final AtomicInteger wakeups = new AtomicInteger();

@@ -29,11 +29,14 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.pekko.actor.testkit.typed.javadsl.BehaviorTestKit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Tier 2: one endpoint actor driven one message at a time with {@link BehaviorTestKit}, over
  * recording lanes, so every transport call the fence engine makes is visible and ordered.
  */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
 class EndpointActorTest {
     private final UUID peerId = UUID.randomUUID();
     private final WorkerAddress peer = new WorkerAddress(peerId, "peer", Map.of("recording", new byte[0]));

@@ -14,11 +14,14 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
+import org.junit.jupiter.api.Timeout;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Fence admission without an actor: which requests go at once, which wait, and the strong fence's
  * life (started, completed through the mailbox, failed, interrupted by a reconfiguration).
  */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
 class FenceAdmissionTest {
     private final ComponentFixture f = new ComponentFixture();
     private final LaneSlots slots = new LaneSlots(f.answers);

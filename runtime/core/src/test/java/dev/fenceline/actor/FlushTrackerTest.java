@@ -16,8 +16,11 @@ import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import java.util.concurrent.TimeUnit;
 
 /** Flush tracking without an actor: when a user flush starts, what it waits for, and its owners' tokens. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
 class FlushTrackerTest {
     private final ComponentFixture f = new ComponentFixture();
     private final LaneSlots slots = new LaneSlots(f.answers);

@@ -19,8 +19,11 @@ import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import java.util.concurrent.TimeUnit;
 
 /** When the fast path's grant is published, without an actor. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
 class GrantPolicyTest {
     private final ComponentFixture f = new ComponentFixture();
     private final LaneSlots slots = new LaneSlots(f.answers);

@@ -8,11 +8,14 @@ import dev.fenceline.WorkerAddress;
 import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import java.util.concurrent.TimeUnit;
 
 /**
  * An implicit operation's error goes to the first flush submitted after it, not to a flush that
  * was submitted before it and merely completed later.
  */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
 class ImplicitErrorOrderTest {
     @Test
     void aFlushReportsOnlyErrorsOfOperationsSubmittedBeforeIt() {

@@ -7,8 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import java.util.concurrent.TimeUnit;
 
 /** The in-flight table without an actor: order, sequence numbers, the low-water mark and retirement. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
 class InflightTableTest {
     private final ComponentFixture f = new ComponentFixture();
     private final InflightTable t = new InflightTable();

@@ -14,8 +14,11 @@ import java.nio.ByteBuffer;
 import java.util.List;
 import org.agrona.collections.LongHashSet;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import java.util.concurrent.TimeUnit;
 
 /** Lane slots without an actor: selection, parking after NO_RESOURCE, and what a reconfiguration unparks. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
 class LaneSlotsTest {
     private final ComponentFixture f = new ComponentFixture();
     private final LaneSlots slots = new LaneSlots(f.answers);

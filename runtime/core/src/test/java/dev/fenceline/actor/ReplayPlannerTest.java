@@ -11,8 +11,11 @@ import java.util.Arrays;
 import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.collections.LongHashSet;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import java.util.concurrent.TimeUnit;
 
 /** The replay planner as a pure function of the in-flight fragments and which connections remain. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
 class ReplayPlannerTest {
     private final ComponentFixture f = new ComponentFixture();
     private final Long2ObjectHashMap<InflightTable.Fragment> fragments = new Long2ObjectHashMap<>();

@@ -10,8 +10,11 @@ import dev.fenceline.internal.FenceDecision.Defer;
 import dev.fenceline.internal.FenceDecision.StartStrongFence;
 import dev.fenceline.internal.FenceDecision.WeakFence;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import java.util.concurrent.TimeUnit;
 
 /** Tier 1: every branch of the admission decision and the lane arithmetic (DESIGN §3.2, §3.4). */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
 class FenceStateTest {
     private static final long L0 = 1;
     private static final long L1 = 2;

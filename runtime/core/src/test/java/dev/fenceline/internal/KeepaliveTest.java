@@ -6,8 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import java.util.concurrent.TimeUnit;
 
 /** Keepalive as arithmetic on times: no clock, no actor. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
 class KeepaliveTest {
     private static final long S = 1_000_000_000L;
     private final Keepalive k = new Keepalive(1 * S, 5 * S);

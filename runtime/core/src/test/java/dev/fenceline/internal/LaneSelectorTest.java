@@ -9,7 +9,10 @@ import dev.fenceline.spi.RecordingLane;
 import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import java.util.concurrent.TimeUnit;
 
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
 class LaneSelectorTest {
     static LaneTable table(Set<?>... types) {
         List<LaneConnection> l = new java.util.ArrayList<>();

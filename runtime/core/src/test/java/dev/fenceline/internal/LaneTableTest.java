@@ -8,8 +8,11 @@ import dev.fenceline.spi.RecordingLane;
 import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import java.util.concurrent.TimeUnit;
 
 /** DESIGN §3.4: the generation changes iff the connection in a slot changes. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
 class LaneTableTest {
     private final RecordingLane x = new RecordingLane(1, Set.of(LaneType.AM));
     private final RecordingLane y = new RecordingLane(2, Set.of(LaneType.AM));

@@ -8,8 +8,11 @@ import dev.fenceline.RemoteAccessException;
 import java.nio.ByteBuffer;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import java.util.concurrent.TimeUnit;
 
 /** A closed region is reported as closed, and the table does not keep every closed key forever. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
 class RegistrationTableClosedKeysTest {
     private final RegistrationTable table = new RegistrationTable(UUID.randomUUID(), "keys");
 

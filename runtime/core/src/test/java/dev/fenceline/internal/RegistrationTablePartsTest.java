@@ -9,8 +9,11 @@ import dev.fenceline.spi.RemoteAccessTarget;
 import java.nio.ByteBuffer;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import java.util.concurrent.TimeUnit;
 
 /** A put whose bytes arrive in pieces (a tcp frame spread over several socket reads). */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
 class RegistrationTablePartsTest {
     private final RegistrationTable table = new RegistrationTable(UUID.randomUUID(), "parts");
     private final MemoryRegion region = table.allocate(1024);

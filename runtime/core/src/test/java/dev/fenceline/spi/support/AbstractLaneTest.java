@@ -17,8 +17,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import java.util.concurrent.TimeUnit;
 
 /** The lane base that tcp and shm share: phases, the payload limit, the GET-buffer guard, batched completions. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
 class AbstractLaneTest {
     /** A lane with nothing of its own. */
     private static final class Lane extends AbstractLane {

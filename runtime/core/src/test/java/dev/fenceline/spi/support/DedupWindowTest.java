@@ -7,7 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import dev.fenceline.spi.support.DedupWindow.Seen;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import java.util.concurrent.TimeUnit;
 
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
 class DedupWindowTest {
     @Test
     void duplicatesGetTheFirstOutcome() {

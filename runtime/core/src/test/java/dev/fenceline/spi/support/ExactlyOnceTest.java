@@ -9,8 +9,11 @@ import dev.fenceline.FencelineException;
 import dev.fenceline.OutcomeUnknownException;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import java.util.concurrent.TimeUnit;
 
 /** The one target-side exactly-once apply that tcp, shm and sim share. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
 class ExactlyOnceTest {
     private final ExactlyOnce once = new ExactlyOnce("test worker 'b'", 16);
     private final DedupWindow window = once.newWindow();

@@ -19,12 +19,15 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The checker must be able to fail: a scripted endpoint that breaks each guarantee on purpose (a
  * stale fetch after a fence, a stale get, a flush that overtakes, a request that never completes, a
  * double-applied ADD) is caught by the matching assertion, and an honest one passes.
  */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
 class HistoryCheckerTest {
     /** An endpoint whose answers the test scripts; futures complete when the test says. */
     static class Scripted implements Endpoint {

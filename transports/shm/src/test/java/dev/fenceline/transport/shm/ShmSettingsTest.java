@@ -11,8 +11,11 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import java.util.concurrent.TimeUnit;
 
 /** Every documented key is read, and bad values are refused with the full key named. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
 class ShmSettingsTest {
     private static ShmSettings settings(String hocon) {
         return ShmSettings.fromSection(ConfigFactory.parseString(hocon)

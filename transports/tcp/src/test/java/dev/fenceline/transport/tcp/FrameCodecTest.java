@@ -23,8 +23,11 @@ import java.util.Set;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import java.util.concurrent.TimeUnit;
 
 /** Every frame FrameEncoder writes decodes through FrameDecoder to the same fields; NACK errors round trip. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
 class FrameCodecTest {
     private static final int MAX = 4096;
     private static final long T = 0x8000_0000_0000_0001L; // every 64-bit field must survive all its bits

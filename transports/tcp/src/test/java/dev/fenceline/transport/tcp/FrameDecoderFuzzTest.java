@@ -16,11 +16,14 @@ import java.util.List;
 import java.util.Random;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Seeded fuzzing of FrameDecoder: any bytes either decode within the format's bounds or throw
  * MalformedFrameException, never another exception; and the maxData bound holds for every data frame.
  */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
 class FrameDecoderFuzzTest {
     private static final long SEED = Long.getLong("fenceline.fuzz.seed", 0x5EED_F00DL);
     private static final int MAX_DATA = 200;

@@ -11,8 +11,11 @@ import java.util.List;
 import java.util.Set;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import java.util.concurrent.TimeUnit;
 
 /** Handshake proofs bind the role, both nonces, both worker ids, the version and the secret; matches() is exact. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
 class HandshakeTest {
     private static final String SECRET = "handshake-test-secret-0123";
     private static final UUID CLIENT = new UUID(1, 2);

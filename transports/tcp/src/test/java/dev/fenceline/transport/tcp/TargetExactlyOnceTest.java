@@ -19,6 +19,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The target side of exactly-once, frame by frame on two authenticated connections (two rails) of
@@ -26,6 +28,7 @@ import org.junit.jupiter.api.Test;
  * operation (a throwing active-message handler) is refused again rather than run twice, a stale copy
  * below the origin's low-water mark is never applied, and one beyond the window is not applied.
  */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
 class TargetExactlyOnceTest {
     private static final long ORIGIN = 0x0123_4567_89ABL;
     private final AtomicInteger puts = new AtomicInteger();

@@ -14,8 +14,11 @@ import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import java.util.concurrent.TimeUnit;
 
 /** TcpAddress encodes and strictly decodes a worker's listening addresses; TcpTransport.sameNetwork matches subnets. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
 class TcpAddressTest {
     private static final List<InetSocketAddress> V4 = List.of(new InetSocketAddress("10.0.0.1", 7000),
             new InetSocketAddress("192.168.200.3", 65535));

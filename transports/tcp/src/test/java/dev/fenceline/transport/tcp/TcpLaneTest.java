@@ -24,8 +24,11 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import java.util.concurrent.TimeUnit;
 
 /** The origin side of one lane, on an embedded channel: replies, flow control and giving a lane up. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
 class TcpLaneTest {
     private final List<String> events = new CopyOnWriteArrayList<>();
     private TcpTransport transport;

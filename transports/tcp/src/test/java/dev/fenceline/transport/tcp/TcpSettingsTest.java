@@ -16,8 +16,11 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import java.util.concurrent.TimeUnit;
 
 /** TcpSettings reads reference.conf's defaults, reads every documented key and refuses invalid values by full key. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
 class TcpSettingsTest {
     private static final String SECRET = "0123456789abcdef-secret";
 
