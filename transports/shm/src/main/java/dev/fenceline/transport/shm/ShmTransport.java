@@ -77,8 +77,17 @@ final class ShmTransport implements Transport, Agent {
     private final boolean cma;
     private final java.util.BitSet slots = new java.util.BitSet();
     private final Set<CmaLane> cmaLanes = ConcurrentHashMap.newKeySet();
-    /** Closed registrations kept reachable (memory and slot) a while, see registerRegion. */
-    private final java.util.concurrent.ConcurrentLinkedQueue<Object[]> quarantine =
+    /**
+     * A closed registration kept a while, see registerRegion.
+     *
+     * @param memory kept reachable, so a peer's access that passed the key check still finds it mapped
+     * @param slot kept taken, so no new registration reuses it meanwhile
+     * @param since when it was closed
+     */
+    private record Quarantined(java.nio.ByteBuffer memory, int slot, long since) {
+    }
+
+    private final java.util.concurrent.ConcurrentLinkedQueue<Quarantined> quarantine =
             new java.util.concurrent.ConcurrentLinkedQueue<>();
     private static final long QUARANTINE_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** Target side (polling thread only): the origin endpoint each connection carries, for eviction. */
@@ -204,7 +213,7 @@ final class ShmTransport implements Transport, Agent {
             @Override
             public void close() {
                 inbox.close(slot);
-                quarantine.add(new Object[] {memory, slot, System.nanoTime()});
+                quarantine.add(new Quarantined(memory, slot, System.nanoTime()));
             }
         };
     }
@@ -432,11 +441,11 @@ final class ShmTransport implements Transport, Agent {
 
     private void checkPeers() {
         long now = System.nanoTime();
-        Object[] q;
-        while ((q = quarantine.peek()) != null && now - (long) q[2] > QUARANTINE_NANOS) {
+        Quarantined q;
+        while ((q = quarantine.peek()) != null && now - q.since() > QUARANTINE_NANOS) {
             quarantine.poll();
             synchronized (slots) {
-                slots.clear((int) q[1]);
+                slots.clear(q.slot());
             }
         }
         peerSegments.values().removeIf(seg -> !seg.open()); // closed by its owner: drop our mapping
