@@ -115,8 +115,15 @@ final class LaneChanges {
             lastDirectHeard = answered;
             heard(ops.grants().messageLane(), ops.grants().messageConnection());
         }
-        Keepalive.Tick tick = keepalive.tick(clock.getAsLong(), table().liveMask());
-        ops.flushes.issueAll(FlushTracker.Probe.INSTANCE, tick.probes());
+        long now = clock.getAsLong();
+        Keepalive.Tick tick = keepalive.tick(now, table().liveMask());
+        for (int i = 0; i < table().size(); i++) {
+            if ((tick.probes() & (1L << i)) != 0 && !ops.flushes.issue(FlushTracker.Probe.INSTANCE, i)) {
+                // Answered at once (a lane that checks its peer's liveness itself): heard from now.
+                keepalive.probeAnswered(i);
+                keepalive.heard(i, now);
+            }
+        }
         return tick;
     }
 

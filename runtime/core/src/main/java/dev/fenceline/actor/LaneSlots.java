@@ -187,16 +187,19 @@ final class LaneSlots {
         used |= 1L << lane;
         ArrayDeque<Pending> waiting = parked[lane];
         if (!waiting.isEmpty()) {
-            waiting.add(new Pending.Flush(token));
+            waiting.add(new Pending.Flush(token, probe));
             return true;
         }
-        LaneConnection c = table.connection(lane);
-        PostStatus s = probe ? c.keepalive(token) : c.flush(token);
+        PostStatus s = send(table.connection(lane), token, probe);
         if (s == PostStatus.NO_RESOURCE) {
-            waiting.add(new Pending.Flush(token));
+            waiting.add(new Pending.Flush(token, probe));
             return true;
         }
         return s != PostStatus.COMPLETED;
+    }
+
+    private static PostStatus send(LaneConnection c, long token, boolean probe) {
+        return probe ? c.keepalive(token) : c.flush(token);
     }
 
     /**
@@ -213,7 +216,7 @@ final class LaneSlots {
                     break;
                 }
             } else if (head instanceof Pending.Flush f) {
-                PostStatus s = table.connection(lane).flush(f.token());
+                PostStatus s = send(table.connection(lane), f.token(), f.probe());
                 if (s == PostStatus.NO_RESOURCE) {
                     waiting.addFirst(head);
                     break;

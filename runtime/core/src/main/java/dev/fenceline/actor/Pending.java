@@ -11,7 +11,10 @@ sealed interface Pending {
     record Op(TransportOp op) implements Pending {
     }
 
-    /** @param token a lane flush (or keepalive probe) the lane has not taken yet */
-    record Flush(long token) implements Pending {
+    /**
+     * @param token a lane flush the lane has not taken yet
+     * @param probe whether it is a keepalive probe (which must reach the peer, not just the lane)
+     */
+    record Flush(long token, boolean probe) implements Pending {
     }
 }

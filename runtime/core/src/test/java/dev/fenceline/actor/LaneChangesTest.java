@@ -1,0 +1,73 @@
+package dev.fenceline.actor;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.typesafe.config.ConfigFactory;
+import dev.fenceline.EndpointFailedException;
+import dev.fenceline.internal.FencelineSettings;
+import dev.fenceline.internal.Keepalive;
+import dev.fenceline.spi.PostStatus;
+import dev.fenceline.spi.RecordingLane;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.slf4j.LoggerFactory;
+
+/** Lane-table changes and keepalive without an actor, on a clock the test moves. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class LaneChangesTest {
+    private static final long MS = 1_000_000L;
+    private final ComponentFixture f = new ComponentFixture();
+    private final FencelineSettings settings = FencelineSettings.fromConfig(ConfigFactory.parseString(
+            "fenceline.endpoint.keepalive { interval = 20ms, timeout = 100ms }")
+            .withFallback(ConfigFactory.defaultReference()).resolve());
+    private final AtomicLong now = new AtomicLong(1_000 * MS);
+    private final Keepalive keepalive = new Keepalive(20 * MS, 100 * MS);
+    private final List<String> told = new ArrayList<>();
+    private final Operations ops = new Operations(settings, f.channel, LoggerFactory.getLogger(LaneChangesTest.class),
+            keepalive, () -> told.add("fenceDone"), () -> told.add("drain"));
+    private final LaneChanges lanes = new LaneChanges(settings, f.channel, LoggerFactory.getLogger(
+            LaneChangesTest.class), ops, keepalive, now::get, (slot, c) -> { }, () -> told.add("replayDone"));
+
+    @Test
+    void aLaneWhoseProbeIsAnsweredAtOnceStaysLiveWhileIdle() {
+        RecordingLane ring = ComponentFixture.shortLane(1);
+        RecordingLane bulk = ComponentFixture.bulkLane(2);
+        bulk.flushAnswer = PostStatus.COMPLETED; // as a lane that checks its peer's process itself
+        lanes.installFirst(List.of(ring, bulk));
+        for (int t = 0; t < 50; t++) {
+            now.addAndGet(20 * MS);
+            Keepalive.Tick tick = lanes.keepaliveTick();
+            assertEquals(-1, tick.failed(), "tick " + t + ": " + f.channel.lanes());
+            if (!ring.flushTokens.isEmpty()) { // the ring lane's probe is answered by a message
+                ops.flushed(ring.flushTokens.remove(0));
+            }
+        }
+        assertTrue(f.channel.lanes().stream().allMatch(l -> l.live()), f.channel.lanes().toString());
+        assertTrue(bulk.events.size() > 10, "the bulk lane was probed: " + bulk.events);
+    }
+
+    @Test
+    void aProbeThatNeverComesBackFailsItsLaneAfterTheTimeout() {
+        RecordingLane a = ComponentFixture.shortLane(1);
+        RecordingLane b = ComponentFixture.shortLane(2);
+        lanes.installFirst(List.of(a, b));
+        now.addAndGet(20 * MS);
+        lanes.keepaliveTick(); // both probed
+        ops.flushed(a.flushTokens.get(0));
+        now.addAndGet(50 * MS);
+        assertEquals(-1, lanes.keepaliveTick().failed(), "not yet");
+        now.addAndGet(60 * MS);
+        assertEquals(1, lanes.keepaliveTick().failed(), "lane 1's probe is overdue");
+        assertNull(lanes.laneFailed(1, b.id, new RuntimeException("keepalive")), "failover: the endpoint goes on");
+        assertEquals(List.of(true, false), f.channel.lanes().stream().map(l -> l.live()).toList());
+        assertTrue(told.contains("replayDone"));
+        EndpointFailedException last = lanes.laneFailed(0, a.id, new RuntimeException("gone"));
+        assertTrue(last != null && last.getMessage().contains("its last live lane"), String.valueOf(last));
+    }
+}
