@@ -18,7 +18,16 @@ import java.util.Set;
  */
 public record LaneInfo(int index, long generation, Set<LaneType> types, String transport, boolean live,
         long connectionId) {
-    /** Copies {@code types} so the snapshot stays immutable (and lists them in declaration order). */
+    /**
+     * Copies {@code types}, so the snapshot stays immutable (and lists them in declaration order).
+     *
+     * @param index the slot
+     * @param generation the lane generation
+     * @param types what the lane is used for
+     * @param transport the transport's name
+     * @param live whether the lane is usable
+     * @param connectionId the connection's identity, or 0
+     */
     public LaneInfo {
         EnumSet<LaneType> copy = EnumSet.noneOf(LaneType.class);
         copy.addAll(types);

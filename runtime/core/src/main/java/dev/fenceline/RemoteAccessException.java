@@ -26,6 +26,7 @@ public class RemoteAccessException extends FencelineException {
         INVALID_OPERATION
     }
 
+    /** What kind of refusal it is. */
     private final Reason reason;
 
     /**

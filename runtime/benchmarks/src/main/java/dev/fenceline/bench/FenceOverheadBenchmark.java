@@ -50,7 +50,11 @@ public class FenceOverheadBenchmark {
     private boolean fence;
     private final CompletableFuture<?>[] batch = new CompletableFuture<?>[BATCH];
 
-    /** Starts two workers over zero-delay sim lanes. */
+    /**
+     * Starts two workers over zero-delay sim lanes.
+     *
+     * @throws Exception if they do not start
+     */
     @Setup(Level.Trial)
     public void start() throws Exception {
         String lane = "min-delay = 0us, max-delay = 0us";

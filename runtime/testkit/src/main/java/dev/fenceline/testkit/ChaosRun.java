@@ -45,7 +45,15 @@ public final class ChaosRun {
      * @param fenceMode endpoint or strong
      */
     public record Options(long seed, int ops, int reconfigs, int endpoints, String fenceMode) {
-        /** Checks the bounds. */
+        /**
+         * Checks the bounds.
+         *
+         * @param seed the seed
+         * @param ops operations, at least 1
+         * @param reconfigs lane changes, at least 0
+         * @param endpoints endpoints, 1 to 16
+         * @param fenceMode endpoint or strong
+         */
         public Options {
             if (ops < 1 || reconfigs < 0 || endpoints < 1 || endpoints > 16) {
                 throw new IllegalArgumentException("ops " + ops + " >= 1, reconfigs " + reconfigs + " >= 0, endpoints "

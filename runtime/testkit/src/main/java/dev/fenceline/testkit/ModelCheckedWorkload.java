@@ -58,7 +58,22 @@ public final class ModelCheckedWorkload {
     public record Options(MemoryRegion data, RemoteKey dataKey, int sliceOffset, int sliceLength,
             MemoryRegion counters, RemoteKey counterKey, int firstCounter, int counterCount, int activeMessageId,
             long seed, int window, boolean fencing) {
-        /** Checks the slices fit their regions. */
+        /**
+         * Checks the slices fit their regions.
+         *
+         * @param data the data region
+         * @param dataKey its key, as the origin unpacked it
+         * @param sliceOffset where this workload's slice starts
+         * @param sliceLength its length
+         * @param counters the counters' region
+         * @param counterKey its key
+         * @param firstCounter this workload's first counter
+         * @param counterCount its number of counters
+         * @param activeMessageId the handler id it sends to
+         * @param seed the workload's seed
+         * @param window operations in flight at most
+         * @param fencing false to leave every fence out
+         */
         public Options {
             Objects.requireNonNull(data, "data");
             Objects.requireNonNull(counters, "counters");

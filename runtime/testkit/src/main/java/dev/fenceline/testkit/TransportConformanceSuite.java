@@ -90,6 +90,7 @@ public abstract class TransportConformanceSuite {
         return e.getCause();
     }
 
+    /** Every lane of a new endpoint is live and names its transport. */
     @Test
     protected void everyLaneIsLiveAndNamesItsTransport() {
         assertTrue(!ep.lanes().isEmpty());
@@ -97,6 +98,11 @@ public abstract class TransportConformanceSuite {
                 ep.lanes().toString());
     }
 
+    /**
+     * A put then a get returns the bytes, at every size up to fragmented ones.
+     *
+     * @throws Exception if the runtime fails the test
+     */
     @Test
     protected void putThenGetRoundTripsEverySize() throws Exception {
         Random rnd = new Random(42);
@@ -116,6 +122,11 @@ public abstract class TransportConformanceSuite {
         }
     }
 
+    /**
+     * Atomics return the old value and apply, at both widths.
+     *
+     * @throws Exception if the runtime fails the test
+     */
     @Test
     protected void atomicsReturnOldValuesAndApply() throws Exception {
         long addr = target.address() + 8192;
@@ -180,6 +191,11 @@ public abstract class TransportConformanceSuite {
     }
 
 
+    /**
+     * Active messages reach their handler with header and payload.
+     *
+     * @throws Exception if the runtime fails the test
+     */
     @Test
     protected void activeMessagesReachTheirHandler() throws Exception {
         List<String> got = new CopyOnWriteArrayList<>();
@@ -193,6 +209,11 @@ public abstract class TransportConformanceSuite {
         assertTrue(t.getMessage().contains("id 8"), t.getMessage());
     }
 
+    /**
+     * Bad input gets typed errors, and nothing is written at the target.
+     *
+     * @throws Exception if the runtime fails the test
+     */
     @Test
     protected void badInputGetsTypedErrorsAndNothingIsWritten() throws Exception {
         long addr = target.address() + 100_000;
@@ -230,6 +251,11 @@ public abstract class TransportConformanceSuite {
         assertEquals(9, target.buffer().get(100_000));
     }
 
+    /**
+     * A region its owner closed is refused at the target.
+     *
+     * @throws Exception if the runtime fails the test
+     */
     @Test
     protected void closedRegionIsRefusedAtTheTarget() throws Exception {
         MemoryRegion r = b.allocate(4096);
@@ -240,6 +266,11 @@ public abstract class TransportConformanceSuite {
         assertEquals(Reason.REGION_CLOSED, ((RemoteAccessException) t).reason());
     }
 
+    /**
+     * A flush completes only when everything issued before it is visible.
+     *
+     * @throws Exception if the runtime fails the test
+     */
     @Test
     protected void flushWaitsForEverythingIssuedBefore() throws Exception {
         int n = 200;
@@ -257,6 +288,11 @@ public abstract class TransportConformanceSuite {
         assertTrue(a.statistics().flushes() >= 2);
     }
 
+    /**
+     * Overwrites separated by fences land in order, whichever lanes carry them.
+     *
+     * @throws Exception if the runtime fails the test
+     */
     @Test
     protected void fencedOverwritesLandInOrderAcrossLanes() throws Exception {
         // A large put goes on the bulk lane, a one-byte put on the short lane: only the fence orders them.
@@ -283,6 +319,11 @@ public abstract class TransportConformanceSuite {
         }
     }
 
+    /**
+     * A closed endpoint refuses new work with a typed error.
+     *
+     * @throws Exception if the runtime fails the test
+     */
     @Test
     protected void closedEndpointRefusesNewWork() throws Exception {
         Endpoint e2 = await(a.connect(b.address()));

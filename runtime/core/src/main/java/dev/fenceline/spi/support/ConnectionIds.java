@@ -3,7 +3,7 @@ package dev.fenceline.spi.support;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Issues {@link LaneConnection#id()}s: one counter for every transport in the JVM, so two
+ * Issues {@link dev.fenceline.spi.LaneConnection#id()}s: one counter for every transport in the JVM, so two
  * connections never share an id, whichever transports made them.
  */
 public final class ConnectionIds {

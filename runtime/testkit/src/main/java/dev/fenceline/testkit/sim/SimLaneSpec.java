@@ -14,7 +14,14 @@ import java.util.Set;
  *     protocol); false models a one-sided hardware lane
  */
 public record SimLaneSpec(Set<LaneType> types, Duration minDelay, Duration maxDelay, boolean deduplicates) {
-    /** Copies the types. */
+    /**
+     * Copies the types.
+     *
+     * @param types what the lane carries
+     * @param minDelay the shortest delivery delay
+     * @param maxDelay the longest delivery delay
+     * @param deduplicates whether the target applies a re-sent operation at most once
+     */
     public SimLaneSpec {
         types = Set.copyOf(types);
     }
