@@ -9,7 +9,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 
 /**
- * The calling thread's side of the fast path by grant (DESIGN §2): while the actor's grant is
+ * The calling thread's side of the fast path by grant (docs/architecture.md): while the actor's grant is
  * valid, an operation is done on this thread by the granted lane, complete and visible on return
  * (an active message is queued, and answered later). Each method says whether it was done here; a
  * lane's refusal (a bad key, a closed region) is thrown as the slow path would report it. Any thread.

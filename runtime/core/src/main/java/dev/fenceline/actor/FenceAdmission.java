@@ -10,7 +10,7 @@ import java.util.List;
 import org.slf4j.Logger;
 
 /**
- * Fence admission for one endpoint (DESIGN §3.2): the fence record, the fence queue, and the strong
+ * Fence admission for one endpoint (docs/fences.md): the fence record, the fence queue, and the strong
  * fence's life from its start to its completion, failure or restart after a reconfiguration. The
  * arithmetic is {@link FenceState}'s; this class applies its decisions. Owned by the endpoint actor.
  */
@@ -182,7 +182,7 @@ final class FenceAdmission {
     }
 
     /**
-     * Lane slots changed (DESIGN §3.4): the record learns which, and a strong fence that lost lane
+     * Lane slots changed (docs/fences.md, lane identity): the record learns which, and a strong fence that lost lane
      * flushes waits to be re-issued after the replay.
      *
      * @param changed the changed slots

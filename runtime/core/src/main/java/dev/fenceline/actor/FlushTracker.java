@@ -13,7 +13,7 @@ import org.agrona.collections.Long2ObjectHashMap;
  * with its owner (a user flush, the strong fence, or a keepalive probe). A user flush starts once no
  * fence-queued request issued before it remains, then waits for every operation issued before it,
  * one flush per live lane that carried something, and the answers to the direct active messages
- * sent before it (DESIGN §3.3). Owned by the endpoint actor; no other thread touches it.
+ * sent before it. Owned by the endpoint actor; no other thread touches it.
  */
 final class FlushTracker {
     /** Whose lane flush it is. */

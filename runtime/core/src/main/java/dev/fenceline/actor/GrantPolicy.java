@@ -5,7 +5,7 @@ import dev.fenceline.spi.DirectAccess;
 import dev.fenceline.spi.LaneConnection;
 
 /**
- * When calling threads may act on a lane themselves (the fast path by grant, DESIGN §2): only while
+ * When calling threads may act on a lane themselves (the fast path by grant, docs/architecture.md): only while
  * nothing of the endpoint is outstanding (no request, fence, flush, parked work or replay), and only
  * on one lane that can act directly and carries both short RMA and atomics. Any submission voids the
  * grant (its stamp), so a thread's direct operation never passes anything it submitted before; a

@@ -3,7 +3,7 @@ package dev.fenceline.actor;
 import dev.fenceline.spi.DirectAccess;
 
 /**
- * Where the endpoint actor publishes the fast path's grant (DESIGN §2) for calling threads: valid
+ * Where the endpoint actor publishes the fast path's grant (docs/architecture.md) for calling threads: valid
  * only while no submission has come after it, so a thread's direct operation never passes anything
  * it submitted before.
  */

@@ -18,7 +18,7 @@ import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 
 /**
- * Every change of an endpoint's lane table (DESIGN §3.5): the first table, and lane failures,
+ * Every change of an endpoint's lane table (docs/reconfiguration.md): the first table, and lane failures,
  * replacements, recoveries and additions, each applied in order and followed by the replay; and
  * keepalive, through which a silent lane becomes a failed one. Owned by the endpoint actor; no
  * other thread touches it.

@@ -7,7 +7,7 @@ import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.collections.LongHashSet;
 
 /**
- * What a reconfiguration restarts (DESIGN §3.5), as a pure function of the in-flight table and the
+ * What a reconfiguration restarts (docs/reconfiguration.md), as a pure function of the in-flight table and the
  * new lane table: every fragment posted on, or parked for, a connection that is no longer in its
  * slot is dropped, and the requests they belong to (unless complete already) are restarted in issue
  * order with just those fragments.

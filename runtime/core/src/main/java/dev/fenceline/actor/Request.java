@@ -11,7 +11,7 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * One user operation on an endpoint. Built and epoch-stamped by the calling thread, then owned by the
- * endpoint actor alone. Completing it is the last thing the actor does with it (DESIGN §3.6): the
+ * endpoint actor alone. Completing it is the last thing the actor does with it: the
  * user's callbacks run inside {@code complete}, and may drop or reuse the buffers at once.
  */
 public final class Request {

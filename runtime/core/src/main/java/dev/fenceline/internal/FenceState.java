@@ -2,7 +2,7 @@ package dev.fenceline.internal;
 
 /**
  * An endpoint's fence record, immutable. All fence arithmetic is here, as pure functions, so it is
- * tested apart from the actor (DESIGN §3.2, §3.4).
+ * tested apart from the actor (docs/fences.md).
  *
  * @param epoch the last epoch enforced on the endpoint
  * @param unflushed lanes (bit i = lane i) that carry RMA/AMO work since the last enforced epoch
@@ -11,7 +11,7 @@ package dev.fenceline.internal;
  * @param inFlightLanes the lanes the in-flight strong fence flushes
  * @param pinned after a weak fence: the lane whose work from before {@code epoch} is ordered only by
  *     that lane, not yet flushed. A request of {@code epoch} on any other lane still needs a strong
- *     fence, or it could overtake that work (DESIGN §3.2 case 3 advances the epoch; this keeps it sound)
+ *     fence, or it could overtake that work (the weak path advances the epoch; this keeps it sound: docs/fences.md, "Why the pin")
  * @param pinBase the epoch before the first of the weak fences that rest on {@code pinned}: if the
  *     pinned lane's connection changes, their guarantee is gone and the epoch falls back to it
  */
@@ -63,7 +63,7 @@ public record FenceState(long epoch, long unflushed, boolean dirty, long inFligh
                     new FenceState(Math.max(epoch, requestEpoch), requestLanes, dirty, NONE, 0, 0, 0),
                     FenceDecision.Why.FAST_FORWARD);
         }
-        // Kept even when the record is dirty (DESIGN §3.4): work of a replaced connection was either
+        // Kept even when the record is dirty (docs/fences.md): work of a replaced connection was either
         // completed (so visible) or restarted and recorded again on the lane it now uses.
         boolean singleSameLane = Long.bitCount(unflushed) == 1 && (requestLanes & ~unflushed) == 0
                 && (unflushed & liveLanes) != 0;
@@ -134,7 +134,7 @@ public record FenceState(long epoch, long unflushed, boolean dirty, long inFligh
     }
 
     /**
-     * A lane slot's connection changed (DESIGN §3.4). The record becomes dirty iff the slot is tracked
+     * A lane slot's connection changed. The record becomes dirty iff the slot is tracked
      * in {@code unflushed} and held a real connection before (x to null, x to y); null to x cannot
      * have carried work. A change of the pinned slot voids the weak fence: the epoch falls back.
      *

@@ -7,7 +7,7 @@ import java.nio.ByteBuffer;
 /**
  * A lane that can perform some operations itself, on the calling thread, complete and remotely
  * visible on return (a store into a shared mapping, a VarHandle atomic on it): the endpoint's fast
- * path by grant (DESIGN §2). Called from any thread while the endpoint's grant is valid, that is
+ * path by grant (docs/architecture.md). Called from any thread while the endpoint's grant is valid, that is
  * while nothing else of the endpoint is outstanding; thread-safe.
  */
 public interface DirectAccess {

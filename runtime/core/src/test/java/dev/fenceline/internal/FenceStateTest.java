@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import java.util.concurrent.TimeUnit;
 
-/** Tier 1: every branch of the admission decision and the lane arithmetic (DESIGN §3.2, §3.4). */
+/** Tier 1: every branch of the admission decision and the lane arithmetic (docs/fences.md). */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class FenceStateTest {
     private static final long L0 = 1;
@@ -207,7 +207,7 @@ class FenceStateTest {
         assertInstanceOf(WeakFence.class, s.decide(FenceMode.ENDPOINT, 1, L0, L0 | L1, false));
     }
 
-    /** DESIGN §3.4's lifecycle, applied to the record as the endpoint applies it. */
+    /** The dirty flag's lifecycle (docs/fences.md), applied to the record as the endpoint applies it. */
     @Test
     void dirtyLifecycle() {
         FenceState tracked = new FenceState(0, L0, false, FenceState.NONE, 0, 0, 0);

@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import java.util.concurrent.TimeUnit;
 
-/** DESIGN §3.4: the generation changes iff the connection in a slot changes. */
+/** Lane identity (docs/fences.md): the generation changes iff the connection in a slot changes. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class LaneTableTest {
     private final RecordingLane x = new RecordingLane(1, Set.of(LaneType.AM));

@@ -25,7 +25,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** Lane failure, replacement, recovery and addition while traffic flows (DESIGN §3.3–3.5). */
+/** Lane failure, replacement, recovery and addition while traffic flows (docs/reconfiguration.md). */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class FailoverTest {
     static final String THREE_LANES = "fenceline.transport.sim.lanes = ["
