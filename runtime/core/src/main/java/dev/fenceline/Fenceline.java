@@ -42,6 +42,10 @@ public final class Fenceline implements AutoCloseable, Extension {
         this.ownsSystem = ownsSystem;
         this.config = system.settings().config();
         this.settings = FencelineSettings.fromConfig(config);
+        if (!ownsSystem) { // create(Config) checked before it started the system
+            dev.fenceline.internal.ConfigKeys.check(config, ConfigFactory.defaultReference(
+                    system.dynamicAccess().classLoader()));
+        }
         this.providers = loadProviders(settings.transports(), system.dynamicAccess().classLoader());
     }
 
@@ -58,6 +62,7 @@ public final class Fenceline implements AutoCloseable, Extension {
     public static Fenceline create(Config config) {
         Config full = config.withFallback(ConfigFactory.defaultReference()).resolve();
         FencelineSettings.fromConfig(full); // validate before starting anything
+        dev.fenceline.internal.ConfigKeys.check(full, ConfigFactory.defaultReference());
         ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), "fenceline", full);
         try {
             return new Fenceline(system, true);

@@ -64,6 +64,7 @@ public record FencelineSettings(List<String> transports, FenceMode fenceMode, Er
                     "more than fenceline.protocol.short-max (" + shortMax + ")");
         }
         int fragment = (int) r.bytesIn("protocol.fragment-size", 64, 1 << 30);
+        r.oneOf("unknown-keys", List.of("error", "warn", "ignore")); // ConfigKeys acts on it
         return new FencelineSettings(List.copyOf(transports), fence, error, connectTimeout, submitBatch, keepalive,
                 keepaliveTimeout, shortMax, bw, fragment, r.keysRead());
     }
