@@ -200,7 +200,7 @@ public final class EndpointActor {
                 .onMessage(DrainSubmissions.class, m -> onDrainSubmissions())
                 .onMessage(LaneProtocol.Answer.class, this::onAnswer)
                 .onMessage(LaneFlushFailed.class, this::onLaneFlushFailed)
-                .onMessage(LaneReady.class, m -> same(() -> ops.laneReady(m.lane(), m.connectionId())))
+                .onMessage(LaneReady.class, this::onLaneReady)
                 .onMessage(LaneFailed.class, m -> laneFailed(m.lane(), m.connectionId(), m.cause()))
                 .onMessage(LaneReplaced.class, m -> same(() -> lanes.replaced(m)))
                 .onMessage(LaneRecovered.class, m -> same(() -> lanes.recovered(m)))
@@ -212,6 +212,11 @@ public final class EndpointActor {
                 .onMessage(Close.class, this::onClose)
                 .onSignal(PostStop.class, s -> onUnexpectedStop())
                 .build();
+    }
+
+    private Behavior<Command> onLaneReady(LaneReady m) {
+        ops.laneReady(m.lane(), m.connectionId());
+        return Behaviors.same();
     }
 
     /** Runs a handler's work; the behavior stays. */

@@ -64,8 +64,11 @@ final class EndpointImpl implements Endpoint {
         this.onClosed = hook;
     }
 
-    private void closedNow() {
-        onClosed.run();
+    /** @param cleanly false if the actor did not confirm the close: it may still count, so it is not forgotten */
+    private void closedNow(boolean cleanly) {
+        if (cleanly) {
+            onClosed.run();
+        }
         closed.complete(null);
     }
 
@@ -295,7 +298,7 @@ final class EndpointImpl implements Endpoint {
         }
         channel.markClosing();
         if (channel.terminal() != null) {
-            closedNow(); // failed or closed already: nothing to flush
+            closedNow(true); // failed or closed already: nothing to flush
             return closed;
         }
         Request flush = Request.flush(epoch());
@@ -311,7 +314,7 @@ final class EndpointImpl implements Endpoint {
                             closeTimeout, system.scheduler());
                 })
                 .thenCompose(stage -> stage)
-                .whenComplete((d, e) -> closedNow());
+                .whenComplete((d, e) -> closedNow(e == null));
         return closed;
     }
 

@@ -152,10 +152,12 @@ final class LaneSlots {
             waiting.add(new Pending.Op(op));
             return;
         }
-        tryPost(lane, op);
+        if (!tryPost(lane, op)) {
+            waiting.addFirst(new Pending.Op(op));
+        }
     }
 
-    /** @return false if the lane had no room (the op is then parked at the head of its queue) */
+    /** @return false if the lane had no room (the caller parks the op at the head of its queue) */
     private boolean tryPost(int lane, TransportOp op) {
         PostStatus status;
         try {
@@ -167,7 +169,6 @@ final class LaneSlots {
         switch (status) {
             case COMPLETED -> answers.completed(op.token(), op.result());
             case NO_RESOURCE -> {
-                parked[lane].addFirst(new Pending.Op(op));
                 return false;
             }
             default -> { }
@@ -213,6 +214,7 @@ final class LaneSlots {
             Pending head = waiting.poll();
             if (head instanceof Pending.Op o) {
                 if (!tryPost(lane, o.op())) {
+                    waiting.addFirst(head); // still no room: back where it was, no new wrapper
                     break;
                 }
             } else if (head instanceof Pending.Flush f) {

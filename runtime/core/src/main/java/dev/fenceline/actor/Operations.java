@@ -37,6 +37,8 @@ final class Operations implements LaneSlots.Answers {
     private final Keepalive keepalive;
     /** Between a reconfiguration and the end of its replay: no flush and no strong fence starts. */
     private boolean replaying;
+    /** Built once: progressFlushes runs after every completion. */
+    private final java.util.function.LongPredicate queuedBefore;
 
     /**
      * @param settings the runtime settings
@@ -57,6 +59,7 @@ final class Operations implements LaneSlots.Answers {
         this.fences = new FenceAdmission(settings.fenceMode(), slots, flushes, counters, log, channel.name(),
                 tellFenceDone, tellDrain);
         this.grants = new GrantPolicy(slots, channel);
+        this.queuedBefore = fences::queuedBefore;
     }
 
     /** @return the grant policy (keepalive reads which lane carries direct active messages) */
@@ -278,7 +281,7 @@ final class Operations implements LaneSlots.Answers {
     /** Starts and completes what flushes can; nothing starts during a replay. */
     void progressFlushes() {
         if (!replaying) {
-            flushes.progress(fences::queuedBefore);
+            flushes.progress(queuedBefore);
         }
     }
 

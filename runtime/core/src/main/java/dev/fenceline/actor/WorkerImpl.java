@@ -165,9 +165,9 @@ public final class WorkerImpl implements Worker {
                         return CompletableFuture.failedFuture(r.error());
                     }
                     EndpointImpl e = (EndpointImpl) r.endpoint();
+                    e.onClosed(() -> forget(e)); // before it is listed: a close from now on forgets it
                     endpoints.add(e);
                     endpointCount.incrementAndGet();
-                    e.onClosed(() -> forget(e));
                     return CompletableFuture.completedFuture(r.endpoint());
                 });
     }

@@ -74,6 +74,11 @@ public final class SimNetwork {
                 s.pending[i] = 0; // the endpoint applied it: its table is the truth again
             }
         }
+        for (int i = 0; i < s.size; i++) {
+            if (s.pending[i] > 0 && !SimFaults.isOpen(s.connection[i])) {
+                s.pending[i] = 0; // the endpoint refused the new connection (and closed it)
+            }
+        }
         return s;
     }
 

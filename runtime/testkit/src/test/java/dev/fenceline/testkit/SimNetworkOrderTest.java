@@ -95,4 +95,34 @@ class SimNetworkOrderTest {
             assertTrue(ep.lanes().get(0).live(), ep.lanes().toString());
         }
     }
+
+    /**
+     * On the real-time fabric a report can run before the endpoint has bound the connection an
+     * earlier call made (replace, then fail the replacement): it reaches the endpoint when it binds.
+     */
+    @Test
+    void aConnectionFailedBeforeItsEndpointBoundItIsFailedAllTheSame() throws Exception {
+        try (dev.fenceline.Fenceline f = dev.fenceline.Fenceline.create(ConfigFactory.parseString(
+                "fenceline.transports = [sim]\nfenceline.endpoint.keepalive.interval = 0s").withFallback(LANES))) {
+            Worker a = f.newWorker("a").toCompletableFuture().get(10, TimeUnit.SECONDS);
+            Worker b = f.newWorker("b").toCompletableFuture().get(10, TimeUnit.SECONDS);
+            MemoryRegion region = b.allocate(1 << 16);
+            Endpoint ep = a.connect(b.address()).toCompletableFuture().get(10, TimeUnit.SECONDS);
+            SimNetwork net = SimNetwork.of(f);
+            for (int round = 0; round < 20; round++) {
+                net.replaceLane(ep, 1);
+                net.failLane(ep, 1); // the replacement, perhaps before the endpoint has it
+                net.recoverLane(ep, 1);
+                net.addLane(ep, Set.of(LaneType.RMA_BW));
+                int added = ep.lanes().size(); // at least; the endpoint may not have every addition yet
+                ByteBuffer bulk = ByteBuffer.allocate(1 << 15);
+                bulk.put(0, (byte) round);
+                ep.put(bulk, region.address(), region.remoteKey()).toCompletableFuture().get(10, TimeUnit.SECONDS);
+                assertEquals(round, region.buffer().get(0));
+                assertTrue(added >= 2, ep.lanes().toString());
+            }
+            ep.flush().toCompletableFuture().get(10, TimeUnit.SECONDS);
+            assertEquals(0, a.statistics().failed(), a.statistics().toString());
+        }
+    }
 }

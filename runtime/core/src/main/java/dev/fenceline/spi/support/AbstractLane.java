@@ -126,6 +126,20 @@ public abstract class AbstractLane implements LaneConnection {
     }
 
     /**
+     * Runs {@code action} (a failure the lane's answering thread found) unless the endpoint took the
+     * lane away first, in which case the endpoint's close or abort has the last word.
+     *
+     * @param action what to do while the lane is live, under the same guard as {@link #end}
+     */
+    protected final void whileLive(Runnable action) {
+        synchronized (sinkGuard) {
+            if (live()) {
+                action.run();
+            }
+        }
+    }
+
+    /**
      * @param op an operation to post
      * @return its payload in bytes (data, or header and data of an active message; 0 for atomics)
      * @throws FencelineException if it exceeds {@link #maxFragment()}

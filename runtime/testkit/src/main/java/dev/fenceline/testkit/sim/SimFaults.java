@@ -62,8 +62,7 @@ public final class SimFaults {
             throw new IllegalArgumentException("no sim lane with connection id " + failedConnectionId);
         }
         SimLane next = old.origin().newLane(old.index(), old.spec(), old.peer());
-        SimLane from = old;
-        old.onFabric(() -> from.listener().onRecovered(next)); // in order with an earlier failure report
+        old.reportOnFabric(l -> l.onRecovered(next)); // in order with an earlier failure report
         return next.id();
     }
 
@@ -80,8 +79,17 @@ public final class SimFaults {
         SimLaneSpec spec = new SimLaneSpec(types, any.spec().minDelay(), any.spec().maxDelay(),
                 any.spec().deduplicates());
         SimLane next = any.origin().newLane(index, spec, any.peer());
-        any.onFabric(() -> any.listener().onLaneAdded(next)); // in order with earlier reports
+        any.reportOnFabric(l -> l.onLaneAdded(next)); // in order with earlier reports
         return next.id();
+    }
+
+    /**
+     * @param connectionId a connection the sim made
+     * @return whether it is still open (its endpoint has not closed it, for instance as a change it refused)
+     */
+    public static boolean isOpen(long connectionId) {
+        SimLane l = SimLanes.find(connectionId);
+        return l != null && l.open();
     }
 
     /**

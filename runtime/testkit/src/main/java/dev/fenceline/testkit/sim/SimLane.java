@@ -95,9 +95,35 @@ final class SimLane implements LaneConnection, DirectAccess {
         return true;
     }
 
+    /**
+     * Lane events reported before the endpoint bound this connection (fault injection may fail or
+     * replace a connection the endpoint has not taken yet): they reach the listener when it is bound,
+     * in order. Guarded by itself.
+     */
+    private final java.util.ArrayList<java.util.function.Consumer<LaneListener>> beforeBind = new java.util.ArrayList<>();
+
     @Override
     public void bind(LaneListener l) {
-        this.listener = l;
+        java.util.List<java.util.function.Consumer<LaneListener>> early;
+        synchronized (beforeBind) {
+            this.listener = l;
+            early = java.util.List.copyOf(beforeBind);
+            beforeBind.clear();
+        }
+        early.forEach(e -> e.accept(l));
+    }
+
+    /** Reports a lane event now, or at bind if the endpoint has not bound this connection yet. */
+    void report(java.util.function.Consumer<LaneListener> event) {
+        LaneListener l;
+        synchronized (beforeBind) {
+            l = listener;
+            if (l == null) {
+                beforeBind.add(event);
+                return;
+            }
+        }
+        event.accept(l);
     }
 
     int index() {
@@ -116,10 +142,6 @@ final class SimLane implements LaneConnection, DirectAccess {
         return peer;
     }
 
-    LaneListener listener() {
-        return listener;
-    }
-
     boolean isDead() {
         return dead;
     }
@@ -134,14 +156,22 @@ final class SimLane implements LaneConnection, DirectAccess {
         fabric.schedule(fabric.now(), () -> {
             if (!dead) {
                 dead = true;
-                listener.onLaneFailed(cause);
+                report(l -> l.onLaneFailed(cause));
             }
         });
     }
 
-    /** @param report runs on the fabric, after everything scheduled before it (failure reports among them) */
-    void onFabric(Runnable report) {
-        fabric.schedule(fabric.now(), report);
+    /**
+     * @param event reported on the fabric, after everything scheduled before it (failure reports
+     *     among them), or at bind if the endpoint has not bound this connection yet
+     */
+    void reportOnFabric(java.util.function.Consumer<LaneListener> event) {
+        fabric.schedule(fabric.now(), () -> report(event));
+    }
+
+    /** @return whether the sim still knows this connection as open (the endpoint has not closed it) */
+    boolean open() {
+        return SimLanes.find(id) == this;
     }
 
     /** Turns the lane into a black hole: only keepalive can tell. */
@@ -170,7 +200,7 @@ final class SimLane implements LaneConnection, DirectAccess {
     void replaceWith(SimLane next) {
         fabric.schedule(fabric.now(), () -> {
             dead = true;
-            listener.onReplaced(next);
+            report(l -> l.onReplaced(next));
         });
     }
 

@@ -490,10 +490,9 @@ final class ShmLane extends AbstractLane implements DirectAccess {
                     return;
                 }
                 if (length != dst.remaining()) {
-                    if (live()) {
-                        fail(new FencelineException("shm: GET_DATA of " + length + " bytes for a get of "
-                                + dst.remaining() + " from " + peer.name));
-                    }
+                    FencelineException bad = new FencelineException("shm: GET_DATA of " + length + " bytes for a get"
+                            + " of " + dst.remaining() + " from " + peer.name);
+                    whileLive(() -> fail(bad));
                     return;
                 }
                 if (copyIntoSink(buffer, offset, dst, ShmLane::copyGet)) {
