@@ -41,12 +41,14 @@ public final class Fenceline implements AutoCloseable, Extension {
         this.system = system;
         this.ownsSystem = ownsSystem;
         this.config = system.settings().config();
-        this.settings = FencelineSettings.fromConfig(config);
+        ClassLoader loader = system.dynamicAccess().classLoader();
+        Map<String, TransportProvider> found = findProviders(loader);
+        this.settings = FencelineSettings.fromConfig(config).resolveTransports(found.keySet());
         if (!ownsSystem) { // create(Config) checked before it started the system
             dev.fenceline.internal.ConfigKeys.check(config, ConfigFactory.defaultReference(
                     system.dynamicAccess().classLoader()));
         }
-        this.providers = loadProviders(settings.transports(), system.dynamicAccess().classLoader());
+        this.providers = chooseProviders(settings.transports(), found);
     }
 
     /** @return a runtime configured from the class path ({@code application.conf} over {@code reference.conf}) */
@@ -171,11 +173,16 @@ public final class Fenceline implements AutoCloseable, Extension {
         }
     }
 
-    private static Map<String, TransportProvider> loadProviders(List<String> enabled, ClassLoader loader) {
+    private static Map<String, TransportProvider> findProviders(ClassLoader loader) {
         Map<String, TransportProvider> found = new LinkedHashMap<>();
         for (TransportProvider p : ServiceLoader.load(TransportProvider.class, loader)) {
             found.putIfAbsent(p.name(), p);
         }
+        return found;
+    }
+
+    private static Map<String, TransportProvider> chooseProviders(List<String> enabled,
+            Map<String, TransportProvider> found) {
         Map<String, TransportProvider> chosen = new LinkedHashMap<>();
         List<String> missing = new ArrayList<>();
         for (String t : enabled) {

@@ -100,7 +100,7 @@ public final class DemoCommand implements Callable<Integer> {
                     + (secret == null ? "" : "\nfenceline.transport.tcp.secret = \"" + secret + "\""))
                     .withFallback(base);
             case "shm" -> ConfigFactory.parseString("fenceline.transports = [shm]").withFallback(base);
-            default -> base;
+            default -> ConfigFactory.parseString("fenceline.transports = [sim]").withFallback(base);
         };
     }
 

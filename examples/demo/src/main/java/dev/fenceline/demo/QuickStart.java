@@ -1,5 +1,6 @@
 package dev.fenceline.demo;
 
+import com.typesafe.config.ConfigFactory;
 import dev.fenceline.AtomicOp;
 import dev.fenceline.Endpoint;
 import dev.fenceline.Fenceline;
@@ -17,7 +18,9 @@ public final class QuickStart {
      */
     public static void main(String[] args) {
         // README-BEGIN
-        try (Fenceline fenceline = Fenceline.create()) {                  // HOCON config, sim transport
+        // sim: the in-process transport. A service names shm or tcp, or leaves the default, auto:
+        // every transport it depends on.
+        try (Fenceline fenceline = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [sim]"))) {
             Worker a = fenceline.newWorker("a").toCompletableFuture().join();
             Worker b = fenceline.newWorker("b").toCompletableFuture().join();
             MemoryRegion region = b.allocate(4096);                        // registered, remotely accessible

@@ -22,7 +22,7 @@ class DemoTest {
     void demoVerifiesEverything(String mode, long seed) throws Exception {
         System.out.println("demo workload: mode " + mode + ", seed " + seed);
         try (Fenceline f = Fenceline.create(com.typesafe.config.ConfigFactory.parseString(
-                "fenceline.fence.mode = " + mode))) {
+                "fenceline.transports = [sim]\nfenceline.fence.mode = " + mode))) {
             DemoReport report = Demo.run(f, 3000, seed, 256 * 1024, 64, true, true);
             var r = report.result();
             assertEquals(java.util.List.of(), r.errors());
@@ -87,7 +87,8 @@ class DemoTest {
     void demoDetectsAMissingFence() throws Exception {
         // The check must be able to fail: a workload that skips fences (window > 1 so operations overlap
         // in flight) on reordering lanes has to produce verification errors.
-        try (Fenceline f = Fenceline.create()) {
+        try (Fenceline f = Fenceline.create(com.typesafe.config.ConfigFactory.parseString(
+                "fenceline.transports = [sim]"))) {
             DemoReport r = Demo.run(f, 4000, 11, 256 * 1024, 256, false);
             assertTrue(!r.result().errors().isEmpty(), "without fences the model must diverge: " + r.result());
             assertTrue(!r.ok());

@@ -12,7 +12,7 @@ import java.util.Set;
  * Every {@code fenceline.*} key of the runtime, read and validated once. Transports read their own
  * section, {@code fenceline.transport.<name>}. Defaults live only in {@code reference.conf}.
  *
- * @param transports enabled transports, in order of preference
+ * @param transports enabled transports, in order of preference ({@link #AUTO} until resolved)
  * @param fenceMode the resolved fence mode
  * @param errorMode what a lane failure does
  * @param connectTimeout how long connecting an endpoint may take
@@ -28,6 +28,43 @@ public record FencelineSettings(List<String> transports, FenceMode fenceMode, Er
         Duration connectTimeout, int submitBatch, Duration keepaliveInterval, Duration keepaliveTimeout, long shortMax, long bandwidthThreshold, int fragmentSize,
         Set<String> keysRead) {
 
+    /** The value of {@code fenceline.transports} that means: every transport on the class path. */
+    public static final String AUTO = "auto";
+
+    /** The order {@code auto} prefers, among the transports found; others follow by name, sim last. */
+    private static final List<String> AUTO_ORDER = List.of("ucx", "shm", "tcp");
+
+    /**
+     * Resolves {@code fenceline.transports = auto}: every transport on the class path, the real ones
+     * in a fixed order of preference (ucx, shm, tcp, then any other by name); the test kit's
+     * simulated one only when there is no other.
+     *
+     * @param found the names of the transport providers on the class path
+     * @return the settings with the transports to enable (these settings if not auto)
+     */
+    public FencelineSettings resolveTransports(java.util.Collection<String> found) {
+        if (!transports.equals(List.of(AUTO))) {
+            return this;
+        }
+        java.util.List<String> chosen = new java.util.ArrayList<>();
+        for (String t : AUTO_ORDER) {
+            if (found.contains(t)) {
+                chosen.add(t);
+            }
+        }
+        new java.util.TreeSet<>(found).stream().filter(t -> !chosen.contains(t) && !t.equals("sim"))
+                .forEach(chosen::add);
+        if (chosen.isEmpty() && found.contains("sim")) {
+            chosen.add("sim");
+        }
+        if (chosen.isEmpty()) {
+            throw new ConfigurationException("fenceline.transports = auto, but no transport provider is on the class"
+                    + " path: add fenceline-transport-shm, fenceline-transport-tcp (or, for tests, fenceline-testkit)");
+        }
+        return new FencelineSettings(List.copyOf(chosen), fenceMode, errorMode, connectTimeout, submitBatch,
+                keepaliveInterval, keepaliveTimeout, shortMax, bandwidthThreshold, fragmentSize, keysRead);
+    }
+
     /**
      * @param root the whole configuration (with reference.conf)
      * @return validated settings
@@ -35,7 +72,12 @@ public record FencelineSettings(List<String> transports, FenceMode fenceMode, Er
      */
     public static FencelineSettings fromConfig(Config root) {
         ConfigReader r = new ConfigReader(root, "fenceline");
-        List<String> transports = r.stringList("transports");
+        boolean auto = root.hasPath("fenceline.transports")
+                && root.getValue("fenceline.transports").valueType() == com.typesafe.config.ConfigValueType.STRING;
+        if (auto && !r.string("transports").equals(AUTO)) {
+            throw r.invalid("transports", r.string("transports"), "auto, or a list of transport names");
+        }
+        List<String> transports = auto ? List.of(AUTO) : r.stringList("transports");
         if (transports.isEmpty()) {
             throw r.invalid("transports", "[]", "at least one transport name");
         }

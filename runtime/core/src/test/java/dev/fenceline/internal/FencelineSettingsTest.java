@@ -63,4 +63,25 @@ class FencelineSettingsTest {
                 with("fenceline.protocol { short-max = 64KiB, bandwidth-threshold = 16KiB }")));
         assertTrue(e.getMessage().contains("bandwidth-threshold"), e.getMessage());
     }
+
+    @Test
+    void autoEnablesTheRealTransportsOnTheClassPathAndSimOnlyWithoutThem() {
+        FencelineSettings auto = FencelineSettings.fromConfig(reference());
+        assertEquals(java.util.List.of(FencelineSettings.AUTO), auto.transports(), "the default");
+        assertEquals(java.util.List.of("shm", "tcp"),
+                auto.resolveTransports(Set.of("tcp", "sim", "shm")).transports(), "a service's classpath with the test kit");
+        assertEquals(java.util.List.of("tcp"), auto.resolveTransports(Set.of("tcp")).transports(), "production");
+        assertEquals(java.util.List.of("shm", "tcp", "zeta"), auto.resolveTransports(Set.of("zeta", "tcp", "shm"))
+                .transports(), "unknown names after the known ones");
+        assertEquals(java.util.List.of("sim"), auto.resolveTransports(Set.of("sim")).transports(), "only the test kit");
+        ConfigurationException none = assertThrows(ConfigurationException.class, () -> auto.resolveTransports(Set.of()));
+        assertTrue(none.getMessage().contains("no transport provider is on the class path"), none.getMessage());
+        FencelineSettings listed = FencelineSettings.fromConfig(with("fenceline.transports = [sim, tcp]"));
+        assertEquals(java.util.List.of("sim", "tcp"), listed.resolveTransports(Set.of("shm")).transports(),
+                "a list is taken as it is");
+        ConfigurationException bad = assertThrows(ConfigurationException.class,
+                () -> FencelineSettings.fromConfig(with("fenceline.transports = tcp")));
+        assertTrue(bad.getMessage().contains("fenceline.transports") && bad.getMessage().contains("auto, or a list"),
+                bad.getMessage());
+    }
 }

@@ -4,7 +4,7 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import dev.fenceline.Fenceline;
 import dev.fenceline.testkit.junit.FencelineExtension;
-import dev.fenceline.testkit.sim.World;
+import dev.fenceline.testkit.world.World;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
@@ -63,7 +63,7 @@ public final class DeterministicSimulation implements AutoCloseable {
     public static DeterministicSimulation start(long seed, Config config) {
         World world = World.open(seed);
         try {
-            String dispatcher = "{ type = Dispatcher, executor = \"" + dev.fenceline.testkit.sim.WorldExecutorConfigurator.class
+            String dispatcher = "{ type = Dispatcher, executor = \"" + dev.fenceline.testkit.world.WorldExecutorConfigurator.class
                     .getName() + "\", throughput = 1 }";
             Config sim = ConfigFactory.parseString(String.format(Locale.ROOT, """
                     fenceline.transports = [sim]
@@ -76,7 +76,7 @@ public final class DeterministicSimulation implements AutoCloseable {
                     pekko.loggers-dispatcher = "pekko.actor.default-blocking-io-dispatcher"
                     pekko.coordinated-shutdown.run-by-jvm-shutdown-hook = off
                     pekko.coordinated-shutdown.terminate-actor-system = on
-                    """, seed, dev.fenceline.testkit.sim.WorldScheduler.class.getName(), dispatcher, dispatcher));
+                    """, seed, dev.fenceline.testkit.world.WorldScheduler.class.getName(), dispatcher, dispatcher));
             Config full = sim.withFallback(config).withFallback(ConfigFactory.load());
             Fenceline f = startRuntime(world, full);
             LOG.info("deterministic simulation, seed {}; rerun with {}={}", seed, FencelineExtension.SEED_ENV, seed);

@@ -14,7 +14,7 @@ import dev.fenceline.Endpoint;
 import dev.fenceline.Fenceline;
 import dev.fenceline.MemoryRegion;
 import dev.fenceline.Worker;
-import dev.fenceline.testkit.sim.SimSettings;
+import dev.fenceline.transport.sim.SimSettings;
 import java.io.File;
 import java.nio.ByteBuffer;
 import java.util.Arrays;

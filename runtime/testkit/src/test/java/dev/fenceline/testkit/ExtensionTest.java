@@ -50,7 +50,7 @@ class ExtensionTest {
         var settings = dev.fenceline.internal.FencelineSettings.fromConfig(KIT.system().settings().config());
         var transports = new java.util.LinkedHashMap<String, dev.fenceline.spi.Transport>();
         var registrations = new dev.fenceline.internal.RegistrationTable(java.util.UUID.randomUUID(), "direct-a");
-        transports.put("sim", new dev.fenceline.testkit.sim.SimTransportProvider().create(
+        transports.put("sim", new dev.fenceline.transport.sim.SimTransportProvider().create(
                 new dev.fenceline.spi.TransportContext(java.util.UUID.randomUUID(), "direct-a",
                         KIT.system().settings().config().getConfig("fenceline.transport.sim"), registrations)));
         var worker = KIT.spawn(WorkerActor.create(settings, "direct-a", transports,

@@ -1,4 +1,4 @@
-package dev.fenceline.testkit.sim;
+package dev.fenceline.transport.sim;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigException;

@@ -1,4 +1,4 @@
-package dev.fenceline.testkit.sim;
+package dev.fenceline.transport.sim;
 
 import dev.fenceline.EndpointFailedException;
 import dev.fenceline.LaneType;

@@ -1,4 +1,4 @@
-package dev.fenceline.testkit.sim;
+package dev.fenceline.transport.sim;
 
 import dev.fenceline.EndpointFailedException;
 import dev.fenceline.spi.support.DedupWindow;
@@ -62,7 +62,7 @@ final class SimTransport implements Transport {
         this.exactlyOnce = new ExactlyOnce("sim worker '" + context.workerName() + "'", settings.dedupWindow());
         this.target = context.target();
         this.fabric = new SimFabric("fenceline-sim-" + context.workerName(),
-                settings.deterministic() ? World.require("fenceline.transport.sim.deterministic = on") : null);
+                settings.deterministic() ? SimClock.require("fenceline.transport.sim.deterministic = on") : null);
         REGISTRY.put(context.workerId(), this);
     }
 

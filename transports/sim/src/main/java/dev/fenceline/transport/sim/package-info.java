@@ -3,4 +3,4 @@
  * are applied to the target worker's real memory when the simulated network delivers them, in post
  * order within a lane and in any order across lanes, so fences and flushes are meaningful.
  */
-package dev.fenceline.testkit.sim;
+package dev.fenceline.transport.sim;

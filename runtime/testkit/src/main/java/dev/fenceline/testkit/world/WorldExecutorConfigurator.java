@@ -1,4 +1,4 @@
-package dev.fenceline.testkit.sim;
+package dev.fenceline.testkit.world;
 
 import com.typesafe.config.Config;
 import java.util.List;

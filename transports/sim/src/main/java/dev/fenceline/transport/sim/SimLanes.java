@@ -1,4 +1,4 @@
-package dev.fenceline.testkit.sim;
+package dev.fenceline.transport.sim;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;

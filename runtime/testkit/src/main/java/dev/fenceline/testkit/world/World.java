@@ -1,4 +1,4 @@
-package dev.fenceline.testkit.sim;
+package dev.fenceline.testkit.world;
 
 import java.util.ArrayList;
 import java.util.PriorityQueue;
@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory;
  * executor from class names, so they find it here. The public face is
  * {@code dev.fenceline.testkit.DeterministicSimulation}.
  */
-public final class World implements AutoCloseable {
+public final class World implements AutoCloseable, dev.fenceline.transport.sim.SimClock {
     private static final Logger LOG = LoggerFactory.getLogger(World.class);
     private static final AtomicReference<World> CURRENT = new AtomicReference<>();
     /** Virtual time starts here, so that no clock reading is 0 (the runtime uses 0 for "never"). */
@@ -82,6 +82,7 @@ public final class World implements AutoCloseable {
             throw new IllegalStateException("a deterministic simulation is already running in this JVM (seed "
                     + CURRENT.get().seed + "); close it first");
         }
+        dev.fenceline.transport.sim.SimClock.install(w); // sim transports with deterministic = on deliver here
         return w;
     }
 
@@ -105,6 +106,7 @@ public final class World implements AutoCloseable {
     }
 
     /** @return virtual nanoseconds, on an arbitrary origin */
+    @Override
     public long nanoTime() {
         return now;
     }
@@ -140,6 +142,11 @@ public final class World implements AutoCloseable {
         } finally {
             lock.unlock();
         }
+    }
+
+    @Override
+    public void schedule(long dueNanos, Runnable action) {
+        at(dueNanos, action);
     }
 
     /**
@@ -396,6 +403,7 @@ public final class World implements AutoCloseable {
         } finally {
             lock.unlock();
         }
+        dev.fenceline.transport.sim.SimClock.uninstall(this);
         CURRENT.compareAndSet(this, null);
     }
 }

@@ -1,4 +1,4 @@
-package dev.fenceline.testkit.sim;
+package dev.fenceline.transport.sim;
 
 import java.util.PriorityQueue;
 import java.util.concurrent.TimeUnit;
@@ -27,7 +27,7 @@ final class SimFabric implements AutoCloseable {
     private final PriorityQueue<Event> events = new PriorityQueue<>();
     private final Thread thread;
     /** Set under a deterministic simulation: deliveries are its timers, on its virtual time. */
-    private final World world;
+    private final SimClock world;
     private long nextSeq;
     private volatile boolean closed;
 
@@ -35,7 +35,7 @@ final class SimFabric implements AutoCloseable {
      * @param name the delivery thread's name
      * @param world the deterministic simulation to run in, or null for a thread on real time
      */
-    SimFabric(String name, World world) {
+    SimFabric(String name, SimClock world) {
         this.world = world;
         if (world != null) {
             thread = null;
@@ -57,7 +57,7 @@ final class SimFabric implements AutoCloseable {
      */
     void schedule(long due, Runnable action) {
         if (world != null) {
-            world.at(due, () -> {
+            world.schedule(due, () -> {
                 if (!closed) {
                     action.run();
                 }
