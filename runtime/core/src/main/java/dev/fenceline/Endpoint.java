@@ -164,6 +164,12 @@ public interface Endpoint {
     /** @return a snapshot of the lane table */
     List<LaneInfo> lanes();
 
+    /**
+     * @return what the endpoint and each of its lanes have done so far, and how long its flushes
+     *     and strong fences took; cheap enough to read now and then, not per operation
+     */
+    EndpointStatistics statistics();
+
     /** @return the address of the peer worker */
     WorkerAddress peer();
 

@@ -62,6 +62,16 @@ public interface Worker {
     WorkerStatistics statistics();
 
     /**
+     * Subscribes to what happens to the lanes of this worker's endpoints: failovers, replacements,
+     * recoveries, additions, and endpoint failures. The same events are JFR events (see the
+     * {@code dev.fenceline.jfr} package), with no listener needed.
+     *
+     * @param listener called on the actor system's dispatcher, one event at a time, in order
+     * @return closing it unsubscribes
+     */
+    AutoCloseable addLaneEventListener(LaneEventListener listener);
+
+    /**
      * Flushes and closes every endpoint, then the transports.
      *
      * @return completes when the worker is closed

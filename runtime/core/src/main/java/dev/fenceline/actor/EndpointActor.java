@@ -14,10 +14,8 @@ import dev.fenceline.internal.FencelineSettings;
 import dev.fenceline.internal.Keepalive;
 import dev.fenceline.spi.LaneConnection;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.apache.pekko.Done;
@@ -123,7 +121,7 @@ public final class EndpointActor {
         this.counters = channel.counters();
         this.keepalive = new Keepalive(settings.keepaliveInterval().toNanos(), settings.keepaliveTimeout().toNanos());
         ActorRef<Command> self = ctx.getSelf();
-        this.ops = new Operations(settings, channel, log, keepalive, () -> self.tell(StrongFenceDone.INSTANCE),
+        this.ops = new Operations(settings, channel, log, keepalive, clock, () -> self.tell(StrongFenceDone.INSTANCE),
                 () -> self.tell(DrainFenceQueue.INSTANCE));
         this.lanes = new LaneChanges(settings, channel, log, ops, keepalive, clock, this::bind,
                 () -> self.tell(ReplayDone.INSTANCE));
@@ -144,18 +142,9 @@ public final class EndpointActor {
             Supplier<CompletionStage<List<LaneConnection>>> connect, ActorRef<ConnectResult> replyTo) {
         return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
             EndpointActor a = new EndpointActor(ctx, timers, settings, channel, facade);
-            CompletableFuture<List<LaneConnection>> connecting = connect.get().toCompletableFuture();
-            // Time out a copy, not the transport's own future: lanes that arrive after the timeout
-            // are then closed here instead of leaking.
-            CompletableFuture<List<LaneConnection>> bounded = connecting.thenApply(l -> l)
-                    .orTimeout(settings.connectTimeout().toMillis(), TimeUnit.MILLISECONDS);
-            connecting.thenAccept(late -> {
-                if (bounded.isCompletedExceptionally()) {
-                    late.forEach(LaneConnection::close);
-                }
-            });
-            ctx.pipeToSelf(bounded, Connected::new);
-            return a.connecting(replyTo);
+            dev.fenceline.jfr.ConnectEvent event = channel.events().connecting();
+            ctx.pipeToSelf(LaneChanges.bounded(connect.get(), settings.connectTimeout()), Connected::new);
+            return a.connecting(replyTo, event);
         }));
     }
 
@@ -180,9 +169,12 @@ public final class EndpointActor {
 
     // ---------------------------------------------------------------- states
 
-    private Behavior<Command> connecting(ActorRef<ConnectResult> replyTo) {
+    private Behavior<Command> connecting(ActorRef<ConnectResult> replyTo, dev.fenceline.jfr.ConnectEvent event) {
         return Behaviors.receive(Command.class)
-                .onMessage(Connected.class, m -> onConnected(m, replyTo))
+                .onMessage(Connected.class, m -> {
+                    channel.events().connected(event, m.lanes() == null ? 0 : m.lanes().size(), m.error());
+                    return onConnected(m, replyTo);
+                })
                 // Submissions wait in the channel until the lanes are there.
                 .onMessage(DrainSubmissions.class, m -> Behaviors.same())
                 .onMessage(Close.class, m -> {
@@ -367,6 +359,7 @@ public final class EndpointActor {
     // ---------------------------------------------------------------- failure and close
 
     private Behavior<Command> enterFailed(EndpointFailedException e) {
+        channel.events().endpointFailed(e);
         channel.grant().revoke();
         timers.cancelAll();
         channel.publishFailure(e);

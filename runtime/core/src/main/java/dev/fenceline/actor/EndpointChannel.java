@@ -25,6 +25,10 @@ public final class EndpointChannel {
     private final ImplicitErrors implicit = new ImplicitErrors();
     private final DirectLedger direct = new DirectLedger(implicit, submissions);
     private final FastPathCounters fast = new FastPathCounters();
+    private final LaneCounters laneCounters = new LaneCounters();
+    private final LatencyRecorder flushLatency = new LatencyRecorder();
+    private final LatencyRecorder fenceLatency = new LatencyRecorder();
+    private final LaneEvents events;
     private volatile List<LaneInfo> lanes = List.of();
     private volatile boolean closing;
     private volatile FencelineException failure;
@@ -34,8 +38,18 @@ public final class EndpointChannel {
      * @param peer the peer worker
      */
     public EndpointChannel(String name, WorkerAddress peer) {
+        this(name, peer, LaneEvents.NONE);
+    }
+
+    /**
+     * @param name the endpoint's name, for messages
+     * @param peer the peer worker
+     * @param sink where the endpoint's lane events go (its worker's listeners)
+     */
+    EndpointChannel(String name, WorkerAddress peer, LaneEvents.Sink sink) {
         this.name = name;
         this.peer = peer;
+        this.events = new LaneEvents(name, peer, sink);
     }
 
     /** @return the endpoint's name */
@@ -76,6 +90,22 @@ public final class EndpointChannel {
 
     FastPathCounters fast() {
         return fast;
+    }
+
+    LaneCounters laneCounters() {
+        return laneCounters;
+    }
+
+    LatencyRecorder flushLatency() {
+        return flushLatency;
+    }
+
+    LatencyRecorder fenceLatency() {
+        return fenceLatency;
+    }
+
+    LaneEvents events() {
+        return events;
     }
 
     /**

@@ -62,6 +62,11 @@ final class FenceAdmission {
     private final FenceQueue<Request> queue = new FenceQueue<>(Request::epoch);
     private boolean drainScheduled;
     private StrongFence strong = Idle.INSTANCE;
+    private final java.util.function.LongSupplier clock;
+    private final LatencyRecorder latency;
+    private LaneEvents events;
+    /** When the strong fence in flight started, for its latency. */
+    private long startedAt;
 
     /**
      * @param mode the endpoint's fence mode
@@ -72,9 +77,12 @@ final class FenceAdmission {
      * @param name the endpoint's name, for the log
      * @param tellFenceDone sends the endpoint {@code StrongFenceDone}
      * @param tellDrain sends the endpoint {@code DrainFenceQueue}
+     * @param clock the time
+     * @param latency where each strong fence's time from start to completion goes
      */
     FenceAdmission(FenceMode mode, LaneSlots slots, FlushTracker flushes, EndpointCounters counters, Logger log,
-            String name, Runnable tellFenceDone, Runnable tellDrain) {
+            String name, Runnable tellFenceDone, Runnable tellDrain, java.util.function.LongSupplier clock,
+            LatencyRecorder latency) {
         this.mode = mode;
         this.slots = slots;
         this.flushes = flushes;
@@ -83,6 +91,8 @@ final class FenceAdmission {
         this.name = name;
         this.tellFenceDone = tellFenceDone;
         this.tellDrain = tellDrain;
+        this.clock = clock;
+        this.latency = latency;
     }
 
     /**
@@ -123,6 +133,7 @@ final class FenceAdmission {
         if (d instanceof FenceDecision.StartStrongFence s && !replaying) {
             fence = d.next();
             counters.increment(Counter.STRONG_FENCES);
+            startedAt = clock.getAsLong();
             log.debug("endpoint {}: strong fence to epoch {} over lanes {}", name, fence.inFlightEpoch(),
                     LaneTable.describeMask(s.lanes()));
             issue(fence.inFlightEpoch(), s.lanes());
@@ -146,6 +157,11 @@ final class FenceAdmission {
         }
     }
 
+    /** @param e where completed strong fences are reported (JFR) */
+    void events(LaneEvents e) {
+        this.events = e;
+    }
+
     /** One of the strong fence's lane flushes answered. */
     void laneFlushed() {
         if (strong instanceof Flushing f) {
@@ -160,6 +176,11 @@ final class FenceAdmission {
     void completeIfDone() {
         if (strong instanceof Flushing f && f.awaiting() <= 0 && fence.fenceInFlight()) {
             strong = Idle.INSTANCE;
+            long took = clock.getAsLong() - startedAt;
+            latency.record(took);
+            if (events != null) {
+                events.strongFence(fence.inFlightEpoch(), took);
+            }
             fence = fence.strongFenceCompleted();
             scheduleDrain();
         }

@@ -30,9 +30,12 @@ final class FlushTracker {
         boolean started;
         /** A reconfiguration dropped some of its lane flushes: flush every live lane again after the replay. */
         boolean lostLanes;
+        /** When the endpoint took it, for its latency. */
+        final long acceptedAt;
 
-        UserFlush(Request request) {
+        UserFlush(Request request, long acceptedAt) {
             this.request = request;
+            this.acceptedAt = acceptedAt;
         }
     }
 
@@ -60,19 +63,22 @@ final class FlushTracker {
     private final InflightTable inflight;
     private final EndpointChannel channel;
     private final EndpointCounters counters;
+    private final java.util.function.LongSupplier clock;
     private final Long2ObjectHashMap<Token> tokens = new Long2ObjectHashMap<>();
     private final ArrayList<UserFlush> flushes = new ArrayList<>();
 
-    FlushTracker(LaneSlots slots, InflightTable inflight, EndpointChannel channel, EndpointCounters counters) {
+    FlushTracker(LaneSlots slots, InflightTable inflight, EndpointChannel channel, EndpointCounters counters,
+            java.util.function.LongSupplier clock) {
         this.slots = slots;
         this.inflight = inflight;
         this.channel = channel;
         this.counters = counters;
+        this.clock = clock;
     }
 
     /** @param flush a user flush, in submission order */
     void add(Request flush) {
-        flushes.add(new UserFlush(flush));
+        flushes.add(new UserFlush(flush, clock.getAsLong()));
     }
 
     /** @return whether a user flush is waiting */
@@ -218,8 +224,10 @@ final class FlushTracker {
             }
         }
         if (done != null) {
+            long now = clock.getAsLong();
             for (UserFlush f : done) {
                 counters.increment(Counter.FLUSHES);
+                channel.flushLatency().record(now - f.acceptedAt);
                 // Implicit operations before it are complete; the first that failed fails the flush.
                 FencelineException e = channel.flushError(f.request.submissionNumber, f.directTarget);
                 if (e != null) {

@@ -67,6 +67,24 @@ final class LaneChanges {
         this.tellReplayDone = tellReplayDone;
     }
 
+    /**
+     * @param connecting a transport's connect
+     * @param timeout how long it may take
+     * @return a copy that fails after the timeout; lanes that arrive after it are closed, not leaked
+     */
+    static java.util.concurrent.CompletableFuture<List<LaneConnection>> bounded(
+            java.util.concurrent.CompletionStage<List<LaneConnection>> connecting, java.time.Duration timeout) {
+        java.util.concurrent.CompletableFuture<List<LaneConnection>> own = connecting.toCompletableFuture();
+        java.util.concurrent.CompletableFuture<List<LaneConnection>> bounded = own.thenApply(l -> l)
+                .orTimeout(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+        own.thenAccept(late -> {
+            if (bounded.isCompletedExceptionally()) {
+                late.forEach(LaneConnection::close);
+            }
+        });
+        return bounded;
+    }
+
     private LaneTable table() {
         return ops.slots.table();
     }
@@ -166,7 +184,9 @@ final class LaneChanges {
                 LaneTable.describeMask(next.liveMask()));
         dead.abort(cause); // still wanted: the transport may recover it
         ops.slots.givenUp(lane, dead);
+        channel.laneCounters().add(lane, LaneCounters.Counter.FAILOVERS, 1);
         reconfigure(next, 1L << lane);
+        channel.events().failedOver(lane, dead.transport(), cause, Long.bitCount(next.liveMask()));
         return null;
     }
 
@@ -180,6 +200,7 @@ final class LaneChanges {
         binder.bind(m.lane(), m.connection());
         reconfigure(table().withSlot(m.lane(), m.connection()), 1L << m.lane());
         old.close();
+        channel.events().replaced(m.lane(), m.connection().transport());
     }
 
     /** @param m the transport reconnected a failed slot */
@@ -190,6 +211,7 @@ final class LaneChanges {
         }
         binder.bind(m.lane(), m.connection());
         reconfigure(table().withSlot(m.lane(), m.connection()), 1L << m.lane());
+        channel.events().recovered(m.lane(), m.connection().transport());
     }
 
     /** @param m the transport opened another lane to the peer */
@@ -201,6 +223,7 @@ final class LaneChanges {
         }
         binder.bind(slot, m.connection());
         reconfigure(table().withAdded(m.connection()), 1L << slot);
+        channel.events().added(slot, m.connection().transport());
     }
 
     /**
@@ -220,12 +243,16 @@ final class LaneChanges {
         ReplayPlanner.Plan plan = ReplayPlanner.plan(ops.inflight.fragments(), ops.slots.unpark(changed),
                 ops.slots::current);
         for (long token : plan.dropped()) {
-            ops.inflight.fragments().remove(token);
+            InflightTable.Fragment f = ops.inflight.fragments().remove(token);
+            if (!f.request().done) {
+                channel.laneCounters().add(f.lane(), LaneCounters.Counter.RESTARTS, 1);
+            }
         }
         ops.fences.slotsChanged(changed, had, ops.flushes.dropStale());
         for (ReplayPlanner.Restart x : plan.restarts()) { // in issue order, each with its own epoch
             ops.restart(x);
         }
+        channel.events().replay(plan.restarts().size(), plan.dropped().length);
         tellReplayDone.run();
     }
 }

@@ -37,6 +37,7 @@ final class LaneSlots {
     }
 
     private final Answers answers;
+    private final LaneCounters counters;
     private LaneTable table = LaneTable.of(List.of());
     private int[][] selection = LaneSelector.select(table);
     private final int[] roundRobin = new int[OpClass.values().length];
@@ -48,9 +49,13 @@ final class LaneSlots {
     /** Per slot, the last connection given up while failing over: closed when the endpoint ends. */
     private final LaneConnection[] givenUp = new LaneConnection[LaneTable.MAX_LANES];
 
-    /** @param answers receives what lanes answer synchronously */
-    LaneSlots(Answers answers) {
+    /**
+     * @param answers receives what lanes answer synchronously
+     * @param counters where the lanes' parks are counted
+     */
+    LaneSlots(Answers answers, LaneCounters counters) {
         this.answers = answers;
+        this.counters = counters;
     }
 
     /** @return the current lane table */
@@ -153,6 +158,7 @@ final class LaneSlots {
             return;
         }
         if (!tryPost(lane, op)) {
+            counters.add(lane, LaneCounters.Counter.PARKS, 1);
             waiting.addFirst(new Pending.Op(op));
         }
     }
@@ -193,6 +199,7 @@ final class LaneSlots {
         }
         PostStatus s = send(table.connection(lane), token, probe);
         if (s == PostStatus.NO_RESOURCE) {
+            counters.add(lane, LaneCounters.Counter.PARKS, 1);
             waiting.add(new Pending.Flush(token, probe));
             return true;
         }

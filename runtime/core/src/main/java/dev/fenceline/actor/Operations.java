@@ -29,7 +29,7 @@ final class Operations implements LaneSlots.Answers {
     private final EndpointChannel channel;
     private final EndpointCounters counters;
     private final Logger log;
-    final LaneSlots slots = new LaneSlots(this);
+    final LaneSlots slots;
     final InflightTable inflight = new InflightTable();
     final FlushTracker flushes;
     final FenceAdmission fences;
@@ -45,19 +45,22 @@ final class Operations implements LaneSlots.Answers {
      * @param channel the endpoint's channel
      * @param log the endpoint's log
      * @param keepalive the endpoint's keepalive, told of answered probes
+     * @param clock the time, for the latencies it records
      * @param tellFenceDone sends the endpoint {@code StrongFenceDone}
      * @param tellDrain sends the endpoint {@code DrainFenceQueue}
      */
     Operations(FencelineSettings settings, EndpointChannel channel, Logger log, Keepalive keepalive,
-            Runnable tellFenceDone, Runnable tellDrain) {
+            java.util.function.LongSupplier clock, Runnable tellFenceDone, Runnable tellDrain) {
         this.settings = settings;
         this.channel = channel;
         this.counters = channel.counters();
         this.log = log;
         this.keepalive = keepalive;
-        this.flushes = new FlushTracker(slots, inflight, channel, counters);
+        this.slots = new LaneSlots(this, channel.laneCounters());
+        this.flushes = new FlushTracker(slots, inflight, channel, counters, clock);
         this.fences = new FenceAdmission(settings.fenceMode(), slots, flushes, counters, log, channel.name(),
-                tellFenceDone, tellDrain);
+                tellFenceDone, tellDrain, clock, channel.fenceLatency());
+        this.fences.events(channel.events());
         this.grants = new GrantPolicy(slots, channel);
         this.queuedBefore = fences::queuedBefore;
     }
@@ -139,6 +142,7 @@ final class Operations implements LaneSlots.Answers {
     /** Posts a request's fragments (after a restart, just those it names) on its lane. */
     private void post(Request r) {
         r.posted = true;
+        channel.laneCounters().add(r.lane, LaneCounters.Counter.OPERATIONS, 1);
         LaneConnection conn = slots.table().connection(r.lane);
         int[] only = r.resend;
         r.resend = null;
@@ -195,6 +199,9 @@ final class Operations implements LaneSlots.Answers {
             r.trace.admitted(r.lane, op.sequence(), conn.deduplicates(), conn.reportsVisibility());
         }
         inflight.track(op.token(), new InflightTable.Fragment(r, fragment, r.lane, conn.id(), conn.deduplicates()));
+        LaneCounters lanes = channel.laneCounters();
+        lanes.add(r.lane, LaneCounters.Counter.FRAGMENTS, 1);
+        lanes.add(r.lane, LaneCounters.Counter.BYTES, op.bytes());
         slots.post(r.lane, op);
     }
 

@@ -48,19 +48,36 @@ public final class WorkerActor {
     private final Map<String, Transport> transports;
     private final AtomicLong epoch;
     private final ActorSystem<?> system;
+    private final LaneEvents.Sink laneEvents;
     private int endpointCount;
 
     private WorkerActor(ActorContext<Command> ctx, FencelineSettings settings, String name,
-            Map<String, Transport> transports, AtomicLong epoch) {
+            Map<String, Transport> transports, AtomicLong epoch, LaneEvents.Sink laneEvents) {
         this.ctx = ctx;
         this.settings = settings;
         this.name = name;
         this.transports = transports;
         this.epoch = epoch;
         this.system = ctx.getSystem();
+        this.laneEvents = laneEvents;
     }
 
     /**
+     * @param settings the runtime settings
+     * @param name the worker's name
+     * @param transports the worker's transport instances, in order of preference
+     * @param epoch the worker fence epoch, shared with the endpoint facades
+     * @param laneEvents where its endpoints' lane events go
+     * @return the behavior
+     */
+    static Behavior<Command> create(FencelineSettings settings, String name, Map<String, Transport> transports,
+            AtomicLong epoch, LaneEvents.Sink laneEvents) {
+        return Behaviors.setup(ctx -> new WorkerActor(ctx, settings, name, transports, epoch, laneEvents).running());
+    }
+
+    /**
+     * A worker whose endpoints' lane events reach no listener (the runtime's own actor tests).
+     *
      * @param settings the runtime settings
      * @param name the worker's name
      * @param transports the worker's transport instances, in order of preference
@@ -69,8 +86,9 @@ public final class WorkerActor {
      */
     public static Behavior<Command> create(FencelineSettings settings, String name, Map<String, Transport> transports,
             AtomicLong epoch) {
-        return Behaviors.setup(ctx -> new WorkerActor(ctx, settings, name, transports, epoch).running());
+        return create(settings, name, transports, epoch, LaneEvents.NONE);
     }
+
 
     private Behavior<Command> running() {
         return Behaviors.receive(Command.class)
@@ -94,7 +112,7 @@ public final class WorkerActor {
             return Behaviors.same();
         }
         int n = ++endpointCount;
-        EndpointChannel channel = new EndpointChannel(name + "->" + peer.name() + "#" + n, peer);
+        EndpointChannel channel = new EndpointChannel(name + "->" + peer.name() + "#" + n, peer, laneEvents);
         EndpointImpl facade = new EndpointImpl(channel, epoch, system, settings.connectTimeout().plus(Duration.ofSeconds(5)));
         Transport transport = transports.get(chosen);
         byte[] blob = peer.transportAddress(chosen);

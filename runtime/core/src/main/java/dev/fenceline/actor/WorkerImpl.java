@@ -50,12 +50,13 @@ public final class WorkerImpl implements Worker {
     /** The open endpoints; a closed one is forgotten (its counts kept in {@link #retired}). */
     private final List<EndpointImpl> endpoints = new CopyOnWriteArrayList<>();
     /** Guarded by itself: the totals of the endpoints that were closed. */
-    private final long[] retired = new long[TOTALS];
+    private final Totals retired = new Totals();
     private final AtomicLong endpointCount = new AtomicLong();
     private final AtomicBoolean closing = new AtomicBoolean();
     private final CompletableFuture<Void> closed = new CompletableFuture<>();
     private final Duration askTimeout;
     private final List<Transport> transportList;
+    private final LaneEventDispatch laneEvents;
 
     private WorkerImpl(String name, ActorSystem<?> system, FencelineSettings settings, Config config,
             Map<String, TransportProvider> providers) {
@@ -101,7 +102,8 @@ public final class WorkerImpl implements Worker {
             return null;
         });
         this.askTimeout = settings.connectTimeout().plus(Duration.ofSeconds(5));
-        this.actor = system.systemActorOf(WorkerActor.create(settings, name, transports, epoch),
+        this.laneEvents = new LaneEventDispatch(system.executionContext());
+        this.actor = system.systemActorOf(WorkerActor.create(settings, name, transports, epoch, laneEvents),
                 "fenceline-worker-" + WORKERS.incrementAndGet(), Props.empty());
     }
 
@@ -214,54 +216,21 @@ public final class WorkerImpl implements Worker {
 
     @Override
     public WorkerStatistics statistics() {
-        long[] t;
+        Totals t;
         int open = 0;
         synchronized (retired) { // an endpoint being forgotten is counted once: in retired or below
-            t = retired.clone();
+            t = retired.copy();
             for (EndpointImpl e : endpoints) {
                 if (!e.isForgotten()) {
-                    addTotals(t, e.channel());
+                    t.add(e.channel());
                     open++;
                 }
             }
         }
-        long fast = t[FAST];
-        long directAnswered = t[DIRECT_ANSWERED];
-        long directSent = t[DIRECT_SENT];
-        // Direct active messages: operations when queued, outstanding until answered, then done or
-        // failed (answered read before sent, failures last: no count runs ahead of another).
-        long directFailed = Math.min(directAnswered, t[DIRECT_FAILED]);
-        long ops = t[Counter.OPERATIONS.ordinal()] + fast + t[FAST_FAILED] + directSent;
-        long ok = t[Counter.COMPLETED.ordinal()] + fast + directAnswered - directFailed;
-        long failed = t[Counter.FAILED.ordinal()] + t[FAST_FAILED] + directFailed;
-        return new WorkerStatistics(endpointCount.get(), ops, ok, failed, t[Counter.FLUSHES.ordinal()] + t[FAST_FLUSHES],
-                t[Counter.STRONG_FENCES.ordinal()], t[Counter.WEAK_FENCES.ordinal()],
-                t[Counter.FAST_FORWARDS.ordinal()], t[Counter.FENCE_QUEUED.ordinal()],
-                t[Counter.MAX_FENCE_QUEUE_DEPTH.ordinal()], t[Counter.RECONFIGURATIONS.ordinal()],
-                t[Counter.RESTARTS.ordinal()], Math.max(0, ops - ok - failed), fast + directSent, open);
-    }
-
-    // Totals of one or more endpoints: the actor's counters, then what the fast path counts itself.
-    private static final int FAST = Counter.values().length;
-    private static final int FAST_FLUSHES = FAST + 1;
-    private static final int FAST_FAILED = FAST + 2;
-    private static final int DIRECT_ANSWERED = FAST + 3;
-    private static final int DIRECT_SENT = FAST + 4;
-    private static final int DIRECT_FAILED = FAST + 5;
-    private static final int TOTALS = FAST + 6;
-
-    private static void addTotals(long[] t, EndpointChannel c) {
-        EndpointCounters counters = c.counters();
-        for (Counter k : Counter.values()) {
-            long v = counters.get(k);
-            t[k.ordinal()] = k == Counter.MAX_FENCE_QUEUE_DEPTH ? Math.max(t[k.ordinal()], v) : t[k.ordinal()] + v;
-        }
-        t[FAST] += c.fastOperations();
-        t[FAST_FLUSHES] += c.fastFlushes();
-        t[FAST_FAILED] += c.fastFailures();
-        t[DIRECT_ANSWERED] += c.direct().answered();
-        t[DIRECT_SENT] += c.direct().sent();
-        t[DIRECT_FAILED] += c.direct().failures();
+        return new WorkerStatistics(endpointCount.get(), t.operations(), t.completed(), t.failed(), t.flushes(),
+                t.get(Counter.STRONG_FENCES), t.get(Counter.WEAK_FENCES), t.get(Counter.FAST_FORWARDS),
+                t.get(Counter.FENCE_QUEUED), t.get(Counter.MAX_FENCE_QUEUE_DEPTH), t.get(Counter.RECONFIGURATIONS),
+                t.get(Counter.RESTARTS), t.outstanding(), t.fastPath(), open);
     }
 
     /**
@@ -270,10 +239,15 @@ public final class WorkerImpl implements Worker {
      */
     private void forget(EndpointImpl e) {
         synchronized (retired) {
-            addTotals(retired, e.channel());
+            retired.add(e.channel());
             e.forgotten();
         }
         endpoints.remove(e);
+    }
+
+    @Override
+    public AutoCloseable addLaneEventListener(dev.fenceline.LaneEventListener listener) {
+        return laneEvents.add(java.util.Objects.requireNonNull(listener, "listener"));
     }
 
     @Override

@@ -23,9 +23,9 @@ import java.util.concurrent.TimeUnit;
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class FlushTrackerTest {
     private final ComponentFixture f = new ComponentFixture();
-    private final LaneSlots slots = new LaneSlots(f.answers);
+    private final LaneSlots slots = new LaneSlots(f.answers, new LaneCounters());
     private final InflightTable inflight = new InflightTable();
-    private final FlushTracker flushes = new FlushTracker(slots, inflight, f.channel, f.channel.counters());
+    private final FlushTracker flushes = new FlushTracker(slots, inflight, f.channel, f.channel.counters(), System::nanoTime);
     private final RecordingLane l0 = ComponentFixture.shortLane(1);
     private final RecordingLane l1 = ComponentFixture.bulkLane(2);
 

@@ -26,7 +26,7 @@ import java.util.concurrent.TimeUnit;
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class GrantPolicyTest {
     private final ComponentFixture f = new ComponentFixture();
-    private final LaneSlots slots = new LaneSlots(f.answers);
+    private final LaneSlots slots = new LaneSlots(f.answers, new LaneCounters());
     private final GrantPolicy grants = new GrantPolicy(slots, f.channel);
 
     /** A lane that can act directly. */
@@ -128,12 +128,12 @@ class GrantPolicyTest {
         grants.update(true);
         assertNull(f.channel.grant().valid(), "work waits on the lane");
 
-        LaneSlots plain = new LaneSlots(f.answers);
+        LaneSlots plain = new LaneSlots(f.answers, new LaneCounters());
         plain.install(LaneTable.of(List.of(ComponentFixture.shortLane(2))));
         new GrantPolicy(plain, f.channel).update(true);
         assertNull(f.channel.grant().valid(), "the lane cannot act directly");
 
-        LaneSlots two = new LaneSlots(f.answers);
+        LaneSlots two = new LaneSlots(f.answers, new LaneCounters());
         two.install(LaneTable.of(List.of(new DirectLane(3), new DirectLane(4))));
         GrantPolicy spread = new GrantPolicy(two, f.channel);
         spread.update(true);

@@ -30,7 +30,7 @@ class LaneChangesTest {
     private final Keepalive keepalive = new Keepalive(20 * MS, 100 * MS);
     private final List<String> told = new ArrayList<>();
     private final Operations ops = new Operations(settings, f.channel, LoggerFactory.getLogger(LaneChangesTest.class),
-            keepalive, () -> told.add("fenceDone"), () -> told.add("drain"));
+            keepalive, now::get, () -> told.add("fenceDone"), () -> told.add("drain"));
     private final LaneChanges lanes = new LaneChanges(settings, f.channel, LoggerFactory.getLogger(
             LaneChangesTest.class), ops, keepalive, now::get, (slot, c) -> { }, () -> told.add("replayDone"));
 

@@ -21,7 +21,7 @@ import java.util.concurrent.TimeUnit;
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class LaneSlotsTest {
     private final ComponentFixture f = new ComponentFixture();
-    private final LaneSlots slots = new LaneSlots(f.answers);
+    private final LaneSlots slots = new LaneSlots(f.answers, new LaneCounters());
 
     private TransportOp put(int bytes) {
         return TransportOp.rma(TransportOp.Kind.PUT, slots.nextToken(), f.key.baseAddress(), f.key,

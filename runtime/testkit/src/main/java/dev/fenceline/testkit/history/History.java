@@ -278,6 +278,11 @@ public final class History {
         }
 
         @Override
+        public dev.fenceline.EndpointStatistics statistics() {
+            return ep.statistics();
+        }
+
+        @Override
         public WorkerAddress peer() {
             return ep.peer();
         }

@@ -121,6 +121,12 @@ class HistoryCheckerTest {
         }
 
         @Override
+        public dev.fenceline.EndpointStatistics statistics() { // a script sends nothing: nothing to count
+            return new dev.fenceline.EndpointStatistics("scripted", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                    dev.fenceline.Latency.NONE, dev.fenceline.Latency.NONE, List.of());
+        }
+
+        @Override
         public WorkerAddress peer() {
             return new WorkerAddress(UUID.randomUUID(), "scripted", Map.of());
         }

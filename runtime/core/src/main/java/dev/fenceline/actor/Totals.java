@@ -1,0 +1,83 @@
+package dev.fenceline.actor;
+
+import dev.fenceline.actor.EndpointCounters.Counter;
+
+/**
+ * Totals of one or more endpoints: the actor's counters, then what the fast path and the direct
+ * active messages count themselves, and the figures users see, derived from them in one place.
+ * Direct active messages are operations when queued, outstanding until answered, then done or
+ * failed (answered read before sent, failures last: no count runs ahead of another).
+ */
+final class Totals {
+    private static final int FAST = Counter.values().length;
+    private static final int FAST_FLUSHES = FAST + 1;
+    private static final int FAST_FAILED = FAST + 2;
+    private static final int DIRECT_ANSWERED = FAST + 3;
+    private static final int DIRECT_SENT = FAST + 4;
+    private static final int DIRECT_FAILED = FAST + 5;
+    private static final int SIZE = FAST + 6;
+
+    private final long[] t;
+
+    Totals() {
+        this.t = new long[SIZE];
+    }
+
+    private Totals(long[] t) {
+        this.t = t;
+    }
+
+    /** @return a copy, to add more to */
+    Totals copy() {
+        return new Totals(t.clone());
+    }
+
+    /** @param c an endpoint whose counts join these */
+    void add(EndpointChannel c) {
+        EndpointCounters counters = c.counters();
+        for (Counter k : Counter.values()) {
+            long v = counters.get(k);
+            t[k.ordinal()] = k == Counter.MAX_FENCE_QUEUE_DEPTH ? Math.max(t[k.ordinal()], v) : t[k.ordinal()] + v;
+        }
+        t[FAST] += c.fastOperations();
+        t[FAST_FLUSHES] += c.fastFlushes();
+        t[FAST_FAILED] += c.fastFailures();
+        t[DIRECT_ANSWERED] += c.direct().answered();
+        t[DIRECT_SENT] += c.direct().sent();
+        t[DIRECT_FAILED] += c.direct().failures();
+    }
+
+    /** @return one of the actor's counters */
+    long get(Counter c) {
+        return t[c.ordinal()];
+    }
+
+    private long directFailed() {
+        return Math.min(t[DIRECT_ANSWERED], t[DIRECT_FAILED]);
+    }
+
+    long operations() {
+        return t[Counter.OPERATIONS.ordinal()] + t[FAST] + t[FAST_FAILED] + t[DIRECT_SENT];
+    }
+
+    long completed() {
+        return t[Counter.COMPLETED.ordinal()] + t[FAST] + t[DIRECT_ANSWERED] - directFailed();
+    }
+
+    long failed() {
+        return t[Counter.FAILED.ordinal()] + t[FAST_FAILED] + directFailed();
+    }
+
+    long outstanding() {
+        return Math.max(0, operations() - completed() - failed());
+    }
+
+    long flushes() {
+        return t[Counter.FLUSHES.ordinal()] + t[FAST_FLUSHES];
+    }
+
+    /** @return operations the calling thread performed or queued itself, under the grant */
+    long fastPath() {
+        return t[FAST] + t[DIRECT_SENT];
+    }
+}
