@@ -20,6 +20,9 @@ public interface Worker {
      */
     CompletionStage<Endpoint> connect(WorkerAddress peer);
 
+    /** @return the endpoints of this worker that are open now (a closed one leaves the list) */
+    java.util.List<Endpoint> endpoints();
+
     /**
      * Registers existing memory for remote access.
      *

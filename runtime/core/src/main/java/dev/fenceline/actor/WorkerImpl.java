@@ -57,6 +57,7 @@ public final class WorkerImpl implements Worker {
     private final Duration askTimeout;
     private final List<Transport> transportList;
     private final LaneEventDispatch laneEvents;
+    private WorkerMBean jmx;
 
     private WorkerImpl(String name, ActorSystem<?> system, FencelineSettings settings, Config config,
             Map<String, TransportProvider> providers) {
@@ -121,7 +122,11 @@ public final class WorkerImpl implements Worker {
             return CompletableFuture.failedFuture(new ConfigurationException("a worker needs a non-blank name"));
         }
         try {
-            return CompletableFuture.completedFuture(new WorkerImpl(name, system, settings, config, providers));
+            WorkerImpl w = new WorkerImpl(name, system, settings, config, providers);
+            if (settings.jmx()) {
+                w.jmx = WorkerMBean.register(w);
+            }
+            return CompletableFuture.completedFuture(w);
         } catch (FencelineException e) {
             return CompletableFuture.failedFuture(e);
         } catch (RuntimeException e) {
@@ -172,6 +177,11 @@ public final class WorkerImpl implements Worker {
                     endpointCount.incrementAndGet();
                     return CompletableFuture.completedFuture(r.endpoint());
                 });
+    }
+
+    @Override
+    public List<Endpoint> endpoints() {
+        return List.copyOf(endpoints);
     }
 
     @Override
@@ -261,6 +271,9 @@ public final class WorkerImpl implements Worker {
                     .thenCompose(s -> s)
                     .whenComplete((d, e) -> {
                         registrations.closeAll();
+                        if (jmx != null) {
+                            jmx.unregister();
+                        }
                         closed.complete(null);
                     });
         }
