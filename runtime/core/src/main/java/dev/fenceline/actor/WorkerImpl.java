@@ -66,6 +66,7 @@ public final class WorkerImpl implements Worker {
         this.settings = settings;
         UUID id = UUID.randomUUID();
         this.registrations = new RegistrationTable(id, name);
+        registrations.handlerTimeBound(settings.handlerTimeBound());
         Map<String, Transport> transports = new LinkedHashMap<>();
         Map<String, byte[]> addresses = new LinkedHashMap<>();
         try {

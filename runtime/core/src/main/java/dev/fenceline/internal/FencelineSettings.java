@@ -23,11 +23,12 @@ import java.util.Set;
  * @param bandwidthThreshold RMA from this size prefers an RMA_BW lane
  * @param fragmentSize the largest single transport operation
  * @param jmx whether each worker registers a JMX bean
+ * @param handlerTimeBound an active-message handler call longer than this is reported; zero for none
  * @param keysRead every key read, for the completeness test
  */
 public record FencelineSettings(List<String> transports, FenceMode fenceMode, ErrorMode errorMode,
         Duration connectTimeout, int submitBatch, Duration keepaliveInterval, Duration keepaliveTimeout, long shortMax, long bandwidthThreshold, int fragmentSize,
-        boolean jmx, Set<String> keysRead) {
+        boolean jmx, Duration handlerTimeBound, Set<String> keysRead) {
 
     /** The value of {@code fenceline.transports} that means: every transport on the class path. */
     public static final String AUTO = "auto";
@@ -63,7 +64,8 @@ public record FencelineSettings(List<String> transports, FenceMode fenceMode, Er
                     + " path: add fenceline-transport-shm, fenceline-transport-tcp (or, for tests, fenceline-testkit)");
         }
         return new FencelineSettings(List.copyOf(chosen), fenceMode, errorMode, connectTimeout, submitBatch,
-                keepaliveInterval, keepaliveTimeout, shortMax, bandwidthThreshold, fragmentSize, jmx, keysRead);
+                keepaliveInterval, keepaliveTimeout, shortMax, bandwidthThreshold, fragmentSize, jmx, handlerTimeBound,
+                keysRead);
     }
 
     /**
@@ -109,7 +111,8 @@ public record FencelineSettings(List<String> transports, FenceMode fenceMode, Er
         int fragment = (int) r.bytesIn("protocol.fragment-size", 64, 1 << 30);
         r.oneOf("unknown-keys", List.of("error", "warn", "ignore")); // ConfigKeys acts on it
         boolean jmx = r.bool("jmx.enabled");
+        Duration handlerBound = r.durationIn("active-message.handler-time-bound", Duration.ZERO, Duration.ofHours(1));
         return new FencelineSettings(List.copyOf(transports), fence, error, connectTimeout, submitBatch, keepalive,
-                keepaliveTimeout, shortMax, bw, fragment, jmx, r.keysRead());
+                keepaliveTimeout, shortMax, bw, fragment, jmx, handlerBound, r.keysRead());
     }
 }

@@ -56,6 +56,7 @@ public final class RegistrationTable implements RemoteAccessTarget {
     private volatile LongFunction<SharedMemory> sharedProvider;
     private volatile Function<ByteBuffer, RegionHandle> regionTracker;
     private final AtomicReferenceArray<ActiveMessageHandler> handlers = new AtomicReferenceArray<>(MAX_AM_ID + 1);
+    private final SlowHandlers slowHandlers;
 
     /**
      * @param provider asked first by {@link #allocate(long)}: shared memory from a transport, or null
@@ -78,6 +79,15 @@ public final class RegistrationTable implements RemoteAccessTarget {
     public RegistrationTable(UUID ownerId, String ownerName) {
         this.ownerId = ownerId;
         this.ownerName = ownerName;
+        this.slowHandlers = new SlowHandlers(ownerName);
+    }
+
+    /**
+     * @param bound how long a handler call may run before it is reported (a JFR event each time, a
+     *     log line the first time per id); zero for no bound
+     */
+    public void handlerTimeBound(java.time.Duration bound) {
+        slowHandlers.bound(bound.toNanos());
     }
 
     /**
@@ -274,6 +284,7 @@ public final class RegistrationTable implements RemoteAccessTarget {
         if (h == null) {
             throw new ActiveMessageException("no handler for active-message id " + id + " at worker '" + ownerName + "'");
         }
+        long started = slowHandlers.start();
         try {
             h.onMessage(header.asReadOnlyBuffer(), payload.asReadOnlyBuffer());
         } catch (RuntimeException e) {
@@ -281,6 +292,8 @@ public final class RegistrationTable implements RemoteAccessTarget {
                     "handler for active-message id " + id + " at worker '" + ownerName + "' threw " + e);
             ame.initCause(e);
             throw ame;
+        } finally {
+            slowHandlers.finished(id, started);
         }
     }
 }

@@ -163,6 +163,43 @@ class ObservabilityTest {
     }
 
     @Test
+    void aHandlerOverItsTimeBoundIsAnEventEachTime() throws Exception {
+        Path file = Files.createTempFile("fenceline", ".jfr");
+        try (Recording recording = new Recording()) {
+            recording.enable("dev.fenceline.SlowHandler");
+            recording.start();
+            try (Fenceline f = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [sim]\n"
+                    + "fenceline.active-message.handler-time-bound = 5ms"))) {
+                Worker a = f.newWorker("a").toCompletableFuture().get(10, TimeUnit.SECONDS);
+                Worker b = f.newWorker("b").toCompletableFuture().get(10, TimeUnit.SECONDS);
+                // The slow handler is the subject here: it really holds its thread for 20 ms.
+                b.setActiveMessageHandler(3, (h, p) -> java.util.concurrent.locks.LockSupport.parkNanos(20_000_000L));
+                b.setActiveMessageHandler(4, (h, p) -> { });
+                Endpoint ep = a.connect(b.address()).toCompletableFuture().get(10, TimeUnit.SECONDS);
+                for (int i = 0; i < 3; i++) {
+                    ep.sendActiveMessage(4, ByteBuffer.allocate(8), ByteBuffer.allocate(0));
+                }
+                for (int i = 0; i < 2; i++) {
+                    ep.sendActiveMessage(3, ByteBuffer.allocate(8), ByteBuffer.allocate(0));
+                }
+                ep.flush().toCompletableFuture().get(10, TimeUnit.SECONDS);
+            }
+            recording.stop();
+            recording.dump(file);
+        }
+        List<RecordedEvent> events = RecordingFile.readAllEvents(file).stream()
+                .filter(e -> e.getEventType().getName().equals("dev.fenceline.SlowHandler")).toList();
+        Files.deleteIfExists(file);
+        assertEquals(2, events.size(), "the two slow calls, not the fast ones: " + events);
+        for (RecordedEvent e : events) {
+            assertEquals(3, e.getInt("id"));
+            assertEquals("b", e.getString("worker"));
+            assertEquals(5_000_000L, e.getLong("bound"));
+            assertTrue(e.getLong("took") >= 20_000_000L, e.toString());
+        }
+    }
+
+    @Test
     void aWorkerIsAJmxBeanWhileItLives() throws Exception {
         javax.management.MBeanServer server = java.lang.management.ManagementFactory.getPlatformMBeanServer();
         javax.management.ObjectName name = new javax.management.ObjectName(
