@@ -34,6 +34,7 @@ public final class Fenceline implements AutoCloseable, Extension {
     private final FencelineSettings settings;
     private final Map<String, TransportProvider> providers;
     private final List<Worker> workers = new CopyOnWriteArrayList<>();
+    private final dev.fenceline.actor.StatPublisher stat;
     private volatile boolean closed;
     private CompletionStage<Void> closing;
 
@@ -49,6 +50,10 @@ public final class Fenceline implements AutoCloseable, Extension {
                     system.dynamicAccess().classLoader()));
         }
         this.providers = chooseProviders(settings.transports(), found);
+        this.stat = dev.fenceline.actor.StatPublisher.start(settings.stat(), () -> workers);
+        if (stat != null) { // also when the user's system ends without closing this runtime
+            system.getWhenTerminated().thenRun(stat::close);
+        }
     }
 
     /** @return a runtime configured from the class path ({@code application.conf} over {@code reference.conf}) */
@@ -92,8 +97,23 @@ public final class Fenceline implements AutoCloseable, Extension {
         }
         return WorkerImpl.start(name, system, settings, config, providers).thenApply(w -> {
             workers.add(w);
+            ((WorkerImpl) w).whenClosed().thenRun(() -> workers.remove(w));
             return w;
         });
+    }
+
+    /** @return this runtime's version, as built (for example {@code 0.1.0-SNAPSHOT}), or "unknown" */
+    public static String version() {
+        try (java.io.InputStream in = Fenceline.class.getResourceAsStream("version.properties")) {
+            if (in != null) {
+                java.util.Properties p = new java.util.Properties();
+                p.load(in);
+                return p.getProperty("version", "unknown");
+            }
+        } catch (java.io.IOException e) {
+            // a jar that cannot be read is reported below as unknown
+        }
+        return "unknown";
     }
 
     /** @return the actor system this runtime runs on */
@@ -161,7 +181,8 @@ public final class Fenceline implements AutoCloseable, Extension {
                         }
                         return null;
                     });
-            closing = workersClosed.thenCompose(v -> {
+            closing = workersClosed.thenCompose(v -> stat == null ? CompletableFuture.<Void>completedFuture(null)
+                    : stat.close()).thenCompose(v -> {
                 if (!ownsSystem) {
                     return CompletableFuture.<Void>completedFuture(null);
                 }

@@ -281,6 +281,11 @@ public final class WorkerImpl implements Worker {
         return closed;
     }
 
+    /** @return completes once the worker has closed, however it was closed */
+    public CompletionStage<Void> whenClosed() {
+        return closed.minimalCompletionStage();
+    }
+
     @Override
     public String toString() {
         return "Worker[" + name + "]";

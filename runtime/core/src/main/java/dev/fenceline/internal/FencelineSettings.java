@@ -24,11 +24,23 @@ import java.util.Set;
  * @param fragmentSize the largest single transport operation
  * @param jmx whether each worker registers a JMX bean
  * @param handlerTimeBound an active-message handler call longer than this is reported; zero for none
+ * @param stat where and how often the process's counters are published for {@code fenceline stat}
  * @param keysRead every key read, for the completeness test
  */
 public record FencelineSettings(List<String> transports, FenceMode fenceMode, ErrorMode errorMode,
         Duration connectTimeout, int submitBatch, Duration keepaliveInterval, Duration keepaliveTimeout, long shortMax, long bandwidthThreshold, int fragmentSize,
-        boolean jmx, Duration handlerTimeBound, Set<String> keysRead) {
+        boolean jmx, Duration handlerTimeBound, Stat stat, Set<String> keysRead) {
+
+    /**
+     * The counters file that {@code fenceline stat} reads.
+     *
+     * @param enabled whether the runtime publishes one
+     * @param directory where; empty for {@link StatLayout#defaultDirectory()}
+     * @param interval how often the counters are brought up to date
+     * @param counters how many counters the file holds
+     */
+    public record Stat(boolean enabled, String directory, Duration interval, int counters) {
+    }
 
     /** The value of {@code fenceline.transports} that means: every transport on the class path. */
     public static final String AUTO = "auto";
@@ -65,7 +77,7 @@ public record FencelineSettings(List<String> transports, FenceMode fenceMode, Er
         }
         return new FencelineSettings(List.copyOf(chosen), fenceMode, errorMode, connectTimeout, submitBatch,
                 keepaliveInterval, keepaliveTimeout, shortMax, bandwidthThreshold, fragmentSize, jmx, handlerTimeBound,
-                keysRead);
+                stat, keysRead);
     }
 
     /**
@@ -112,7 +124,10 @@ public record FencelineSettings(List<String> transports, FenceMode fenceMode, Er
         r.oneOf("unknown-keys", List.of("error", "warn", "ignore")); // ConfigKeys acts on it
         boolean jmx = r.bool("jmx.enabled");
         Duration handlerBound = r.durationIn("active-message.handler-time-bound", Duration.ZERO, Duration.ofHours(1));
+        Stat stat = new Stat(r.bool("stat.enabled"), r.string("stat.directory"),
+                r.durationIn("stat.interval", Duration.ofMillis(10), Duration.ofHours(1)),
+                r.intIn("stat.counters", 64, 1 << 20));
         return new FencelineSettings(List.copyOf(transports), fence, error, connectTimeout, submitBatch, keepalive,
-                keepaliveTimeout, shortMax, bw, fragment, jmx, handlerBound, r.keysRead());
+                keepaliveTimeout, shortMax, bw, fragment, jmx, handlerBound, stat, r.keysRead());
     }
 }

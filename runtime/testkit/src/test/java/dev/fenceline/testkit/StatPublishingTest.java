@@ -1,0 +1,127 @@
+package dev.fenceline.testkit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import dev.fenceline.Fenceline;
+import dev.fenceline.Worker;
+import dev.fenceline.stat.StatCounter;
+import dev.fenceline.stat.StatFile;
+import dev.fenceline.stat.StatValue;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The counters file a runtime publishes for {@code fenceline stat}: its life, its bound, its clean-up. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class StatPublishingTest {
+    @TempDir
+    Path dir;
+
+    private Config config(String more) {
+        return ConfigFactory.parseString("fenceline.transports = [sim]\nfenceline.stat.directory = \"" + dir
+                + "\"\nfenceline.stat.interval = 10ms\n" + more);
+    }
+
+    /** Reads the one counters file in the directory until what it shows satisfies {@code until}. */
+    private List<StatValue> awaitValues(Predicate<List<StatValue>> until) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        List<StatValue> seen = List.of();
+        while (true) {
+            List<Path> files = StatFile.list(dir);
+            if (files.size() == 1) {
+                try (StatFile f = StatFile.open(files.get(0))) {
+                    seen = f.read();
+                }
+                if (until.test(seen)) {
+                    return seen;
+                }
+            }
+            assertTrue(System.nanoTime() < deadline, "files " + files + ", last read " + seen);
+            Thread.onSpinWait();
+        }
+    }
+
+    private static Set<String> owners(List<StatValue> values, StatCounter.Scope scope) {
+        Set<String> out = new TreeSet<>();
+        values.stream().filter(v -> v.counter().scope() == scope).forEach(v -> out.add(v.owner()));
+        return out;
+    }
+
+    @Test
+    void aClosedWorkerLeavesTheFileAndAFullFileLeavesOutTheRest() throws Exception {
+        // 64 slots hold six workers' ten counters, not a seventh's.
+        try (Fenceline f = Fenceline.create(config("fenceline.stat.counters = 64"))) {
+            Worker first = null;
+            for (int i = 1; i <= 7; i++) {
+                Worker w = f.newWorker("w" + i).toCompletableFuture().get(10, TimeUnit.SECONDS);
+                first = first == null ? w : first;
+            }
+            List<StatValue> v = awaitValues(x -> owners(x, StatCounter.Scope.WORKER).size() == 6);
+            assertEquals(60, v.size(), v.toString());
+            first.close().toCompletableFuture().get(10, TimeUnit.SECONDS);
+            // w1's slots are free again: the seventh worker gets them at the next update.
+            v = awaitValues(x -> owners(x, StatCounter.Scope.WORKER).equals(Set.of("w2", "w3", "w4", "w5", "w6", "w7")));
+            assertEquals(60, v.size(), v.toString());
+        }
+        try (var files = Files.list(dir)) {
+            assertEquals(0, files.count(), "closed with the runtime");
+        }
+    }
+
+    @Test
+    void aFileLeftByAProcessThatIsGoneIsRemovedByTheNextRuntime() throws Exception {
+        Files.createDirectories(dir);
+        Path stale = dir.resolve(Long.MAX_VALUE + "-1.stat");
+        Path unrelated = dir.resolve("notes.txt");
+        Files.write(stale, new byte[128]);
+        Files.write(unrelated, new byte[1]);
+        try (Fenceline f = Fenceline.create(config(""))) {
+            assertEquals(List.of("sim"), f.transports());
+            assertTrue(!Files.exists(stale), "stale file removed");
+            assertTrue(Files.exists(unrelated), "what is not a counters file stays");
+            assertEquals(1, StatFile.list(dir).size());
+        }
+    }
+
+    @Test
+    void onTheUsersActorSystemTheFileGoesWhenTheSystemEnds() throws Exception {
+        ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), "stat-user",
+                config("").withFallback(ConfigFactory.load()));
+        try {
+            Fenceline f = Fenceline.get(system);
+            f.newWorker("mine").toCompletableFuture().get(10, TimeUnit.SECONDS);
+            awaitValues(x -> owners(x, StatCounter.Scope.WORKER).equals(Set.of("mine")));
+        } finally {
+            system.terminate();
+            system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!StatFile.list(dir).isEmpty()) { // removed on the publisher's own thread, after termination
+            assertTrue(System.nanoTime() < deadline, "still there: " + StatFile.list(dir));
+            Thread.onSpinWait();
+        }
+    }
+
+    @Test
+    void publishingCanBeTurnedOff() throws Exception {
+        try (Fenceline f = Fenceline.create(config("fenceline.stat.enabled = off"))) {
+            f.newWorker("quiet").toCompletableFuture().get(10, TimeUnit.SECONDS);
+            assertTrue(!Files.exists(dir.resolve(ProcessHandle.current().pid() + "-1.stat")));
+            try (var files = Files.list(dir)) {
+                assertEquals(0, files.count());
+            }
+        }
+    }
+}
