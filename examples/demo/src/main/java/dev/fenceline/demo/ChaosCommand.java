@@ -8,7 +8,7 @@ import picocli.CommandLine.Option;
 /** {@code fenceline chaos}: one chaos case, as the chaos test runs it, for reproducing a seed. */
 @Command(name = "chaos", mixinStandardHelpOptions = true,
         description = "Runs model-checked workloads on several endpoints while lanes fail, are replaced, recover"
-                + " and are added; checks fences, flushes, exactly-once and final memory. Exits 1 on a violation.")
+                + " and are added; checks fences, flushes, exactly-once and final memory. Exits 1 on a violation, 70 if it crashed.")
 public final class ChaosCommand implements Callable<Integer> {
     @Option(names = "--seed", required = true, description = "The case's seed.")
     long seed;
@@ -46,6 +46,6 @@ public final class ChaosCommand implements Callable<Integer> {
             System.out.printf("  time        %d ms%n", r.elapsed().toMillis());
             System.out.println(r.ok() ? "RESULT: OK" : "RESULT: FAILED - reproduce with " + r.reproduce());
         }
-        return r.ok() ? 0 : 1;
+        return r.ok() ? 0 : FencelineCommand.VIOLATION;
     }
 }

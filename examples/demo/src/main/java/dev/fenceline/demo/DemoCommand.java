@@ -73,7 +73,7 @@ public final class DemoCommand implements Callable<Integer> {
             boolean faults = !noFaults && fenceline.transports().contains("sim");
             DemoReport report = Demo.run(fenceline, ops, seed, regionBytes, window, true, faults);
             report.print(out);
-            return report.ok() ? 0 : 1;
+            return report.ok() ? 0 : FencelineCommand.VIOLATION;
         }
     }
 
@@ -126,14 +126,14 @@ public final class DemoCommand implements Callable<Integer> {
             }
             if (line == null) {
                 out.println("RESULT: FAILED - the target process did not start");
-                return 1;
+                return FencelineCommand.CRASHED;
             }
             String[] a = line.split(" ");
             java.util.HexFormat hex = java.util.HexFormat.of();
             DemoReport report = Demo.runAgainst(fenceline, dev.fenceline.WorkerAddress.fromBytes(hex.parseHex(a[1])),
                     hex.parseHex(a[2]), hex.parseHex(a[3]), ops, seed, window, target.pid(), in);
             report.print(out);
-            return report.ok() ? 0 : 1;
+            return report.ok() ? 0 : FencelineCommand.VIOLATION;
         } finally {
             target.getOutputStream().close();
             if (!target.waitFor(20, java.util.concurrent.TimeUnit.SECONDS)) {

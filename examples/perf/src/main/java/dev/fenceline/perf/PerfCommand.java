@@ -41,10 +41,10 @@ public final class PerfCommand implements Callable<Integer> {
                     + " cswap_lat, am_lat, am_bw, fence_rate, flush_lat, or all (default ${DEFAULT-VALUE}).")
     List<String> tests;
 
-    @Option(names = {"-s", "--sizes"}, split = ",", defaultValue = "8,65536,1048576",
-            description = "Message sizes in bytes, comma-separated; K and M suffixes allowed (default"
-                    + " ${DEFAULT-VALUE}). Atomic tests always use 8.")
-    List<String> sizes;
+    @Option(names = {"-s", "--sizes"}, split = ",", defaultValue = "8,64K,1M", converter = SizeConverter.class,
+            description = "Message sizes in bytes, comma-separated; K (KiB) and M (MiB) suffixes allowed, up to 64M"
+                    + " (default ${DEFAULT-VALUE}). Atomic tests always use 8.")
+    List<Integer> sizes;
 
     @Option(names = {"-n", "--iterations"}, defaultValue = "20000",
             description = "Measured iterations per test and size; streams of large messages are capped at"
@@ -127,10 +127,7 @@ public final class PerfCommand implements Callable<Integer> {
                 }
             }
         }
-        List<Integer> sizeList = new ArrayList<>();
-        for (String s : sizes) {
-            sizeList.add(parseSize(s));
-        }
+        List<Integer> sizeList = List.copyOf(sizes);
         int largest = sizeList.stream().mapToInt(Integer::intValue).max().orElse(8);
         PrintStream out = System.out;
         List<PerfResult> results = new ArrayList<>();
@@ -420,23 +417,6 @@ public final class PerfCommand implements Callable<Integer> {
                 throw new CommandLine.ParameterException(spec.commandLine(), "--transport " + transport
                         + ": expected sim, tcp or shm");
         }
-    }
-
-    static int parseSize(String s) {
-        String v = s.trim().toUpperCase(Locale.ROOT);
-        long mult = 1;
-        if (v.endsWith("K")) {
-            mult = 1024;
-            v = v.substring(0, v.length() - 1);
-        } else if (v.endsWith("M")) {
-            mult = 1024 * 1024;
-            v = v.substring(0, v.length() - 1);
-        }
-        long n = Long.parseLong(v) * mult;
-        if (n < 1 || n > (64 << 20)) {
-            throw new IllegalArgumentException("size " + s + " outside [1, 64M]");
-        }
-        return (int) n;
     }
 
     static String size(int bytes) {

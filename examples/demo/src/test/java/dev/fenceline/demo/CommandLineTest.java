@@ -1,0 +1,106 @@
+package dev.fenceline.demo;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.typesafe.config.ConfigFactory;
+import dev.fenceline.Endpoint;
+import dev.fenceline.Fenceline;
+import dev.fenceline.MemoryRegion;
+import dev.fenceline.Worker;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/** What a script sees of bin/fenceline: its version, its usage errors, its exit codes, and stat. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class CommandLineTest {
+    private final StringWriter out = new StringWriter();
+    private final StringWriter err = new StringWriter();
+
+    private int run(String... args) {
+        CommandLine cl = FencelineCommand.commandLine();
+        cl.setOut(new PrintWriter(out, true));
+        cl.setErr(new PrintWriter(err, true));
+        return cl.execute(args);
+    }
+
+    @Test
+    void theVersionIsTheBuildsVersion() {
+        assertEquals(0, run("--version"));
+        String v = Fenceline.version();
+        assertTrue(v.matches("\\d+\\.\\d+\\.\\d+(-SNAPSHOT)?"), "version as built: " + v);
+        assertTrue(out.toString().startsWith("fenceline " + v), out.toString());
+    }
+
+    @Test
+    void aBadSizeIsAUsageErrorNotAStackTrace() {
+        assertEquals(2, run("perf", "-t", "put_lat", "-s", "8,12Q"));
+        assertTrue(err.toString().contains("'12Q' is not a size"), err.toString());
+        assertTrue(err.toString().contains("Usage: fenceline perf"), "the usage follows: " + err);
+        assertTrue(!err.toString().contains("\tat "), "no stack trace: " + err);
+        assertEquals(2, run("perf", "-s", "65M"));
+        assertTrue(err.toString().contains("size '65M' is outside 1 byte to 64 MiB"), err.toString());
+    }
+
+    @Test
+    void aCrashIsNotAViolation() {
+        // Nothing listens on port 1 of loopback: the driver cannot reach its server, which is a crash.
+        int code = run("perf", "-x", "shm", "--connect", "127.0.0.1:1", "-t", "put_bw", "-s", "8", "-n", "10", "--no-progress");
+        assertEquals(FencelineCommand.CRASHED, code, err.toString());
+        assertTrue(err.toString().contains("fenceline perf: crashed:"), err.toString());
+        assertTrue(FencelineCommand.CRASHED != FencelineCommand.VIOLATION);
+        assertTrue(run("--help") == 0 && out.toString().contains("70   crashed"), out.toString());
+    }
+
+    @Test
+    void statShowsARunningRuntimesWorkersAndEndpoints(@TempDir Path dir) throws Exception {
+        assertEquals(StatCommand.NOTHING_TO_READ, run("stat", "--dir", dir.toString(), "--once"));
+        assertTrue(err.toString().contains("no running Fenceline process publishes counters in " + dir), err.toString());
+        try (Fenceline f = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [sim]\n"
+                + "fenceline.stat.directory = \"" + dir + "\"\nfenceline.stat.interval = 20ms"))) {
+            Worker a = f.newWorker("stat-a").toCompletableFuture().get(10, TimeUnit.SECONDS);
+            Worker b = f.newWorker("stat-b").toCompletableFuture().get(10, TimeUnit.SECONDS);
+            MemoryRegion region = b.allocate(4096);
+            Endpoint ep = a.connect(b.address()).toCompletableFuture().get(10, TimeUnit.SECONDS);
+            for (int i = 0; i < 1234; i++) {
+                ep.put(ByteBuffer.allocate(8), region.address(), region.remoteKey());
+            }
+            ep.flush().toCompletableFuture().get(10, TimeUnit.SECONDS);
+            String screen = "";
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            // A snapshot may fall inside an update; the next update, within 20 ms, shows all of it.
+            while (!(screen.contains("1,234") && screen.contains("stat-a->stat-b#1") && screen.contains(" stat-b "))) {
+                assertTrue(System.nanoTime() < deadline, "stat never showed the puts: " + screen);
+                out.getBuffer().setLength(0);
+                assertEquals(0, run("stat", "--dir", dir.toString(), "--once"), err.toString());
+                screen = out.toString();
+            }
+            assertTrue(screen.contains("pid " + ProcessHandle.current().pid()), screen);
+            String workerRow = screen.lines().filter(l -> l.trim().startsWith("stat-a ")).findFirst().orElse("");
+            assertTrue(workerRow.matches("\\s+stat-a\\s+1,234\\s+1,234\\s+0\\s+0\\s+.*"), "ops done failed outst: "
+                    + screen);
+            String endpointRow = screen.lines().filter(l -> l.trim().startsWith("stat-a->stat-b#1 ")).findFirst()
+                    .orElse("");
+            assertTrue(endpointRow.matches("\\s+stat-a->stat-b#1\\s+1,234\\s+0\\s+0\\s+[\\d,]+\\s+2\\s+[\\d,]+"),
+                    "ops outst failed bytes live-lanes flush-p99: " + screen);
+            out.getBuffer().setLength(0);
+            assertEquals(0, run("stat", Long.toString(ProcessHandle.current().pid()), "--dir", dir.toString(),
+                    "--count", "2", "--interval", "10ms"));
+            assertEquals(2, out.toString().split("pid " + ProcessHandle.current().pid(), -1).length - 1,
+                    "two refreshes: " + out);
+        }
+        try (var files = Files.list(dir)) {
+            assertEquals(0, files.count(), "the runtime's counters file goes with it");
+        }
+        assertEquals(2, run("stat", "--interval", "soon"));
+        assertTrue(err.toString().contains("'soon' is not a duration"), err.toString());
+    }
+}
