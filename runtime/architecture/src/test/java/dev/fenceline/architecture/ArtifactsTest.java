@@ -89,4 +89,22 @@ class ArtifactsTest {
         }
         assertEquals(new TreeSet<>(PUBLISHED), managed);
     }
+
+    @Test
+    void theDownstreamExampleBuildsAgainstThisVersionOutsideTheReactor() throws IOException {
+        String parent = Files.readString(Path.of("..", "..", "pom.xml"));
+        Matcher version = Pattern.compile("<artifactId>fenceline-parent</artifactId>\\s*<version>([^<]+)</version>")
+                .matcher(parent);
+        assertTrue(version.find(), "the project's version in the root pom");
+        String downstream = Files.readString(Path.of("..", "..", "examples", "downstream", "pom.xml"));
+        assertTrue(downstream.contains("<fenceline.version>" + version.group(1) + "</fenceline.version>"),
+                "examples/downstream builds against " + version.group(1));
+        assertTrue(!downstream.contains("<parent>") && downstream.contains("<artifactId>fenceline-bom</artifactId>"),
+                "no parent: it sees Fenceline only through the BOM and the installed artifacts");
+        String readme = Files.readString(Path.of("..", "..", "README.md"));
+        assertTrue(readme.contains("<artifactId>fenceline-bom</artifactId>\n      <version>" + version.group(1)
+                + "</version>"), "the README's dependency snippet names " + version.group(1));
+        String examples = Files.readString(Path.of("..", "..", "examples", "pom.xml"));
+        assertTrue(!examples.contains("<module>downstream</module>"), "not a module of the reactor");
+    }
 }
