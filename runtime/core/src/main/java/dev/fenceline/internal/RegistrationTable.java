@@ -287,7 +287,11 @@ public final class RegistrationTable implements RemoteAccessTarget {
         long started = slowHandlers.start();
         try {
             h.onMessage(header.asReadOnlyBuffer(), payload.asReadOnlyBuffer());
-        } catch (RuntimeException e) {
+        } catch (Throwable e) { // an Error too: the origin gets a typed answer, the transport's thread lives on
+            if (e instanceof VirtualMachineError) {
+                org.slf4j.LoggerFactory.getLogger(RegistrationTable.class).error(
+                        "active-message handler {} at worker '{}' threw {}", id, ownerName, e.toString());
+            }
             ActiveMessageException ame = new ActiveMessageException(
                     "handler for active-message id " + id + " at worker '" + ownerName + "' threw " + e);
             ame.initCause(e);

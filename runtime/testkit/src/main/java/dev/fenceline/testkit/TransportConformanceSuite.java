@@ -210,6 +210,48 @@ public abstract class TransportConformanceSuite {
     }
 
     /**
+     * A handler that throws, an {@link Error} as much as an exception, is a typed
+     * {@link ActiveMessageException} at the origin; it ran once, and the lane (and its fast path,
+     * where it has one) goes on serving: the next message and the next put complete.
+     *
+     * @throws Exception if the runtime fails the test
+     */
+    @Test
+    protected void aHandlerThatThrowsIsATypedFailureAndTheLaneLivesOn() throws Exception {
+        java.util.concurrent.atomic.AtomicInteger runs = new java.util.concurrent.atomic.AtomicInteger();
+        b.setActiveMessageHandler(11, (h, p) -> {
+            runs.incrementAndGet();
+            throw new AssertionError("the handler's own bug");
+        });
+        b.setActiveMessageHandler(12, (h, p) -> {
+            runs.incrementAndGet();
+            throw new IllegalStateException("the handler refuses");
+        });
+        Throwable error = failure(ep.sendActiveMessage(11, ByteBuffer.allocate(4), ByteBuffer.allocate(4)));
+        assertInstanceOf(ActiveMessageException.class, error);
+        assertTrue(error.getMessage().contains("id 11") && error.getMessage().contains("the handler's own bug"),
+                error.getMessage());
+        Throwable refused = failure(ep.sendActiveMessage(12, ByteBuffer.allocate(4), ByteBuffer.allocate(4)));
+        assertInstanceOf(ActiveMessageException.class, refused);
+        assertTrue(refused.getMessage().contains("the handler refuses"), refused.getMessage());
+        await(ep.flush());
+        assertEquals(2, runs.get(), "each handler ran once");
+        List<String> got = new CopyOnWriteArrayList<>();
+        b.setActiveMessageHandler(13, (h, p) -> got.add("fine"));
+        await(ep.sendActiveMessage(13, ByteBuffer.allocate(4), ByteBuffer.allocate(4)));
+        assertEquals(List.of("fine"), got);
+        long before = ep.statistics().fastPath();
+        for (int i = 0; i < 64; i++) {
+            await(ep.put(ByteBuffer.wrap(new byte[] {(byte) i}), target.address() + 200_000, key));
+        }
+        assertEquals(63, target.buffer().get(200_000));
+        assertTrue(ep.lanes().stream().allMatch(l -> l.live()), "no lane failed: " + ep.lanes());
+        if (before > 0) {
+            assertTrue(ep.statistics().fastPath() > before, "the fast path still serves: " + ep.statistics());
+        }
+    }
+
+    /**
      * Bad input gets typed errors, and nothing is written at the target.
      *
      * @throws Exception if the runtime fails the test
