@@ -1,8 +1,10 @@
 package dev.fenceline;
 
 /**
- * The endpoint can no longer reach its peer (every lane failed, or the peer is gone). Every
- * request that was outstanding completes with this error; later requests fail at once.
+ * The endpoint can no longer reach its peer (every lane failed, or the peer is gone), and the
+ * operation was not and will not be applied. An outstanding request of which a copy may have been
+ * applied, or may still be, fails with an {@link OutcomeUnknownException} instead (whose cause is
+ * this); later requests fail at once.
  */
 public class EndpointFailedException extends FencelineException {
     private static final long serialVersionUID = 1L;

@@ -194,9 +194,9 @@ public final class EndpointActor {
                 .onMessage(LaneFlushFailed.class, this::onLaneFlushFailed)
                 .onMessage(LaneReady.class, this::onLaneReady)
                 .onMessage(LaneFailed.class, m -> laneFailed(m.lane(), m.connectionId(), m.cause()))
-                .onMessage(LaneReplaced.class, m -> same(() -> lanes.replaced(m)))
-                .onMessage(LaneRecovered.class, m -> same(() -> lanes.recovered(m)))
-                .onMessage(LaneAdded.class, m -> same(() -> lanes.added(m)))
+                .onMessage(LaneReplaced.class, m -> afterChange(() -> lanes.replaced(m)))
+                .onMessage(LaneRecovered.class, m -> afterChange(() -> lanes.recovered(m)))
+                .onMessage(LaneAdded.class, m -> afterChange(() -> lanes.added(m)))
                 .onMessage(ReplayDone.class, m -> same(ops::replayDone))
                 .onMessage(KeepaliveTick.class, m -> onKeepaliveTick())
                 .onMessage(DrainFenceQueue.class, m -> same(ops::drainFenceQueue))
@@ -353,6 +353,16 @@ public final class EndpointActor {
 
     private Behavior<Command> laneFailed(int lane, long connectionId, Throwable cause) {
         EndpointFailedException e = lanes.laneFailed(lane, connectionId, cause);
+        if (e == null) {
+            e = ops.takeUnordered();
+        }
+        return e == null ? Behaviors.same() : enterFailed(e);
+    }
+
+    /** A lane change whose replay may have found copies that could be applied late: then the endpoint ends. */
+    private Behavior<Command> afterChange(Runnable change) {
+        change.run();
+        EndpointFailedException e = ops.takeUnordered();
         return e == null ? Behaviors.same() : enterFailed(e);
     }
 
@@ -364,8 +374,8 @@ public final class EndpointActor {
         timers.cancelAll();
         channel.publishFailure(e);
         channel.terminate(e);
+        ops.slots.closeAll(ops.revocations); // first: what they say decides each request's error
         ops.failEverything(e);
-        ops.slots.closeAll();
         rejectSubmissions(() -> e);
         return failed(e);
     }
@@ -380,8 +390,8 @@ public final class EndpointActor {
         // so nothing accepted is outstanding here except what failed to flush.
         channel.grant().revoke();
         channel.terminate(closedError());
+        ops.slots.closeAll(ops.revocations);
         ops.failEverything(new EndpointClosedException("endpoint " + channel.name() + " was closed"));
-        ops.slots.closeAll();
         rejectSubmissions(this::closedError);
         m.replyTo().tell(Done.getInstance());
         return closed();

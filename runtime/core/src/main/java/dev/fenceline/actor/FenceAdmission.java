@@ -67,6 +67,8 @@ final class FenceAdmission {
     private LaneEvents events;
     /** When the strong fence in flight started, for its latency. */
     private long startedAt;
+    /** Requests that wait for a given-up connection's answer: work fenced after them waits too. */
+    private InflightTable holds;
 
     /**
      * @param mode the endpoint's fence mode
@@ -106,6 +108,12 @@ final class FenceAdmission {
      * @return whether to post it now
      */
     Verdict admit(Request r, boolean fromQueueHead, boolean replaying) {
+        if (holds != null && holds.holding() && holds.heldBefore(r.epoch)) {
+            // A copy fenced before it is still on a given-up connection, which will answer it: if that
+            // copy is applied late, this must not have been applied before it.
+            enqueue(r, fromQueueHead);
+            return Verdict.QUEUED;
+        }
         long lanes = 1L << r.lane;
         // The hot path: nothing to decide, nothing to allocate. Never past a request that waits in
         // the queue: the drain that releases it may still be in the mailbox.
@@ -138,6 +146,11 @@ final class FenceAdmission {
                     LaneTable.describeMask(s.lanes()));
             issue(fence.inFlightEpoch(), s.lanes());
         }
+        enqueue(r, fromQueueHead);
+        return Verdict.QUEUED;
+    }
+
+    private void enqueue(Request r, boolean fromQueueHead) {
         if (fromQueueHead) {
             queue.pushFront(r);
         } else {
@@ -145,7 +158,16 @@ final class FenceAdmission {
             counters.increment(Counter.FENCE_QUEUED);
             counters.max(Counter.MAX_FENCE_QUEUE_DEPTH, queue.size());
         }
-        return Verdict.QUEUED;
+    }
+
+    /** @param inflight where requests that wait for a given-up connection's answer are kept */
+    void holds(InflightTable inflight) {
+        this.holds = inflight;
+    }
+
+    /** A given-up connection answered a held copy: what waited behind it may go. */
+    void heldResolved() {
+        scheduleDrain();
     }
 
     private void issue(long target, long lanes) {

@@ -18,9 +18,9 @@ final class InflightTable {
      * @param fragment its index within the request
      * @param lane the slot it was posted on
      * @param connectionId the connection in that slot then
-     * @param deduplicated whether that connection's target deduplicates re-sent copies
+     * @param scope that connection's exactly-once scope (null: re-sent copies are not recognized)
      */
-    record Fragment(Request request, int fragment, int lane, long connectionId, boolean deduplicated) {
+    record Fragment(Request request, int fragment, int lane, long connectionId, Object scope) {
     }
 
     private long nextOrder = 1;
@@ -29,6 +29,10 @@ final class InflightTable {
     private final ArrayDeque<Request> bySequence = new ArrayDeque<>();
     private final Long2ObjectHashMap<Fragment> byToken = new Long2ObjectHashMap<>();
     private final Long2ObjectHashMap<Request> outstanding = new Long2ObjectHashMap<>();
+    /** Tokens of fragments on given-up connections that will still answer. */
+    private final org.agrona.collections.LongHashSet held = new org.agrona.collections.LongHashSet();
+    /** Requests with held fragments, in no particular order (few, and only after a failover). */
+    private final List<Request> holding = new ArrayList<>();
 
     /**
      * Gives a request (or a flush) its place in the endpoint's order.
@@ -114,7 +118,51 @@ final class InflightTable {
      */
     Fragment take(long token) {
         Fragment f = byToken.remove(token);
+        if (f != null && held.remove(token)) {
+            Request r = f.request();
+            if (--r.held == 0) {
+                holding.remove(r);
+            }
+        }
         return f == null || f.request().done ? null : f;
+    }
+
+    /**
+     * @param token a fragment that stays in flight on its given-up connection, which will answer it
+     */
+    void hold(long token) {
+        Fragment f = byToken.get(token);
+        if (f != null && held.add(token)) {
+            Request r = f.request();
+            if (r.held++ == 0) {
+                holding.add(r);
+            }
+        }
+    }
+
+    /** @return tokens held on given-up connections (a live view) */
+    org.agrona.collections.LongHashSet held() {
+        return held;
+    }
+
+    /**
+     * @param epoch a fenced request's epoch
+     * @return whether a request of an earlier epoch still waits for a given-up connection's answer:
+     *     the request must wait for it, or it could be applied before that copy
+     */
+    boolean heldBefore(long epoch) {
+        for (int i = 0; i < holding.size(); i++) {
+            Request h = holding.get(i);
+            if (h.kind.fenced() && h.epoch < epoch) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** @return whether any request waits for a given-up connection's answer */
+    boolean holding() {
+        return !holding.isEmpty();
     }
 
     /** @return every fragment on a lane, by token (a live view, for the replay planner) */
@@ -131,6 +179,8 @@ final class InflightTable {
         List<Request> all = new ArrayList<>(outstanding.values());
         outstanding.clear();
         byToken.clear();
+        held.clear();
+        holding.clear();
         all.sort((a, b) -> Long.compare(a.seq, b.seq));
         return all;
     }

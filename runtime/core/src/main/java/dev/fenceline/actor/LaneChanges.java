@@ -178,11 +178,13 @@ final class LaneChanges {
             log.warn("{}", e.getMessage());
             install(next);
             dead.close();
+            ops.revocations.revoke(dead);
             return e;
         }
         log.info("endpoint {}: lane {} failed ({}); failing over to lanes {}", channel.name(), lane, cause,
                 LaneTable.describeMask(next.liveMask()));
         dead.abort(cause); // still wanted: the transport may recover it
+        ops.revocations.revoke(dead); // before anything of it is sent again
         ops.slots.givenUp(lane, dead);
         channel.laneCounters().add(lane, LaneCounters.Counter.FAILOVERS, 1);
         reconfigure(next, 1L << lane);
@@ -197,9 +199,10 @@ final class LaneChanges {
             return;
         }
         LaneConnection old = table().connection(m.lane());
+        old.close();
+        ops.revocations.revoke(old); // before anything of it is sent again
         binder.bind(m.lane(), m.connection());
         reconfigure(table().withSlot(m.lane(), m.connection()), 1L << m.lane());
-        old.close();
         channel.events().replaced(m.lane(), m.connection().transport());
     }
 
@@ -241,7 +244,10 @@ final class LaneChanges {
         keepalive.reset(changed, clock.getAsLong());
         channel.counters().increment(Counter.RECONFIGURATIONS);
         ReplayPlanner.Plan plan = ReplayPlanner.plan(ops.inflight.fragments(), ops.slots.unpark(changed),
-                ops.slots::current);
+                ops.inflight.held(), ops.slots::current, ops.revocations::fate);
+        for (long token : plan.held()) {
+            ops.inflight.hold(token); // its old connection will answer it; fenced work after it waits
+        }
         for (long token : plan.dropped()) {
             InflightTable.Fragment f = ops.inflight.fragments().remove(token);
             if (!f.request().done) {

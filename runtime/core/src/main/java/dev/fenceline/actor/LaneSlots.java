@@ -275,17 +275,38 @@ final class LaneSlots {
         givenUp[lane] = c;
     }
 
-    /** The endpoint ended: every connection in the table, and every one given up, is closed. */
-    void closeAll() {
+    /**
+     * The endpoint ended: every connection in the table, and every one given up, is closed; those in
+     * the table are asked what became of their copies.
+     *
+     * @param revocations where their answers go
+     */
+    void closeAll(Revocations revocations) {
         for (int i = 0; i < table.size(); i++) {
             if (table.connection(i) != null) {
                 table.connection(i).close();
+                revocations.revoke(table.connection(i));
             }
             if (givenUp[i] != null) {
                 givenUp[i].close(); // its transport may still be reconnecting it: stop that too
                 givenUp[i] = null;
             }
         }
+    }
+
+    /**
+     * @return the tokens of every operation parked on a lane, never handed to a transport
+     */
+    LongHashSet parkedTokens() {
+        LongHashSet tokens = new LongHashSet();
+        for (ArrayDeque<Pending> p : parked) {
+            for (Pending x : p) {
+                if (x instanceof Pending.Op o) {
+                    tokens.add(o.op().token());
+                }
+            }
+        }
+        return tokens;
     }
 
     /**

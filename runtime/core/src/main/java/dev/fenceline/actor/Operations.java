@@ -12,6 +12,8 @@ import dev.fenceline.internal.ErrorMode;
 import dev.fenceline.internal.FencelineSettings;
 import dev.fenceline.internal.Keepalive;
 import dev.fenceline.spi.LaneConnection;
+import dev.fenceline.spi.Revocation;
+import org.agrona.collections.Long2ObjectHashMap;
 import dev.fenceline.spi.TransportOp;
 import java.nio.ByteBuffer;
 import java.util.List;
@@ -31,6 +33,13 @@ final class Operations implements LaneSlots.Answers {
     private final Logger log;
     final LaneSlots slots;
     final InflightTable inflight = new InflightTable();
+    /** What the connections this endpoint gave up said of their copies. */
+    final Revocations revocations = new Revocations();
+    /**
+     * Set when a restart found a copy that may still apply and no lane that would recognize it
+     * again: the endpoint must end, so that nothing fenced after that copy goes ahead of it.
+     */
+    private EndpointFailedException unordered;
     final FlushTracker flushes;
     final FenceAdmission fences;
     private final GrantPolicy grants;
@@ -61,6 +70,7 @@ final class Operations implements LaneSlots.Answers {
         this.fences = new FenceAdmission(settings.fenceMode(), slots, flushes, counters, log, channel.name(),
                 tellFenceDone, tellDrain, clock, channel.fenceLatency());
         this.fences.events(channel.events());
+        this.fences.holds(inflight);
         this.grants = new GrantPolicy(slots, channel);
         this.queuedBefore = fences::queuedBefore;
     }
@@ -198,7 +208,7 @@ final class Operations implements LaneSlots.Answers {
             op.trace(r.trace);
             r.trace.admitted(r.lane, op.sequence(), conn.deduplicates(), conn.reportsVisibility());
         }
-        inflight.track(op.token(), new InflightTable.Fragment(r, fragment, r.lane, conn.id(), conn.deduplicates()));
+        inflight.track(op.token(), new InflightTable.Fragment(r, fragment, r.lane, conn.id(), conn.exactlyOnceScope()));
         LaneCounters lanes = channel.laneCounters();
         lanes.add(r.lane, LaneCounters.Counter.FRAGMENTS, 1);
         lanes.add(r.lane, LaneCounters.Counter.BYTES, op.bytes());
@@ -225,15 +235,23 @@ final class Operations implements LaneSlots.Answers {
 
     @Override
     public void completed(long token, long value) {
+        boolean wasHeld = inflight.held().contains(token);
         InflightTable.Fragment f = inflight.take(token);
         if (f != null) {
             fragmentDone(f.request(), value);
+        }
+        if (wasHeld) {
+            fences.heldResolved();
         }
     }
 
     @Override
     public void failed(long token, FencelineException e) {
+        boolean wasHeld = inflight.held().contains(token);
         InflightTable.Fragment f = inflight.take(token);
+        if (wasHeld) {
+            fences.heldResolved();
+        }
         if (f == null) {
             return;
         }
@@ -393,11 +411,25 @@ final class Operations implements LaneSlots.Answers {
      */
     void restart(ReplayPlanner.Restart x) {
         Request r = x.request();
+        r.mayHaveApplied |= x.mayHaveApplied();
         int lane = slots.pick(r.opClass(settings));
-        switch (ReplayPlanner.verdict(x, lane)) {
-            case OUTCOME_UNKNOWN -> refuse(r, new OutcomeUnknownException(r.kind + String.format(" at 0x%x",
-                    r.remoteAddress) + " was in flight on a lane without deduplication when it failed: it may or may"
-                    + " not have been applied, and is not retried"));
+        Object scope = lane < 0 ? null : slots.table().connection(lane).exactlyOnceScope();
+        String at = String.format(" at 0x%x", r.remoteAddress);
+        switch (ReplayPlanner.verdict(x, lane, scope)) {
+            case OUTCOME_UNKNOWN -> refuse(r, new OutcomeUnknownException(r.kind + at + " was in flight on a lane"
+                    + " that failed: it may have been applied, and no live lane would recognize it if it were sent"
+                    + " again, so it is not"));
+            case UNORDERED -> {
+                refuse(r, new OutcomeUnknownException(r.kind + at + " was in flight on a lane that failed, where a"
+                        + " copy of it may still be applied later; no live lane would recognize it if it were sent"
+                        + " again"));
+                if (unordered == null) {
+                    unordered = new EndpointFailedException("endpoint " + channel.name() + ": a lane that failed may"
+                            + " still apply copies of its operations later, and no live lane reaches the same"
+                            + " exactly-once window; the endpoint ends so that nothing fenced after them can be"
+                            + " overtaken by them");
+                }
+            }
             case NO_LANE -> refuse(r, noLane(r, "after a reconfiguration"));
             case RESTART -> {
                 counters.increment(Counter.RESTARTS);
@@ -418,6 +450,16 @@ final class Operations implements LaneSlots.Answers {
         }
     }
 
+    /**
+     * @return the endpoint's end if a restart found a copy that may be applied late and cannot be
+     *     recognized again, else null (taken: it is reported once)
+     */
+    EndpointFailedException takeUnordered() {
+        EndpointFailedException e = unordered;
+        unordered = null;
+        return e;
+    }
+
     /** The replay is over: an interrupted fence and lost lane flushes go out again, after the restarted data. */
     void replayDone() {
         replaying = false;
@@ -430,11 +472,25 @@ final class Operations implements LaneSlots.Answers {
     // ---------------------------------------------------------------- the end
 
     /**
-     * Completes every request the endpoint holds with {@code e}; bookkeeping first, completion last.
+     * Completes every request the endpoint holds: with {@code e} where no copy of it was applied or
+     * can still be, else with an {@link OutcomeUnknownException} whose cause is {@code e}.
+     * Bookkeeping first, completion last. The connections were asked what became of their copies
+     * ({@link #revocations}) before this.
      *
-     * @param e the endpoint's end
+     * @param e the endpoint's end (its failure, or its close)
      */
     void failEverything(FencelineException e) {
+        org.agrona.collections.LongHashSet parked = slots.parkedTokens();
+        for (Long2ObjectHashMap<InflightTable.Fragment>.EntryIterator it = inflight.fragments().entrySet().iterator();
+                it.hasNext();) {
+            it.next();
+            long token = it.getLongKey();
+            InflightTable.Fragment f = it.getValue();
+            if (!parked.contains(token) && (inflight.held().contains(token)
+                    || revocations.fate(f.connectionId(), token) != Revocation.Fate.REVOKED)) {
+                f.request().mayHaveApplied = true;
+            }
+        }
         fences.clear();
         List<Request> victims = inflight.clear();
         List<Request> flushVictims = flushes.clear();
@@ -442,12 +498,17 @@ final class Operations implements LaneSlots.Answers {
         for (Request r : victims) {
             if (!r.done) {
                 counters.increment(Counter.FAILED);
-                r.fail(e);
+                r.fail(r.mayHaveApplied ? unknown(r, e) : e);
             }
         }
         for (Request f : flushVictims) {
             f.fail(e);
         }
         channel.direct().fail(e);
+    }
+
+    private static OutcomeUnknownException unknown(Request r, FencelineException e) {
+        return new OutcomeUnknownException(r.kind + String.format(" at 0x%x", r.remoteAddress)
+                + " may have been applied, or may still be, by a lane the endpoint lost: " + e.getMessage(), e);
     }
 }

@@ -1,16 +1,20 @@
 package dev.fenceline.actor;
 
+import dev.fenceline.spi.Revocation;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeMap;
 import org.agrona.collections.Long2ObjectHashMap;
+import org.agrona.collections.LongArrayList;
 import org.agrona.collections.LongHashSet;
 
 /**
- * What a reconfiguration restarts (docs/reconfiguration.md), as a pure function of the in-flight table and the
- * new lane table: every fragment posted on, or parked for, a connection that is no longer in its
- * slot is dropped, and the requests they belong to (unless complete already) are restarted in issue
- * order with just those fragments.
+ * What a reconfiguration restarts (docs/reconfiguration.md), as a pure function of the in-flight
+ * table, the new lane table and what the given-up connections said of their copies
+ * ({@link Revocation}): a fragment whose connection will still answer stays in flight; every other
+ * fragment posted on, or parked for, a connection that is no longer in its slot is dropped, and the
+ * requests they belong to (unless complete already) are restarted in issue order with just those
+ * fragments, or failed where sending them again could apply them twice or late.
  */
 final class ReplayPlanner {
     private ReplayPlanner() {
@@ -27,15 +31,27 @@ final class ReplayPlanner {
         boolean test(int lane, long connectionId);
     }
 
+    /** What a given-up connection said of one of its copies. */
+    @FunctionalInterface
+    interface Fates {
+        /**
+         * @param connectionId the connection
+         * @param token the fragment's token
+         * @return its fate
+         */
+        Revocation.Fate fate(long connectionId, long token);
+    }
+
     /**
      * One request to restart.
      *
      * @param request the request
-     * @param fragments the fragments to send again, ascending (the others completed)
-     * @param sentWithoutDedup whether one of them may have reached a target that does not
-     *     deduplicate: then a request that is not idempotent must not be sent again
+     * @param fragments the fragments to send again, ascending (the others completed, or will answer)
+     * @param mayHaveApplied whether a dropped copy may have been applied already
+     * @param mayStillApply whether a dropped copy may be applied later, by its old connection's target
+     * @param scope the old connection's exactly-once scope (null: none)
      */
-    record Restart(Request request, int[] fragments, boolean sentWithoutDedup) {
+    record Restart(Request request, int[] fragments, boolean mayHaveApplied, boolean mayStillApply, Object scope) {
     }
 
     /** What to do with a restarted request. */
@@ -44,68 +60,96 @@ final class ReplayPlanner {
         RESTART,
         /** It may or may not have been applied, and may not be applied twice: fail it as unknown. */
         OUTCOME_UNKNOWN,
-        /** No live lane can carry it: fail it. */
-        NO_LANE
+        /** No live lane can carry it, and no copy of it was applied: fail it. */
+        NO_LANE,
+        /**
+         * A copy may still be applied later and no live lane reaches the same exactly-once window:
+         * fail it as unknown, and end the endpoint, so that nothing fenced after it can go ahead
+         * and be overtaken by that copy.
+         */
+        UNORDERED
     }
 
     /**
-     * @param dropped tokens of the fragments whose connection left its slot
+     * @param dropped tokens of the fragments that left the in-flight table
+     * @param held tokens of the fragments that stay in flight on a given-up connection, which will
+     *     answer them
      * @param restarts the requests to restart, in issue order
      */
-    record Plan(long[] dropped, List<Restart> restarts) {
+    record Plan(long[] dropped, long[] held, List<Restart> restarts) {
     }
 
     /**
      * @param fragments the in-flight fragments by token
      * @param neverSent tokens of fragments that were parked and never reached a transport
+     * @param alreadyHeld tokens held since an earlier reconfiguration (they stay as they are)
      * @param current whether a connection is still in its slot
-     * @return what to drop and what to restart
+     * @param fates what the given-up connections said of their copies
+     * @return what to drop, what to hold and what to restart
      */
     static Plan plan(Long2ObjectHashMap<InflightTable.Fragment> fragments, LongHashSet neverSent,
-            Current current) {
+            LongHashSet alreadyHeld, Current current, Fates fates) {
         TreeMap<Long, List<InflightTable.Fragment>> byRequest = new TreeMap<>();
-        TreeMap<Long, Boolean> unsafe = new TreeMap<>();
-        long[] dropped = new long[fragments.size()];
-        int n = 0;
+        TreeMap<Long, boolean[]> risks = new TreeMap<>(); // by request: {may have applied, may still apply}
+        LongArrayList dropped = new LongArrayList();
+        LongArrayList held = new LongArrayList();
         for (Long2ObjectHashMap<InflightTable.Fragment>.EntryIterator it = fragments.entrySet().iterator();
                 it.hasNext();) {
             it.next();
             long token = it.getLongKey();
             InflightTable.Fragment f = it.getValue();
-            if (current.test(f.lane(), f.connectionId())) {
+            if (current.test(f.lane(), f.connectionId()) || alreadyHeld.contains(token)) {
                 continue;
             }
-            dropped[n++] = token;
             Request r = f.request();
+            Revocation.Fate fate = neverSent.contains(token) ? Revocation.Fate.REVOKED
+                    : fates.fate(f.connectionId(), token);
+            if (fate == Revocation.Fate.ANSWER_FOLLOWS && !r.done) {
+                held.addLong(token);
+                continue;
+            }
+            dropped.addLong(token);
             if (r.done) {
                 continue; // completed (or failed) already: nothing to restart
             }
             byRequest.computeIfAbsent(r.seq, k -> new ArrayList<>()).add(f);
-            boolean mayHaveArrived = !f.deduplicated() && !neverSent.contains(token);
-            unsafe.merge(r.seq, mayHaveArrived, Boolean::logicalOr);
+            boolean[] risk = risks.computeIfAbsent(r.seq, k -> new boolean[2]);
+            risk[0] |= fate != Revocation.Fate.REVOKED;
+            risk[1] |= fate == Revocation.Fate.MAY_STILL_APPLY;
         }
         List<Restart> restarts = new ArrayList<>(byRequest.size());
         byRequest.forEach((seq, list) -> {
             int[] indices = list.stream().mapToInt(InflightTable.Fragment::fragment).sorted().toArray();
-            restarts.add(new Restart(list.get(0).request(), indices, unsafe.get(seq)));
+            boolean[] risk = risks.get(seq);
+            restarts.add(new Restart(list.get(0).request(), indices, risk[0], risk[1], list.get(0).scope()));
         });
-        return new Plan(java.util.Arrays.copyOf(dropped, n), restarts);
+        return new Plan(dropped.toLongArray(), held.toLongArray(), restarts);
     }
 
     /**
-     * Atomics and active messages are not idempotent: re-sending one that may have arrived on a
-     * lane without deduplication could apply it twice. Puts and gets are sent again.
+     * A copy that may still apply is sent again only where the target recognizes it (the same
+     * exactly-once scope); so is one that may have applied, unless the request is idempotent (puts
+     * and gets: applying one again before anything fenced after it changes nothing). Atomics and
+     * active messages must not be applied twice.
      *
      * @param restart the request to restart
      * @param lane the lane picked for it, or -1 if none can carry it
+     * @param laneScope that lane's exactly-once scope (null: none, or no lane)
      * @return what to do
      */
-    static Verdict verdict(Restart restart, int lane) {
+    static Verdict verdict(Restart restart, int lane, Object laneScope) {
+        boolean sameScope = lane >= 0 && restart.scope() != null && restart.scope().equals(laneScope);
+        if (restart.mayStillApply() && !sameScope) {
+            return Verdict.UNORDERED;
+        }
         Request.Kind k = restart.request().kind;
         boolean idempotent = k == Request.Kind.PUT || k == Request.Kind.GET;
-        if (!idempotent && restart.sentWithoutDedup()) {
+        if (restart.mayHaveApplied() && !idempotent && !sameScope) {
             return Verdict.OUTCOME_UNKNOWN;
         }
-        return lane < 0 ? Verdict.NO_LANE : Verdict.RESTART;
+        if (lane < 0) {
+            return restart.mayHaveApplied() ? Verdict.OUTCOME_UNKNOWN : Verdict.NO_LANE;
+        }
+        return Verdict.RESTART;
     }
 }

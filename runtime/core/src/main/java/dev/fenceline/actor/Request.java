@@ -75,6 +75,13 @@ public final class Request {
     int fragmentSize;
     /** The first fragment error; the request fails with it once every fragment is accounted for. */
     FencelineException error;
+    /**
+     * Whether a copy of it that a given-up connection had may have been applied (or may still be):
+     * then failing it later must say the outcome is unknown, never that it was not applied.
+     */
+    boolean mayHaveApplied;
+    /** Fragments on given-up connections that will still answer ({@code Revocation.Fate.ANSWER_FOLLOWS}). */
+    int held;
 
     private Request(Kind kind, long epoch, ByteBuffer local, long remoteAddress, RemoteKey key, AtomicOp atomicOp,
             int width, long operand, long compare, int amId, ByteBuffer header, boolean intResult) {

@@ -73,6 +73,33 @@ public interface LaneConnection {
     boolean deduplicates();
 
     /**
+     * Lanes whose scopes are equal (and not null) reach one exactly-once window at their target: a
+     * copy re-sent on any of them is recognized as the same operation, applied at most once, and a
+     * late copy never applies after the first one was answered. The endpoint sends an operation
+     * whose copy may have been applied, or may still be, again only on a lane of the same scope.
+     *
+     * @return the scope, for example the target worker's id for a transport whose target keeps one
+     *     window per origin endpoint across all its connections; null if re-sent copies are not
+     *     recognized (the default)
+     */
+    default Object exactlyOnceScope() {
+        return null;
+    }
+
+    /**
+     * The endpoint gave this connection up ({@link #abort} or {@link #close} came first) and is about
+     * to send again, or report failed, what it posted here and had no answer for. The connection
+     * makes every such operation that has not been applied unable to apply, where it can, and says
+     * what it knows. Called once per connection, by the endpoint actor; it must not block.
+     *
+     * @return the fate of each unanswered operation; the default, {@link Revocation#MAY_STILL_APPLY},
+     *     is right for a transport that cannot reach copies it already handed over
+     */
+    default Revocation revoke() {
+        return Revocation.MAY_STILL_APPLY;
+    }
+
+    /**
      * @return whether this lane's target reports {@link RequestTrace#visible} for every operation
      *     it applies (the test kit's simulated lanes do), so that a test kit may expect it
      */

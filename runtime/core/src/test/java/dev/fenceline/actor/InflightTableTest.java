@@ -51,9 +51,9 @@ class InflightTableTest {
         Request r = f.put(8, 0);
         t.order(r);
         t.admit(r);
-        InflightTable.Fragment frag = new InflightTable.Fragment(r, 0, 0, 1, true);
+        InflightTable.Fragment frag = new InflightTable.Fragment(r, 0, 0, 1, "s");
         t.track(10, frag);
-        t.track(11, new InflightTable.Fragment(r, 1, 0, 1, true));
+        t.track(11, new InflightTable.Fragment(r, 1, 0, 1, "s"));
         assertSame(frag, t.take(10));
         assertNull(t.take(10), "once");
         r.succeed(0);
@@ -90,9 +90,28 @@ class InflightTableTest {
         t.admit(c);
         t.admit(a);
         t.admit(b);
-        t.track(5, new InflightTable.Fragment(a, 0, 0, 1, true));
+        t.track(5, new InflightTable.Fragment(a, 0, 0, 1, "s"));
         assertEquals(List.of(a, b, c), t.clear());
         assertTrue(t.isEmpty());
         assertTrue(t.fragments().isEmpty());
+    }
+
+    @Test
+    void aHeldFragmentHoldsFencedWorkOfLaterEpochsUntilItsAnswer() {
+        Request early = f.put(8, 0);
+        Request sameEpoch = f.put(8, 0);
+        t.order(early);
+        t.admit(early);
+        t.track(7, new InflightTable.Fragment(early, 0, 0, 1, null));
+        t.hold(7);
+        t.hold(7);
+        assertEquals(1, early.held, "held once");
+        assertTrue(t.holding());
+        assertTrue(t.heldBefore(1), "epoch 1 comes after a fence after it");
+        assertTrue(!t.heldBefore(0), "its own epoch does not wait");
+        assertTrue(!t.heldBefore(sameEpoch.epoch()));
+        assertSame(early, t.take(7).request(), "its old connection answers");
+        assertEquals(0, early.held);
+        assertTrue(!t.holding() && !t.heldBefore(1));
     }
 }

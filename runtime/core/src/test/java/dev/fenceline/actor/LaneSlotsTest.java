@@ -123,8 +123,8 @@ class LaneSlotsTest {
         slots.install(LaneTable.of(List.of(a, b)));
         slots.givenUp(1, b);
         slots.install(slots.table().withFailed(1));
-        slots.closeAll();
-        assertEquals(List.of("close"), a.events);
-        assertEquals(List.of("close"), b.events);
+        slots.closeAll(new Revocations());
+        assertEquals(List.of("close", "revoke"), a.events, "closed, then asked what became of its copies");
+        assertEquals(List.of("close"), b.events, "given up before: asked then");
     }
 }

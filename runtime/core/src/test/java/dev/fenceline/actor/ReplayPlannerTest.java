@@ -7,24 +7,42 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.fenceline.AtomicOp;
+import dev.fenceline.spi.Revocation.Fate;
 import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.collections.LongHashSet;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import java.util.concurrent.TimeUnit;
 
-/** The replay planner as a pure function of the in-flight fragments and which connections remain. */
+/**
+ * The replay planner as a pure function of the in-flight fragments, which connections remain, and
+ * what the given-up ones said of their copies; and its verdicts, from the copies' fates and the
+ * exactly-once scopes of the old and the new lane.
+ */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class ReplayPlannerTest {
     private final ComponentFixture f = new ComponentFixture();
     private final Long2ObjectHashMap<InflightTable.Fragment> fragments = new Long2ObjectHashMap<>();
     /** Connection 1 left slot 0; connection 2 is still in slot 1. */
     private final ReplayPlanner.Current current = (lane, connection) -> lane == 1 && connection == 2;
+    private final Map<Long, Fate> fates = new HashMap<>();
+    private final ReplayPlanner.Fates byToken = (connection, token) -> fates.getOrDefault(token, Fate.STOPPED);
 
     private Request ordered(Request r, long seq) {
         r.seq = seq;
         return r;
+    }
+
+    private Request add(long seq) {
+        return ordered(Request.atomic(Request.Kind.ATOMIC_POST, 0, f.key.baseAddress(), f.key, AtomicOp.ADD, 8, 1, 0),
+                seq);
+    }
+
+    private ReplayPlanner.Plan plan(LongHashSet neverSent) {
+        return ReplayPlanner.plan(fragments, neverSent, new LongHashSet(), current, byToken);
     }
 
     @Test
@@ -33,12 +51,12 @@ class ReplayPlannerTest {
         Request early = ordered(f.put(8, 0), 3);
         Request done = ordered(f.put(8, 0), 5);
         done.succeed(0);
-        fragments.put(20, new InflightTable.Fragment(late, 2, 0, 1, true));
-        fragments.put(21, new InflightTable.Fragment(late, 0, 0, 1, true));
-        fragments.put(22, new InflightTable.Fragment(late, 1, 1, 2, true)); // still on its connection
-        fragments.put(23, new InflightTable.Fragment(early, 0, 0, 1, true));
-        fragments.put(24, new InflightTable.Fragment(done, 0, 0, 1, true));
-        ReplayPlanner.Plan plan = ReplayPlanner.plan(fragments, new LongHashSet(), current);
+        fragments.put(20, new InflightTable.Fragment(late, 2, 0, 1, "s"));
+        fragments.put(21, new InflightTable.Fragment(late, 0, 0, 1, "s"));
+        fragments.put(22, new InflightTable.Fragment(late, 1, 1, 2, "s")); // still on its connection
+        fragments.put(23, new InflightTable.Fragment(early, 0, 0, 1, "s"));
+        fragments.put(24, new InflightTable.Fragment(done, 0, 0, 1, "s"));
+        ReplayPlanner.Plan plan = plan(new LongHashSet());
         long[] dropped = plan.dropped();
         Arrays.sort(dropped);
         assertArrayEquals(new long[] {20, 21, 23, 24}, dropped);
@@ -50,24 +68,65 @@ class ReplayPlannerTest {
     }
 
     @Test
-    void anAtomicThatMayHaveArrivedWithoutDeduplicationIsAnUnknownOutcome() {
-        Request add = ordered(Request.atomic(Request.Kind.ATOMIC_POST, 0, f.key.baseAddress(), f.key, AtomicOp.ADD, 8,
-                1, 0), 1);
-        Request parkedAdd = ordered(Request.atomic(Request.Kind.ATOMIC_POST, 0, f.key.baseAddress(), f.key,
-                AtomicOp.ADD, 8, 1, 0), 2);
+    void aCopyThatMayHaveAppliedIsSentAgainOnlyWhereItIsRecognizedUnlessIdempotent() {
+        Request atomic = add(1);
+        Request parked = add(2);
         Request put = ordered(f.put(8, 0), 3);
-        fragments.put(30, new InflightTable.Fragment(add, 0, 0, 1, false));
-        fragments.put(31, new InflightTable.Fragment(parkedAdd, 0, 0, 1, false));
-        fragments.put(32, new InflightTable.Fragment(put, 0, 0, 1, false));
+        fragments.put(30, new InflightTable.Fragment(atomic, 0, 0, 1, "s"));
+        fragments.put(31, new InflightTable.Fragment(parked, 0, 0, 1, "s"));
+        fragments.put(32, new InflightTable.Fragment(put, 0, 0, 1, null));
         LongHashSet neverSent = new LongHashSet();
         neverSent.add(31);
-        ReplayPlanner.Plan plan = ReplayPlanner.plan(fragments, neverSent, current);
-        assertTrue(plan.restarts().get(0).sentWithoutDedup());
-        assertFalse(plan.restarts().get(1).sentWithoutDedup(), "it was parked: no transport ever had it");
-        assertEquals(ReplayPlanner.Verdict.OUTCOME_UNKNOWN, ReplayPlanner.verdict(plan.restarts().get(0), 0));
-        assertEquals(ReplayPlanner.Verdict.RESTART, ReplayPlanner.verdict(plan.restarts().get(1), 0));
-        assertEquals(ReplayPlanner.Verdict.RESTART, ReplayPlanner.verdict(plan.restarts().get(2), 0),
-                "a put is idempotent: sent again");
-        assertEquals(ReplayPlanner.Verdict.NO_LANE, ReplayPlanner.verdict(plan.restarts().get(2), -1));
+        ReplayPlanner.Plan plan = plan(neverSent);
+        ReplayPlanner.Restart a = plan.restarts().get(0);
+        assertTrue(a.mayHaveApplied() && !a.mayStillApply());
+        assertFalse(plan.restarts().get(1).mayHaveApplied(), "it was parked: no transport ever had it");
+        assertEquals(ReplayPlanner.Verdict.RESTART, ReplayPlanner.verdict(a, 0, "s"), "the target will recognize it");
+        assertEquals(ReplayPlanner.Verdict.OUTCOME_UNKNOWN, ReplayPlanner.verdict(a, 0, "other"));
+        assertEquals(ReplayPlanner.Verdict.OUTCOME_UNKNOWN, ReplayPlanner.verdict(a, 0, null));
+        assertEquals(ReplayPlanner.Verdict.OUTCOME_UNKNOWN, ReplayPlanner.verdict(a, -1, null),
+                "no lane, but it may have been applied: not 'not applied'");
+        assertEquals(ReplayPlanner.Verdict.RESTART, ReplayPlanner.verdict(plan.restarts().get(1), 0, null));
+        assertEquals(ReplayPlanner.Verdict.NO_LANE, ReplayPlanner.verdict(plan.restarts().get(1), -1, null));
+        assertEquals(ReplayPlanner.Verdict.RESTART, ReplayPlanner.verdict(plan.restarts().get(2), 0, null),
+                "a put that can no longer land is idempotent: sent again anywhere");
+    }
+
+    @Test
+    void aCopyThatMayStillApplyIsSentAgainOnlyWhereTheTargetRecognizesIt() {
+        Request put = ordered(f.put(8, 0), 1);
+        fragments.put(40, new InflightTable.Fragment(put, 0, 0, 1, "tcp:b"));
+        fates.put(40L, Fate.MAY_STILL_APPLY);
+        ReplayPlanner.Restart r = plan(new LongHashSet()).restarts().get(0);
+        assertTrue(r.mayStillApply() && r.mayHaveApplied());
+        assertEquals(ReplayPlanner.Verdict.RESTART, ReplayPlanner.verdict(r, 0, "tcp:b"),
+                "the late copy and the new one meet in one window: at most one applies, never after the answer");
+        assertEquals(ReplayPlanner.Verdict.UNORDERED, ReplayPlanner.verdict(r, 0, null),
+                "even a put: the late copy could land after work fenced behind it");
+        assertEquals(ReplayPlanner.Verdict.UNORDERED, ReplayPlanner.verdict(r, -1, null));
+    }
+
+    @Test
+    void aRevokedCopyIsSentAgainAnywhereAndAnAnsweringOneIsHeld() {
+        Request atomic = add(1);
+        Request split = ordered(f.put(600, 0), 2);
+        fragments.put(50, new InflightTable.Fragment(atomic, 0, 0, 1, null));
+        fragments.put(51, new InflightTable.Fragment(split, 0, 0, 1, null));
+        fragments.put(52, new InflightTable.Fragment(split, 1, 0, 1, null));
+        fates.put(50L, Fate.REVOKED);
+        fates.put(51L, Fate.ANSWER_FOLLOWS);
+        fates.put(52L, Fate.REVOKED);
+        ReplayPlanner.Plan plan = plan(new LongHashSet());
+        assertArrayEquals(new long[] {51}, plan.held(), "its old connection will answer it: it stays");
+        long[] dropped = plan.dropped();
+        Arrays.sort(dropped);
+        assertArrayEquals(new long[] {50, 52}, dropped);
+        assertEquals(ReplayPlanner.Verdict.RESTART, ReplayPlanner.verdict(plan.restarts().get(0), 0, null),
+                "revoked: it never applied and never will, so even an atomic goes again anywhere");
+        assertArrayEquals(new int[] {1}, plan.restarts().get(1).fragments(), "only the revoked fragment");
+        LongHashSet already = new LongHashSet();
+        already.add(51);
+        ReplayPlanner.Plan again = ReplayPlanner.plan(fragments, new LongHashSet(), already, current, byToken);
+        assertEquals(0, again.held().length, "held since an earlier change: left as it is");
     }
 }

@@ -94,6 +94,38 @@ public final class RecordingLane implements LaneConnection {
         return true;
     }
 
+    private Object scope = "recording";
+    private Revocation revocation = Revocation.MAY_STILL_APPLY;
+
+    /**
+     * @param s the exactly-once scope this lane reports (every recording lane shares one by default)
+     * @return this
+     */
+    public RecordingLane scope(Object s) {
+        this.scope = s;
+        return this;
+    }
+
+    /**
+     * @param r what {@link #revoke()} answers (by default: every copy may still apply)
+     * @return this
+     */
+    public RecordingLane revocation(Revocation r) {
+        this.revocation = r;
+        return this;
+    }
+
+    @Override
+    public Object exactlyOnceScope() {
+        return scope;
+    }
+
+    @Override
+    public Revocation revoke() {
+        events.add("revoke");
+        return revocation;
+    }
+
     @Override
     public void close() {
         events.add("close");

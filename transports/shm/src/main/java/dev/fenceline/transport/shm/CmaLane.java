@@ -75,6 +75,15 @@ final class CmaLane extends AbstractLane {
         return true; // puts and gets are idempotent, and done before post returns
     }
 
+    /**
+     * Every access is done before post returns; one taken while the lane was already dead (its
+     * failure report on the way) was never done.
+     */
+    @Override
+    public dev.fenceline.spi.Revocation revoke() {
+        return dev.fenceline.spi.Revocation.REVOKED;
+    }
+
     @Override
     public void bind(LaneListener l) {
         listen(l);

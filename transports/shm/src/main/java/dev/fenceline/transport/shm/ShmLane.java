@@ -92,6 +92,21 @@ final class ShmLane extends AbstractLane implements DirectAccess {
         return true;
     }
 
+    /** The target keeps one window per origin endpoint for all its ring connections. */
+    @Override
+    public Object exactlyOnceScope() {
+        return "shm:" + peer.worker;
+    }
+
+    /**
+     * A peer process that is gone applies nothing more; a live one (perhaps only stopped) may still
+     * take every record left in its inbox.
+     */
+    @Override
+    public dev.fenceline.spi.Revocation revoke() {
+        return peer.alive() ? dev.fenceline.spi.Revocation.MAY_STILL_APPLY : dev.fenceline.spi.Revocation.STOPPED;
+    }
+
     @Override
     public void bind(LaneListener l) {
         listen(l);

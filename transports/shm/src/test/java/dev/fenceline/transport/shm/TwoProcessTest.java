@@ -261,13 +261,17 @@ class TwoProcessTest {
                 try {
                     op.get(10, TimeUnit.SECONDS);
                 } catch (ExecutionException e) {
-                    assertInstanceOf(EndpointFailedException.class, e.getCause(), e.getCause().toString());
+                    // Not applied; or, for what was in the dead peer's inbox, perhaps applied before it died.
+                    if (!(e.getCause() instanceof dev.fenceline.OutcomeUnknownException u)
+                            || !(u.getCause() instanceof EndpointFailedException)) {
+                        assertInstanceOf(EndpointFailedException.class, e.getCause(), e.getCause().toString());
+                    }
                     failed++;
                 }
             }
             long ms = (System.nanoTime() - killedAt) / 1_000_000;
-            System.out.printf("peer killed: %d of %d requests failed with EndpointFailedException, the last after %d ms%n",
-                    failed, outstanding.size(), ms);
+            System.out.printf("peer killed: %d of %d requests failed, the last after %d ms%n", failed,
+                    outstanding.size(), ms);
             assertTrue(failed >= 100, "at least the requests issued after the kill fail: " + failed);
             assertTrue(ms < 2000 + 1000, "within the keepalive timeout (2 s): " + ms + " ms");
             // The survivor still serves its other endpoints.

@@ -34,6 +34,10 @@ final class SimLane implements LaneConnection, DirectAccess {
     private final int maxFragment;
     private final int queueDepth;
     private final AtomicInteger undelivered = new AtomicInteger();
+    /** Tokens posted whose answer has not been handed to the endpoint yet. Guarded by this. */
+    private final java.util.Set<Long> unanswered = new java.util.HashSet<>();
+    /** Of those, the ones applied at the target (their answer is lost if the lane dies). Guarded by this. */
+    private final java.util.Set<Long> appliedUnanswered = new java.util.HashSet<>();
     private volatile LaneListener listener;
     private volatile boolean wantReady;
     private volatile boolean dead;
@@ -87,6 +91,29 @@ final class SimLane implements LaneConnection, DirectAccess {
     @Override
     public boolean deduplicates() {
         return spec.deduplicates();
+    }
+
+    /** A deduplicating peer keeps one window per origin endpoint for all its sim lanes. */
+    @Override
+    public Object exactlyOnceScope() {
+        return spec.deduplicates() ? peer : null;
+    }
+
+    /**
+     * A dead sim lane delivers nothing more, so the sim knows each copy's fate exactly: its answer is
+     * on its way to the endpoint already, or it was applied and its answer is lost with the lane, or
+     * it will never be applied.
+     */
+    @Override
+    public dev.fenceline.spi.Revocation revoke() {
+        synchronized (this) { // a delivery or an answer in progress finishes first, and none starts after
+            dead = true;
+            java.util.Set<Long> waiting = java.util.Set.copyOf(unanswered);
+            java.util.Set<Long> applied = java.util.Set.copyOf(appliedUnanswered);
+            return token -> applied.contains(token) ? dev.fenceline.spi.Revocation.Fate.STOPPED
+                    : waiting.contains(token) ? dev.fenceline.spi.Revocation.Fate.REVOKED
+                    : dev.fenceline.spi.Revocation.Fate.ANSWER_FOLLOWS;
+        }
     }
 
     /** The sim applies every operation in this JVM and reports it (see {@code SimTransport.apply}). */
@@ -219,8 +246,10 @@ final class SimLane implements LaneConnection, DirectAccess {
     private void acknowledge(Runnable ack) {
         lastAckDue = Math.max(lastAckDue, fabric.now() + delay(ackRandom));
         fabric.schedule(lastAckDue, () -> {
-            if (!dead && !cut()) {
-                ack.run();
+            synchronized (this) { // against revoke: an answer is handed over before the lane dies, or never
+                if (!dead && !cut()) {
+                    ack.run();
+                }
             }
         });
     }
@@ -230,6 +259,9 @@ final class SimLane implements LaneConnection, DirectAccess {
         if (dead) {
             // Like a write into a dead socket: accepted and lost. The failure (or replacement) report
             // is already on its way to the endpoint, which restarts what this lane did not finish.
+            synchronized (this) {
+                unanswered.add(op.token()); // never applied: revoked when the endpoint asks
+            }
             return PostStatus.IN_PROGRESS;
         }
         if (undelivered.get() >= queueDepth) {
@@ -239,6 +271,9 @@ final class SimLane implements LaneConnection, DirectAccess {
             }
         }
         undelivered.incrementAndGet();
+        synchronized (this) {
+            unanswered.add(op.token());
+        }
         fabric.schedule(nextDue(), () -> deliver(op));
         return PostStatus.IN_PROGRESS;
     }
@@ -270,26 +305,39 @@ final class SimLane implements LaneConnection, DirectAccess {
 
     private void deliver(TransportOp op) {
         int left = undelivered.decrementAndGet();
-        if (dead || cut()) {
-            return;
-        }
         LaneListener l = listener;
-        RemoteAccessTarget target = peer.target();
-        if (target == null) {
-            dead = true;
-            l.onLaneFailed(new EndpointFailedException("sim peer worker '" + peer.workerName() + "' is closed"));
-            return;
-        }
         long value;
-        try {
-            value = spec.deduplicates() ? peer.applyOnce(op, target) : SimTransport.apply(op, target);
-        } catch (FencelineException e) {
-            acknowledge(() -> l.onFailed(op.token(), e));
-            readyIfWaiting(left);
-            return;
+        FencelineException error = null;
+        synchronized (this) { // against revoke: a copy is applied before the lane dies, or never
+            if (dead || cut()) {
+                return;
+            }
+            RemoteAccessTarget target = peer.target();
+            if (target == null) {
+                dead = true;
+                l.onLaneFailed(new EndpointFailedException("sim peer worker '" + peer.workerName() + "' is closed"));
+                return;
+            }
+            try {
+                value = spec.deduplicates() ? peer.applyOnce(op, target) : SimTransport.apply(op, target);
+            } catch (FencelineException e) {
+                value = 0;
+                error = e;
+            }
+            appliedUnanswered.add(op.token());
         }
         long v = value;
-        acknowledge(() -> l.onCompleted(op.token(), v));
+        FencelineException e = error;
+        long token = op.token();
+        acknowledge(() -> {
+            unanswered.remove(token);
+            appliedUnanswered.remove(token);
+            if (e == null) {
+                l.onCompleted(token, v);
+            } else {
+                l.onFailed(token, e);
+            }
+        });
         readyIfWaiting(left);
     }
 

@@ -70,6 +70,15 @@ final class TcpLane extends AbstractLane {
         return true;
     }
 
+    /** The target keeps one window per origin endpoint for every rail that endpoint has to it. */
+    @Override
+    public Object exactlyOnceScope() {
+        return "tcp:" + rail.peer();
+    }
+
+    // revoke(): the default. Frames written to the socket may wait in either kernel's buffers, or in
+    // a stopped peer's, and be applied whenever it reads them: nothing can be taken back.
+
     @Override
     public void bind(LaneListener l) {
         listen(l);
