@@ -36,8 +36,8 @@ public final class ChaosCommand implements Callable<Integer> {
         } else {
             var s = r.stats();
             System.out.printf("chaos seed %d: %d ops on %d endpoints, fence mode %s%n", seed, ops, endpoints, fenceMode);
-            System.out.printf("  injected    %d failures, %d replacements, %d recoveries, %d additions%n", r.failures(),
-                    r.replacements(), r.recoveries(), r.additions());
+            System.out.printf("  injected    %d failures (%d of stalled targets), %d replacements, %d recoveries,"
+                    + " %d additions%n", r.failures(), r.stalls(), r.replacements(), r.recoveries(), r.additions());
             System.out.printf("  endpoint    %d reconfigurations, %d restarts, %d strong and %d weak fences%n",
                     s.reconfigurations(), s.restarts(), s.strongFences(), s.weakFences());
             System.out.printf("  requests    %d issued, %d completed, %d failed, %d outstanding%n", s.operations(),

@@ -412,6 +412,9 @@ final class Operations implements LaneSlots.Answers {
     void restart(ReplayPlanner.Restart x) {
         Request r = x.request();
         r.mayHaveApplied |= x.mayHaveApplied();
+        if (unordered != null) {
+            return; // the endpoint ends with this change: nothing more goes out; it fails with the rest
+        }
         int lane = slots.pick(r.opClass(settings));
         Object scope = lane < 0 ? null : slots.table().connection(lane).exactlyOnceScope();
         String at = String.format(" at 0x%x", r.remoteAddress);

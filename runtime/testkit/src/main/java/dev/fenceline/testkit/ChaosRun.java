@@ -24,18 +24,28 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * One chaos case: several endpoints run model-checked workloads (puts, gets, atomics, active
- * messages, fences, flushes) while a seeded scheduler fails, replaces, recovers and adds lanes and
- * changes their delays. Everything the workloads check must hold, and every request must complete
+ * messages, fences, flushes) while a seeded scheduler fails, stalls, replaces, recovers and adds
+ * lanes and changes their delays. Everything the workloads check must hold, and every request must complete
  * exactly once without an error (failover hides lane failures while a live lane remains; the
  * scheduler never fails the last one). Reproduce a case with its seed.
  */
 public final class ChaosRun {
     private static final int SLICE = 32 * 1024;
     private static final int COUNTERS = 8;
-    private static final String LANES = "fenceline.transport.sim.lanes = ["
-            + "{ types = [AM, RMA, AMO], min-delay = 0us, max-delay = 60us },"
-            + "{ types = [AM, RMA_BW, AMO], min-delay = 0us, max-delay = 60us },"
-            + "{ types = [AM, RMA, RMA_BW, AMO], min-delay = 0us, max-delay = 60us } ]";
+    /**
+     * Three software lanes. Every other pair of seeds makes them not revocable (so both fence modes,
+     * which the chaos test alternates by seed, meet both kinds): a stalled target then takes the copies
+     * that waited for it even after the endpoint gave the lane up, and only the target's exactly-once
+     * window keeps them from being applied twice or late (tcp's case); the others let the endpoint
+     * withdraw them (shm's).
+     */
+    private static String lanes(long seed) {
+        String r = (seed >> 1) % 2 == 0 ? "" : ", revocable = off";
+        return "fenceline.transport.sim.lanes = ["
+                + "{ types = [AM, RMA, AMO], min-delay = 0us, max-delay = 60us" + r + " },"
+                + "{ types = [AM, RMA_BW, AMO], min-delay = 0us, max-delay = 60us" + r + " },"
+                + "{ types = [AM, RMA, RMA_BW, AMO], min-delay = 0us, max-delay = 60us" + r + " } ]";
+    }
 
     /**
      * @param seed seeds the workloads, the lanes' delays and the fault schedule
@@ -73,12 +83,13 @@ public final class ChaosRun {
      * @param replacements lanes replaced
      * @param recoveries lanes recovered
      * @param additions lanes added
+     * @param stalls of the failures, those of a stalled target, whose waiting copies arrived later
      * @param stats the origin worker's counters at the end
      * @param errors what did not hold (empty when all did)
      * @param elapsed wall time
      */
     public record Report(Options options, int failures, int replacements, int recoveries, int additions,
-            WorkerStatistics stats, List<String> errors, Duration elapsed) {
+            int stalls, WorkerStatistics stats, List<String> errors, Duration elapsed) {
         /** @return whether every check held */
         public boolean ok() {
             return errors.isEmpty();
@@ -101,10 +112,10 @@ public final class ChaosRun {
             e.append(']');
             return String.format(Locale.ROOT, "{\"seed\":%d,\"ops\":%d,\"reconfigs\":%d,\"endpoints\":%d,"
                     + "\"fenceMode\":\"%s\",\"ok\":%b,\"failures\":%d,\"replacements\":%d,\"recoveries\":%d,"
-                    + "\"additions\":%d,\"reconfigurations\":%d,\"restarts\":%d,\"operations\":%d,\"completed\":%d,"
+                    + "\"additions\":%d,\"stalls\":%d,\"reconfigurations\":%d,\"restarts\":%d,\"operations\":%d,\"completed\":%d,"
                     + "\"failed\":%d,\"strongFences\":%d,\"weakFences\":%d,\"elapsedMs\":%d,\"errors\":%s,"
                     + "\"reproduce\":\"%s\"}", options.seed, options.ops, options.reconfigs, options.endpoints,
-                    options.fenceMode, ok(), failures, replacements, recoveries, additions, stats.reconfigurations(),
+                    options.fenceMode, ok(), failures, replacements, recoveries, additions, stalls, stats.reconfigurations(),
                     stats.restarts(), stats.operations(), stats.completed(), stats.failed(), stats.strongFences(),
                     stats.weakFences(), elapsed.toMillis(), e, reproduce());
         }
@@ -123,9 +134,9 @@ public final class ChaosRun {
     public static Report run(Options o) throws Exception {
         long start = System.nanoTime();
         List<String> errors = new ArrayList<>();
-        int[] counts = new int[4];
+        int[] counts = new int[5];
         WorkerStatistics stats;
-        try (Fenceline f = Fenceline.create(ConfigFactory.parseString(LANES + "\nfenceline.fence.mode = "
+        try (Fenceline f = Fenceline.create(ConfigFactory.parseString(lanes(o.seed()) + "\nfenceline.fence.mode = "
                 + o.fenceMode() + "\nfenceline.transport.sim.seed = " + o.seed()))) {
             Worker a = f.newWorker("chaos-origin").toCompletableFuture().get(10, TimeUnit.SECONDS);
             Worker b = f.newWorker("chaos-target").toCompletableFuture().get(10, TimeUnit.SECONDS);
@@ -167,7 +178,8 @@ public final class ChaosRun {
                 }
             }
             try {
-                HistoryChecker.of(history).assertEveryRequestCompleted().assertFlushesCovered().assertFencesHeld();
+                HistoryChecker.of(history).assertEveryRequestCompleted().assertFlushesCovered().assertFencesHeld()
+                        .assertOutcomesTruthful();
             } catch (AssertionError e) {
                 errors.add("history: " + e.getMessage());
             }
@@ -179,7 +191,7 @@ public final class ChaosRun {
                 errors.add(stats.outstanding() + " requests never completed");
             }
         }
-        return new Report(o, counts[0], counts[1], counts[2], counts[3], stats, List.copyOf(errors),
+        return new Report(o, counts[0], counts[1], counts[2], counts[3], counts[4], stats, List.copyOf(errors),
                 Duration.ofNanos(System.nanoTime() - start));
     }
 
@@ -197,9 +209,16 @@ public final class ChaosRun {
             int action = rnd.nextInt(100);
             boolean topology = true;
             try {
-                if (action < 35 && live.size() >= 2) {
+                if (action < 25 && live.size() >= 2) {
                     net.failLane(ep, live.get(rnd.nextInt(live.size())));
                     counts[0]++;
+                } else if (action < 35 && live.size() >= 2) {
+                    // A stalled target, given up as keepalive would: what waited for it arrives later.
+                    int lane = live.get(rnd.nextInt(live.size()));
+                    net.stallLane(ep, lane, Duration.ofNanos(200_000 + rnd.nextLong(3_000_000)));
+                    net.failLane(ep, lane);
+                    counts[0]++;
+                    counts[4]++;
                 } else if (action < 65 && !live.isEmpty()) {
                     net.replaceLane(ep, live.get(rnd.nextInt(live.size())));
                     counts[1]++;

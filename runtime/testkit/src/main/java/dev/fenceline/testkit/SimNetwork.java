@@ -128,6 +128,24 @@ public final class SimNetwork {
     }
 
     /**
+     * Stalls a lane's target, as a paused process or a full inbox would: from now on it takes
+     * nothing the lane delivers (operations, flushes, keepalive probes wait in order), until
+     * {@code heldFor} has passed; then it takes everything that waited, even if the endpoint gave
+     * the lane up meanwhile (its keepalive did, or {@link #failLane}). Copies the endpoint sent
+     * again elsewhere in between are what the runtime must keep from being applied twice or late:
+     * a revocable lane (the default; {@code revocable = off} in the lane's configuration) lets the
+     * endpoint withdraw what waits, as shm does; one that is not models a socket buffer, and its
+     * target's exactly-once window must recognize the late copies.
+     *
+     * @param ep the endpoint
+     * @param laneIndex the lane
+     * @param heldFor how long the target stays stalled (virtual time under the deterministic simulation)
+     */
+    public void stallLane(Endpoint ep, int laneIndex, Duration heldFor) {
+        SimFaults.stall(live(ep, laneIndex), heldFor);
+    }
+
+    /**
      * Turns a lane into a black hole, as a link that dies without a reset: operations and
      * acknowledgements vanish and no failure is reported. Only the endpoint's keepalive can find
      * out (then the lane fails over like any failed lane).

@@ -24,24 +24,28 @@ class ChaosTest {
         long reconfigurations = 0;
         long restarts = 0;
         long direct = 0;
+        long stalls = 0;
         for (long seed = first; seed < first + seeds; seed++) {
             ChaosRun.Report r = ChaosRun.run(new ChaosRun.Options(seed, 800, 12, 2, seed % 2 == 0 ? "endpoint"
                     : "strong"));
             reconfigurations += r.stats().reconfigurations();
             restarts += r.stats().restarts();
             direct += r.stats().direct();
+            stalls += r.stalls();
             if (!r.ok()) {
                 String line = "seed " + seed + ": " + r.errors() + "\n  reproduce: " + r.reproduce();
                 System.out.println(line);
                 failed.add(line);
             }
         }
-        System.out.printf("chaos: %d seeds from %d, %d reconfigurations, %d restarts, %d operations on the fast"
-                + " path%n", seeds, first, reconfigurations, restarts, direct);
+        System.out.printf("chaos: %d seeds from %d, %d reconfigurations (%d of them stalled targets given up),"
+                + " %d restarts, %d operations on the fast path%n", seeds, first, reconfigurations, stalls, restarts,
+                direct);
         assertEquals(List.of(), failed);
         assertTrue(direct > 0, "the fast path by grant ran under chaos");
         assertTrue(reconfigurations >= seeds * 4L, "the schedule really changed lanes: " + reconfigurations);
         assertTrue(restarts > 0, "some requests were restarted");
+        assertTrue(stalls > 0, "some targets stalled and resumed after their lane was given up");
     }
 
     @Test

@@ -88,6 +88,9 @@ class DeterministicSimulationTest {
                     case 20 -> sim.network().recoverLane(raw, 1);
                     case 25 -> sim.network().recoverLane(raw, 2);
                     case 30 -> sim.network().replaceLane(raw, 0);
+                    // The target stops taking lane 0 past keepalive's timeout: the endpoint gives it up
+                    // and sends its copies again; 8 s later the target takes what waited for it.
+                    case 34 -> sim.network().stallLane(raw, 0, Duration.ofSeconds(8));
                     default -> { }
                 }
                 sim.await(CompletableFuture.allOf(window.toArray(new CompletableFuture<?>[0])));
@@ -95,7 +98,7 @@ class DeterministicSimulationTest {
             sim.await(ep.flush());
             ByteBuffer memory = region.buffer().order(ByteOrder.nativeOrder());
             HistoryChecker.of(history).assertEveryRequestCompleted().assertFlushesCovered().assertFencesHeld()
-                    .assertExactlyOnce(address -> memory.getLong((int) (address - base)));
+                    .assertOutcomesTruthful().assertExactlyOnce(address -> memory.getLong((int) (address - base)));
             StringBuilder events = new StringBuilder();
             history.ops().stream().flatMap(op -> history.events(op).stream())
                     .sorted(Comparator.comparingLong(Event::order))

@@ -120,27 +120,40 @@ public final class HistoryChecker {
 
     /**
      * Per endpoint and thread: everything fenced before a fence was applied at the target before
-     * anything issued after it was (calls with visibility events only; failed ones are skipped).
+     * anything issued after it was (calls with visibility events only). A later application of an
+     * earlier call counts too: after a call fenced behind it was applied, an earlier call may be
+     * applied again only as a copy the endpoint re-sent after that (a restart, which re-sends the
+     * later call behind it as well); one without such a re-sending is a stale copy from a lane the
+     * endpoint gave up. Calls that failed count as well: if a copy of one was applied, it had to be
+     * in order.
      */
     private List<String> fencedVisibility() {
         List<String> bad = new ArrayList<>();
         Map<String, java.util.TreeMap<Long, List<Op>>> byThread = new HashMap<>();
         for (Op op : ops) {
-            if (fenced(op.kind()) && !failed(op) && visibility(op).seen()) {
+            if (fenced(op.kind()) && visibility(op).first() != Long.MAX_VALUE) {
                 byThread.computeIfAbsent(op.endpoint() + "/" + op.thread(), k -> new java.util.TreeMap<>())
                         .computeIfAbsent(op.fencesBefore(), k -> new ArrayList<>()).add(op);
             }
         }
         for (java.util.TreeMap<Long, List<Op>> epochs : byThread.values()) {
-            Op latest = null; // the fenced-before call applied last so far
+            Op latest = null; // the fenced-before call first complete last so far
+            List<Op> earlier = new ArrayList<>();
             for (List<Op> epoch : epochs.values()) {
-                if (latest != null) {
-                    long fence = visibility(latest).complete();
-                    for (Op b : epoch) {
-                        if (visibility(b).first() < fence) {
-                            bad.add("#" + b.id() + " " + b.kind() + " (after " + b.fencesBefore() + " fences) was"
-                                    + " applied before #" + latest.id() + " " + latest.kind() + " (after "
-                                    + latest.fencesBefore() + ") was complete at the target");
+                for (Op b : epoch) {
+                    long fb = visibility(b).first();
+                    if (latest != null && fb < visibility(latest).complete()) {
+                        bad.add("#" + b.id() + " " + b.kind() + " (after " + b.fencesBefore() + " fences) was"
+                                + " applied before #" + latest.id() + " " + latest.kind() + " (after "
+                                + latest.fencesBefore() + ") was complete at the target");
+                    }
+                    for (Op a : earlier) {
+                        long stale = visibility(a).unexplainedAfter(fb);
+                        if (stale != Long.MIN_VALUE) {
+                            bad.add("#" + a.id() + " " + a.kind() + " (after " + a.fencesBefore() + " fences) was"
+                                    + " applied again after #" + b.id() + " " + b.kind() + " (after "
+                                    + b.fencesBefore() + ") was, and not as a copy sent again since: a stale copy");
+                            break;
                         }
                     }
                 }
@@ -149,9 +162,35 @@ public final class HistoryChecker {
                         latest = a;
                     }
                 }
+                earlier.addAll(epoch);
             }
         }
         return bad;
+    }
+
+    /**
+     * Every failure tells the truth: a call that failed with {@link dev.fenceline.EndpointFailedException}
+     * (or {@link dev.fenceline.EndpointClosedException}), which say it was not and will not be applied,
+     * has no fragment the target applied, at any time, however late. Only
+     * {@link dev.fenceline.OutcomeUnknownException} leaves it open. Needs visibility events.
+     *
+     * @return this
+     */
+    public HistoryChecker assertOutcomesTruthful() {
+        List<String> bad = new ArrayList<>();
+        for (Op op : ops) {
+            Outcome o = history.outcome(op);
+            if (o == null || o.ok() || o.error() instanceof dev.fenceline.OutcomeUnknownException) {
+                continue;
+            }
+            boolean saysNotApplied = o.error() instanceof dev.fenceline.EndpointFailedException
+                    || o.error() instanceof dev.fenceline.EndpointClosedException;
+            if (saysNotApplied && visibility(op).first() != Long.MAX_VALUE) {
+                bad.add("#" + op.id() + " " + op.kind() + " failed with " + o.error().getClass().getSimpleName()
+                        + " (not applied), but the target applied it");
+            }
+        }
+        return fail("failures tell the truth", bad);
     }
 
     private static boolean fenced(Op.Kind k) {
@@ -313,16 +352,42 @@ public final class HistoryChecker {
      * @param expected the fragments admitted on lanes that report visibility
      * @param visibleAt the order at which each fragment was first applied
      * @param appliedTwice a fragment applied twice where that is a violation, or Long.MIN_VALUE
+     * @param applications the order of every VISIBLE event, re-applications included, ascending
+     * @param admissions the order of every ADMITTED event (each restart admits again), ascending
      */
     private record Visibility(long first, long complete, java.util.Set<Long> expected, Map<Long, Long> visibleAt,
-            long appliedTwice) {
+            long appliedTwice, long[] applications, long[] admissions) {
+        /**
+         * @param after an order
+         * @return an application later than {@code after} with no admission between the two, else
+         *     Long.MIN_VALUE
+         */
+        long unexplainedAfter(long after) {
+            for (long t : applications) {
+                if (t <= after) {
+                    continue;
+                }
+                boolean resent = false;
+                for (long adm : admissions) {
+                    resent |= adm > after && adm < t;
+                }
+                if (!resent) {
+                    return t;
+                }
+            }
+            return Long.MIN_VALUE;
+        }
+
         static Visibility of(Op op, List<Event> events) {
             java.util.Set<Long> expected = new java.util.HashSet<>();
             java.util.Set<Long> resendable = new java.util.HashSet<>(); // admitted at least once without dedup
             Map<Long, Long> visibleAt = new HashMap<>();
             Map<Long, Integer> applied = new HashMap<>();
+            List<Long> applications = new ArrayList<>();
+            List<Long> admissions = new ArrayList<>();
             for (Event e : events) {
                 if (e.kind() == Event.Kind.ADMITTED) {
+                    admissions.add(e.order());
                     if (e.visibilityReported()) {
                         expected.add(e.sequence());
                     }
@@ -330,6 +395,7 @@ public final class HistoryChecker {
                         resendable.add(e.sequence());
                     }
                 } else if (e.kind() == Event.Kind.VISIBLE) {
+                    applications.add(e.order());
                     visibleAt.putIfAbsent(e.sequence(), e.order());
                     applied.merge(e.sequence(), 1, Integer::sum);
                 }
@@ -345,7 +411,9 @@ public final class HistoryChecker {
             }
             long first = visibleAt.values().stream().mapToLong(Long::longValue).min().orElse(Long.MAX_VALUE);
             long complete = visibleAt.values().stream().mapToLong(Long::longValue).max().orElse(Long.MIN_VALUE);
-            return new Visibility(first, complete, expected, visibleAt, twice);
+            return new Visibility(first, complete, expected, visibleAt, twice,
+                    applications.stream().mapToLong(Long::longValue).sorted().toArray(),
+                    admissions.stream().mapToLong(Long::longValue).sorted().toArray());
         }
 
         /** @return whether every expected fragment was applied (and at least one was) */

@@ -248,4 +248,61 @@ class HistoryCheckerTest {
         assertDoesNotThrow(() -> HistoryChecker.of(h).assertExactlyOnce(a -> 7));
         assertThrows(AssertionError.class, () -> HistoryChecker.of(h).assertExactlyOnce(a -> 10));
     }
+
+    /** A scripted endpoint whose puts are handed to a lane that reports what the target applies. */
+    static class Visible extends Scripted {
+        private long sn;
+
+        @Override
+        public CompletionStage<Void> put(ByteBuffer src, long remoteAddress, RemoteKey key) {
+            RequestTrace t = Tracing.take();
+            t.admitted(0, sn++, true, true);
+            traces.add(t);
+            return super.put(src, remoteAddress, key);
+        }
+    }
+
+    @Test
+    void aStaleCopyAppliedAfterAFencedLaterWriteIsCaught() {
+        History h = new History();
+        Visible s = new Visible();
+        Endpoint ep = h.record(s);
+        ep.put(ByteBuffer.wrap(new byte[] {1}), 0x1000, key);
+        ep.fence();
+        ep.put(ByteBuffer.wrap(new byte[] {2}), 0x1000, key);
+        s.traces.get(0).visible(0); // the first put: applied, its answer lost; sent again later
+        s.traces.get(1).visible(1); // the fenced later put
+        s.traces.get(0).visible(0); // and then the old copy, from the lane the endpoint gave up
+        s.completeAll();
+        AssertionError e = assertThrows(AssertionError.class, () -> HistoryChecker.of(h).assertFencesHeld());
+        assertTrue(e.getMessage().contains("#1 PUT (after 0 fences) was applied again after #3 PUT (after 1) was, and not as a copy sent again"), e.getMessage());
+
+        History ok = new History();
+        Visible honest = new Visible();
+        Endpoint ep2 = ok.record(honest);
+        ep2.put(ByteBuffer.wrap(new byte[] {1}), 0x1000, key);
+        ep2.fence();
+        ep2.put(ByteBuffer.wrap(new byte[] {2}), 0x1000, key);
+        honest.traces.get(0).visible(0);
+        honest.traces.get(0).visible(0); // sent again, applied again: before the fence lets the next go
+        honest.traces.get(1).visible(1);
+        honest.completeAll();
+        assertDoesNotThrow(() -> HistoryChecker.of(ok).assertFencesHeld());
+    }
+
+    @Test
+    void aFailureThatSaysNotAppliedAboutAnAppliedCallIsCaught() {
+        History h = new History();
+        Visible s = new Visible();
+        Endpoint ep = h.record(s);
+        ep.put(ByteBuffer.wrap(new byte[] {1}), 0x1000, key);
+        ep.put(ByteBuffer.wrap(new byte[] {2}), 0x1100, key);
+        s.traces.get(0).visible(0);
+        s.traces.get(1).visible(1);
+        s.pending.get(0).completeExceptionally(new dev.fenceline.EndpointFailedException("lost its last lane"));
+        s.pending.get(1).completeExceptionally(new dev.fenceline.OutcomeUnknownException("may have been applied"));
+        AssertionError e = assertThrows(AssertionError.class, () -> HistoryChecker.of(h).assertOutcomesTruthful());
+        assertTrue(e.getMessage().contains("#1 PUT failed with EndpointFailedException (not applied), but the target"
+                + " applied it") && e.getMessage().contains("1 violation"), e.getMessage());
+    }
 }

@@ -27,6 +27,19 @@ public final class SimFaults {
     }
 
     /**
+     * @param connectionId the lane's connection, whose target stops taking its deliveries, flushes
+     *     and probes for {@code heldFor}, then takes them all, even if the endpoint gave the lane up
+     *     meanwhile (unless it revoked them: revocable lanes)
+     * @param heldFor how long
+     */
+    public static void stall(long connectionId, Duration heldFor) {
+        if (heldFor.isNegative()) {
+            throw new IllegalArgumentException("stall of " + heldFor + ": expected a duration >= 0");
+        }
+        lane(connectionId).stall(heldFor);
+    }
+
+    /**
      * @param connectionId the lane's connection, which from now on delivers and acknowledges nothing
      *     and reports no failure
      */
@@ -77,7 +90,7 @@ public final class SimFaults {
     public static long add(long anyConnectionId, Set<LaneType> types, int index) {
         SimLane any = lane(anyConnectionId);
         SimLaneSpec spec = new SimLaneSpec(types, any.spec().minDelay(), any.spec().maxDelay(),
-                any.spec().deduplicates());
+                any.spec().deduplicates(), any.spec().revocable());
         SimLane next = any.origin().newLane(index, spec, any.peer());
         any.reportOnFabric(l -> l.onLaneAdded(next)); // in order with earlier reports
         return next.id();

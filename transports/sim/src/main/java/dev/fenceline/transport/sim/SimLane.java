@@ -110,8 +110,15 @@ final class SimLane implements LaneConnection, DirectAccess {
             dead = true;
             java.util.Set<Long> waiting = java.util.Set.copyOf(unanswered);
             java.util.Set<Long> applied = java.util.Set.copyOf(appliedUnanswered);
+            // A stalled target takes later whatever waits for it, unless the lane lets the origin
+            // withdraw it (as shm does in the shared segment).
+            boolean late = stalled && !spec.revocable();
+            if (stalled && spec.revocable()) {
+                held.removeIf(h -> h.op() != null);
+            }
             return token -> applied.contains(token) ? dev.fenceline.spi.Revocation.Fate.STOPPED
-                    : waiting.contains(token) ? dev.fenceline.spi.Revocation.Fate.REVOKED
+                    : waiting.contains(token) ? (late ? dev.fenceline.spi.Revocation.Fate.MAY_STILL_APPLY
+                            : dev.fenceline.spi.Revocation.Fate.REVOKED)
                     : dev.fenceline.spi.Revocation.Fate.ANSWER_FOLLOWS;
         }
     }
@@ -284,10 +291,19 @@ final class SimLane implements LaneConnection, DirectAccess {
             return PostStatus.IN_PROGRESS; // lost with the lane, re-issued after the endpoint's replay
         }
         lastDue = Math.max(lastDue, fabric.now());
-        fabric.schedule(lastDue, () -> {
+        Runnable answer = () -> {
             if (!dead && !cut()) {
                 acknowledge(() -> listener.onFlushed(token));
             }
+        };
+        fabric.schedule(lastDue, () -> {
+            synchronized (this) {
+                if (stalled) {
+                    held.add(new Held(null, answer)); // answered when the target takes what came before
+                    return;
+                }
+            }
+            answer.run();
         });
         return PostStatus.IN_PROGRESS;
     }
@@ -304,18 +320,37 @@ final class SimLane implements LaneConnection, DirectAccess {
     }
 
     private void deliver(TransportOp op) {
+        synchronized (this) {
+            if (stalled && (!dead || !spec.revocable())) {
+                held.add(new Held(op, null)); // in the stopped target's inbox, still undelivered
+                return;
+            }
+        }
+        apply(op, false);
+    }
+
+    /**
+     * Applies one delivery at the target and sends its answer back.
+     *
+     * @param late whether a stalled target takes it only now: then it is applied even if the origin
+     *     gave the lane up meanwhile (it was in the target's inbox), and its answer goes nowhere
+     */
+    private void apply(TransportOp op, boolean late) {
         int left = undelivered.decrementAndGet();
         LaneListener l = listener;
         long value;
         FencelineException error = null;
         synchronized (this) { // against revoke: a copy is applied before the lane dies, or never
-            if (dead || cut()) {
+            if ((dead && !late) || cut()) {
                 return;
             }
             RemoteAccessTarget target = peer.target();
             if (target == null) {
-                dead = true;
-                l.onLaneFailed(new EndpointFailedException("sim peer worker '" + peer.workerName() + "' is closed"));
+                if (!dead) {
+                    dead = true;
+                    l.onLaneFailed(new EndpointFailedException("sim peer worker '" + peer.workerName()
+                            + "' is closed"));
+                }
                 return;
             }
             try {
@@ -339,6 +374,52 @@ final class SimLane implements LaneConnection, DirectAccess {
             }
         });
         readyIfWaiting(left);
+    }
+
+    // ------------------------------------------------------------------ a stalled target
+
+    /** What a stalled target has not taken yet: a delivery, or a flush to answer. */
+    private record Held(TransportOp op, Runnable flushAnswer) {
+    }
+
+    /** Guarded by this. */
+    private boolean stalled;
+    /** Guarded by this: what the stalled target has not taken, in order. */
+    private final java.util.ArrayDeque<Held> held = new java.util.ArrayDeque<>();
+
+    /**
+     * The target stops taking this lane's deliveries (a paused process, a full inbox): they wait, in
+     * order, and so do flushes and keepalive probes, until {@code heldFor} has passed; then the target
+     * takes them all, whether or not the origin gave the lane up meanwhile, unless the origin revoked
+     * them (a revocable lane's {@link #revoke()} does).
+     *
+     * @param heldFor how long the target stays stalled (the fabric's time)
+     */
+    void stall(java.time.Duration heldFor) {
+        fabric.schedule(fabric.now(), () -> {
+            synchronized (this) {
+                if (!dead) {
+                    stalled = true;
+                }
+            }
+        });
+        fabric.schedule(fabric.now() + heldFor.toNanos(), this::resume);
+    }
+
+    private void resume() {
+        java.util.List<Held> taken;
+        synchronized (this) {
+            stalled = false;
+            taken = new java.util.ArrayList<>(held);
+            held.clear();
+        }
+        for (Held h : taken) {
+            if (h.op() != null) {
+                apply(h.op(), true);
+            } else {
+                h.flushAnswer().run();
+            }
+        }
     }
 
     // ------------------------------------------------------------------ fast path by grant

@@ -12,8 +12,12 @@ import java.util.Set;
  * @param maxDelay longest delivery delay
  * @param deduplicates whether the target applies a re-sent operation at most once (a software
  *     protocol); false models a one-sided hardware lane
+ * @param revocable whether the origin can withdraw copies a stalled target has not applied yet (as
+ *     shm can, in the shared segment); false models copies in a socket buffer, applied whenever the
+ *     target resumes
  */
-public record SimLaneSpec(Set<LaneType> types, Duration minDelay, Duration maxDelay, boolean deduplicates) {
+public record SimLaneSpec(Set<LaneType> types, Duration minDelay, Duration maxDelay, boolean deduplicates,
+        boolean revocable) {
     /**
      * Copies the types.
      *
@@ -21,6 +25,7 @@ public record SimLaneSpec(Set<LaneType> types, Duration minDelay, Duration maxDe
      * @param minDelay the shortest delivery delay
      * @param maxDelay the longest delivery delay
      * @param deduplicates whether the target applies a re-sent operation at most once
+     * @param revocable whether the origin can withdraw copies a stalled target has not applied
      */
     public SimLaneSpec {
         types = Set.copyOf(types);

@@ -88,7 +88,8 @@ public record SimSettings(long seed, List<SimLaneSpec> lanes, int maxFragment, i
             if (!protocol.equals("sw") && !protocol.equals("hw")) {
                 throw new ConfigurationException(where + ".protocol = " + protocol + " is invalid: expected sw or hw");
             }
-            return new SimLaneSpec(types, min, max, protocol.equals("sw"));
+            boolean revocable = !c.hasPath("revocable") || c.getBoolean("revocable");
+            return new SimLaneSpec(types, min, max, protocol.equals("sw"), revocable);
         } catch (ConfigException e) {
             throw new ConfigurationException(where + " is invalid: " + e.getMessage(), e);
         }
