@@ -179,8 +179,21 @@ public abstract class AbstractLane implements LaneConnection {
         }
     }
 
-    /** Reports the completions gathered so far (the lane's answering thread only), if the lane is live. */
+    /**
+     * Reports the completions gathered so far (the lane's answering thread only), if the lane is
+     * live, or if {@link #answersAfterEnd()}.
+     */
     protected final void reportCompletions() {
-        batch.report(live() ? listener : null);
+        batch.report(live() || answersAfterEnd() ? listener : null);
+    }
+
+    /**
+     * @return whether every completion this lane gathers is owed to the endpoint even after the lane
+     *     ended: a lane that decides, as it takes each answer, whether the endpoint still waits for
+     *     it (one that revokes, and says {@code ANSWER_FOLLOWS} for what it had taken) gathers only
+     *     those; by default, completions of an ended lane are dropped
+     */
+    protected boolean answersAfterEnd() {
+        return false;
     }
 }

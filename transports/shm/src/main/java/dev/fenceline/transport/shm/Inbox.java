@@ -12,15 +12,18 @@ import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
 
 /**
  * A worker's control segment: a small header naming its process; the key table of its registered
- * (not shared) regions, which peers check before reaching such memory by cross-memory attach; and
- * its inbox, an Agrona many-to-one ring buffer in the mapped memory that every peer process writes
- * into (the ring's claim is an atomic on the shared mapping, so producers in different processes
- * are safe).
+ * (not shared) regions, which peers check before reaching such memory by cross-memory attach; the
+ * gates of its ring connections ({@link Gates}), which the peers it connects to check before they
+ * apply a record; and its inbox, an Agrona many-to-one ring buffer in the mapped memory that every
+ * peer process writes into (the ring's claim is an atomic on the shared mapping, so producers in
+ * different processes are safe). Everything in a peer's segment is checked before use.
  *
  * <pre>
- * 0 magic u32 "FLCT"  4 version u32  8 pid u64  16 start u64  24 worker id 16  40 slots u32
- * 64 key table: slots x (key id u64, state u32, pad u32, base u64, length u64)
- * 64 + 32 * slots: ring
+ * 0 magic u32 "FLCT"  4 version u32  8 pid u64  16 start u64  24 worker id 16  40 key slots u32
+ * 44 gate slots u32
+ * 64 key table: key slots x (key id u64, state u32, pad u32, base u64, length u64)
+ * 64 + 32 * key slots: gate table: gate slots x (conn u64, word u64)
+ * then: ring
  * </pre>
  */
 final class Inbox {
@@ -30,6 +33,7 @@ final class Inbox {
     static final int OPEN = 1;
     static final int CLOSED = 2;
     private static final int MAGIC = 0x464C4354;
+    private static final int VERSION = 2;
 
     final String name;
     final long pid;
@@ -38,12 +42,16 @@ final class Inbox {
     final ManyToOneRingBuffer ring;
     /** The key table (see the class comment). */
     final UnsafeBuffer keys;
+    /** The gates of this worker's ring connections (see the class comment). */
+    final Gates gates;
     /** Replies that did not fit yet (the peer is slow): sent in order before any newer one. */
     final ArrayDeque<byte[]> backlog = new ArrayDeque<>();
     final ArrayDeque<Integer> backlogTypes = new ArrayDeque<>();
 
-    private Inbox(String name, long pid, long start, UUID worker, UnsafeBuffer keys, ManyToOneRingBuffer ring) {
+    private Inbox(String name, long pid, long start, UUID worker, UnsafeBuffer keys, Gates gates,
+            ManyToOneRingBuffer ring) {
         this.keys = keys;
+        this.gates = gates;
         this.name = name;
         this.pid = pid;
         this.start = start;
@@ -52,23 +60,30 @@ final class Inbox {
     }
 
     /** Creates this worker's own control segment. */
-    static Inbox create(Path file, int ringSize, int slots, UUID worker) throws IOException {
+    static Inbox create(Path file, int ringSize, int slots, int gateSlots, UUID worker) throws IOException {
         int table = slots * SLOT;
-        MappedByteBuffer m = Segments.create(file, HEADER + table + ringSize + RingBufferDescriptor.TRAILER_LENGTH);
+        int gateTable = gateSlots * Gates.SLOT;
+        MappedByteBuffer m = Segments.create(file, HEADER + table + gateTable + ringSize
+                + RingBufferDescriptor.TRAILER_LENGTH);
         UnsafeBuffer header = new UnsafeBuffer(m, 0, HEADER);
         header.putInt(40, slots);
-        header.putInt(4, 1);
+        header.putInt(44, gateSlots);
+        header.putInt(4, VERSION);
         header.putLong(8, Host.pid());
         header.putLong(16, Host.startTime());
         header.putLong(24, worker.getMostSignificantBits());
         header.putLong(32, worker.getLeastSignificantBits());
+        UnsafeBuffer gates = new UnsafeBuffer(m, HEADER + table, gateTable);
+        for (int i = 0; i < gateSlots; i++) {
+            gates.putLong(i * Gates.SLOT + 8, Gates.REVOKED); // no connection yet: nothing passes
+        }
         header.putIntVolatile(0, MAGIC);
         return new Inbox(file.getFileName().toString(), Host.pid(), Host.startTime(), worker,
-                new UnsafeBuffer(m, HEADER, table), new ManyToOneRingBuffer(new UnsafeBuffer(m, HEADER + table,
-                        ringSize + RingBufferDescriptor.TRAILER_LENGTH)));
+                new UnsafeBuffer(m, HEADER, table), new Gates(gates), new ManyToOneRingBuffer(new UnsafeBuffer(m,
+                        HEADER + table + gateTable, ringSize + RingBufferDescriptor.TRAILER_LENGTH)));
     }
 
-    /** Maps a peer's control segment to write into its inbox. */
+    /** Maps a peer's control segment to write into its inbox; every size in its header is checked. */
     static Inbox open(Path file) throws IOException {
         MappedByteBuffer m = Segments.open(file);
         if (m.capacity() <= HEADER + RingBufferDescriptor.TRAILER_LENGTH) {
@@ -78,17 +93,24 @@ final class Inbox {
         if (header.getIntVolatile(0) != MAGIC) {
             throw new FencelineException("shm: " + file + " is not a Fenceline control segment");
         }
+        if (header.getInt(4) != VERSION) {
+            throw new FencelineException("shm: " + file + " is a control segment of layout version " + header.getInt(4)
+                    + ", this runtime reads " + VERSION);
+        }
         int slots = header.getInt(40);
+        int gateSlots = header.getInt(44);
         long table = (long) slots * SLOT;
-        long ring = m.capacity() - HEADER - table;
-        if (slots < 0 || ring <= RingBufferDescriptor.TRAILER_LENGTH
+        long gateTable = (long) gateSlots * Gates.SLOT;
+        long ring = m.capacity() - HEADER - table - gateTable;
+        if (slots < 0 || gateSlots < 0 || ring <= RingBufferDescriptor.TRAILER_LENGTH
                 || Long.bitCount(ring - RingBufferDescriptor.TRAILER_LENGTH) != 1) {
-            throw new FencelineException("shm: " + file + " has a corrupt layout (" + slots + " key slots, a ring of "
-                    + ring + " bytes)");
+            throw new FencelineException("shm: " + file + " has a corrupt layout (" + slots + " key slots, "
+                    + gateSlots + " gate slots, a ring of " + ring + " bytes)");
         }
         return new Inbox(file.getFileName().toString(), header.getLong(8), header.getLong(16),
                 new UUID(header.getLong(24), header.getLong(32)), new UnsafeBuffer(m, HEADER, (int) table),
-                new ManyToOneRingBuffer(new UnsafeBuffer(m, HEADER + (int) table, (int) ring)));
+                new Gates(new UnsafeBuffer(m, HEADER + (int) table, (int) gateTable)),
+                new ManyToOneRingBuffer(new UnsafeBuffer(m, HEADER + (int) (table + gateTable), (int) ring)));
     }
 
     int slots() {

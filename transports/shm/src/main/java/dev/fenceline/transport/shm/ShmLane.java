@@ -28,12 +28,21 @@ import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
  * not shared) is a message in the peer's inbox ring, applied by the peer's polling thread and
  * answered in order. A direct access is taken only when no ring message of this lane is unanswered,
  * so the lane applies everything in post order.
+ *
+ * <p>Every ring message of the lane is claimed under one lock and remembered, in claim order, until
+ * its answer comes (answers come in that order). When the endpoint gives the lane up, its gate in
+ * this worker's control segment ({@link Gates}) is revoked: the peer then skips every message it
+ * had not started, and the gate's count says how many it took. So each unanswered message's fate
+ * is exact: taken, its answer follows (or, if the peer died, it may have been applied and will not
+ * be again); not taken, it never will be.
  */
 final class ShmLane extends AbstractLane implements DirectAccess {
     private static final Set<LaneType> ALL = EnumSet.of(LaneType.AM, LaneType.RMA, LaneType.RMA_BW, LaneType.AMO);
     /** With a cma lane beside it, bulk transfers are the cma lane's. */
     private static final Set<LaneType> BESIDE_CMA = EnumSet.of(LaneType.AM, LaneType.RMA, LaneType.AMO);
     final long conn;
+    /** This lane's gate in this worker's control segment. */
+    final int gate;
     final Inbox peer;
     private final ShmTransport transport;
     private final int queueDepth;
@@ -50,23 +59,42 @@ final class ShmLane extends AbstractLane implements DirectAccess {
     /** Tokens of direct active messages: the sign bit, then the caller's number. */
     private static final long DIRECT = Long.MIN_VALUE;
     /**
-     * Guards the direct active messages' count against the lane's end: a message is either counted
-     * before the lane dies (and then answered or abandoned) or refused, never both or neither.
+     * Guards the ring messages' claims, their record and the lane's end: a message is either claimed
+     * and remembered before the lane is revoked (and then answered, or its fate known), or refused.
      */
     private final Object directLock = new Object();
+    /** Under directLock: the tokens of ring messages claimed and not yet answered, in claim order. */
+    private final org.agrona.collections.LongArrayQueue posted = new org.agrona.collections.LongArrayQueue(
+            Long.MAX_VALUE);
+    /** Under directLock: answers taken so far (the peer answers in claim order). */
+    private long answeredCount;
+    /** Under directLock: the endpoint gave the lane up and asked what became of its messages. */
+    private boolean revoked;
+    /** Under directLock: tokens the peer took before the revocation, whose answers the endpoint still waits for. */
+    private final org.agrona.collections.LongHashSet held = new org.agrona.collections.LongHashSet();
+    /** Under directLock: tokens the lane took while it was no longer live, and never sent. */
+    private final org.agrona.collections.LongHashSet neverSent = new org.agrona.collections.LongHashSet();
+    /** Under directLock: tokens of gets sent and not answered (their buffers may be let go at the give-up). */
+    private final org.agrona.collections.LongHashSet getTokens = new org.agrona.collections.LongHashSet();
+    /** Under directLock: tokens of active messages sent through the actor and not answered. */
+    private final org.agrona.collections.LongHashSet amTokens = new org.agrona.collections.LongHashSet();
+    /** Under directLock: gets whose answer came after the lane was given up, and went nowhere. */
+    private final org.agrona.collections.LongHashSet droppedGets = new org.agrona.collections.LongHashSet();
     /** Under directLock: direct active messages queued and not yet answered. */
     private int directUnanswered;
-    /** Under directLock: the endpoint gave the lane up while some were unanswered; close after them. */
+    /** Under directLock: the endpoint gave the lane up while answers were owed; close after them. */
     private boolean closeWhenAnswered;
     private volatile DirectAnswers answers;
     /** The transport forgets the connection once, whoever gets there first (close, fail, last answer). */
     private final java.util.concurrent.atomic.AtomicBoolean forgotten = new java.util.concurrent.atomic.AtomicBoolean();
 
-    ShmLane(ShmTransport transport, long conn, Inbox peer, int queueDepth, int maxFragment, boolean besideCma) {
+    ShmLane(ShmTransport transport, long conn, int gate, Inbox peer, int queueDepth, int maxFragment,
+            boolean besideCma) {
         super(ShmTransportProvider.NAME);
         this.types = besideCma ? BESIDE_CMA : ALL;
         this.transport = transport;
         this.conn = conn;
+        this.gate = gate;
         this.peer = peer;
         this.queueDepth = queueDepth;
         this.maxFragment = maxFragment;
@@ -99,12 +127,75 @@ final class ShmLane extends AbstractLane implements DirectAccess {
     }
 
     /**
-     * A peer process that is gone applies nothing more; a live one (perhaps only stopped) may still
-     * take every record left in its inbox.
+     * Revokes the lane's gate and reads which of its unanswered messages the peer took: those are
+     * answered later (if the peer lives) or may have been applied (if it died); the rest never will
+     * be, even if the peer is only stopped now and resumes later. Direct active messages that will
+     * never run are reported so at once; GET buffers of messages that will not be answered are let go.
      */
     @Override
     public dev.fenceline.spi.Revocation revoke() {
-        return peer.alive() ? dev.fenceline.spi.Revocation.MAY_STILL_APPLY : dev.fenceline.spi.Revocation.STOPPED;
+        boolean alive = peer.alive();
+        org.agrona.collections.LongHashSet notTaken = new org.agrona.collections.LongHashSet();
+        org.agrona.collections.LongHashSet stopped = new org.agrona.collections.LongHashSet();
+        int directNotTaken = 0;
+        int directStopped = 0;
+        synchronized (directLock) {
+            revoked = true;
+            Gates.Revoked g = transport.gates().revoke(gate);
+            // Taken completely: answered already (in this worker's inbox, or the peer's backlog).
+            long done = Math.max(0, g.taken() - answeredCount);
+            long taken = Math.max(0, g.taken() + (g.inProgress() ? 1 : 0) - answeredCount);
+            org.agrona.collections.LongArrayQueue.LongIterator it = posted.iterator();
+            for (long k = 0; it.hasNext(); k++) {
+                long token = it.nextValue();
+                boolean wasTaken = k < taken;
+                // What the peer is still working on: an atomic or a write ends within microseconds once
+                // the peer runs, and work fenced behind it must wait for it; a handler may take any time,
+                // and nothing is fenced behind a message, so the endpoint does not wait for one.
+                boolean message = token < 0 || amTokens.contains(token);
+                boolean answerFollows = alive && wasTaken && !getTokens.contains(token) && (k < done || !message);
+                if (answerFollows) {
+                    if (token >= 0) {
+                        held.add(token); // its answer follows (a direct message's is counted apart)
+                    }
+                    continue;
+                }
+                if (token < 0) {
+                    if (wasTaken) {
+                        directStopped++;
+                    } else {
+                        directNotTaken++;
+                    }
+                } else {
+                    (wasTaken ? stopped : notTaken).add(token);
+                    gets.remove(token); // no answer will write into its buffer
+                }
+            }
+            directUnanswered -= directNotTaken + directStopped;
+            notTaken.addAll(neverSent);
+            stopped.addAll(droppedGets); // a get has no effect, but its answer went nowhere: send it again
+        }
+        if (directNotTaken > 0) {
+            answers.abandoned(directNotTaken, new dev.fenceline.EndpointFailedException("shm: " + directNotTaken
+                    + " active message(s) sent directly on the lane to " + peer.name + " were withdrawn before the"
+                    + " peer took them: not run"));
+        }
+        if (directStopped > 0) {
+            answers.abandoned(directStopped, new OutcomeUnknownException("shm: " + directStopped + " active"
+                    + " message(s) sent directly on the lane to " + peer.name + " were taken by the peer, which"
+                    + (alive ? " had not answered when the lane was given up (a handler may still be running)"
+                            : " died before it answered") + ": each may or may not have run its handler"));
+        }
+        forgetIfAnswered();
+        return token -> notTaken.contains(token) ? dev.fenceline.spi.Revocation.Fate.REVOKED
+                : stopped.contains(token) ? dev.fenceline.spi.Revocation.Fate.STOPPED
+                : dev.fenceline.spi.Revocation.Fate.ANSWER_FOLLOWS; // taken, or answered already
+    }
+
+    /** Answers taken before the revocation were decided then: the endpoint waits for each of them. */
+    @Override
+    protected boolean answersAfterEnd() {
+        return true;
     }
 
     @Override
@@ -125,7 +216,10 @@ final class ShmLane extends AbstractLane implements DirectAccess {
     @Override
     public PostStatus post(TransportOp op) {
         if (!live()) {
-            return PostStatus.IN_PROGRESS; // lost with the lane: its failure report is on the way
+            synchronized (directLock) {
+                neverSent.add(op.token()); // lost with the lane: its failure report is on the way
+            }
+            return PostStatus.IN_PROGRESS;
         }
         if (op.key() != null && op.kind() != TransportOp.Kind.AM && unanswered.get() == 0) {
             DataSegment.Peer seg = segment(op.key());
@@ -165,7 +259,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
             answers = a; // one endpoint per lane: always the same
         }
         synchronized (directLock) {
-            if (!live() || !reserve()) {
+            if (!live() || revoked || !reserve()) {
                 return false;
             }
             ManyToOneRingBuffer ring = peer.ring;
@@ -194,7 +288,12 @@ final class ShmLane extends AbstractLane implements DirectAccess {
             // answers come back in this order.
             index = a.queued();
             b.putLong(at + ShmWire.TOKEN, DIRECT | index);
-            ring.commit(at);
+            if (!commit(ring, at)) {
+                a.abandoned(1, new dev.fenceline.EndpointFailedException("shm: " + peer.name + " skipped a direct"
+                        + " active message this lane had half written: not run"));
+                return true; // numbered, and answered as abandoned
+            }
+            posted.addLong(DIRECT | index);
             directUnanswered++;
             return true;
         }
@@ -207,54 +306,52 @@ final class ShmLane extends AbstractLane implements DirectAccess {
         }
     }
 
-    /** @return whether direct active messages of this lane wait for answers (even after it was given up) */
-    boolean awaitingDirectAnswers() {
+    /** @return whether answers are owed on this lane (even after it was given up): held ones, direct ones */
+    boolean awaitingAnswers() {
         synchronized (directLock) {
-            return directUnanswered > 0;
+            return directUnanswered > 0 || !held.isEmpty();
         }
     }
 
-    /** The answer to a direct active message (polling thread), whatever the lane's state. */
-    private void directAnswered(long token, FencelineException error) {
-        boolean counted;
+    /** After the lane was given up: the transport forgets it once no answer is owed any more. */
+    private void forgetIfAnswered() {
         boolean close;
         synchronized (directLock) {
-            counted = directUnanswered > 0; // not if the lane's end already abandoned it
-            if (counted) {
-                directUnanswered--;
-                unanswered.decrementAndGet();
-            }
-            close = closeWhenAnswered && directUnanswered == 0;
+            close = closeWhenAnswered && revoked && directUnanswered == 0 && held.isEmpty();
             if (close) {
                 closeWhenAnswered = false;
             }
-        }
-        if (counted) {
-            answers.answered(token & ~DIRECT, error);
         }
         if (close) {
             forget();
         }
     }
 
-    /** The lane died: no answer will come for the direct messages still out. */
+    /** The lane died: no answer will come for the direct messages still out, nor for the held ones. */
     private void abandonDirect(Throwable cause) {
         int n;
-        boolean close;
+        long[] owed;
         synchronized (directLock) {
             n = directUnanswered;
             directUnanswered = 0;
-            close = closeWhenAnswered;
-            closeWhenAnswered = false;
+            owed = new long[held.size()];
+            org.agrona.collections.LongHashSet.LongIterator it = held.iterator();
+            for (int i = 0; it.hasNext(); i++) {
+                owed[i] = it.nextValue();
+            }
+            held.clear();
         }
         if (n > 0) {
             answers.abandoned(n, new OutcomeUnknownException("shm: " + n + " active message(s) sent directly on the"
                     + " lane to " + peer.name + " got no answer before it failed (" + cause + "): each may or may"
                     + " not have reached its handler"));
         }
-        if (close) {
-            forget();
+        LaneListener l = listener();
+        for (long token : owed) { // the endpoint waits for these: it must hear the truth
+            l.onFailed(token, new OutcomeUnknownException("shm: " + peer.name + " took this operation and died"
+                    + " before it answered (" + cause + "): it may or may not have been applied"));
         }
+        forgetIfAnswered();
     }
 
     @Override
@@ -310,9 +407,6 @@ final class ShmLane extends AbstractLane implements DirectAccess {
 
     private PostStatus send(TransportOp op) {
         int payload = checkedPayload(op);
-        if (!reserve()) {
-            return PostStatus.NO_RESOURCE;
-        }
         int type;
         int length;
         switch (op.kind()) {
@@ -333,22 +427,56 @@ final class ShmLane extends AbstractLane implements DirectAccess {
                 length = ShmWire.ATOMIC_LENGTH;
             }
         }
-        ManyToOneRingBuffer ring = peer.ring;
-        int at = ring.tryClaim(type, length);
-        if (at < 0) {
-            unanswered.decrementAndGet();
-            wantReady = true; // the peer's ring is full; the polling thread says when it has room
-            return PostStatus.NO_RESOURCE;
+        synchronized (directLock) { // claim order is the order answers come in
+            if (revoked) {
+                neverSent.add(op.token());
+                return PostStatus.IN_PROGRESS;
+            }
+            if (!reserve()) {
+                return PostStatus.NO_RESOURCE;
+            }
+            ManyToOneRingBuffer ring = peer.ring;
+            int at = ring.tryClaim(type, length);
+            if (at < 0) {
+                unanswered.decrementAndGet();
+                wantReady = true; // the peer's ring is full; the polling thread says when it has room
+                return PostStatus.NO_RESOURCE;
+            }
+            try {
+                write(op, ring.buffer(), at, payload);
+            } catch (RuntimeException e) {
+                ring.abort(at); // never leave a claimed record behind: it would block the peer's inbox
+                unanswered.decrementAndGet();
+                gets.remove(op.token());
+                getTokens.remove(op.token());
+                amTokens.remove(op.token());
+                throw e;
+            }
+            if (commit(ring, at)) {
+                posted.addLong(op.token());
+            } else {
+                neverSent.add(op.token()); // skipped by the peer, never applied; the lane fails
+            }
         }
-        try {
-            write(op, ring.buffer(), at, payload);
-        } catch (RuntimeException e) {
-            ring.abort(at); // never leave a claimed record behind: it would block the peer's inbox
-            unanswered.decrementAndGet();
-            throw e;
-        }
-        ring.commit(at);
         return PostStatus.IN_PROGRESS;
+    }
+
+    /**
+     * Commits a claimed record.
+     *
+     * @return false if the peer skipped it meanwhile (it took this process for dead, or a record of
+     *     it for abandoned): then the lane fails, with the reason
+     */
+    private boolean commit(ManyToOneRingBuffer ring, int at) {
+        try {
+            ring.commit(at);
+            return true;
+        } catch (IllegalStateException skipped) {
+            unanswered.decrementAndGet();
+            fail(new dev.fenceline.EndpointFailedException("shm: " + peer.name + " skipped a message this lane had"
+                    + " half written (" + skipped.getMessage() + "); the lane is not usable"));
+            return false;
+        }
     }
 
     private void write(TransportOp op, AtomicBuffer b, int at, int payload) {
@@ -369,9 +497,11 @@ final class ShmLane extends AbstractLane implements DirectAccess {
                 b.putLong(at + ShmWire.BODY + 8, op.remoteAddress());
                 b.putInt(at + ShmWire.GET_LENGTH, payload);
                 gets.put(op.token(), op.local());
+                getTokens.add(op.token());
             }
             case AM -> {
                 int h = op.header().remaining();
+                amTokens.add(op.token());
                 b.putInt(at + ShmWire.AM_ID, op.amId());
                 b.putInt(at + ShmWire.AM_HEADER_LENGTH, h);
                 b.putBytes(at + ShmWire.AM_DATA, op.header(), op.header().position(), h);
@@ -423,18 +553,25 @@ final class ShmLane extends AbstractLane implements DirectAccess {
     }
 
     private PostStatus probe(long token) {
-        if (!reserve()) {
-            return PostStatus.NO_RESOURCE;
+        synchronized (directLock) {
+            if (revoked) {
+                return PostStatus.IN_PROGRESS;
+            }
+            if (!reserve()) {
+                return PostStatus.NO_RESOURCE;
+            }
+            int at = peer.ring.tryClaim(ShmWire.FLUSH, 16);
+            if (at < 0) {
+                unanswered.decrementAndGet();
+                wantReady = true;
+                return PostStatus.NO_RESOURCE;
+            }
+            peer.ring.buffer().putLong(at + ShmWire.CONN, conn);
+            peer.ring.buffer().putLong(at + ShmWire.TOKEN, token);
+            if (commit(peer.ring, at)) {
+                posted.addLong(token);
+            }
         }
-        int at = peer.ring.tryClaim(ShmWire.FLUSH, 16);
-        if (at < 0) {
-            unanswered.decrementAndGet();
-            wantReady = true;
-            return PostStatus.NO_RESOURCE;
-        }
-        peer.ring.buffer().putLong(at + ShmWire.CONN, conn);
-        peer.ring.buffer().putLong(at + ShmWire.TOKEN, token);
-        peer.ring.commit(at);
         return PostStatus.IN_PROGRESS;
     }
 
@@ -448,78 +585,101 @@ final class ShmLane extends AbstractLane implements DirectAccess {
         giveUp();
     }
 
-    /**
-     * The endpoint gave the lane up as failed: direct active messages still out get no answer it
-     * would wait for (the next flush reports them), unlike an orderly close, which waits for them.
-     */
+    /** Given up as failed: like a close. What becomes of its messages is {@link #revoke()}'s to say. */
     @Override
     public void abort(Throwable cause) {
         giveUp();
-        abandonDirect(cause);
     }
 
     private void giveUp() {
-        if (end(Phase.CLOSED) != Phase.CLOSED) { // no reply writes into a GET buffer after this returns
-            gets.clear();
-            boolean close;
+        if (end(Phase.CLOSED) != Phase.CLOSED) {
             synchronized (directLock) {
-                // Direct active messages still out: the peer runs them (they are in its inbox), so
-                // keep taking their answers, and close once the last is in.
-                close = directUnanswered == 0;
-                closeWhenAnswered = !close;
+                gets.clear(); // no reply writes into a GET buffer after this returns
+                closeWhenAnswered = true; // forgotten once revoked and no answer is owed
             }
-            if (close) {
-                forget();
-            }
+            forgetIfAnswered();
         }
     }
 
     // ------------------------------------------------------------------ polling thread
 
-    /** A reply for this lane; {@code data} is the GET data (or null). */
+    /**
+     * A reply for this lane; {@code buffer} at {@code offset} holds the GET data. Replies come in
+     * the order the lane claimed its messages: one that does not answer the oldest unanswered
+     * message is a broken or hostile peer, and fails the lane. Whether the endpoint still waits for
+     * the answer is decided here, under the same lock as the revocation.
+     */
     void answered(int type, long token, long value, FencelineException error, AtomicBuffer buffer, int offset,
             int length) {
-        if (token < 0) {
-            directAnswered(token, type == ShmWire.NACK ? error : null);
-            return;
-        }
-        if (!live()) {
-            return;
-        }
-        LaneListener l = listener();
-        unanswered.decrementAndGet();
-        if (type == ShmWire.ACK) {
-            completed(token, value);
-            return;
-        }
-        reportCompletions(); // completions before any other answer, in the order they came
-        switch (type) {
-            case ShmWire.FLUSHED -> l.onFlushed(token);
-            case ShmWire.NACK -> {
-                gets.remove(token);
-                l.onFailed(token, error);
+        boolean deliver;
+        boolean direct = false;
+        boolean inOrder;
+        ByteBuffer dst = null;
+        FencelineException bad = null;
+        synchronized (directLock) {
+            inOrder = !posted.isEmpty() && posted.peekLong() == token;
+            if (inOrder) {
+                posted.pollLong();
+                answeredCount++;
+                unanswered.decrementAndGet();
+                getTokens.remove(token);
+                amTokens.remove(token);
             }
-            case ShmWire.GET_DATA -> {
-                ByteBuffer dst = gets.remove(token);
-                if (dst == null) {
-                    return;
+            if (token < 0) {
+                direct = inOrder && directUnanswered > 0; // not if the lane's end already abandoned it
+                if (direct) {
+                    directUnanswered--;
                 }
-                if (length != dst.remaining()) {
-                    FencelineException bad = new FencelineException("shm: GET_DATA of " + length + " bytes for a get"
-                            + " of " + dst.remaining() + " from " + peer.name);
-                    whileLive(() -> fail(bad));
-                    return;
-                }
-                if (copyIntoSink(buffer, offset, dst, ShmLane::copyGet)) {
-                    l.onCompleted(token, 0);
+                deliver = false;
+            } else {
+                deliver = inOrder && (!revoked || held.remove(token));
+                if (deliver && (type == ShmWire.GET_DATA || type == ShmWire.NACK)) {
+                    dst = gets.remove(token);
+                    if (type == ShmWire.GET_DATA) {
+                        if (dst == null) {
+                            droppedGets.add(token); // given up first: no buffer to write, no answer
+                            deliver = false;
+                        } else if (length != dst.remaining()) {
+                            bad = new FencelineException("shm: GET_DATA of " + length + " bytes for a get of "
+                                    + dst.remaining() + " from " + peer.name);
+                            droppedGets.add(token);
+                            deliver = false;
+                        } else {
+                            buffer.getBytes(offset, dst, dst.position(), dst.remaining()); // under the lock: before any give-up
+                        }
+                    }
                 }
             }
-            default -> l.onCompleted(token, value);
         }
-    }
-
-    private static void copyGet(AtomicBuffer from, int offset, ByteBuffer dst) {
-        from.getBytes(offset, dst, dst.position(), dst.remaining());
+        if (!inOrder) {
+            FencelineException order = new FencelineException("shm: " + peer.name + " answered message " + token
+                    + " of lane " + Long.toHexString(conn) + " out of the order it was sent in");
+            whileLive(() -> fail(order));
+            return;
+        }
+        if (bad != null) {
+            FencelineException b = bad;
+            whileLive(() -> fail(b));
+        }
+        if (direct) {
+            answers.answered(token & ~DIRECT, type == ShmWire.NACK ? error : null);
+        }
+        if (deliver) {
+            LaneListener l = listener();
+            if (type == ShmWire.ACK) {
+                completed(token, value);
+            } else {
+                reportCompletions(); // completions before any other answer, in the order they came
+                switch (type) {
+                    case ShmWire.FLUSHED -> l.onFlushed(token);
+                    case ShmWire.NACK -> l.onFailed(token, error);
+                    default -> l.onCompleted(token, type == ShmWire.GET_DATA ? 0 : value);
+                }
+            }
+        }
+        if (revoked) {
+            forgetIfAnswered();
+        }
     }
 
     /** Reports the completions gathered so far (polling thread). */
@@ -539,18 +699,25 @@ final class ShmLane extends AbstractLane implements DirectAccess {
         }
     }
 
-    /** The peer process died, or its inbox broke: the lane is dead. */
+    /**
+     * The peer process died, or its inbox broke: the lane is dead. A live lane reports it and its
+     * endpoint asks ({@link #revoke()}) what became of each message; a lane given up already answers
+     * what it still owes as unknown.
+     */
     void fail(Throwable cause) {
         reportCompletions(); // what completed before the peer died did complete
         boolean failedNow = markFailed();
-        abandonDirect(cause); // after the state: a direct message is refused from here on, or swept here
         if (failedNow) {
             failure = cause;
-            gets.clear();
+            synchronized (directLock) {
+                gets.clear();
+            }
             LaneListener l = listener();
             if (l != null) {
                 l.onLaneFailed(cause);
             }
+        } else if (revoked) {
+            abandonDirect(cause);
         }
     }
 

@@ -20,11 +20,12 @@ import java.util.Set;
  * @param dedupWindow exactly-once window
  * @param cma whether to offer the cross-memory-attach lane where it works
  * @param maxRegistrations key-table slots for registered regions
+ * @param maxLanes gate slots for ring lanes
  * @param keysRead every key read, for the completeness test
  */
 record ShmSettings(Path directory, int ringSize, int maxFragment, int queueDepth, String idleStrategy,
         Duration connectTimeout, Duration livenessInterval, int dedupWindow, boolean cma, int maxRegistrations,
-        Set<String> keysRead) {
+        int maxLanes, Set<String> keysRead) {
     static final String SECTION = "fenceline.transport.shm";
     /** Room for a message's own header fields inside a ring record. */
     static final int MESSAGE_OVERHEAD = 128;
@@ -48,7 +49,8 @@ record ShmSettings(Path directory, int ringSize, int maxFragment, int queueDepth
         int dedup = r.intIn("dedup-window", 16, 1 << 26);
         boolean cma = r.oneOf("cma", List.of("auto", "off")).equals("auto");
         int registrations = r.intIn("max-registrations", 1, 1 << 20);
+        int lanes = r.intIn("max-lanes", 1, 1 << 20);
         return new ShmSettings(directory, (int) ring, maxFragment, queueDepth, idle, connect, liveness, dedup, cma,
-                registrations, r.keysRead());
+                registrations, lanes, r.keysRead());
     }
 }

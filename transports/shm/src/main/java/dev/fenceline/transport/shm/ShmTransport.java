@@ -67,8 +67,22 @@ final class ShmTransport implements Transport, Agent {
     /** Origin side: this worker's lanes by connection id. */
     private final Map<Long, ShmLane> lanes = new ConcurrentHashMap<>();
     private final Map<Long, CompletableFuture<Integer>> connecting = new ConcurrentHashMap<>();
+    /**
+     * A peer's connection to this worker: where to answer, and the gate in its control segment that
+     * says whether it still wants each record applied.
+     *
+     * @param inbox the origin's control segment
+     * @param gate its gate slot there
+     */
+    private record Origin(Inbox inbox, int gate) {
+    }
+
     /** Target side (polling thread only): who to answer, by connection id, and exactly-once windows. */
-    private final Map<Long, Inbox> origins = new HashMap<>();
+    private final Map<Long, Origin> origins = new HashMap<>();
+    /** Origin side: gate slots in use (guarded by itself), and those to free once the peer left them. */
+    private final java.util.BitSet gateSlots = new java.util.BitSet();
+    private final java.util.concurrent.ConcurrentLinkedQueue<Integer> gatesToFree =
+            new java.util.concurrent.ConcurrentLinkedQueue<>();
     private final Map<Long, DedupWindow> windows = new HashMap<>();
     private final ExactlyOnce exactlyOnce;
     private final UnsafeBuffer scratch = new UnsafeBuffer(new byte[0]);
@@ -107,7 +121,8 @@ final class ShmTransport implements Transport, Agent {
         this.prefix = Segments.processPrefix() + context.workerId().toString().substring(0, 8) + "-";
         this.inboxFile = directory.resolve(prefix + "ctl");
         try {
-            this.inbox = Inbox.create(inboxFile, settings.ringSize(), settings.maxRegistrations(), context.workerId());
+            this.inbox = Inbox.create(inboxFile, settings.ringSize(), settings.maxRegistrations(), settings.maxLanes(),
+                    context.workerId());
         } catch (IOException e) {
             throw new FencelineException("shm: cannot create the control segment " + inboxFile + ": " + e, e);
         }
@@ -136,6 +151,37 @@ final class ShmTransport implements Transport, Agent {
 
     private void onError(Throwable t) {
         LOG.error("shm {}: polling thread error", context.workerName(), t);
+    }
+
+    /** @return this worker's gates, in its control segment */
+    Gates gates() {
+        return inbox.gates;
+    }
+
+    private int allocateGate(long conn) {
+        int slot;
+        synchronized (gateSlots) {
+            slot = gateSlots.nextClearBit(0);
+            if (slot >= inbox.gates.slots()) {
+                throw new EndpointFailedException("shm: worker '" + context.workerName() + "' has "
+                        + settings.maxLanes() + " ring lanes open, the most " + ShmSettings.SECTION
+                        + ".max-lanes allows");
+            }
+            gateSlots.set(slot);
+        }
+        inbox.gates.open(slot, conn);
+        return slot;
+    }
+
+    /** Frees a closed lane's gate once the peer is not inside it (a stopped peer may be). */
+    private void releaseGate(int slot) {
+        if (inbox.gates.busy(slot)) {
+            gatesToFree.add(slot);
+            return;
+        }
+        synchronized (gateSlots) {
+            gateSlots.clear(slot);
+        }
     }
 
     @Override
@@ -284,15 +330,23 @@ final class ShmTransport implements Transport, Agent {
             return CompletableFuture.failedFuture(e);
         }
         long conn = RANDOM.nextLong();
-        ShmLane lane = new ShmLane(this, conn, peer, settings.queueDepth(), settings.maxFragment(), cma);
+        int gate;
+        try {
+            gate = allocateGate(conn);
+        } catch (FencelineException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        ShmLane lane = new ShmLane(this, conn, gate, peer, settings.queueDepth(), settings.maxFragment(), cma);
         CompletableFuture<Integer> answered = new CompletableFuture<>();
         connecting.put(conn, answered);
         lanes.put(conn, lane);
         byte[] name = inbox.name.getBytes(StandardCharsets.UTF_8);
-        int at = peer.ring.tryClaim(ShmWire.CONNECT, 44 + name.length);
+        int at = peer.ring.tryClaim(ShmWire.CONNECT, 48 + name.length);
         if (at < 0) {
             lanes.remove(conn);
             connecting.remove(conn);
+            inbox.gates.revoke(gate);
+            releaseGate(gate);
             return CompletableFuture.failedFuture(new EndpointFailedException("shm: the inbox of " + peer.name
                     + " is full; the peer is not keeping up"));
         }
@@ -302,14 +356,17 @@ final class ShmTransport implements Transport, Agent {
         b.putLong(at + 16, context.workerId().getLeastSignificantBits());
         b.putLong(at + 24, Host.pid());
         b.putLong(at + 32, Host.startTime());
-        b.putInt(at + 40, name.length);
-        b.putBytes(at + 44, name);
+        b.putInt(at + 40, gate);
+        b.putInt(at + 44, name.length);
+        b.putBytes(at + 48, name);
         peer.ring.commit(at);
         return answered.orTimeout(settings.connectTimeout().toMillis(), TimeUnit.MILLISECONDS)
                 .handle((limit, error) -> {
                     connecting.remove(conn);
                     if (error != null) {
                         lanes.remove(conn);
+                        inbox.gates.revoke(gate); // a late CONNECTED finds nothing; records are refused
+                        releaseGate(gate);
                         throw new EndpointFailedException("shm: " + peer.name + " did not answer within "
                                 + settings.connectTimeout() + " (" + error + ")");
                     }
@@ -391,13 +448,19 @@ final class ShmTransport implements Transport, Agent {
         return next;
     }
 
-    /** A lane was closed or given up by its endpoint. */
+    /** A lane was closed or given up by its endpoint, and owes no answer. */
     void closed(ShmLane lane) {
         lanes.remove(lane.conn);
+        inbox.gates.revoke(lane.gate); // nothing more of it is applied, whatever still waits in the peer's inbox
+        releaseGate(lane.gate);
         int at = lane.peer.ring.tryClaim(ShmWire.BYE, 8);
         if (at >= 0) {
             lane.peer.ring.buffer().putLong(at, lane.conn);
-            lane.peer.ring.commit(at);
+            try {
+                lane.peer.ring.commit(at);
+            } catch (IllegalStateException skipped) {
+                // the peer skipped it (it took this process for dead): it forgets the connection anyway
+            }
         }
     }
 
@@ -449,6 +512,12 @@ final class ShmTransport implements Transport, Agent {
             }
         }
         peerSegments.values().removeIf(seg -> !seg.open()); // closed by its owner: drop our mapping
+        for (int n = gatesToFree.size(); n > 0; n--) {
+            Integer slot = gatesToFree.poll();
+            if (slot != null) {
+                releaseGate(slot); // back on the list while the peer is still inside it
+            }
+        }
         boolean someoneDied = false;
         for (CmaLane l : cmaLanes) {
             if (!l.peer.alive()) {
@@ -460,7 +529,7 @@ final class ShmTransport implements Transport, Agent {
         for (ShmLane l : lanes.values()) {
             // Live lanes, and lanes given up that still wait for answers to direct messages; not a
             // lane already failed (that would unblock the inbox again every interval).
-            if ((l.isLive() || l.awaitingDirectAnswers()) && !l.peer.alive()) {
+            if ((l.isLive() || l.awaitingAnswers()) && !l.peer.alive()) {
                 someoneDied = true; // it may have died while writing an answer into our inbox
                 if (l.isLive()) {
                     LOG.warn("shm {}: peer process {} ({}) is gone; failing its lane", context.workerName(),
@@ -469,61 +538,91 @@ final class ShmTransport implements Transport, Agent {
                 l.fail(new EndpointFailedException("shm: peer process " + l.peer.pid + " is gone"));
             }
         }
-        for (Map.Entry<Long, Inbox> e : new ArrayList<>(origins.entrySet())) {
-            if (!e.getValue().alive()) {
+        for (Map.Entry<Long, Origin> e : new ArrayList<>(origins.entrySet())) {
+            if (!e.getValue().inbox().alive()) {
                 someoneDied = true;
                 origins.remove(e.getKey());
                 forgetConnection(e.getKey());
-                peerInboxes.remove(e.getValue().name, e.getValue());
+                peerInboxes.remove(e.getValue().inbox().name, e.getValue().inbox());
             }
         }
-        if (someoneDied || stalled(now)) {
-            // A producer killed between claiming a record and committing it would block this inbox
-            // for every peer; Agrona's unblock() skips such a record.
-            if (inbox.ring.unblock()) {
-                LOG.warn("shm {}: skipped a message a dead peer left half-written in the inbox", context.workerName());
-            }
+        // A producer killed between claiming a record and committing it blocks this inbox for every
+        // peer; Agrona's unblock() skips such a record. Never under a live producer, which may only be
+        // slow (or stopped): only when some process that could write here died, one we knew or one
+        // whose files the directory still holds (it may have died before it connected).
+        if ((someoneDied || (stalled(now) && Segments.removeStale(directory) > 0)) && inbox.ring.unblock()) {
+            LOG.warn("shm {}: skipped a message a dead peer left half-written in the inbox", context.workerName());
+        }
+    }
+
+    /** Polling thread: malformed messages dropped so far. */
+    private long droppedCount;
+
+    /** A malformed message was dropped: logged the first time and then at every power of two, not per message. */
+    private void dropped(String what) {
+        long n = ++droppedCount;
+        if (Long.bitCount(n) == 1) {
+            LOG.warn("shm {}: dropped {} ({} malformed message(s) dropped so far)", context.workerName(), what, n);
         }
     }
 
     private void onMessage(int type, org.agrona.MutableDirectBuffer buffer, int at, int length) {
         AtomicBuffer b = (AtomicBuffer) buffer;
+        if (length < 8) {
+            dropped("a message of type " + type + " and " + length + " bytes");
+            return;
+        }
         long conn = b.getLong(at + ShmWire.CONN);
         switch (type) {
-            case ShmWire.CONNECT -> onConnect(b, at);
+            case ShmWire.CONNECT -> onConnect(b, at, length);
             case ShmWire.CONNECTED -> {
                 CompletableFuture<Integer> f = connecting.get(conn);
                 if (f != null) {
-                    f.complete(b.getInt(at + 8));
+                    int limit = length >= 12 ? b.getInt(at + 8) : -1;
+                    if (limit < 64) {
+                        f.completeExceptionally(new FencelineException("shm: the peer's CONNECTED names a largest"
+                                + " payload of " + limit + " bytes (at least 64, in a message of at least 12 bytes)"));
+                    } else {
+                        f.complete(limit);
+                    }
                 }
             }
             case ShmWire.BYE -> {
                 origins.remove(conn);
                 forgetConnection(conn);
             }
-            case ShmWire.ACK, ShmWire.FLUSHED -> {
-                ShmLane l = lanes.get(conn);
-                if (l != null) {
-                    l.answered(type, b.getLong(at + ShmWire.TOKEN), type == ShmWire.ACK
-                            ? b.getLong(at + ShmWire.REPLY_VALUE) : 0, null, null, 0, 0);
-                }
-            }
-            case ShmWire.GET_DATA -> {
-                ShmLane l = lanes.get(conn);
-                if (l != null) {
-                    l.answered(type, b.getLong(at + ShmWire.TOKEN), 0, null, b, at + 16, length - 16);
-                }
-            }
-            case ShmWire.NACK -> {
-                ShmLane l = lanes.get(conn);
-                if (l != null) {
-                    int n = Short.toUnsignedInt(b.getShort(at + 18));
-                    String message = b.getStringWithoutLengthUtf8(at + 20, Math.min(n, length - 20));
-                    l.answered(type, b.getLong(at + ShmWire.TOKEN), 0, WireCodes.rebuild(b.getByte(at + 16),
-                            b.getByte(at + 17), message), null, 0, 0);
-                }
-            }
+            case ShmWire.ACK, ShmWire.FLUSHED, ShmWire.GET_DATA, ShmWire.NACK -> onReply(type, b, at, length, conn);
             default -> onRequest(type, b, at, length, conn);
+        }
+    }
+
+    /** An answer to one of this worker's lanes; its lengths are checked before use. */
+    private void onReply(int type, AtomicBuffer b, int at, int length, long conn) {
+        ShmLane l = lanes.get(conn);
+        if (l == null) {
+            return;
+        }
+        int least = switch (type) {
+            case ShmWire.ACK -> 24;
+            case ShmWire.NACK -> 20;
+            default -> 16;
+        };
+        if (length < least) {
+            l.fail(new FencelineException("shm: " + l.peer.name + " sent a " + ShmWire.name(type) + " of " + length
+                    + " bytes, less than the " + least + " it needs"));
+            return;
+        }
+        long token = b.getLong(at + ShmWire.TOKEN);
+        switch (type) {
+            case ShmWire.ACK -> l.answered(type, token, b.getLong(at + ShmWire.REPLY_VALUE), null, null, 0, 0);
+            case ShmWire.FLUSHED -> l.answered(type, token, 0, null, null, 0, 0);
+            case ShmWire.GET_DATA -> l.answered(type, token, 0, null, b, at + 16, length - 16);
+            default -> {
+                int n = Short.toUnsignedInt(b.getShort(at + 18));
+                String message = b.getStringWithoutLengthUtf8(at + 20, Math.min(n, length - 20));
+                l.answered(type, token, 0, WireCodes.rebuild(b.getByte(at + 16), b.getByte(at + 17), message), null,
+                        0, 0);
+            }
         }
     }
 
@@ -535,10 +634,23 @@ final class ShmTransport implements Transport, Agent {
         }
     }
 
-    private void onConnect(AtomicBuffer b, int at) {
+    private void onConnect(AtomicBuffer b, int at, int length) {
+        if (length < 48) {
+            dropped("a CONNECT of " + length + " bytes (at least 48)");
+            return;
+        }
         long conn = b.getLong(at);
-        int n = b.getInt(at + 40);
-        String name = b.getStringWithoutLengthUtf8(at + 44, n);
+        int gate = b.getInt(at + 40);
+        int n = b.getInt(at + 44);
+        if (n <= 0 || n > length - 48 || n > 255) {
+            dropped("a CONNECT whose name length " + n + " does not fit its " + length + " bytes");
+            return;
+        }
+        String name = b.getStringWithoutLengthUtf8(at + 48, n);
+        if (!name.startsWith("fl-") || name.contains("/")) {
+            dropped("a CONNECT naming '" + name + "', not a control segment");
+            return;
+        }
         Inbox origin;
         try {
             origin = openInbox(name);
@@ -546,7 +658,11 @@ final class ShmTransport implements Transport, Agent {
             LOG.warn("shm {}: a connect from {} failed: {}", context.workerName(), name, e.getMessage());
             return;
         }
-        origins.put(conn, origin);
+        if (!origin.gates.valid(gate)) {
+            dropped("a CONNECT from " + name + " naming gate " + gate + " of its " + origin.gates.slots());
+            return;
+        }
+        origins.put(conn, new Origin(origin, gate));
         reply(origin, ShmWire.CONNECTED, 12, (r, i) -> {
             r.putLong(i, conn);
             r.putInt(i + 8, settings.maxFragment());
@@ -603,16 +719,38 @@ final class ShmTransport implements Transport, Agent {
     }
 
     private void onRequest(int type, AtomicBuffer b, int at, int length, long conn) {
-        Inbox origin = origins.get(conn);
-        if (origin == null) {
+        Origin o = origins.get(conn);
+        if (o == null) {
             LOG.debug("shm {}: a request on unknown connection {}", context.workerName(), Long.toHexString(conn));
             return;
         }
-        if (length < minimumLength(type)) {
-            LOG.warn("shm {}: dropped a malformed message (type {}, {} bytes) from {}", context.workerName(), type,
-                    length, origin.name);
+        Inbox origin = o.inbox();
+        if (minimumLength(type) == Integer.MAX_VALUE) {
+            dropped("a message of unknown type " + type + " from " + origin.name);
             return;
         }
+        if (length < minimumLength(type)) {
+            String what = "shm: a " + ShmWire.name(type) + " of " + length + " bytes from " + origin.name
+                    + ", less than the " + minimumLength(type) + " it needs; not applied";
+            dropped(what.substring(5));
+            if (length >= 16) { // it names its token: the origin learns why
+                long token = b.getLong(at + ShmWire.TOKEN);
+                nack(origin, conn, token, new FencelineException(what));
+            }
+            return;
+        }
+        // The origin may have withdrawn it (it gave the lane up): then it is not applied, nor answered.
+        if (!origin.gates.enter(o.gate(), conn)) {
+            return;
+        }
+        try {
+            serve(type, b, at, length, conn, origin);
+        } finally {
+            origin.gates.leave(o.gate()); // after the answer: the origin counts it taken
+        }
+    }
+
+    private void serve(int type, AtomicBuffer b, int at, int length, long conn, Inbox origin) {
         long token = b.getLong(at + ShmWire.TOKEN);
         if (type == ShmWire.FLUSH) {
             reply(origin, ShmWire.FLUSHED, 16, (r, i) -> {

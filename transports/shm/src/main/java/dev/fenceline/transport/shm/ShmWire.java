@@ -6,7 +6,8 @@ package dev.fenceline.transport.shm;
  * low}: the connection (lane) it belongs to, the origin's token, and what exactly-once needs.
  *
  * <pre>
- * CONNECT    conn u64, worker id 16, pid u64, start u64, name length u32, control segment name
+ * CONNECT    conn u64, worker id 16, pid u64, start u64, gate slot u32, name length u32, control
+ *            segment name (the gate is the origin's, in its control segment: see Gates)
  * CONNECTED  conn u64, largest payload u32
  * PUT        conn, token, origin, seq, low, key u64, address u64, data (the rest)
  * GET        conn, token, origin, seq, low, key u64, address u64, length u32
@@ -59,5 +60,27 @@ final class ShmWire {
     static final byte KIND_CSWAP = 2;
 
     private ShmWire() {
+    }
+
+    /**
+     * @param type a message type read from a ring
+     * @return its name, for errors
+     */
+    static String name(int type) {
+        return switch (type) {
+            case CONNECT -> "CONNECT";
+            case CONNECTED -> "CONNECTED";
+            case PUT -> "PUT";
+            case GET -> "GET";
+            case ATOMIC -> "ATOMIC";
+            case AM -> "AM";
+            case FLUSH -> "FLUSH";
+            case ACK -> "ACK";
+            case GET_DATA -> "GET_DATA";
+            case NACK -> "NACK";
+            case FLUSHED -> "FLUSHED";
+            case BYE -> "BYE";
+            default -> "message of type " + type;
+        };
     }
 }

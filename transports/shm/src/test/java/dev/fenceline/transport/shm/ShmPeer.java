@@ -24,17 +24,26 @@ final class ShmPeer {
     static final int VERIFY = 2;
     /** Takes a millisecond each: messages queue up unanswered behind it. */
     static final int SLOW = 3;
+    /** Prints {@code STATE <first data word> <first counter> <messages>} (header: none). */
+    static final int REPORT = 4;
 
     private ShmPeer() {
     }
 
+    /**
+     * @param args {@code registered}: the regions are registered memory, which peers reach through
+     *     the inbox and cross-memory attach, not shared segments they write directly
+     * @throws Exception if the worker cannot start
+     */
     public static void main(String[] args) throws Exception {
         HexFormat hex = HexFormat.of();
+        boolean registered = args.length > 0 && args[0].equals("registered");
         try (Fenceline f = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [shm]")
                 .withFallback(ConfigFactory.load()))) {
             Worker w = f.newWorker("peer").toCompletableFuture().get(30, TimeUnit.SECONDS);
-            MemoryRegion data = w.allocate(DATA);
-            MemoryRegion counters = w.allocate(COUNTERS * 8L);
+            MemoryRegion data = registered ? w.register(ByteBuffer.allocateDirect(DATA)) : w.allocate(DATA);
+            MemoryRegion counters = registered ? w.register(ByteBuffer.allocateDirect(COUNTERS * 8))
+                    : w.allocate(COUNTERS * 8L);
             AtomicLong count = new AtomicLong();
             AtomicLong sum = new AtomicLong();
             w.setActiveMessageHandler(MESSAGE, (h, p) -> {
@@ -53,6 +62,11 @@ final class ShmPeer {
                 String have = digest(data, counters) + " " + count.get() + " " + sum.get();
                 System.out.println(String.join(" ", want).equals(have) ? "VERIFY ok " + have
                         : "VERIFY mismatch: expected " + String.join(" ", want) + ", target has " + have);
+                System.out.flush();
+            });
+            w.setActiveMessageHandler(REPORT, (h, p) -> {
+                System.out.println("STATE " + data.buffer().order(java.nio.ByteOrder.nativeOrder()).getLong(0) + " "
+                        + counters.buffer().order(java.nio.ByteOrder.nativeOrder()).getLong(0) + " " + count.get());
                 System.out.flush();
             });
             System.out.println("ADDRESS " + hex.formatHex(w.address().toBytes()) + " "

@@ -1,0 +1,77 @@
+package dev.fenceline.transport.shm;
+
+import dev.fenceline.WorkerAddress;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A forked {@link ShmPeer}: its process, its output, and what it printed of its worker and regions.
+ *
+ * @param process the process
+ * @param out what it prints
+ * @param address its worker's address
+ * @param dataKey its data region's packed key
+ * @param counterKey its counter region's packed key
+ */
+record PeerProcess(Process process, BufferedReader out, WorkerAddress address, byte[] dataKey, byte[] counterKey)
+        implements AutoCloseable {
+    private static final HexFormat HEX = HexFormat.of();
+
+    /**
+     * @param log where its standard error goes
+     * @param args ShmPeer's arguments ({@code registered}: its regions are registered, not shared)
+     * @return the running peer, once it printed its address
+     * @throws IOException if it cannot start
+     */
+    static PeerProcess fork(Path log, String... args) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED", "-Xmx256m", "-cp",
+                System.getProperty("java.class.path"), ShmPeer.class.getName()));
+        cmd.addAll(List.of(args));
+        Process p = new ProcessBuilder(cmd).redirectError(log.toFile()).start();
+        BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+        String line;
+        while ((line = out.readLine()) != null && !line.startsWith("ADDRESS ")) {
+            // skip
+        }
+        if (line == null) {
+            p.destroyForcibly();
+            throw new AssertionError("the peer process printed no address; its log:\n" + Files.readString(log));
+        }
+        String[] parts = line.split(" ");
+        return new PeerProcess(p, out, WorkerAddress.fromBytes(HEX.parseHex(parts[1])), HEX.parseHex(parts[2]),
+                HEX.parseHex(parts[3]));
+    }
+
+    /**
+     * Sends the process a signal ({@code STOP}, {@code CONT}).
+     *
+     * @param name the signal's name
+     * @throws IOException if kill cannot run
+     * @throws InterruptedException if interrupted while it runs
+     */
+    void signal(String name) throws IOException, InterruptedException {
+        Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).inheritIO().start();
+        if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+            throw new AssertionError("kill -" + name + " " + process.pid() + " failed");
+        }
+    }
+
+    @Override
+    public void close() {
+        process.destroyForcibly();
+        try {
+            process.waitFor(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
