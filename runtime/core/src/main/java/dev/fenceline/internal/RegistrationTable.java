@@ -153,6 +153,7 @@ public final class RegistrationTable implements RemoteAccessTarget {
         for (RegisteredRegion r : regions.values()) {
             r.close();
         }
+        slowHandlers.close();
     }
 
     /**
@@ -284,7 +285,7 @@ public final class RegistrationTable implements RemoteAccessTarget {
         if (h == null) {
             throw new ActiveMessageException("no handler for active-message id " + id + " at worker '" + ownerName + "'");
         }
-        long started = slowHandlers.start();
+        long started = slowHandlers.start(id);
         try {
             h.onMessage(header.asReadOnlyBuffer(), payload.asReadOnlyBuffer());
         } catch (Throwable e) { // an Error too: the origin gets a typed answer, the transport's thread lives on

@@ -20,7 +20,7 @@ import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
  *
  * <pre>
  * 0 magic u32 "FLCT"  4 version u32  8 pid u64  16 start u64  24 worker id 16  40 key slots u32
- * 44 gate slots u32
+ * 44 gate slots u32  48 heartbeat u64 (counts up while the process runs: see Heartbeat)
  * 64 key table: key slots x (key id u64, state u32, pad u32, base u64, length u64)
  * 64 + 32 * key slots: gate table: gate slots x (conn u64, word u64)
  * then: ring
@@ -44,12 +44,15 @@ final class Inbox {
     final UnsafeBuffer keys;
     /** The gates of this worker's ring connections (see the class comment). */
     final Gates gates;
+    private final UnsafeBuffer header;
+    private static final int HEARTBEAT = 48;
     /** Replies that did not fit yet (the peer is slow): sent in order before any newer one. */
     final ArrayDeque<byte[]> backlog = new ArrayDeque<>();
     final ArrayDeque<Integer> backlogTypes = new ArrayDeque<>();
 
-    private Inbox(String name, long pid, long start, UUID worker, UnsafeBuffer keys, Gates gates,
+    private Inbox(String name, long pid, long start, UUID worker, UnsafeBuffer header, UnsafeBuffer keys, Gates gates,
             ManyToOneRingBuffer ring) {
+        this.header = header;
         this.keys = keys;
         this.gates = gates;
         this.name = name;
@@ -78,7 +81,7 @@ final class Inbox {
             gates.putLong(i * Gates.SLOT + 8, Gates.REVOKED); // no connection yet: nothing passes
         }
         header.putIntVolatile(0, MAGIC);
-        return new Inbox(file.getFileName().toString(), Host.pid(), Host.startTime(), worker,
+        return new Inbox(file.getFileName().toString(), Host.pid(), Host.startTime(), worker, header,
                 new UnsafeBuffer(m, HEADER, table), new Gates(gates), new ManyToOneRingBuffer(new UnsafeBuffer(m,
                         HEADER + table + gateTable, ringSize + RingBufferDescriptor.TRAILER_LENGTH)));
     }
@@ -108,7 +111,7 @@ final class Inbox {
                     + gateSlots + " gate slots, a ring of " + ring + " bytes)");
         }
         return new Inbox(file.getFileName().toString(), header.getLong(8), header.getLong(16),
-                new UUID(header.getLong(24), header.getLong(32)), new UnsafeBuffer(m, HEADER, (int) table),
+                new UUID(header.getLong(24), header.getLong(32)), header, new UnsafeBuffer(m, HEADER, (int) table),
                 new Gates(new UnsafeBuffer(m, HEADER + (int) table, (int) gateTable)),
                 new ManyToOneRingBuffer(new UnsafeBuffer(m, HEADER + (int) (table + gateTable), (int) ring)));
     }
@@ -153,5 +156,15 @@ final class Inbox {
 
     boolean alive() {
         return Host.alive(pid, start);
+    }
+
+    /** One more heartbeat of this worker's process (its own segment only). */
+    void beat() {
+        header.putLongOrdered(HEARTBEAT, header.getLong(HEARTBEAT) + 1);
+    }
+
+    /** @return the process's heartbeat count: it moves while the process runs, and not while it is stopped */
+    long heartbeat() {
+        return header.getLongVolatile(HEARTBEAT);
     }
 }

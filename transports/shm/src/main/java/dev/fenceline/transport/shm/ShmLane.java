@@ -546,10 +546,41 @@ final class ShmLane extends AbstractLane implements DirectAccess {
         return probe(token);
     }
 
-    /** Always through the ring: proves the peer's polling thread is alive. */
+    /**
+     * Answered once the peer's heartbeat moves (see {@link Heartbeat}): proof that its process runs,
+     * which a message through the ring is not when a slow handler holds the peer's polling thread
+     * (the lane is then slow, not dead, and so are the peer's other lanes, which must not fail over
+     * for it). A stopped or paused process does not beat: its probe waits, and keepalive fails the lane.
+     */
     @Override
     public PostStatus keepalive(long token) {
-        return !live() ? PostStatus.IN_PROGRESS : probe(token);
+        if (!live()) {
+            return PostStatus.IN_PROGRESS;
+        }
+        probes.add(new long[] {token, peer.heartbeat()});
+        return PostStatus.IN_PROGRESS;
+    }
+
+    /** Keepalive probes waiting for the peer's heartbeat to move: {token, the count then}. */
+    private final java.util.concurrent.ConcurrentLinkedQueue<long[]> probes =
+            new java.util.concurrent.ConcurrentLinkedQueue<>();
+
+    /** Polling thread: answers the probes whose peer beat since. */
+    void answerProbes() {
+        if (probes.isEmpty()) {
+            return;
+        }
+        long beat = peer.heartbeat();
+        for (java.util.Iterator<long[]> it = probes.iterator(); it.hasNext();) {
+            long[] p = it.next();
+            if (p[1] != beat) {
+                it.remove();
+                LaneListener l = listener();
+                if (live() && l != null) {
+                    l.onFlushed(p[0]);
+                }
+            }
+        }
     }
 
     private PostStatus probe(long token) {

@@ -126,6 +126,7 @@ final class ShmTransport implements Transport, Agent {
         } catch (IOException e) {
             throw new FencelineException("shm: cannot create the control segment " + inboxFile + ": " + e, e);
         }
+        Heartbeat.start(inbox);
         String noCma = settings.cma() ? Cma.unavailable() : "switched off (" + ShmSettings.SECTION + ".cma = off)";
         this.cma = noCma == null;
         if (!cma) {
@@ -476,6 +477,7 @@ final class ShmTransport implements Transport, Agent {
         }
         for (ShmLane l : lanes.values()) {
             l.pollComplete();
+            l.answerProbes();
         }
         long now = System.nanoTime();
         if (now >= nextLivenessCheck) {
@@ -892,6 +894,7 @@ final class ShmTransport implements Transport, Agent {
             return;
         }
         closed = true;
+        Heartbeat.stop(inbox);
         runner.close();
         List<ShmLane> all = new ArrayList<>(lanes.values()); // closed() takes them out of the map
         for (ShmLane l : all) {
