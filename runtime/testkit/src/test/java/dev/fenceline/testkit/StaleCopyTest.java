@@ -2,9 +2,11 @@ package dev.fenceline.testkit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.ConfigFactory;
+import dev.fenceline.ActiveMessageException;
 import dev.fenceline.AtomicOp;
 import dev.fenceline.Endpoint;
 import dev.fenceline.EndpointFailedException;
@@ -22,6 +24,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -222,6 +225,38 @@ class StaleCopyTest {
         assertEquals(105, r.counter(), "each ADD that waited applied once");
         for (int i = 0; i < 4; i++) {
             assertEquals(1, r.handled().get(i), "message " + i + " ran once, late");
+        }
+    }
+
+    @Test
+    void aHandlerThatThrowsRunsOnceEvenWhenItsAnswerIsLostWithTheLane() {
+        // Deliveries and answers take 10 to 20 us each: at 21 us the message ran and its answer is on its way.
+        String lanes = "fenceline.transport.sim.direct-access = off\nfenceline.transport.sim.lanes = ["
+                + "{ types = [AM], min-delay = 10us, max-delay = 20us },"
+                + "{ types = [AM], min-delay = 10us, max-delay = 20us } ]";
+        try (DeterministicSimulation sim = DeterministicSimulation.start(47, ConfigFactory.parseString(lanes))) {
+            Worker a = sim.await(sim.fenceline().newWorker("origin"));
+            Worker b = sim.await(sim.fenceline().newWorker("target"));
+            AtomicInteger runs = new AtomicInteger();
+            b.setActiveMessageHandler(MESSAGE, (h, p) -> {
+                runs.incrementAndGet();
+                throw new IllegalStateException("refused by the handler");
+            });
+            Endpoint ep = sim.await(a.connect(b.address()));
+            CompletableFuture<Void> m = ep.sendActiveMessage(MESSAGE, ByteBuffer.allocate(1), ByteBuffer.allocate(0))
+                    .toCompletableFuture();
+            sim.advance(Duration.ofNanos(21_000));
+            int lane = ep.statistics().lanes().get(0).operations() > 0 ? 0 : 1;
+            assertEquals(1, runs.get(), "it ran");
+            assertTrue(!m.isDone(), "its answer is still on its way");
+            sim.network().failLane(ep, lane); // its answer is lost with the lane
+            CompletionException e = assertThrows(CompletionException.class,
+                    () -> sim.await(m));
+            assertInstanceOf(ActiveMessageException.class, e.getCause(),
+                    "the first run's refusal, from the target's window, not a second run");
+            assertEquals(1, runs.get(), "the handler ran once");
+            assertEquals(1, ep.statistics().restarts(), "sent again on the other lane");
+            assertTrue(ep.lanes().get(1 - lane).live() && !ep.lanes().get(lane).live(), ep.lanes().toString());
         }
     }
 }
