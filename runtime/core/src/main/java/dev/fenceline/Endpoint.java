@@ -170,6 +170,27 @@ public interface Endpoint {
      */
     EndpointStatistics statistics();
 
+    /**
+     * Fails the endpoint at once, without flushing: for a caller that knows the peer is gone (a
+     * cluster member that was removed, say) and should not wait for the keepalive to find out.
+     * Requests that were never sent, or that the lane withdrew before the peer took them, fail
+     * with {@link EndpointFailedException}; requests that were sent and not answered fail with
+     * {@link OutcomeUnknownException}, since the peer may have applied them; later operations fail
+     * with {@link EndpointFailedException} naming {@code reason}. Does nothing to an endpoint that
+     * failed or closed already; {@link #close()} still releases it.
+     *
+     * @param reason why, for the errors' messages
+     */
+    void abort(String reason);
+
+    /**
+     * A hint that the peer may be unreachable (from a failure detector outside the runtime, such as
+     * a cluster's): every lane is probed now rather than after the keepalive interval of silence,
+     * and a lane whose probe goes unanswered for the keepalive timeout fails as any other would.
+     * Fails nothing by itself; does nothing if keepalive is off or the endpoint is not open.
+     */
+    void probeLanes();
+
     /** @return the address of the peer worker */
     WorkerAddress peer();
 

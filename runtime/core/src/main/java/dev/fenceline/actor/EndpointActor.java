@@ -44,8 +44,8 @@ public final class EndpointActor {
      * The endpoint's message protocol: the messages below, and the lane events of
      * {@link LaneProtocol}, which transports cause (through the endpoint's listener).
      */
-    public sealed interface Command permits DrainSubmissions, Close, Connected, DrainFenceQueue, ReplayDone,
-            KeepaliveTick, StrongFenceDone, LaneProtocol.Answer, LaneFlushFailed,
+    public sealed interface Command permits DrainSubmissions, Close, Abort, ProbeLanes, Connected, DrainFenceQueue,
+            ReplayDone, KeepaliveTick, StrongFenceDone, LaneProtocol.Answer, LaneFlushFailed,
             LaneReady, LaneFailed, LaneReplaced, LaneRecovered, LaneAdded {
     }
 
@@ -61,6 +61,20 @@ public final class EndpointActor {
      * @param replyTo told when closed
      */
     public record Close(ActorRef<Done> replyTo) implements Command {
+    }
+
+    /**
+     * Fail at once, without a flush: the peer is known to be gone.
+     *
+     * @param reason why, for the errors' messages
+     */
+    public record Abort(String reason) implements Command {
+    }
+
+    /** A hint that the peer may be unreachable: probe every lane now instead of when idle. */
+    public record ProbeLanes() implements Command {
+        /** The only instance. */
+        public static final ProbeLanes INSTANCE = new ProbeLanes();
     }
 
     /** The transport connected the lanes ({@code lanes}), or failed to ({@code error}). */
@@ -199,6 +213,9 @@ public final class EndpointActor {
                 .onMessage(LaneAdded.class, m -> afterChange(() -> lanes.added(m)))
                 .onMessage(ReplayDone.class, m -> same(ops::replayDone))
                 .onMessage(KeepaliveTick.class, m -> onKeepaliveTick())
+                .onMessage(ProbeLanes.class, m -> onProbeLanes())
+                .onMessage(Abort.class, m -> enterFailed(new EndpointFailedException("endpoint " + channel.name()
+                        + " was aborted: " + m.reason())))
                 .onMessage(DrainFenceQueue.class, m -> same(ops::drainFenceQueue))
                 .onMessage(StrongFenceDone.class, m -> same(ops.fences::completeIfDone))
                 .onMessage(Close.class, this::onClose)
@@ -349,6 +366,21 @@ public final class EndpointActor {
                 + c.transport() + ") did not answer a probe within " + settings.keepaliveTimeout()));
     }
 
+    /**
+     * Every live lane is probed now (one whose probe is out already keeps it); a lane fails only if
+     * its probe then goes unanswered for the keepalive timeout, as on any idle lane.
+     */
+    private Behavior<Command> onProbeLanes() {
+        if (settings.keepaliveInterval().isZero()) {
+            return Behaviors.same(); // keepalive is off: there is no timeout to fail a lane by
+        }
+        keepalive.suspect(clock.getAsLong());
+        // The periodic tick comes an interval apart; this one is due when the probes' timeout ends.
+        timers.startSingleTimer("probe-deadline", KeepaliveTick.INSTANCE,
+                settings.keepaliveTimeout().plusMillis(1));
+        return onKeepaliveTick();
+    }
+
     // ---------------------------------------------------------------- reconfiguration
 
     private Behavior<Command> laneFailed(int lane, long connectionId, Throwable cause) {
@@ -375,6 +407,7 @@ public final class EndpointActor {
         channel.publishFailure(e);
         channel.terminate(e);
         ops.slots.closeAll(ops.revocations); // first: what they say decides each request's error
+        channel.publishLanesDown();
         ops.failEverything(e);
         rejectSubmissions(() -> e);
         return failed(e);
@@ -391,6 +424,7 @@ public final class EndpointActor {
         channel.grant().revoke();
         channel.terminate(closedError());
         ops.slots.closeAll(ops.revocations);
+        channel.publishLanesDown();
         ops.failEverything(new EndpointClosedException("endpoint " + channel.name() + " was closed"));
         rejectSubmissions(this::closedError);
         m.replyTo().tell(Done.getInstance());

@@ -153,6 +153,15 @@ public final class EndpointChannel {
         this.lanes = snapshot;
     }
 
+    /** The endpoint ended: its lanes are closed, so none is listed as live any more. */
+    void publishLanesDown() {
+        List<LaneInfo> now = lanes;
+        if (now != null) {
+            lanes = now.stream().map(l -> l.live() ? new LaneInfo(l.index(), l.generation(), l.types(), l.transport(),
+                    false, l.connectionId()) : l).toList();
+        }
+    }
+
     /** @return whether the user closed (or is closing) the endpoint */
     public boolean isClosing() {
         return closing;

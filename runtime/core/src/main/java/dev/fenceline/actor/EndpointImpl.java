@@ -341,6 +341,23 @@ final class EndpointImpl implements Endpoint {
         return closed;
     }
 
+    @Override
+    public void abort(String reason) {
+        Objects.requireNonNull(reason, "reason");
+        ActorRef<EndpointActor.Command> a = actor;
+        if (a != null && channel.terminal() == null) {
+            a.tell(new EndpointActor.Abort(reason));
+        }
+    }
+
+    @Override
+    public void probeLanes() {
+        ActorRef<EndpointActor.Command> a = actor;
+        if (a != null && channel.terminal() == null) {
+            a.tell(EndpointActor.ProbeLanes.INSTANCE);
+        }
+    }
+
     @SuppressWarnings("unchecked")
     private CompletionStage<Void> submitVoid(Request r) {
         return (CompletionStage<Void>) (CompletionStage<?>) submit(r);

@@ -76,6 +76,21 @@ public final class Keepalive {
         }
     }
 
+    /**
+     * The peer may be gone (a hint from outside, such as a cluster's failure detector): every slot
+     * without a probe out counts as silent for the whole interval, so the next {@link #tick} probes
+     * it, and it fails if that probe goes unanswered for the timeout. Slots with a probe out keep it.
+     *
+     * @param now the time
+     */
+    public void suspect(long now) {
+        for (int i = 0; i < lastHeard.length; i++) {
+            if (probeSent[i] == 0) {
+                lastHeard[i] = Math.min(lastHeard[i], now - interval);
+            }
+        }
+    }
+
     /** @param slot a slot whose probe was answered */
     public void probeAnswered(int slot) {
         if (slot >= 0 && slot < probeSent.length) {

@@ -40,6 +40,31 @@ class KeepaliveTest {
     }
 
     @Test
+    void aSuspectedPeerIsProbedAtOnceAndItsSilentLaneFailsOneTimeoutLater() {
+        k.resize(2, 0);
+        k.heard(0, S / 2);
+        k.heard(1, S / 2);
+        assertSame(Keepalive.Tick.QUIET, k.tick(S / 2 + 1, 0b11), "heard from just now: not idle");
+        k.suspect(S / 2 + 1);
+        Keepalive.Tick t = k.tick(S / 2 + 1, 0b11);
+        assertEquals(0b11, t.probes(), "probed now, not an interval later");
+        k.heard(1, S);
+        k.probeAnswered(1);
+        assertEquals(-1, k.tick(5 * S + S / 2, 0b11).failed(), "not before the timeout");
+        assertEquals(0, k.tick(5 * S + S / 2 + 2, 0b11).failed(), "lane 0 stayed silent past the timeout");
+    }
+
+    @Test
+    void suspectingKeepsAProbeThatIsOutAlready() {
+        k.resize(1, 0);
+        k.tick(S, 1);
+        k.suspect(3 * S);
+        assertSame(Keepalive.Tick.QUIET, k.tick(3 * S, 1), "no second probe");
+        assertEquals(-1, k.tick(6 * S, 1).failed(), "its deadline is the first probe's, not later, not earlier");
+        assertEquals(0, k.tick(6 * S + 1, 1).failed());
+    }
+
+    @Test
     void hearingFromALaneKeepsItAliveWhileItsProbeIsOut() {
         k.resize(1, 0);
         k.tick(S, 1);

@@ -293,6 +293,16 @@ public final class History {
         }
 
         @Override
+        public void abort(String reason) {
+            ep.abort(reason);
+        }
+
+        @Override
+        public void probeLanes() {
+            ep.probeLanes();
+        }
+
+        @Override
         public String toString() {
             return "Recorded[" + ep + "]";
         }

@@ -136,6 +136,16 @@ class HistoryCheckerTest {
             return CompletableFuture.completedFuture(null);
         }
 
+        @Override
+        public void abort(String reason) {
+            pending.forEach(f -> f.completeExceptionally(new dev.fenceline.EndpointFailedException(reason)));
+        }
+
+        @Override
+        public void probeLanes() {
+            // a scripted endpoint has no lanes to probe
+        }
+
         @SuppressWarnings({"unchecked", "rawtypes"})
         void completeAll() {
             for (CompletableFuture f : pending) {
