@@ -15,6 +15,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import org.apache.pekko.Done;
+import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Extension;
 import org.apache.pekko.actor.typed.ExtensionId;
@@ -37,6 +39,7 @@ public final class Fenceline implements AutoCloseable, Extension {
     private final dev.fenceline.actor.StatPublisher stat;
     private volatile boolean closed;
     private CompletionStage<Void> closing;
+    private CompletionStage<Void> workersClosed;
 
     private Fenceline(ActorSystem<?> system, boolean ownsSystem) {
         this.system = system;
@@ -54,6 +57,30 @@ public final class Fenceline implements AutoCloseable, Extension {
         if (stat != null) { // also when the user's system ends without closing this runtime
             system.getWhenTerminated().thenRun(stat::close);
         }
+        if (settings.actors().coordinatedShutdown()) {
+            joinCoordinatedShutdown();
+        }
+    }
+
+    /**
+     * Endpoints are flushed once the service stops taking requests, and workers closed when the
+     * service stops; either task returns at once if {@link #close()} got there first. The tasks
+     * wait for the workers only, never for the actor system's termination, which waits for them.
+     */
+    private void joinCoordinatedShutdown() {
+        CoordinatedShutdown cs = CoordinatedShutdown.get(system);
+        cs.addTask(CoordinatedShutdown.PhaseServiceRequestsDone(), "fenceline-flush-endpoints", () -> {
+            CompletableFuture<?>[] all = workers.stream().map(w -> w.flush().toCompletableFuture()
+                    .exceptionally(e -> null)).toArray(CompletableFuture[]::new);
+            return CompletableFuture.allOf(all).thenApply(v -> Done.getInstance());
+        });
+        cs.addTask(CoordinatedShutdown.PhaseServiceStop(), "fenceline-close-workers",
+                () -> closeWorkers().thenApply(v -> Done.getInstance()));
+    }
+
+    /** @return the workers of this runtime that are open now (a closed one leaves the list) */
+    public List<Worker> workers() {
+        return List.copyOf(workers);
     }
 
     /** @return a runtime configured from the class path ({@code application.conf} over {@code reference.conf}) */
@@ -159,29 +186,7 @@ public final class Fenceline implements AutoCloseable, Extension {
             if (closing != null) {
                 return closing;
             }
-            closed = true;
-            CompletableFuture<?>[] all = workers.stream().map(w -> {
-                try {
-                    return w.close().toCompletableFuture();
-                } catch (RuntimeException e) {
-                    return CompletableFuture.failedFuture(e);
-                }
-            }).toArray(CompletableFuture[]::new);
-            // The time limit runs on the actor system's scheduler (virtual time in the test kit's
-            // deterministic simulation), and everything after it on the thread that completes it.
-            CompletableFuture<Void> late = new CompletableFuture<>();
-            org.apache.pekko.actor.Cancellable timer = system.scheduler().scheduleOnce(CLOSE_TIMEOUT,
-                    () -> late.completeExceptionally(new java.util.concurrent.TimeoutException("workers did not close"
-                            + " within " + CLOSE_TIMEOUT)), system.executionContext());
-            CompletionStage<Void> workersClosed = CompletableFuture.anyOf(CompletableFuture.allOf(all), late)
-                    .handle((v, e) -> {
-                        timer.cancel();
-                        if (e != null) {
-                            org.slf4j.LoggerFactory.getLogger(Fenceline.class).warn("closing workers: {}", e.toString());
-                        }
-                        return null;
-                    });
-            closing = workersClosed.thenCompose(v -> stat == null ? CompletableFuture.<Void>completedFuture(null)
+            closing = closeWorkers().thenCompose(v -> stat == null ? CompletableFuture.<Void>completedFuture(null)
                     : stat.close()).thenCompose(v -> {
                 if (!ownsSystem) {
                     return CompletableFuture.<Void>completedFuture(null);
@@ -192,6 +197,43 @@ public final class Fenceline implements AutoCloseable, Extension {
             });
             return closing;
         }
+    }
+
+    /** @return completes when every worker closed or the time limit passed (never exceptionally); the same stage on every call */
+    private synchronized CompletionStage<Void> closeWorkers() {
+        if (workersClosed != null) {
+            return workersClosed;
+        }
+        closed = true;
+        CompletableFuture<?>[] all = workers.stream().map(w -> {
+            try {
+                return w.close().toCompletableFuture();
+            } catch (RuntimeException e) {
+                return CompletableFuture.failedFuture(e);
+            }
+        }).toArray(CompletableFuture[]::new);
+        // The time limit runs on the actor system's scheduler (virtual time in the test kit's
+        // deterministic simulation), and everything after it on the thread that completes it.
+        CompletableFuture<Void> late = new CompletableFuture<>();
+        org.apache.pekko.actor.Cancellable timer;
+        try {
+            timer = system.scheduler().scheduleOnce(CLOSE_TIMEOUT, () -> late.completeExceptionally(
+                    new java.util.concurrent.TimeoutException("workers did not close within " + CLOSE_TIMEOUT)),
+                    system.executionContext());
+        } catch (IllegalStateException schedulerStopped) { // the actor system is already terminating
+            timer = null;
+        }
+        org.apache.pekko.actor.Cancellable t = timer;
+        workersClosed = CompletableFuture.anyOf(CompletableFuture.allOf(all), late).handle((v, e) -> {
+            if (t != null) {
+                t.cancel();
+            }
+            if (e != null) {
+                org.slf4j.LoggerFactory.getLogger(Fenceline.class).warn("closing workers: {}", e.toString());
+            }
+            return null;
+        });
+        return workersClosed;
     }
 
     private static Map<String, TransportProvider> findProviders(ClassLoader loader) {

@@ -80,4 +80,10 @@ public interface Worker {
      * @return completes when the worker is closed
      */
     CompletionStage<Void> close();
+
+    /**
+     * @return completes once the worker has closed, however that came about: {@link #close()}, the
+     *     runtime's close, or its actor system terminating
+     */
+    CompletionStage<Void> whenClosed();
 }

@@ -38,7 +38,7 @@ class LayeringTest {
         // A precondition: an empty import would make every rule below pass.
         for (String p : new String[] {"dev.fenceline.actor", "dev.fenceline.spi", "dev.fenceline.transport.tcp",
             "dev.fenceline.transport.shm", "dev.fenceline.transport.sim", "dev.fenceline.testkit", "dev.fenceline.demo",
-            "dev.fenceline.perf", "dev.fenceline.micrometer",
+            "dev.fenceline.perf", "dev.fenceline.micrometer", "dev.fenceline.cluster",
             "dev.fenceline.bench"}) {
             assertTrue(all.containPackage(p), "no classes of " + p + " were imported");
         }
@@ -98,6 +98,14 @@ class LayeringTest {
                 .should().dependOnClassesThat().resideInAnyPackage("dev.fenceline.actor..", "dev.fenceline.internal..",
                         "dev.fenceline.spi..", "dev.fenceline.transport..", "dev.fenceline.testkit..",
                         "org.apache.pekko..")
+                .check(all);
+    }
+
+    @Test
+    void theClusterModuleSeesOnlyThePublicApi() {
+        noClasses().that().resideInAPackage("dev.fenceline.cluster..")
+                .should().dependOnClassesThat().resideInAnyPackage("dev.fenceline.actor..", "dev.fenceline.internal..",
+                        "dev.fenceline.spi..", "dev.fenceline.transport..", "dev.fenceline.testkit..")
                 .check(all);
     }
 

@@ -11,11 +11,16 @@ import org.apache.pekko.Done;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.DispatcherSelector;
+import org.apache.pekko.actor.typed.PostStop;
+import org.apache.pekko.actor.typed.Props;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 
 /**
- * A worker: owns its transports and spawns one {@link EndpointActor} child per connection. Memory
+ * A worker: owns its transports and spawns one {@link EndpointActor} child per connection; when it
+ * stops, however (closed, or its actor system terminated without a close), its transports are
+ * closed, so no socket or shared-memory segment outlives it. Memory
  * registrations and the fence epoch are published to callers through {@link WorkerImpl}, because
  * registering memory and fencing must not cost a message.
  */
@@ -49,11 +54,16 @@ public final class WorkerActor {
     private final AtomicLong epoch;
     private final ActorSystem<?> system;
     private final LaneEvents.Sink laneEvents;
+    private final Runnable stopped;
+    private final Props endpointProps;
     private int endpointCount;
+    private boolean transportsClosed;
 
     private WorkerActor(ActorContext<Command> ctx, FencelineSettings settings, String name,
-            Map<String, Transport> transports, AtomicLong epoch, LaneEvents.Sink laneEvents) {
+            Map<String, Transport> transports, AtomicLong epoch, LaneEvents.Sink laneEvents, Runnable stopped) {
         this.ctx = ctx;
+        this.stopped = stopped;
+        this.endpointProps = props(settings);
         this.settings = settings;
         this.name = name;
         this.transports = transports;
@@ -68,11 +78,22 @@ public final class WorkerActor {
      * @param transports the worker's transport instances, in order of preference
      * @param epoch the worker fence epoch, shared with the endpoint facades
      * @param laneEvents where its endpoints' lane events go
+     * @param stopped runs once the actor stopped and its transports are closed
      * @return the behavior
      */
     static Behavior<Command> create(FencelineSettings settings, String name, Map<String, Transport> transports,
-            AtomicLong epoch, LaneEvents.Sink laneEvents) {
-        return Behaviors.setup(ctx -> new WorkerActor(ctx, settings, name, transports, epoch, laneEvents).running());
+            AtomicLong epoch, LaneEvents.Sink laneEvents, Runnable stopped) {
+        return Behaviors.setup(ctx -> new WorkerActor(ctx, settings, name, transports, epoch, laneEvents, stopped)
+                .running());
+    }
+
+    /**
+     * @param settings the runtime settings
+     * @return the props of the runtime's actors: on {@code fenceline.dispatcher} if one is set
+     */
+    static Props props(FencelineSettings settings) {
+        String d = settings.actors().dispatcher();
+        return d.isEmpty() ? Props.empty() : DispatcherSelector.fromConfig(d);
     }
 
     /**
@@ -86,7 +107,7 @@ public final class WorkerActor {
      */
     public static Behavior<Command> create(FencelineSettings settings, String name, Map<String, Transport> transports,
             AtomicLong epoch) {
-        return create(settings, name, transports, epoch, LaneEvents.NONE);
+        return create(settings, name, transports, epoch, LaneEvents.NONE, () -> { });
     }
 
 
@@ -94,6 +115,11 @@ public final class WorkerActor {
         return Behaviors.receive(Command.class)
                 .onMessage(Connect.class, this::onConnect)
                 .onMessage(Close.class, this::onClose)
+                .onSignal(PostStop.class, s -> {
+                    closeTransports();
+                    stopped.run();
+                    return Behaviors.same();
+                })
                 .build();
     }
 
@@ -117,13 +143,23 @@ public final class WorkerActor {
         Transport transport = transports.get(chosen);
         byte[] blob = peer.transportAddress(chosen);
         ActorRef<EndpointActor.Command> ref = ctx.spawn(EndpointActor.create(settings, channel, facade,
-                () -> transport.connect(peer.workerId(), blob), m.replyTo()), "ep-" + n);
+                () -> transport.connect(peer.workerId(), blob), m.replyTo()), "ep-" + n, endpointProps);
         facade.actor(ref);
         ctx.getLog().debug("worker {}: connecting endpoint {} over {}", name, channel.name(), chosen);
         return Behaviors.same();
     }
 
     private Behavior<Command> onClose(Close m) {
+        closeTransports();
+        m.replyTo().tell(Done.getInstance());
+        return Behaviors.stopped(); // stops the endpoint children too; the facade refuses new work
+    }
+
+    private void closeTransports() {
+        if (transportsClosed) {
+            return;
+        }
+        transportsClosed = true;
         for (Transport t : transports.values()) {
             try {
                 t.close();
@@ -131,7 +167,5 @@ public final class WorkerActor {
                 ctx.getLog().warn("worker {}: closing transport {} failed: {}", name, t.name(), e.toString());
             }
         }
-        m.replyTo().tell(Done.getInstance());
-        return Behaviors.stopped(); // stops the endpoint children too; the facade refuses new work
     }
 }

@@ -33,7 +33,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
-import org.apache.pekko.actor.typed.Props;
 import org.apache.pekko.actor.typed.javadsl.AskPattern;
 
 /** The user's handle on a worker. Created by {@link dev.fenceline.Fenceline#newWorker(String)}. */
@@ -105,8 +104,8 @@ public final class WorkerImpl implements Worker {
         });
         this.askTimeout = settings.connectTimeout().plus(Duration.ofSeconds(5));
         this.laneEvents = new LaneEventDispatch(system.executionContext());
-        this.actor = system.systemActorOf(WorkerActor.create(settings, name, transports, epoch, laneEvents),
-                "fenceline-worker-" + WORKERS.incrementAndGet(), Props.empty());
+        this.actor = system.systemActorOf(WorkerActor.create(settings, name, transports, epoch, laneEvents,
+                this::stopped), "fenceline-worker-" + WORKERS.incrementAndGet(), WorkerActor.props(settings));
     }
 
     /**
@@ -270,18 +269,34 @@ public final class WorkerImpl implements Worker {
                     .handle((v, e) -> AskPattern.<WorkerActor.Command, Done>ask(actor, WorkerActor.Close::new,
                             askTimeout, system.scheduler()))
                     .thenCompose(s -> s)
-                    .whenComplete((d, e) -> {
-                        registrations.closeAll();
-                        if (jmx != null) {
-                            jmx.unregister();
-                        }
-                        closed.complete(null);
-                    });
+                    .whenComplete((d, e) -> release());
         }
         return closed;
     }
 
-    /** @return completes once the worker has closed, however it was closed */
+    /**
+     * The worker actor stopped: after {@link #close()}, or because the actor system terminated
+     * without one (its transports are closed then too); then nothing of the worker stays behind.
+     */
+    private void stopped() {
+        closing.set(true);
+        release();
+    }
+
+    private void release() {
+        synchronized (closed) {
+            if (closed.isDone()) {
+                return;
+            }
+            registrations.closeAll();
+            if (jmx != null) {
+                jmx.unregister();
+            }
+        }
+        closed.complete(null);
+    }
+
+    @Override
     public CompletionStage<Void> whenClosed() {
         return closed.minimalCompletionStage();
     }

@@ -25,11 +25,23 @@ import java.util.Set;
  * @param jmx whether each worker registers a JMX bean
  * @param handlerTimeBound an active-message handler call longer than this is reported; zero for none
  * @param stat where and how often the process's counters are published for {@code fenceline stat}
+ * @param actors where the runtime's actors run and how they end with their actor system
  * @param keysRead every key read, for the completeness test
  */
 public record FencelineSettings(List<String> transports, FenceMode fenceMode, ErrorMode errorMode,
         Duration connectTimeout, int submitBatch, Duration keepaliveInterval, Duration keepaliveTimeout, long shortMax, long bandwidthThreshold, int fragmentSize,
-        boolean jmx, Duration handlerTimeBound, Stat stat, Set<String> keysRead) {
+        boolean jmx, Duration handlerTimeBound, Stat stat, Actors actors, Set<String> keysRead) {
+
+    /**
+     * The runtime's actors in their actor system.
+     *
+     * @param dispatcher the dispatcher id the worker and endpoint actors run on; empty for the
+     *     actor system's default dispatcher
+     * @param coordinatedShutdown whether the runtime joins the actor system's coordinated shutdown
+     *     (endpoints flushed when service requests are done, workers closed at service stop)
+     */
+    public record Actors(String dispatcher, boolean coordinatedShutdown) {
+    }
 
     /**
      * The counters file that {@code fenceline stat} reads.
@@ -77,7 +89,7 @@ public record FencelineSettings(List<String> transports, FenceMode fenceMode, Er
         }
         return new FencelineSettings(List.copyOf(chosen), fenceMode, errorMode, connectTimeout, submitBatch,
                 keepaliveInterval, keepaliveTimeout, shortMax, bandwidthThreshold, fragmentSize, jmx, handlerTimeBound,
-                stat, keysRead);
+                stat, actors, keysRead);
     }
 
     /**
@@ -127,7 +139,13 @@ public record FencelineSettings(List<String> transports, FenceMode fenceMode, Er
         Stat stat = new Stat(r.bool("stat.enabled"), r.string("stat.directory"),
                 r.durationIn("stat.interval", Duration.ofMillis(10), Duration.ofHours(1)),
                 r.intIn("stat.counters", 64, 1 << 20));
+        String dispatcher = r.string("dispatcher").trim();
+        if (!dispatcher.isEmpty() && !root.hasPath(dispatcher)) {
+            throw r.invalid("dispatcher", dispatcher, "empty (the actor system's default dispatcher) or the path of a"
+                    + " dispatcher's configuration, outside the fenceline section (there is none at " + dispatcher + ")");
+        }
+        Actors actors = new Actors(dispatcher, r.bool("coordinated-shutdown"));
         return new FencelineSettings(List.copyOf(transports), fence, error, connectTimeout, submitBatch, keepalive,
-                keepaliveTimeout, shortMax, bw, fragment, jmx, handlerBound, stat, r.keysRead());
+                keepaliveTimeout, shortMax, bw, fragment, jmx, handlerBound, stat, actors, r.keysRead());
     }
 }

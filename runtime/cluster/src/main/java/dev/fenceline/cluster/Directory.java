@@ -1,0 +1,298 @@
+package dev.fenceline.cluster;
+
+import dev.fenceline.Endpoint;
+import dev.fenceline.Fenceline;
+import dev.fenceline.Worker;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
+import org.apache.pekko.actor.Address;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
+import org.apache.pekko.actor.typed.receptionist.Receptionist;
+import org.apache.pekko.cluster.ClusterEvent;
+import org.apache.pekko.cluster.Member;
+import org.apache.pekko.cluster.typed.Cluster;
+import org.apache.pekko.cluster.typed.Subscribe;
+
+/**
+ * This member's view of the cluster's Fenceline workers: it follows the receptionist's listing of
+ * advertisers, asks each new one which worker it is, and follows membership. When a member
+ * incarnation is downed or removed, every endpoint of this member's workers to that incarnation's
+ * workers is aborted at once (its requests end with the outcome the runtime's rules give); when
+ * a member becomes unreachable, those endpoints probe their lanes, which is a hint and fails
+ * nothing by itself. What it knows is published as an immutable {@link View} for callers.
+ */
+final class Directory {
+    private Directory() {
+    }
+
+    /** The directory's protocol (all of it local). */
+    sealed interface Command {
+    }
+
+    /** The receptionist's listing of every advertiser changed. */
+    record Listed(Receptionist.Listing listing) implements Command {
+    }
+
+    /** An advertiser said which worker it is, or did not answer in time. */
+    record Described(ActorRef<Advertiser.Command> ref, Advertiser.Description description, Throwable error)
+            implements Command {
+    }
+
+    /** Ask an advertiser again, after it did not answer. */
+    record Redescribe(ActorRef<Advertiser.Command> ref) implements Command {
+    }
+
+    /** A membership change. */
+    record MemberChanged(ClusterEvent.MemberEvent event) implements Command {
+    }
+
+    /** A reachability change. */
+    record ReachabilityChanged(ClusterEvent.ReachabilityEvent event) implements Command {
+    }
+
+    /**
+     * Answer with the worker once it is known (the newest-discovered of that member and name, or the
+     * one with that id), or not at all after the deadline.
+     *
+     * @param member the member's address
+     * @param name the worker's name
+     * @param workerId the worker's id, or null for any of that name
+     * @param deadline {@link System#nanoTime()} after which no one waits
+     * @param replyTo gets the worker
+     */
+    record Find(Address member, String name, UUID workerId, long deadline, ActorRef<ClusterWorker> replyTo)
+            implements Command {
+    }
+
+    /** Timer: forget finders whose caller gave up. */
+    record Prune() implements Command {
+        static final Prune INSTANCE = new Prune();
+    }
+
+    /**
+     * What the directory knows, for callers on any thread.
+     *
+     * @param workers the workers listed now, in the order they were discovered
+     * @param advertisers each listed worker's advertiser, by worker id
+     * @param gone ids of workers whose member incarnation was downed or removed (the latest few thousand)
+     */
+    record View(List<ClusterWorker> workers, Map<UUID, ActorRef<Advertiser.Command>> advertisers, Set<UUID> gone) {
+        static final View EMPTY = new View(List.of(), Map.of(), Set.of());
+    }
+
+    /**
+     * @param fenceline the runtime whose workers' endpoints follow membership
+     * @param settings the cluster settings
+     * @param view where the directory publishes what it knows
+     * @return the behavior
+     */
+    static Behavior<Command> create(Fenceline fenceline, ClusterSettings settings, AtomicReference<View> view) {
+        return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
+            ActorRef<Receptionist.Listing> listings = ctx.messageAdapter(Receptionist.Listing.class, Listed::new);
+            ctx.getSystem().receptionist().tell(Receptionist.subscribe(Advertiser.ALL, listings));
+            Cluster cluster = Cluster.get(ctx.getSystem());
+            cluster.subscriptions().tell(Subscribe.create(
+                    ctx.messageAdapter(ClusterEvent.MemberEvent.class, MemberChanged::new), ClusterEvent.MemberEvent.class));
+            cluster.subscriptions().tell(Subscribe.create(
+                    ctx.messageAdapter(ClusterEvent.ReachabilityEvent.class, ReachabilityChanged::new),
+                    ClusterEvent.ReachabilityEvent.class));
+            return new State(ctx, timers, fenceline, settings, cluster, view).running();
+        }));
+    }
+
+    private static final class State {
+        private final ActorContext<Command> ctx;
+        private final TimerScheduler<Command> timers;
+        private final Fenceline fenceline;
+        private final ClusterSettings settings;
+        private final Cluster cluster;
+        private final AtomicReference<View> view;
+        private final PeerIndex index = new PeerIndex();
+        /** The advertisers the receptionist lists now. */
+        private Set<ActorRef<Advertiser.Command>> current = Set.of();
+        /** Those that said who they are, in the order they did. */
+        private final Map<ActorRef<Advertiser.Command>, ClusterWorker> described = new LinkedHashMap<>();
+        private final Set<ActorRef<Advertiser.Command>> asking = new HashSet<>();
+        private final List<Find> waiting = new ArrayList<>();
+
+        State(ActorContext<Command> ctx, TimerScheduler<Command> timers, Fenceline fenceline, ClusterSettings settings,
+                Cluster cluster, AtomicReference<View> view) {
+            this.ctx = ctx;
+            this.timers = timers;
+            this.fenceline = fenceline;
+            this.settings = settings;
+            this.cluster = cluster;
+            this.view = view;
+        }
+
+        Behavior<Command> running() {
+            return Behaviors.receive(Command.class)
+                    .onMessage(Listed.class, this::onListed)
+                    .onMessage(Described.class, this::onDescribed)
+                    .onMessage(Redescribe.class, m -> {
+                        if (current.contains(m.ref()) && !described.containsKey(m.ref())) {
+                            describe(m.ref());
+                        }
+                        return Behaviors.same();
+                    })
+                    .onMessage(MemberChanged.class, this::onMemberChanged)
+                    .onMessage(ReachabilityChanged.class, this::onReachabilityChanged)
+                    .onMessage(Find.class, this::onFind)
+                    .onMessage(Prune.class, m -> {
+                        long now = System.nanoTime();
+                        waiting.removeIf(f -> now - f.deadline() > 0);
+                        if (!waiting.isEmpty()) {
+                            timers.startSingleTimer(Prune.INSTANCE, settings.askTimeout());
+                        }
+                        return Behaviors.same();
+                    })
+                    .build();
+        }
+
+        private Behavior<Command> onListed(Listed m) {
+            current = Set.copyOf(m.listing().getServiceInstances(Advertiser.ALL));
+            // A withdrawn advertiser is no longer offered, but its worker stays indexed until its
+            // member goes: the receptionist may drop a removed member's workers first.
+            described.keySet().retainAll(current);
+            for (ActorRef<Advertiser.Command> ref : current) {
+                if (!described.containsKey(ref) && !asking.contains(ref)) {
+                    describe(ref);
+                }
+            }
+            publish();
+            return Behaviors.same();
+        }
+
+        private void describe(ActorRef<Advertiser.Command> ref) {
+            asking.add(ref);
+            ctx.ask(Advertiser.Description.class, ref, settings.askTimeout(), Advertiser.Describe::new,
+                    (d, e) -> new Described(ref, d, e));
+        }
+
+        private Behavior<Command> onDescribed(Described m) {
+            asking.remove(m.ref());
+            if (!current.contains(m.ref())) {
+                return Behaviors.same(); // withdrawn meanwhile
+            }
+            if (m.error() != null) {
+                ctx.getLog().debug("cluster: advertiser {} did not say who it is ({}); asking again", m.ref(), m.error());
+                timers.startSingleTimer(new Redescribe(m.ref()), settings.askTimeout());
+                return Behaviors.same();
+            }
+            ClusterWorker w = new ClusterWorker(memberOf(m.ref()), m.description().incarnation(),
+                    m.description().address().name(), m.description().address());
+            if (!index.add(w)) {
+                return Behaviors.same(); // its member incarnation is gone already
+            }
+            described.put(m.ref(), w);
+            publish(); // first: whoever is answered next reads the view
+            answerWaiting();
+            return Behaviors.same();
+        }
+
+        private Address memberOf(ActorRef<?> ref) {
+            Address a = ref.path().address();
+            return a.hasGlobalScope() ? a : cluster.selfMember().address();
+        }
+
+        private Behavior<Command> onMemberChanged(MemberChanged m) {
+            if (m.event() instanceof ClusterEvent.MemberDowned d) {
+                gone(d.member(), "downed");
+            } else if (m.event() instanceof ClusterEvent.MemberRemoved r) {
+                gone(r.member(), "removed");
+            }
+            return Behaviors.same();
+        }
+
+        private void gone(Member member, String how) {
+            Address address = member.uniqueAddress().address();
+            long uid = member.uniqueAddress().longUid();
+            Set<UUID> ids = index.memberGone(address, uid);
+            described.values().removeIf(w -> w.member().equals(address) && w.incarnation() == uid);
+            int aborted = forEachEndpointTo(ids, e -> e.abort("cluster member " + address + " was " + how));
+            if (!ids.isEmpty()) {
+                ctx.getLog().info("cluster: member {} was {}: aborted {} endpoint(s) to its {} worker(s)", address, how,
+                        aborted, ids.size());
+            }
+            publish();
+        }
+
+        private Behavior<Command> onReachabilityChanged(ReachabilityChanged m) {
+            if (m.event() instanceof ClusterEvent.UnreachableMember u && settings.probeOnUnreachable()) {
+                Set<UUID> ids = index.workersOf(u.member().uniqueAddress().address(), u.member().uniqueAddress().longUid());
+                int probed = forEachEndpointTo(ids, Endpoint::probeLanes);
+                ctx.getLog().info("cluster: member {} is unreachable: {} endpoint(s) to it probe their lanes",
+                        u.member().address(), probed);
+            }
+            return Behaviors.same();
+        }
+
+        private int forEachEndpointTo(Set<UUID> peers, Consumer<Endpoint> action) {
+            if (peers.isEmpty()) {
+                return 0;
+            }
+            int n = 0;
+            for (Worker w : fenceline.workers()) {
+                for (Endpoint e : w.endpoints()) {
+                    if (peers.contains(e.peer().workerId())) {
+                        action.accept(e);
+                        n++;
+                    }
+                }
+            }
+            return n;
+        }
+
+        private Behavior<Command> onFind(Find f) {
+            ClusterWorker w = find(f);
+            if (w != null) {
+                f.replyTo().tell(w);
+            } else {
+                if (waiting.isEmpty()) {
+                    timers.startSingleTimer(Prune.INSTANCE, settings.askTimeout());
+                }
+                waiting.add(f);
+            }
+            return Behaviors.same();
+        }
+
+        private ClusterWorker find(Find f) {
+            ClusterWorker found = null;
+            for (ClusterWorker w : described.values()) {
+                if (w.member().equals(f.member()) && w.name().equals(f.name())
+                        && (f.workerId() == null || f.workerId().equals(w.address().workerId()))) {
+                    found = w; // the latest discovered wins: a restarted member's workers come after the old ones
+                }
+            }
+            return found;
+        }
+
+        private void answerWaiting() {
+            waiting.removeIf(f -> {
+                ClusterWorker w = find(f);
+                if (w != null) {
+                    f.replyTo().tell(w);
+                }
+                return w != null;
+            });
+        }
+
+        private void publish() {
+            Map<UUID, ActorRef<Advertiser.Command>> refs = new HashMap<>();
+            described.forEach((ref, w) -> refs.put(w.address().workerId(), ref));
+            view.set(new View(List.copyOf(described.values()), Map.copyOf(refs), index.goneWorkers()));
+        }
+    }
+}

@@ -1,0 +1,334 @@
+package dev.fenceline.cluster;
+
+import dev.fenceline.Endpoint;
+import dev.fenceline.EndpointFailedException;
+import dev.fenceline.Fenceline;
+import dev.fenceline.FencelineException;
+import dev.fenceline.LaneInfo;
+import dev.fenceline.MemoryRegion;
+import dev.fenceline.RemoteAccessException;
+import dev.fenceline.RemoteKey;
+import dev.fenceline.Worker;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
+import org.apache.pekko.Done;
+import org.apache.pekko.actor.Address;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.Extension;
+import org.apache.pekko.actor.typed.ExtensionId;
+import org.apache.pekko.actor.typed.Props;
+import org.apache.pekko.actor.typed.javadsl.AskPattern;
+import org.apache.pekko.cluster.MemberStatus;
+import org.apache.pekko.cluster.typed.Cluster;
+
+/**
+ * Fenceline in a Pekko Cluster: one per actor system, beside {@link Fenceline#get(ActorSystem)}.
+ *
+ * <ul>
+ *   <li><b>Discovery</b>: {@link #advertise(Worker)} makes a worker known to every member (through
+ *       the receptionist, under the key of all Fenceline workers and under its name's);
+ *       {@link #workers()} lists what this member knows, and {@link #worker(Address, String)} waits
+ *       for a given member's worker.
+ *   <li><b>Endpoints</b>: {@link #connect(Worker, ClusterWorker)} gives one shared endpoint per pair
+ *       of workers, and a new one once that endpoint failed or was closed; an endpoint to a worker
+ *       whose member incarnation is gone is never handed out.
+ *   <li><b>Regions by name</b>: {@link #publish(Worker, String, MemoryRegion)} names a region of an
+ *       advertised worker; {@link #lookup(Worker, ClusterWorker, String)} asks that worker for the
+ *       key. The owner answers, so a key is never older than the region it names.
+ *   <li><b>Membership drives failure</b>: when a member is downed or removed, every endpoint of
+ *       this runtime's workers to that member's workers is aborted at once ({@link Endpoint#abort}):
+ *       what was sent and not answered fails with {@code OutcomeUnknownException}, what the lane
+ *       could withdraw or never sent with {@code EndpointFailedException}. When a member becomes
+ *       unreachable, those endpoints probe their lanes ({@link Endpoint#probeLanes()}), a hint
+ *       that fails nothing by itself.
+ * </ul>
+ *
+ * <p>The actor system must be a cluster one ({@code pekko.actor.provider = cluster}). Messages between
+ * members, and {@link dev.fenceline.WorkerAddress} and {@link RemoteKey} in a service's own messages,
+ * are serialized by {@link FencelineSerializer}, bound in this module's {@code reference.conf}.
+ */
+public final class FencelineCluster implements Extension {
+    private static final int MAX_REGION_NAME = 256;
+
+    private final ActorSystem<?> system;
+    private final Fenceline fenceline;
+    private final ClusterSettings settings;
+    private final Cluster cluster;
+    private final AtomicReference<Directory.View> view = new AtomicReference<>(Directory.View.EMPTY);
+    private final ActorRef<Directory.Command> directory;
+    private final Map<UUID, Advertised> advertised = new ConcurrentHashMap<>();
+    private final Map<Pair, CompletableFuture<Endpoint>> endpoints = new ConcurrentHashMap<>();
+    private final AtomicLong names = new AtomicLong();
+
+    /** An advertised worker of this member. */
+    private record Advertised(Worker worker, ActorRef<Advertiser.Command> ref, CompletionStage<ClusterWorker> listed) {
+    }
+
+    /** A local worker and a peer worker. */
+    private record Pair(UUID local, UUID peer) {
+    }
+
+    private FencelineCluster(ActorSystem<?> system) {
+        this.system = system;
+        this.fenceline = Fenceline.get(system);
+        this.settings = ClusterSettings.fromConfig(system.settings().config());
+        this.cluster = Cluster.get(system);
+        this.directory = system.systemActorOf(Directory.create(fenceline, settings, view), "fenceline-cluster",
+                Props.empty());
+    }
+
+    /**
+     * @param system a cluster actor system
+     * @return its Fenceline cluster extension
+     */
+    public static FencelineCluster get(ActorSystem<?> system) {
+        return Id.INSTANCE.apply(system);
+    }
+
+    /** @return the Fenceline runtime of this actor system */
+    public Fenceline fenceline() {
+        return fenceline;
+    }
+
+    /**
+     * Makes a worker of this member known to the cluster, until it closes.
+     *
+     * @param worker a worker of this actor system's runtime
+     * @return completes once this member's own directory lists it (other members follow as the
+     *     receptionist spreads it); the same stage for the same worker
+     */
+    public CompletionStage<ClusterWorker> advertise(Worker worker) {
+        Objects.requireNonNull(worker, "worker");
+        if (!fenceline.workers().contains(worker)) {
+            return CompletableFuture.failedFuture(new IllegalArgumentException("worker '" + worker.name()
+                    + "' is not an open worker of this actor system's Fenceline runtime"));
+        }
+        UUID id = worker.address().workerId();
+        Advertised a = advertised.computeIfAbsent(id, k -> {
+            long incarnation = cluster.selfMember().uniqueAddress().longUid();
+            ActorRef<Advertiser.Command> ref = system.systemActorOf(Advertiser.create(worker.address(), incarnation),
+                    "fenceline-advertiser-" + names.incrementAndGet(), Props.empty());
+            CompletionStage<ClusterWorker> listed = find(cluster.selfMember().address(), worker.name(), id);
+            return new Advertised(worker, ref, listed);
+        });
+        worker.whenClosed().thenRun(() -> {
+            if (advertised.remove(id, a)) {
+                a.ref().tell(Advertiser.WorkerClosed.INSTANCE);
+            }
+        });
+        return a.listed();
+    }
+
+    /** @return the workers of the cluster that this member knows now, its own included */
+    public List<ClusterWorker> workers() {
+        return view.get().workers();
+    }
+
+    /**
+     * @param member a member's address
+     * @param name the name of a worker it advertises
+     * @return the worker, once this member knows it (the one discovered last if a restarted member
+     *     advertises a worker of that name again); fails after {@code fenceline.cluster.ask-timeout}
+     */
+    public CompletionStage<ClusterWorker> worker(Address member, String name) {
+        return find(Objects.requireNonNull(member, "member"), Objects.requireNonNull(name, "name"), null);
+    }
+
+    private CompletionStage<ClusterWorker> find(Address member, String name, UUID workerId) {
+        long deadline = System.nanoTime() + settings.askTimeout().toNanos();
+        return ask(directory, r -> new Directory.Find(member, name, workerId, deadline, r),
+                () -> "no worker '" + name + "' of member " + member + " is known here within "
+                        + settings.askTimeout() + " (known: " + workers() + ")");
+    }
+
+    /**
+     * Connects a worker of this member to a worker of the cluster; connecting again gives the same
+     * endpoint while it has a live lane, a new one after it failed or was closed. Closing the endpoint
+     * closes it for every caller that got it.
+     *
+     * @param local a worker of this actor system's runtime
+     * @param peer a worker from {@link #workers()} or {@link #worker(Address, String)}
+     * @return the endpoint; fails with {@link EndpointFailedException} if the peer's member is gone
+     */
+    public CompletionStage<Endpoint> connect(Worker local, ClusterWorker peer) {
+        Objects.requireNonNull(local, "local");
+        Objects.requireNonNull(peer, "peer");
+        UUID peerId = peer.address().workerId();
+        if (view.get().gone().contains(peerId)) {
+            return CompletableFuture.failedFuture(goneError(peer));
+        }
+        Pair key = new Pair(local.address().workerId(), peerId);
+        return endpoints.compute(key, (k, existing) -> {
+            if (existing != null && (!existing.isDone() || usable(existing))) {
+                return existing;
+            }
+            if (existing != null && !existing.isCompletedExceptionally()) {
+                existing.join().close(); // failed: release it, the new one replaces it
+            }
+            return local.connect(peer.address()).toCompletableFuture().thenApply(ep -> {
+                if (view.get().gone().contains(peerId)) { // its member went while connecting
+                    ep.abort("cluster member " + peer.member() + " is gone");
+                }
+                return ep;
+            });
+        });
+    }
+
+    /**
+     * @param local a worker of this actor system's runtime
+     * @param member a member's address
+     * @param workerName the name of a worker it advertises
+     * @return the endpoint, as {@link #connect(Worker, ClusterWorker)} gives it
+     */
+    public CompletionStage<Endpoint> connect(Worker local, Address member, String workerName) {
+        return worker(member, workerName).thenCompose(w -> connect(local, w));
+    }
+
+    private static boolean usable(CompletableFuture<Endpoint> f) {
+        if (f.isCompletedExceptionally()) {
+            return false;
+        }
+        return f.join().lanes().stream().anyMatch(LaneInfo::live);
+    }
+
+    private static EndpointFailedException goneError(ClusterWorker peer) {
+        return new EndpointFailedException("worker '" + peer.name() + "' of cluster member " + peer.member()
+                + " (incarnation " + peer.incarnation() + ") is gone: its member was downed or removed");
+    }
+
+    /**
+     * Names a region of an advertised worker, so that any member can {@link #lookup} its key.
+     *
+     * @param worker the region's worker, advertised by {@link #advertise(Worker)}
+     * @param name the name, 1 to 256 characters; an earlier region of that name is replaced
+     * @param region a region of {@code worker}
+     * @return completes once published
+     */
+    public CompletionStage<Void> publish(Worker worker, String name, MemoryRegion region) {
+        checkName(name);
+        RemoteKey key = region.remoteKey();
+        if (!key.ownerId().equals(worker.address().workerId())) {
+            throw new IllegalArgumentException("region " + key.shortKey() + " belongs to another worker than '"
+                    + worker.name() + "'");
+        }
+        Advertised a = advertised.get(worker.address().workerId());
+        if (a == null) {
+            return CompletableFuture.failedFuture(new IllegalStateException("worker '" + worker.name()
+                    + "' is not advertised: call advertise(worker) first"));
+        }
+        return this.<Advertiser.Command, Done>ask(a.ref(), r -> new Advertiser.Publish(name, key, r),
+                () -> "publishing region '" + name + "' of worker '" + worker.name() + "' timed out")
+                .thenApply(d -> null);
+    }
+
+    /**
+     * @param worker an advertised worker
+     * @param name a name it published
+     * @return completes once the name is withdrawn (whether or not it was published)
+     */
+    public CompletionStage<Void> unpublish(Worker worker, String name) {
+        checkName(name);
+        Advertised a = advertised.get(worker.address().workerId());
+        if (a == null) {
+            return CompletableFuture.completedFuture(null);
+        }
+        return this.<Advertiser.Command, Done>ask(a.ref(), r -> new Advertiser.Unpublish(name, r),
+                () -> "withdrawing region '" + name + "' of worker '" + worker.name() + "' timed out")
+                .thenApply(d -> null);
+    }
+
+    /**
+     * Asks a worker of the cluster for the key of the region it published under {@code name}.
+     *
+     * @param local the worker that will use the key (it is unpacked for its transports)
+     * @param peer the region's worker
+     * @param name the name it was published under
+     * @return the key; fails with {@link RemoteAccessException} ({@code UNKNOWN_KEY}) if the peer
+     *     publishes nothing under that name, ({@code WRONG_PEER}) if the answer is another worker's key
+     */
+    public CompletionStage<RemoteKey> lookup(Worker local, ClusterWorker peer, String name) {
+        checkName(name);
+        ActorRef<Advertiser.Command> ref = view.get().advertisers().get(peer.address().workerId());
+        if (ref == null) {
+            return CompletableFuture.failedFuture(view.get().gone().contains(peer.address().workerId())
+                    ? goneError(peer) : new FencelineException("worker '" + peer.name() + "' of member "
+                    + peer.member() + " is not listed here (it closed, or is not known yet)"));
+        }
+        return this.<Advertiser.Command, Advertiser.RegionAnswer>ask(ref,
+                r -> new Advertiser.Lookup(name, r), () -> "worker '" + peer.name() + "' of member " + peer.member()
+                        + " did not answer a lookup of region '" + name + "' within " + settings.askTimeout())
+                .thenApply(answer -> {
+                    if (answer.key() == null) {
+                        throw new RemoteAccessException(RemoteAccessException.Reason.UNKNOWN_KEY, "worker '"
+                                + peer.name() + "' of member " + peer.member() + " publishes no region named '" + name
+                                + "'");
+                    }
+                    if (!answer.key().ownerId().equals(peer.address().workerId())) {
+                        throw new RemoteAccessException(RemoteAccessException.Reason.WRONG_PEER, "worker '"
+                                + peer.name() + "' answered region '" + name + "' with key " + answer.key().shortKey()
+                                + " of another worker (" + answer.key().ownerId() + ")");
+                    }
+                    return local.unpackRemoteKey(answer.key().toBytes());
+                });
+    }
+
+    private static void checkName(String name) {
+        Objects.requireNonNull(name, "name");
+        if (name.isEmpty() || name.length() > MAX_REGION_NAME) {
+            throw new IllegalArgumentException("a region name has 1 to " + MAX_REGION_NAME + " characters, not "
+                    + name.length());
+        }
+    }
+
+    /**
+     * Ready: this member is up in the cluster, and every worker it advertises is listed by its own
+     * directory (so the receptionist took it). Wire it into any health check; with Pekko Management,
+     * {@link FencelineReadinessCheck} does.
+     *
+     * @return whether this member's Fenceline side is ready to serve
+     */
+    public boolean isReady() {
+        if (cluster.selfMember().status() != MemberStatus.up()) {
+            return false;
+        }
+        Map<UUID, ActorRef<Advertiser.Command>> listed = view.get().advertisers();
+        return advertised.keySet().stream().allMatch(listed::containsKey);
+    }
+
+    /** An ask whose continuation runs on the actor system's dispatcher, with a clear timeout error. */
+    private <Q, A> CompletionStage<A> ask(ActorRef<Q> to, Function<ActorRef<A>, Q> message,
+            java.util.function.Supplier<String> timeoutMessage) {
+        CompletableFuture<A> relayed = new CompletableFuture<>();
+        AskPattern.<Q, A>ask(to, message::apply, settings.askTimeout(), system.scheduler())
+                .whenCompleteAsync((a, e) -> {
+                    if (e == null) {
+                        relayed.complete(a);
+                    } else if (e instanceof TimeoutException || e.getCause() instanceof TimeoutException) {
+                        relayed.completeExceptionally(new FencelineException(timeoutMessage.get(), e));
+                    } else {
+                        relayed.completeExceptionally(e);
+                    }
+                }, system.executionContext());
+        return relayed;
+    }
+
+    /** The extension id. */
+    static final class Id extends ExtensionId<FencelineCluster> {
+        static final Id INSTANCE = new Id();
+
+        @Override
+        public FencelineCluster createExtension(ActorSystem<?> system) {
+            return new FencelineCluster(system);
+        }
+    }
+}
