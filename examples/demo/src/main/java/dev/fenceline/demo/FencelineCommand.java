@@ -6,7 +6,7 @@ import picocli.CommandLine.Command;
 /** {@code bin/fenceline}: the command-line entry point. */
 @Command(name = "fenceline", mixinStandardHelpOptions = true, versionProvider = VersionProvider.class,
         description = "One-sided communication runtime for the JVM.",
-        subcommands = {DemoCommand.class, ChaosCommand.class, dev.fenceline.perf.PerfCommand.class, StatCommand.class,
+        subcommands = {DemoCommand.class, ClusterDemoCommand.class, ChaosCommand.class, dev.fenceline.perf.PerfCommand.class, StatCommand.class,
                 DemoTarget.class, CommandLine.HelpCommand.class},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:done; verified where the command verifies", "1:a violation was found (demo, chaos)",

@@ -14,7 +14,14 @@ import org.apache.pekko.actor.Address;
  * @param address what to connect to
  */
 public record ClusterWorker(Address member, long incarnation, String name, WorkerAddress address) {
-    /** Checks that nothing is missing. */
+    /**
+     * Checks that nothing is missing.
+     *
+     * @param member the member's address
+     * @param incarnation the member's incarnation
+     * @param name the worker's name
+     * @param address what to connect to
+     */
     public ClusterWorker {
         Objects.requireNonNull(member, "member");
         Objects.requireNonNull(name, "name");

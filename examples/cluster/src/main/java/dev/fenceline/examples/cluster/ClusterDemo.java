@@ -1,0 +1,292 @@
+package dev.fenceline.examples.cluster;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * The cluster demo: starts the members of the replicated key-value store as separate JVMs (each a
+ * Pekko Cluster member: on loopback, or each in a network namespace of its own with two veth
+ * rails), runs their writes, kills the last member with SIGKILL mid-run, waits for the cluster to
+ * remove it (the split-brain resolver downs it), and has the survivors verify every replica that
+ * is left: nothing lost, nothing applied twice, every fence held, and every request to the dead
+ * member ended with a truthful outcome ({@code EndpointFailedException} or
+ * {@code OutcomeUnknownException}, never success after it died and never a hang).
+ */
+public final class ClusterDemo {
+    private static final long STEP_S = 120;
+
+    private ClusterDemo() {
+    }
+
+    /**
+     * @param nodes how many members, at least 3 (a majority must survive the kill)
+     * @param keysPerNode keys each member writes
+     * @param writes writes each member issues (each to every replica)
+     * @param config the members' configuration (config/cluster/three-nodes.conf)
+     * @param netns each member in a network namespace of its own with two rails (needs root)
+     * @param logs where the members' logs go
+     * @param out where progress and the verdict are printed
+     */
+    public record Options(int nodes, int keysPerNode, int writes, Path config, boolean netns, Path logs,
+            PrintStream out) {
+        /**
+         * Checks the bounds.
+         *
+         * @param nodes how many members
+         * @param keysPerNode keys each member writes
+         * @param writes writes each member issues
+         * @param config the members' configuration
+         * @param netns each member in a network namespace of its own
+         * @param logs where the members' logs go
+         * @param out where progress and the verdict are printed
+         */
+        public Options {
+            if (nodes < 3 || nodes > 16) {
+                throw new IllegalArgumentException("--nodes " + nodes + ": 3 to 16 (a majority survives one kill)");
+            }
+            if (keysPerNode < 1 || keysPerNode * nodes > 0xFFFF) {
+                throw new IllegalArgumentException("--keys " + keysPerNode + ": 1 to " + 0xFFFF / nodes + " per node");
+            }
+            if (writes < 100) {
+                throw new IllegalArgumentException("--writes " + writes + ": at least 100, so the kill falls mid-run");
+            }
+        }
+    }
+
+    /**
+     * @param ok whether everything verified
+     * @param problems what did not, if anything
+     * @param removedAfterMs from the kill until every survivor saw the member's worker leave
+     * @param toTheDead per survivor: requests to the dead member acknowledged, failed, unknown
+     * @param checkedSlots replica slots the survivors checked
+     */
+    public record Report(boolean ok, List<String> problems, long removedAfterMs, List<long[]> toTheDead,
+            int checkedSlots) {
+    }
+
+    /** A member's process and its output lines. */
+    private record Member(int index, Process process, BlockingQueue<String> lines, PrintWriter in, Path log) {
+        void send(String command) {
+            in.println(command);
+            in.flush();
+        }
+
+        /** @return the first line starting with {@code prefix}, skipping others (GONE lines are kept aside) */
+        String expect(String prefix, List<String> aside) throws InterruptedException, IOException, TimeoutException {
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(STEP_S);
+            while (System.nanoTime() < until) {
+                String line = lines.poll(100, TimeUnit.MILLISECONDS);
+                if (line == null) {
+                    if (!process.isAlive()) {
+                        throw new IOException("member " + index + " exited (" + process.exitValue() + ") before '"
+                                + prefix + "'; its log " + log + ":\n" + tail(log));
+                    }
+                    continue;
+                }
+                if (line.startsWith(prefix)) {
+                    return line;
+                }
+                if (aside != null && line.startsWith("GONE ")) {
+                    aside.add(line);
+                }
+            }
+            throw new TimeoutException("member " + index + " printed no '" + prefix + "' within " + STEP_S + " s; its log "
+                    + log + ":\n" + tail(log));
+        }
+    }
+
+    private static String tail(Path log) throws IOException {
+        List<String> all = Files.readAllLines(log);
+        return String.join("\n", all.subList(Math.max(0, all.size() - 30), all.size()));
+    }
+
+    /**
+     * @param o the options
+     * @return the verdict
+     * @throws Exception if a member could not be started or stopped answering
+     */
+    public static Report run(Options o) throws Exception {
+        Files.createDirectories(o.logs());
+        Netns net = o.netns() ? Netns.create(o.nodes()) : null;
+        List<Member> members = new ArrayList<>();
+        try {
+            String seedHost = net != null ? net.rail1(0) : InetAddress.getLoopbackAddress().getHostAddress();
+            int seedPort = net != null ? 25520 : freePort();
+            String seed = "pekko://kv@" + seedHost + ":" + seedPort;
+            for (int i = 0; i < o.nodes(); i++) {
+                members.add(start(o, net, i, i == 0 ? seedPort : 0, seed));
+            }
+            for (Member m : members) {
+                o.out().println("  " + m.expect("UP ", null));
+            }
+            for (Member m : members) {
+                m.send("RUN " + o.writes());
+            }
+            Member victim = members.get(o.nodes() - 1);
+            List<String> gone = new ArrayList<>();
+            for (Member m : members) { // every member is a third of the way through: mid-run
+                while (Long.parseLong(m.expect("PROGRESS ", gone).substring(9)) < o.writes() / 3) {
+                    // keep reading
+                }
+            }
+            victim.process().destroyForcibly(); // SIGKILL
+            long killed = System.nanoTime();
+            o.out().println("  killed member " + victim.index() + " (SIGKILL) a third of the way through its writes");
+            List<Member> survivors = members.subList(0, o.nodes() - 1);
+            List<String> problems = new ArrayList<>();
+            List<long[]> toTheDead = new ArrayList<>();
+            for (Member m : survivors) {
+                List<String> outcomes = new ArrayList<>();
+                String line;
+                while (!(line = m.expect("", gone)).startsWith("WRITTEN")) {
+                    if (line.startsWith("OUTCOME ")) {
+                        outcomes.add(line);
+                    } else if (line.startsWith("GONE ")) {
+                        gone.add(line);
+                    }
+                }
+                judgeOutcomes(o, m.index(), victim.index(), outcomes, problems, toTheDead);
+            }
+            long removedAfterMs = awaitGone(survivors, victim.index(), gone, killed);
+            o.out().println("  every survivor saw member " + victim.index() + " leave the cluster " + removedAfterMs
+                    + " ms after the kill");
+            int checked = 0;
+            for (Member m : survivors) {
+                m.send("VERIFY " + victim.index());
+                String[] v = m.expect("VERIFIED ", null).split(" ", 4);
+                checked += Integer.parseInt(v[2]);
+                if (!v[1].equals("ok")) {
+                    problems.add("member " + m.index() + ": " + v[3]);
+                }
+            }
+            for (Member m : survivors) {
+                m.send("QUIT");
+            }
+            for (Member m : survivors) {
+                if (!m.process().waitFor(30, TimeUnit.SECONDS)) {
+                    problems.add("member " + m.index() + " did not quit");
+                }
+            }
+            return new Report(problems.isEmpty(), problems, removedAfterMs, toTheDead, checked);
+        } finally {
+            for (Member m : members) {
+                m.process().destroyForcibly();
+            }
+            if (net != null) {
+                net.close();
+            }
+        }
+    }
+
+    /**
+     * A survivor's requests: to every survivor all acknowledged; to the dead member each one either
+     * acknowledged before it died or ended with a truthful failure, and at least one failure (the
+     * kill fell mid-run).
+     */
+    private static void judgeOutcomes(Options o, int survivor, int dead, List<String> outcomes, List<String> problems,
+            List<long[]> toTheDead) {
+        if (outcomes.size() != o.nodes()) {
+            problems.add("member " + survivor + " reported " + outcomes.size() + " replicas, not " + o.nodes());
+            return;
+        }
+        for (String line : outcomes) {
+            String[] f = line.split(" ", 7);
+            int replica = Integer.parseInt(f[1]);
+            long acked = Long.parseLong(f[2]);
+            long failed = Long.parseLong(f[3]);
+            long unknown = Long.parseLong(f[4]);
+            long other = Long.parseLong(f[5]);
+            if (replica == dead) {
+                toTheDead.add(new long[] {acked, failed, unknown});
+                String first = f[6].length() > 200 ? f[6].substring(0, 200) + "..." : f[6];
+                o.out().printf("  member %d -> dead member %d: %d writes acknowledged before the kill, then %d ended"
+                        + " OutcomeUnknown and %d EndpointFailed (first: %s)%n", survivor, dead, acked, unknown, failed,
+                        first);
+                if (other != 0) {
+                    problems.add("member " + survivor + ": " + other + " requests to the dead member ended with an"
+                            + " error that is neither EndpointFailed nor OutcomeUnknown: " + f[6]);
+                }
+                if (failed + unknown == 0) {
+                    problems.add("member " + survivor + ": no request to the dead member failed: it was not killed"
+                            + " mid-run");
+                }
+            } else if (acked != o.writes() || failed + unknown + other != 0) {
+                problems.add("member " + survivor + " -> member " + replica + " (alive): " + acked + " of " + o.writes()
+                        + " writes acknowledged, " + (failed + unknown + other) + " failed: " + f[6]);
+            }
+        }
+    }
+
+    private static long awaitGone(List<Member> survivors, int dead, List<String> alreadySeen, long killed)
+            throws Exception {
+        for (Member m : survivors) {
+            boolean seen = false;
+            for (String g : alreadySeen) {
+                seen |= g.equals("GONE " + dead);
+            }
+            if (!seen) {
+                String line;
+                while (!(line = m.expect("GONE ", null)).equals("GONE " + dead)) {
+                    alreadySeen.add(line);
+                }
+            }
+        }
+        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed);
+    }
+
+    private static Member start(Options o, Netns net, int index, int port, String seed) throws IOException {
+        Path log = o.logs().resolve("member-" + index + ".log");
+        List<String> cmd = new ArrayList<>();
+        if (net != null) {
+            cmd.addAll(List.of("ip", "netns", "exec", net.namespace(index)));
+        }
+        cmd.addAll(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED", "-Xmx384m", "-XX:+UseSerialGC",
+                "-cp", System.getProperty("java.class.path"), KvNode.class.getName(),
+                Integer.toString(index), Integer.toString(o.nodes()), Integer.toString(o.keysPerNode()),
+                o.config().toString()));
+        if (net != null) {
+            cmd.addAll(List.of(net.rail1(index), Integer.toString(port == 0 ? 25520 : port), seed,
+                    net.rail1(index) + ":0", net.rail2(index) + ":0"));
+        } else {
+            cmd.addAll(List.of("127.0.0.1", Integer.toString(port), seed, "127.0.0.1:0"));
+        }
+        Process p = new ProcessBuilder(cmd).redirectError(log.toFile()).start();
+        BlockingQueue<String> lines = new LinkedBlockingQueue<>();
+        Thread reader = new Thread(() -> {
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = r.readLine()) != null) {
+                    lines.add(line);
+                }
+            } catch (IOException e) {
+                lines.add("ERROR reading member output: " + e);
+            }
+        }, "member-" + index + "-out");
+        reader.setDaemon(true);
+        reader.start();
+        return new Member(index, p, lines, new PrintWriter(new OutputStreamWriter(p.getOutputStream(),
+                StandardCharsets.UTF_8)), log);
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+}
