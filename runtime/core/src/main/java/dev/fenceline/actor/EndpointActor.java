@@ -4,6 +4,17 @@ import dev.fenceline.Endpoint;
 import dev.fenceline.EndpointClosedException;
 import dev.fenceline.EndpointFailedException;
 import dev.fenceline.FencelineException;
+import dev.fenceline.actor.EndpointProtocol.Abort;
+import dev.fenceline.actor.EndpointProtocol.Close;
+import dev.fenceline.actor.EndpointProtocol.Command;
+import dev.fenceline.actor.EndpointProtocol.ConnectResult;
+import dev.fenceline.actor.EndpointProtocol.Connected;
+import dev.fenceline.actor.EndpointProtocol.DrainFenceQueue;
+import dev.fenceline.actor.EndpointProtocol.DrainSubmissions;
+import dev.fenceline.actor.EndpointProtocol.KeepaliveTick;
+import dev.fenceline.actor.EndpointProtocol.ProbeLanes;
+import dev.fenceline.actor.EndpointProtocol.ReplayDone;
+import dev.fenceline.actor.EndpointProtocol.StrongFenceDone;
 import dev.fenceline.actor.LaneProtocol.LaneAdded;
 import dev.fenceline.actor.LaneProtocol.LaneFailed;
 import dev.fenceline.actor.LaneProtocol.LaneFlushFailed;
@@ -36,79 +47,10 @@ import org.slf4j.Logger;
  * {@link #failed}.
  *
  * <p>User operations do not arrive one message each: the facade queues them on the
- * {@link EndpointChannel} and sends one {@link DrainSubmissions} per burst.
+ * {@link EndpointChannel} and sends one {@link DrainSubmissions} per burst. The messages are
+ * {@link EndpointProtocol}'s.
  */
 public final class EndpointActor {
-
-    /**
-     * The endpoint's message protocol: the messages below, and the lane events of
-     * {@link LaneProtocol}, which transports cause (through the endpoint's listener).
-     */
-    public sealed interface Command permits DrainSubmissions, Close, Abort, ProbeLanes, Connected, DrainFenceQueue,
-            ReplayDone, KeepaliveTick, StrongFenceDone, LaneProtocol.Answer, LaneFlushFailed,
-            LaneReady, LaneFailed, LaneReplaced, LaneRecovered, LaneAdded {
-    }
-
-    /** Take the queued submissions (sent by the facade, at most one in the mailbox at a time). */
-    public record DrainSubmissions() implements Command {
-        /** The only instance. */
-        public static final DrainSubmissions INSTANCE = new DrainSubmissions();
-    }
-
-    /**
-     * Close after the flush that the facade queued behind every earlier operation.
-     *
-     * @param replyTo told when closed
-     */
-    public record Close(ActorRef<Done> replyTo) implements Command {
-    }
-
-    /**
-     * Fail at once, without a flush: the peer is known to be gone.
-     *
-     * @param reason why, for the errors' messages
-     */
-    public record Abort(String reason) implements Command {
-    }
-
-    /** A hint that the peer may be unreachable: probe every lane now instead of when idle. */
-    public record ProbeLanes() implements Command {
-        /** The only instance. */
-        public static final ProbeLanes INSTANCE = new ProbeLanes();
-    }
-
-    /** The transport connected the lanes ({@code lanes}), or failed to ({@code error}). */
-    record Connected(List<LaneConnection> lanes, Throwable error) implements Command {
-    }
-
-    /** Self-message: drain the fence queue (deduplicated). */
-    record DrainFenceQueue() implements Command {
-        static final DrainFenceQueue INSTANCE = new DrainFenceQueue();
-    }
-
-    /** Self-message: the replay after a reconfiguration is over; flushes and fences may start again. */
-    record ReplayDone() implements Command {
-        static final ReplayDone INSTANCE = new ReplayDone();
-    }
-
-    /** Timer: probe idle lanes, fail lanes whose probe is overdue. */
-    record KeepaliveTick() implements Command {
-        static final KeepaliveTick INSTANCE = new KeepaliveTick();
-    }
-
-    /** Self-message: the in-flight strong fence's lane flushes all completed. */
-    record StrongFenceDone() implements Command {
-        static final StrongFenceDone INSTANCE = new StrongFenceDone();
-    }
-
-    /**
-     * Reply to whoever asked for the endpoint.
-     *
-     * @param endpoint the ready endpoint, or null
-     * @param error why it could not be connected, or null
-     */
-    public record ConnectResult(Endpoint endpoint, FencelineException error) {
-    }
 
     private final ActorContext<Command> ctx;
     /** The system scheduler's time: virtual under the test kit's deterministic simulation. */

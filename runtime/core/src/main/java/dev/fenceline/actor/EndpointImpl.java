@@ -37,7 +37,7 @@ final class EndpointImpl implements Endpoint {
     private final Duration closeTimeout;
     private final AtomicBoolean closeStarted = new AtomicBoolean();
     private final CompletableFuture<Void> closed = new CompletableFuture<>();
-    private volatile ActorRef<EndpointActor.Command> actor;
+    private volatile ActorRef<EndpointProtocol.Command> actor;
     /** Set once its worker has folded its counts into the retired totals; guarded by the worker's lock. */
     private boolean forgotten;
 
@@ -50,7 +50,7 @@ final class EndpointImpl implements Endpoint {
         this.fast = new FastPath(channel, system == null ? Runnable::run : system.executionContext());
     }
 
-    void actor(ActorRef<EndpointActor.Command> ref) {
+    void actor(ActorRef<EndpointProtocol.Command> ref) {
         this.actor = ref;
     }
 
@@ -333,7 +333,7 @@ final class EndpointImpl implements Endpoint {
                         LoggerFactory.getLogger(EndpointImpl.class).warn("endpoint {} closed after a failure: {}",
                                 channel.name(), e.toString());
                     }
-                    return AskPattern.<EndpointActor.Command, Done>ask(actor, EndpointActor.Close::new,
+                    return AskPattern.<EndpointProtocol.Command, Done>ask(actor, EndpointProtocol.Close::new,
                             closeTimeout, system.scheduler());
                 })
                 .thenCompose(stage -> stage)
@@ -344,17 +344,17 @@ final class EndpointImpl implements Endpoint {
     @Override
     public void abort(String reason) {
         Objects.requireNonNull(reason, "reason");
-        ActorRef<EndpointActor.Command> a = actor;
+        ActorRef<EndpointProtocol.Command> a = actor;
         if (a != null && channel.terminal() == null) {
-            a.tell(new EndpointActor.Abort(reason));
+            a.tell(new EndpointProtocol.Abort(reason));
         }
     }
 
     @Override
     public void probeLanes() {
-        ActorRef<EndpointActor.Command> a = actor;
+        ActorRef<EndpointProtocol.Command> a = actor;
         if (a != null && channel.terminal() == null) {
-            a.tell(EndpointActor.ProbeLanes.INSTANCE);
+            a.tell(EndpointProtocol.ProbeLanes.INSTANCE);
         }
     }
 

@@ -1,5 +1,6 @@
 package dev.fenceline.actor;
 
+import dev.fenceline.spi.Revocation;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -168,6 +169,24 @@ final class InflightTable {
     /** @return every fragment on a lane, by token (a live view, for the replay planner) */
     Long2ObjectHashMap<Fragment> fragments() {
         return byToken;
+    }
+
+    /**
+     * The endpoint is ending: every fragment that went out and was not withdrawn (its connection
+     * did not revoke it, or an answer was held back for it) marks its request as possibly applied.
+     *
+     * @param parked tokens that never left their lane's queue
+     * @param revocations what the given-up connections said of their copies
+     */
+    void markMaybeApplied(org.agrona.collections.LongHashSet parked, Revocations revocations) {
+        for (Long2ObjectHashMap<Fragment>.EntryIterator it = byToken.entrySet().iterator(); it.hasNext();) {
+            it.next();
+            long token = it.getLongKey();
+            if (!parked.contains(token) && (held.contains(token)
+                    || revocations.fate(it.getValue().connectionId(), token) != Revocation.Fate.REVOKED)) {
+                it.getValue().request().mayHaveApplied = true;
+            }
+        }
     }
 
     /**

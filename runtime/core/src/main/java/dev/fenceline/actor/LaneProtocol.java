@@ -15,7 +15,7 @@ public final class LaneProtocol {
     }
 
     /** What a lane answers about the work it was given: operations done or failed, flushes done. */
-    public sealed interface Answer extends EndpointActor.Command permits OpCompleted, OpsCompleted, OpFailed,
+    public sealed interface Answer extends EndpointProtocol.Command permits OpCompleted, OpsCompleted, OpFailed,
             LaneFlushed {
         /** @return the lane index */
         int lane();
@@ -76,7 +76,7 @@ public final class LaneProtocol {
      * @param error why
      */
     public record LaneFlushFailed(int lane, long connectionId, long token, FencelineException error)
-            implements EndpointActor.Command {
+            implements EndpointProtocol.Command {
     }
 
     /**
@@ -85,7 +85,7 @@ public final class LaneProtocol {
      * @param lane the lane index
      * @param connectionId the connection
      */
-    public record LaneReady(int lane, long connectionId) implements EndpointActor.Command {
+    public record LaneReady(int lane, long connectionId) implements EndpointProtocol.Command {
     }
 
     /**
@@ -95,7 +95,7 @@ public final class LaneProtocol {
      * @param connectionId the connection
      * @param cause why
      */
-    public record LaneFailed(int lane, long connectionId, Throwable cause) implements EndpointActor.Command {
+    public record LaneFailed(int lane, long connectionId, Throwable cause) implements EndpointProtocol.Command {
     }
 
     /**
@@ -105,7 +105,7 @@ public final class LaneProtocol {
      * @param oldConnectionId the connection being replaced
      * @param connection the new connection
      */
-    public record LaneReplaced(int lane, long oldConnectionId, LaneConnection connection) implements EndpointActor.Command {
+    public record LaneReplaced(int lane, long oldConnectionId, LaneConnection connection) implements EndpointProtocol.Command {
     }
 
     /**
@@ -114,7 +114,7 @@ public final class LaneProtocol {
      * @param lane the lane index
      * @param connection the new connection
      */
-    public record LaneRecovered(int lane, LaneConnection connection) implements EndpointActor.Command {
+    public record LaneRecovered(int lane, LaneConnection connection) implements EndpointProtocol.Command {
     }
 
     /**
@@ -122,7 +122,7 @@ public final class LaneProtocol {
      *
      * @param connection the new lane's connection
      */
-    public record LaneAdded(LaneConnection connection) implements EndpointActor.Command {
+    public record LaneAdded(LaneConnection connection) implements EndpointProtocol.Command {
     }
 
     /**
@@ -133,7 +133,7 @@ public final class LaneProtocol {
      * @param lane the lane's slot
      * @param connectionId the connection it listens to
      */
-    record Listener(ActorRef<EndpointActor.Command> endpoint, int lane, long connectionId) implements LaneListener {
+    record Listener(ActorRef<EndpointProtocol.Command> endpoint, int lane, long connectionId) implements LaneListener {
         @Override
         public void onCompleted(long token, long value) {
             endpoint.tell(new OpCompleted(lane, connectionId, token, value));

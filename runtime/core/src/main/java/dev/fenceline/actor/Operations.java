@@ -12,8 +12,6 @@ import dev.fenceline.internal.ErrorMode;
 import dev.fenceline.internal.FencelineSettings;
 import dev.fenceline.internal.Keepalive;
 import dev.fenceline.spi.LaneConnection;
-import dev.fenceline.spi.Revocation;
-import org.agrona.collections.Long2ObjectHashMap;
 import dev.fenceline.spi.TransportOp;
 import java.nio.ByteBuffer;
 import java.util.List;
@@ -419,18 +417,11 @@ final class Operations implements LaneSlots.Answers {
         Object scope = lane < 0 ? null : slots.table().connection(lane).exactlyOnceScope();
         String at = String.format(" at 0x%x", r.remoteAddress);
         switch (ReplayPlanner.verdict(x, lane, scope)) {
-            case OUTCOME_UNKNOWN -> refuse(r, new OutcomeUnknownException(r.kind + at + " was in flight on a lane"
-                    + " that failed: it may have been applied, and no live lane would recognize it if it were sent"
-                    + " again, so it is not"));
+            case OUTCOME_UNKNOWN -> refuse(r, ReplayPlanner.notResent(r.kind + at));
             case UNORDERED -> {
-                refuse(r, new OutcomeUnknownException(r.kind + at + " was in flight on a lane that failed, where a"
-                        + " copy of it may still be applied later; no live lane would recognize it if it were sent"
-                        + " again"));
+                refuse(r, ReplayPlanner.mayApplyLate(r.kind + at));
                 if (unordered == null) {
-                    unordered = new EndpointFailedException("endpoint " + channel.name() + ": a lane that failed may"
-                            + " still apply copies of its operations later, and no live lane reaches the same"
-                            + " exactly-once window; the endpoint ends so that nothing fenced after them can be"
-                            + " overtaken by them");
+                    unordered = ReplayPlanner.unordered(channel.name());
                 }
             }
             case NO_LANE -> refuse(r, noLane(r, "after a reconfiguration"));
@@ -483,17 +474,7 @@ final class Operations implements LaneSlots.Answers {
      * @param e the endpoint's end (its failure, or its close)
      */
     void failEverything(FencelineException e) {
-        org.agrona.collections.LongHashSet parked = slots.parkedTokens();
-        for (Long2ObjectHashMap<InflightTable.Fragment>.EntryIterator it = inflight.fragments().entrySet().iterator();
-                it.hasNext();) {
-            it.next();
-            long token = it.getLongKey();
-            InflightTable.Fragment f = it.getValue();
-            if (!parked.contains(token) && (inflight.held().contains(token)
-                    || revocations.fate(f.connectionId(), token) != Revocation.Fate.REVOKED)) {
-                f.request().mayHaveApplied = true;
-            }
-        }
+        inflight.markMaybeApplied(slots.parkedTokens(), revocations);
         fences.clear();
         List<Request> victims = inflight.clear();
         List<Request> flushVictims = flushes.clear();

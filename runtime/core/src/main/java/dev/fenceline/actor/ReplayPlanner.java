@@ -152,4 +152,32 @@ final class ReplayPlanner {
         }
         return Verdict.RESTART;
     }
+
+    /**
+     * @param what the request and its address
+     * @return its outcome when it may have been applied and no live lane would recognize a copy
+     */
+    static dev.fenceline.OutcomeUnknownException notResent(String what) {
+        return new dev.fenceline.OutcomeUnknownException(what + " was in flight on a lane that failed: it may have"
+                + " been applied, and no live lane would recognize it if it were sent again, so it is not");
+    }
+
+    /**
+     * @param what the request and its address
+     * @return its outcome when a copy may still be applied later by the lane that failed
+     */
+    static dev.fenceline.OutcomeUnknownException mayApplyLate(String what) {
+        return new dev.fenceline.OutcomeUnknownException(what + " was in flight on a lane that failed, where a copy"
+                + " of it may still be applied later; no live lane would recognize it if it were sent again");
+    }
+
+    /**
+     * @param endpoint the endpoint's name
+     * @return the endpoint's end when a late copy could overtake fenced work
+     */
+    static dev.fenceline.EndpointFailedException unordered(String endpoint) {
+        return new dev.fenceline.EndpointFailedException("endpoint " + endpoint + ": a lane that failed may still"
+                + " apply copies of its operations later, and no live lane reaches the same exactly-once window; the"
+                + " endpoint ends so that nothing fenced after them can be overtaken by them");
+    }
 }

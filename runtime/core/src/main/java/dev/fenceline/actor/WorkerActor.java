@@ -36,7 +36,7 @@ public final class WorkerActor {
      * @param peer the peer's address
      * @param replyTo receives the endpoint once its lanes are connected, or the error
      */
-    public record Connect(WorkerAddress peer, ActorRef<EndpointActor.ConnectResult> replyTo) implements Command {
+    public record Connect(WorkerAddress peer, ActorRef<EndpointProtocol.ConnectResult> replyTo) implements Command {
     }
 
     /**
@@ -133,7 +133,7 @@ public final class WorkerActor {
             }
         }
         if (chosen == null) {
-            m.replyTo().tell(new EndpointActor.ConnectResult(null, new FencelineException("worker '" + name
+            m.replyTo().tell(new EndpointProtocol.ConnectResult(null, new FencelineException("worker '" + name
                     + "' shares no transport with " + peer + ": this worker offers " + transports.keySet())));
             return Behaviors.same();
         }
@@ -142,7 +142,7 @@ public final class WorkerActor {
         EndpointImpl facade = new EndpointImpl(channel, epoch, system, settings.connectTimeout().plus(Duration.ofSeconds(5)));
         Transport transport = transports.get(chosen);
         byte[] blob = peer.transportAddress(chosen);
-        ActorRef<EndpointActor.Command> ref = ctx.spawn(EndpointActor.create(settings, channel, facade,
+        ActorRef<EndpointProtocol.Command> ref = ctx.spawn(EndpointActor.create(settings, channel, facade,
                 () -> transport.connect(peer.workerId(), blob), m.replyTo()), "ep-" + n, endpointProps);
         facade.actor(ref);
         ctx.getLog().debug("worker {}: connecting endpoint {} over {}", name, channel.name(), chosen);

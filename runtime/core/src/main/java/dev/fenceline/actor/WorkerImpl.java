@@ -149,13 +149,13 @@ public final class WorkerImpl implements Worker {
         if (closing.get()) {
             return CompletableFuture.failedFuture(new EndpointClosedException("worker '" + name + "' is closed"));
         }
-        CompletableFuture<EndpointActor.ConnectResult> reply = AskPattern.<WorkerActor.Command,
-                EndpointActor.ConnectResult>ask(actor, replyTo -> new WorkerActor.Connect(peer, replyTo), askTimeout,
+        CompletableFuture<EndpointProtocol.ConnectResult> reply = AskPattern.<WorkerActor.Command,
+                EndpointProtocol.ConnectResult>ask(actor, replyTo -> new WorkerActor.Connect(peer, replyTo), askTimeout,
                 system.scheduler()).toCompletableFuture();
         // The ask's stage (Scala's converter) would run dependent stages on the common pool; the
         // actor system's dispatcher runs them instead (the endpoint actor completes the reply, and
         // the user's continuation must not run inside it).
-        CompletableFuture<EndpointActor.ConnectResult> relayed = new CompletableFuture<>();
+        CompletableFuture<EndpointProtocol.ConnectResult> relayed = new CompletableFuture<>();
         reply.whenCompleteAsync((r, e) -> {
             if (e != null) {
                 relayed.completeExceptionally(e);

@@ -45,11 +45,11 @@ class EndpointActorTest {
     private final EndpointChannel channel = new EndpointChannel("test", peer);
     private final EndpointImpl facade = new EndpointImpl(channel, workerEpoch, null, Duration.ofSeconds(1));
 
-    private BehaviorTestKit<EndpointActor.Command> spawn(String mode, LaneConnection... lanes) {
+    private BehaviorTestKit<EndpointProtocol.Command> spawn(String mode, LaneConnection... lanes) {
         return spawn(mode, "failover", lanes);
     }
 
-    private BehaviorTestKit<EndpointActor.Command> spawn(String mode, String errorMode, LaneConnection... lanes) {
+    private BehaviorTestKit<EndpointProtocol.Command> spawn(String mode, String errorMode, LaneConnection... lanes) {
         FencelineSettings s = FencelineSettings.fromConfig(ConfigFactory.parseString("fenceline.fence.mode = " + mode
                 + "\nfenceline.endpoint.error-mode = " + errorMode).withFallback(ConfigFactory.defaultReference())
                 .resolve());
@@ -63,7 +63,7 @@ class EndpointActorTest {
     }
 
     /** Runs every message the actor sent itself (drains, fence completions) until none is left. */
-    private static void settle(BehaviorTestKit<EndpointActor.Command> kit) {
+    private static void settle(BehaviorTestKit<EndpointProtocol.Command> kit) {
         while (kit.selfInbox().hasMessages()) {
             kit.runOne();
         }
@@ -81,7 +81,7 @@ class EndpointActorTest {
     void fenceAcrossTwoLanesFlushesBothBeforeReleasingTheRequest() {
         RecordingLane l0 = shortLane();
         RecordingLane l1 = bulkLane();
-        BehaviorTestKit<EndpointActor.Command> kit = spawn("endpoint", l0, l1);
+        BehaviorTestKit<EndpointProtocol.Command> kit = spawn("endpoint", l0, l1);
         facade.put(ByteBuffer.allocate(8), key.baseAddress(), key);
         facade.put(ByteBuffer.allocate(1 << 20), key.baseAddress(), key);
         settle(kit);
@@ -111,7 +111,7 @@ class EndpointActorTest {
     void failedStrongFenceFailsTheQueueKeepsTheEpochAndStaysUsable() {
         RecordingLane l0 = shortLane();
         RecordingLane l1 = bulkLane();
-        BehaviorTestKit<EndpointActor.Command> kit = spawn("endpoint", "peer", l0, l1);
+        BehaviorTestKit<EndpointProtocol.Command> kit = spawn("endpoint", "peer", l0, l1);
         workOnBothLanes();
         facade.fence();
         CompletableFuture<Void> a = facade.put(ByteBuffer.allocate(1), key.baseAddress(), key).toCompletableFuture();
@@ -143,7 +143,7 @@ class EndpointActorTest {
     void aFlushOfAnEndpointThatSentNothingTouchesNoTransport() {
         RecordingLane l0 = shortLane();
         RecordingLane l1 = bulkLane();
-        BehaviorTestKit<EndpointActor.Command> kit = spawn("endpoint", l0, l1);
+        BehaviorTestKit<EndpointProtocol.Command> kit = spawn("endpoint", l0, l1);
         CompletableFuture<Void> f = facade.flush().toCompletableFuture();
         settle(kit);
         assertTrue(f.isDone() && !f.isCompletedExceptionally());
@@ -155,7 +155,7 @@ class EndpointActorTest {
     void replacingALaneDuringASelectiveStrongFenceReplaysDataThenFencesEveryLiveLane() {
         RecordingLane l0 = shortLane();
         RecordingLane l1 = bulkLane();
-        BehaviorTestKit<EndpointActor.Command> kit = spawn("endpoint", l0, l1);
+        BehaviorTestKit<EndpointProtocol.Command> kit = spawn("endpoint", l0, l1);
         CompletableFuture<Void> before = facade.put(ByteBuffer.allocate(8), key.baseAddress(), key)
                 .toCompletableFuture();
         facade.fence();
@@ -194,7 +194,7 @@ class EndpointActorTest {
     void aUserFlushKeepsItsCompletionsAndFlushesEveryLiveLaneAgainAfterAReplacement() {
         RecordingLane l0 = shortLane();
         RecordingLane l1 = bulkLane();
-        BehaviorTestKit<EndpointActor.Command> kit = spawn("endpoint", l0, l1);
+        BehaviorTestKit<EndpointProtocol.Command> kit = spawn("endpoint", l0, l1);
         workOnBothLanes();
         CompletableFuture<Void> flush = facade.flush().toCompletableFuture();
         settle(kit);
@@ -217,7 +217,7 @@ class EndpointActorTest {
         RecordingLane l0 = shortLane();
         RecordingLane l1 = bulkLane();
         RecordingLane l2 = new RecordingLane(5, Set.of(LaneType.AM, LaneType.RMA, LaneType.RMA_BW));
-        BehaviorTestKit<EndpointActor.Command> kit = spawn("endpoint", l0, l1, l2);
+        BehaviorTestKit<EndpointProtocol.Command> kit = spawn("endpoint", l0, l1, l2);
         facade.put(ByteBuffer.allocate(8), key.baseAddress(), key); // lane 0
         facade.put(ByteBuffer.allocate(1 << 16), key.baseAddress(), key); // lane 1
         facade.fence();
@@ -243,7 +243,7 @@ class EndpointActorTest {
         RecordingLane l0 = shortLane();
         RecordingLane l1 = bulkLane();
         RecordingLane l2 = new RecordingLane(6, Set.of(LaneType.AM, LaneType.RMA, LaneType.RMA_BW));
-        BehaviorTestKit<EndpointActor.Command> kit = spawn("endpoint", l0, l1, l2);
+        BehaviorTestKit<EndpointProtocol.Command> kit = spawn("endpoint", l0, l1, l2);
         workOnBothLanes();
         facade.fence();
         CompletableFuture<Void> queued = facade.put(ByteBuffer.allocate(3), key.baseAddress(), key)
@@ -261,7 +261,7 @@ class EndpointActorTest {
     void aRequestWithAFailedFragmentCompletesOnlyWhenEveryFragmentIsBack() {
         RecordingLane l0 = shortLane();
         RecordingLane l1 = bulkLane();
-        BehaviorTestKit<EndpointActor.Command> kit = spawn("endpoint", l0, l1);
+        BehaviorTestKit<EndpointProtocol.Command> kit = spawn("endpoint", l0, l1);
         CompletableFuture<Void> big = facade.put(ByteBuffer.allocate(4 << 16), key.baseAddress(), key)
                 .toCompletableFuture();
         settle(kit);
@@ -280,7 +280,7 @@ class EndpointActorTest {
     void anAddedLaneTakesANewSlotAndTheOthersStay() {
         RecordingLane l0 = shortLane();
         RecordingLane l1 = bulkLane();
-        BehaviorTestKit<EndpointActor.Command> kit = spawn("endpoint", l0, l1);
+        BehaviorTestKit<EndpointProtocol.Command> kit = spawn("endpoint", l0, l1);
         RecordingLane l3 = new RecordingLane(7, Set.of(LaneType.RMA_BW));
         kit.run(new LaneProtocol.LaneAdded(l3));
         settle(kit);
@@ -294,7 +294,7 @@ class EndpointActorTest {
     @Test
     void fenceOnOneLaneIsWeak() {
         RecordingLane l0 = shortLane();
-        BehaviorTestKit<EndpointActor.Command> kit = spawn("endpoint", l0);
+        BehaviorTestKit<EndpointProtocol.Command> kit = spawn("endpoint", l0);
         facade.put(ByteBuffer.allocate(8), key.baseAddress(), key);
         facade.fence();
         facade.atomicPost64(AtomicOp.ADD, key.baseAddress(), key, 1);
@@ -308,7 +308,7 @@ class EndpointActorTest {
     void fenceWithNothingBeforeItFastForwards() {
         RecordingLane l0 = shortLane();
         RecordingLane l1 = bulkLane();
-        BehaviorTestKit<EndpointActor.Command> kit = spawn("endpoint", l0, l1);
+        BehaviorTestKit<EndpointProtocol.Command> kit = spawn("endpoint", l0, l1);
         facade.fence();
         workerEpoch.incrementAndGet();
         facade.put(ByteBuffer.allocate(8), key.baseAddress(), key);
@@ -321,7 +321,7 @@ class EndpointActorTest {
     void flushWaitsForQueuedWorkIssuedBeforeItButNotForLaterWork() {
         RecordingLane l0 = shortLane();
         RecordingLane l1 = bulkLane();
-        BehaviorTestKit<EndpointActor.Command> kit = spawn("endpoint", l0, l1);
+        BehaviorTestKit<EndpointProtocol.Command> kit = spawn("endpoint", l0, l1);
         workOnBothLanes();
         facade.fence();
         facade.put(ByteBuffer.allocate(1), key.baseAddress(), key); // queued behind a strong fence
@@ -348,7 +348,7 @@ class EndpointActorTest {
     @Test
     void noResourceParksOperationsInOrderUntilTheLaneIsReady() {
         RecordingLane l0 = shortLane();
-        BehaviorTestKit<EndpointActor.Command> kit = spawn("endpoint", l0);
+        BehaviorTestKit<EndpointProtocol.Command> kit = spawn("endpoint", l0);
         l0.answer = PostStatus.NO_RESOURCE;
         facade.put(ByteBuffer.allocate(1), key.baseAddress(), key);
         facade.put(ByteBuffer.allocate(2), key.baseAddress(), key);
@@ -362,7 +362,7 @@ class EndpointActorTest {
     @Test
     void targetErrorsFailOnlyTheirRequest() {
         RecordingLane l0 = shortLane();
-        BehaviorTestKit<EndpointActor.Command> kit = spawn("endpoint", l0);
+        BehaviorTestKit<EndpointProtocol.Command> kit = spawn("endpoint", l0);
         CompletableFuture<Void> bad = facade.put(ByteBuffer.allocate(1), key.baseAddress(), key).toCompletableFuture();
         CompletableFuture<Void> good = facade.put(ByteBuffer.allocate(2), key.baseAddress(), key).toCompletableFuture();
         settle(kit);
@@ -380,7 +380,7 @@ class EndpointActorTest {
     @Test
     void laneFailureFailsEveryOutstandingRequestAndLaterOnes() {
         RecordingLane l0 = shortLane();
-        BehaviorTestKit<EndpointActor.Command> kit = spawn("endpoint", l0);
+        BehaviorTestKit<EndpointProtocol.Command> kit = spawn("endpoint", l0);
         CompletableFuture<Void> p = facade.put(ByteBuffer.allocate(1), key.baseAddress(), key).toCompletableFuture();
         settle(kit);
         kit.run(new LaneProtocol.LaneFailed(0, l0.id, new RuntimeException("cable pulled")));

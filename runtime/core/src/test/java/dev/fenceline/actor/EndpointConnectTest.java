@@ -43,9 +43,9 @@ class EndpointConnectTest {
         EndpointChannel channel = new EndpointChannel("slow-connect", peer);
         EndpointImpl facade = new EndpointImpl(channel, new AtomicLong(), KIT.system(), Duration.ofSeconds(1));
         CompletableFuture<List<LaneConnection>> transport = new CompletableFuture<>();
-        TestProbe<EndpointActor.ConnectResult> probe = KIT.createTestProbe();
+        TestProbe<EndpointProtocol.ConnectResult> probe = KIT.createTestProbe();
         KIT.spawn(EndpointActor.create(s, channel, facade, () -> transport, probe.getRef()));
-        EndpointActor.ConnectResult r = probe.receiveMessage(Duration.ofSeconds(10));
+        EndpointProtocol.ConnectResult r = probe.receiveMessage(Duration.ofSeconds(10));
         assertNotNull(r.error(), "the connect timed out");
         assertInstanceOf(EndpointFailedException.class, r.error());
         RecordingLane late = new RecordingLane(9, Set.of(LaneType.AM));

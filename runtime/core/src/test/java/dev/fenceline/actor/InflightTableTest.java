@@ -114,4 +114,31 @@ class InflightTableTest {
         assertEquals(0, early.held);
         assertTrue(!t.holding() && !t.heldBefore(1));
     }
+
+    @Test
+    void whenTheEndpointEndsOnlyWithdrawnOrNeverSentFragmentsCountAsNotApplied() {
+        Request revoked = f.put(8, 0);
+        Request buffered = f.put(8, 0);
+        Request parked = f.put(8, 0);
+        Request held = f.put(8, 0);
+        for (Request r : List.of(revoked, buffered, parked, held)) {
+            t.order(r);
+            t.admit(r);
+        }
+        t.track(1, new InflightTable.Fragment(revoked, 0, 0, 10, null)); // its connection withdrew it
+        t.track(2, new InflightTable.Fragment(buffered, 0, 1, 20, null)); // a socket buffer may still apply it
+        t.track(3, new InflightTable.Fragment(parked, 0, 0, 10, null)); // never left its lane's queue
+        t.track(4, new InflightTable.Fragment(held, 0, 0, 10, null)); // its old connection's answer was awaited
+        t.hold(4);
+        Revocations said = new Revocations();
+        said.revoke(new dev.fenceline.spi.RecordingLane(10, java.util.EnumSet.of(dev.fenceline.LaneType.RMA))
+                .revocation(dev.fenceline.spi.Revocation.REVOKED));
+        org.agrona.collections.LongHashSet parkedTokens = new org.agrona.collections.LongHashSet();
+        parkedTokens.add(3);
+        t.markMaybeApplied(parkedTokens, said);
+        assertTrue(!revoked.mayHaveApplied, "withdrawn: not applied");
+        assertTrue(buffered.mayHaveApplied, "a connection never asked: it may still apply");
+        assertTrue(!parked.mayHaveApplied, "never sent");
+        assertTrue(held.mayHaveApplied, "an answer was on its way: it may have applied");
+    }
 }

@@ -9,7 +9,7 @@ import dev.fenceline.Endpoint;
 import dev.fenceline.Fenceline;
 import dev.fenceline.MemoryRegion;
 import dev.fenceline.Worker;
-import dev.fenceline.actor.EndpointActor;
+import dev.fenceline.actor.EndpointProtocol;
 import dev.fenceline.actor.WorkerActor;
 import java.util.concurrent.TimeUnit;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
@@ -55,9 +55,9 @@ class ExtensionTest {
                         KIT.system().settings().config().getConfig("fenceline.transport.sim"), registrations)));
         var worker = KIT.spawn(WorkerActor.create(settings, "direct-a", transports,
                 new java.util.concurrent.atomic.AtomicLong()));
-        TestProbe<EndpointActor.ConnectResult> probe = KIT.createTestProbe();
+        TestProbe<EndpointProtocol.ConnectResult> probe = KIT.createTestProbe();
         worker.tell(new WorkerActor.Connect(b.address(), probe.getRef()));
-        EndpointActor.ConnectResult result = probe.receiveMessage(java.time.Duration.ofSeconds(10));
+        EndpointProtocol.ConnectResult result = probe.receiveMessage(java.time.Duration.ofSeconds(10));
         assertEquals(null, result.error());
         assertEquals(2, result.endpoint().lanes().size());
         TestProbe<org.apache.pekko.Done> done = KIT.createTestProbe();
