@@ -100,14 +100,16 @@ final class Advertiser {
     /**
      * @param address the worker's address
      * @param incarnation this member's incarnation
+     * @param regions the regions published from the start, by name: a member that finds the worker
+     *     can look them up at once
      * @return the behavior; it registers itself at once
      */
-    static Behavior<Command> create(WorkerAddress address, long incarnation) {
+    static Behavior<Command> create(WorkerAddress address, long incarnation, Map<String, RemoteKey> regions) {
         return Behaviors.setup(ctx -> {
             ActorRef<Receptionist.Command> receptionist = ctx.getSystem().receptionist();
             receptionist.tell(Receptionist.register(ALL, ctx.getSelf()));
             receptionist.tell(Receptionist.register(key(address.name()), ctx.getSelf()));
-            return serving(new Description(incarnation, address), new HashMap<>());
+            return serving(new Description(incarnation, address), new HashMap<>(regions));
         });
     }
 

@@ -108,7 +108,23 @@ public final class FencelineCluster implements Extension {
      *     receptionist spreads it); the same stage for the same worker
      */
     public CompletionStage<ClusterWorker> advertise(Worker worker) {
+        return advertise(worker, Map.of());
+    }
+
+    /**
+     * Makes a worker of this member known to the cluster with regions already published: a member
+     * that finds the worker can look them up at once (publishing after {@link #advertise(Worker)}
+     * leaves a moment in which another member sees the worker and not yet the name).
+     *
+     * @param worker a worker of this actor system's runtime
+     * @param regions regions of {@code worker} to publish, by name (1 to 256 characters each)
+     * @return completes once this member's own directory lists it; the same stage for the same
+     *     worker (regions given to a later call are ignored: {@link #publish} them)
+     */
+    public CompletionStage<ClusterWorker> advertise(Worker worker, Map<String, MemoryRegion> regions) {
         Objects.requireNonNull(worker, "worker");
+        Map<String, RemoteKey> keys = new java.util.HashMap<>();
+        regions.forEach((name, region) -> keys.put(checkName(name), ownKey(worker, region)));
         if (!fenceline.workers().contains(worker)) {
             return CompletableFuture.failedFuture(new IllegalArgumentException("worker '" + worker.name()
                     + "' is not an open worker of this actor system's Fenceline runtime"));
@@ -116,7 +132,7 @@ public final class FencelineCluster implements Extension {
         UUID id = worker.address().workerId();
         Advertised a = advertised.computeIfAbsent(id, k -> {
             long incarnation = cluster.selfMember().uniqueAddress().longUid();
-            ActorRef<Advertiser.Command> ref = system.systemActorOf(Advertiser.create(worker.address(), incarnation),
+            ActorRef<Advertiser.Command> ref = system.systemActorOf(Advertiser.create(worker.address(), incarnation, keys),
                     "fenceline-advertiser-" + names.incrementAndGet(), Props.empty());
             CompletionStage<ClusterWorker> listed = find(cluster.selfMember().address(), worker.name(), id);
             return new Advertised(worker, ref, listed);
@@ -216,11 +232,7 @@ public final class FencelineCluster implements Extension {
      */
     public CompletionStage<Void> publish(Worker worker, String name, MemoryRegion region) {
         checkName(name);
-        RemoteKey key = region.remoteKey();
-        if (!key.ownerId().equals(worker.address().workerId())) {
-            throw new IllegalArgumentException("region " + key.shortKey() + " belongs to another worker than '"
-                    + worker.name() + "'");
-        }
+        RemoteKey key = ownKey(worker, region);
         Advertised a = advertised.get(worker.address().workerId());
         if (a == null) {
             return CompletableFuture.failedFuture(new IllegalStateException("worker '" + worker.name()
@@ -282,12 +294,22 @@ public final class FencelineCluster implements Extension {
                 });
     }
 
-    private static void checkName(String name) {
+    private static String checkName(String name) {
         Objects.requireNonNull(name, "name");
         if (name.isEmpty() || name.length() > MAX_REGION_NAME) {
             throw new IllegalArgumentException("a region name has 1 to " + MAX_REGION_NAME + " characters, not "
                     + name.length());
         }
+        return name;
+    }
+
+    private static RemoteKey ownKey(Worker worker, MemoryRegion region) {
+        RemoteKey key = region.remoteKey();
+        if (!key.ownerId().equals(worker.address().workerId())) {
+            throw new IllegalArgumentException("region " + key.shortKey() + " belongs to another worker than '"
+                    + worker.name() + "'");
+        }
+        return key;
     }
 
     /**

@@ -62,8 +62,7 @@ public final class ClusterMember {
             Worker kv = Fenceline.get(system).newWorker("kv").toCompletableFuture().get(10, TimeUnit.SECONDS);
             MemoryRegion table = kv.allocate(4096);
             FencelineCluster fc = FencelineCluster.get(system);
-            fc.advertise(kv).toCompletableFuture().get(10, TimeUnit.SECONDS);
-            fc.publish(kv, "table", table).toCompletableFuture().get(10, TimeUnit.SECONDS);
+            fc.advertise(kv, java.util.Map.of("table", table)).toCompletableFuture().get(10, TimeUnit.SECONDS);
             System.out.println("MEMBER " + cluster.selfMember().address() + " "
                     + cluster.selfMember().uniqueAddress().longUid());
             System.out.flush();

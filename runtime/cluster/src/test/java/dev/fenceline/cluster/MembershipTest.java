@@ -181,6 +181,24 @@ class MembershipTest {
         RemoteAccessException e = assertInstanceOf(RemoteAccessException.class, none.getCause());
         assertEquals(RemoteAccessException.Reason.UNKNOWN_KEY, e.reason());
         assertTrue(e.getMessage().contains("no-such-table"), e.getMessage());
+
+        // A region published after its worker was advertised, then withdrawn.
+        dev.fenceline.MemoryRegion mine = a.allocate(64);
+        ClusterWorker self = await(cluster.worker(Cluster.get(system).selfMember().address(), "a"));
+        await(cluster.publish(a, "late", mine));
+        assertEquals(mine.remoteKey(), await(cluster.lookup(a, self, "late")));
+        await(cluster.unpublish(a, "late"));
+        CompletionException withdrawn = assertThrows(CompletionException.class,
+                () -> cluster.lookup(a, self, "late").toCompletableFuture().join());
+        assertInstanceOf(RemoteAccessException.class, withdrawn.getCause());
+        assertThrows(IllegalArgumentException.class, () -> cluster.publish(a, "b's", b2Region(kvB)),
+                "a region of another worker is refused");
+    }
+
+    private dev.fenceline.MemoryRegion b2Region(ClusterWorker notMine) throws Exception {
+        Worker other = await(Fenceline.get(system).newWorker("other"));
+        assertNotEquals(notMine.address().workerId(), other.address().workerId());
+        return other.allocate(64);
     }
 
     @Test

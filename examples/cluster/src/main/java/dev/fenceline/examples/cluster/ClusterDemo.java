@@ -183,6 +183,13 @@ public final class ClusterDemo {
                 }
             }
             return new Report(problems.isEmpty(), problems, removedAfterMs, toTheDead, checked);
+        } catch (IOException | TimeoutException e) {
+            StringBuilder logs = new StringBuilder(e.getMessage());
+            for (Member m : members) { // the others may say why
+                logs.append("\n--- member ").append(m.index()).append(m.process().isAlive() ? " (alive)" : " (exited "
+                        + m.process().exitValue() + ")").append(", ").append(m.log()).append(":\n").append(tail(m.log()));
+            }
+            throw new IOException(logs.toString(), e);
         } finally {
             for (Member m : members) {
                 m.process().destroyForcibly();

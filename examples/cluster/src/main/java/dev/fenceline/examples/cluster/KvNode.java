@@ -130,8 +130,7 @@ public final class KvNode {
         FencelineCluster fc = FencelineCluster.get(system);
         Worker kv = await(Fenceline.get(system).newWorker("kv-" + index));
         MemoryRegion table = kv.allocate((long) Slots.SLOT * keys);
-        await(fc.advertise(kv));
-        await(fc.publish(kv, "table", table));
+        await(fc.advertise(kv, java.util.Map.of("table", table))); // found with its table, never without
         Endpoint[] eps = new Endpoint[nodes];
         RemoteKey[] tables = new RemoteKey[nodes];
         for (int j = 0; j < nodes; j++) {
