@@ -16,6 +16,9 @@ import picocli.CommandLine.Option;
                 + " left with RMA gets: nothing lost, nothing applied twice, every request to the dead member ended"
                 + " with EndpointFailed or OutcomeUnknown. Exits 1 on a violation, 70 if it crashed."})
 public final class ClusterDemoCommand implements Callable<Integer> {
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
     @Option(names = "--nodes", defaultValue = "3", description = "Members, 3 to 16 (default ${DEFAULT-VALUE}).")
     int nodes;
 
@@ -34,23 +37,29 @@ public final class ClusterDemoCommand implements Callable<Integer> {
             + " of this checkout).")
     Path config;
 
-    @Option(names = "--logs", description = "Where the members' logs go (default: a new temporary directory).")
+    @Option(names = "--logs", description = "Where the members' logs go (default: fenceline-cluster-demo-<pid> in the temporary directory).")
     Path logs;
 
     @Override
     public Integer call() throws Exception {
         Path conf = config != null ? config
                 : Path.of(System.getProperty("fenceline.home", "."), "config", "cluster", "three-nodes.conf");
+        Path logDir = logs != null ? logs : Path.of(System.getProperty("java.io.tmpdir"),
+                "fenceline-cluster-demo-" + ProcessHandle.current().pid());
+        ClusterDemo.Options options;
+        try {
+            options = new ClusterDemo.Options(nodes, keys, writes, conf, netns, logDir, System.out);
+        } catch (IllegalArgumentException e) {
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+        }
         if (!Files.isRegularFile(conf)) {
-            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(),
                     "no configuration at " + conf + " (pass --config FILE)");
         }
-        Path logDir = logs != null ? logs : Files.createTempDirectory("fenceline-cluster-demo");
         System.out.printf("cluster demo: %d members%s, %d keys each, %d writes each to every replica; logs in %s%n",
                 nodes, netns ? " in network namespaces (two rails)" : " on loopback", keys, writes, logDir);
         long start = System.nanoTime();
-        ClusterDemo.Report r = ClusterDemo.run(new ClusterDemo.Options(nodes, keys, writes, conf, netns, logDir,
-                System.out));
+        ClusterDemo.Report r = ClusterDemo.run(options);
         System.out.printf("  survivors checked %d replica slots; %d s in all%n", r.checkedSlots(),
                 (System.nanoTime() - start) / 1_000_000_000L);
         r.problems().stream().limit(10).forEach(p -> System.out.println("  violation   " + p));

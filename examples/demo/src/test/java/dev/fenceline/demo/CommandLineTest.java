@@ -40,6 +40,18 @@ class CommandLineTest {
         assertTrue(out.toString().startsWith("fenceline " + v), out.toString());
     }
 
+    /** This class path has shm and tcp too, so chaos must ask for sim by name, not by `auto`. */
+    @Test
+    void chaosRunsOnTheSimTransportWhateverElseIsOnTheClassPath() {
+        assertEquals(0, run("chaos", "--seed", "7", "--ops", "200", "--reconfigs", "4"), err.toString());
+    }
+
+    @Test
+    void theClusterDemoIsACommand() {
+        assertEquals(2, run("cluster-demo", "--nodes", "2"), "fewer than three members cannot lose one");
+        assertTrue(err.toString().contains("--nodes 2"), err.toString());
+    }
+
     @Test
     void aBadSizeIsAUsageErrorNotAStackTrace() {
         assertEquals(2, run("perf", "-t", "put_lat", "-s", "8,12Q"));

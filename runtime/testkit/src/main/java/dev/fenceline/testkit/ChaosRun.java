@@ -41,7 +41,8 @@ public final class ChaosRun {
      */
     private static String lanes(long seed) {
         String r = (seed >> 1) % 2 == 0 ? "" : ", revocable = off";
-        return "fenceline.transport.sim.lanes = ["
+        // sim by name: on a class path with real transports too (bin/fenceline's), auto would pick those.
+        return "fenceline.transports = [sim]\nfenceline.transport.sim.lanes = ["
                 + "{ types = [AM, RMA, AMO], min-delay = 0us, max-delay = 60us" + r + " },"
                 + "{ types = [AM, RMA_BW, AMO], min-delay = 0us, max-delay = 60us" + r + " },"
                 + "{ types = [AM, RMA, RMA_BW, AMO], min-delay = 0us, max-delay = 60us" + r + " } ]";

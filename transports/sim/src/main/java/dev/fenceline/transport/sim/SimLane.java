@@ -406,18 +406,23 @@ final class SimLane implements LaneConnection, DirectAccess {
         fabric.schedule(fabric.now() + heldFor.toNanos(), this::resume);
     }
 
+    /**
+     * The target takes, in order, everything that waited. Under the lane's lock as one step: a
+     * {@link #revoke()} comes wholly before it (and withdraws what a revocable lane holds) or wholly
+     * after it (and finds each copy applied); never between taking a copy and applying it, where it
+     * would call applied copies withdrawn.
+     */
     private void resume() {
-        java.util.List<Held> taken;
         synchronized (this) {
             stalled = false;
-            taken = new java.util.ArrayList<>(held);
+            java.util.List<Held> taken = new java.util.ArrayList<>(held);
             held.clear();
-        }
-        for (Held h : taken) {
-            if (h.op() != null) {
-                apply(h.op(), true);
-            } else {
-                h.flushAnswer().run();
+            for (Held h : taken) {
+                if (h.op() != null) {
+                    apply(h.op(), true);
+                } else {
+                    h.flushAnswer().run();
+                }
             }
         }
     }
