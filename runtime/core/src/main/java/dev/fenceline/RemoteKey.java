@@ -134,6 +134,12 @@ public final class RemoteKey {
             if (len < 0) {
                 throw malformed(bytes, "negative region length " + len);
             }
+            if (base < 0) {
+                throw malformed(bytes, String.format("negative base address 0x%x", base));
+            }
+            if (base > Long.MAX_VALUE - len) {
+                throw malformed(bytes, String.format("region [0x%x, +%d) overflows the address space", base, len));
+            }
             int tlen = in.getInt();
             if (tlen < 0 || tlen > MAX_TRANSPORT_DATA) {
                 throw malformed(bytes, "transport data of " + tlen + " bytes outside [0, " + MAX_TRANSPORT_DATA + "]");

@@ -19,6 +19,18 @@ class RemoteKeyTest {
             new byte[] {1, 2});
 
     @Test
+    void aNegativeOrOverflowingBaseIsMalformedAtUnpack() {
+        for (long[] bad : new long[][] {{-4096, 64}, {Long.MIN_VALUE, 1}, {Long.MAX_VALUE - 10, 64}}) {
+            byte[] b = new RemoteKey(UUID.randomUUID(), 1, bad[0], bad[1], new byte[0]).toBytes();
+            RemoteAccessException e = assertThrows(RemoteAccessException.class, () -> RemoteKey.fromBytes(b));
+            assertEquals(Reason.MALFORMED_KEY, e.reason());
+            assertTrue(e.getMessage().contains(String.format("0x%x", bad[0])), "names the base: " + e.getMessage());
+        }
+        byte[] top = new RemoteKey(UUID.randomUUID(), 1, Long.MAX_VALUE - 64, 64, new byte[0]).toBytes();
+        assertDoesNotThrow(() -> RemoteKey.fromBytes(top), "a region that ends exactly at the top is fine");
+    }
+
+    @Test
     void roundTrips() {
         assertEquals(key, RemoteKey.fromBytes(key.toBytes()));
     }

@@ -111,6 +111,12 @@ final class CmaLane extends AbstractLane {
         int n = op.local().remaining();
         key.checkBounds(op.remoteAddress(), n);
         check(key, op.remoteAddress(), n);
+        if (!peer.alive()) {
+            // Its pid and start time first, every time: once the peer is gone its pid may be another
+            // process's, and process_vm_writev would write into that one.
+            peerGone();
+            return PostStatus.IN_PROGRESS;
+        }
         Integer errno = op.kind() == TransportOp.Kind.PUT ? cma.write(peer.pid, op.remoteAddress(), op.local())
                 : cma.read(peer.pid, op.remoteAddress(), op.local());
         if (errno != null) {

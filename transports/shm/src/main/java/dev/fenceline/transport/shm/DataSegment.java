@@ -103,7 +103,7 @@ final class DataSegment implements SharedMemory {
             return null;
         }
         String name = new String(transportData, 12, n, StandardCharsets.UTF_8);
-        return name.startsWith("fl-") && !name.contains("/") ? name : null;
+        return Segments.isDataName(name) ? name : null;
     }
 
     /** Maps a peer's segment and checks its header. */

@@ -6,8 +6,12 @@ import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFileAttributes;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
@@ -58,14 +62,76 @@ final class Segments {
         }
     }
 
-    /** Maps an existing segment, whole. */
+    /**
+     * Maps an existing segment, whole, if it is one a peer of this user made: a regular file, not a
+     * symbolic link (opened with {@code O_NOFOLLOW}), owned by this process's user, readable and
+     * writable by that user only, and the same file after opening as when checked. Anything else in
+     * the directory (a link planted by another user, a file another user owns or can write) is
+     * refused before it is mapped.
+     *
+     * @throws IOException naming the file and what is wrong with it
+     */
     static MappedByteBuffer open(Path file) throws IOException {
-        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+        PosixFileAttributes before = checkedAttributes(file);
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE,
+                LinkOption.NOFOLLOW_LINKS)) {
+            PosixFileAttributes after = checkedAttributes(file);
+            if (!java.util.Objects.equals(before.fileKey(), after.fileKey())) {
+                throw new IOException("shm: " + file + " was replaced while it was opened");
+            }
             MappedByteBuffer m = ch.map(FileChannel.MapMode.READ_WRITE, 0, ch.size());
             m.order(ByteOrder.nativeOrder());
             return m;
         }
     }
+
+    private static PosixFileAttributes checkedAttributes(Path file) throws IOException {
+        PosixFileAttributes a = Files.readAttributes(file, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+        if (!a.isRegularFile()) {
+            throw new IOException("shm: " + file + " is not a regular file (" + (a.isSymbolicLink() ? "a symbolic link"
+                    : a.isDirectory() ? "a directory" : "a special file") + "): refused");
+        }
+        String me = System.getProperty("user.name");
+        if (!a.owner().getName().equals(me)) {
+            throw new IOException("shm: " + file + " is owned by " + a.owner().getName() + ", not by " + me
+                    + ": refused");
+        }
+        java.util.Set<PosixFilePermission> p = a.permissions();
+        if (!OWNER_ONLY.containsAll(p)) {
+            throw new IOException("shm: " + file + " has mode " + PosixFilePermissions.toString(p)
+                    + ", more than rw-------: refused");
+        }
+        return a;
+    }
+
+    private static final java.util.Set<PosixFilePermission> OWNER_ONLY = java.util.EnumSet.of(
+            PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE);
+
+    private static final Pattern CONTROL_NAME = Pattern.compile("^fl-\\d{1,20}-\\d{1,10}-\\d{1,20}-[0-9a-f]{8}-[0-9a-f]{16}-ctl$");
+    private static final Pattern DATA_NAME = Pattern.compile("^fl-\\d{1,20}-\\d{1,10}-\\d{1,20}-[0-9a-f]{8}-seg\\d{1,19}-[0-9a-f]{16}$");
+
+    /**
+     * @param name a control segment's name, as a peer wrote it
+     * @return whether it has exactly the form this transport gives one (so it is a plain file name)
+     */
+    static boolean isControlName(String name) {
+        return name != null && name.length() <= 128 && CONTROL_NAME.matcher(name).matches();
+    }
+
+    /**
+     * @param name a data segment's name, as a key carries it
+     * @return whether it has exactly the form this transport gives one
+     */
+    static boolean isDataName(String name) {
+        return name != null && name.length() <= 128 && DATA_NAME.matcher(name).matches();
+    }
+
+    /** @return 16 hex digits from a strong source: no one can guess a segment's name in advance */
+    static String unguessable() {
+        return String.format("%016x", RANDOM.nextLong());
+    }
+
+    private static final java.security.SecureRandom RANDOM = new java.security.SecureRandom();
 
     static void remove(Path file) {
         try {

@@ -119,7 +119,7 @@ final class ShmTransport implements Transport, Agent {
         }
         Segments.removeStale(directory);
         this.prefix = Segments.processPrefix() + context.workerId().toString().substring(0, 8) + "-";
-        this.inboxFile = directory.resolve(prefix + "ctl");
+        this.inboxFile = directory.resolve(prefix + Segments.unguessable() + "-ctl");
         try {
             this.inbox = Inbox.create(inboxFile, settings.ringSize(), settings.maxRegistrations(), settings.maxLanes(),
                     context.workerId());
@@ -212,7 +212,7 @@ final class ShmTransport implements Transport, Agent {
         if (bytes > Integer.MAX_VALUE - DataSegment.HEADER) {
             return null;
         }
-        Path file = directory.resolve(prefix + "seg" + segmentCount.incrementAndGet());
+        Path file = directory.resolve(prefix + "seg" + segmentCount.incrementAndGet() + "-" + Segments.unguessable());
         try {
             DataSegment[] self = new DataSegment[1];
             self[0] = DataSegment.create(file, bytes, () -> ownSegments.remove(self[0]));
@@ -411,8 +411,8 @@ final class ShmTransport implements Transport, Agent {
         if (!Host.alive(pid, start)) {
             throw new EndpointFailedException("shm: the peer process " + pid + " is gone");
         }
-        if (!name.startsWith("fl-") || name.contains("/")) {
-            throw new FencelineException("shm: malformed peer segment name '" + name + "'");
+        if (!Segments.isControlName(name)) {
+            throw new FencelineException("shm: malformed peer segment name '" + printable(name) + "'");
         }
         return openInbox(name);
     }
@@ -649,8 +649,8 @@ final class ShmTransport implements Transport, Agent {
             return;
         }
         String name = b.getStringWithoutLengthUtf8(at + 48, n);
-        if (!name.startsWith("fl-") || name.contains("/")) {
-            dropped("a CONNECT naming '" + name + "', not a control segment");
+        if (!Segments.isControlName(name)) {
+            dropped("a CONNECT naming '" + printable(name) + "', not a control segment");
             return;
         }
         Inbox origin;
@@ -907,5 +907,11 @@ final class ShmTransport implements Transport, Agent {
             s.close();
         }
         Segments.remove(inboxFile);
+    }
+
+    /** @return a peer-written name as it may be logged: at most 64 characters, control characters shown as '?' */
+    static String printable(String name) {
+        String cut = name.length() > 64 ? name.substring(0, 64) + "..." : name;
+        return cut.replaceAll("\\p{Cntrl}", "?");
     }
 }

@@ -25,9 +25,17 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class HostileInboxTest {
+    /** @return the name of a worker's control segment (its random part is only in /dev/shm) */
+    static String controlOf(Worker w) throws Exception {
+        String prefix = Segments.processPrefix() + w.address().workerId().toString().substring(0, 8) + "-";
+        try (java.util.stream.Stream<Path> files = java.nio.file.Files.list(Path.of("/dev/shm"))) {
+            return files.map(p -> p.getFileName().toString()).filter(n -> n.startsWith(prefix) && n.endsWith("-ctl"))
+                    .findFirst().orElseThrow(() -> new AssertionError("no control segment " + prefix + "*-ctl"));
+        }
+    }
+
     private static ManyToOneRingBuffer inboxOf(Worker w) throws Exception {
-        String file = Segments.processPrefix() + w.address().workerId().toString().substring(0, 8) + "-ctl";
-        return Inbox.open(Path.of("/dev/shm", file)).ring;
+        return Inbox.open(Path.of("/dev/shm", controlOf(w))).ring;
     }
 
     private static void write(ManyToOneRingBuffer ring, int type, byte[] body) {
@@ -54,7 +62,7 @@ class HostileInboxTest {
             RemoteKey key = a.unpackRemoteKey(counter.remoteKey().toBytes());
             Endpoint ep = a.connect(b.address()).toCompletableFuture().get(10, TimeUnit.SECONDS);
             ManyToOneRingBuffer inbox = inboxOf(b);
-            String own = Segments.processPrefix() + a.address().workerId().toString().substring(0, 8) + "-ctl";
+            String own = controlOf(a);
             write(inbox, ShmWire.CONNECT, connect(0, 1 << 30, own)); // a name far past the record
             write(inbox, ShmWire.CONNECT, connect(0, -5, own));
             write(inbox, ShmWire.CONNECT, connect(1 << 24, own.length(), own)); // a gate a does not have
