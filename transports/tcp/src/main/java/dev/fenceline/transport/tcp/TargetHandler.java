@@ -148,6 +148,10 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
             return;
         }
         state = State.READY;
+        FrameSplitter frames = ctx.pipeline().get(FrameSplitter.class);
+        if (frames != null) {
+            frames.authenticated();
+        }
         handshakeTimeout.cancel(false);
         LOG.debug("tcp {}: accepted {} from worker {}", transport.workerName(), ctx.channel().remoteAddress(), peer);
         ctx.writeAndFlush(FrameEncoder.welcome(ctx.alloc(), transport.settings().maxFragment()));

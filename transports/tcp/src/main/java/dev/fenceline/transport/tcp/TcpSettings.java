@@ -33,12 +33,24 @@ import java.util.Set;
  * @param maxRead the largest buffer one socket read fills
  * @param dedupWindow remembered operations per origin endpoint
  * @param dedupLinger how long an idle origin's window is kept
+ * @param limits what an incoming connection may cost before and after it authenticates
  * @param keysRead every key read, for the completeness test
  */
 record TcpSettings(List<InetSocketAddress> listen, int maxRails, String secret, String io, int ioThreads,
         Duration connectTimeout, Duration userTimeout, Duration keepaliveIdle, Duration keepaliveInterval,
         int keepaliveCount, Duration minBackoff, Duration maxBackoff, Duration giveUpAfter, int maxFragment,
-        int queueDepth, long window, int maxRead, int dedupWindow, Duration dedupLinger, Set<String> keysRead) {
+        int queueDepth, long window, int maxRead, int dedupWindow, Duration dedupLinger, Limits limits,
+        Set<String> keysRead) {
+
+    /**
+     * Caps on what peers that have not proven anything, or one address, can make a target hold.
+     *
+     * @param preAuthFrame the largest frame accepted before the handshake completed
+     * @param connections incoming connections this transport holds at most
+     * @param connectionsPerAddress incoming connections from one IP address at most
+     */
+    record Limits(int preAuthFrame, int connections, int connectionsPerAddress) {
+    }
     static final String SECTION = "fenceline.transport.tcp";
     private static final int MIN_SECRET = 16;
 
@@ -80,9 +92,12 @@ record TcpSettings(List<InetSocketAddress> listen, int maxRails, String secret, 
                     + (long) maxRails * queueDepth + ", so every operation the lanes can hold fits");
         }
         Duration linger = r.durationIn("dedup-linger", Duration.ofSeconds(1), Duration.ofDays(1));
+        int connections = r.intIn("limits.connections", 1, 1 << 20);
+        Limits limits = new Limits((int) r.bytesIn("limits.pre-auth-frame", 128, 64 << 10), connections,
+                r.intIn("limits.connections-per-address", 1, connections));
         return new TcpSettings(List.copyOf(listen), maxRails, secret, io, ioThreads, connectTimeout, userTimeout, idle,
                 interval, count, minBackoff, maxBackoff, giveUp, maxFragment, queueDepth, window, maxRead, dedupWindow, linger,
-                r.keysRead());
+                limits, r.keysRead());
     }
 
     private static Duration seconds(ConfigReader r, String key) {

@@ -16,8 +16,6 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
-import io.netty.handler.codec.ByteToMessageDecoder;
-import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import java.net.InetAddress;
@@ -86,8 +84,13 @@ final class TcpTransport implements Transport {
                 .childHandler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
+                        if (!admitted(ch)) {
+                            ch.close();
+                            return;
+                        }
                         channels.add(ch);
-                        ch.pipeline().addLast(frames(), new TargetHandler(TcpTransport.this));
+                        ch.pipeline().addLast(new FrameSplitter(maxFrame(), settings.limits().preAuthFrame()),
+                                new TargetHandler(TcpTransport.this));
                     }
                 });
         io.childOptions(b, settings);
@@ -101,14 +104,56 @@ final class TcpTransport implements Transport {
     }
 
     /** Frames bigger than the largest legal one end the connection (TooLongFrameException). */
-    LengthFieldBasedFrameDecoder frames() {
-        int max = Wire.LENGTH_FIELD + Wire.FRAME_HEADER + 64 + Math.max(settings.maxFragment(), 2 * Wire.MAX_REASON_BYTES);
-        LengthFieldBasedFrameDecoder d = new LengthFieldBasedFrameDecoder(max, 0, Wire.LENGTH_FIELD, 0,
-                Wire.LENGTH_FIELD, true);
-        // A large frame spans many socket reads: keep the reads as they are (a composite) instead of
-        // copying each into one growing buffer; the target writes the pieces straight into memory.
-        d.setCumulator(ByteToMessageDecoder.COMPOSITE_CUMULATOR);
-        return d;
+    FrameSplitter frames() {
+        return new FrameSplitter(maxFrame(), maxFrame());
+    }
+
+    private int maxFrame() {
+        return Wire.LENGTH_FIELD + Wire.FRAME_HEADER + 64 + Math.max(settings.maxFragment(), 2 * Wire.MAX_REASON_BYTES);
+    }
+
+    // ------------------------------------------------------------------ connection limits
+
+    private final java.util.concurrent.atomic.AtomicInteger incoming = new java.util.concurrent.atomic.AtomicInteger();
+    private final java.util.concurrent.ConcurrentHashMap<InetAddress, java.util.concurrent.atomic.AtomicInteger>
+            incomingFrom = new java.util.concurrent.ConcurrentHashMap<>();
+    private final java.util.concurrent.atomic.AtomicLong refused = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong refusalLogged = new java.util.concurrent.atomic.AtomicLong();
+
+    /**
+     * Counts an incoming connection against the transport's and its address's limits; one over a
+     * limit is refused (the caller closes it), and a closed one is counted off.
+     */
+    private boolean admitted(Channel ch) {
+        InetAddress from = ch.remoteAddress() instanceof InetSocketAddress a ? a.getAddress() : null;
+        java.util.concurrent.atomic.AtomicInteger perAddress = incomingFrom.computeIfAbsent(from == null
+                ? InetAddress.getLoopbackAddress() : from, k -> new java.util.concurrent.atomic.AtomicInteger());
+        int total = incoming.incrementAndGet();
+        int mine = perAddress.incrementAndGet();
+        TcpSettings.Limits l = settings.limits();
+        if (total > l.connections() || mine > l.connectionsPerAddress()) {
+            incoming.decrementAndGet();
+            perAddress.decrementAndGet();
+            long n = refused.incrementAndGet();
+            long now = System.nanoTime();
+            long last = refusalLogged.get();
+            if (now - last > 1_000_000_000L && refusalLogged.compareAndSet(last, now)) {
+                LOG.warn("tcp {}: refused a connection from {}: {} incoming connections (limit {}), {} from that"
+                        + " address (limit {}); {} refused so far", context.workerName(), from, total - 1,
+                        l.connections(), mine - 1, l.connectionsPerAddress(), n);
+            }
+            return false;
+        }
+        ch.closeFuture().addListener(f -> {
+            incoming.decrementAndGet();
+            perAddress.decrementAndGet();
+        });
+        return true;
+    }
+
+    /** @return incoming connections refused by the limits so far (tests) */
+    long refusedConnections() {
+        return refused.get();
     }
 
     private static int prefixOf(InetAddress a) {
