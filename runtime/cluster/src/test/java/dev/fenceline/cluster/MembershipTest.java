@@ -75,11 +75,6 @@ class MembershipTest {
 
     /** A forked member: its process and what it printed. */
     private record Member(Process process, Address address, long uid, Path log) {
-        void signal(String name) throws IOException, InterruptedException {
-            Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).inheritIO().start();
-            assertTrue(kill.waitFor(10, TimeUnit.SECONDS) && kill.exitValue() == 0, "kill -" + name);
-        }
-
         /** SIGKILL, and wait for it to be gone. */
         void close() throws InterruptedException {
             process.destroyForcibly();
@@ -236,8 +231,8 @@ class MembershipTest {
         Endpoint ep = await(cluster.connect(a, kvC));
         await(ep.put(word(1), key.baseAddress(), key));
 
-        c.signal("STOP");
         long stopped = System.nanoTime();
+        dev.fenceline.testkit.ProcessFaults.stop(c.process(), java.time.Duration.ofSeconds(10));
         List<CompletableFuture<Void>> sent = new ArrayList<>();
         for (int i = 0; i < 8; i++) {
             sent.add(ep.put(word(100 + i), key.baseAddress() + 8L * i, key).toCompletableFuture());

@@ -51,20 +51,6 @@ record PeerProcess(Process process, BufferedReader out, WorkerAddress address, b
                 HEX.parseHex(parts[3]));
     }
 
-    /**
-     * Sends the process a signal ({@code STOP}, {@code CONT}).
-     *
-     * @param name the signal's name
-     * @throws IOException if kill cannot run
-     * @throws InterruptedException if interrupted while it runs
-     */
-    void signal(String name) throws IOException, InterruptedException {
-        Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).inheritIO().start();
-        if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
-            throw new AssertionError("kill -" + name + " " + process.pid() + " failed");
-        }
-    }
-
     @Override
     public void close() {
         process.destroyForcibly();

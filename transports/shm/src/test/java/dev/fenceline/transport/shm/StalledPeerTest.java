@@ -66,8 +66,7 @@ class StalledPeerTest {
             assertEquals(2, ep.lanes().size(), "a ring lane and a cma lane: " + ep.lanes());
             ep.put(word(7), data.baseAddress() + 64, data).toCompletableFuture().get(10, TimeUnit.SECONDS);
 
-            peer.signal("STOP");
-            Thread.sleep(100); // stopped for sure before anything below reaches its inbox
+            dev.fenceline.testkit.ProcessFaults.stop(peer.process(), java.time.Duration.ofSeconds(10));
             List<CompletableFuture<?>> puts = new ArrayList<>();
             List<CompletableFuture<?>> adds = new ArrayList<>();
             List<CompletableFuture<?>> messages = new ArrayList<>();
@@ -98,7 +97,7 @@ class StalledPeerTest {
                 putOutcome[i] = outcome(puts.get(i));
             }
             int laterOutcome = outcome(later);
-            peer.signal("CONT");
+            dev.fenceline.testkit.ProcessFaults.resume(peer.process());
             long okAdds = 0;
             long unknownAdds = 0;
             for (CompletableFuture<?> a : adds) {

@@ -56,11 +56,6 @@ class StalledTcpPeerTest {
         }
     }
 
-    private static void signal(Process p, String name) throws Exception {
-        Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(p.pid())).inheritIO().start();
-        assertTrue(kill.waitFor(10, TimeUnit.SECONDS) && kill.exitValue() == 0, "kill -" + name);
-    }
-
     @Test
     void whatWasWrittenToAStoppedPeerIsUnknownAndWhatWaitedBehindTheFenceNeverLands() throws Exception {
         Path log = Files.createDirectories(Path.of("target", "two-process")).resolve("stall-target.log");
@@ -86,8 +81,7 @@ class StalledTcpPeerTest {
             Endpoint ep = w.connect(address).toCompletableFuture().get(30, TimeUnit.SECONDS);
             assertEquals(2, ep.lanes().size(), "two rails: " + ep.lanes());
 
-            signal(target, "STOP");
-            Thread.sleep(100);
+            dev.fenceline.testkit.ProcessFaults.stop(target, java.time.Duration.ofSeconds(10));
             List<CompletableFuture<?>> puts = new ArrayList<>();
             List<CompletableFuture<?>> adds = new ArrayList<>();
             List<CompletableFuture<?>> messages = new ArrayList<>();
@@ -130,7 +124,7 @@ class StalledTcpPeerTest {
                 okMessages += x == 0 ? 1 : 0;
                 unknownMessages += x == 2 ? 1 : 0;
             }
-            signal(target, "CONT");
+            dev.fenceline.testkit.ProcessFaults.resume(target);
             Thread.sleep(1000); // the resumed target reads what waited in its socket buffers
 
             Endpoint again = w.connect(address).toCompletableFuture().get(30, TimeUnit.SECONDS);
