@@ -68,6 +68,7 @@ public final class FencelineCluster implements Extension {
     private final ActorRef<Directory.Command> directory;
     private final Map<UUID, Advertised> advertised = new ConcurrentHashMap<>();
     private final Map<Pair, CompletableFuture<Endpoint>> endpoints = new ConcurrentHashMap<>();
+    private final java.util.Set<UUID> watched = ConcurrentHashMap.newKeySet();
     private final AtomicLong names = new AtomicLong();
 
     /** An advertised worker of this member. */
@@ -180,10 +181,12 @@ public final class FencelineCluster implements Extension {
         Objects.requireNonNull(local, "local");
         Objects.requireNonNull(peer, "peer");
         UUID peerId = peer.address().workerId();
+        Pair key = new Pair(local.address().workerId(), peerId);
         if (view.get().gone().contains(peerId)) {
+            endpoints.remove(key); // its endpoint was aborted: nothing to keep
             return CompletableFuture.failedFuture(goneError(peer));
         }
-        Pair key = new Pair(local.address().workerId(), peerId);
+        forgetWhenClosed(local);
         return endpoints.compute(key, (k, existing) -> {
             if (existing != null && (!existing.isDone() || usable(existing))) {
                 return existing;
@@ -208,6 +211,17 @@ public final class FencelineCluster implements Extension {
      */
     public CompletionStage<Endpoint> connect(Worker local, Address member, String workerName) {
         return worker(member, workerName).thenCompose(w -> connect(local, w));
+    }
+
+    /** The shared endpoints of a local worker are forgotten when it closes (once per worker). */
+    private void forgetWhenClosed(Worker local) {
+        UUID id = local.address().workerId();
+        if (watched.add(id)) {
+            local.whenClosed().thenRun(() -> {
+                endpoints.keySet().removeIf(k -> k.local().equals(id));
+                watched.remove(id);
+            });
+        }
     }
 
     private static boolean usable(CompletableFuture<Endpoint> f) {

@@ -53,6 +53,7 @@ public final class WorkerImpl implements Worker {
     private final AtomicLong endpointCount = new AtomicLong();
     private final AtomicBoolean closing = new AtomicBoolean();
     private final CompletableFuture<Void> closed = new CompletableFuture<>();
+    private final AtomicBoolean released = new AtomicBoolean();
     private final Duration askTimeout;
     private final List<Transport> transportList;
     private final LaneEventDispatch laneEvents;
@@ -283,15 +284,14 @@ public final class WorkerImpl implements Worker {
         release();
     }
 
+    /** Once, whichever way the worker ends first. */
     private void release() {
-        synchronized (closed) {
-            if (closed.isDone()) {
-                return;
-            }
-            registrations.closeAll();
-            if (jmx != null) {
-                jmx.unregister();
-            }
+        if (!released.compareAndSet(false, true)) {
+            return;
+        }
+        registrations.closeAll();
+        if (jmx != null) {
+            jmx.unregister();
         }
         closed.complete(null);
     }
