@@ -106,7 +106,7 @@ public final class FencelineCluster implements Extension {
      *
      * @param worker a worker of this actor system's runtime
      * @return completes once this member's own directory lists it (other members follow as the
-     *     receptionist spreads it); the same stage for the same worker
+     *     receptionist spreads it); the same stage for the same worker, unless that one failed
      */
     public CompletionStage<ClusterWorker> advertise(Worker worker) {
         return advertise(worker, Map.of());
@@ -120,7 +120,8 @@ public final class FencelineCluster implements Extension {
      * @param worker a worker of this actor system's runtime
      * @param regions regions of {@code worker} to publish, by name (1 to 256 characters each)
      * @return completes once this member's own directory lists it; the same stage for the same
-     *     worker (regions given to a later call are ignored: {@link #publish} them)
+     *     worker, unless that one failed (then it looks again); regions given to a later call are
+     *     ignored: {@link #publish} them
      */
     public CompletionStage<ClusterWorker> advertise(Worker worker, Map<String, MemoryRegion> regions) {
         Objects.requireNonNull(worker, "worker");
@@ -143,6 +144,9 @@ public final class FencelineCluster implements Extension {
                 a.ref().tell(Advertiser.WorkerClosed.INSTANCE);
             }
         });
+        if (a.listed().toCompletableFuture().isCompletedExceptionally()) {
+            return find(cluster.selfMember().address(), worker.name(), id); // it timed out before: look again
+        }
         return a.listed();
     }
 
