@@ -21,12 +21,19 @@ import java.util.Set;
  * @param cma whether to offer the cross-memory-attach lane where it works
  * @param maxRegistrations key-table slots for registered regions
  * @param maxLanes gate slots for ring lanes
+ * @param quarantine how long a closed registration's memory and slot are kept
+ * @param unblockAfter how long a stuck inbox waits, after some producer died, before it is unblocked
  * @param keysRead every key read, for the completeness test
  */
 record ShmSettings(Path directory, int ringSize, int maxFragment, int queueDepth, String idleStrategy,
         Duration connectTimeout, Duration livenessInterval, int dedupWindow, boolean cma, int maxRegistrations,
-        int maxLanes, Set<String> keysRead) {
+        int maxLanes, Duration quarantine, Duration unblockAfter, Set<String> keysRead) {
     static final String SECTION = "fenceline.transport.shm";
+
+    /** @return {@link #quarantine()} in nanoseconds */
+    long registrationQuarantineNanos() {
+        return quarantine.toNanos();
+    }
     /** Room for a message's own header fields inside a ring record. */
     static final int MESSAGE_OVERHEAD = 128;
 
@@ -50,7 +57,9 @@ record ShmSettings(Path directory, int ringSize, int maxFragment, int queueDepth
         boolean cma = r.oneOf("cma", List.of("auto", "off")).equals("auto");
         int registrations = r.intIn("max-registrations", 1, 1 << 20);
         int lanes = r.intIn("max-lanes", 1, 1 << 20);
+        Duration quarantine = r.durationIn("registration-quarantine", Duration.ofMillis(1), Duration.ofMinutes(10));
+        Duration unblock = r.durationIn("inbox-unblock-after", Duration.ofMillis(100), Duration.ofHours(1));
         return new ShmSettings(directory, (int) ring, maxFragment, queueDepth, idle, connect, liveness, dedup, cma,
-                registrations, lanes, r.keysRead());
+                registrations, lanes, quarantine, unblock, r.keysRead());
     }
 }

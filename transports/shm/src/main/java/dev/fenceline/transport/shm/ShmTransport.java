@@ -103,7 +103,6 @@ final class ShmTransport implements Transport, Agent {
 
     private final java.util.concurrent.ConcurrentLinkedQueue<Quarantined> quarantine =
             new java.util.concurrent.ConcurrentLinkedQueue<>();
-    private static final long QUARANTINE_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** Target side (polling thread only): the origin endpoint each connection carries, for eviction. */
     private final Map<Long, Long> connOrigins = new HashMap<>();
     private volatile boolean closed;
@@ -501,13 +500,13 @@ final class ShmTransport implements Transport, Agent {
             consumerStuckSince = now;
             return false;
         }
-        return now - consumerStuckSince > TimeUnit.SECONDS.toNanos(5); // no live writer takes that long
+        return now - consumerStuckSince > settings.unblockAfter().toNanos(); // no live writer takes that long
     }
 
     private void checkPeers() {
         long now = System.nanoTime();
         Quarantined q;
-        while ((q = quarantine.peek()) != null && now - q.since() > QUARANTINE_NANOS) {
+        while ((q = quarantine.peek()) != null && now - q.since() > settings.registrationQuarantineNanos()) {
             quarantine.poll();
             synchronized (slots) {
                 slots.clear(q.slot());

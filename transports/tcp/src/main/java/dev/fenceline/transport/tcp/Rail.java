@@ -16,7 +16,6 @@ import org.slf4j.LoggerFactory;
 final class Rail {
     private static final Logger LOG = LoggerFactory.getLogger(Rail.class);
     /** A connection that lived this long was not flapping. */
-    private static final long STABLE_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(5);
 
     private final TcpTransport transport;
     private final int index;
@@ -90,7 +89,7 @@ final class Rail {
             long now = System.nanoTime();
             // A connection that died soon after it came up (a flapping path, a peer that kills it at
             // once) keeps the backoff and the give-up clock of the failure before it.
-            boolean flapping = backoffNanos > 0 && now - connectedAt < STABLE_NANOS;
+            boolean flapping = backoffNanos > 0 && now - connectedAt < transport.settings().stableAfter().toNanos();
             if (!flapping) {
                 failedAt = now;
                 backoffNanos = transport.settings().minBackoff().toNanos();

@@ -27,6 +27,7 @@ import java.util.Set;
  * @param minBackoff first reconnect delay
  * @param maxBackoff longest reconnect delay
  * @param giveUpAfter how long a failed rail is retried
+ * @param stableAfter how long a rail must stay up for its next reconnect to start afresh
  * @param maxFragment largest operation payload
  * @param queueDepth unacknowledged operations per lane
  * @param window unacknowledged payload bytes per lane
@@ -38,7 +39,8 @@ import java.util.Set;
  */
 record TcpSettings(List<InetSocketAddress> listen, int maxRails, String secret, String io, int ioThreads,
         Duration connectTimeout, Duration userTimeout, Duration keepaliveIdle, Duration keepaliveInterval,
-        int keepaliveCount, Duration minBackoff, Duration maxBackoff, Duration giveUpAfter, int maxFragment,
+        int keepaliveCount, Duration minBackoff, Duration maxBackoff, Duration giveUpAfter, Duration stableAfter,
+        int maxFragment,
         int queueDepth, long window, int maxRead, int dedupWindow, Duration dedupLinger, Limits limits,
         Set<String> keysRead) {
 
@@ -82,6 +84,7 @@ record TcpSettings(List<InetSocketAddress> listen, int maxRails, String secret, 
         Duration minBackoff = r.durationIn("reconnect.min-backoff", Duration.ofMillis(1), Duration.ofMinutes(10));
         Duration maxBackoff = r.durationIn("reconnect.max-backoff", minBackoff, Duration.ofMinutes(10));
         Duration giveUp = r.durationIn("reconnect.give-up-after", Duration.ofSeconds(1), Duration.ofDays(7));
+        Duration stable = r.durationIn("reconnect.stable-after", Duration.ofMillis(1), Duration.ofHours(1));
         int maxFragment = (int) r.bytesIn("max-fragment", 4 << 10, 64 << 20);
         int queueDepth = r.intIn("queue-depth", 1, 65536);
         long window = r.bytesIn("window", 64 << 10, 1L << 30);
@@ -96,7 +99,7 @@ record TcpSettings(List<InetSocketAddress> listen, int maxRails, String secret, 
         Limits limits = new Limits((int) r.bytesIn("limits.pre-auth-frame", 128, 64 << 10), connections,
                 r.intIn("limits.connections-per-address", 1, connections));
         return new TcpSettings(List.copyOf(listen), maxRails, secret, io, ioThreads, connectTimeout, userTimeout, idle,
-                interval, count, minBackoff, maxBackoff, giveUp, maxFragment, queueDepth, window, maxRead, dedupWindow, linger,
+                interval, count, minBackoff, maxBackoff, giveUp, stable, maxFragment, queueDepth, window, maxRead, dedupWindow, linger,
                 limits, r.keysRead());
     }
 
