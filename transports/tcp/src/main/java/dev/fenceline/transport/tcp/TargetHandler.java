@@ -11,6 +11,7 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.util.concurrent.ScheduledFuture;
+import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -57,6 +58,18 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
     @Override
     public void channelRead(ChannelHandlerContext c, Object msg) {
         ByteBuf frame = (ByteBuf) msg;
+        if (!held.isEmpty() || (state == State.READY && !c.channel().isWritable())) {
+            // Answers wait unread: this frame, and the rest of this read, wait in order until they
+            // drain (reads are paused, so at most one read's worth of frames is held here).
+            held.add(frame);
+            pauseReading(c);
+            return;
+        }
+        apply(c, frame);
+    }
+
+    /** Decodes and applies one frame, then releases it. */
+    private void apply(ChannelHandlerContext c, ByteBuf frame) {
         try {
             if (state != State.CLOSED) {
                 FrameDecoder.decode(frame, this, transport.settings().maxFragment());
@@ -73,7 +86,71 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
     @Override
     public void channelReadComplete(ChannelHandlerContext c) {
         c.flush();
+        if (!c.channel().isWritable()) {
+            pauseReading(c);
+        }
     }
+
+    /**
+     * The peer leaves its answers unread and they reached {@code limits.queued-bytes}: its further
+     * requests wait (held here, or in the socket) until the queue drains to half; if it stays full
+     * past {@code limits.unread-timeout}, the connection is closed.
+     */
+    private void pauseReading(ChannelHandlerContext c) {
+        if (!c.channel().config().isAutoRead()) {
+            return;
+        }
+        c.channel().config().setAutoRead(false);
+        armUnreadTimer(c);
+    }
+
+    /** From now, the answers must drain within {@code limits.unread-timeout}, or the connection closes. */
+    private void armUnreadTimer(ChannelHandlerContext c) {
+        if (unread != null) {
+            unread.cancel(false);
+        }
+        Duration timeout = transport.settings().limits().unreadTimeout();
+        unread = c.executor().schedule(() -> {
+            if (!c.channel().isWritable() && state != State.CLOSED) {
+                LOG.warn("tcp {}: closing connection from {} (worker {}): it left {} bytes of answers unread for {}",
+                        transport.workerName(), c.channel().remoteAddress(), peer,
+                        c.channel().unsafe().outboundBuffer() == null ? 0
+                                : c.channel().unsafe().outboundBuffer().totalPendingWriteBytes(), timeout);
+                closeNow();
+            }
+        }, timeout.toNanos(), TimeUnit.NANOSECONDS);
+    }
+
+    /**
+     * The answers drained to half: the held frames go on, in order, while the channel stays
+     * writable; reading resumes once none is left. Progress restarts the unread timeout.
+     */
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext c) {
+        if (c.channel().isWritable() && !c.channel().config().isAutoRead() && state != State.CLOSED) {
+            ByteBuf next;
+            while (c.channel().isWritable() && (next = held.poll()) != null) {
+                apply(c, next);
+            }
+            c.flush();
+            if (held.isEmpty() && c.channel().isWritable()) {
+                if (unread != null) {
+                    unread.cancel(false);
+                    unread = null;
+                }
+                c.channel().config().setAutoRead(true);
+            } else {
+                armUnreadTimer(c);
+            }
+        }
+        c.fireChannelWritabilityChanged();
+    }
+
+    /** Frames that arrived while the peer's answers waited unread, in order; released when the channel ends. */
+    private final java.util.ArrayDeque<ByteBuf> held = new java.util.ArrayDeque<>();
+
+    /** Closes a connection whose answers stayed unread; null while it reads. */
+    private ScheduledFuture<?> unread;
 
     @Override
     public void exceptionCaught(ChannelHandlerContext c, Throwable cause) {
@@ -88,6 +165,13 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
         state = State.CLOSED;
         if (handshakeTimeout != null) {
             handshakeTimeout.cancel(false);
+        }
+        if (unread != null) {
+            unread.cancel(false);
+        }
+        ByteBuf h;
+        while ((h = held.poll()) != null) {
+            h.release();
         }
         if (origin != null) {
             transport.dedup().release(origin, c.executor());

@@ -50,8 +50,11 @@ record TcpSettings(List<InetSocketAddress> listen, int maxRails, String secret, 
      * @param preAuthFrame the largest frame accepted before the handshake completed
      * @param connections incoming connections this transport holds at most
      * @param connectionsPerAddress incoming connections from one IP address at most
+     * @param queuedBytes answers a target queues for one connection before it stops reading from it
+     * @param unreadTimeout how long a connection may leave its answers unread before it is closed
      */
-    record Limits(int preAuthFrame, int connections, int connectionsPerAddress) {
+    record Limits(int preAuthFrame, int connections, int connectionsPerAddress, int queuedBytes,
+            Duration unreadTimeout) {
     }
     static final String SECTION = "fenceline.transport.tcp";
     private static final int MIN_SECRET = 16;
@@ -97,7 +100,9 @@ record TcpSettings(List<InetSocketAddress> listen, int maxRails, String secret, 
         Duration linger = r.durationIn("dedup-linger", Duration.ofSeconds(1), Duration.ofDays(1));
         int connections = r.intIn("limits.connections", 1, 1 << 20);
         Limits limits = new Limits((int) r.bytesIn("limits.pre-auth-frame", 128, 64 << 10), connections,
-                r.intIn("limits.connections-per-address", 1, connections));
+                r.intIn("limits.connections-per-address", 1, connections),
+                (int) r.bytesIn("limits.queued-bytes", 64 << 10, 1 << 30),
+                r.durationIn("limits.unread-timeout", Duration.ofMillis(100), Duration.ofHours(1)));
         return new TcpSettings(List.copyOf(listen), maxRails, secret, io, ioThreads, connectTimeout, userTimeout, idle,
                 interval, count, minBackoff, maxBackoff, giveUp, stable, maxFragment, queueDepth, window, maxRead, dedupWindow, linger,
                 limits, r.keysRead());

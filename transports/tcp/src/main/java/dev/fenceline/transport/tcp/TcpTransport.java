@@ -11,7 +11,9 @@ import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelOption;
 import io.netty.channel.ChannelInitializer;
+import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.group.ChannelGroup;
@@ -94,6 +96,8 @@ final class TcpTransport implements Transport {
                     }
                 });
         io.childOptions(b, settings);
+        int queued = settings.limits().queuedBytes();
+        b.childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(queued / 2, queued));
         ChannelFuture f = b.bind(a).awaitUninterruptibly(); // at worker start, outside any actor
         if (!f.isSuccess()) {
             throw new FencelineException("tcp: worker '" + context.workerName() + "' cannot listen on " + a + ": "

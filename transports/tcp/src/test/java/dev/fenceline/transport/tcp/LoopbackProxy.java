@@ -22,6 +22,7 @@ final class LoopbackProxy implements AutoCloseable {
     private final List<Socket> open = new CopyOnWriteArrayList<>();
     private volatile boolean cut;
     private volatile boolean blackHole;
+    private volatile boolean repliesHeld;
     private volatile boolean closed;
 
     LoopbackProxy(String bindAddress, InetSocketAddress target) throws IOException {
@@ -55,9 +56,15 @@ final class LoopbackProxy implements AutoCloseable {
         blackHole = true;
     }
 
+    /** Stops reading what the target sends back (a client that never reads): its socket buffers fill. */
+    void holdReplies() {
+        repliesHeld = true;
+    }
+
     void heal() {
         cut = false;
         blackHole = false;
+        repliesHeld = false;
     }
 
     private void accept() {
@@ -73,8 +80,8 @@ final class LoopbackProxy implements AutoCloseable {
                 out.connect(target, 2000);
                 open.add(in);
                 open.add(out);
-                pump(in, out);
-                pump(out, in);
+                pump(in, out, false);
+                pump(out, in, true);
             } catch (IOException e) {
                 if (closed) {
                     return;
@@ -83,18 +90,26 @@ final class LoopbackProxy implements AutoCloseable {
         }
     }
 
-    private void pump(Socket from, Socket to) {
+    private void pump(Socket from, Socket to, boolean replies) {
         Thread t = new Thread(() -> {
             byte[] buf = new byte[64 << 10];
             try (InputStream i = from.getInputStream(); OutputStream o = to.getOutputStream()) {
                 int n;
-                while ((n = i.read(buf)) >= 0) {
+                while (true) {
+                    while (replies && repliesHeld && !closed) {
+                        Thread.sleep(5); // a proxy thread, not an actor: it just stops reading
+                    }
+                    if ((n = i.read(buf)) < 0) {
+                        break;
+                    }
                     if (!blackHole) {
                         o.write(buf, 0, n);
                     }
                 }
             } catch (IOException ignored) {
                 // the other side closed or was cut
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             } finally {
                 try {
                     to.close();
