@@ -16,10 +16,46 @@ import java.util.Arrays;
  * {@code maxSpread} entries). A copy below the mark is a stale copy of a completed operation and is
  * never applied.
  *
+ * <p>A window may draw its storage from a {@link Budget} shared with others (a target bounds what
+ * one peer's windows hold together): an operation that would need more storage than the budget
+ * has left is {@link Seen#OVER_BUDGET}, not applied.
+ *
  * <p>Not thread-safe: one per origin endpoint, used under its owner's lock. {@link ExactlyOnce}
  * applies an operation through it.
  */
 public final class DedupWindow {
+    /** Storage shared by several windows, counted in entries. Thread-safe. */
+    public interface Budget {
+        /** No bound beyond each window's own {@code maxSpread}. */
+        Budget UNBOUNDED = new Budget() {
+            @Override
+            public boolean reserve(int entries) {
+                return true;
+            }
+
+            @Override
+            public void release(int entries) {
+            }
+
+            @Override
+            public String describe() {
+                return "no budget";
+            }
+        };
+
+        /**
+         * @param entries entries a window wants to add
+         * @return whether they were granted (and are now counted)
+         */
+        boolean reserve(int entries);
+
+        /** @param entries entries a window gives back (it was dropped) */
+        void release(int entries);
+
+        /** @return what the budget is, for the refusal's message (its key and bound) */
+        String describe();
+    }
+
     /** What {@link #lookup(long, long)} found. */
     public enum Seen {
         /** Never applied: apply it, then {@link #record} or {@link #recordFailure} the outcome. */
@@ -31,7 +67,9 @@ public final class DedupWindow {
         /** Below the low-water mark: the origin saw it complete; a stale copy, never apply it. */
         STALE,
         /** More than {@code maxSpread} beyond the low-water mark: cannot be tracked, so not applied. */
-        FULL
+        FULL,
+        /** Tracking it needs more storage than the window's {@link Budget} has left: not applied. */
+        OVER_BUDGET
     }
 
     private static final byte UNKNOWN = 0;
@@ -40,6 +78,8 @@ public final class DedupWindow {
     private static final int INITIAL = 1024;
 
     private final int maxSpread;
+    private final Budget budget;
+    private boolean released;
     private byte[] states;
     private long[] results;
     private FencelineException[] failures;
@@ -49,11 +89,50 @@ public final class DedupWindow {
 
     /** @param maxSpread the most sequence numbers tracked at once (at least 1) */
     public DedupWindow(int maxSpread) {
+        this(maxSpread, Budget.UNBOUNDED);
+        allocate(initialCapacity(maxSpread));
+    }
+
+    private DedupWindow(int maxSpread, Budget budget) {
         if (maxSpread < 1) {
             throw new IllegalArgumentException("dedup window of " + maxSpread + " < 1");
         }
         this.maxSpread = maxSpread;
-        allocate(Math.min(INITIAL, Integer.highestOneBit(Math.max(1, maxSpread - 1)) << 1));
+        this.budget = budget;
+    }
+
+    /**
+     * A window whose storage counts against {@code budget}, from its first entries on.
+     *
+     * @param maxSpread the most sequence numbers tracked at once (at least 1)
+     * @param budget what it may draw on
+     * @return the window, or null if the budget cannot cover even its initial storage
+     */
+    public static DedupWindow within(int maxSpread, Budget budget) {
+        int initial = initialCapacity(maxSpread);
+        DedupWindow w = new DedupWindow(maxSpread, budget);
+        if (!budget.reserve(initial)) {
+            return null;
+        }
+        w.allocate(initial);
+        return w;
+    }
+
+    private static int initialCapacity(int maxSpread) {
+        return Math.min(INITIAL, Integer.highestOneBit(Math.max(1, maxSpread - 1)) << 1);
+    }
+
+    /** Gives this window's storage back to its budget; the window is not used again. Idempotent. */
+    public void release() {
+        if (!released) {
+            released = true;
+            budget.release(states.length);
+        }
+    }
+
+    /** @return the budget this window draws on */
+    public Budget budget() {
+        return budget;
     }
 
     private void allocate(int capacity) {
@@ -77,7 +156,8 @@ public final class DedupWindow {
             return Seen.FULL;
         }
         if (sequence - base >= states.length) {
-            return Seen.NEW; // beyond anything stored: never seen
+            // Beyond anything stored: never seen. Its storage is taken now, so the budget can refuse.
+            return reserveFor(sequence) ? Seen.NEW : Seen.OVER_BUDGET;
         }
         int i = (int) sequence & mask;
         return switch (states[i]) {
@@ -140,10 +220,26 @@ public final class DedupWindow {
             throw new IllegalArgumentException("sequence " + sequence + " outside the window [" + base + ", "
                     + (base + maxSpread) + "): look it up first");
         }
-        while (sequence - base >= states.length) {
-            grow();
+        if (sequence - base >= states.length && !reserveFor(sequence)) {
+            throw new IllegalStateException("sequence " + sequence + " is over the window's budget (" + budget.describe()
+                    + "): look it up first");
         }
         return (int) sequence & mask;
+    }
+
+    /** Grows the storage until it holds {@code sequence}, if the budget grants the growth. */
+    private boolean reserveFor(long sequence) {
+        int capacity = states.length;
+        while (sequence - base >= capacity) {
+            capacity *= 2;
+        }
+        if (released || !budget.reserve(capacity - states.length)) {
+            return false;
+        }
+        while (states.length < capacity) {
+            grow();
+        }
+        return true;
     }
 
     /** Doubles the storage, keeping every entry of [base, base + old capacity). */

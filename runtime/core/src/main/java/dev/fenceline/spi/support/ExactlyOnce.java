@@ -43,6 +43,14 @@ public final class ExactlyOnce {
     }
 
     /**
+     * @param budget the storage the window draws on, shared with the same peer's other windows
+     * @return a new window for one origin endpoint, or null if the budget cannot hold one more
+     */
+    public DedupWindow newWindow(DedupWindow.Budget budget) {
+        return DedupWindow.within(windowSize, budget);
+    }
+
+    /**
      * Applies {@code op} unless a copy of it was applied or refused before.
      *
      * @param window the origin endpoint's window, or null if the operation carries no sequence number
@@ -71,6 +79,10 @@ public final class ExactlyOnce {
                 throw new FencelineException(target + ": operation " + sequence + " of endpoint "
                         + Long.toHexString(origin) + " is more than dedup-window = " + windowSize + " beyond its"
                         + " oldest incomplete operation (" + window.lowWater() + "); not applied");
+            case OVER_BUDGET:
+                throw new FencelineException(target + ": operation " + sequence + " of endpoint "
+                        + Long.toHexString(origin) + " cannot be tracked: its peer's dedup state is at its bound ("
+                        + window.budget().describe() + "); not applied");
             default:
                 long value;
                 try {

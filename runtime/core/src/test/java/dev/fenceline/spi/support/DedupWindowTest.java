@@ -1,6 +1,8 @@
 package dev.fenceline.spi.support;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
@@ -93,5 +95,37 @@ class DedupWindowTest {
                 applied.put(s, s ^ 0x5A);
             }
         }
+    }
+
+    /** Windows that share a budget hold no more together than it grants; a dropped one gives its storage back. */
+    @Test
+    void aSharedBudgetBoundsWhatItsWindowsHold() {
+        DedupBudget total = new DedupBudget("total", 8192, null);
+        DedupBudget peer = new DedupBudget("per peer", 4096, total);
+        DedupWindow a = DedupWindow.within(1 << 20, peer);
+        DedupWindow b = DedupWindow.within(1 << 20, peer);
+        assertEquals(2048, peer.used(), "each window starts with 1024 entries");
+        assertEquals(Seen.NEW, a.lookup(2047, 0), "grows a to 2048 entries: within the budget");
+        assertEquals(Seen.OVER_BUDGET, b.lookup(4095, 0), "would grow b to 4096: over the peer's 4096");
+        assertEquals(Seen.NEW, b.lookup(1023, 0), "what b already holds still works");
+        b.record(1023, 7);
+        assertEquals(Seen.DUPLICATE, b.lookup(1023, 0));
+        assertEquals(3072, peer.used());
+        assertEquals(3072, total.used());
+        assertNotNull(DedupWindow.within(1 << 20, peer), "1024 more makes 4096: granted");
+        assertEquals(4096, peer.used());
+        assertNull(DedupWindow.within(1 << 20, peer), "one more window: over the budget, none made");
+        a.release();
+        a.release();
+        assertEquals(2048, peer.used(), "released once, whatever the calls");
+        assertEquals(2048, total.used());
+        DedupBudget other = new DedupBudget("other peer", 8192, total);
+        DedupWindow c = DedupWindow.within(1 << 20, other);
+        assertNotNull(c);
+        assertEquals(Seen.NEW, c.lookup(4095, 0), "4096 for c: 6144 of the total");
+        assertNotNull(DedupWindow.within(1 << 13, other), "1024 more: 7168 of the total 8192, granted");
+        assertNotNull(DedupWindow.within(1 << 13, other), "1024 more: 8192, granted");
+        assertNull(DedupWindow.within(1 << 13, other), "the total's 8192 is reached: refused");
+        assertEquals(8192, total.used());
     }
 }
