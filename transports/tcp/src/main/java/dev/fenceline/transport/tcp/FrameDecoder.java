@@ -41,21 +41,17 @@ final class FrameDecoder {
                         uuid(frame, p + 20), bytes(frame, p + 36, Wire.NONCE));
             }
             case Wire.CHALLENGE -> {
-                exact(type, body, 2 + Wire.NONCE + Wire.PROOF);
-                handler.challenge(frame.getUnsignedShort(p), bytes(frame, p + 2, Wire.NONCE),
-                        bytes(frame, p + 2 + Wire.NONCE, Wire.PROOF));
+                exact(type, body, 2 + Wire.NONCE);
+                handler.challenge(frame.getUnsignedShort(p), bytes(frame, p + 2, Wire.NONCE));
             }
-            case Wire.AUTH -> {
-                exact(type, body, Wire.PROOF);
-                handler.auth(bytes(frame, p, Wire.PROOF));
-            }
+            case Wire.AUTH -> handler.auth(proof(frame, p, body, type));
             case Wire.WELCOME -> {
-                exact(type, body, 4);
+                atLeast(type, body, 4);
                 int limit = frame.getInt(p);
                 if (limit < 1) {
                     throw new MalformedFrameException("WELCOME with a payload limit of " + limit);
                 }
-                handler.welcome(limit);
+                handler.welcome(limit, proof(frame, p + 4, body - 4, type));
             }
             case Wire.REFUSE -> handler.refuse(string(frame, p, body, type));
             case Wire.PUT -> {
@@ -191,5 +187,14 @@ final class FrameDecoder {
                     + " (at most " + Wire.MAX_REASON_BYTES + ")");
         }
         return frame.toString(at + 2, n, StandardCharsets.UTF_8);
+    }
+
+    /** A proof: none (TLS alone authenticates) or one HMAC-SHA256. */
+    private static byte[] proof(ByteBuf frame, int at, int length, int type) throws MalformedFrameException {
+        if (length != 0 && length != Wire.PROOF) {
+            throw new MalformedFrameException(Wire.typeName(type) + " with a proof of " + length + " bytes (0 or "
+                    + Wire.PROOF + ")");
+        }
+        return bytes(frame, at, length);
     }
 }

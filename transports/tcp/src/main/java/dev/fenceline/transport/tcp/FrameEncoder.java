@@ -30,17 +30,18 @@ final class FrameEncoder {
         return uuid(uuid(b, client), server).writeBytes(nonce);
     }
 
-    static ByteBuf challenge(ByteBufAllocator alloc, int version, byte[] nonce, byte[] proof) {
-        return start(alloc, Wire.CHALLENGE, 2 + Wire.NONCE + Wire.PROOF, 0).writeShort(version).writeBytes(nonce)
-                .writeBytes(proof);
+    static ByteBuf challenge(ByteBufAllocator alloc, int version, byte[] nonce) {
+        return start(alloc, Wire.CHALLENGE, 2 + Wire.NONCE, 0).writeShort(version).writeBytes(nonce);
     }
 
+    /** @param proof the client's proof, or empty where TLS alone authenticates */
     static ByteBuf auth(ByteBufAllocator alloc, byte[] proof) {
-        return start(alloc, Wire.AUTH, Wire.PROOF, 0).writeBytes(proof);
+        return start(alloc, Wire.AUTH, proof.length, 0).writeBytes(proof);
     }
 
-    static ByteBuf welcome(ByteBufAllocator alloc, int maxData) {
-        return start(alloc, Wire.WELCOME, 4, 0).writeInt(maxData);
+    /** @param proof the server's proof, or empty where TLS alone authenticates */
+    static ByteBuf welcome(ByteBufAllocator alloc, int maxData, byte[] proof) {
+        return start(alloc, Wire.WELCOME, 4 + proof.length, 0).writeInt(maxData).writeBytes(proof);
     }
 
     static ByteBuf refuse(ByteBufAllocator alloc, String reason) {

@@ -15,7 +15,7 @@ interface FrameHandler {
         throw unexpected(Wire.HELLO);
     }
 
-    default void challenge(int version, byte[] nonce, byte[] proof) throws MalformedFrameException {
+    default void challenge(int version, byte[] nonce) throws MalformedFrameException {
         throw unexpected(Wire.CHALLENGE);
     }
 
@@ -23,8 +23,11 @@ interface FrameHandler {
         throw unexpected(Wire.AUTH);
     }
 
-    /** @param maxData the largest payload the peer accepts in one operation */
-    default void welcome(int maxData) throws MalformedFrameException {
+    /**
+     * @param maxData the largest payload the peer accepts in one operation
+     * @param proof the server's proof (empty where TLS alone authenticates)
+     */
+    default void welcome(int maxData, byte[] proof) throws MalformedFrameException {
         throw unexpected(Wire.WELCOME);
     }
 

@@ -27,7 +27,8 @@ final class LaneHandler extends ChannelInboundHandlerAdapter implements FrameHan
     private final byte[] clientNonce = Handshake.nonce();
     private ChannelHandlerContext ctx;
     private TcpLane lane;
-    private boolean challenged;
+    /** The server's nonce, once its CHALLENGE came. */
+    private byte[] serverNonce;
     /** Set when the connection ended: frames still buffered in the decoder are dropped. */
     private boolean ended;
 
@@ -98,31 +99,32 @@ final class LaneHandler extends ChannelInboundHandlerAdapter implements FrameHan
     // ------------------------------------------------------------------ handshake
 
     @Override
-    public void challenge(int version, byte[] serverNonce, byte[] proof) throws MalformedFrameException {
-        if (challenged) {
+    public void challenge(int version, byte[] nonce) throws MalformedFrameException {
+        if (serverNonce != null) {
             throw new MalformedFrameException("a second CHALLENGE");
         }
-        challenged = true;
         if (version != Wire.VERSION) {
             throw new MalformedFrameException("the peer chose protocol version " + version + ", not offered");
         }
-        UUID me = transport.workerId();
-        byte[] expected = transport.handshake().serverProof(version, me, rail.peer(), clientNonce, serverNonce);
+        serverNonce = nonce;
+        // The client proves first; the server's proof comes with WELCOME, and is checked there.
+        ctx.writeAndFlush(FrameEncoder.auth(ctx.alloc(), transport.handshake().clientProof(version,
+                transport.workerId(), rail.peer(), clientNonce, serverNonce)));
+    }
+
+    @Override
+    public void welcome(int maxData, byte[] proof) throws MalformedFrameException {
+        if (serverNonce == null || lane != null) {
+            throw new MalformedFrameException("WELCOME out of turn");
+        }
+        byte[] expected = transport.handshake().serverProof(Wire.VERSION, transport.workerId(), rail.peer(),
+                clientNonce, serverNonce);
         if (!Handshake.matches(expected, proof)) {
             LOG.warn("tcp {}: {} failed to prove it knows the secret; not connecting", transport.workerName(),
                     ctx.channel().remoteAddress());
             end(new RefusedException("tcp: " + ctx.channel().remoteAddress()
                     + " failed authentication (wrong secret on one side?)"));
             return;
-        }
-        ctx.writeAndFlush(FrameEncoder.auth(ctx.alloc(),
-                transport.handshake().clientProof(version, me, rail.peer(), clientNonce, serverNonce)));
-    }
-
-    @Override
-    public void welcome(int maxData) throws MalformedFrameException {
-        if (!challenged || lane != null) {
-            throw new MalformedFrameException("WELCOME out of turn");
         }
         // Never send the target more than it accepts, whatever this side's own limit is.
         lane = new TcpLane(rail, ctx.channel(), transport.settings(),

@@ -37,6 +37,8 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
     private byte[] clientNonce;
     private byte[] serverNonce;
     private TargetDedup.Origin origin;
+    /** Who the peer proved to be (set once authenticated); see {@link #identityOf}. */
+    private String identity;
 
     TargetHandler(TcpTransport transport) {
         this.transport = transport;
@@ -213,9 +215,9 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
         peer = client;
         clientNonce = nonce;
         serverNonce = Handshake.nonce();
-        byte[] proof = transport.handshake().serverProof(version, client, server, clientNonce, serverNonce);
         state = State.AWAIT_AUTH;
-        ctx.writeAndFlush(FrameEncoder.challenge(ctx.alloc(), version, serverNonce, proof));
+        // No proof yet: the server proves itself only to a client that proved itself first.
+        ctx.writeAndFlush(FrameEncoder.challenge(ctx.alloc(), version, serverNonce));
     }
 
     @Override
@@ -223,22 +225,45 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
         if (state != State.AWAIT_AUTH) {
             throw new MalformedFrameException("AUTH in state " + state);
         }
-        byte[] expected = transport.handshake().clientProof(version, peer, transport.workerId(), clientNonce,
-                serverNonce);
+        Handshake h = transport.handshake();
+        byte[] expected = h.clientProof(version, peer, transport.workerId(), clientNonce, serverNonce);
         if (!Handshake.matches(expected, proof)) {
-            LOG.warn("tcp {}: refused {} (claims worker {}): authentication failed (wrong secret?)",
-                    transport.workerName(), ctx.channel().remoteAddress(), peer);
-            sendRefusal("authentication failed");
+            String why = expected.length == proof.length ? "authentication failed (wrong secret?)"
+                    : proof.length == 0 ? "it proved no secret, and this worker requires one"
+                    : "it sent a secret's proof, and this worker has no secret (TLS only)";
+            LOG.warn("tcp {}: refused {} (claims worker {}): {}", transport.workerName(),
+                    ctx.channel().remoteAddress(), peer, why);
+            sendRefusal(why.startsWith("authentication") ? "authentication failed" : why);
             return;
         }
+        identity = identityOf(ctx, peer);
         state = State.READY;
         FrameSplitter frames = ctx.pipeline().get(FrameSplitter.class);
         if (frames != null) {
             frames.authenticated();
         }
         handshakeTimeout.cancel(false);
-        LOG.debug("tcp {}: accepted {} from worker {}", transport.workerName(), ctx.channel().remoteAddress(), peer);
-        ctx.writeAndFlush(FrameEncoder.welcome(ctx.alloc(), transport.settings().maxFragment()));
+        LOG.debug("tcp {}: accepted {} as {}", transport.workerName(), ctx.channel().remoteAddress(), identity);
+        ctx.writeAndFlush(FrameEncoder.welcome(ctx.alloc(), transport.settings().maxFragment(),
+                h.serverProof(version, peer, transport.workerId(), clientNonce, serverNonce)));
+    }
+
+    /**
+     * Who the peer proved to be: under TLS its certificate's subject, then the worker id it claimed
+     * (bound to this connection by its proof). Dedup state belongs to this identity, so a peer can
+     * never reach another peer's windows by naming their origin ids.
+     */
+    static String identityOf(ChannelHandlerContext c, UUID worker) {
+        io.netty.handler.ssl.SslHandler tls = c.pipeline().get(io.netty.handler.ssl.SslHandler.class);
+        if (tls == null) {
+            return "worker " + worker;
+        }
+        try {
+            return tls.engine().getSession().getPeerPrincipal().getName() + ", worker " + worker;
+        } catch (javax.net.ssl.SSLPeerUnverifiedException e) {
+            // Client authentication is required, so a verified peer is certain here; be safe anyway.
+            throw new IllegalStateException("a TLS peer without a verified certificate reached the handshake", e);
+        }
     }
 
     // ------------------------------------------------------------------ operations
@@ -250,13 +275,25 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
         return transport.target();
     }
 
-    /** The dedup window of {@code id}; a connection carries one endpoint's operations. */
+    /**
+     * The dedup window of {@code id} for this peer; a connection carries one endpoint's operations.
+     *
+     * @throws FencelineException if the peer's (or the target's) dedup bound cannot hold it
+     */
     private DedupWindow window(long id) {
-        if (origin == null || origin.id != id) {
+        if (origin == null || origin.key.origin() != id) {
             if (origin != null) {
                 transport.dedup().release(origin, ctx.executor());
+                origin = null;
             }
-            origin = transport.dedup().retain(id);
+            origin = transport.dedup().retain(identity, id);
+            if (origin == null) {
+                throw new FencelineException("tcp worker '" + transport.workerName() + "': no room for the dedup"
+                        + " window of endpoint " + Long.toHexString(id) + " of " + identity + ": its peer holds as"
+                        + " much as limits.dedup-entries-per-peer = " + transport.settings().limits().dedupEntriesPerPeer()
+                        + " allows, or all peers hold limits.dedup-entries = "
+                        + transport.settings().limits().dedupEntries() + "; not applied");
+            }
         }
         return origin.window;
     }

@@ -16,7 +16,7 @@ import java.util.Set;
  *
  * @param listen the addresses to listen on, one per rail
  * @param maxRails the most lanes per endpoint
- * @param secret the shared cluster secret
+ * @param security how peers authenticate and what protects the frames
  * @param io auto, epoll or nio
  * @param ioThreads event-loop threads
  * @param connectTimeout TCP connect plus handshake
@@ -37,7 +37,7 @@ import java.util.Set;
  * @param limits what an incoming connection may cost before and after it authenticates
  * @param keysRead every key read, for the completeness test
  */
-record TcpSettings(List<InetSocketAddress> listen, int maxRails, String secret, String io, int ioThreads,
+record TcpSettings(List<InetSocketAddress> listen, int maxRails, Security security, String io, int ioThreads,
         Duration connectTimeout, Duration userTimeout, Duration keepaliveIdle, Duration keepaliveInterval,
         int keepaliveCount, Duration minBackoff, Duration maxBackoff, Duration giveUpAfter, Duration stableAfter,
         int maxFragment,
@@ -52,9 +52,60 @@ record TcpSettings(List<InetSocketAddress> listen, int maxRails, String secret, 
      * @param connectionsPerAddress incoming connections from one IP address at most
      * @param queuedBytes answers a target queues for one connection before it stops reading from it
      * @param unreadTimeout how long a connection may leave its answers unread before it is closed
+     * @param dedupEntriesPerPeer dedup entries one authenticated peer's windows hold together at most
+     * @param dedupEntries dedup entries all peers' windows hold together at most
      */
     record Limits(int preAuthFrame, int connections, int connectionsPerAddress, int queuedBytes,
-            Duration unreadTimeout) {
+            Duration unreadTimeout, long dedupEntriesPerPeer, long dedupEntries) {
+    }
+
+    /**
+     * How peers authenticate, and what protects the frames afterwards.
+     *
+     * @param tlsOn mutual TLS (else the secret's handshake alone, frames in clear)
+     * @param passphrase the shared secret as configured, or empty
+     * @param key a key file's random bytes, or null
+     * @param tls the TLS material (read whether or not TLS is on; checked only when it is)
+     */
+    record Security(boolean tlsOn, String passphrase, byte[] key, Tls tls) {
+        /** @return whether a secret (passphrase or key file) is configured */
+        boolean hasSecret() {
+            return !passphrase.isEmpty() || key != null;
+        }
+
+        /** Never shows the secret. */
+        @Override
+        public String toString() {
+            return "Security[" + (tlsOn ? "tls" : "secret") + (hasSecret() ? ", secret set" : "") + "]";
+        }
+    }
+
+    /**
+     * {@code tls.*}: this worker's certificate and key, whom it trusts, and the engine.
+     *
+     * @param keyStore a PKCS#12 key store, or null
+     * @param keyStorePassword its password
+     * @param certificate a PEM certificate chain, or null
+     * @param privateKey the PEM (PKCS#8) private key of {@code certificate}, or null
+     * @param privateKeyPassword the private key's password, empty if it is not encrypted
+     * @param trustStore a PKCS#12 trust store, or null
+     * @param trustStorePassword its password
+     * @param trustedCertificates a PEM file of trusted (CA) certificates, or null
+     * @param protocols the TLS versions allowed
+     * @param provider jdk or openssl
+     * @param verifyHostname whether a server's certificate must name the address connected to
+     */
+    record Tls(java.nio.file.Path keyStore, String keyStorePassword, java.nio.file.Path certificate,
+            java.nio.file.Path privateKey, String privateKeyPassword, java.nio.file.Path trustStore,
+            String trustStorePassword, java.nio.file.Path trustedCertificates, List<String> protocols, String provider,
+            boolean verifyHostname) {
+        /** Never shows the passwords. */
+        @Override
+        public String toString() {
+            return "Tls[keyStore=" + keyStore + ", certificate=" + certificate + ", trustStore=" + trustStore
+                    + ", trustedCertificates=" + trustedCertificates + ", protocols=" + protocols + ", provider="
+                    + provider + ", verifyHostname=" + verifyHostname + "]";
+        }
     }
     static final String SECTION = "fenceline.transport.tcp";
     private static final int MIN_SECRET = 16;
@@ -71,12 +122,7 @@ record TcpSettings(List<InetSocketAddress> listen, int maxRails, String secret, 
             listen.add(parse(r, s));
         }
         int maxRails = r.intIn("max-rails", 1, 16);
-        String secret = r.secret("secret");
-        if (secret.length() < MIN_SECRET) {
-            // Never echo the secret itself.
-            throw r.invalid("secret", "<" + secret.length() + " characters>", "a shared secret of at least "
-                    + MIN_SECRET + " characters (set it in the configuration or FENCELINE_TCP_SECRET)");
-        }
+        Security security = security(r);
         String io = r.oneOf("io", List.of("auto", "epoll", "nio"));
         int ioThreads = r.intIn("io-threads", 1, 64);
         Duration connectTimeout = r.durationIn("connect-timeout", Duration.ofMillis(1), Duration.ofMinutes(10));
@@ -102,10 +148,91 @@ record TcpSettings(List<InetSocketAddress> listen, int maxRails, String secret, 
         Limits limits = new Limits((int) r.bytesIn("limits.pre-auth-frame", 128, 64 << 10), connections,
                 r.intIn("limits.connections-per-address", 1, connections),
                 (int) r.bytesIn("limits.queued-bytes", 64 << 10, 1 << 30),
-                r.durationIn("limits.unread-timeout", Duration.ofMillis(100), Duration.ofHours(1)));
-        return new TcpSettings(List.copyOf(listen), maxRails, secret, io, ioThreads, connectTimeout, userTimeout, idle,
+                r.durationIn("limits.unread-timeout", Duration.ofMillis(100), Duration.ofHours(1)),
+                count(r, "limits.dedup-entries-per-peer", 1024, 1L << 32), 0);
+        long allEntries = count(r, "limits.dedup-entries", limits.dedupEntriesPerPeer(), 1L << 36);
+        limits = new Limits(limits.preAuthFrame(), limits.connections(), limits.connectionsPerAddress(),
+                limits.queuedBytes(), limits.unreadTimeout(), limits.dedupEntriesPerPeer(), allEntries);
+        return new TcpSettings(List.copyOf(listen), maxRails, security, io, ioThreads, connectTimeout, userTimeout, idle,
                 interval, count, minBackoff, maxBackoff, giveUp, stable, maxFragment, queueDepth, window, maxRead, dedupWindow, linger,
                 limits, r.keysRead());
+    }
+
+    private static Security security(ConfigReader r) {
+        boolean tlsOn = r.oneOf("security", List.of("tls", "secret")).equals("tls");
+        String passphrase = r.secret("secret");
+        String keyFile = r.string("secret-file");
+        if (!passphrase.isEmpty() && !keyFile.isEmpty()) {
+            throw r.invalid("secret-file", keyFile, "either secret or secret-file, not both (secret is set too)");
+        }
+        if (!passphrase.isEmpty() && passphrase.length() < MIN_SECRET) {
+            // Never echo the secret itself.
+            throw r.invalid("secret", "<" + passphrase.length() + " characters>", "a shared secret of at least "
+                    + MIN_SECRET + " characters (set it in the configuration or FENCELINE_TCP_SECRET)");
+        }
+        byte[] key = keyFile.isEmpty() ? null : SecretFiles.read(r, "secret-file", keyFile);
+        if (!tlsOn && passphrase.isEmpty() && key == null) {
+            throw r.invalid("secret", "<0 characters>", "a shared secret of at least " + MIN_SECRET + " characters"
+                    + " (secret, FENCELINE_TCP_SECRET) or a key file (secret-file) when security = secret;"
+                    + " or security = tls with certificates");
+        }
+        Tls tls = tls(r, tlsOn);
+        return new Security(tlsOn, passphrase, key, tls);
+    }
+
+    private static Tls tls(ConfigReader r, boolean on) {
+        java.nio.file.Path keyStore = file(r, "tls.key-store", on);
+        String keyStorePassword = r.secret("tls.key-store-password");
+        java.nio.file.Path certificate = file(r, "tls.certificate", on);
+        java.nio.file.Path privateKey = file(r, "tls.private-key", on);
+        String privateKeyPassword = r.secret("tls.private-key-password");
+        java.nio.file.Path trustStore = file(r, "tls.trust-store", on);
+        String trustStorePassword = r.secret("tls.trust-store-password");
+        java.nio.file.Path trusted = file(r, "tls.trusted-certificates", on);
+        List<String> protocols = r.stringList("tls.protocols");
+        String provider = r.oneOf("tls.provider", List.of("jdk", "openssl"));
+        boolean verifyHostname = r.bool("tls.verify-hostname");
+        if (on) {
+            if ((keyStore == null) == (certificate == null)) {
+                throw r.invalid("tls.key-store", String.valueOf(keyStore), "with security = tls, either a PKCS#12 key"
+                        + " store (tls.key-store) or a PEM certificate and key (tls.certificate, tls.private-key)");
+            }
+            if ((certificate == null) != (privateKey == null)) {
+                throw r.invalid("tls.private-key", String.valueOf(privateKey), "the PEM private key of"
+                        + " tls.certificate (both or neither)");
+            }
+            if ((trustStore == null) == (trusted == null)) {
+                throw r.invalid("tls.trust-store", String.valueOf(trustStore), "with security = tls, either a PKCS#12"
+                        + " trust store (tls.trust-store) or a PEM file of trusted certificates"
+                        + " (tls.trusted-certificates)");
+            }
+            if (protocols.isEmpty() || !List.of("TLSv1.3", "TLSv1.2").containsAll(protocols)) {
+                throw r.invalid("tls.protocols", protocols.toString(), "one or both of TLSv1.3, TLSv1.2");
+            }
+        }
+        return new Tls(keyStore, keyStorePassword, certificate, privateKey, privateKeyPassword, trustStore,
+                trustStorePassword, trusted, List.copyOf(protocols), provider, verifyHostname);
+    }
+
+    /** @return the readable file a key names, or null if it is empty */
+    private static java.nio.file.Path file(ConfigReader r, String key, boolean mustExist) {
+        String s = r.string(key);
+        if (s.isEmpty()) {
+            return null;
+        }
+        java.nio.file.Path p = java.nio.file.Path.of(s);
+        if (mustExist && !java.nio.file.Files.isReadable(p)) {
+            throw r.invalid(key, s, "a readable file");
+        }
+        return p;
+    }
+
+    private static long count(ConfigReader r, String key, long min, long max) {
+        long v = r.longValue(key);
+        if (v < min || v > max) {
+            throw r.invalid(key, Long.toString(v), "a count in [" + min + ", " + max + "]");
+        }
+        return v;
     }
 
     private static Duration seconds(ConfigReader r, String key) {

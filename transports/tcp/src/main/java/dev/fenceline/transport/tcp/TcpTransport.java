@@ -50,6 +50,8 @@ final class TcpTransport implements Transport {
     private final TransportContext context;
     private final TcpSettings settings;
     private final Handshake handshake;
+    /** Mutual TLS, or null when security = secret. */
+    private final TlsContexts tls;
     private final NettyIo io;
     private final EventLoopGroup group;
     private final ChannelGroup channels = new DefaultChannelGroup("fenceline-tcp", GlobalEventExecutor.INSTANCE);
@@ -62,10 +64,14 @@ final class TcpTransport implements Transport {
     TcpTransport(TransportContext context, TcpSettings settings) {
         this.context = context;
         this.settings = settings;
-        this.handshake = new Handshake(settings.secret());
+        TcpSettings.Security security = settings.security();
+        this.handshake = security.key() != null ? Handshake.fromKey(security.key())
+                : !security.passphrase().isEmpty() ? Handshake.fromPassphrase(security.passphrase()) : Handshake.TLS_ONLY;
+        this.tls = security.tlsOn() ? TlsContexts.create(security.tls(), context.workerName(), settings.connectTimeout()) : null;
         this.io = NettyIo.choose(settings.io());
         this.exactlyOnce = new ExactlyOnce("tcp worker '" + context.workerName() + "'", settings.dedupWindow());
-        this.dedup = new TargetDedup(exactlyOnce, settings.dedupLinger());
+        this.dedup = new TargetDedup(exactlyOnce, settings.dedupLinger(), settings.limits().dedupEntriesPerPeer(),
+                settings.limits().dedupEntries());
         this.group = new MultiThreadIoEventLoopGroup(settings.ioThreads(),
                 new DefaultThreadFactory("fenceline-tcp-" + context.workerName(), true), io.handlers());
         try {
@@ -78,7 +84,8 @@ final class TcpTransport implements Transport {
             close();
             throw e;
         }
-        LOG.debug("tcp {}: listening on {} ({})", context.workerName(), locals, io.epoll() ? "epoll" : "nio");
+        LOG.debug("tcp {}: listening on {} ({}, {})", context.workerName(), locals, io.epoll() ? "epoll" : "nio",
+                tls != null ? tls : "secret handshake, frames in clear");
     }
 
     private Channel listen(InetSocketAddress a) {
@@ -91,6 +98,9 @@ final class TcpTransport implements Transport {
                             return;
                         }
                         channels.add(ch);
+                        if (tls != null) {
+                            ch.pipeline().addLast(tls.server(ch));
+                        }
                         ch.pipeline().addLast(new FrameSplitter(maxFrame(), settings.limits().preAuthFrame()),
                                 new TargetHandler(TcpTransport.this));
                     }
@@ -331,6 +341,9 @@ final class TcpTransport implements Transport {
             @Override
             protected void initChannel(Channel ch) {
                 channels.add(ch);
+                if (tls != null) {
+                    ch.pipeline().addLast(tls.client(ch, rail.remote()));
+                }
                 ch.pipeline().addLast(frames(), new LaneHandler(TcpTransport.this, rail, ready));
             }
         });

@@ -1,14 +1,14 @@
 package dev.fenceline.transport.tcp;
 
 /**
- * The TCP transport's wire format, version 1. Every frame is a 4-byte big-endian length (of what
+ * The TCP transport's wire format, version 2. Every frame is a 4-byte big-endian length (of what
  * follows), a version byte, a type byte and the type's body:
  *
  * <pre>
  * HELLO      min u16, max u16, client worker id 16, expected server worker id 16, client nonce 32
- * CHALLENGE  version u16, server nonce 32, server proof 32
- * AUTH       client proof 32
- * WELCOME    largest payload this target accepts u32 (the origin sends no more)
+ * CHALLENGE  version u16, server nonce 32
+ * AUTH       client proof: 32, or none (0) where TLS alone authenticates
+ * WELCOME    largest payload this target accepts u32 (the origin sends no more), server proof 32 or 0
  * REFUSE     reason: u16 length, UTF-8
  * PUT        token u64, origin u64, seq u64, low u64, key u64, address u64, data (the rest)
  * GET        token u64, origin u64, seq u64, low u64, key u64, address u64, length u32
@@ -22,14 +22,17 @@ package dev.fenceline.transport.tcp;
  * FLUSHED    token u64
  * </pre>
  *
- * {@code seq} is the operation's sequence number on its origin endpoint (-1: not deduplicated) and
+ * The client proves it knows the secret first; the server proves itself only to a client that did,
+ * so probing a server yields nothing to guess the secret from offline (see {@link Handshake}).
+ *
+ * <p>{@code seq} is the operation's sequence number on its origin endpoint (-1: not deduplicated) and
  * {@code low} the origin's low-water mark (see {@link dev.fenceline.spi.support.DedupWindow}).
  *
  * <p>Codes are spelled out here rather than taken from enum ordinals, so reordering a Java enum can
  * never change the protocol.
  */
 final class Wire {
-    static final byte VERSION = 1;
+    static final byte VERSION = 2;
     static final int LENGTH_FIELD = 4;
     static final int FRAME_HEADER = 2;
     static final int NONCE = 32;

@@ -87,12 +87,13 @@ class FrameCodecTest {
         UUID server = new UUID(-1L, Long.MIN_VALUE);
         byte[] nonce = bytes(Wire.NONCE, 1);
         byte[] proof = bytes(Wire.PROOF, 2);
-        assertEquals(List.of("HELLO", 1, 1, client, server, hex(nonce)),
+        assertEquals(List.of("HELLO", 2, 2, client, server, hex(nonce)),
                 decode(FrameEncoder.hello(alloc, client, server, nonce)));
-        assertEquals(List.of("CHALLENGE", 0xFFFF, hex(nonce), hex(proof)),
-                decode(FrameEncoder.challenge(alloc, 0xFFFF, nonce, proof)));
+        assertEquals(List.of("CHALLENGE", 0xFFFF, hex(nonce)), decode(FrameEncoder.challenge(alloc, 0xFFFF, nonce)));
         assertEquals(List.of("AUTH", hex(proof)), decode(FrameEncoder.auth(alloc, proof)));
-        assertEquals(List.of("WELCOME", MAX), decode(FrameEncoder.welcome(alloc, MAX)));
+        assertEquals(List.of("AUTH", ""), decode(FrameEncoder.auth(alloc, new byte[0])), "TLS only: no proof");
+        assertEquals(List.of("WELCOME", MAX, hex(proof)), decode(FrameEncoder.welcome(alloc, MAX, proof)));
+        assertEquals(List.of("WELCOME", MAX, ""), decode(FrameEncoder.welcome(alloc, MAX, new byte[0])));
         assertEquals(List.of("REFUSE", "wrong secret: ünïcode ✓"),
                 decode(FrameEncoder.refuse(alloc, "wrong secret: ünïcode ✓")));
         assertEquals(List.of("REFUSE", ""), decode(FrameEncoder.refuse(alloc, "")));

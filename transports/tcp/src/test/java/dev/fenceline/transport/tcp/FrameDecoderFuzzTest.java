@@ -193,9 +193,9 @@ class FrameDecoderFuzzTest {
         byte[] n32 = Arrays.copyOf(data, 32);
         ByteBuf head = switch (TYPES[rnd.nextInt(TYPES.length)]) {
             case Wire.HELLO -> FrameEncoder.hello(a, new UUID(t, rnd.nextLong()), new UUID(seq, t), n32);
-            case Wire.CHALLENGE -> FrameEncoder.challenge(a, 1, n32, n32);
+            case Wire.CHALLENGE -> FrameEncoder.challenge(a, 1, n32);
             case Wire.AUTH -> FrameEncoder.auth(a, n32);
-            case Wire.WELCOME -> FrameEncoder.welcome(a, 1 + rnd.nextInt(1 << 20));
+            case Wire.WELCOME -> FrameEncoder.welcome(a, 1 + rnd.nextInt(1 << 20), rnd.nextBoolean() ? n32 : new byte[0]);
             case Wire.REFUSE -> FrameEncoder.refuse(a, "refused " + t);
             case Wire.PUT -> FrameEncoder.putHeader(a, t, t, seq, seq, t, t, data.length);
             case Wire.GET -> FrameEncoder.get(a, t, t, seq, seq, t, t, data.length);

@@ -23,6 +23,8 @@ final class LoopbackProxy implements AutoCloseable {
     private volatile boolean cut;
     private volatile boolean blackHole;
     private volatile boolean repliesHeld;
+    /** Set: the next chunk relayed towards the target gets one bit flipped (an on-path tamperer). */
+    private final java.util.concurrent.atomic.AtomicBoolean flipNext = new java.util.concurrent.atomic.AtomicBoolean();
     private volatile boolean closed;
 
     LoopbackProxy(String bindAddress, InetSocketAddress target) throws IOException {
@@ -59,6 +61,11 @@ final class LoopbackProxy implements AutoCloseable {
     /** Stops reading what the target sends back (a client that never reads): its socket buffers fill. */
     void holdReplies() {
         repliesHeld = true;
+    }
+
+    /** Flips one bit in the middle of the next chunk sent towards the target, once. */
+    void flipOneBit() {
+        flipNext.set(true);
     }
 
     void heal() {
@@ -101,6 +108,9 @@ final class LoopbackProxy implements AutoCloseable {
                     }
                     if ((n = i.read(buf)) < 0) {
                         break;
+                    }
+                    if (!replies && flipNext.compareAndSet(true, false)) {
+                        buf[n / 2] ^= 0x10;
                     }
                     if (!blackHole) {
                         o.write(buf, 0, n);

@@ -42,8 +42,8 @@ final class Recorder implements FrameHandler {
     }
 
     @Override
-    public void challenge(int version, byte[] nonce, byte[] proof) {
-        record("CHALLENGE", version, hex(nonce), hex(proof));
+    public void challenge(int version, byte[] nonce) {
+        record("CHALLENGE", version, hex(nonce));
     }
 
     @Override
@@ -52,8 +52,8 @@ final class Recorder implements FrameHandler {
     }
 
     @Override
-    public void welcome(int maxData) {
-        record("WELCOME", maxData);
+    public void welcome(int maxData, byte[] proof) {
+        record("WELCOME", maxData, hex(proof));
     }
 
     @Override

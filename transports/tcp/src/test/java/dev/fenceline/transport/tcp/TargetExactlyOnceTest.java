@@ -2,6 +2,7 @@ package dev.fenceline.transport.tcp;
 
 import com.typesafe.config.ConfigFactory;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.fenceline.ActiveMessageException;
@@ -35,6 +36,7 @@ class TargetExactlyOnceTest {
     private final AtomicInteger adds = new AtomicInteger();
     private final AtomicInteger messages = new AtomicInteger();
     private final UUID me = UUID.randomUUID();
+    private static final UUID CLIENT = UUID.randomUUID();
     private TcpTransport transport;
 
     /** Counts what it applies; the active-message handler always throws after running. */
@@ -129,20 +131,91 @@ class TargetExactlyOnceTest {
         assertEquals(1, adds.get(), "only the first was applied");
     }
 
+    /** Both rails of one origin endpoint come from one worker. */
+    /**
+     * Origin-id poisoning: another authenticated peer names this endpoint's origin id and its next
+     * sequence number first. It reaches a window of its own, so the endpoint's own operation is
+     * still applied (not answered from the other peer's entry).
+     */
+    @Test
+    void anotherPeerNamingTheSameOriginReachesAWindowOfItsOwn() throws Exception {
+        EmbeddedChannel mine = authenticated();
+        EmbeddedChannel attacker = authenticated(UUID.randomUUID());
+        send(mine, FrameEncoder.atomic(mine.alloc(), 1, ORIGIN, 0, 0, 9, 64, Wire.ATOMIC_FETCH, AtomicOp.ADD, 8, 1, 0));
+        assertEquals(List.of("ACK", 1L, 100L), reply(mine));
+        send(attacker, FrameEncoder.atomic(attacker.alloc(), 1, ORIGIN, 1, 0, 9, 64, Wire.ATOMIC_FETCH, AtomicOp.ADD, 8,
+                1, 0));
+        assertEquals(List.of("ACK", 1L, 101L), reply(attacker), "the attacker's own operation is applied");
+        send(mine, FrameEncoder.atomic(mine.alloc(), 2, ORIGIN, 1, 0, 9, 64, Wire.ATOMIC_FETCH, AtomicOp.ADD, 8, 1, 0));
+        assertEquals(List.of("ACK", 2L, 102L), reply(mine), "the endpoint's operation 1 is applied, not poisoned");
+        assertEquals(3, adds.get());
+        assertEquals(2, transport.dedup().size(), "one window per (peer, origin)");
+    }
+
+    /**
+     * One peer cannot make the target hold more dedup state than limits.dedup-entries-per-peer,
+     * neither by growing one window (one frame far ahead of its mark) nor by naming many origin ids;
+     * what it is refused is not applied, and another peer is served meanwhile.
+     */
+    @Test
+    void aPeersDedupStateIsBounded() throws Exception {
+        transport.close();
+        com.typesafe.config.Config section = ConfigFactory.parseString("secret = \"" + TcpConfigs.SECRET
+                + "\"\ndedup-window = 8192\nmax-rails = 2\nqueue-depth = 64\nlimits.dedup-entries-per-peer = 4096")
+                .withFallback(ConfigFactory.defaultReference().getConfig(TcpSettings.SECTION));
+        transport = new TcpTransport(new TransportContext(me, "target", section, target),
+                TcpSettings.fromSection(section));
+        EmbeddedChannel greedy = authenticated(UUID.randomUUID());
+        send(greedy, FrameEncoder.atomic(greedy.alloc(), 1, 1, 5000, 0, 9, 64, Wire.ATOMIC_POST, AtomicOp.ADD, 8, 1, 0));
+        List<Object> grown = reply(greedy);
+        assertEquals("NACK", grown.get(0), "growing one window to 8192 entries: over the bound");
+        assertTrue(((String) grown.get(4)).contains("limits.dedup-entries-per-peer = 4096"), grown.toString());
+        List<EmbeddedChannel> connections = new java.util.ArrayList<>();
+        int granted = 0;
+        String refusal = null;
+        for (long origin = 2; origin < 10 && refusal == null; origin++) {
+            EmbeddedChannel ch = authenticated(CLIENT_GREEDY);
+            connections.add(ch);
+            send(ch, FrameEncoder.atomic(ch.alloc(), 1, origin, 0, 0, 9, 64, Wire.ATOMIC_POST, AtomicOp.ADD, 8, 1, 0));
+            List<Object> r = reply(ch);
+            if (r.get(0).equals("ACK")) {
+                granted++;
+            } else {
+                refusal = (String) r.get(4);
+            }
+        }
+        assertEquals(4, granted, "4 windows of 1024 entries fill 4096");
+        assertTrue(refusal != null && refusal.contains("limits.dedup-entries-per-peer"), String.valueOf(refusal));
+        assertTrue(transport.dedup().entries() <= 4096 + 1024, "entries held: " + transport.dedup().entries());
+        EmbeddedChannel other = authenticated(UUID.randomUUID());
+        send(other, FrameEncoder.atomic(other.alloc(), 1, 77, 0, 0, 9, 64, Wire.ATOMIC_POST, AtomicOp.ADD, 8, 1, 0));
+        assertEquals(List.of("ACK", 1L, 100L + granted), reply(other), "another peer is served");
+        assertEquals(granted + 1, adds.get(), "nothing refused was applied");
+    }
+
+    private static final UUID CLIENT_GREEDY = UUID.randomUUID();
+
     private EmbeddedChannel authenticated() throws Exception {
+        return authenticated(CLIENT);
+    }
+
+    private EmbeddedChannel authenticated(UUID client) throws Exception {
         EmbeddedChannel ch = new EmbeddedChannel(new TargetHandler(transport));
-        UUID client = UUID.randomUUID();
         byte[] nonce = Handshake.nonce();
         send(ch, FrameEncoder.hello(ch.alloc(), client, me, nonce));
+        byte[][] sent = new byte[1][];
         FrameHandler challenge = new FrameHandler() {
             @Override
-            public void challenge(int version, byte[] serverNonce, byte[] proof) {
-                ch.writeInbound(strip(FrameEncoder.auth(ch.alloc(), new Handshake(TcpConfigs.SECRET)
+            public void challenge(int version, byte[] serverNonce) {
+                sent[0] = serverNonce;
+                ch.writeInbound(strip(FrameEncoder.auth(ch.alloc(), Handshake.fromPassphrase(TcpConfigs.SECRET)
                         .clientProof(version, client, me, nonce, serverNonce))));
             }
         };
         decodeOutbound(ch, challenge);
-        assertEquals(List.of("WELCOME", 256 << 10), reply(ch));
+        assertNotNull(sent[0], "a CHALLENGE first");
+        assertEquals(List.of("WELCOME", 256 << 10, Recorder.hex(Handshake.fromPassphrase(TcpConfigs.SECRET)
+                .serverProof(Wire.VERSION, client, me, nonce, sent[0]))), reply(ch), "the server proves itself last");
         return ch;
     }
 

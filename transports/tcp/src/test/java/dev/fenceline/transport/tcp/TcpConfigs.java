@@ -10,6 +10,11 @@ final class TcpConfigs {
     private TcpConfigs() {
     }
 
+    /** Workers listening on loopback under mutual TLS and no secret; the caller adds the tls keys. */
+    static Config tlsLoopback(String... listen) {
+        return loopback(listen).withoutPath("fenceline.transport.tcp.secret");
+    }
+
     /** Workers listening on loopback, one rail per address. */
     static Config loopback(String... listen) {
         StringBuilder l = new StringBuilder();

@@ -45,7 +45,11 @@ class TcpSettingsTest {
         TcpSettings s = withSecret("");
         assertEquals(List.of(new InetSocketAddress("127.0.0.1", 0)), s.listen());
         assertEquals(4, s.maxRails());
-        assertEquals(SECRET, s.secret());
+        assertEquals(SECRET, s.security().passphrase());
+        assertFalse(s.security().tlsOn(), "security = secret by default");
+        assertFalse(s.toString().contains(SECRET), "settings never print the secret");
+        assertEquals(List.of(2097152L, 16777216L), List.of(s.limits().dedupEntriesPerPeer(),
+                s.limits().dedupEntries()));
         assertEquals("auto", s.io());
         assertEquals(1, s.ioThreads());
         assertEquals(Duration.ofSeconds(5), s.connectTimeout());
@@ -83,7 +87,7 @@ class TcpSettingsTest {
         String message = refused("secret", "secret = \"Hunter2-Xyzzy15\"");
         assertFalse(message.contains("Hunter2"), message);
         assertTrue(message.contains("16"), message);
-        assertEquals("Hunter2-Xyzzy-16", withSecret("secret = \"Hunter2-Xyzzy-16\"").secret()); // 16 suffice
+        assertEquals("Hunter2-Xyzzy-16", withSecret("secret = \"Hunter2-Xyzzy-16\"").security().passphrase()); // 16 suffice
     }
 
     @Test
