@@ -136,4 +136,73 @@ class TcpSettingsTest {
         refused("max-fragment", "max-fragment = 1KiB");
         refused("reconnect.max-backoff", "reconnect { min-backoff = 1s, max-backoff = 500ms }");
     }
+
+    /** A key file must be a regular file of 32 to 4096 bytes that only its owner can read; its bytes are never shown. */
+    @Test
+    void aKeyFileIsCheckedLikeAPrivateKey(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        assumeTrue(System.getenv("FENCELINE_TCP_SECRET") == null, "FENCELINE_TCP_SECRET supplies a secret");
+        java.nio.file.Path key = dir.resolve("key");
+        byte[] random = new byte[32];
+        new java.security.SecureRandom().nextBytes(random);
+        java.nio.file.Files.write(key, random);
+        java.nio.file.Files.setPosixFilePermissions(key, java.nio.file.attribute.PosixFilePermissions.fromString(
+                "rw-------"));
+        TcpSettings s = settings("fenceline.transport.tcp.secret-file = \"" + key + "\"");
+        org.junit.jupiter.api.Assertions.assertArrayEquals(random, s.security().key());
+        assertTrue(s.security().hasSecret());
+        assertFalse(s.toString().contains(java.util.HexFormat.of().formatHex(random)), s.toString());
+
+        java.nio.file.Files.setPosixFilePermissions(key, java.nio.file.attribute.PosixFilePermissions.fromString(
+                "rw-r-----"));
+        assertRefusedFile(key, "only its owner");
+        java.nio.file.Files.setPosixFilePermissions(key, java.nio.file.attribute.PosixFilePermissions.fromString(
+                "rw-------"));
+        java.nio.file.Path link = dir.resolve("link");
+        java.nio.file.Files.createSymbolicLink(link, key);
+        assertRefusedFile(link, "not a link");
+        java.nio.file.Path shortKey = dir.resolve("short");
+        java.nio.file.Files.write(shortKey, new byte[31]);
+        java.nio.file.Files.setPosixFilePermissions(shortKey, java.nio.file.attribute.PosixFilePermissions.fromString(
+                "rw-------"));
+        assertRefusedFile(shortKey, "not 31");
+        assertRefusedFile(dir.resolve("absent"), "readable");
+        ConfigurationException both = assertThrows(ConfigurationException.class, () -> settings(
+                "fenceline.transport.tcp { secret = \"" + SECRET + "\", secret-file = \"" + key + "\" }"));
+        assertTrue(both.getMessage().contains("not both"), both.getMessage());
+    }
+
+    private static void assertRefusedFile(java.nio.file.Path file, String why) {
+        ConfigurationException e = assertThrows(ConfigurationException.class, () -> settings(
+                "fenceline.transport.tcp.secret-file = \"" + file + "\""));
+        assertTrue(e.getMessage().startsWith(TcpSettings.SECTION + ".secret-file "), e.getMessage());
+        assertTrue(e.getMessage().contains(why), e.getMessage());
+    }
+
+    /** security = tls needs one form of key material and one of trust material, and no secret. */
+    @Test
+    void tlsNeedsItsMaterial(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) {
+        assumeTrue(System.getenv("FENCELINE_TCP_SECRET") == null, "FENCELINE_TCP_SECRET supplies a secret");
+        dev.fenceline.testkit.TestCertificates certs = dev.fenceline.testkit.TestCertificates.create(dir, "m");
+        TcpSettings s = TcpSettings.fromSection(certs.tcpConfig("m").withFallback(ConfigFactory.defaultReference())
+                .resolve().getConfig(TcpSettings.SECTION));
+        assertTrue(s.security().tlsOn());
+        assertFalse(s.security().hasSecret(), "no secret needed with tls");
+        assertFalse(s.toString().contains(certs.password()), "passwords are never printed: " + s);
+        ConfigurationException noTrust = assertThrows(ConfigurationException.class, () -> settings(
+                "fenceline.transport.tcp { security = tls, tls.key-store = \"" + certs.member("m").keyStore() + "\" }"));
+        assertTrue(noTrust.getMessage().startsWith(TcpSettings.SECTION + ".tls.trust-store "), noTrust.getMessage());
+        ConfigurationException noKey = assertThrows(ConfigurationException.class, () -> settings(
+                "fenceline.transport.tcp { security = tls, tls.trusted-certificates = \"" + certs.caCertificate()
+                        + "\" }"));
+        assertTrue(noKey.getMessage().startsWith(TcpSettings.SECTION + ".tls.key-store "), noKey.getMessage());
+        ConfigurationException missing = assertThrows(ConfigurationException.class, () -> settings(
+                "fenceline.transport.tcp { security = tls, tls.key-store = \"" + dir.resolve("nope.p12")
+                        + "\", tls.trusted-certificates = \"" + certs.caCertificate() + "\" }"));
+        assertTrue(missing.getMessage().contains("nope.p12") && missing.getMessage().contains("readable"),
+                missing.getMessage());
+        ConfigurationException tls11 = assertThrows(ConfigurationException.class, () -> settings(
+                "fenceline.transport.tcp { security = tls, tls.key-store = \"" + certs.member("m").keyStore()
+                        + "\", tls.trusted-certificates = \"" + certs.caCertificate() + "\", tls.protocols = [TLSv1.1] }"));
+        assertTrue(tls11.getMessage().startsWith(TcpSettings.SECTION + ".tls.protocols "), tls11.getMessage());
+    }
 }
