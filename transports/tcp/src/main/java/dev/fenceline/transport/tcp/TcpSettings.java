@@ -92,7 +92,7 @@ record TcpSettings(List<InetSocketAddress> listen, int maxRails, Security securi
      * @param trustStorePassword its password
      * @param trustedCertificates a PEM file of trusted (CA) certificates, or null
      * @param protocols the TLS versions allowed
-     * @param provider jdk or openssl
+     * @param provider auto, jdk or openssl
      * @param verifyHostname whether a server's certificate must name the address connected to
      */
     record Tls(java.nio.file.Path keyStore, String keyStorePassword, java.nio.file.Path certificate,
@@ -190,7 +190,7 @@ record TcpSettings(List<InetSocketAddress> listen, int maxRails, Security securi
         String trustStorePassword = r.secret("tls.trust-store-password");
         java.nio.file.Path trusted = file(r, "tls.trusted-certificates", on);
         List<String> protocols = r.stringList("tls.protocols");
-        String provider = r.oneOf("tls.provider", List.of("jdk", "openssl"));
+        String provider = r.oneOf("tls.provider", List.of("auto", "jdk", "openssl"));
         boolean verifyHostname = r.bool("tls.verify-hostname");
         if (on) {
             if ((keyStore == null) == (certificate == null)) {

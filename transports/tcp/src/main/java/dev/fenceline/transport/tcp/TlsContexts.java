@@ -25,6 +25,9 @@ import javax.net.ssl.TrustManagerFactory;
  * the server's the same way. Both present this worker's own certificate.
  */
 final class TlsContexts {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(TlsContexts.class);
+    private static final java.util.concurrent.atomic.AtomicBoolean UNAVAILABLE_LOGGED =
+            new java.util.concurrent.atomic.AtomicBoolean();
     private final SslContext server;
     private final SslContext client;
     private final Duration handshakeTimeout;
@@ -79,7 +82,17 @@ final class TlsContexts {
     }
 
     private static SslProvider provider(TcpSettings.Tls tls) {
-        if (!tls.provider().equals("openssl")) {
+        if (tls.provider().equals("jdk")) {
+            return SslProvider.JDK;
+        }
+        if (tls.provider().equals("auto")) {
+            if (OpenSsl.isAvailable()) {
+                return SslProvider.OPENSSL;
+            }
+            if (UNAVAILABLE_LOGGED.compareAndSet(false, true)) {
+                LOG.info("tcp: TLS through the JDK's engine (tls.provider = auto): netty-tcnative is not usable here:"
+                        + " {}", String.valueOf(OpenSsl.unavailabilityCause()));
+            }
             return SslProvider.JDK;
         }
         if (!OpenSsl.isAvailable()) {

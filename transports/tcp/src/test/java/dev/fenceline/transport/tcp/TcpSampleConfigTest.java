@@ -46,8 +46,17 @@ class TcpSampleConfigTest {
         for (int i = 1; i <= rails; i++) {
             loopback.add("\"127.0.0." + i + ":0\"");
         }
-        Config local = ConfigFactory.parseString("fenceline.transport.tcp.listen = " + loopback + "\n"
-                + "fenceline.transport.tcp.secret = \"" + TcpConfigs.SECRET + "\"").withFallback(c);
+        Config local = ConfigFactory.parseString("fenceline.transport.tcp.listen = " + loopback).withFallback(c);
+        if (c.hasPath("fenceline.transport.tcp.security") && c.getString("fenceline.transport.tcp.security")
+                .equals("tls")) {
+            // The sample's certificate paths are the deployment's; here a test CA stands in for them.
+            dev.fenceline.testkit.TestCertificates certs = dev.fenceline.testkit.TestCertificates.create(
+                    java.nio.file.Files.createTempDirectory("fenceline-sample"), "node");
+            local = certs.tcpConfig("node").withFallback(local);
+        } else {
+            local = ConfigFactory.parseString("fenceline.transport.tcp.secret = \"" + TcpConfigs.SECRET + "\"")
+                    .withFallback(local);
+        }
         try (Fenceline f = Fenceline.create(local)) {
             Worker a = f.newWorker("a").toCompletableFuture().get(10, TimeUnit.SECONDS);
             Worker b = f.newWorker("b").toCompletableFuture().get(10, TimeUnit.SECONDS);

@@ -78,6 +78,18 @@ class TcpTlsTest {
                 .withFallback(TcpConfigs.tlsLoopback("127.0.0.1:0"));
     }
 
+    /** The transport ships BoringSSL for Linux x86-64, and tls.provider = auto picks it there. */
+    @Test
+    void theDefaultEngineIsBoringSslWhereItLoads() {
+        assertTrue(io.netty.handler.ssl.OpenSsl.isAvailable(), "netty-tcnative: "
+                + io.netty.handler.ssl.OpenSsl.unavailabilityCause());
+        TcpSettings s = TcpSettings.fromSection(certs.tcpConfig("origin").withFallback(ConfigFactory
+                .defaultReference()).resolve().getConfig(TcpSettings.SECTION));
+        assertEquals("auto", s.security().tls().provider());
+        assertEquals("mutual TLS [TLSv1.3] (openssl)", TlsContexts.create(s.security().tls(), "w",
+                java.time.Duration.ofSeconds(1)).toString());
+    }
+
     /** A member configured from PEM files reaches one configured from PKCS#12 stores; data and atomics arrive. */
     @Test
     void pemAndPkcs12MembersTalk() throws Exception {
