@@ -107,6 +107,10 @@ public final class PerfCommand implements Callable<Integer> {
                     + " 127.0.0.1:0 ... 127.0.0.N:0). Across hosts, give addresses the other host reaches.")
     List<String> tcpListen;
 
+    @Option(names = "--tls", description = "tcp with mutual TLS (security = tls) under throwaway certificates"
+            + " from a test CA, in one host; across hosts, set fenceline.transport.tcp.tls in the configuration.")
+    boolean tls;
+
     @Option(names = "--json", description = "Print the results as a JSON array instead of text.")
     boolean json;
 
@@ -226,7 +230,9 @@ public final class PerfCommand implements Callable<Integer> {
     /** Starts the target process with the same configuration; a tcp secret travels in its environment. */
     private PerfSession.Peer fork(Config config) throws java.io.IOException {
         // Never on a command line: the secret goes through the environment, which reference.conf reads.
-        String hocon = config.withoutPath("fenceline.transport.tcp.secret").getConfig("fenceline").root()
+        String hocon = config.withoutPath("fenceline.transport.tcp.secret")
+                .withoutPath("fenceline.transport.tcp.tls.key-store-password")
+                .withoutPath("fenceline.transport.tcp.tls.trust-store-password").getConfig("fenceline").root()
                 .render(com.typesafe.config.ConfigRenderOptions.concise());
         List<String> cmd = new ArrayList<>(List.of(java.nio.file.Path.of(System.getProperty("java.home"), "bin",
                 "java").toString(), "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED", "-cp",
@@ -234,6 +240,12 @@ public final class PerfCommand implements Callable<Integer> {
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
         if (config.hasPath("fenceline.transport.tcp.secret")) {
             pb.environment().put("FENCELINE_TCP_SECRET", config.getString("fenceline.transport.tcp.secret"));
+        }
+        if (config.hasPath("fenceline.transport.tcp.tls.key-store-password")) {
+            pb.environment().put("FENCELINE_TLS_KEY_STORE_PASSWORD", config.getString(
+                    "fenceline.transport.tcp.tls.key-store-password"));
+            pb.environment().put("FENCELINE_TLS_TRUST_STORE_PASSWORD", config.getString(
+                    "fenceline.transport.tcp.tls.trust-store-password"));
         }
         Process p = pb.start();
         return new PerfSession.Peer(p.getInputStream(), p.getOutputStream(), () -> { }, () -> {
@@ -397,6 +409,16 @@ public final class PerfCommand implements Callable<Integer> {
                         listen.append(i == 1 ? "" : ", ").append("\"127.0.0.").append(i).append(":0\"");
                     }
                 }
+                if (tls) {
+                    if (server != null || connect != null) {
+                        throw new CommandLine.ParameterException(spec.commandLine(), "--tls makes throwaway"
+                                + " certificates for one host; across hosts, configure fenceline.transport.tcp.tls");
+                    }
+                    return ConfigFactory.parseString("fenceline.transports = [tcp]\n"
+                            + "fenceline.transport.tcp.listen = [" + listen + "]\n"
+                            + "fenceline.transport.tcp.max-rails = " + rails).withFallback(throwawayTls())
+                            .withFallback(base.withoutPath("fenceline.transport.tcp.secret")).resolve();
+                }
                 String secret = base.getString("fenceline.transport.tcp.secret");
                 if (secret.isEmpty() && (server != null || connect != null)) {
                     throw new CommandLine.ParameterException(spec.commandLine(), "tcp between two hosts needs the"
@@ -416,6 +438,25 @@ public final class PerfCommand implements Callable<Integer> {
             default:
                 throw new CommandLine.ParameterException(spec.commandLine(), "--transport " + transport
                         + ": expected sim, tcp or shm");
+        }
+    }
+
+    /** Certificates for both workers of this host, deleted when the JVM exits. */
+    private static Config throwawayTls() {
+        try {
+            java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("fenceline-perf-tls");
+            Config c = dev.fenceline.testkit.TestCertificates.create(dir, "perf").tcpConfig("perf");
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                try (var files = java.nio.file.Files.list(dir)) {
+                    files.forEach(f -> f.toFile().delete());
+                } catch (java.io.IOException ignored) {
+                    // a temporary directory: best effort
+                }
+                dir.toFile().delete();
+            }));
+            return c;
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
         }
     }
 
