@@ -1,5 +1,6 @@
 package dev.fenceline.examples.cluster;
 
+import dev.fenceline.testkit.TestCertificates;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -128,8 +129,9 @@ public final class ClusterDemo {
             String seedHost = net != null ? net.rail1(0) : InetAddress.getLoopbackAddress().getHostAddress();
             int seedPort = net != null ? 25520 : freePort();
             String seed = "pekko://kv@" + seedHost + ":" + seedPort;
+            TestCertificates certs = needsCertificates(o.config()) ? certificates(o) : null;
             for (int i = 0; i < o.nodes(); i++) {
-                members.add(start(o, net, i, i == 0 ? seedPort : 0, seed));
+                members.add(start(o, net, i, i == 0 ? seedPort : 0, seed, certs));
             }
             for (Member m : members) {
                 o.out().println("  " + m.expect("UP ", null));
@@ -256,7 +258,28 @@ public final class ClusterDemo {
         return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed);
     }
 
-    private static Member start(Options o, Netns net, int index, int port, String seed) throws IOException {
+    /** Whether the configuration runs tcp under mutual TLS without naming this member's key store. */
+    private static boolean needsCertificates(Path config) {
+        com.typesafe.config.Config c = com.typesafe.config.ConfigFactory.parseFile(config.toFile())
+                .withFallback(com.typesafe.config.ConfigFactory.defaultReference()).resolve();
+        return c.getString("fenceline.transport.tcp.security").equals("tls")
+                && c.getString("fenceline.transport.tcp.tls.key-store").isEmpty()
+                && c.getString("fenceline.transport.tcp.tls.certificate").isEmpty();
+    }
+
+    /** A throwaway CA and one certificate per member, beside the members' logs. */
+    private static TestCertificates certificates(Options o) {
+        String[] names = new String[o.nodes()];
+        for (int i = 0; i < names.length; i++) {
+            names[i] = "member-" + i;
+        }
+        TestCertificates certs = TestCertificates.create(o.logs().resolve("tls"), names);
+        o.out().println("  mutual TLS: a throwaway CA and a certificate per member in " + o.logs().resolve("tls"));
+        return certs;
+    }
+
+    private static Member start(Options o, Netns net, int index, int port, String seed, TestCertificates certs)
+            throws IOException {
         Path log = o.logs().resolve("member-" + index + ".log");
         List<String> cmd = new ArrayList<>();
         if (net != null) {
@@ -273,7 +296,15 @@ public final class ClusterDemo {
         } else {
             cmd.addAll(List.of("127.0.0.1", Integer.toString(port), seed, "127.0.0.1:0"));
         }
-        Process p = new ProcessBuilder(cmd).redirectError(log.toFile()).start();
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(log.toFile());
+        if (certs != null) {
+            // Paths and passwords through the environment, which the sample configuration reads.
+            pb.environment().put("FENCELINE_TLS_KEY_STORE", certs.member("member-" + index).keyStore().toString());
+            pb.environment().put("FENCELINE_TLS_TRUST_STORE", certs.trustStore().toString());
+            pb.environment().put("FENCELINE_TLS_KEY_STORE_PASSWORD", certs.password());
+            pb.environment().put("FENCELINE_TLS_TRUST_STORE_PASSWORD", certs.password());
+        }
+        Process p = pb.start();
         BlockingQueue<String> lines = new LinkedBlockingQueue<>();
         Thread reader = new Thread(() -> {
             try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
