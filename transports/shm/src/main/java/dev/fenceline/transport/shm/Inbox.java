@@ -48,6 +48,8 @@ final class Inbox {
     private static final int HEARTBEAT = 48;
     /** Replies that did not fit yet (the peer is slow): sent in order before any newer one. */
     final ArrayDeque<byte[]> backlog = new ArrayDeque<>();
+    /** Target side (polling thread only): connections this peer process holds at the worker that opened it. */
+    int incoming;
     final ArrayDeque<Integer> backlogTypes = new ArrayDeque<>();
 
     private Inbox(String name, long pid, long start, UUID worker, UnsafeBuffer header, UnsafeBuffer keys, Gates gates,

@@ -543,6 +543,7 @@ final class ShmTransport implements Transport, Agent {
             if (!e.getValue().inbox().alive()) {
                 someoneDied = true;
                 origins.remove(e.getKey());
+                e.getValue().inbox().incoming--;
                 forgetConnection(e.getKey());
                 peerInboxes.remove(e.getValue().inbox().name, e.getValue().inbox());
             }
@@ -589,7 +590,10 @@ final class ShmTransport implements Transport, Agent {
                 }
             }
             case ShmWire.BYE -> {
-                origins.remove(conn);
+                Origin gone = origins.remove(conn);
+                if (gone != null) {
+                    gone.inbox().incoming--;
+                }
                 forgetConnection(conn);
             }
             case ShmWire.ACK, ShmWire.FLUSHED, ShmWire.GET_DATA, ShmWire.NACK -> onReply(type, b, at, length, conn);
@@ -663,7 +667,19 @@ final class ShmTransport implements Transport, Agent {
             dropped("a CONNECT from " + name + " naming gate " + gate + " of its " + origin.gates.slots());
             return;
         }
+        if (origins.containsKey(conn)) {
+            dropped("a second CONNECT from " + name + " for connection " + Long.toHexString(conn));
+            return;
+        }
+        if (origin.incoming >= settings.maxLanes()) {
+            // One peer process cannot make this worker hold more of its connections than it could
+            // open itself with the same configuration; past that, CONNECTs go unanswered.
+            dropped("a CONNECT from " + name + ": it holds " + origin.incoming + " connections here, the most "
+                    + ShmSettings.SECTION + ".max-lanes = " + settings.maxLanes() + " allows per peer process");
+            return;
+        }
         origins.put(conn, new Origin(origin, gate));
+        origin.incoming++;
         reply(origin, ShmWire.CONNECTED, 12, (r, i) -> {
             r.putLong(i, conn);
             r.putInt(i + 8, settings.maxFragment());

@@ -87,4 +87,44 @@ class HostileInboxTest {
             fresh.flush().toCompletableFuture().get(10, TimeUnit.SECONDS);
         }
     }
+
+    /**
+     * One peer process cannot make a worker hold more of its connections than max-lanes: CONNECTs
+     * past it go unanswered (a connect fails with a typed error after its timeout) while the
+     * connections it has keep working, and a closed one makes room again.
+     */
+    @Test
+    void connectionsPerPeerProcessAreCapped() throws Exception {
+        try (Fenceline f = Fenceline.create(ConfigFactory.parseString("""
+                fenceline.transports = [shm]
+                fenceline.transport.shm { max-lanes = 4, connect-timeout = 1s }
+                fenceline.endpoint.connect-timeout = 2s
+                """))) {
+            Worker a = f.newWorker("a").toCompletableFuture().get(10, TimeUnit.SECONDS);
+            Worker b = f.newWorker("b").toCompletableFuture().get(10, TimeUnit.SECONDS);
+            MemoryRegion counter = b.register(ByteBuffer.allocateDirect(64));
+            RemoteKey key = a.unpackRemoteKey(counter.remoteKey().toBytes());
+            Endpoint ep = a.connect(b.address()).toCompletableFuture().get(10, TimeUnit.SECONDS);
+            ManyToOneRingBuffer inbox = inboxOf(b);
+            String own = controlOf(a);
+            for (int i = 0; i < 3; i++) { // forged CONNECTs in a's name: with ep's, 4 connections from a at b
+                byte[] c = connect(0, own.length(), own);
+                ByteBuffer.wrap(c).order(java.nio.ByteOrder.nativeOrder()).putLong(0, 1000 + i);
+                write(inbox, ShmWire.CONNECT, c);
+            }
+            Thread.sleep(200); // b's polling thread takes them
+            java.util.concurrent.ExecutionException refused = org.junit.jupiter.api.Assertions.assertThrows(
+                    java.util.concurrent.ExecutionException.class, () -> a.connect(b.address()).toCompletableFuture()
+                            .get(10, TimeUnit.SECONDS));
+            org.junit.jupiter.api.Assertions.assertInstanceOf(dev.fenceline.EndpointFailedException.class,
+                    refused.getCause(), refused.toString());
+            assertEquals(0L, (long) ep.atomicFetch64(AtomicOp.ADD, key.baseAddress(), key, 1).toCompletableFuture()
+                    .get(10, TimeUnit.SECONDS), "the connection a has keeps working");
+            ep.close();
+            Thread.sleep(200);
+            Endpoint again = a.connect(b.address()).toCompletableFuture().get(10, TimeUnit.SECONDS);
+            assertEquals(1L, (long) again.atomicFetch64(AtomicOp.ADD, key.baseAddress(), key, 1)
+                    .toCompletableFuture().get(10, TimeUnit.SECONDS), "a closed connection made room");
+        }
+    }
 }
