@@ -69,12 +69,15 @@ public final class DedupWindow {
         /** More than {@code maxSpread} beyond the low-water mark: cannot be tracked, so not applied. */
         FULL,
         /** Tracking it needs more storage than the window's {@link Budget} has left: not applied. */
-        OVER_BUDGET
+        OVER_BUDGET,
+        /** Its first copy is being applied now (see {@link #markRunning}): this copy must not run. */
+        RUNNING
     }
 
     private static final byte UNKNOWN = 0;
     private static final byte APPLIED = 1;
     private static final byte FAILED = 2;
+    private static final byte IN_PROGRESS = 3;
     private static final int INITIAL = 1024;
 
     private final int maxSpread;
@@ -163,6 +166,7 @@ public final class DedupWindow {
         return switch (states[i]) {
             case APPLIED -> Seen.DUPLICATE;
             case FAILED -> Seen.FAILED_BEFORE;
+            case IN_PROGRESS -> Seen.RUNNING;
             default -> Seen.NEW;
         };
     }
@@ -191,6 +195,19 @@ public final class DedupWindow {
         int i = slot(sequence);
         states[i] = APPLIED;
         results[i] = result;
+        failures[i] = null;
+    }
+
+    /**
+     * For an operation applied asynchronously (an active-message handler on another thread): from
+     * now until {@link #record} or {@link #recordFailure}, a copy of it is {@link Seen#RUNNING}.
+     *
+     * @param sequence an operation {@link #lookup} found new, whose application starts now
+     */
+    public void markRunning(long sequence) {
+        int i = slot(sequence);
+        states[i] = IN_PROGRESS;
+        results[i] = 0;
         failures[i] = null;
     }
 

@@ -51,6 +51,53 @@ public final class ExactlyOnce {
     }
 
     /**
+     * The first half of {@link #apply} for an operation applied asynchronously: decides whether
+     * this copy is to run and, if so, marks it running, so that a copy arriving meanwhile (over
+     * another lane) is refused instead of run a second time. The caller runs it, then reports the
+     * outcome with {@link #finish}.
+     *
+     * @param window the origin endpoint's window (the caller holds its lock)
+     * @param origin the origin endpoint's id, for errors
+     * @param sequence the operation's sequence number (non-negative)
+     * @param lowWater the origin's low-water mark that the operation carried
+     * @return true if the caller must run it; false if a copy was applied before (answer with
+     *     {@code window.result(sequence)})
+     * @throws FencelineException the first copy's refusal, an {@link OutcomeUnknownException} for a
+     *     stale copy or one whose first copy is still running, or a plain one beyond the window
+     */
+    public boolean begin(DedupWindow window, long origin, long sequence, long lowWater) {
+        DedupWindow.Seen seen = window.lookup(sequence, lowWater);
+        if (seen == DedupWindow.Seen.NEW) {
+            window.markRunning(sequence);
+            return true;
+        }
+        if (seen == DedupWindow.Seen.DUPLICATE) {
+            return false;
+        }
+        throw refusal(seen, window, origin, sequence);
+    }
+
+    /**
+     * Records the outcome of an operation {@link #begin} let run. A mark that moved past it meanwhile
+     * (its origin gave up on it) leaves nothing to record.
+     *
+     * @param window the origin endpoint's window (the caller holds its lock)
+     * @param sequence the operation's sequence number
+     * @param value its result, if it succeeded
+     * @param error its refusal, or null if it succeeded
+     */
+    public void finish(DedupWindow window, long sequence, long value, FencelineException error) {
+        if (sequence < window.lowWater()) {
+            return;
+        }
+        if (error != null) {
+            window.recordFailure(sequence, error);
+        } else {
+            window.record(sequence, value);
+        }
+    }
+
+    /**
      * Applies {@code op} unless a copy of it was applied or refused before.
      *
      * @param window the origin endpoint's window, or null if the operation carries no sequence number
@@ -67,32 +114,39 @@ public final class ExactlyOnce {
         if (window == null || sequence < 0) {
             return op.apply();
         }
-        switch (window.lookup(sequence, lowWater)) {
-            case DUPLICATE:
-                return window.result(sequence);
-            case FAILED_BEFORE:
-                throw window.failure(sequence);
-            case STALE:
-                throw new OutcomeUnknownException(target + ": a stale copy of operation " + sequence + " of endpoint "
-                        + Long.toHexString(origin) + ", which its origin saw complete, arrived; not applied again");
-            case FULL:
-                throw new FencelineException(target + ": operation " + sequence + " of endpoint "
-                        + Long.toHexString(origin) + " is more than dedup-window = " + windowSize + " beyond its"
-                        + " oldest incomplete operation (" + window.lowWater() + "); not applied");
-            case OVER_BUDGET:
-                throw new FencelineException(target + ": operation " + sequence + " of endpoint "
-                        + Long.toHexString(origin) + " cannot be tracked: its peer's dedup state is at its bound ("
-                        + window.budget().describe() + "); not applied");
-            default:
-                long value;
-                try {
-                    value = op.apply();
-                } catch (FencelineException e) {
-                    window.recordFailure(sequence, e);
-                    throw e;
-                }
-                window.record(sequence, value);
-                return value;
+        DedupWindow.Seen seen = window.lookup(sequence, lowWater);
+        if (seen == DedupWindow.Seen.DUPLICATE) {
+            return window.result(sequence);
         }
+        if (seen != DedupWindow.Seen.NEW) {
+            throw refusal(seen, window, origin, sequence);
+        }
+        long value;
+        try {
+            value = op.apply();
+        } catch (FencelineException e) {
+            window.recordFailure(sequence, e);
+            throw e;
+        }
+        window.record(sequence, value);
+        return value;
+    }
+
+    /** Why a copy that {@link DedupWindow#lookup} did not find new and not applied is not run. */
+    private FencelineException refusal(DedupWindow.Seen seen, DedupWindow window, long origin, long sequence) {
+        String op = target + ": operation " + sequence + " of endpoint " + Long.toHexString(origin);
+        return switch (seen) {
+            case FAILED_BEFORE -> window.failure(sequence);
+            case STALE -> new OutcomeUnknownException(target + ": a stale copy of operation " + sequence
+                    + " of endpoint " + Long.toHexString(origin) + ", which its origin saw complete, arrived; not applied"
+                    + " again");
+            case RUNNING -> new OutcomeUnknownException(op + " is being applied now by its first copy; this copy is"
+                    + " not run, and the first one's outcome is not known yet");
+            case FULL -> new FencelineException(op + " is more than dedup-window = " + windowSize + " beyond its"
+                    + " oldest incomplete operation (" + window.lowWater() + "); not applied");
+            case OVER_BUDGET -> new FencelineException(op + " cannot be tracked: its peer's dedup state is at its"
+                    + " bound (" + window.budget().describe() + "); not applied");
+            default -> throw new IllegalArgumentException("not a refusal: " + seen);
+        };
     }
 }

@@ -1,6 +1,7 @@
 package dev.fenceline.spi.support;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -52,6 +53,31 @@ class ExactlyOnceTest {
         FencelineException full = assertThrows(FencelineException.class,
                 () -> once.apply(window, 0xabc, 5 + 16, 5, this::add));
         assertTrue(full.getMessage().contains("dedup-window = 16"), full.getMessage());
+        assertEquals(0, applied.get());
+    }
+
+    /**
+     * An operation applied asynchronously: begin marks it running, a copy meanwhile is refused as
+     * outcome-unknown (never run twice), and after finish a copy gets the first one's outcome.
+     */
+    @Test
+    void anAsynchronousOperationRunsOnceAndItsCopiesWaitForNothing() {
+        assertTrue(once.begin(window, 0xabc, 0, 0), "new: run it");
+        OutcomeUnknownException meanwhile = assertThrows(OutcomeUnknownException.class,
+                () -> once.begin(window, 0xabc, 0, 0));
+        assertTrue(meanwhile.getMessage().contains("being applied now"), meanwhile.getMessage());
+        assertThrows(OutcomeUnknownException.class, () -> once.apply(window, 0xabc, 0, 0, this::add),
+                "a synchronous copy is refused the same way");
+        once.finish(window, 0, 42, null);
+        assertFalse(once.begin(window, 0xabc, 0, 0), "applied before: answer from the window");
+        assertEquals(42, window.result(0));
+        assertTrue(once.begin(window, 0xabc, 1, 0));
+        FencelineException refused = new FencelineException("handler threw");
+        once.finish(window, 1, 0, refused);
+        assertSame(refused, assertThrows(FencelineException.class, () -> once.begin(window, 0xabc, 1, 0)));
+        assertTrue(once.begin(window, 0xabc, 2, 0));
+        assertThrows(OutcomeUnknownException.class, () -> once.begin(window, 0xabc, 1, 3), "stale");
+        once.finish(window, 2, 7, null); // its origin gave up on it meanwhile: nothing to record, no error
         assertEquals(0, applied.get());
     }
 
