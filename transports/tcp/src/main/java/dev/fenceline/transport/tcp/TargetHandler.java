@@ -60,6 +60,12 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
     @Override
     public void channelRead(ChannelHandlerContext c, Object msg) {
         ByteBuf frame = (ByteBuf) msg;
+        if (handlerRunning) {
+            // An active message's handler runs off the event loop: what follows it waits, in order.
+            held.add(frame);
+            c.channel().config().setAutoRead(false);
+            return;
+        }
         if (!held.isEmpty() || (state == State.READY && !c.channel().isWritable())) {
             // Answers wait unread: this frame, and the rest of this read, wait in order until they
             // drain (reads are paused, so at most one read's worth of frames is held here).
@@ -74,6 +80,7 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
     private void apply(ChannelHandlerContext c, ByteBuf frame) {
         try {
             if (state != State.CLOSED) {
+                current = frame;
                 FrameDecoder.decode(frame, this, transport.settings().maxFragment());
             }
         } catch (MalformedFrameException e) {
@@ -81,9 +88,16 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
                     e.getMessage());
             closeNow();
         } finally {
+            current = null;
             frame.release();
         }
     }
+
+    /** The frame being decoded, so that an active message can keep it while its handler runs. */
+    private ByteBuf current;
+
+    /** Whether an active message's handler runs now; the frames after it are held until it returns. */
+    private boolean handlerRunning;
 
     @Override
     public void channelReadComplete(ChannelHandlerContext c) {
@@ -130,22 +144,33 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
     @Override
     public void channelWritabilityChanged(ChannelHandlerContext c) {
         if (c.channel().isWritable() && !c.channel().config().isAutoRead() && state != State.CLOSED) {
-            ByteBuf next;
-            while (c.channel().isWritable() && (next = held.poll()) != null) {
-                apply(c, next);
-            }
-            c.flush();
-            if (held.isEmpty() && c.channel().isWritable()) {
-                if (unread != null) {
-                    unread.cancel(false);
-                    unread = null;
-                }
-                c.channel().config().setAutoRead(true);
-            } else {
-                armUnreadTimer(c);
-            }
+            drainHeld(c);
         }
         c.fireChannelWritabilityChanged();
+    }
+
+    /**
+     * The held frames go on, in order, while the channel stays writable and no handler runs;
+     * reading resumes once none is left. Progress restarts the unread timeout.
+     */
+    private void drainHeld(ChannelHandlerContext c) {
+        ByteBuf next;
+        while (!handlerRunning && c.channel().isWritable() && (next = held.poll()) != null) {
+            apply(c, next);
+        }
+        c.flush();
+        if (handlerRunning || state == State.CLOSED) {
+            return;
+        }
+        if (held.isEmpty() && c.channel().isWritable()) {
+            if (unread != null) {
+                unread.cancel(false);
+                unread = null;
+            }
+            c.channel().config().setAutoRead(true);
+        } else {
+            armUnreadTimer(c);
+        }
     }
 
     /** Frames that arrived while the peer's answers waited unread, in order; released when the channel ends. */
@@ -414,15 +439,90 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
     public void activeMessage(long token, long originId, long seq, long low, int id, ByteBuf h, ByteBuf payload)
             throws MalformedFrameException {
         target = ready();
-        amId = id;
-        header = h;
-        data = payload;
-        try {
-            once(token, originId, seq, low, applyActiveMessage);
-        } finally {
-            header = null;
-            data = null;
+        java.util.concurrent.Executor handlers = transport.handlers();
+        if (handlers == null) { // active-message-threads = 0: on the event loop
+            amId = id;
+            header = h;
+            data = payload;
+            try {
+                once(token, originId, seq, low, applyActiveMessage);
+            } finally {
+                header = null;
+                data = null;
+            }
+            return;
         }
+        DedupWindow w = null;
+        try {
+            if (seq >= 0) {
+                w = window(originId);
+                synchronized (w) {
+                    if (!transport.exactlyOnce().begin(w, originId, seq, low)) {
+                        ctx.write(FrameEncoder.ack(ctx.alloc(), token, w.result(seq)));
+                        return;
+                    }
+                }
+            }
+        } catch (FencelineException e) {
+            nack(token, e);
+            return;
+        }
+        runHandler(handlers, token, originId, seq, w, id, h.nioBuffer(), payload.nioBuffer());
+    }
+
+    /**
+     * Runs an active message's handler on the transport's handler threads, so that one that blocks
+     * holds up only this connection (whose later frames wait, in order) and never the event loop
+     * that serves the others; the answer is written, and the window told, back on the event loop.
+     */
+    private void runHandler(java.util.concurrent.Executor handlers, long token, long originId, long seq,
+            DedupWindow w, int id, java.nio.ByteBuffer h, java.nio.ByteBuffer payload) {
+        ByteBuf kept = current.retain(); // h and payload view it until the handler returns
+        RemoteAccessTarget t = target;
+        handlerRunning = true;
+        ctx.channel().config().setAutoRead(false);
+        try {
+            handlers.execute(() -> {
+                FencelineException error = null;
+                try {
+                    t.activeMessage(id, h, payload);
+                } catch (FencelineException e) {
+                    error = e;
+                } catch (RuntimeException e) {
+                    error = new dev.fenceline.ActiveMessageException("active message " + id + " failed at worker '"
+                            + transport.workerName() + "': " + e);
+                }
+                FencelineException outcome = error;
+                try {
+                    ctx.executor().execute(() -> handlerReturned(token, seq, w, outcome, kept));
+                } catch (java.util.concurrent.RejectedExecutionException shutDown) {
+                    kept.release(); // the transport closed while the handler ran: nobody to answer
+                }
+            });
+        } catch (java.util.concurrent.RejectedExecutionException closing) {
+            handlerReturned(token, seq, w, new dev.fenceline.EndpointFailedException("tcp worker '"
+                    + transport.workerName() + "' is closing: active message " + id + " not run"), kept);
+        }
+    }
+
+    /** On the event loop: the handler returned (or could not run); answer, record, go on with what waited. */
+    private void handlerReturned(long token, long seq, DedupWindow w, FencelineException error, ByteBuf kept) {
+        kept.release();
+        if (w != null) {
+            synchronized (w) {
+                transport.exactlyOnce().finish(w, seq, 0, error);
+            }
+        }
+        handlerRunning = false;
+        if (state == State.CLOSED) {
+            return; // the connection ended meanwhile; the window remembers the outcome for a re-sent copy
+        }
+        if (error != null) {
+            nack(token, error);
+        } else {
+            ctx.write(FrameEncoder.ack(ctx.alloc(), token, 0));
+        }
+        drainHeld(ctx);
     }
 
     @Override

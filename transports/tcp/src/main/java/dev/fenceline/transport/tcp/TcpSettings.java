@@ -19,6 +19,7 @@ import java.util.Set;
  * @param security how peers authenticate and what protects the frames
  * @param io auto, epoll or nio
  * @param ioThreads event-loop threads
+ * @param activeMessageThreads threads that run active-message handlers, 0 for the event loops
  * @param connectTimeout TCP connect plus handshake
  * @param userTimeout TCP_USER_TIMEOUT, zero for the kernel default
  * @param keepaliveIdle TCP keepalive idle time
@@ -38,6 +39,7 @@ import java.util.Set;
  * @param keysRead every key read, for the completeness test
  */
 record TcpSettings(List<InetSocketAddress> listen, int maxRails, Security security, String io, int ioThreads,
+        int activeMessageThreads,
         Duration connectTimeout, Duration userTimeout, Duration keepaliveIdle, Duration keepaliveInterval,
         int keepaliveCount, Duration minBackoff, Duration maxBackoff, Duration giveUpAfter, Duration stableAfter,
         int maxFragment,
@@ -125,6 +127,7 @@ record TcpSettings(List<InetSocketAddress> listen, int maxRails, Security securi
         Security security = security(r);
         String io = r.oneOf("io", List.of("auto", "epoll", "nio"));
         int ioThreads = r.intIn("io-threads", 1, 64);
+        int amThreads = r.intIn("active-message-threads", 0, 64);
         Duration connectTimeout = r.durationIn("connect-timeout", Duration.ofMillis(1), Duration.ofMinutes(10));
         Duration userTimeout = r.durationIn("user-timeout", Duration.ZERO, Duration.ofHours(1));
         Duration idle = seconds(r, "keepalive.idle");
@@ -153,7 +156,7 @@ record TcpSettings(List<InetSocketAddress> listen, int maxRails, Security securi
         long allEntries = count(r, "limits.dedup-entries", limits.dedupEntriesPerPeer(), 1L << 36);
         limits = new Limits(limits.preAuthFrame(), limits.connections(), limits.connectionsPerAddress(),
                 limits.queuedBytes(), limits.unreadTimeout(), limits.dedupEntriesPerPeer(), allEntries);
-        return new TcpSettings(List.copyOf(listen), maxRails, security, io, ioThreads, connectTimeout, userTimeout, idle,
+        return new TcpSettings(List.copyOf(listen), maxRails, security, io, ioThreads, amThreads, connectTimeout, userTimeout, idle,
                 interval, count, minBackoff, maxBackoff, giveUp, stable, maxFragment, queueDepth, window, maxRead, dedupWindow, linger,
                 limits, r.keysRead());
     }

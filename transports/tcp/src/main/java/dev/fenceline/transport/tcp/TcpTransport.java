@@ -58,6 +58,8 @@ final class TcpTransport implements Transport {
     private final List<Rail> rails = new ArrayList<>();
     private final List<LocalNet> locals = new ArrayList<>();
     private final TargetDedup dedup;
+    /** Where active-message handlers run, off the event loops; null when active-message-threads = 0. */
+    private final java.util.concurrent.ExecutorService handlers;
     private final ExactlyOnce exactlyOnce;
     private volatile boolean closed;
 
@@ -72,6 +74,9 @@ final class TcpTransport implements Transport {
         this.exactlyOnce = new ExactlyOnce("tcp worker '" + context.workerName() + "'", settings.dedupWindow());
         this.dedup = new TargetDedup(exactlyOnce, settings.dedupLinger(), settings.limits().dedupEntriesPerPeer(),
                 settings.limits().dedupEntries());
+        this.handlers = settings.activeMessageThreads() == 0 ? null
+                : java.util.concurrent.Executors.newFixedThreadPool(settings.activeMessageThreads(),
+                        new DefaultThreadFactory("fenceline-tcp-" + context.workerName() + "-handler", true));
         this.group = new MultiThreadIoEventLoopGroup(settings.ioThreads(),
                 new DefaultThreadFactory("fenceline-tcp-" + context.workerName(), true), io.handlers());
         try {
@@ -233,6 +238,11 @@ final class TcpTransport implements Transport {
         return handshake;
     }
 
+    /** @return where active-message handlers run, or null for the event loop itself */
+    java.util.concurrent.Executor handlers() {
+        return handlers;
+    }
+
     TargetDedup dedup() {
         return dedup;
     }
@@ -386,5 +396,8 @@ final class TcpTransport implements Transport {
         }
         channels.close();
         group.shutdownGracefully(0, 2, TimeUnit.SECONDS);
+        if (handlers != null) {
+            handlers.shutdown(); // a handler still running finishes on its own; its answer has nowhere to go
+        }
     }
 }

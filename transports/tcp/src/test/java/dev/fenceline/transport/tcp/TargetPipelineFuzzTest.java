@@ -75,7 +75,10 @@ class TargetPipelineFuzzTest {
 
     private static synchronized TcpTransport transport() {
         if (transport == null) {
+            // Handlers on the event loop (active-message-threads = 0): each input's effects are then
+            // complete when it has been fed, so every input is judged on its own.
             Config section = ConfigFactory.parseString("secret = \"" + TcpConfigs.SECRET + "\"\nmax-fragment = 4KiB\n"
+                    + "active-message-threads = 0\n"
                     + "dedup-window = 4096\nmax-rails = 1\nqueue-depth = 64\nlimits.dedup-entries-per-peer = 65536")
                     .withFallback(ConfigFactory.defaultReference().getConfig(TcpSettings.SECTION));
             transport = new TcpTransport(new TransportContext(ME, "fuzz", section, TARGET),
