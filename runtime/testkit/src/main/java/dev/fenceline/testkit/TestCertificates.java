@@ -51,7 +51,14 @@ import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
  * }</pre>
  */
 public final class TestCertificates {
-    /** One certificate's files. */
+    /**
+     * One certificate's files.
+     *
+     * @param name the member's name (its certificate's CN)
+     * @param keyStore its PKCS#12 key store (key and chain), under {@link #password()}
+     * @param certificate its certificate chain, PEM, leaf first
+     * @param privateKey its private key, PEM (PKCS#8, not encrypted)
+     */
     public record Member(String name, Path keyStore, Path certificate, Path privateKey) {
     }
 
@@ -106,7 +113,10 @@ public final class TestCertificates {
         }
     }
 
-    /** @return the member certificate made for {@code name} */
+    /**
+     * @param name a name given to {@link #create}
+     * @return the member certificate made for it
+     */
     public Member member(String name) {
         Member m = members.get(name);
         if (m == null) {
@@ -159,7 +169,10 @@ public final class TestCertificates {
                 "fenceline.transport.tcp.tls.trust-store-password", password));
     }
 
-    /** @return {@link #tcpConfig(Member)} of the member named {@code name} */
+    /**
+     * @param name a name given to {@link #create}
+     * @return {@link #tcpConfig(Member)} of that member
+     */
     public Config tcpConfig(String name) {
         return tcpConfig(member(name));
     }
