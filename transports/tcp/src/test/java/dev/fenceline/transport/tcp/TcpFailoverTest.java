@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.typesafe.config.ConfigFactory;
 import dev.fenceline.Endpoint;
 import dev.fenceline.Fenceline;
-import dev.fenceline.LaneInfo;
 import dev.fenceline.MemoryRegion;
 import dev.fenceline.Worker;
 import dev.fenceline.WorkerAddress;
@@ -17,7 +16,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -79,9 +77,9 @@ class TcpFailoverTest {
                 } else {
                     relay.blackHole();
                 }
-                awaitLane(ep, l -> !l.live(), "lane 0 to fail");
+                Lanes.awaitLaneZero(ep, l -> !l.live(), "lane 0 to fail");
                 relay.heal();
-                awaitLane(ep, l -> l.live() && l.connectionId() != firstConnection, "lane 0 to recover");
+                Lanes.awaitLaneZero(ep, l -> l.live() && l.connectionId() != firstConnection, "lane 0 to recover");
                 ModelCheckedWorkload.Result r = run.get(90, TimeUnit.SECONDS);
                 assertEquals(List.of(), r.errors(), "seed " + seed);
                 assertTrue(r.checks() > 0 && r.operations() > ops / 2, r.toString());
@@ -91,17 +89,6 @@ class TcpFailoverTest {
                 assertEquals(0, stats.outstanding(), stats.toString());
                 assertTrue(stats.reconfigurations() >= 2, "a failure and a recovery: " + stats);
             }
-        }
-    }
-
-    private static void awaitLane(Endpoint ep, Predicate<LaneInfo> condition, String what)
-            throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (!condition.test(ep.lanes().get(0))) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for " + what + ": " + ep.lanes());
-            }
-            Thread.sleep(10);
         }
     }
 }

@@ -12,7 +12,6 @@ import dev.fenceline.AtomicOp;
 import dev.fenceline.Endpoint;
 import dev.fenceline.EndpointFailedException;
 import dev.fenceline.Fenceline;
-import dev.fenceline.LaneInfo;
 import dev.fenceline.MemoryRegion;
 import dev.fenceline.RemoteKey;
 import dev.fenceline.Worker;
@@ -29,7 +28,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -192,7 +190,7 @@ class TcpTlsTest {
                 });
                 Thread.sleep(200); // the workload is under way
                 relay.flipOneBit();
-                awaitLane(ep, l -> l.connectionId() != firstConnection && l.live(), "lane 0 to fail and recover");
+                Lanes.awaitLaneZero(ep, l -> l.connectionId() != firstConnection && l.live(), "lane 0 to fail and recover");
                 ModelCheckedWorkload.Result r = run.get(90, TimeUnit.SECONDS);
                 assertEquals(List.of(), r.errors(), "seed " + seed);
                 assertTrue(r.checks() > 0 && r.operations() > 2000, r.toString());
@@ -201,17 +199,6 @@ class TcpTlsTest {
                 assertEquals(0, stats.outstanding(), stats.toString());
                 assertTrue(stats.reconfigurations() >= 2, "a failure and a recovery: " + stats);
             }
-        }
-    }
-
-    private static void awaitLane(Endpoint ep, Predicate<LaneInfo> condition, String what)
-            throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (!condition.test(ep.lanes().get(0))) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for " + what + ": " + ep.lanes());
-            }
-            Thread.sleep(10);
         }
     }
 }
