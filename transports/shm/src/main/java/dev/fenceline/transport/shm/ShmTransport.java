@@ -197,11 +197,8 @@ final class ShmTransport implements Transport, Agent {
     /** Boot id, pid, process start time, control segment name: what a peer needs, and checks. */
     @Override
     public byte[] localAddress() {
-        byte[] boot = (Host.bootId() + " " + Host.pidNamespaceId()).getBytes(StandardCharsets.US_ASCII);
-        byte[] name = inbox.name.getBytes(StandardCharsets.UTF_8);
-        return ByteBuffer.allocate(1 + 2 + boot.length + 16 + 2 + name.length).put((byte) 1)
-                .putShort((short) boot.length).put(boot).putLong(Host.pid()).putLong(Host.startTime())
-                .putShort((short) name.length).put(name).array();
+        return new ShmAddress(Host.bootId() + " " + Host.pidNamespaceId(), Host.pid(), Host.startTime(), inbox.name)
+                .encode();
     }
 
     // ------------------------------------------------------------------ memory
@@ -382,38 +379,16 @@ final class ShmTransport implements Transport, Agent {
     }
 
     private Inbox peerInbox(byte[] address) {
-        ByteBuffer in = ByteBuffer.wrap(address);
-        String boot;
-        long pid;
-        long start;
-        String name;
-        try {
-            if (in.get() != 1) {
-                throw new FencelineException("shm: unsupported peer address version");
-            }
-            byte[] b = new byte[Short.toUnsignedInt(in.getShort())];
-            in.get(b);
-            boot = new String(b, StandardCharsets.US_ASCII);
-            pid = in.getLong();
-            start = in.getLong();
-            byte[] n = new byte[Short.toUnsignedInt(in.getShort())];
-            in.get(n);
-            name = new String(n, StandardCharsets.UTF_8);
-        } catch (java.nio.BufferUnderflowException e) {
-            throw new FencelineException("shm: malformed peer address (" + address.length + " bytes)");
-        }
+        ShmAddress a = ShmAddress.decode(address);
         String here = Host.bootId() + " " + Host.pidNamespaceId();
-        if (!boot.equals(here)) {
-            throw new EndpointFailedException("shm: the peer runs on another host, boot or PID namespace (" + boot
+        if (!a.host().equals(here)) {
+            throw new EndpointFailedException("shm: the peer runs on another host, boot or PID namespace (" + a.host()
                     + ", here " + here + "); shared memory cannot reach it");
         }
-        if (!Host.alive(pid, start)) {
-            throw new EndpointFailedException("shm: the peer process " + pid + " is gone");
+        if (!Host.alive(a.pid(), a.start())) {
+            throw new EndpointFailedException("shm: the peer process " + a.pid() + " is gone");
         }
-        if (!Segments.isControlName(name)) {
-            throw new FencelineException("shm: malformed peer segment name '" + printable(name) + "'");
-        }
-        return openInbox(name);
+        return openInbox(a.control());
     }
 
     private Inbox openInbox(String name) {
