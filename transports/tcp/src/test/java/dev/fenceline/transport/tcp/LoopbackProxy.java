@@ -63,6 +63,23 @@ final class LoopbackProxy implements AutoCloseable {
         repliesHeld = true;
     }
 
+    /** Set: bytes towards the target are kept, not delivered, until {@link #release()} (a stalled target). */
+    private volatile boolean holding;
+
+    /**
+     * Keeps every byte sent towards the target from now on, as the socket buffers of a stopped
+     * target would: the connection looks alive, nothing is answered, and what was sent arrives when
+     * {@link #release()} is called, even after the origin closed its end.
+     */
+    void hold() {
+        holding = true;
+    }
+
+    /** Delivers what {@link #hold()} kept, in order, and relays normally again. */
+    void release() {
+        holding = false;
+    }
+
     /** Flips one bit in the middle of the next chunk sent towards the target, once. */
     void flipOneBit() {
         flipNext.set(true);
@@ -100,19 +117,35 @@ final class LoopbackProxy implements AutoCloseable {
     private void pump(Socket from, Socket to, boolean replies) {
         Thread t = new Thread(() -> {
             byte[] buf = new byte[64 << 10];
+            java.io.ByteArrayOutputStream kept = new java.io.ByteArrayOutputStream();
             try (InputStream i = from.getInputStream(); OutputStream o = to.getOutputStream()) {
                 int n;
                 while (true) {
                     while (replies && repliesHeld && !closed) {
                         Thread.sleep(5); // a proxy thread, not an actor: it just stops reading
                     }
-                    if ((n = i.read(buf)) < 0) {
+                    if (!replies && !holding && kept.size() > 0) {
+                        kept.writeTo(o); // a stalled target resumed: what waited arrives first
+                        kept.reset();
+                    }
+                    try {
+                        n = i.read(buf);
+                    } catch (IOException originGone) {
+                        n = -1;
+                    }
+                    if (n < 0) {
+                        while (!replies && holding && !closed) {
+                            Thread.sleep(5); // the origin is gone; its bytes still arrive on release
+                        }
+                        kept.writeTo(o);
                         break;
                     }
                     if (!replies && flipNext.compareAndSet(true, false)) {
                         buf[n / 2] ^= 0x10;
                     }
-                    if (!blackHole) {
+                    if (!replies && holding) {
+                        kept.write(buf, 0, n);
+                    } else if (!blackHole) {
                         o.write(buf, 0, n);
                     }
                 }
