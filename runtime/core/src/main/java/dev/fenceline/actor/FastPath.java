@@ -91,8 +91,8 @@ final class FastPath {
      * @return the flush's stage, or null if there is no grant (the actor must flush)
      */
     CompletionStage<Void> flush() {
-        if (OriginChecks.open(channel) != null || channel.grant().valid() == null) {
-            return null;
+        if (OriginChecks.open(channel) != null || channel.grant().valid() == null || channel.grant().completing()) {
+            return null; // no grant, or a request taken before it is still completing: the actor flushes
         }
         channel.fast().flush();
         long before = channel.submissions().submitted() + 1;

@@ -20,6 +20,12 @@ final class GrantSlot {
 
     private final SubmissionQueue submissions;
     private volatile Grant grant;
+    /**
+     * Set by the actor while it completes a request after publishing the grant for what follows
+     * it: a flush on the fast path must wait for the actor then, or it would complete before that
+     * request. Written before the grant, so a thread that sees the grant sees this too.
+     */
+    private volatile boolean completing;
 
     GrantSlot(SubmissionQueue submissions) {
         this.submissions = submissions;
@@ -40,6 +46,21 @@ final class GrantSlot {
     void publish(DirectAccess lane, boolean activeMessages) {
         long n = submissions.submitted();
         grant = n == submissions.polled() ? new Grant(lane, n, activeMessages) : null;
+    }
+
+    /**
+     * Actor: {@code true} before publishing a grant ahead of completing a request, {@code false}
+     * once the request completed.
+     *
+     * @param c whether a request taken before the grant is completing now
+     */
+    void completing(boolean c) {
+        completing = c;
+    }
+
+    /** @return whether a request taken before the current grant has not completed yet (read after {@link #valid()}) */
+    boolean completing() {
+        return completing;
     }
 
     /** Actor: no grant. */

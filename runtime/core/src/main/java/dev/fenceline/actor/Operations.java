@@ -275,14 +275,16 @@ final class Operations implements LaneSlots.Answers {
     private void complete(Request r, long value, FencelineException error) {
         retire(r);
         counters.increment(error == null ? Counter.COMPLETED : Counter.FAILED);
-        // The grant before the completion: a thread that waited for this request finds the fast
-        // path open for its next operation instead of racing the actor to it.
+        // The grant before the completion, so a thread that waited finds the fast path open; while
+        // this request completes, a fast-path flush goes to the actor instead (it must not pass it).
+        channel.grant().completing(true);
         updateGrant();
         if (error == null) {
-            r.succeed(value); // last: the user's callbacks run here and may reuse everything
+            r.succeed(value); // last: the user's callbacks run here (a future keeps their exceptions)
         } else {
             r.fail(error);
         }
+        channel.grant().completing(false);
         progressFlushes();
     }
 
