@@ -344,6 +344,12 @@ final class SimLane implements LaneConnection, DirectAccess {
             if ((dead && !late) || cut()) {
                 return;
             }
+            if (dead && op.kind() == TransportOp.Kind.GET) {
+                // A stalled target that reads for a lane its origin gave up sends the data to a lane
+                // that is gone (a closed socket, a withdrawn ring): the read has no effect anywhere,
+                // so it must not land in the origin's buffer here either.
+                return;
+            }
             RemoteAccessTarget target = peer.target();
             if (target == null) {
                 if (!dead) {
