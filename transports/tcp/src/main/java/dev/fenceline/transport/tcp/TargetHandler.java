@@ -32,16 +32,14 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
     private ChannelHandlerContext ctx;
     private State state = State.AWAIT_HELLO;
     private ScheduledFuture<?> handshakeTimeout;
-    private UUID peer;
-    private int version;
-    private byte[] clientNonce;
-    private byte[] serverNonce;
+    private final ServerHandshake handshake;
     private TargetDedup.Origin origin;
-    /** Who the peer proved to be (set once authenticated); see {@link #identityOf}. */
+    /** Who the peer proved to be (set once authenticated); see {@link TlsContexts#identity}. */
     private String identity;
 
     TargetHandler(TcpTransport transport) {
         this.transport = transport;
+        this.handshake = new ServerHandshake(transport.handshake(), transport.workerId());
     }
 
     @Override
@@ -95,7 +93,6 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
 
     /** The frame being decoded, so that an active message can keep it while its handler runs. */
     private ByteBuf current;
-
     /** Whether an active message's handler runs now; the frames after it are held until it returns. */
     private boolean handlerRunning;
 
@@ -129,7 +126,7 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
         unread = c.executor().schedule(() -> {
             if (!c.channel().isWritable() && state != State.CLOSED) {
                 LOG.warn("tcp {}: closing connection from {} (worker {}): it left {} bytes of answers unread for {}",
-                        transport.workerName(), c.channel().remoteAddress(), peer,
+                        transport.workerName(), c.channel().remoteAddress(), handshake.peer(),
                         c.channel().unsafe().outboundBuffer() == null ? 0
                                 : c.channel().unsafe().outboundBuffer().totalPendingWriteBytes(), timeout);
                 closeNow();
@@ -224,25 +221,13 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
         if (state != State.AWAIT_HELLO) {
             throw new MalformedFrameException("HELLO in state " + state);
         }
-        if (min > Wire.VERSION || max < Wire.VERSION) {
-            LOG.warn("tcp {}: refused {}: it speaks protocol versions {}..{}, this worker {}", transport.workerName(),
-                    ctx.channel().remoteAddress(), min, max, Wire.VERSION);
-            sendRefusal("no common protocol version: you speak " + min + ".." + max + ", this worker " + Wire.VERSION);
-            return;
+        try {
+            byte[] serverNonce = handshake.hello(min, max, client, server, nonce);
+            state = State.AWAIT_AUTH;
+            ctx.writeAndFlush(FrameEncoder.challenge(ctx.alloc(), Wire.VERSION, serverNonce));
+        } catch (ServerHandshake.Refused r) {
+            refuse(r);
         }
-        if (!server.equals(transport.workerId())) {
-            LOG.warn("tcp {}: refused {}: it asked for worker {}", transport.workerName(), ctx.channel().remoteAddress(),
-                    server);
-            sendRefusal("no worker " + server + " here");
-            return;
-        }
-        version = Wire.VERSION;
-        peer = client;
-        clientNonce = nonce;
-        serverNonce = Handshake.nonce();
-        state = State.AWAIT_AUTH;
-        // No proof yet: the server proves itself only to a client that proved itself first.
-        ctx.writeAndFlush(FrameEncoder.challenge(ctx.alloc(), version, serverNonce));
     }
 
     @Override
@@ -250,18 +235,14 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
         if (state != State.AWAIT_AUTH) {
             throw new MalformedFrameException("AUTH in state " + state);
         }
-        Handshake h = transport.handshake();
-        byte[] expected = h.clientProof(version, peer, transport.workerId(), clientNonce, serverNonce);
-        if (!Handshake.matches(expected, proof)) {
-            String why = expected.length == proof.length ? "authentication failed (wrong secret?)"
-                    : proof.length == 0 ? "it proved no secret, and this worker requires one"
-                    : "it sent a secret's proof, and this worker has no secret (TLS only)";
-            LOG.warn("tcp {}: refused {} (claims worker {}): {}", transport.workerName(),
-                    ctx.channel().remoteAddress(), peer, why);
-            sendRefusal(why.startsWith("authentication") ? "authentication failed" : why);
+        byte[] serverProof;
+        try {
+            serverProof = handshake.authenticate(proof);
+        } catch (ServerHandshake.Refused r) {
+            refuse(r);
             return;
         }
-        identity = identityOf(ctx, peer);
+        identity = TlsContexts.identity(ctx.channel(), handshake.peer());
         state = State.READY;
         FrameSplitter frames = ctx.pipeline().get(FrameSplitter.class);
         if (frames != null) {
@@ -269,26 +250,12 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
         }
         handshakeTimeout.cancel(false);
         LOG.debug("tcp {}: accepted {} as {}", transport.workerName(), ctx.channel().remoteAddress(), identity);
-        ctx.writeAndFlush(FrameEncoder.welcome(ctx.alloc(), transport.settings().maxFragment(),
-                h.serverProof(version, peer, transport.workerId(), clientNonce, serverNonce)));
+        ctx.writeAndFlush(FrameEncoder.welcome(ctx.alloc(), transport.settings().maxFragment(), serverProof));
     }
 
-    /**
-     * Who the peer proved to be: under TLS its certificate's subject, then the worker id it claimed
-     * (bound to this connection by its proof). Dedup state belongs to this identity, so a peer can
-     * never reach another peer's windows by naming their origin ids.
-     */
-    static String identityOf(ChannelHandlerContext c, UUID worker) {
-        io.netty.handler.ssl.SslHandler tls = c.pipeline().get(io.netty.handler.ssl.SslHandler.class);
-        if (tls == null) {
-            return "worker " + worker;
-        }
-        try {
-            return tls.engine().getSession().getPeerPrincipal().getName() + ", worker " + worker;
-        } catch (javax.net.ssl.SSLPeerUnverifiedException e) {
-            // Client authentication is required, so a verified peer is certain here; be safe anyway.
-            throw new IllegalStateException("a TLS peer without a verified certificate reached the handshake", e);
-        }
+    private void refuse(ServerHandshake.Refused r) {
+        LOG.warn("tcp {}: refused {}: {}", transport.workerName(), ctx.channel().remoteAddress(), r.getMessage());
+        sendRefusal(r.reason);
     }
 
     // ------------------------------------------------------------------ operations
@@ -486,11 +453,9 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
                 FencelineException error = null;
                 try {
                     t.activeMessage(id, h, payload);
-                } catch (FencelineException e) {
-                    error = e;
-                } catch (RuntimeException e) {
-                    error = new dev.fenceline.ActiveMessageException("active message " + id + " failed at worker '"
-                            + transport.workerName() + "': " + e);
+                } catch (RuntimeException e) { // a FencelineException is the target's own typed answer
+                    error = e instanceof FencelineException f ? f : new dev.fenceline.ActiveMessageException(
+                            "active message " + id + " failed at worker '" + transport.workerName() + "': " + e);
                 }
                 FencelineException outcome = error;
                 try {

@@ -136,6 +136,28 @@ final class TlsContexts {
         return h;
     }
 
+    /**
+     * Who the peer of an authenticated connection proved to be: under TLS its certificate's
+     * subject, then the worker id it claimed (its handshake proof covers it). Dedup state belongs to
+     * this identity, so a peer can never reach another peer's windows by naming their origin ids.
+     *
+     * @param ch the connection
+     * @param worker the worker id the peer claimed
+     * @return the identity
+     */
+    static String identity(Channel ch, java.util.UUID worker) {
+        SslHandler tls = ch.pipeline().get(SslHandler.class);
+        if (tls == null) {
+            return "worker " + worker;
+        }
+        try {
+            return tls.engine().getSession().getPeerPrincipal().getName() + ", worker " + worker;
+        } catch (javax.net.ssl.SSLPeerUnverifiedException e) {
+            // Client authentication is required, so a verified peer is certain here; be safe anyway.
+            throw new IllegalStateException("a TLS peer without a verified certificate reached the handshake", e);
+        }
+    }
+
     @Override
     public String toString() {
         return summary;
