@@ -5,27 +5,21 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
-import dev.fenceline.AtomicOp;
 import dev.fenceline.Endpoint;
 import dev.fenceline.Fenceline;
 import dev.fenceline.MemoryRegion;
-import dev.fenceline.OutcomeUnknownException;
 import dev.fenceline.RemoteKey;
 import dev.fenceline.Worker;
 import dev.fenceline.WorkerAddress;
-import dev.fenceline.testkit.history.History;
-import dev.fenceline.testkit.history.HistoryChecker;
+import dev.fenceline.testkit.FaultCell;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -42,12 +36,9 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(value = 600, unit = TimeUnit.SECONDS)
 class TcpFaultMatrixTest {
-    enum Call { PUT, GET, ADD, FETCH_ADD, MESSAGE, FLUSH, FENCE }
-
     enum When { CUT_BEFORE_FENCE, CUT_WHILE_FENCING, CUT_AFTER_FLUSH, RAIL_REPLACED, TARGET_STALLED, TARGET_CLOSED }
 
     private static final int MESSAGE_ID = 31;
-    private static final int COUNTERS = 512;
     private final Map<Long, AtomicInteger> ran = new ConcurrentHashMap<>();
     private final AtomicInteger runs = new AtomicInteger();
     private long unknown;
@@ -69,7 +60,7 @@ class TcpFaultMatrixTest {
                 try (Fenceline f = Fenceline.create(ConfigFactory.parseString("fenceline.fence.mode = " + mode)
                         .withFallback(origins))) {
                     Worker origin = f.newWorker("origin").toCompletableFuture().get(10, TimeUnit.SECONDS);
-                    for (Call call : Call.values()) {
+                    for (FaultCell.Call call : FaultCell.Call.values()) {
                         for (When when : When.values()) {
                             long before = origin.statistics().restarts();
                             String r = run(targets, origin, call, when);
@@ -88,7 +79,7 @@ class TcpFaultMatrixTest {
         System.out.println("tcp fault matrix: " + cells + " cells, " + restarts + " restarts " + restartsBy + ", "
                 + failed + " calls failed (" + unknown + " with an unknown outcome), " + bad.size() + " violations");
         assertEquals(List.of(), bad);
-        assertEquals(2 * Call.values().length * When.values().length, cells);
+        assertEquals(2 * FaultCell.Call.values().length * When.values().length, cells);
         assertTrue(restarts > 0, "the faults hit calls in flight: " + restarts + " restarts");
         assertTrue(restartsBy.get(When.TARGET_STALLED) > 0, "calls waiting at a stalled target were restarted"
                 + " elsewhere (and their first copies then arrived): " + restartsBy);
@@ -100,123 +91,47 @@ class TcpFaultMatrixTest {
     }
 
     /** @return null if every check held, else what did not */
-    private String run(Fenceline targets, Worker origin, Call call, When when) throws Exception {
+    private String run(Fenceline targets, Worker origin, FaultCell.Call call, When when) throws Exception {
         int run = runs.incrementAndGet();
         Worker target = targets.newWorker("target-" + run).toCompletableFuture().get(10, TimeUnit.SECONDS);
         MemoryRegion region = target.allocate(4096);
-        target.setActiveMessageHandler(MESSAGE_ID, (h, p) -> ran.computeIfAbsent(
-                h.order(ByteOrder.nativeOrder()).getLong(0), k -> new AtomicInteger()).incrementAndGet());
+        target.setActiveMessageHandler(MESSAGE_ID, (h, p) -> ran.computeIfAbsent(FaultCell.tagOf(h),
+                k -> new AtomicInteger()).incrementAndGet());
         List<InetSocketAddress> rails = TcpAddress.decode(target.address().transportAddress("tcp"));
         try (LoopbackProxy relay = new LoopbackProxy("127.0.0.3", rails.get(0))) {
             WorkerAddress viaRelay = new WorkerAddress(target.address().workerId(), target.address().name(),
                     Map.of("tcp", TcpAddress.encode(List.of(relay.address(), rails.get(1)))));
             Endpoint raw = origin.connect(viaRelay).toCompletableFuture().get(10, TimeUnit.SECONDS);
-            History history = new History();
-            Endpoint ep = history.record(raw);
             RemoteKey key = origin.unpackRemoteKey(region.remoteKey().toBytes());
-            long base = region.address();
-            List<CompletableFuture<?>> calls = new ArrayList<>();
-            List<Long> tags = new ArrayList<>();
-            List<CompletableFuture<?>> messages = new ArrayList<>();
-            int step = 0;
-            for (int i = 0; i < 3; i++) {
-                step = issue(ep, call, i, step, run, base, key, calls, tags, messages);
-            }
-            Thread.sleep(2); // some copies arrive, some answers are still on their way
-            switch (when) {
-                case CUT_BEFORE_FENCE -> relay.cut();
-                case RAIL_REPLACED -> {
+            FaultCell cell = new FaultCell(raw, key, region.address(), MESSAGE_ID);
+            Runnable fault = switch (when) {
+                case CUT_BEFORE_FENCE, CUT_WHILE_FENCING, CUT_AFTER_FLUSH -> relay::cut;
+                case RAIL_REPLACED -> () -> {
                     relay.cut();
                     relay.heal();
-                }
-                case TARGET_STALLED -> relay.hold();
-                case TARGET_CLOSED -> target.close(); // not awaited: it races what is in flight, as a crash would
-                default -> { }
-            }
-            ep.fence();
-            if (call == Call.FENCE) {
-                ep.fence();
-            }
-            step = issue(ep, call, 0, step, run, base, key, calls, tags, messages);
-            Thread.sleep(2);
-            if (when == When.CUT_WHILE_FENCING) {
-                relay.cut();
-            }
-            calls.add(ep.flush().toCompletableFuture());
-            if (when == When.CUT_AFTER_FLUSH) {
-                relay.cut();
-            }
-            step = issue(ep, call, 1, step, run, base, key, calls, tags, messages);
-            for (CompletableFuture<?> c : calls) {
-                settle(c);
-            }
-            settle(raw.flush().toCompletableFuture());
+                };
+                case TARGET_STALLED -> relay::hold;
+                case TARGET_CLOSED -> target::close; // not awaited: it races what is in flight, as a crash would
+            };
+            cell.run(call, switch (when) {
+                case CUT_WHILE_FENCING -> FaultCell.Point.WHILE_FENCING;
+                case CUT_AFTER_FLUSH -> FaultCell.Point.AFTER_FLUSH;
+                default -> FaultCell.Point.BEFORE_FENCE;
+            }, fault);
             relay.release(); // a stalled target resumes: what waited on rail 0 arrives now
             relay.heal();
             Thread.sleep(when == When.TARGET_STALLED ? 300 : 0); // the target takes the stale bytes
             ByteBuffer memory = region.buffer().order(ByteOrder.nativeOrder());
-            StringBuilder bad = new StringBuilder();
-            try {
-                HistoryChecker.of(history).assertEveryRequestCompleted().assertFencesHeld().assertFlushesCovered()
-                        .assertOutcomesTruthful().assertExactlyOnce(a -> memory.getLong((int) (a - base)));
-            } catch (AssertionError e) {
-                bad.append(e.getMessage()).append("; ");
-            }
-            for (int m = 0; m < tags.size(); m++) {
-                AtomicInteger n = ran.get(tags.get(m));
-                int times = n == null ? 0 : n.get();
-                boolean ok = messages.get(m).isDone() && !messages.get(m).isCompletedExceptionally();
-                if (times > 1 || (ok && times != 1)) {
-                    bad.append("message ").append(m).append(" ran ").append(times).append(" times, outcome ")
-                            .append(ok ? "success" : "failure").append("; ");
-                }
-            }
-            for (CompletableFuture<?> c : calls) {
-                if (c.isCompletedExceptionally()) {
-                    try {
-                        c.join();
-                    } catch (java.util.concurrent.CompletionException e) {
-                        unknown += e.getCause() instanceof OutcomeUnknownException ? 1 : 0;
-                    }
-                }
-            }
-            settle(raw.close().toCompletableFuture());
+            String bad = cell.check(a -> memory.getLong((int) (a - region.address())), tag -> {
+                AtomicInteger n = ran.get(tag);
+                return n == null ? 0 : n.get();
+            }, -1);
+            unknown += cell.unknown();
+            raw.close().toCompletableFuture().handle((v, e) -> null).get(30, TimeUnit.SECONDS);
             if (when != When.TARGET_CLOSED) {
-                settle(target.close().toCompletableFuture());
+                target.close().toCompletableFuture().handle((v, e) -> null).get(30, TimeUnit.SECONDS);
             }
-            return bad.length() == 0 ? null : bad.toString();
-        }
-    }
-
-    private int issue(Endpoint ep, Call call, int w, int step, int run, long base, RemoteKey key,
-            List<CompletableFuture<?>> calls, List<Long> tags, List<CompletableFuture<?>> messages) {
-        int word = w & 3;
-        switch (call == Call.FENCE ? Call.PUT : call) { // a fence cell fences puts, fence upon fence
-            case PUT -> calls.add(ep.put(word(step + 1), base + 64L * word, key).toCompletableFuture());
-            case GET -> calls.add(ep.get(ByteBuffer.allocate(8), base + 64L * word, key).toCompletableFuture());
-            case ADD -> calls.add(ep.atomicPost64(AtomicOp.ADD, base + COUNTERS + 8L * word, key, 1)
-                    .toCompletableFuture());
-            case FETCH_ADD -> calls.add(ep.atomicFetch64(AtomicOp.ADD, base + COUNTERS + 8L * word, key, 1)
-                    .toCompletableFuture());
-            case MESSAGE -> {
-                long tag = ((long) run << 20) | step;
-                CompletableFuture<?> m = ep.sendActiveMessage(MESSAGE_ID, word(tag), ByteBuffer.allocate(0))
-                        .toCompletableFuture();
-                tags.add(tag);
-                messages.add(m);
-                calls.add(m);
-            }
-            case FLUSH -> calls.add(ep.flush().toCompletableFuture());
-            default -> throw new IllegalArgumentException(call.toString());
-        }
-        return step + 1;
-    }
-
-    private static void settle(CompletableFuture<?> f) throws InterruptedException {
-        try {
-            f.get(30, TimeUnit.SECONDS);
-        } catch (ExecutionException | TimeoutException failedOrStuck) {
-            // checked through the history (a call still open after 30 s fails assertEveryRequestCompleted)
+            return bad;
         }
     }
 }
