@@ -38,10 +38,32 @@ import java.util.function.LongUnaryOperator;
  */
 public final class FaultCell {
     /** What kind of call the cell makes. */
-    public enum Call { PUT, GET, ADD, FETCH_ADD, MESSAGE, FLUSH, FENCE }
+    public enum Call {
+        /** 8-byte puts. */
+        PUT,
+        /** 8-byte gets. */
+        GET,
+        /** Posted ADDs. */
+        ADD,
+        /** Fetching ADDs. */
+        FETCH_ADD,
+        /** Active messages. */
+        MESSAGE,
+        /** Flushes. */
+        FLUSH,
+        /** Puts with a fence upon the fence. */
+        FENCE
+    }
 
     /** Where the fault comes. */
-    public enum Point { BEFORE_FENCE, WHILE_FENCING, AFTER_FLUSH }
+    public enum Point {
+        /** After the first three calls, before the fence. */
+        BEFORE_FENCE,
+        /** After the fence and the call behind it, while it is in flight. */
+        WHILE_FENCING,
+        /** After the flush, before the last call. */
+        AFTER_FLUSH
+    }
 
     /** Where atomics' counters start, from {@code base}. */
     public static final int COUNTERS = 512;
