@@ -94,7 +94,10 @@ public final class FaultCell {
         this.messageId = messageId;
     }
 
-    /** @return the tag an active message of this program carries: its header's first 8 bytes, native order */
+    /**
+     * @param header the header an active message of this program arrived with, at the target
+     * @return the tag it carries: its first 8 bytes, native order
+     */
     public static long tagOf(ByteBuffer header) {
         return header.order(ByteOrder.nativeOrder()).getLong(0);
     }
