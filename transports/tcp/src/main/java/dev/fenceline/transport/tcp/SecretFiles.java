@@ -32,8 +32,8 @@ final class SecretFiles {
             if (!a.isRegularFile()) {
                 throw r.invalid(key, file, "a regular file (not a link or a directory)");
             }
-            Set<PosixFilePermission> open = EnumSet.copyOf(a.permissions().isEmpty()
-                    ? EnumSet.noneOf(PosixFilePermission.class) : a.permissions());
+            Set<PosixFilePermission> open = EnumSet.noneOf(PosixFilePermission.class);
+            open.addAll(a.permissions());
             open.retainAll(OTHERS);
             if (!open.isEmpty()) {
                 throw r.invalid(key, file, "a file only its owner can read (chmod 600): it allows " + open);
