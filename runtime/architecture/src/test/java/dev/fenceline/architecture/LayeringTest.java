@@ -21,9 +21,10 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Who may depend on whom, checked on every module's main classes (tests and generated benchmark
- * code aside): transports use only the public API and the SPI, the SPI knows no actor and no
- * Pekko type, examples and the test kit use only the public API (and the examples the test kit),
- * and no package is split across jars.
+ * code aside): transports use only the public API, the SPI and Pekko's typed actor API (their
+ * control actors), the SPI knows no runtime actor and of Pekko only the typed actor API it spawns
+ * transport actors with, examples and the test kit use only the public API (and the examples the
+ * test kit), and no package is split across jars.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class LayeringTest {
@@ -45,11 +46,17 @@ class LayeringTest {
     }
 
     @Test
-    void transportsUseOnlyThePublicApiAndTheSpi() {
+    void transportsUseOnlyThePublicApiTheSpiAndTypedActors() {
         noClasses().that().resideInAPackage("dev.fenceline.transport..")
                 .should().dependOnClassesThat().resideInAnyPackage("dev.fenceline.actor..", "dev.fenceline.internal..",
-                        "dev.fenceline.testkit..", "dev.fenceline.demo..", "dev.fenceline.perf..",
-                        "org.apache.pekko..")
+                        "dev.fenceline.testkit..", "dev.fenceline.demo..", "dev.fenceline.perf..")
+                .check(all);
+        // Of Pekko, only the typed actor API: no classic actors, streams, remoting or cluster.
+        noClasses().that().resideInAPackage("dev.fenceline.transport..")
+                .should().dependOnClassesThat(com.tngtech.archunit.base.DescribedPredicate.describe(
+                        "Pekko outside the typed actor API", (com.tngtech.archunit.core.domain.JavaClass c) ->
+                                c.getPackageName().startsWith("org.apache.pekko")
+                                        && !c.getPackageName().startsWith("org.apache.pekko.actor.typed")))
                 .check(all);
     }
 
@@ -68,10 +75,17 @@ class LayeringTest {
     }
 
     @Test
-    void theSpiKnowsNoActorNoRuntimeInternalsAndNoPekkoType() {
+    void theSpiKnowsNoRuntimeActorNoInternalsAndOfPekkoOnlyBehaviorAndActorRef() {
         noClasses().that().resideInAPackage("dev.fenceline.spi..")
                 .should().dependOnClassesThat().resideInAnyPackage("dev.fenceline.actor..", "dev.fenceline.internal..",
-                        "dev.fenceline.transport..", "dev.fenceline.testkit..", "org.apache.pekko..", "scala..")
+                        "dev.fenceline.transport..", "dev.fenceline.testkit..", "scala..")
+                .check(all);
+        noClasses().that().resideInAPackage("dev.fenceline.spi..")
+                .should().dependOnClassesThat(com.tngtech.archunit.base.DescribedPredicate.describe(
+                        "Pekko types other than Behavior and ActorRef", (com.tngtech.archunit.core.domain.JavaClass c) ->
+                                c.getPackageName().startsWith("org.apache.pekko")
+                                        && !c.getName().equals("org.apache.pekko.actor.typed.Behavior")
+                                        && !c.getName().equals("org.apache.pekko.actor.typed.ActorRef")))
                 .check(all);
     }
 

@@ -4,6 +4,7 @@ import dev.fenceline.FencelineException;
 import dev.fenceline.WorkerAddress;
 import dev.fenceline.internal.FencelineSettings;
 import dev.fenceline.spi.Transport;
+import dev.fenceline.spi.TransportActors;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
@@ -18,7 +19,8 @@ import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 
 /**
- * A worker: owns its transports and spawns one {@link EndpointActor} child per connection; when it
+ * A worker: owns its transports, whose control actors it spawns as children when it starts, and
+ * spawns one {@link EndpointActor} child per connection; when it
  * stops, however (closed, or its actor system terminated without a close), its transports are
  * closed, so no socket or shared-memory segment outlives it. Memory
  * registrations and the fence epoch are published to callers through {@link WorkerImpl}, because
@@ -84,7 +86,7 @@ public final class WorkerActor {
     static Behavior<Command> create(FencelineSettings settings, String name, Map<String, Transport> transports,
             AtomicLong epoch, LaneEvents.Sink laneEvents, Runnable stopped) {
         return Behaviors.setup(ctx -> new WorkerActor(ctx, settings, name, transports, epoch, laneEvents, stopped)
-                .running());
+                .start());
     }
 
     /**
@@ -110,6 +112,24 @@ public final class WorkerActor {
         return create(settings, name, transports, epoch, LaneEvents.NONE, () -> { });
     }
 
+
+    /** Spawns the transports' control actors as children, before any connect is handled. */
+    private Behavior<Command> start() {
+        for (Transport t : transports.values()) {
+            try {
+                t.start(new TransportActors() {
+                    @Override
+                    public <T> ActorRef<T> spawn(Behavior<T> behavior, String actorName) {
+                        return ctx.spawn(behavior, "transport-" + t.name() + "-" + actorName, endpointProps);
+                    }
+                });
+            } catch (RuntimeException e) {
+                // Its connects then fail and say why; the worker's other transports still serve.
+                ctx.getLog().error("worker {}: transport {} did not start: {}", name, t.name(), e.toString(), e);
+            }
+        }
+        return running();
+    }
 
     private Behavior<Command> running() {
         return Behaviors.receive(Command.class)

@@ -13,6 +13,17 @@ public interface Transport extends AutoCloseable {
     byte[] localAddress();
 
     /**
+     * The worker actor starts: spawn the transport's control actors (connection lifecycles,
+     * reconnection, liveness) here. Called once, on the worker actor's thread, after
+     * {@link #localAddress()} and before the first {@link #connect}. A transport without a control
+     * plane of its own keeps the default, which spawns nothing.
+     *
+     * @param actors spawns children of the worker actor; valid during this call only
+     */
+    default void start(TransportActors actors) {
+    }
+
+    /**
      * Connects to a peer's instance of this transport.
      *
      * @param peerId the peer worker's identity
