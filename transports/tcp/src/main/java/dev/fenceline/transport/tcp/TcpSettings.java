@@ -35,6 +35,7 @@ import java.util.Set;
  * @param maxRead the largest buffer one socket read fills
  * @param dedupWindow remembered operations per origin endpoint
  * @param dedupLinger how long an idle origin's window is kept
+ * @param shutdownGrace how long closing the transport waits for its event loops to finish
  * @param limits what an incoming connection may cost before and after it authenticates
  * @param keysRead every key read, for the completeness test
  */
@@ -43,7 +44,7 @@ record TcpSettings(List<InetSocketAddress> listen, int maxRails, Security securi
         Duration connectTimeout, Duration userTimeout, Duration keepaliveIdle, Duration keepaliveInterval,
         int keepaliveCount, Duration minBackoff, Duration maxBackoff, Duration giveUpAfter, Duration stableAfter,
         int maxFragment,
-        int queueDepth, long window, int maxRead, int dedupWindow, Duration dedupLinger, Limits limits,
+        int queueDepth, long window, int maxRead, int dedupWindow, Duration dedupLinger, Duration shutdownGrace, Limits limits,
         Set<String> keysRead) {
 
     /**
@@ -56,9 +57,10 @@ record TcpSettings(List<InetSocketAddress> listen, int maxRails, Security securi
      * @param unreadTimeout how long a connection may leave its answers unread before it is closed
      * @param dedupEntriesPerPeer dedup entries one authenticated peer's windows hold together at most
      * @param dedupEntries dedup entries all peers' windows hold together at most
+     * @param refusalLogInterval at most one warning about refused connections per this interval
      */
     record Limits(int preAuthFrame, int connections, int connectionsPerAddress, int queuedBytes,
-            Duration unreadTimeout, long dedupEntriesPerPeer, long dedupEntries) {
+            Duration unreadTimeout, long dedupEntriesPerPeer, long dedupEntries, Duration refusalLogInterval) {
     }
 
     /**
@@ -152,13 +154,16 @@ record TcpSettings(List<InetSocketAddress> listen, int maxRails, Security securi
                 r.intIn("limits.connections-per-address", 1, connections),
                 (int) r.bytesIn("limits.queued-bytes", 64 << 10, 1 << 30),
                 r.durationIn("limits.unread-timeout", Duration.ofMillis(100), Duration.ofHours(1)),
-                count(r, "limits.dedup-entries-per-peer", 1024, 1L << 32), 0);
+                count(r, "limits.dedup-entries-per-peer", 1024, 1L << 32), 0,
+                r.durationIn("limits.refusal-log-interval", Duration.ofMillis(1), Duration.ofHours(1)));
         long allEntries = count(r, "limits.dedup-entries", limits.dedupEntriesPerPeer(), 1L << 36);
         limits = new Limits(limits.preAuthFrame(), limits.connections(), limits.connectionsPerAddress(),
-                limits.queuedBytes(), limits.unreadTimeout(), limits.dedupEntriesPerPeer(), allEntries);
+                limits.queuedBytes(), limits.unreadTimeout(), limits.dedupEntriesPerPeer(), allEntries,
+                limits.refusalLogInterval());
+        Duration shutdownGrace = r.durationIn("shutdown-grace", Duration.ZERO, Duration.ofMinutes(10));
         return new TcpSettings(List.copyOf(listen), maxRails, security, io, ioThreads, amThreads, connectTimeout, userTimeout, idle,
                 interval, count, minBackoff, maxBackoff, giveUp, stable, maxFragment, queueDepth, window, maxRead, dedupWindow, linger,
-                limits, r.keysRead());
+                shutdownGrace, limits, r.keysRead());
     }
 
     private static Security security(ConfigReader r) {

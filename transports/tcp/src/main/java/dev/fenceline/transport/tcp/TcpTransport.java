@@ -6,6 +6,7 @@ import dev.fenceline.spi.support.ExactlyOnce;
 import dev.fenceline.spi.LaneConnection;
 import dev.fenceline.spi.RemoteAccessTarget;
 import dev.fenceline.spi.Transport;
+import dev.fenceline.spi.TransportActors;
 import dev.fenceline.spi.TransportContext;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
@@ -40,7 +41,7 @@ import org.slf4j.LoggerFactory;
  * peers' operations) and the rails its endpoints open to peers (the origin side). All I/O runs on
  * this worker's own event loops, never on the actor system's threads.
  */
-final class TcpTransport implements Transport {
+final class TcpTransport implements Transport, RailActor.Connector {
     private static final Logger LOG = LoggerFactory.getLogger(TcpTransport.class);
 
     /** A local address and the prefix length of its subnet, to pair rails by network. */
@@ -55,13 +56,14 @@ final class TcpTransport implements Transport {
     private final NettyIo io;
     private final EventLoopGroup group;
     private final ChannelGroup channels = new DefaultChannelGroup("fenceline-tcp", GlobalEventExecutor.INSTANCE);
-    private final List<Rail> rails = new ArrayList<>();
     private final List<LocalNet> locals = new ArrayList<>();
     private final TargetDedup dedup;
     /** Where active-message handlers run, off the event loops; null when active-message-threads = 0. */
     private final java.util.concurrent.ExecutorService handlers;
     private final ExactlyOnce exactlyOnce;
     private volatile boolean closed;
+    /** The control actor, once the worker actor started this transport. */
+    private volatile org.apache.pekko.actor.typed.ActorRef<TcpTransportActor.Command> actor;
 
     TcpTransport(TransportContext context, TcpSettings settings) {
         this.context = context;
@@ -156,7 +158,7 @@ final class TcpTransport implements Transport {
             long n = refused.incrementAndGet();
             long now = System.nanoTime();
             long last = refusalLogged.get();
-            if (now - last > 1_000_000_000L && refusalLogged.compareAndSet(last, now)) {
+            if (now - last > l.refusalLogInterval().toNanos() && refusalLogged.compareAndSet(last, now)) {
                 LOG.warn("tcp {}: refused a connection from {}: {} incoming connections (limit {}), {} from that"
                         + " address (limit {}); {} refused so far", context.workerName(), from, total - 1,
                         l.connections(), mine - 1, l.connectionsPerAddress(), n);
@@ -226,7 +228,8 @@ final class TcpTransport implements Transport {
         return context.workerId();
     }
 
-    String workerName() {
+    @Override
+    public String workerName() {
         return context.workerName();
     }
 
@@ -255,24 +258,9 @@ final class TcpTransport implements Transport {
         return context.target();
     }
 
-    /** A rail that stopped for good leaves the list (it would pin its last connection). */
-    void forget(Rail rail) {
-        synchronized (rails) {
-            rails.remove(rail);
-        }
-    }
-
-    /** @return false if the transport is closed */
-    boolean schedule(Runnable task, long delay, TimeUnit unit) {
-        if (closed) {
-            return false;
-        }
-        try {
-            group.schedule(task, delay, unit);
-            return true;
-        } catch (RejectedExecutionException e) {
-            return false;
-        }
+    @Override
+    public boolean closed() {
+        return closed;
     }
 
     @Override
@@ -296,52 +284,31 @@ final class TcpTransport implements Transport {
         if (remotes.size() > settings.maxRails()) {
             remotes = remotes.subList(0, settings.maxRails());
         }
-        List<Rail> opened = new ArrayList<>();
-        List<CompletableFuture<TcpLane>> lanes = new ArrayList<>();
-        for (int i = 0; i < remotes.size(); i++) {
-            InetSocketAddress r = remotes.get(i);
-            Rail rail = new Rail(this, i, localFor(r), r, peerId);
-            opened.add(rail);
-            lanes.add(open(rail));
+        org.apache.pekko.actor.typed.ActorRef<TcpTransportActor.Command> a = actor;
+        if (a == null) {
+            return CompletableFuture.failedFuture(new FencelineException("tcp: worker '" + context.workerName()
+                    + "' never started this transport (the worker actor starts it)"));
         }
-        return CompletableFuture.allOf(lanes.stream().map(f -> f.handle((l, e) -> null)).toArray(CompletableFuture[]::new))
-                .thenApply(ignored -> {
-                    List<LaneConnection> up = new ArrayList<>();
-                    StringBuilder down = new StringBuilder();
-                    for (int i = 0; i < lanes.size(); i++) {
-                        CompletableFuture<TcpLane> f = lanes.get(i);
-                        if (!f.isCompletedExceptionally()) {
-                            up.add(f.join());
-                            synchronized (rails) {
-                                rails.add(opened.get(i));
-                            }
-                        } else {
-                            down.append(down.length() == 0 ? "" : "; ").append(opened.get(i).remote()).append(": ")
-                                    .append(cause(f));
-                        }
-                    }
-                    if (up.isEmpty()) {
-                        throw new EndpointFailedException("tcp: cannot reach worker " + peerId + ": " + down);
-                    }
-                    if (down.length() > 0) {
-                        LOG.info("tcp {}: connected to {} over {} of {} rails; unreachable: {}", context.workerName(),
-                                peerId, up.size(), lanes.size(), down);
-                    }
-                    return List.copyOf(up);
-                });
+        if (closed) {
+            return CompletableFuture.failedFuture(new EndpointFailedException("tcp: the transport is closed"));
+        }
+        CompletableFuture<List<LaneConnection>> result = new CompletableFuture<>();
+        a.tell(new TcpTransportActor.Connect(peerId, List.copyOf(remotes), result));
+        return result;
     }
 
-    private static String cause(CompletableFuture<?> f) {
-        try {
-            f.join();
-            return "";
-        } catch (java.util.concurrent.CompletionException e) {
-            return String.valueOf(e.getCause() == null ? e : e.getCause().getMessage());
-        }
+    @Override
+    public void start(TransportActors actors) {
+        actor = actors.spawn(TcpTransportActor.create(this, this::localFor, ReconnectPolicy.of(settings),
+                settings.connectTimeout()), "control");
     }
 
-    /** Opens and authenticates one connection on {@code rail}; completes with the ready lane. */
-    CompletableFuture<TcpLane> open(Rail rail) {
+    /**
+     * Opens and authenticates one connection on {@code rail}; completes with the ready lane. The rail
+     * bounds the attempt: completing the future exceptionally closes the connection.
+     */
+    @Override
+    public CompletableFuture<TcpLane> open(Rail rail) {
         CompletableFuture<TcpLane> ready = new CompletableFuture<>();
         if (closed) {
             ready.completeExceptionally(new EndpointFailedException("tcp: the transport is closed"));
@@ -372,17 +339,13 @@ final class TcpTransport implements Transport {
                         + rail.remote() + " failed: " + done.cause(), done.cause()));
             }
         });
-        long timeout = settings.connectTimeout().toNanos();
-        f.channel().eventLoop().schedule(() -> {
-            if (ready.completeExceptionally(new EndpointFailedException("tcp: connect and handshake with "
-                    + rail.remote() + " took longer than " + settings.connectTimeout()))) {
-                f.channel().close();
+        Channel ch = f.channel();
+        ready.whenComplete((lane, error) -> {
+            if (error != null) {
+                ch.close();
             }
-        }, timeout, TimeUnit.NANOSECONDS);
-        return ready.thenApply(lane -> {
-            rail.attached(lane);
-            return lane;
         });
+        return ready;
     }
 
     @Override
@@ -391,11 +354,12 @@ final class TcpTransport implements Transport {
             return;
         }
         closed = true;
-        synchronized (rails) {
-            rails.forEach(Rail::shutdown);
+        org.apache.pekko.actor.typed.ActorRef<TcpTransportActor.Command> a = actor;
+        if (a != null) {
+            a.tell(TcpTransportActor.Shutdown.INSTANCE); // stops the rails; the worker stopping does too
         }
         channels.close();
-        group.shutdownGracefully(0, 2, TimeUnit.SECONDS);
+        group.shutdownGracefully(0, settings.shutdownGrace().toMillis(), TimeUnit.MILLISECONDS);
         if (handlers != null) {
             handlers.shutdown(); // a handler still running finishes on its own; its answer has nowhere to go
         }

@@ -91,10 +91,9 @@ class TcpLaneTest {
         settings = TcpSettings.fromSection(section);
         transport = new TcpTransport(new TransportContext(UUID.randomUUID(), "origin", section,
                 (RemoteAccessTarget) null), settings);
-        Rail rail = new Rail(transport, 0, null, new InetSocketAddress("127.0.0.1", 9), UUID.randomUUID());
+        Rail rail = new Rail(0, null, new InetSocketAddress("127.0.0.1", 9), UUID.randomUUID());
         channel = new EmbeddedChannel();
         lane = new TcpLane(rail, channel, settings, settings.maxFragment());
-        rail.attached(lane);
         lane.bind(listener);
     }
 
