@@ -129,7 +129,7 @@ final class RailActor {
     private final Duration connectTimeout;
     private final LongSupplier clock;
     private final LongSupplier random;
-    private final ActorRef<FirstOutcome> first;
+    private final java.util.function.Consumer<FirstOutcome> first;
     private int attempt;
     private CompletableFuture<TcpLane> pending;
     /** The lane last handed to the endpoint; events about older ones are stale. */
@@ -140,7 +140,7 @@ final class RailActor {
 
     private RailActor(ActorContext<Command> ctx, TimerScheduler<Command> timers, Rail rail, Connector connector,
             ReconnectPolicy policy, Duration connectTimeout, LongSupplier clock, LongSupplier random,
-            ActorRef<FirstOutcome> first) {
+            java.util.function.Consumer<FirstOutcome> first) {
         this.ctx = ctx;
         this.timers = timers;
         this.rail = rail;
@@ -159,11 +159,11 @@ final class RailActor {
      * @param connectTimeout the bound on one attempt (connect plus handshake)
      * @param clock nanoseconds, for the give-up and stability clocks
      * @param random jitter
-     * @param first told the first connection's outcome
+     * @param first told the first connection's outcome, on the rail's thread (it only sends a message)
      * @return a rail that starts its first attempt at once
      */
     static Behavior<Command> create(Rail rail, Connector connector, ReconnectPolicy policy, Duration connectTimeout,
-            LongSupplier clock, LongSupplier random, ActorRef<FirstOutcome> first) {
+            LongSupplier clock, LongSupplier random, java.util.function.Consumer<FirstOutcome> first) {
         return Behaviors.withTimers(timers -> Behaviors.setup(ctx -> {
             rail.drivenBy(ctx.getSelf());
             return new RailActor(ctx, timers, rail, connector, policy, connectTimeout, clock, random, first)
@@ -201,7 +201,7 @@ final class RailActor {
         current = lane;
         connectedAt = clock.getAsLong();
         if (firstConnection) {
-            first.tell(new FirstOutcome(rail, lane, null));
+            first.accept(new FirstOutcome(rail, lane, null));
         } else {
             LOG.info("tcp {}: {} reconnected", connector.workerName(), rail);
             listener.onRecovered(lane);
@@ -212,7 +212,7 @@ final class RailActor {
     private Behavior<Command> openFailed(Throwable cause, boolean firstConnection) {
         timers.cancel(ATTEMPT_TIMER);
         if (firstConnection) {
-            first.tell(new FirstOutcome(rail, null, cause));
+            first.accept(new FirstOutcome(rail, null, cause));
             return Behaviors.stopped();
         }
         if (connector.closed()) {

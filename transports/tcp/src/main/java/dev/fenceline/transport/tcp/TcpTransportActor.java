@@ -117,8 +117,9 @@ final class TcpTransportActor {
     private Behavior<Command> onConnect(Connect m) {
         long id = ++connects;
         pending.put(id, new PendingConnect(m.peer(), m.remotes().size(), m.result()));
-        ActorRef<RailActor.FirstOutcome> reply = ctx.messageAdapter(RailActor.FirstOutcome.class,
-                o -> new RailFirst(id, o));
+        // Not a message adapter: there is one per message class, and connects overlap.
+        ActorRef<Command> self = ctx.getSelf();
+        java.util.function.Consumer<RailActor.FirstOutcome> reply = o -> self.tell(new RailFirst(id, o));
         for (int i = 0; i < m.remotes().size(); i++) {
             InetSocketAddress remote = m.remotes().get(i);
             Rail rail = new Rail(i, localFor.apply(remote), remote, m.peer());

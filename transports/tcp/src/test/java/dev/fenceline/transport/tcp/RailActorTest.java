@@ -137,7 +137,7 @@ class RailActorTest {
 
     private ActorRef<RailActor.Command> spawn() {
         return KIT.spawn(RailActor.create(rail, connector, POLICY, CONNECT_TIMEOUT, nanos::get, () -> 0L,
-                first.getRef()));
+                first.getRef()::tell));
     }
 
     private TcpLane lane() {
