@@ -150,6 +150,7 @@ final class Operations implements LaneSlots.Answers {
     /** Posts a request's fragments (after a restart, just those it names) on its lane. */
     private void post(Request r) {
         r.posted = true;
+        fences.posted(r);
         channel.laneCounters().add(r.lane, LaneCounters.Counter.OPERATIONS, 1);
         LaneConnection conn = slots.table().connection(r.lane);
         int[] only = r.resend;
@@ -298,6 +299,7 @@ final class Operations implements LaneSlots.Answers {
     /** Bookkeeping before completion: unlink the request and release the flushes that waited for it. */
     private void retire(Request r) {
         inflight.retire(r);
+        fences.retired(r);
         flushes.retired(r.seq);
     }
 
@@ -419,7 +421,7 @@ final class Operations implements LaneSlots.Answers {
         Object scope = lane < 0 ? null : slots.table().connection(lane).exactlyOnceScope();
         String at = String.format(" at 0x%x", r.remoteAddress);
         switch (ReplayPlanner.verdict(x, lane, scope)) {
-            case OUTCOME_UNKNOWN -> refuse(r, ReplayPlanner.notResent(r.kind + at));
+            case OUTCOME_UNKNOWN -> refuse(r, ReplayPlanner.unknown(x, r.kind + at));
             case UNORDERED -> {
                 refuse(r, ReplayPlanner.mayApplyLate(r.kind + at));
                 if (unordered == null) {

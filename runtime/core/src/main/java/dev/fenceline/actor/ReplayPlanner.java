@@ -50,8 +50,24 @@ final class ReplayPlanner {
      * @param mayHaveApplied whether a dropped copy may have been applied already
      * @param mayStillApply whether a dropped copy may be applied later, by its old connection's target
      * @param scope the old connection's exactly-once scope (null: none)
+     * @param overtaken whether a write of a later epoch, posted after it on the same connection, may
+     *     have been applied (a weak fence let it follow on that lane): a get that may have read
+     *     already cannot read again, it would see that write
      */
-    record Restart(Request request, int[] fragments, boolean mayHaveApplied, boolean mayStillApply, Object scope) {
+    record Restart(Request request, int[] fragments, boolean mayHaveApplied, boolean mayStillApply, Object scope,
+            boolean overtaken) {
+        /**
+         * A restart whose old copies no later write overtook.
+         *
+         * @param request the request
+         * @param fragments the fragments to send again
+         * @param mayHaveApplied whether a dropped copy may have been applied already
+         * @param mayStillApply whether a dropped copy may be applied later
+         * @param scope the old connection's exactly-once scope
+         */
+        Restart(Request request, int[] fragments, boolean mayHaveApplied, boolean mayStillApply, Object scope) {
+            this(request, fragments, mayHaveApplied, mayStillApply, scope, false);
+        }
     }
 
     /** What to do with a restarted request. */
@@ -121,9 +137,39 @@ final class ReplayPlanner {
         byRequest.forEach((seq, list) -> {
             int[] indices = list.stream().mapToInt(InflightTable.Fragment::fragment).sorted().toArray();
             boolean[] risk = risks.get(seq);
-            restarts.add(new Restart(list.get(0).request(), indices, risk[0], risk[1], list.get(0).scope()));
+            Request r = list.get(0).request();
+            boolean overtaken = r.kind == Request.Kind.GET && risk[0]
+                    && overtaken(r, list, fragments, neverSent, current, fates);
+            restarts.add(new Restart(r, indices, risk[0], risk[1], list.get(0).scope(), overtaken));
         });
         return new Plan(dropped.toLongArray(), held.toLongArray(), restarts);
+    }
+
+    /**
+     * Whether a write of a later epoch than {@code get}, posted after one of its copies on the same
+     * given-up connection, may have been applied: what the get would read again is then newer than
+     * its fences allow. (Answers on a connection come in order, so a later write that completed is
+     * one whose get copy was answered too; only copies still in the table count.)
+     */
+    private static boolean overtaken(Request get, List<InflightTable.Fragment> copies,
+            Long2ObjectHashMap<InflightTable.Fragment> fragments, LongHashSet neverSent, Current current, Fates fates) {
+        for (Long2ObjectHashMap<InflightTable.Fragment>.EntryIterator it = fragments.entrySet().iterator();
+                it.hasNext();) {
+            it.next();
+            long token = it.getLongKey();
+            InflightTable.Fragment f = it.getValue();
+            Request w = f.request();
+            if (w.epoch <= get.epoch || w.kind == Request.Kind.GET || w.kind == Request.Kind.AM
+                    || current.test(f.lane(), f.connectionId()) || neverSent.contains(token)) {
+                continue;
+            }
+            for (InflightTable.Fragment c : copies) {
+                if (c.connectionId() == f.connectionId() && fates.fate(f.connectionId(), token) != Revocation.Fate.REVOKED) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     /**
@@ -143,6 +189,9 @@ final class ReplayPlanner {
             return Verdict.UNORDERED;
         }
         Request.Kind k = restart.request().kind;
+        if (restart.overtaken()) {
+            return Verdict.OUTCOME_UNKNOWN; // its first read is lost, and a second would be too new
+        }
         boolean idempotent = k == Request.Kind.PUT || k == Request.Kind.GET;
         if (restart.mayHaveApplied() && !idempotent && !sameScope) {
             return Verdict.OUTCOME_UNKNOWN;
@@ -160,6 +209,26 @@ final class ReplayPlanner {
     static dev.fenceline.OutcomeUnknownException notResent(String what) {
         return new dev.fenceline.OutcomeUnknownException(what + " was in flight on a lane that failed: it may have"
                 + " been applied, and no live lane would recognize it if it were sent again, so it is not");
+    }
+
+    /**
+     * @param restart a request whose verdict is {@link Verdict#OUTCOME_UNKNOWN}
+     * @param what the request and its address
+     * @return why its outcome is unknown
+     */
+    static dev.fenceline.OutcomeUnknownException unknown(Restart restart, String what) {
+        return restart.overtaken() ? notReadAgain(what) : notResent(what);
+    }
+
+    /**
+     * @param what the get and its address
+     * @return its outcome when its copy may have read already, its answer was lost, and a later
+     *     write fenced after it may have been applied since
+     */
+    static dev.fenceline.OutcomeUnknownException notReadAgain(String what) {
+        return new dev.fenceline.OutcomeUnknownException(what + " was in flight on a lane that failed, after it may"
+                + " have read, with its answer lost; a write fenced after it may have been applied on that lane since,"
+                + " so it is not read again (that could return newer data than its fences allow)");
     }
 
     /**

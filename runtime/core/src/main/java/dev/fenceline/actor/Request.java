@@ -40,6 +40,8 @@ public final class Request {
 
     final Kind kind;
     final long epoch;
+    /** A get posted and not yet retired (FenceAdmission counts it open). */
+    boolean readOpen;
     final ByteBuffer local;
     final long remoteAddress;
     final RemoteKey key;

@@ -121,4 +121,36 @@ class FenceAdmissionTest {
         assertEquals(List.of("fence"), l0.events);
         assertEquals(1, f.channel.counters().get(EndpointCounters.Counter.WEAK_FENCES));
     }
+
+    /**
+     * A get, a fence, then a put on the same lane: the weak fence would let the put follow at once,
+     * but the put waits until the get is answered (as behind an RDMA fence), so a get whose answer
+     * is lost with the lane never has to read again after the put landed. Gets of the later epoch
+     * do not wait; the get's answer releases the put through the mailbox.
+     */
+    @Test
+    void workOfALaterEpochWaitsForTheGetsBeforeItButOtherGetsDoNot() {
+        Request get = Request.rma(Request.Kind.GET, 0, java.nio.ByteBuffer.allocate(8), f.key.baseAddress(), f.key);
+        inflight.order(get);
+        get.lane = 0;
+        assertEquals(FenceAdmission.Verdict.POST, fences.admit(get, false, false));
+        fences.posted(get);
+        Request put = on(0, 1);
+        assertEquals(FenceAdmission.Verdict.QUEUED, fences.admit(put, false, false), "the get is unanswered");
+        assertEquals(List.of(), l0.events, "no flush: the put only waits for the get's answer");
+        Request laterGet = Request.rma(Request.Kind.GET, 1, java.nio.ByteBuffer.allocate(8), f.key.baseAddress(),
+                f.key);
+        inflight.order(laterGet);
+        laterGet.lane = 1;
+        assertEquals(FenceAdmission.Verdict.QUEUED, fences.admit(laterGet, false, false),
+                "behind the queued put, in epoch order");
+        fences.retired(get);
+        assertEquals(List.of("drain"), told);
+        fences.drainArrived();
+        assertSame(put, fences.release());
+        assertEquals(FenceAdmission.Verdict.POST, fences.admit(put, true, false), "a weak fence on lane 0 now");
+        assertEquals(1, f.channel.counters().get(EndpointCounters.Counter.WEAK_FENCES));
+        fences.retired(get); // retiring twice changes nothing
+        assertEquals(List.of("drain"), told);
+    }
 }

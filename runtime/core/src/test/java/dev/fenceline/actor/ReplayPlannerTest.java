@@ -129,4 +129,44 @@ class ReplayPlannerTest {
         ReplayPlanner.Plan again = ReplayPlanner.plan(fragments, new LongHashSet(), already, current, byToken);
         assertEquals(0, again.held().length, "held since an earlier change: left as it is");
     }
+
+    private Request get(long epoch, long seq) {
+        return ordered(Request.rma(Request.Kind.GET, epoch, java.nio.ByteBuffer.allocate(8), f.key.baseAddress(),
+                f.key), seq);
+    }
+
+    /**
+     * A get that may have read, and a put of a later epoch behind it on the same lane (a weak fence
+     * let it follow) that may have been applied: reading again would return the put's data, newer
+     * than the get's fence allows. Found by SimAndTcpTest (a get read what a later fenced put wrote).
+     */
+    @Test
+    void aGetThatMayHaveReadIsNotReadAgainOnceALaterWriteOnItsLaneMayHaveApplied() {
+        Request read = get(4, 1);
+        Request write = ordered(f.put(8, 5), 2);
+        fragments.put(40, new InflightTable.Fragment(read, 0, 0, 1, "s"));
+        fragments.put(41, new InflightTable.Fragment(write, 0, 0, 1, "s"));
+        ReplayPlanner.Restart g = plan(new LongHashSet()).restarts().get(0);
+        assertSame(read, g.request());
+        assertTrue(g.overtaken());
+        assertEquals(ReplayPlanner.Verdict.OUTCOME_UNKNOWN, ReplayPlanner.verdict(g, 1, "s"),
+                "not even where the window would recognize it: a get's first read is not remembered");
+        ReplayPlanner.Restart w = plan(new LongHashSet()).restarts().get(1);
+        assertEquals(ReplayPlanner.Verdict.RESTART, ReplayPlanner.verdict(w, 1, "s"), "the put itself goes again");
+
+        // The later write never reached the target: reading again is safe.
+        fates.put(41L, Fate.REVOKED);
+        assertFalse(plan(new LongHashSet()).restarts().get(0).overtaken());
+        // The get never read: safe too, whatever the write did.
+        fates.remove(41L);
+        fates.put(40L, Fate.REVOKED);
+        assertFalse(plan(new LongHashSet()).restarts().get(0).overtaken());
+        // A write of the same epoch is not ordered after the get: no overtaking.
+        fates.remove(40L);
+        fragments.put(41, new InflightTable.Fragment(ordered(f.put(8, 4), 2), 0, 0, 1, "s"));
+        assertFalse(plan(new LongHashSet()).restarts().get(0).overtaken());
+        // A later write on another connection is ordered by a strong fence, which waited for the get.
+        fragments.put(41, new InflightTable.Fragment(ordered(f.put(8, 5), 2), 0, 2, 3, "s"));
+        assertFalse(plan(new LongHashSet()).restarts().get(0).overtaken());
+    }
 }
