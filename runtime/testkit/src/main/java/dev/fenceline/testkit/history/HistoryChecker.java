@@ -107,13 +107,13 @@ public final class HistoryChecker {
     /**
      * Nothing issued after a fence was applied before what its thread issued before the fence on
      * that endpoint: a fetched ADD sees every ADD fenced before it, and a get sees every put fenced
-     * before it (or something written later). Where visibility is recorded, the target applied every
+     * before it (or something written later), but nothing a put fenced after it wrote. Where visibility is recorded, the target applied every
      * fragment fenced before a fence before it applied any fragment issued after it.
      *
      * @return this
      */
     public HistoryChecker assertFencesHeld() {
-        List<String> bad = ordered(HistoryChecker::fencedBefore);
+        List<String> bad = ordered(HistoryChecker::fencedBefore, true);
         bad.addAll(fencedVisibility());
         return fail("fences hold", bad);
     }
@@ -207,10 +207,14 @@ public final class HistoryChecker {
      */
     public HistoryChecker assertProgramOrderObserved() {
         return fail("reads observe everything issued before them (a fence missing?)",
-                ordered((a, b) -> a.endpoint() == b.endpoint() && a.thread() == b.thread() && a.id() < b.id()));
+                ordered((a, b) -> a.endpoint() == b.endpoint() && a.thread() == b.thread() && a.id() < b.id(), false));
     }
 
-    private List<String> ordered(java.util.function.BiPredicate<Op, Op> before) {
+    /**
+     * @param before the order that reads must observe
+     * @param notAfter whether a get must also not see what a put ordered after it wrote
+     */
+    private List<String> ordered(java.util.function.BiPredicate<Op, Op> before, boolean notAfter) {
         List<String> bad = new ArrayList<>();
         Map<Long, Boolean> addOnly = addOnlyWords();
         for (Op b : ops) {
@@ -234,13 +238,14 @@ public final class HistoryChecker {
                             + " added, but the ADDs ordered before it add up to " + sum);
                 }
             } else if (b.kind() == Op.Kind.GET && bo.read() != null) {
-                checkGet(b, bo.read(), bad, before);
+                checkGet(b, bo.read(), bad, before, notAfter);
             }
         }
         return bad;
     }
 
-    private void checkGet(Op g, byte[] read, List<String> bad, java.util.function.BiPredicate<Op, Op> before) {
+    private void checkGet(Op g, byte[] read, List<String> bad, java.util.function.BiPredicate<Op, Op> before,
+            boolean notAfter) {
         // Only puts that overlap the get matter: collect them once, in issue order.
         List<Op> overlapping = new ArrayList<>();
         for (Op a : ops) {
@@ -264,20 +269,45 @@ public final class HistoryChecker {
                     latest = k;
                 }
             }
-            if (latest < 0) {
-                continue;
+            boolean allowed = latest < 0 && !notAfter;
+            boolean newer = false;
+            if (latest < 0 && notAfter) { // the initial value, or a put not ordered after the get
+                allowed = initialMayBe(g, overlapping, p, read[i], before);
+                newer = !allowed;
             }
-            boolean allowed = false;
-            for (int k = latest; k < overlapping.size() && !allowed; k++) {
+            for (int k = Math.max(latest, 0); k < overlapping.size() && !allowed; k++) {
                 Op q = overlapping.get(k);
-                allowed = covers(q, p) && q.data()[(int) (p - q.address())] == read[i];
+                boolean source = covers(q, p) && q.data()[(int) (p - q.address())] == read[i];
+                allowed = source && !(notAfter && before.test(g, q));
+                newer |= source && !allowed;
             }
             if (!allowed) {
-                bad.add("get #" + g.id() + " read byte 0x" + Long.toHexString(p) + " older than put #"
-                        + overlapping.get(latest).id() + ", which was ordered before it");
+                bad.add(newer ? "get #" + g.id() + " read byte 0x" + Long.toHexString(p) + " written by a put"
+                        + " ordered after it" : "get #" + g.id() + " read byte 0x" + Long.toHexString(p)
+                        + " older than put #" + overlapping.get(latest).id() + ", which was ordered before it");
                 return; // one report per get
             }
         }
+    }
+
+    /**
+     * With no put ordered before the get covering {@code p}: whether {@code value} may be what it
+     * read, that is, the memory's first value or what a put not ordered after the get wrote.
+     * Unknown first contents (not recorded) allow anything but a match with only later puts.
+     */
+    private boolean initialMayBe(Op g, List<Op> overlapping, long p, byte value,
+            java.util.function.BiPredicate<Op, Op> before) {
+        boolean matchesAfter = false;
+        for (Op q : overlapping) {
+            if (!covers(q, p) || q.data()[(int) (p - q.address())] != value) {
+                continue;
+            }
+            if (!before.test(g, q)) {
+                return true; // an unordered put may have written it
+            }
+            matchesAfter = true;
+        }
+        return !matchesAfter || value == 0; // the first value (memory starts zeroed), or no put's byte at all
     }
 
     /**

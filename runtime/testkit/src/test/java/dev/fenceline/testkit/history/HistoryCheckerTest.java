@@ -191,6 +191,44 @@ class HistoryCheckerTest {
         assertThrows(AssertionError.class, () -> HistoryChecker.of(h).assertFencesHeld());
     }
 
+    /**
+     * A get, a fence, a put over the same bytes: the get must not return what the put wrote (it
+     * did when a get whose answer was lost with its lane was read again after the put landed).
+     * Reading the memory's first value, or an unordered put's bytes, is fine.
+     */
+    @Test
+    void aGetThatReadsWhatAPutFencedAfterItWroteIsCaught() {
+        History h = new History();
+        Scripted s = new Scripted();
+        Endpoint ep = h.record(s);
+        s.getAnswer = 9;
+        ep.get(ByteBuffer.allocate(2), 0x1000, key);
+        ep.fence();
+        ep.put(ByteBuffer.wrap(new byte[] {9, 9}), 0x1000, key);
+        s.completeAll();
+        AssertionError e = assertThrows(AssertionError.class, () -> HistoryChecker.of(h).assertFencesHeld());
+        assertTrue(e.getMessage().contains("written by a put ordered after it"), e.getMessage());
+
+        History first = new History();
+        Scripted zero = new Scripted();
+        Endpoint ep2 = first.record(zero);
+        zero.getAnswer = 0; // the memory's first value
+        ep2.get(ByteBuffer.allocate(2), 0x1000, key);
+        ep2.fence();
+        ep2.put(ByteBuffer.wrap(new byte[] {9, 9}), 0x1000, key);
+        zero.completeAll();
+        HistoryChecker.of(first).assertFencesHeld();
+
+        History unordered = new History();
+        Scripted same = new Scripted();
+        Endpoint ep3 = unordered.record(same);
+        same.getAnswer = 9;
+        ep3.get(ByteBuffer.allocate(2), 0x1000, key);
+        ep3.put(ByteBuffer.wrap(new byte[] {9, 9}), 0x1000, key); // no fence: the get may see it
+        same.completeAll();
+        HistoryChecker.of(unordered).assertFencesHeld();
+    }
+
     @Test
     void aFlushThatCompletesBeforeEarlierWorkIsCaught() {
         History h = new History();
