@@ -1,5 +1,7 @@
 package dev.fenceline.actor;
 
+import dev.fenceline.LaneType;
+import dev.fenceline.internal.LaneTable;
 import dev.fenceline.internal.OpClass;
 import dev.fenceline.spi.DirectAccess;
 import dev.fenceline.spi.LaneConnection;
@@ -15,13 +17,39 @@ import dev.fenceline.spi.LaneConnection;
 final class GrantPolicy {
     private final LaneSlots slots;
     private final EndpointChannel channel;
+    private final boolean failover;
     /** The lane (and its connection) of the last grant that took active messages, or -1. */
     private int messageLane = -1;
     private long messageConnection;
 
-    GrantPolicy(LaneSlots slots, EndpointChannel channel) {
+    /**
+     * @param slots the lane table and its selection
+     * @param channel where the grant is published
+     * @param failover whether a lane failure is hidden while another lane lives (error mode failover)
+     */
+    GrantPolicy(LaneSlots slots, EndpointChannel channel, boolean failover) {
         this.slots = slots;
         this.channel = channel;
+        this.failover = failover;
+    }
+
+    /**
+     * A direct active message lives only in the peer's queue: if its lane fails before the peer takes
+     * it, it can be reported not run, but not sent again. So where a failover could move active
+     * messages to another lane (a standby lane of a later transport, another rail), they take the
+     * actor's path, which keeps each message until it is answered and re-sends it.
+     */
+    private boolean standbyForMessages(int lane) {
+        if (!failover) {
+            return false;
+        }
+        LaneTable t = slots.table();
+        for (int i = 0; i < t.size(); i++) {
+            if (i != lane && t.hasType(i, LaneType.AM)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
@@ -43,7 +71,7 @@ final class GrantPolicy {
         }
         int[] am = slots.candidates(OpClass.ACTIVE_MESSAGE);
         // Active messages are ordered per lane: direct ones only on the lane the others take.
-        boolean messages = am.length == 1 && am[0] == rma[0];
+        boolean messages = am.length == 1 && am[0] == rma[0] && !standbyForMessages(rma[0]);
         if (messages && lane.id() != messageConnection && !channel.direct().settled()) {
             // Direct messages still out on another lane: their answers and this lane's would
             // interleave, and a flush counts answers. Grant again once they are in.

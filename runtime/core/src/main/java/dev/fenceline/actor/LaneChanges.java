@@ -97,7 +97,7 @@ final class LaneChanges {
      *     than one lane
      */
     void installFirst(List<LaneConnection> connections) {
-        LaneTable table = LaneTable.of(connections);
+        LaneTable table = LaneTable.of(connections, settings.transports());
         long fenced = LaneSelector.fencedLanes(table);
         if (settings.fenceMode() == FenceMode.WEAK && Long.bitCount(fenced) > 1) {
             throw new ConfigurationException("fenceline.fence.mode = weak needs one lane for all RMA and atomics, but"

@@ -69,7 +69,7 @@ final class Operations implements LaneSlots.Answers {
                 tellFenceDone, tellDrain, clock, channel.fenceLatency());
         this.fences.events(channel.events());
         this.fences.holds(inflight);
-        this.grants = new GrantPolicy(slots, channel);
+        this.grants = new GrantPolicy(slots, channel, settings.errorMode() == ErrorMode.FAILOVER);
         this.queuedBefore = fences::queuedBefore;
     }
 

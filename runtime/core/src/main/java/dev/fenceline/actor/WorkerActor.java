@@ -6,6 +6,8 @@ import dev.fenceline.internal.FencelineSettings;
 import dev.fenceline.spi.Transport;
 import dev.fenceline.spi.TransportActors;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.pekko.Done;
@@ -145,14 +147,14 @@ public final class WorkerActor {
 
     private Behavior<Command> onConnect(Connect m) {
         WorkerAddress peer = m.peer();
-        String chosen = null;
+        List<String> shared = new ArrayList<>();
         for (String t : settings.transports()) {
-            if (transports.containsKey(t) && peer.transports().contains(t)) {
-                chosen = t;
-                break;
+            if (transports.containsKey(t) && peer.transports().contains(t)
+                    && (shared.isEmpty() || settings.lanesFromEveryTransport())) {
+                shared.add(t);
             }
         }
-        if (chosen == null) {
+        if (shared.isEmpty()) {
             m.replyTo().tell(new EndpointProtocol.ConnectResult(null, new FencelineException("worker '" + name
                     + "' shares no transport with " + peer + ": this worker offers " + transports.keySet())));
             return Behaviors.same();
@@ -160,12 +162,13 @@ public final class WorkerActor {
         int n = ++endpointCount;
         EndpointChannel channel = new EndpointChannel(name + "->" + peer.name() + "#" + n, peer, laneEvents);
         EndpointImpl facade = new EndpointImpl(channel, epoch, system, settings.connectTimeout().plus(Duration.ofSeconds(5)));
-        Transport transport = transports.get(chosen);
-        byte[] blob = peer.transportAddress(chosen);
+        List<String> over = List.copyOf(shared);
+        org.slf4j.Logger log = ctx.getLog(); // the connect runs on the endpoint actor; the logger is thread-safe
         ActorRef<EndpointProtocol.Command> ref = ctx.spawn(EndpointActor.create(settings, channel, facade,
-                () -> transport.connect(peer.workerId(), blob), m.replyTo()), "ep-" + n, endpointProps);
+                () -> TransportConnects.connect(over, transports, peer, channel.name(), log), m.replyTo()),
+                "ep-" + n, endpointProps);
         facade.actor(ref);
-        ctx.getLog().debug("worker {}: connecting endpoint {} over {}", name, channel.name(), chosen);
+        ctx.getLog().debug("worker {}: connecting endpoint {} over {}", name, channel.name(), over);
         return Behaviors.same();
     }
 

@@ -13,6 +13,8 @@ import java.util.Set;
  * section, {@code fenceline.transport.<name>}. Defaults live only in {@code reference.conf}.
  *
  * @param transports enabled transports, in order of preference ({@link #AUTO} until resolved)
+ * @param lanesFromEveryTransport whether an endpoint takes lanes from every transport both workers
+ *     offer (true) or only from the first (false)
  * @param fenceMode the resolved fence mode
  * @param errorMode what a lane failure does
  * @param connectTimeout how long connecting an endpoint may take
@@ -28,7 +30,7 @@ import java.util.Set;
  * @param actors where the runtime's actors run and how they end with their actor system
  * @param keysRead every key read, for the completeness test
  */
-public record FencelineSettings(List<String> transports, FenceMode fenceMode, ErrorMode errorMode,
+public record FencelineSettings(List<String> transports, boolean lanesFromEveryTransport, FenceMode fenceMode, ErrorMode errorMode,
         Duration connectTimeout, int submitBatch, Duration keepaliveInterval, Duration keepaliveTimeout, long shortMax, long bandwidthThreshold, int fragmentSize,
         boolean jmx, Duration handlerTimeBound, Stat stat, Actors actors, Set<String> keysRead) {
 
@@ -87,7 +89,7 @@ public record FencelineSettings(List<String> transports, FenceMode fenceMode, Er
             throw new ConfigurationException("fenceline.transports = auto, but no transport provider is on the class"
                     + " path: add fenceline-transport-shm, fenceline-transport-tcp (or, for tests, fenceline-testkit)");
         }
-        return new FencelineSettings(List.copyOf(chosen), fenceMode, errorMode, connectTimeout, submitBatch,
+        return new FencelineSettings(List.copyOf(chosen), lanesFromEveryTransport, fenceMode, errorMode, connectTimeout, submitBatch,
                 keepaliveInterval, keepaliveTimeout, shortMax, bandwidthThreshold, fragmentSize, jmx, handlerTimeBound,
                 stat, actors, keysRead);
     }
@@ -145,7 +147,8 @@ public record FencelineSettings(List<String> transports, FenceMode fenceMode, Er
                     + " dispatcher's configuration, outside the fenceline section (there is none at " + dispatcher + ")");
         }
         Actors actors = new Actors(dispatcher, r.bool("coordinated-shutdown"));
-        return new FencelineSettings(List.copyOf(transports), fence, error, connectTimeout, submitBatch, keepalive,
+        boolean every = r.oneOf("endpoint.lane-transports", List.of("all", "first")).equals("all");
+        return new FencelineSettings(List.copyOf(transports), every, fence, error, connectTimeout, submitBatch, keepalive,
                 keepaliveTimeout, shortMax, bw, fragment, jmx, handlerBound, stat, actors, r.keysRead());
     }
 }

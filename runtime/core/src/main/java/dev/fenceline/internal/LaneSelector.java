@@ -5,8 +5,11 @@ import java.util.List;
 
 /**
  * Protocol selection: which lanes an operation class may use, as a pure function of the lane table,
- * computed once per table. A class uses every live lane of its most preferred type that any live
- * lane offers (multi-rail); the endpoint spreads requests over them round-robin.
+ * computed once per table. A class uses the lanes of the most preferred transport (the lowest tier)
+ * that has a live lane of any type the class can use, and of those every live lane of the class's
+ * most preferred type (multi-rail); the endpoint spreads requests over them round-robin. So lanes of
+ * a later transport stand by until the earlier one has nothing left for the class, which is
+ * failover across transports.
  */
 public final class LaneSelector {
     private static final int[] NONE = new int[0];
@@ -30,11 +33,18 @@ public final class LaneSelector {
      * @return the live lanes of the most preferred type that is available, ascending; empty if none
      */
     public static int[] lanesFor(LaneTable table, OpClass c) {
-        for (LaneType t : preference(c)) {
+        List<LaneType> preferred = preference(c);
+        int tier = Integer.MAX_VALUE;
+        for (int i = 0; i < table.size(); i++) {
+            if (table.isLive(i) && table.tier(i) < tier && servesAny(table, i, preferred)) {
+                tier = table.tier(i);
+            }
+        }
+        for (LaneType t : preferred) {
             int n = 0;
             int[] found = new int[table.size()];
             for (int i = 0; i < table.size(); i++) {
-                if (table.isLive(i) && table.hasType(i, t)) {
+                if (table.isLive(i) && table.hasType(i, t) && table.tier(i) == tier) {
                     found[n++] = i;
                 }
             }
@@ -43,6 +53,15 @@ public final class LaneSelector {
             }
         }
         return NONE;
+    }
+
+    private static boolean servesAny(LaneTable table, int lane, List<LaneType> types) {
+        for (LaneType t : types) {
+            if (table.hasType(lane, t)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**

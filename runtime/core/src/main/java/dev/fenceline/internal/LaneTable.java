@@ -11,7 +11,9 @@ import java.util.Set;
 /**
  * An endpoint's lanes, immutable: for each slot its connection (null when the lane failed or is
  * empty) and the lane generation, which changes iff the connection in some slot changes
- * (null to x, x to null, x to y). An index is a slot, not an identity.
+ * (null to x, x to null, x to y). An index is a slot, not an identity. Each lane has a tier, its
+ * transport's position in {@code fenceline.transports}: lanes of a later tier carry an operation only
+ * while no live lane of an earlier one can.
  */
 public final class LaneTable {
     /** The most lanes an endpoint can have (lanes are bits of a {@code long}). */
@@ -19,21 +21,46 @@ public final class LaneTable {
 
     private final LaneConnection[] connections;
     private final long generation;
+    /** The transports in order of preference; empty: every lane is of tier 0. */
+    private final List<String> order;
 
-    private LaneTable(LaneConnection[] connections, long generation) {
+    private LaneTable(LaneConnection[] connections, long generation, List<String> order) {
         this.connections = connections;
         this.generation = generation;
+        this.order = order;
+    }
+
+    /**
+     * @param connections the initial lanes, all of one tier
+     * @return the table, generation 0
+     */
+    public static LaneTable of(List<LaneConnection> connections) {
+        return of(connections, List.of());
     }
 
     /**
      * @param connections the initial lanes
+     * @param transportOrder the transports in order of preference, which gives each lane its tier
      * @return the table, generation 0
      */
-    public static LaneTable of(List<LaneConnection> connections) {
+    public static LaneTable of(List<LaneConnection> connections, List<String> transportOrder) {
         if (connections.size() > MAX_LANES) {
             throw new IllegalArgumentException(connections.size() + " lanes exceed the limit of " + MAX_LANES);
         }
-        return new LaneTable(connections.toArray(new LaneConnection[0]), 0);
+        return new LaneTable(connections.toArray(new LaneConnection[0]), 0, List.copyOf(transportOrder));
+    }
+
+    /**
+     * @param index a live slot
+     * @return its tier: its transport's position in the order of preference (0 is the most
+     *     preferred; a transport not in the order comes after all that are)
+     */
+    public int tier(int index) {
+        if (order.isEmpty()) {
+            return 0;
+        }
+        int t = order.indexOf(connections[index].transport());
+        return t < 0 ? order.size() : t;
     }
 
     /** @return the number of slots */
@@ -96,7 +123,7 @@ public final class LaneTable {
         }
         LaneConnection[] c = connections.clone();
         c[index] = connection;
-        return new LaneTable(c, generation + 1);
+        return new LaneTable(c, generation + 1, order);
     }
 
     /**
@@ -117,7 +144,7 @@ public final class LaneTable {
         }
         LaneConnection[] c = Arrays.copyOf(connections, connections.length + 1);
         c[connections.length] = connection;
-        return new LaneTable(c, generation + 1);
+        return new LaneTable(c, generation + 1, order);
     }
 
     /** @return one {@link LaneInfo} per slot */

@@ -18,6 +18,7 @@ import dev.fenceline.spi.TransportOp;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Set;
+import dev.fenceline.spi.RecordingLane;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import java.util.concurrent.TimeUnit;
@@ -27,7 +28,7 @@ import java.util.concurrent.TimeUnit;
 class GrantPolicyTest {
     private final ComponentFixture f = new ComponentFixture();
     private final LaneSlots slots = new LaneSlots(f.answers, new LaneCounters());
-    private final GrantPolicy grants = new GrantPolicy(slots, f.channel);
+    private final GrantPolicy grants = new GrantPolicy(slots, f.channel, true);
 
     /** A lane that can act directly. */
     private static final class DirectLane implements LaneConnection, DirectAccess {
@@ -130,15 +131,37 @@ class GrantPolicyTest {
 
         LaneSlots plain = new LaneSlots(f.answers, new LaneCounters());
         plain.install(LaneTable.of(List.of(ComponentFixture.shortLane(2))));
-        new GrantPolicy(plain, f.channel).update(true);
+        new GrantPolicy(plain, f.channel, true).update(true);
         assertNull(f.channel.grant().valid(), "the lane cannot act directly");
 
         LaneSlots two = new LaneSlots(f.answers, new LaneCounters());
         two.install(LaneTable.of(List.of(new DirectLane(3), new DirectLane(4))));
-        GrantPolicy spread = new GrantPolicy(two, f.channel);
+        GrantPolicy spread = new GrantPolicy(two, f.channel, true);
         spread.update(true);
         assertNull(f.channel.grant().valid(), "short RMA is spread over two lanes");
         assertFalse(spread.messageLane() >= 0);
+    }
+
+    @Test
+    void directMessagesStopWhileAStandbyLaneCouldTakeThemOver() {
+        RecordingLane standby = new RecordingLane(9, Set.of(LaneType.AM, LaneType.RMA, LaneType.AMO));
+        standby.transport = "tcp";
+        DirectLane lane = new DirectLane(8);
+        slots.install(LaneTable.of(List.of(lane, standby), List.of("direct", "tcp")));
+        grants.update(true);
+        GrantSlot.Grant g = f.channel.grant().valid();
+        assertNotNull(g, "puts and atomics still act directly on the preferred lane");
+        assertFalse(g.activeMessages(), "a direct message could not be re-sent on the standby lane");
+
+        LaneSlots noFailover = new LaneSlots(f.answers, new LaneCounters());
+        noFailover.install(LaneTable.of(List.of(new DirectLane(10), standby), List.of("direct", "tcp")));
+        new GrantPolicy(noFailover, f.channel, false).update(true);
+        assertTrue(f.channel.grant().valid().activeMessages(), "no failover, nothing to re-send: direct again");
+
+        LaneSlots alone = new LaneSlots(f.answers, new LaneCounters());
+        alone.install(LaneTable.of(List.of(new DirectLane(11), standby), List.of("direct", "tcp")).withFailed(1));
+        new GrantPolicy(alone, f.channel, true).update(true);
+        assertTrue(f.channel.grant().valid().activeMessages(), "the standby lane failed: direct again");
     }
 
     @Test

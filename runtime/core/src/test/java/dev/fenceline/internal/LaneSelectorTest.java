@@ -48,4 +48,49 @@ class LaneSelectorTest {
         assertArrayEquals(new int[0], LaneSelector.lanesFor(t.withFailed(0), OpClass.ACTIVE_MESSAGE));
         assertEquals(0b01, t.liveMask());
     }
+
+    private static RecordingLane over(String transport, long id, LaneType... types) {
+        RecordingLane l = new RecordingLane(id, Set.of(types));
+        l.transport = transport;
+        return l;
+    }
+
+    @Test
+    void lanesOfALaterTransportStandByWhileAnEarlierOneServesTheClass() {
+        List<String> order = List.of("shm", "tcp");
+        LaneTable t = LaneTable.of(List.of(over("shm", 1, LaneType.AM, LaneType.RMA, LaneType.AMO),
+                over("shm", 2, LaneType.RMA_BW), over("tcp", 3, LaneType.AM, LaneType.RMA, LaneType.RMA_BW,
+                        LaneType.AMO), over("tcp", 4, LaneType.AM, LaneType.RMA, LaneType.RMA_BW, LaneType.AMO)),
+                order);
+        assertArrayEquals(new int[] {0}, LaneSelector.lanesFor(t, OpClass.RMA_SHORT));
+        assertArrayEquals(new int[] {1}, LaneSelector.lanesFor(t, OpClass.RMA_LARGE));
+        assertArrayEquals(new int[] {0}, LaneSelector.lanesFor(t, OpClass.ATOMIC));
+        assertArrayEquals(new int[] {0}, LaneSelector.lanesFor(t, OpClass.ACTIVE_MESSAGE));
+        assertEquals(0b11, LaneSelector.fencedLanes(t), "the tcp lanes carry nothing while shm serves");
+        // shm's bulk lane fails: large RMA falls back to shm's RMA lane, not over to tcp.
+        LaneTable noBulk = t.withFailed(1);
+        assertArrayEquals(new int[] {0}, LaneSelector.lanesFor(noBulk, OpClass.RMA_LARGE));
+        // Every shm lane fails: everything moves to both tcp rails.
+        LaneTable tcpOnly = noBulk.withFailed(0);
+        for (OpClass c : OpClass.values()) {
+            assertArrayEquals(new int[] {2, 3}, LaneSelector.lanesFor(tcpOnly, c), c.name());
+        }
+        // shm recovers: it takes the traffic back.
+        LaneTable back = tcpOnly.withSlot(0, over("shm", 5, LaneType.AM, LaneType.RMA, LaneType.AMO));
+        assertArrayEquals(new int[] {0}, LaneSelector.lanesFor(back, OpClass.ATOMIC));
+        assertArrayEquals(new int[] {0}, LaneSelector.lanesFor(back, OpClass.RMA_LARGE), "RMA on shm over tcp");
+    }
+
+    @Test
+    void aClassThatTheFirstTransportCannotServeUsesTheNext() {
+        // An AM-less first transport (a bulk-only lane): active messages go to tcp, RMA stays.
+        LaneTable t = LaneTable.of(List.of(over("cma", 1, LaneType.RMA_BW), over("tcp", 2, LaneType.AM,
+                LaneType.RMA, LaneType.AMO)), List.of("cma", "tcp"));
+        assertArrayEquals(new int[] {1}, LaneSelector.lanesFor(t, OpClass.ACTIVE_MESSAGE));
+        assertArrayEquals(new int[] {0}, LaneSelector.lanesFor(t, OpClass.RMA_SHORT), "RMA_BW on cma before tcp");
+        assertArrayEquals(new int[] {1}, LaneSelector.lanesFor(t, OpClass.ATOMIC));
+        assertEquals(1, t.tier(1));
+        LaneTable unknown = LaneTable.of(List.of(over("other", 1, LaneType.AM)), List.of("cma", "tcp"));
+        assertEquals(2, unknown.tier(0), "a transport not in the order comes after those that are");
+    }
 }

@@ -38,9 +38,12 @@ public final class RecordingLane implements LaneConnection {
         return id;
     }
 
+    /** What {@link #transport()} answers. */
+    public String transport = "recording";
+
     @Override
     public String transport() {
-        return "recording";
+        return transport;
     }
 
     @Override
