@@ -423,9 +423,17 @@ final class ShmTransport implements Transport, Agent {
         return next;
     }
 
+    /**
+     * Lanes that left {@link #lanes}: the polling thread reports what they gathered one last time
+     * (an answer the endpoint waits for may sit in a lane's completion batch when it is forgotten).
+     */
+    private final java.util.concurrent.ConcurrentLinkedQueue<ShmLane> leaving =
+            new java.util.concurrent.ConcurrentLinkedQueue<>();
+
     /** A lane was closed or given up by its endpoint, and owes no answer. */
     void closed(ShmLane lane) {
         lanes.remove(lane.conn);
+        leaving.add(lane);
         inbox.gates.revoke(lane.gate); // nothing more of it is applied, whatever still waits in the peer's inbox
         releaseGate(lane.gate);
         int at = lane.peer.ring.tryClaim(ShmWire.BYE, 8);
@@ -452,6 +460,9 @@ final class ShmTransport implements Transport, Agent {
         for (ShmLane l : lanes.values()) {
             l.pollComplete();
             l.answerProbes();
+        }
+        for (ShmLane l; (l = leaving.poll()) != null;) {
+            l.flushBatch();
         }
         long now = System.nanoTime();
         if (now >= nextLivenessCheck) {

@@ -26,9 +26,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * A worker with shm and tcp enabled: its regions' keys serve a tcp-only peer and a shm peer alike.
- * And the reproducer of a known defect: an endpoint with shm and tcp lanes whose shm ring lane
- * fails while its peer lives on; see the method.
+ * A worker with shm and tcp enabled: its regions' keys serve a tcp-only peer and a shm peer alike,
+ * and an endpoint with shm and tcp lanes fails over from shm to tcp.
  */
 @Timeout(value = 600, unit = TimeUnit.SECONDS)
 class ShmAndTcpTest {
@@ -90,19 +89,18 @@ class ShmAndTcpTest {
     }
 
     /**
-     * Reproduces a known defect, so it runs only on request ({@code -Dfenceline.test.shm-failover=true},
-     * with {@code -Dfenceline.test.rounds=20}; {@code -Dfenceline.test.cma=off} makes it show in
-     * about half the rounds): a model-checked workload over shm, whose ring lane is failed mid-run
-     * by a broken answer while the peer goes on taking messages; the endpoint fails over to tcp.
-     * Some rounds leave operations unanswered (3 of 20 with cma off); sim to tcp, the same scenario,
-     * is clean ({@code SimAndTcpTest}), so the fault is in what shm's revocation promises while the
-     * peer lives.
+     * A model-checked workload over shm whose ring lane is failed mid-run by a broken answer while
+     * the peer goes on taking messages: the endpoint fails over to tcp with nothing lost, applied
+     * twice, reordered or left unanswered (shm's revocation is exact while the peer lives, so no
+     * call even ends unknown). Rounds with seeds in a row ({@code -Dfenceline.test.rounds},
+     * {@code -Dfenceline.test.cma=off} puts all RMA on the ring lane). It found two defects: a get
+     * read again after a later fenced put (docs/fences.md) and a lane forgotten with its last
+     * answer still in its completion batch.
      */
     @Test
-    @org.junit.jupiter.api.condition.EnabledIfSystemProperty(named = "fenceline.test.shm-failover", matches = "true")
     void anEndpointWithShmAndTcpLanesFailsOverFromShmToTcp() throws Exception {
         long seed = Long.getLong("fenceline.test.seed", 20261201L);
-        int rounds = Integer.getInteger("fenceline.test.rounds", 1);
+        int rounds = Integer.getInteger("fenceline.test.rounds", 3);
         System.out.printf("ShmAndTcpTest seed %d: reproduce with -Dtest=ShmAndTcpTest -Dfenceline.test.seed=%d%n",
                 seed, seed);
         List<String> bad = new java.util.ArrayList<>();
