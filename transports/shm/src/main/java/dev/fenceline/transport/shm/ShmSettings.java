@@ -15,6 +15,8 @@ import java.util.Set;
  * @param maxFragment largest payload through the ring
  * @param queueDepth unanswered ring operations per lane
  * @param idleStrategy backoff, yield, busy-spin or sleep
+ * @param idleParkMin the shortest park of the backoff strategy
+ * @param idleParkMax the longest park of the backoff strategy, and the sleep strategy's park
  * @param connectTimeout connecting to a peer
  * @param livenessInterval how often peers' processes are checked
  * @param dedupWindow exactly-once window
@@ -26,7 +28,7 @@ import java.util.Set;
  * @param keysRead every key read, for the completeness test
  */
 record ShmSettings(Path directory, int ringSize, int maxFragment, int queueDepth, String idleStrategy,
-        Duration connectTimeout, Duration livenessInterval, int dedupWindow, boolean cma, int maxRegistrations,
+        Duration idleParkMin, Duration idleParkMax, Duration connectTimeout, Duration livenessInterval, int dedupWindow, boolean cma, int maxRegistrations,
         int maxLanes, Duration quarantine, Duration unblockAfter, Set<String> keysRead) {
     static final String SECTION = "fenceline.transport.shm";
 
@@ -51,6 +53,8 @@ record ShmSettings(Path directory, int ringSize, int maxFragment, int queueDepth
         }
         int queueDepth = r.intIn("queue-depth", 1, 65536);
         String idle = r.oneOf("idle-strategy", List.of("backoff", "yield", "busy-spin", "sleep"));
+        Duration parkMin = r.durationIn("idle-park-min", Duration.ofNanos(1), Duration.ofMillis(1));
+        Duration parkMax = r.durationIn("idle-park-max", parkMin, Duration.ofSeconds(1));
         Duration connect = r.durationIn("connect-timeout", Duration.ofMillis(1), Duration.ofMinutes(10));
         Duration liveness = r.durationIn("liveness-interval", Duration.ofMillis(1), Duration.ofMinutes(1));
         int dedup = r.intIn("dedup-window", 16, 1 << 26);
@@ -59,7 +63,7 @@ record ShmSettings(Path directory, int ringSize, int maxFragment, int queueDepth
         int lanes = r.intIn("max-lanes", 1, 1 << 20);
         Duration quarantine = r.durationIn("registration-quarantine", Duration.ofMillis(1), Duration.ofMinutes(10));
         Duration unblock = r.durationIn("inbox-unblock-after", Duration.ofMillis(100), Duration.ofHours(1));
-        return new ShmSettings(directory, (int) ring, maxFragment, queueDepth, idle, connect, liveness, dedup, cma,
+        return new ShmSettings(directory, (int) ring, maxFragment, queueDepth, idle, parkMin, parkMax, connect, liveness, dedup, cma,
                 registrations, lanes, quarantine, unblock, r.keysRead());
     }
 }

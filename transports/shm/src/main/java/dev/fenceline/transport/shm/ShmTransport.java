@@ -131,7 +131,7 @@ final class ShmTransport implements Transport, Agent {
         if (!cma) {
             LOG.debug("shm {}: no cross-memory-attach lane: {}", context.workerName(), noCma);
         }
-        this.runner = new AgentRunner(idle(settings.idleStrategy()), this::onError, null, this);
+        this.runner = new AgentRunner(idle(settings), this::onError, null, this);
         AgentRunner.startOnThread(runner, r -> {
             Thread t = new Thread(r);
             t.setDaemon(true);
@@ -139,13 +139,12 @@ final class ShmTransport implements Transport, Agent {
         });
     }
 
-    private static IdleStrategy idle(String name) {
-        return switch (name) {
+    private static IdleStrategy idle(ShmSettings s) {
+        return switch (s.idleStrategy()) {
             case "busy-spin" -> new BusySpinIdleStrategy();
             case "yield" -> new YieldingIdleStrategy();
-            case "sleep" -> new SleepingIdleStrategy(TimeUnit.MILLISECONDS.toNanos(1));
-            default -> new BackoffIdleStrategy(100, 10, TimeUnit.MICROSECONDS.toNanos(1),
-                    TimeUnit.MILLISECONDS.toNanos(1));
+            case "sleep" -> new SleepingIdleStrategy(s.idleParkMax().toNanos());
+            default -> new BackoffIdleStrategy(100, 10, s.idleParkMin().toNanos(), s.idleParkMax().toNanos());
         };
     }
 
