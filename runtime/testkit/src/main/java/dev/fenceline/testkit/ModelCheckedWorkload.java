@@ -263,6 +263,27 @@ public final class ModelCheckedWorkload {
         }
     }
 
+    /**
+     * Runs the workload on a daemon thread of its own, for a test that injects faults meanwhile.
+     *
+     * @param ops operations to issue
+     * @return completes with what happened, or exceptionally if the run itself failed (interrupted,
+     *     or an operation did not complete within a minute)
+     */
+    public CompletableFuture<Result> start(int ops) {
+        CompletableFuture<Result> done = new CompletableFuture<>();
+        Thread t = new Thread(() -> {
+            try {
+                done.complete(run(ops));
+            } catch (InterruptedException | TimeoutException | RuntimeException e) {
+                done.completeExceptionally(e);
+            }
+        }, "model-checked-workload");
+        t.setDaemon(true);
+        t.start();
+        return done;
+    }
+
     /** 70 % short, 25 % medium, 5 % bulk transfers. */
     private int size(SplittableRandom rnd) {
         int p = rnd.nextInt(100);

@@ -133,13 +133,7 @@ class ShmAndTcpTest {
             b.setActiveMessageHandler(8, w.activeMessageHandler());
             EndpointStatistics before = ep.statistics();
             assertEquals(0, tcpOperations(before), "tcp stands by while shm serves: " + before.lanes());
-            CompletableFuture<ModelCheckedWorkload.Result> run = CompletableFuture.supplyAsync(() -> {
-                try {
-                    return w.run(10_000);
-                } catch (Exception e) {
-                    throw new IllegalStateException(e);
-                }
-            });
+            CompletableFuture<ModelCheckedWorkload.Result> run = w.start(10_000);
             // Mid-run: once a fifth of the workload was submitted (whatever the machine's speed).
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
             while (ep.statistics().operations() < before.operations() + 2000 && !run.isDone()

@@ -70,13 +70,7 @@ class SimAndTcpTest {
                     a.unpackRemoteKey(data.remoteKey().toBytes()), 0, (int) data.length(), counters,
                     a.unpackRemoteKey(counters.remoteKey().toBytes()), 0, 16, 7, seed, 64, true));
             b.setActiveMessageHandler(7, w.activeMessageHandler());
-            CompletableFuture<ModelCheckedWorkload.Result> run = CompletableFuture.supplyAsync(() -> {
-                try {
-                    return w.run(10_000);
-                } catch (Exception e) {
-                    throw new IllegalStateException(e);
-                }
-            });
+            CompletableFuture<ModelCheckedWorkload.Result> run = w.start(10_000);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
             while (ep.statistics().operations() < 2000 && !run.isDone() && System.nanoTime() < deadline) {
                 Thread.onSpinWait();

@@ -64,13 +64,7 @@ class TcpFailoverTest {
                         a.unpackRemoteKey(data.remoteKey().toBytes()), 0, SLICE, counters,
                         a.unpackRemoteKey(counters.remoteKey().toBytes()), 0, COUNTERS, 7, seed, 64, true));
                 b.setActiveMessageHandler(7, w.activeMessageHandler());
-                CompletableFuture<ModelCheckedWorkload.Result> run = CompletableFuture.supplyAsync(() -> {
-                    try {
-                        return w.run(ops);
-                    } catch (Exception e) {
-                        throw new IllegalStateException(e);
-                    }
-                });
+                CompletableFuture<ModelCheckedWorkload.Result> run = w.start(ops);
                 Thread.sleep(200);
                 if (fault.equals("cut")) {
                     relay.cut();

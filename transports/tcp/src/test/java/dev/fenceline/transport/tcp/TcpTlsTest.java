@@ -181,13 +181,7 @@ class TcpTlsTest {
                         a.unpackRemoteKey(data.remoteKey().toBytes()), 0, slice, counters,
                         a.unpackRemoteKey(counters.remoteKey().toBytes()), 0, 16, 7, seed, 64, true));
                 b.setActiveMessageHandler(7, w.activeMessageHandler());
-                CompletableFuture<ModelCheckedWorkload.Result> run = CompletableFuture.supplyAsync(() -> {
-                    try {
-                        return w.run(4000);
-                    } catch (Exception e) {
-                        throw new IllegalStateException(e);
-                    }
-                });
+                CompletableFuture<ModelCheckedWorkload.Result> run = w.start(4000);
                 Thread.sleep(200); // the workload is under way
                 relay.flipOneBit();
                 Lanes.awaitLaneZero(ep, l -> l.connectionId() != firstConnection && l.live(), "lane 0 to fail and recover");
