@@ -43,7 +43,7 @@ public final class ClusterDemoCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         Path conf = config != null ? config
-                : Path.of(System.getProperty("fenceline.home", "."), "config", "cluster", "three-nodes.conf");
+                : Path.of(System.getProperty("dev.fenceline.home", "."), "config", "cluster", "three-nodes.conf");
         Path logDir = logs != null ? logs : Path.of(System.getProperty("java.io.tmpdir"),
                 "fenceline-cluster-demo-" + ProcessHandle.current().pid());
         ClusterDemo.Options options;
