@@ -69,7 +69,6 @@ final class FenceAdmission {
     private long startedAt;
     /** Requests that wait for a given-up connection's answer: work fenced after them waits too. */
     private InflightTable holds;
-    private final OpenReads reads = new OpenReads();
 
     /**
      * @param mode the endpoint's fence mode
@@ -115,7 +114,7 @@ final class FenceAdmission {
             enqueue(r, fromQueueHead);
             return Verdict.QUEUED;
         }
-        if (r.kind != Request.Kind.GET && reads.before(r.epoch)) {
+        if (r.kind != Request.Kind.GET && holds != null && holds.readOpenBefore(r.epoch)) {
             enqueue(r, fromQueueHead); // a get fenced before it is unanswered: its answer first
             return Verdict.QUEUED;
         }
@@ -165,35 +164,13 @@ final class FenceAdmission {
         }
     }
 
-    /** @param inflight where requests that wait for a given-up connection's answer are kept */
+    /**
+     * @param inflight where requests that wait for a given-up connection's answer are kept, and
+     *     the gets not answered yet
+     */
     void holds(InflightTable inflight) {
         this.holds = inflight;
-    }
-
-    /**
-     * A request went to a lane: a get is open from its first post until it is retired.
-     *
-     * @param r the request
-     */
-    void posted(Request r) {
-        if (r.kind == Request.Kind.GET && !r.readOpen) {
-            r.readOpen = true;
-            reads.opened(r.epoch);
-        }
-    }
-
-    /**
-     * A request completed or failed for good.
-     *
-     * @param r the request
-     */
-    void retired(Request r) {
-        if (r.readOpen) {
-            r.readOpen = false;
-            if (reads.closed(r.epoch)) {
-                scheduleDrain();
-            }
-        }
+        inflight.onReadsAnswered(this::scheduleDrain);
     }
 
     /** A given-up connection answered a held copy: what waited behind it may go. */

@@ -34,6 +34,10 @@ final class InflightTable {
     private final org.agrona.collections.LongHashSet held = new org.agrona.collections.LongHashSet();
     /** Requests with held fragments, in no particular order (few, and only after a failover). */
     private final List<Request> holding = new ArrayList<>();
+    /** Gets posted and not yet retired: fenced work of a later epoch waits for them. */
+    private final OpenReads reads = new OpenReads();
+    /** Told when the oldest open get's epoch moves on. */
+    private Runnable readsAnswered = () -> { };
 
     /**
      * Gives a request (or a flush) its place in the endpoint's order.
@@ -52,6 +56,25 @@ final class InflightTable {
     /** @param r an outstanding request that is about to complete: it no longer counts */
     void retire(Request r) {
         outstanding.remove(r.seq);
+        if (r.readOpen) {
+            r.readOpen = false;
+            if (reads.closed(r.epoch)) {
+                readsAnswered.run();
+            }
+        }
+    }
+
+    /** @param action what to do when the oldest open get was answered (fenced work may go) */
+    void onReadsAnswered(Runnable action) {
+        this.readsAnswered = action;
+    }
+
+    /**
+     * @param epoch a request's epoch
+     * @return whether a get of an earlier epoch was posted and is not answered yet
+     */
+    boolean readOpenBefore(long epoch) {
+        return reads.before(epoch);
     }
 
     /** @return whether no accepted operation is outstanding */
@@ -81,6 +104,10 @@ final class InflightTable {
      * @param fragments how many fragments it has
      */
     void number(Request r, int fragments) {
+        if (r.kind == Request.Kind.GET && !r.readOpen) {
+            r.readOpen = true; // open from its first post until it is retired, restarts included
+            reads.opened(r.epoch);
+        }
         if (r.firstSn < 0) {
             r.firstSn = nextSn;
             nextSn += fragments;

@@ -150,7 +150,6 @@ final class Operations implements LaneSlots.Answers {
     /** Posts a request's fragments (after a restart, just those it names) on its lane. */
     private void post(Request r) {
         r.posted = true;
-        fences.posted(r);
         channel.laneCounters().add(r.lane, LaneCounters.Counter.OPERATIONS, 1);
         LaneConnection conn = slots.table().connection(r.lane);
         int[] only = r.resend;
@@ -299,7 +298,6 @@ final class Operations implements LaneSlots.Answers {
     /** Bookkeeping before completion: unlink the request and release the flushes that waited for it. */
     private void retire(Request r) {
         inflight.retire(r);
-        fences.retired(r);
         flushes.retired(r.seq);
     }
 

@@ -40,7 +40,7 @@ public final class Request {
 
     final Kind kind;
     final long epoch;
-    /** A get posted and not yet retired (FenceAdmission counts it open). */
+    /** A get posted and not yet retired (InflightTable counts it open). */
     boolean readOpen;
     final ByteBuffer local;
     final long remoteAddress;

@@ -130,11 +130,12 @@ class FenceAdmissionTest {
      */
     @Test
     void workOfALaterEpochWaitsForTheGetsBeforeItButOtherGetsDoNot() {
+        fences.holds(inflight);
         Request get = Request.rma(Request.Kind.GET, 0, java.nio.ByteBuffer.allocate(8), f.key.baseAddress(), f.key);
         inflight.order(get);
         get.lane = 0;
         assertEquals(FenceAdmission.Verdict.POST, fences.admit(get, false, false));
-        fences.posted(get);
+        inflight.number(get, 1); // posted: open until retired
         Request put = on(0, 1);
         assertEquals(FenceAdmission.Verdict.QUEUED, fences.admit(put, false, false), "the get is unanswered");
         assertEquals(List.of(), l0.events, "no flush: the put only waits for the get's answer");
@@ -144,13 +145,13 @@ class FenceAdmissionTest {
         laterGet.lane = 1;
         assertEquals(FenceAdmission.Verdict.QUEUED, fences.admit(laterGet, false, false),
                 "behind the queued put, in epoch order");
-        fences.retired(get);
+        inflight.retire(get);
         assertEquals(List.of("drain"), told);
         fences.drainArrived();
         assertSame(put, fences.release());
         assertEquals(FenceAdmission.Verdict.POST, fences.admit(put, true, false), "a weak fence on lane 0 now");
         assertEquals(1, f.channel.counters().get(EndpointCounters.Counter.WEAK_FENCES));
-        fences.retired(get); // retiring twice changes nothing
+        inflight.retire(get); // retiring twice changes nothing
         assertEquals(List.of("drain"), told);
     }
 }
