@@ -238,76 +238,10 @@ public final class HistoryChecker {
                             + " added, but the ADDs ordered before it add up to " + sum);
                 }
             } else if (b.kind() == Op.Kind.GET && bo.read() != null) {
-                checkGet(b, bo.read(), bad, before, notAfter);
+                GetReads.check(ops, b, bo.read(), bad, before, notAfter, this::failed);
             }
         }
         return bad;
-    }
-
-    private void checkGet(Op g, byte[] read, List<String> bad, java.util.function.BiPredicate<Op, Op> before,
-            boolean notAfter) {
-        // Only puts that overlap the get matter: collect them once, in issue order.
-        List<Op> overlapping = new ArrayList<>();
-        for (Op a : ops) {
-            if (a.kind() == Op.Kind.PUT && a.address() < g.address() + g.length()
-                    && g.address() < a.address() + a.length()) {
-                overlapping.add(a);
-            }
-        }
-        if (overlapping.isEmpty()) {
-            return;
-        }
-        for (int i = 0; i < g.length(); i++) {
-            long p = g.address() + i;
-            int latest = -1;
-            for (int k = 0; k < overlapping.size(); k++) {
-                Op a = overlapping.get(k);
-                if (a.id() >= g.id()) {
-                    break;
-                }
-                if (before.test(a, g) && covers(a, p) && !failed(a)) {
-                    latest = k;
-                }
-            }
-            boolean allowed = latest < 0 && !notAfter;
-            boolean newer = false;
-            if (latest < 0 && notAfter) { // the initial value, or a put not ordered after the get
-                allowed = initialMayBe(g, overlapping, p, read[i], before);
-                newer = !allowed;
-            }
-            for (int k = Math.max(latest, 0); k < overlapping.size() && !allowed; k++) {
-                Op q = overlapping.get(k);
-                boolean source = covers(q, p) && q.data()[(int) (p - q.address())] == read[i];
-                allowed = source && !(notAfter && before.test(g, q));
-                newer |= source && !allowed;
-            }
-            if (!allowed) {
-                bad.add(newer ? "get #" + g.id() + " read byte 0x" + Long.toHexString(p) + " written by a put"
-                        + " ordered after it" : "get #" + g.id() + " read byte 0x" + Long.toHexString(p)
-                        + " older than put #" + overlapping.get(latest).id() + ", which was ordered before it");
-                return; // one report per get
-            }
-        }
-    }
-
-    /**
-     * With no put ordered before the get covering {@code p}: whether {@code value} may be what it
-     * read, that is, the memory's first value or what a put not ordered after the get wrote.
-     * Unknown first contents (not recorded) allow anything but a match with only later puts.
-     */
-    private boolean initialMayBe(Op g, List<Op> overlapping, long p, byte value,
-            java.util.function.BiPredicate<Op, Op> before) {
-        boolean matchesAfter = false;
-        for (Op q : overlapping) {
-            if (!covers(q, p) || q.data()[(int) (p - q.address())] != value) {
-                continue;
-            }
-            if (!before.test(g, q)) {
-                return true; // an unordered put may have written it
-            }
-            matchesAfter = true;
-        }
-        return !matchesAfter || value == 0; // the first value (memory starts zeroed), or no put's byte at all
     }
 
     /**
@@ -503,10 +437,6 @@ public final class HistoryChecker {
     private static boolean fencedBefore(Op a, Op b) {
         return a.endpoint() == b.endpoint() && a.thread() == b.thread() && a.id() < b.id()
                 && a.fencesBefore() < b.fencesBefore();
-    }
-
-    private static boolean covers(Op put, long p) {
-        return put.address() <= p && p < put.address() + put.length();
     }
 
     private HistoryChecker fail(String property, List<String> bad) {
