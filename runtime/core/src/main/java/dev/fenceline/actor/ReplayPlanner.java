@@ -56,18 +56,6 @@ final class ReplayPlanner {
      */
     record Restart(Request request, int[] fragments, boolean mayHaveApplied, boolean mayStillApply, Object scope,
             boolean overtaken) {
-        /**
-         * A restart whose old copies no later write overtook.
-         *
-         * @param request the request
-         * @param fragments the fragments to send again
-         * @param mayHaveApplied whether a dropped copy may have been applied already
-         * @param mayStillApply whether a dropped copy may be applied later
-         * @param scope the old connection's exactly-once scope
-         */
-        Restart(Request request, int[] fragments, boolean mayHaveApplied, boolean mayStillApply, Object scope) {
-            this(request, fragments, mayHaveApplied, mayStillApply, scope, false);
-        }
     }
 
     /** What to do with a restarted request. */

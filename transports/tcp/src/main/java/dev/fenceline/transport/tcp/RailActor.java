@@ -118,8 +118,10 @@ final class RailActor {
     record FirstOutcome(Rail rail, TcpLane lane, Throwable cause) {
     }
 
-    private static final Object ATTEMPT_TIMER = "attempt";
-    private static final Object BACKOFF_TIMER = "backoff";
+    /** The rail's timers: one attempt's deadline, and the wait before the next attempt. */
+    private enum Timer {
+        ATTEMPT, BACKOFF
+    }
 
     private final ActorContext<Command> ctx;
     private final TimerScheduler<Command> timers;
@@ -175,7 +177,7 @@ final class RailActor {
         int n = ++attempt;
         CompletableFuture<TcpLane> f = connector.open(rail);
         pending = f;
-        timers.startSingleTimer(ATTEMPT_TIMER, new AttemptTimedOut(n), connectTimeout);
+        timers.startSingleTimer(Timer.ATTEMPT, new AttemptTimedOut(n), connectTimeout);
         ctx.pipeToSelf(f, (lane, error) -> error == null ? new Opened(n, lane) : new OpenFailed(n, unwrap(error)));
         return connecting(firstConnection);
     }
@@ -197,7 +199,7 @@ final class RailActor {
     }
 
     private Behavior<Command> opened(TcpLane lane, boolean firstConnection) {
-        timers.cancel(ATTEMPT_TIMER);
+        timers.cancel(Timer.ATTEMPT);
         current = lane;
         connectedAt = clock.getAsLong();
         if (firstConnection) {
@@ -210,7 +212,7 @@ final class RailActor {
     }
 
     private Behavior<Command> openFailed(Throwable cause, boolean firstConnection) {
-        timers.cancel(ATTEMPT_TIMER);
+        timers.cancel(Timer.ATTEMPT);
         if (firstConnection) {
             first.accept(new FirstOutcome(rail, null, cause));
             return Behaviors.stopped();
@@ -257,7 +259,7 @@ final class RailActor {
     }
 
     private Behavior<Command> backingOff() {
-        timers.startSingleTimer(BACKOFF_TIMER, Retry.INSTANCE,
+        timers.startSingleTimer(Timer.BACKOFF, Retry.INSTANCE,
                 Duration.ofNanos(ReconnectPolicy.jittered(backoff, random.getAsLong())));
         return Behaviors.receive(Command.class)
                 .onMessage(Retry.class, m -> connector.closed() ? Behaviors.stopped() : attempt(false))
