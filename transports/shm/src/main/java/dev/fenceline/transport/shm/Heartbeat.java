@@ -17,24 +17,36 @@ final class Heartbeat {
     /** How often each worker's count moves. */
     static final long PERIOD_MILLIS = 50;
     private static final Set<Inbox> BEATING = ConcurrentHashMap.newKeySet();
-    private static ScheduledExecutorService thread;
 
     private Heartbeat() {
     }
 
-    /** @param inbox a worker's own control segment, from now on counted up */
-    static synchronized void start(Inbox inbox) {
-        BEATING.add(inbox);
-        inbox.beat();
-        if (thread == null) {
-            thread = Executors.newSingleThreadScheduledExecutor(r -> {
-                Thread t = new Thread(r, "fenceline-shm-heartbeat");
-                t.setDaemon(true);
-                return t;
-            });
-            thread.scheduleAtFixedRate(() -> BEATING.forEach(Inbox::beat), PERIOD_MILLIS, PERIOD_MILLIS,
+    /** The one heartbeat thread, started the first time a worker's segment is counted (class initialization is the lock). */
+    private static final class Beater {
+        static final ScheduledExecutorService THREAD = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "fenceline-shm-heartbeat");
+            t.setDaemon(true);
+            return t;
+        });
+
+        static {
+            THREAD.scheduleAtFixedRate(() -> BEATING.forEach(Inbox::beat), PERIOD_MILLIS, PERIOD_MILLIS,
                     TimeUnit.MILLISECONDS);
         }
+
+        private Beater() {
+        }
+
+        static void ensureStarted() {
+            // loading the class started the thread
+        }
+    }
+
+    /** @param inbox a worker's own control segment, from now on counted up */
+    static void start(Inbox inbox) {
+        BEATING.add(inbox);
+        inbox.beat();
+        Beater.ensureStarted();
     }
 
     /** @param inbox a worker's control segment, about to be unmapped */

@@ -10,6 +10,7 @@ import dev.fenceline.spi.LaneConnection;
 import dev.fenceline.spi.RemoteAccessTarget;
 import dev.fenceline.spi.SharedMemory;
 import dev.fenceline.spi.Transport;
+import dev.fenceline.spi.TransportActors;
 import dev.fenceline.spi.TransportContext;
 import dev.fenceline.spi.support.WireCodes;
 import java.io.IOException;
@@ -27,7 +28,6 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
@@ -39,6 +39,7 @@ import org.agrona.concurrent.SleepingIdleStrategy;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.YieldingIdleStrategy;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
+import org.apache.pekko.actor.typed.ActorRef;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -49,7 +50,7 @@ import org.slf4j.LoggerFactory;
  * worker's memory at most once and answered in order, answers to this worker's lanes go to their
  * endpoints, and peers whose process died fail their lanes.
  */
-final class ShmTransport implements Transport, Agent {
+final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend {
     private static final Logger LOG = LoggerFactory.getLogger(ShmTransport.class);
     private static final SecureRandom RANDOM = new SecureRandom();
 
@@ -66,7 +67,10 @@ final class ShmTransport implements Transport, Agent {
     private final Map<String, Inbox> peerInboxes = new ConcurrentHashMap<>();
     /** Origin side: this worker's lanes by connection id. */
     private final Map<Long, ShmLane> lanes = new ConcurrentHashMap<>();
-    private final Map<Long, CompletableFuture<Integer>> connecting = new ConcurrentHashMap<>();
+    /** Connections whose CONNECT is out: their CONNECTED goes to the transport actor, any other is dropped. */
+    private final Set<Long> dialing = ConcurrentHashMap.newKeySet();
+    /** The control actor; set by {@link #start}. */
+    private volatile ActorRef<ShmTransportActor.Command> actor;
     /**
      * A peer's connection to this worker: where to answer, and the gate in its control segment that
      * says whether it still wants each record applied.
@@ -79,30 +83,28 @@ final class ShmTransport implements Transport, Agent {
 
     /** Target side (polling thread only): who to answer, by connection id, and exactly-once windows. */
     private final Map<Long, Origin> origins = new HashMap<>();
-    /** Origin side: gate slots in use (guarded by itself), and those to free once the peer left them. */
-    private final java.util.BitSet gateSlots = new java.util.BitSet();
+    /** Origin side: gate slots in use, and those to free once the peer left them. */
+    private final SlotPool gatePool;
     private final java.util.concurrent.ConcurrentLinkedQueue<Integer> gatesToFree =
             new java.util.concurrent.ConcurrentLinkedQueue<>();
     private final Map<Long, DedupWindow> windows = new HashMap<>();
     private final ExactlyOnce exactlyOnce;
     private final UnsafeBuffer scratch = new UnsafeBuffer(new byte[0]);
-    private long nextLivenessCheck;
     /** Whether endpoints get the cross-memory-attach lane. */
     private final boolean cma;
-    private final java.util.BitSet slots = new java.util.BitSet();
+    /** Key-table slots of registered regions. */
+    private final SlotPool keySlots;
     private final Set<CmaLane> cmaLanes = ConcurrentHashMap.newKeySet();
-    /**
-     * A closed registration kept a while, see registerRegion.
-     *
-     * @param memory kept reachable, so a peer's access that passed the key check still finds it mapped
-     * @param slot kept taken, so no new registration reuses it meanwhile
-     * @param since when it was closed
-     */
-    private record Quarantined(java.nio.ByteBuffer memory, int slot, long since) {
-    }
-
-    private final java.util.concurrent.ConcurrentLinkedQueue<Quarantined> quarantine =
+    /** Peer processes the transport actor found gone, for the polling thread to act on. */
+    private final java.util.concurrent.ConcurrentLinkedQueue<Inbox> deaths =
             new java.util.concurrent.ConcurrentLinkedQueue<>();
+    /** Polling thread: peers found gone whose lanes may still owe answers (see sweepGone). */
+    private final Set<Inbox> gone = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+    /** Set by housekeeping: the polling thread looks at {@link #gone} again. */
+    private final java.util.concurrent.atomic.AtomicBoolean sweepWanted = new java.util.concurrent.atomic.AtomicBoolean();
+    /** Set by housekeeping: a dead producer may have left the inbox blocked. */
+    private final java.util.concurrent.atomic.AtomicBoolean unblockWanted =
+            new java.util.concurrent.atomic.AtomicBoolean();
     /** Target side (polling thread only): the origin endpoint each connection carries, for eviction. */
     private final Map<Long, Long> connOrigins = new HashMap<>();
     private volatile boolean closed;
@@ -125,6 +127,8 @@ final class ShmTransport implements Transport, Agent {
         } catch (IOException e) {
             throw new FencelineException("shm: cannot create the control segment " + inboxFile + ": " + e, e);
         }
+        this.gatePool = new SlotPool(inbox.gates.slots());
+        this.keySlots = new SlotPool(inbox.slots());
         Heartbeat.start(inbox);
         String noCma = settings.cma() ? Cma.unavailable() : "switched off (" + ShmSettings.SECTION + ".cma = off)";
         this.cma = noCma == null;
@@ -158,15 +162,11 @@ final class ShmTransport implements Transport, Agent {
     }
 
     private int allocateGate(long conn) {
-        int slot;
-        synchronized (gateSlots) {
-            slot = gateSlots.nextClearBit(0);
-            if (slot >= inbox.gates.slots()) {
-                throw new EndpointFailedException("shm: worker '" + context.workerName() + "' has "
-                        + settings.maxLanes() + " ring lanes open, the most " + ShmSettings.SECTION
-                        + ".max-lanes allows");
-            }
-            gateSlots.set(slot);
+        int slot = gatePool.take();
+        if (slot < 0) {
+            throw new EndpointFailedException("shm: worker '" + context.workerName() + "' has "
+                    + settings.maxLanes() + " ring lanes open, the most " + ShmSettings.SECTION
+                    + ".max-lanes allows");
         }
         inbox.gates.open(slot, conn);
         return slot;
@@ -178,9 +178,7 @@ final class ShmTransport implements Transport, Agent {
             gatesToFree.add(slot);
             return;
         }
-        synchronized (gateSlots) {
-            gateSlots.clear(slot);
-        }
+        gatePool.release(slot);
     }
 
     @Override
@@ -224,15 +222,11 @@ final class ShmTransport implements Transport, Agent {
         if (!cma) {
             return null; // reached through the ring, where the owner checks the key
         }
-        int slot;
-        synchronized (slots) {
-            slot = slots.nextClearBit(0);
-            if (slot >= inbox.slots()) {
-                throw new FencelineException("shm: worker '" + context.workerName() + "' has "
-                        + settings.maxRegistrations() + " registered regions, the most "
-                        + ShmSettings.SECTION + ".max-registrations allows");
-            }
-            slots.set(slot);
+        int slot = keySlots.take();
+        if (slot < 0) {
+            throw new FencelineException("shm: worker '" + context.workerName() + "' has "
+                    + settings.maxRegistrations() + " registered regions, the most "
+                    + ShmSettings.SECTION + ".max-registrations allows");
         }
         inbox.claim(slot, com.kenai.jffi.MemoryIO.getInstance().getDirectBufferAddress(memory), memory.capacity());
         byte[] data = CmaLane.keyData(slot, inbox.name);
@@ -249,13 +243,17 @@ final class ShmTransport implements Transport, Agent {
 
             /**
              * Peers check the slot before each cross-memory access, but a check and the copy are not
-             * one step: keep the memory reachable (not freed) and the slot taken for a second, far
-             * longer than any access that passed the check can take.
+             * one step: the transport actor keeps the memory reachable (not freed) and the slot taken
+             * for the registration quarantine, far longer than any access that passed the check can
+             * take. With the actor gone (the worker stopped) the slot is never reused.
              */
             @Override
             public void close() {
                 inbox.close(slot);
-                quarantine.add(new Quarantined(memory, slot, System.nanoTime()));
+                ActorRef<ShmTransportActor.Command> a = actor;
+                if (a != null) {
+                    a.tell(new ShmTransportActor.Quarantine(slot, memory));
+                }
             }
         };
     }
@@ -318,33 +316,47 @@ final class ShmTransport implements Transport, Agent {
     // ------------------------------------------------------------------ wireup
 
     @Override
+    public void start(TransportActors actors) {
+        actor = actors.spawn(ShmTransportActor.create(this, settings.livenessInterval(), settings.connectTimeout(),
+                settings.quarantine(), Inbox::alive), "control");
+    }
+
+    /** Connecting is the transport actor's: it writes the CONNECT, and waits for the answer by a timer. */
+    @Override
     public CompletionStage<List<LaneConnection>> connect(UUID peerId, byte[] peerAddress) {
-        Inbox peer;
-        try {
-            peer = peerInbox(peerAddress);
-        } catch (FencelineException e) {
-            return CompletableFuture.failedFuture(e);
+        ActorRef<ShmTransportActor.Command> a = actor;
+        if (a == null) {
+            return CompletableFuture.failedFuture(new EndpointFailedException("shm: worker '" + context.workerName()
+                    + "' never started this transport (the worker actor starts it)"));
         }
+        if (closed) {
+            return CompletableFuture.failedFuture(new EndpointFailedException("shm: the transport is closed"));
+        }
+        CompletableFuture<List<LaneConnection>> result = new CompletableFuture<>();
+        a.tell(new ShmTransportActor.Connect(peerId, peerAddress.clone(), result));
+        return result;
+    }
+
+    @Override
+    public String workerName() {
+        return context.workerName();
+    }
+
+    /** Transport actor: maps the peer's inbox, takes a gate, and writes the CONNECT. */
+    @Override
+    public ShmTransportActor.Dial dial(UUID peerId, byte[] peerAddress) {
+        Inbox peer = peerInbox(peerAddress);
         long conn = RANDOM.nextLong();
-        int gate;
-        try {
-            gate = allocateGate(conn);
-        } catch (FencelineException e) {
-            return CompletableFuture.failedFuture(e);
-        }
+        int gate = allocateGate(conn);
         ShmLane lane = new ShmLane(this, conn, gate, peer, settings.queueDepth(), settings.maxFragment(), cma);
-        CompletableFuture<Integer> answered = new CompletableFuture<>();
-        connecting.put(conn, answered);
+        dialing.add(conn);
         lanes.put(conn, lane);
         byte[] name = inbox.name.getBytes(StandardCharsets.UTF_8);
         int at = peer.ring.tryClaim(ShmWire.CONNECT, 48 + name.length);
         if (at < 0) {
-            lanes.remove(conn);
-            connecting.remove(conn);
-            inbox.gates.revoke(gate);
-            releaseGate(gate);
-            return CompletableFuture.failedFuture(new EndpointFailedException("shm: the inbox of " + peer.name
-                    + " is full; the peer is not keeping up"));
+            abandon(new ShmTransportActor.Dial(conn, peer, lane));
+            throw new EndpointFailedException("shm: the inbox of " + peer.name + " is full; the peer is not"
+                    + " keeping up");
         }
         AtomicBuffer b = peer.ring.buffer();
         b.putLong(at, conn);
@@ -356,25 +368,43 @@ final class ShmTransport implements Transport, Agent {
         b.putInt(at + 44, name.length);
         b.putBytes(at + 48, name);
         peer.ring.commit(at);
-        return answered.orTimeout(settings.connectTimeout().toMillis(), TimeUnit.MILLISECONDS)
-                .handle((limit, error) -> {
-                    connecting.remove(conn);
-                    if (error != null) {
-                        lanes.remove(conn);
-                        inbox.gates.revoke(gate); // a late CONNECTED finds nothing; records are refused
-                        releaseGate(gate);
-                        throw new EndpointFailedException("shm: " + peer.name + " did not answer within "
-                                + settings.connectTimeout() + " (" + error + ")");
-                    }
-                    lane.peerLimit(limit);
-                    if (!cma) {
-                        return List.of(lane);
-                    }
-                    // UCX's shm shape: an AM lane (with atomics in software) and a bulk RMA lane.
-                    CmaLane bulk = new CmaLane(this, peer, settings.maxFragment());
-                    cmaLanes.add(bulk);
-                    return List.of(lane, bulk);
-                });
+        return new ShmTransportActor.Dial(conn, peer, lane);
+    }
+
+    /** Transport actor: the peer answered; the endpoint gets the ring lane and, where it works, a cma lane. */
+    @Override
+    public List<LaneConnection> connected(ShmTransportActor.Dial d, int limit) {
+        dialing.remove(d.conn());
+        d.lane().peerLimit(limit);
+        if (!cma) {
+            return List.of(d.lane());
+        }
+        // UCX's shm shape: an AM lane (with atomics in software) and a bulk RMA lane.
+        CmaLane bulk = new CmaLane(this, d.peer(), settings.maxFragment());
+        cmaLanes.add(bulk);
+        return List.of(d.lane(), bulk);
+    }
+
+    /** Transport actor: a late CONNECTED finds nothing, and the peer refuses the gate's records. */
+    @Override
+    public void abandon(ShmTransportActor.Dial d) {
+        dialing.remove(d.conn());
+        lanes.remove(d.conn());
+        inbox.gates.revoke(d.lane().gate);
+        releaseGate(d.lane().gate);
+    }
+
+    /** Transport actor: a closed registration's quarantine is over. */
+    @Override
+    public void release(int slot) {
+        keySlots.release(slot);
+    }
+
+    /** Transport actor: the polling thread fails the peer's lanes and forgets its connections. */
+    @Override
+    public void peerGone(Inbox peer) {
+        peerInboxes.remove(peer.name, peer); // a new connect maps it again, and finds the process gone
+        deaths.add(peer);
     }
 
     private Inbox peerInbox(byte[] address) {
@@ -398,7 +428,14 @@ final class ShmTransport implements Transport, Agent {
         try {
             Inbox opened = Inbox.open(directory.resolve(name));
             Inbox before = peerInboxes.putIfAbsent(name, opened);
-            return before != null ? before : opened;
+            if (before != null) {
+                return before;
+            }
+            ActorRef<ShmTransportActor.Command> a = actor;
+            if (a != null) {
+                a.tell(new ShmTransportActor.PeerSeen(opened)); // its process is watched from now on
+            }
+            return opened;
         } catch (IOException e) {
             throw new EndpointFailedException("shm: cannot map the peer's control segment " + name + ": " + e, e);
         }
@@ -463,20 +500,78 @@ final class ShmTransport implements Transport, Agent {
         for (ShmLane l; (l = leaving.poll()) != null;) {
             l.flushBatch();
         }
-        long now = System.nanoTime();
-        if (now >= nextLivenessCheck) {
-            nextLivenessCheck = now + settings.livenessInterval().toNanos();
-            checkPeers();
+        boolean someoneDied = false;
+        for (Inbox dead; (dead = deaths.poll()) != null;) {
+            onPeerGone(dead);
+            someoneDied = true;
+            work++;
+        }
+        if (sweepWanted.getAndSet(false)) {
+            sweepGone();
+        }
+        // A producer killed between claiming a record and committing it blocks this inbox for every
+        // peer; Agrona's unblock() skips such a record. Never under a live producer, which may only be
+        // slow (or stopped): only when some process that could write here died.
+        if ((someoneDied | unblockWanted.getAndSet(false)) && inbox.ring.unblock()) {
+            LOG.warn("shm {}: skipped a message a dead peer left half-written in the inbox", context.workerName());
         }
         return work;
+    }
+
+    /** Polling thread: a peer process is gone; its lanes fail and its connections here are forgotten. */
+    private void onPeerGone(Inbox dead) {
+        gone.add(dead);
+        for (CmaLane l : cmaLanes) {
+            if (l.peer == dead) {
+                cmaLanes.remove(l);
+                l.peerGone();
+            }
+        }
+        for (ShmLane l : lanes.values()) {
+            if (l.peer == dead && l.isLive()) {
+                LOG.warn("shm {}: peer process {} ({}) is gone; failing its lane", context.workerName(), dead.pid,
+                        dead.name);
+            }
+        }
+        sweepGone();
+        for (java.util.Iterator<Map.Entry<Long, Origin>> it = origins.entrySet().iterator(); it.hasNext();) {
+            Map.Entry<Long, Origin> e = it.next();
+            if (e.getValue().inbox() == dead) {
+                it.remove();
+                dead.incoming--;
+                forgetConnection(e.getKey());
+            }
+        }
+    }
+
+    /**
+     * Polling thread: fails every lane to a gone peer that is live or still owes answers, and keeps
+     * looking while some do. Asked again at each housekeeping: a lane the endpoint gives up just as the
+     * peer is found gone may start to wait for answers after the first look.
+     */
+    private void sweepGone() {
+        if (gone.isEmpty()) {
+            return;
+        }
+        java.util.Set<Inbox> stillHeld = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        for (ShmLane l : lanes.values()) {
+            if (gone.contains(l.peer)) {
+                stillHeld.add(l.peer);
+                if (l.isLive() || l.awaitingAnswers()) {
+                    l.fail(new EndpointFailedException("shm: peer process " + l.peer.pid + " is gone"));
+                }
+            }
+        }
+        gone.retainAll(stillHeld);
     }
 
     private long lastConsumerPosition = -1;
     private long consumerStuckSince;
 
     /**
-     * Whether the inbox has had unread messages without the read position moving for 5 s: a
-     * producer died mid-write (possibly a process we never knew, if it died before it connected).
+     * Transport actor: whether the inbox has had unread messages without the read position moving for
+     * inbox-unblock-after: a producer died mid-write (possibly a process we never knew, if it died
+     * before it connected).
      */
     private boolean stalled(long now) {
         long position = inbox.ring.consumerPosition();
@@ -488,57 +583,25 @@ final class ShmTransport implements Transport, Agent {
         return now - consumerStuckSince > settings.unblockAfter().toNanos(); // no live writer takes that long
     }
 
-    private void checkPeers() {
-        long now = System.nanoTime();
-        Quarantined q;
-        while ((q = quarantine.peek()) != null && now - q.since() > settings.registrationQuarantineNanos()) {
-            quarantine.poll();
-            synchronized (slots) {
-                slots.clear(q.slot());
-            }
-        }
-        peerSegments.values().removeIf(seg -> !seg.open()); // closed by its owner: drop our mapping
+    /**
+     * Transport actor, every liveness interval: mappings of segments their owners closed are dropped,
+     * gates a stopped peer held are freed once it left them, the polling thread looks again at lanes to
+     * gone peers, and an inbox stuck behind a record no live process will commit is unblocked, when
+     * the directory shows that some process that could have written it died (one we knew or one that
+     * died before it connected).
+     */
+    @Override
+    public void housekeeping() {
+        peerSegments.values().removeIf(seg -> !seg.open());
         for (int n = gatesToFree.size(); n > 0; n--) {
             Integer slot = gatesToFree.poll();
             if (slot != null) {
                 releaseGate(slot); // back on the list while the peer is still inside it
             }
         }
-        boolean someoneDied = false;
-        for (CmaLane l : cmaLanes) {
-            if (!l.peer.alive()) {
-                someoneDied = true;
-                cmaLanes.remove(l);
-                l.peerGone();
-            }
-        }
-        for (ShmLane l : lanes.values()) {
-            // Live lanes, and lanes given up that still wait for answers to direct messages; not a
-            // lane already failed (that would unblock the inbox again every interval).
-            if ((l.isLive() || l.awaitingAnswers()) && !l.peer.alive()) {
-                someoneDied = true; // it may have died while writing an answer into our inbox
-                if (l.isLive()) {
-                    LOG.warn("shm {}: peer process {} ({}) is gone; failing its lane", context.workerName(),
-                            l.peer.pid, l.peer.name);
-                }
-                l.fail(new EndpointFailedException("shm: peer process " + l.peer.pid + " is gone"));
-            }
-        }
-        for (Map.Entry<Long, Origin> e : new ArrayList<>(origins.entrySet())) {
-            if (!e.getValue().inbox().alive()) {
-                someoneDied = true;
-                origins.remove(e.getKey());
-                e.getValue().inbox().incoming--;
-                forgetConnection(e.getKey());
-                peerInboxes.remove(e.getValue().inbox().name, e.getValue().inbox());
-            }
-        }
-        // A producer killed between claiming a record and committing it blocks this inbox for every
-        // peer; Agrona's unblock() skips such a record. Never under a live producer, which may only be
-        // slow (or stopped): only when some process that could write here died, one we knew or one
-        // whose files the directory still holds (it may have died before it connected).
-        if ((someoneDied || (stalled(now) && Segments.removeStale(directory) > 0)) && inbox.ring.unblock()) {
-            LOG.warn("shm {}: skipped a message a dead peer left half-written in the inbox", context.workerName());
+        sweepWanted.set(true);
+        if (stalled(System.nanoTime()) && Segments.removeStale(directory) > 0) {
+            unblockWanted.set(true);
         }
     }
 
@@ -563,15 +626,9 @@ final class ShmTransport implements Transport, Agent {
         switch (type) {
             case ShmWire.CONNECT -> onConnect(b, at, length);
             case ShmWire.CONNECTED -> {
-                CompletableFuture<Integer> f = connecting.get(conn);
-                if (f != null) {
-                    int limit = length >= 12 ? b.getInt(at + 8) : -1;
-                    if (limit < 64) {
-                        f.completeExceptionally(new FencelineException("shm: the peer's CONNECTED names a largest"
-                                + " payload of " + limit + " bytes (at least 64, in a message of at least 12 bytes)"));
-                    } else {
-                        f.complete(limit);
-                    }
+                ActorRef<ShmTransportActor.Command> a = actor;
+                if (a != null && dialing.remove(conn)) { // once: a peer repeating it does not fill the mailbox
+                    a.tell(new ShmTransportActor.Connected(conn, length >= 12 ? b.getInt(at + 8) : -1));
                 }
             }
             case ShmWire.BYE -> {

@@ -1,0 +1,56 @@
+package dev.fenceline.transport.shm;
+
+import java.time.Duration;
+import java.util.function.Predicate;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+
+/**
+ * Watches one peer process whose control segment this worker mapped: every liveness interval it
+ * checks that the process still runs (its pid with the same start time, so a reused pid does not
+ * pass), and when it does not, tells the transport actor once and stops. A peer process is the shm
+ * backend's own unit: all lanes to it, and all its connections here, share its fate.
+ */
+final class ShmPeerActor {
+    /** The peer watcher's message protocol. */
+    sealed interface Command {
+    }
+
+    /** Timer: time to check the process. */
+    enum Check implements Command {
+        /** The one instance. */
+        TICK
+    }
+
+    private ShmPeerActor() {
+    }
+
+    /**
+     * @param peer the peer's control segment
+     * @param interval how often to check
+     * @param alive whether the peer's process still runs
+     * @param transport told {@link ShmTransportActor.PeerDied} once the process is gone
+     * @return the behavior
+     */
+    static Behavior<Command> create(Inbox peer, Duration interval, Predicate<Inbox> alive,
+            ActorRef<ShmTransportActor.Command> transport) {
+        return Behaviors.withTimers(timers -> {
+            timers.startTimerWithFixedDelay(Check.TICK, interval);
+            return watching(peer, alive, transport);
+        });
+    }
+
+    private static Behavior<Command> watching(Inbox peer, Predicate<Inbox> alive,
+            ActorRef<ShmTransportActor.Command> transport) {
+        return Behaviors.receive(Command.class)
+                .onMessageEquals(Check.TICK, () -> {
+                    if (alive.test(peer)) {
+                        return Behaviors.same();
+                    }
+                    transport.tell(new ShmTransportActor.PeerDied(peer));
+                    return Behaviors.stopped();
+                })
+                .build();
+    }
+}

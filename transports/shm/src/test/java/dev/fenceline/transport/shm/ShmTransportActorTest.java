@@ -1,0 +1,278 @@
+package dev.fenceline.transport.shm;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.typesafe.config.ConfigFactory;
+import dev.fenceline.EndpointFailedException;
+import dev.fenceline.FencelineException;
+import dev.fenceline.spi.LaneConnection;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
+import org.apache.pekko.actor.testkit.typed.javadsl.ManualTime;
+import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The shm transport actor's lifecycle on manual time: connects answered, timed out, refused and
+ * cut short by a peer that dies; peers watched once and reported gone once; quarantine and
+ * housekeeping by timer. The backend is a recorder; the peers are real control segments in a
+ * temporary directory, whose liveness the test decides.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class ShmTransportActorTest {
+    private static final ActorTestKit KIT = ActorTestKit.create(ManualTime.config()
+            .withFallback(ConfigFactory.parseString("pekko.log-dead-letters = off")));
+    private static final ManualTime TIME = ManualTime.get(KIT.system());
+    private static final Duration LIVENESS = Duration.ofMillis(100);
+    private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(2);
+    private static final Duration QUARANTINE = Duration.ofSeconds(1);
+    private static final Duration WAIT = Duration.ofSeconds(5);
+
+    @TempDir
+    Path dir;
+    private final Set<Inbox> dead = ConcurrentHashMap.newKeySet();
+    private final AtomicLong conns = new AtomicLong();
+    private TestProbe<String> events;
+    private Inbox peer;
+    private volatile RuntimeException refuse;
+
+    /** Records every call; dials the test's peer. */
+    private final ShmTransportActor.Backend backend = new ShmTransportActor.Backend() {
+        @Override
+        public String workerName() {
+            return "actor-test";
+        }
+
+        @Override
+        public ShmTransportActor.Dial dial(UUID peerId, byte[] address) {
+            if (refuse != null) {
+                throw refuse;
+            }
+            long conn = conns.incrementAndGet();
+            events.getRef().tell("dial " + conn);
+            return new ShmTransportActor.Dial(conn, peer, null);
+        }
+
+        @Override
+        public List<LaneConnection> connected(ShmTransportActor.Dial d, int limit) {
+            events.getRef().tell("connected " + d.conn() + " " + limit);
+            return List.of();
+        }
+
+        @Override
+        public void abandon(ShmTransportActor.Dial d) {
+            events.getRef().tell("abandon " + d.conn());
+        }
+
+        @Override
+        public void peerGone(Inbox p) {
+            events.getRef().tell("gone " + p.name);
+        }
+
+        @Override
+        public void housekeeping() {
+            events.getRef().tell("housekeeping");
+        }
+
+        @Override
+        public void release(int slot) {
+            events.getRef().tell("release " + slot);
+        }
+    };
+
+    @BeforeEach
+    void setUp() throws IOException {
+        events = KIT.createTestProbe();
+        peer = inbox("peer");
+    }
+
+    @AfterAll
+    static void shutdown() {
+        KIT.shutdownTestKit();
+    }
+
+    private Inbox inbox(String name) throws IOException {
+        return Inbox.create(dir.resolve(name), 64 << 10, 4, 4, UUID.randomUUID());
+    }
+
+    private ActorRef<ShmTransportActor.Command> spawn() {
+        return KIT.spawn(ShmTransportActor.create(backend, LIVENESS, CONNECT_TIMEOUT, QUARANTINE,
+                p -> !dead.contains(p)));
+    }
+
+    /** Skips the housekeeping ticks among the recorded calls. */
+    private String next() {
+        while (true) {
+            String e = events.receiveMessage(WAIT);
+            if (!e.equals("housekeeping")) {
+                return e;
+            }
+        }
+    }
+
+    /** The next {@code n} recorded calls are housekeeping ticks, and nothing else. */
+    private void onlyHousekeeping(int n) {
+        List<String> got = events.receiveSeveralMessages(n, WAIT);
+        assertTrue(got.stream().allMatch("housekeeping"::equals), got.toString());
+    }
+
+    private static Throwable failure(CompletableFuture<?> f) {
+        ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(WAIT.toSeconds(), TimeUnit.SECONDS));
+        return e.getCause();
+    }
+
+    private CompletableFuture<List<LaneConnection>> connect(ActorRef<ShmTransportActor.Command> a) {
+        CompletableFuture<List<LaneConnection>> f = new CompletableFuture<>();
+        a.tell(new ShmTransportActor.Connect(UUID.randomUUID(), new byte[0], f));
+        return f;
+    }
+
+    @Test
+    void anAnsweredConnectHandsOutTheLanesAndItsTimerNeverFires() throws Exception {
+        ActorRef<ShmTransportActor.Command> a = spawn();
+        CompletableFuture<List<LaneConnection>> f = connect(a);
+        assertEquals("dial 1", next());
+        a.tell(new ShmTransportActor.Connected(1, 4096));
+        assertEquals("connected 1 4096", next());
+        assertEquals(List.of(), f.get(WAIT.toSeconds(), TimeUnit.SECONDS));
+        a.tell(new ShmTransportActor.Connected(1, 4096)); // a repeated answer finds nothing
+        TIME.timePasses(CONNECT_TIMEOUT.multipliedBy(2));
+        onlyHousekeeping(40); // no abandon at the timeout, no second lanes
+        KIT.stop(a);
+    }
+
+    @Test
+    void anUnansweredConnectTimesOutAndALateAnswerFindsNothing() {
+        ActorRef<ShmTransportActor.Command> a = spawn();
+        CompletableFuture<List<LaneConnection>> f = connect(a);
+        assertEquals("dial 1", next());
+        TIME.timePasses(CONNECT_TIMEOUT.minusMillis(1));
+        onlyHousekeeping(19);
+        assertFalse(f.isDone(), "not before the timeout");
+        TIME.timePasses(Duration.ofMillis(1));
+        assertEquals("abandon 1", next());
+        Throwable cause = failure(f);
+        assertInstanceOf(EndpointFailedException.class, cause);
+        assertTrue(cause.getMessage().contains("did not answer within " + CONNECT_TIMEOUT), cause.getMessage());
+        a.tell(new ShmTransportActor.Connected(1, 4096));
+        TIME.timePasses(LIVENESS);
+        assertEquals("housekeeping", events.receiveMessage(WAIT));
+        KIT.stop(a);
+    }
+
+    @Test
+    void aPeerThatDiesDuringTheConnectFailsItAtTheNextCheckNotAtTheTimeout() {
+        ActorRef<ShmTransportActor.Command> a = spawn();
+        CompletableFuture<List<LaneConnection>> f = connect(a);
+        assertEquals("dial 1", next());
+        dead.add(peer);
+        TIME.timePasses(LIVENESS);
+        assertEquals("gone " + peer.name, next());
+        assertEquals("abandon 1", next());
+        Throwable cause = failure(f);
+        assertInstanceOf(EndpointFailedException.class, cause);
+        assertTrue(cause.getMessage().contains("died during the connect"), cause.getMessage());
+        TIME.timePasses(CONNECT_TIMEOUT); // its timer was cancelled: no second abandon
+        onlyHousekeeping(20);
+        KIT.stop(a);
+    }
+
+    @Test
+    void aConnectedNamingTooSmallALimitFailsTheConnect() {
+        ActorRef<ShmTransportActor.Command> a = spawn();
+        CompletableFuture<List<LaneConnection>> f = connect(a);
+        assertEquals("dial 1", next());
+        a.tell(new ShmTransportActor.Connected(1, 63));
+        assertEquals("abandon 1", next());
+        Throwable cause = failure(f);
+        assertInstanceOf(FencelineException.class, cause);
+        assertTrue(cause.getMessage().contains("largest payload of 63 bytes"), cause.getMessage());
+        KIT.stop(a);
+    }
+
+    @Test
+    void aDialThatCannotBeMadeFailsTheConnectWithItsReasonAndTheActorServesOn() throws Exception {
+        ActorRef<ShmTransportActor.Command> a = spawn();
+        refuse = new EndpointFailedException("shm: the peer process 7 is gone");
+        CompletableFuture<List<LaneConnection>> f = connect(a);
+        assertSame(refuse, failure(f));
+        refuse = new IllegalArgumentException("a truncated address");
+        Throwable cause = failure(connect(a));
+        assertInstanceOf(EndpointFailedException.class, cause);
+        assertTrue(cause.getMessage().contains("a truncated address"), cause.getMessage());
+        refuse = null;
+        CompletableFuture<List<LaneConnection>> ok = connect(a);
+        assertEquals("dial 1", next());
+        a.tell(new ShmTransportActor.Connected(1, 64));
+        assertEquals("connected 1 64", next());
+        assertEquals(List.of(), ok.get(WAIT.toSeconds(), TimeUnit.SECONDS));
+        KIT.stop(a);
+    }
+
+    @Test
+    void aPeerSeenTwiceIsWatchedOnceAndReportedGoneOnce() throws IOException {
+        ActorRef<ShmTransportActor.Command> a = spawn();
+        Inbox other = inbox("other");
+        a.tell(new ShmTransportActor.PeerSeen(peer));
+        a.tell(new ShmTransportActor.PeerSeen(peer));
+        a.tell(new ShmTransportActor.PeerSeen(other));
+        TIME.timePasses(LIVENESS.multipliedBy(3));
+        dead.add(peer);
+        TIME.timePasses(LIVENESS);
+        assertEquals("gone " + peer.name, next());
+        for (int i = 0; i < 5; i++) {
+            TIME.timePasses(LIVENESS);
+            assertEquals("housekeeping", events.receiveMessage(WAIT)); // the other lives; peer reported once
+        }
+        dead.add(other);
+        TIME.timePasses(LIVENESS);
+        assertEquals("gone " + other.name, next());
+        KIT.stop(a);
+    }
+
+    @Test
+    void aClosedRegistrationsSlotIsReleasedWhenItsQuarantineEnds() {
+        ActorRef<ShmTransportActor.Command> a = spawn();
+        a.tell(new ShmTransportActor.Quarantine(3, ByteBuffer.allocate(16)));
+        a.tell(new ShmTransportActor.Quarantine(5, ByteBuffer.allocate(16)));
+        TIME.timePasses(QUARANTINE.minusMillis(1));
+        onlyHousekeeping(9); // no release before the quarantine ends
+        TIME.timePasses(Duration.ofMillis(1));
+        List<String> after = events.receiveSeveralMessages(3, WAIT);
+        assertTrue(after.contains("release 3") && after.contains("release 5"), after.toString());
+        KIT.stop(a);
+    }
+
+    @Test
+    void stoppingDuringAConnectFailsItAndGivesItsGateBack() {
+        ActorRef<ShmTransportActor.Command> a = spawn();
+        CompletableFuture<List<LaneConnection>> f = connect(a);
+        assertEquals("dial 1", next());
+        KIT.stop(a);
+        assertEquals("abandon 1", next());
+        Throwable cause = failure(f);
+        assertInstanceOf(EndpointFailedException.class, cause);
+        assertTrue(cause.getMessage().contains("stopped during the connect"), cause.getMessage());
+    }
+}
