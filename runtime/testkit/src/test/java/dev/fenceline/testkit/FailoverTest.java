@@ -340,6 +340,32 @@ class FailoverTest {
     }
 
     /**
+     * A connect across a partition is a handshake that gets no answer: it waits (on virtual time)
+     * until the partition heals, and fails at the sim's connect-timeout (5 s) if it does not.
+     */
+    @Test
+    void aConnectAcrossAPartitionWaitsForTheHealAndFailsWithoutIt() {
+        try (SimRig r = SimRig.of(34, THREE_LANES, 4096)) {
+            r.net().partition(r.a().address(), r.b().address());
+            CompletableFuture<Endpoint> waiting = r.a().connect(r.b().address()).toCompletableFuture();
+            r.sim().advance(java.time.Duration.ofSeconds(4));
+            assertFalse(waiting.isDone(), "no lane while partitioned");
+            r.net().heal(r.a().address(), r.b().address());
+            Endpoint healed = r.sim().await(waiting);
+            r.sim().await(healed.put(ByteBuffer.wrap(new byte[] {7}), r.region().address(), r.region().remoteKey()));
+            assertEquals(7, r.region().buffer().get(0), "the endpoint connected at the heal works");
+
+            r.net().partition(r.a().address(), r.b().address());
+            CompletableFuture<Endpoint> refused = r.a().connect(r.b().address()).toCompletableFuture();
+            java.util.concurrent.CompletionException e = org.junit.jupiter.api.Assertions.assertThrows(
+                    java.util.concurrent.CompletionException.class, () -> r.sim().await(refused));
+            assertInstanceOf(EndpointFailedException.class, e.getCause());
+            assertTrue(String.valueOf(e.getCause().getMessage()).contains("no handshake got through within PT5S"),
+                    String.valueOf(e.getCause().getMessage()));
+        }
+    }
+
+    /**
      * Threads keep submitting while the endpoint loses its last lane and then is closed: every
      * request completes (result or typed error), none hangs. Seeded; the seed is printed. On wall
      * time, because it is about real threads racing the actor; the failure and the close are

@@ -21,10 +21,11 @@ import java.util.Set;
  * @param dedupWindow operations per origin endpoint the target remembers for exactly-once
  * @param deterministic deliver on a deterministic simulation's virtual time instead of a thread
  * @param directAccess lanes take the endpoint's fast path by grant (the calling thread applies)
+ * @param connectTimeout how long a connect to a partitioned peer waits for the partition to heal
  * @param keysRead every key read, for the completeness test
  */
 public record SimSettings(long seed, List<SimLaneSpec> lanes, int maxFragment, int queueDepth, int dedupWindow,
-        boolean deterministic, boolean directAccess, Set<String> keysRead) {
+        boolean deterministic, boolean directAccess, java.time.Duration connectTimeout, Set<String> keysRead) {
     private static final String SECTION = "fenceline.transport.sim";
 
     /**
@@ -58,8 +59,10 @@ public record SimSettings(long seed, List<SimLaneSpec> lanes, int maxFragment, i
         int dedupWindow = r.intIn("dedup-window", 16, 1 << 24);
         boolean deterministic = r.bool("deterministic");
         boolean directAccess = r.bool("direct-access");
+        java.time.Duration connectTimeout = r.durationIn("connect-timeout", java.time.Duration.ofMillis(1),
+                java.time.Duration.ofMinutes(10));
         return new SimSettings(seed, List.copyOf(lanes), maxFragment, queueDepth, dedupWindow, deterministic,
-                directAccess, r.keysRead());
+                directAccess, connectTimeout, r.keysRead());
     }
 
     private static SimLaneSpec lane(Config c, String where) {

@@ -8,6 +8,7 @@ import dev.fenceline.spi.LaneConnection;
 import dev.fenceline.spi.RemoteAccessTarget;
 import dev.fenceline.spi.RequestTrace;
 import dev.fenceline.spi.Transport;
+import dev.fenceline.spi.TransportActors;
 import dev.fenceline.spi.TransportContext;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -18,9 +19,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.pekko.actor.typed.ActorRef;
 
 /** One worker's sim transport: its fabric thread and the lanes its endpoints open. */
-final class SimTransport implements Transport {
+final class SimTransport implements Transport, SimTransportActor.Backend {
     /** Every open sim transport in this JVM, so workers of different runtimes can connect. */
     private static final Map<UUID, SimTransport> REGISTRY = new ConcurrentHashMap<>();
 
@@ -32,6 +34,8 @@ final class SimTransport implements Transport {
     private final Map<Long, DedupWindow> dedup = new ConcurrentHashMap<>();
     private final ExactlyOnce exactlyOnce;
     private volatile RemoteAccessTarget target;
+    /** The control actor; set by {@link #start}. */
+    private volatile ActorRef<SimTransportActor.Command> actor;
     /** Fault injection: apply re-sent operations again (breaks exactly-once on purpose). */
     private volatile boolean dedupBroken;
     /** Workers this one cannot reach (a partition), by id. */
@@ -53,6 +57,8 @@ final class SimTransport implements Transport {
         } else {
             ta.partitioned.remove(b);
             tb.partitioned.remove(a);
+            ta.healed(b); // connects waiting on either side go through now
+            tb.healed(a);
         }
     }
 
@@ -66,11 +72,19 @@ final class SimTransport implements Transport {
         REGISTRY.put(context.workerId(), this);
     }
 
+    private void healed(UUID other) {
+        ActorRef<SimTransportActor.Command> a = actor;
+        if (a != null) {
+            a.tell(new SimTransportActor.Healed(other));
+        }
+    }
+
     RemoteAccessTarget target() {
         return target;
     }
 
-    String workerName() {
+    @Override
+    public String workerName() {
         return context.workerName();
     }
 
@@ -150,17 +164,48 @@ final class SimTransport implements Transport {
     }
 
     @Override
+    public void start(TransportActors actors) {
+        actor = actors.spawn(SimTransportActor.create(this, settings.connectTimeout()), "control");
+    }
+
+    /** Answered by the transport actor, which waits out a partition. */
+    @Override
     public CompletionStage<List<LaneConnection>> connect(UUID peerId, byte[] peerAddress) {
+        ActorRef<SimTransportActor.Command> a = actor;
+        if (a == null) {
+            return CompletableFuture.failedFuture(new EndpointFailedException("sim: worker '" + context.workerName()
+                    + "' never started this transport (the worker actor starts it)"));
+        }
+        if (peerAddress == null || peerAddress.length != 16) {
+            return CompletableFuture.failedFuture(new EndpointFailedException("sim: the address of " + peerId
+                    + " is " + (peerAddress == null ? "missing" : peerAddress.length + " bytes") + ", not 16"));
+        }
+        CompletableFuture<List<LaneConnection>> result = new CompletableFuture<>();
+        a.tell(new SimTransportActor.Connect(peerId, result));
+        return result;
+    }
+
+    @Override
+    public boolean exists(UUID peer) {
+        return REGISTRY.containsKey(peer);
+    }
+
+    @Override
+    public boolean partitioned(UUID peer) {
+        return partitioned.contains(peer);
+    }
+
+    @Override
+    public List<LaneConnection> lanes(UUID peerId) {
         SimTransport peer = REGISTRY.get(peerId);
-        if (peer == null || peerAddress == null || peerAddress.length != 16) {
-            return CompletableFuture.failedFuture(new EndpointFailedException(
-                    "sim: no open worker " + peerId + " in this JVM"));
+        if (peer == null) {
+            throw new EndpointFailedException("sim: no open worker " + peerId + " in this JVM");
         }
         List<LaneConnection> lanes = new ArrayList<>();
         for (int i = 0; i < settings.lanes().size(); i++) {
             lanes.add(newLane(i, settings.lanes().get(i), peer));
         }
-        return CompletableFuture.completedFuture(List.copyOf(lanes));
+        return List.copyOf(lanes);
     }
 
     @Override
