@@ -38,6 +38,14 @@ final class SimLane implements LaneConnection, DirectAccess {
     private final java.util.Set<Long> unanswered = new java.util.HashSet<>();
     /** Of those, the ones applied at the target (their answer is lost if the lane dies). Guarded by this. */
     private final java.util.Set<Long> appliedUnanswered = new java.util.HashSet<>();
+    /** Guarded by this: the operation the target is applying right now (outside the lock), if any. */
+    private boolean applying;
+    /** Guarded by this: its token. */
+    private long applyingToken;
+    /** Guarded by this: its kind. */
+    private TransportOp.Kind applyingKind;
+    /** Guarded by this: a revoke promised the answer of the operation being applied. */
+    private boolean applyingOwed;
     private volatile LaneListener listener;
     private volatile boolean wantReady;
     private volatile boolean dead;
@@ -108,8 +116,19 @@ final class SimLane implements LaneConnection, DirectAccess {
     public dev.fenceline.spi.Revocation revoke() {
         synchronized (this) { // a delivery or an answer in progress finishes first, and none starts after
             dead = true;
-            java.util.Set<Long> waiting = java.util.Set.copyOf(unanswered);
-            java.util.Set<Long> applied = java.util.Set.copyOf(appliedUnanswered);
+            java.util.Set<Long> waiting = new java.util.HashSet<>(unanswered);
+            java.util.Set<Long> applied = new java.util.HashSet<>(appliedUnanswered);
+            if (applying) {
+                // The target is inside it. A write or an atomic ends soon and what is fenced behind
+                // it must wait for it: its answer follows. A handler may take any time and a get's
+                // read goes nowhere now: those are stopped.
+                waiting.remove(applyingToken);
+                if (applyingKind == TransportOp.Kind.AM || applyingKind == TransportOp.Kind.GET) {
+                    applied.add(applyingToken);
+                } else {
+                    applyingOwed = true;
+                }
+            }
             // A stalled target takes later whatever waits for it, unless the lane lets the origin
             // withdraw it (as shm does in the shared segment).
             boolean late = stalled && !spec.revocable();
@@ -251,10 +270,15 @@ final class SimLane implements LaneConnection, DirectAccess {
 
     /** Acknowledgements travel back in order too; one still on its way when the lane dies is lost. */
     private void acknowledge(Runnable ack) {
+        acknowledge(false, ack);
+    }
+
+    /** @param owed whether a revoke promised this answer: then it comes even though the lane is dead */
+    private void acknowledge(boolean owed, Runnable ack) {
         lastAckDue = Math.max(lastAckDue, fabric.now() + delay(ackRandom));
         fabric.schedule(lastAckDue, () -> {
             synchronized (this) { // against revoke: an answer is handed over before the lane dies, or never
-                if (!dead && !cut()) {
+                if (owed || (!dead && !cut())) {
                     ack.run();
                 }
             }
@@ -338,9 +362,8 @@ final class SimLane implements LaneConnection, DirectAccess {
     private void apply(TransportOp op, boolean late) {
         int left = undelivered.decrementAndGet();
         LaneListener l = listener;
-        long value;
-        FencelineException error = null;
-        synchronized (this) { // against revoke: a copy is applied before the lane dies, or never
+        RemoteAccessTarget target;
+        synchronized (this) { // against revoke: a copy starts before the lane dies, or never
             if ((dead && !late) || cut()) {
                 return;
             }
@@ -350,7 +373,7 @@ final class SimLane implements LaneConnection, DirectAccess {
                 // so it must not land in the origin's buffer here either.
                 return;
             }
-            RemoteAccessTarget target = peer.target();
+            target = peer.target();
             if (target == null) {
                 if (!dead) {
                     dead = true;
@@ -359,18 +382,41 @@ final class SimLane implements LaneConnection, DirectAccess {
                 }
                 return;
             }
-            try {
-                value = spec.deduplicates() ? peer.applyOnce(op, target) : SimTransport.apply(op, target);
-            } catch (FencelineException e) {
-                value = 0;
-                error = e;
+            applying = true;
+            applyingToken = op.token();
+            applyingKind = op.kind();
+            applyingOwed = false;
+        }
+        // Applied outside the lock, so that a revoke (on the endpoint actor) never waits for a slow
+        // target or handler: a revoke meanwhile calls it STOPPED. A get reads into a buffer of its
+        // own, copied into the caller's only if the lane still lives then.
+        long value;
+        FencelineException error = null;
+        ByteBuffer read = op.kind() == TransportOp.Kind.GET ? ByteBuffer.allocate(op.local().remaining()) : null;
+        try {
+            value = read != null ? SimTransport.read(op, target, read)
+                    : spec.deduplicates() ? peer.applyOnce(op, target) : SimTransport.apply(op, target);
+        } catch (FencelineException e) {
+            value = 0;
+            error = e;
+        }
+        boolean owed;
+        synchronized (this) {
+            applying = false;
+            owed = applyingOwed;
+            applyingOwed = false;
+            if (read != null && error == null) {
+                if (dead) {
+                    return; // the endpoint took the lane back, and with it the buffer
+                }
+                op.local().put(op.local().position(), read, 0, read.remaining());
             }
             appliedUnanswered.add(op.token());
         }
         long v = value;
         FencelineException e = error;
         long token = op.token();
-        acknowledge(() -> {
+        acknowledge(owed, () -> {
             unanswered.remove(token);
             appliedUnanswered.remove(token);
             if (e == null) {

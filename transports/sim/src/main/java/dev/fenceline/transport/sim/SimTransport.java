@@ -122,6 +122,19 @@ final class SimTransport implements Transport, SimTransportActor.Backend {
         return v;
     }
 
+    /**
+     * A get, read into {@code into} rather than the caller's buffer (the lane copies it over if it
+     * still lives). Reads are never deduplicated: a re-sent one reads again.
+     */
+    static long read(TransportOp op, RemoteAccessTarget t, ByteBuffer into) {
+        t.get(op.key() == null ? 0 : op.key().keyId(), op.remoteAddress(), into);
+        RequestTrace trace = op.trace();
+        if (trace != null) {
+            trace.visible(op.sequence());
+        }
+        return 0;
+    }
+
     private static long applyUntraced(TransportOp op, RemoteAccessTarget t) {
         long keyId = op.key() == null ? 0 : op.key().keyId();
         return switch (op.kind()) {
