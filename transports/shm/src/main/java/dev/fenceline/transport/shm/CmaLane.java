@@ -84,9 +84,23 @@ final class CmaLane extends AbstractLane {
         return dev.fenceline.spi.Revocation.REVOKED;
     }
 
+    /** A failure found before the endpoint bound the lane is reported at bind; once, whichever comes second. */
     @Override
     public void bind(LaneListener l) {
         listen(l);
+        reportFailure();
+    }
+
+    private volatile Throwable failure;
+    private final java.util.concurrent.atomic.AtomicBoolean failureReported =
+            new java.util.concurrent.atomic.AtomicBoolean();
+
+    private void reportFailure() {
+        Throwable f = failure;
+        LaneListener l = listener();
+        if (f != null && l != null && failureReported.compareAndSet(false, true)) {
+            l.onLaneFailed(f);
+        }
     }
 
     /** @return the endpoint's listener (the transport hands it a replacement) */
@@ -191,10 +205,8 @@ final class CmaLane extends AbstractLane {
     void peerGone() {
         if (markFailed()) {
             LIVE.remove(id());
-            LaneListener l = listener();
-            if (l != null) {
-                l.onLaneFailed(new EndpointFailedException("shm: peer process " + peer.pid + " is gone"));
-            }
+            failure = new EndpointFailedException("shm: peer process " + peer.pid + " is gone");
+            reportFailure();
         }
     }
 

@@ -198,11 +198,21 @@ final class ShmLane extends AbstractLane implements DirectAccess {
         return true;
     }
 
+    /** A failure found before the endpoint bound the lane is reported at bind; once, whichever comes second. */
     @Override
     public void bind(LaneListener l) {
         listen(l);
-        if (failure != null && phase() == Phase.FAILED) {
-            l.onLaneFailed(failure);
+        reportFailure();
+    }
+
+    private final java.util.concurrent.atomic.AtomicBoolean failureReported =
+            new java.util.concurrent.atomic.AtomicBoolean();
+
+    private void reportFailure() {
+        Throwable f = failure;
+        LaneListener l = listener();
+        if (f != null && l != null && failureReported.compareAndSet(false, true)) {
+            l.onLaneFailed(f);
         }
     }
 
@@ -743,10 +753,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
             synchronized (directLock) {
                 gets.clear();
             }
-            LaneListener l = listener();
-            if (l != null) {
-                l.onLaneFailed(cause);
-            }
+            reportFailure();
         } else if (revoked) {
             abandonDirect(cause);
         }
