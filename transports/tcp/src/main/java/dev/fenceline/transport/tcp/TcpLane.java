@@ -54,6 +54,11 @@ final class TcpLane extends AbstractLane {
         this.ring = new ReplyRing(settings.queueDepth());
     }
 
+    /** @return the lane's connection (a fault injected in a test closes it) */
+    Channel channel() {
+        return channel;
+    }
+
     @Override
     public Set<LaneType> types() {
         return TYPES;

@@ -1,0 +1,795 @@
+package dev.fenceline.testkit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import dev.fenceline.AtomicOp;
+import dev.fenceline.EndpointFailedException;
+import dev.fenceline.FencelineException;
+import dev.fenceline.LaneType;
+import dev.fenceline.RemoteAccessException;
+import dev.fenceline.RemoteKey;
+import dev.fenceline.spi.LaneConnection;
+import dev.fenceline.spi.LaneListener;
+import dev.fenceline.spi.PostStatus;
+import dev.fenceline.spi.RegionHandle;
+import dev.fenceline.spi.RemoteAccessTarget;
+import dev.fenceline.spi.Revocation;
+import dev.fenceline.spi.Transport;
+import dev.fenceline.spi.TransportActors;
+import dev.fenceline.spi.TransportContext;
+import dev.fenceline.spi.TransportOp;
+import dev.fenceline.spi.TransportProvider;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.ServiceLoader;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.Props;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The SPI contract every transport keeps, checked on its lanes directly, below any endpoint
+ * (docs/transport-spi.md, section 3): operations answered once each and a flush after them;
+ * {@code NO_RESOURCE} takes nothing and {@code onReady} follows once there is room; a failure that
+ * came before {@code bind} is reported at {@code bind}; after {@code abort} or {@code close} the
+ * lane's {@code revoke()} is the truth (a {@code REVOKED} operation is never applied nor reported,
+ * an {@code ANSWER_FOLLOWS} one is answered once, a get's buffer is not written unless its answer
+ * follows); and answers that come after the lane was given up go nowhere while the transport keeps
+ * serving new connections.
+ *
+ * <p>Two instances of the transport run in this JVM as an origin and a target worker, their control
+ * actors on an actor system of the suite's. The target's memory is one region; to hold operations
+ * back the suite stops the target's side inside the region's accessors (the target thread waits,
+ * as a slow target would), and lets it go again. A backend's test extends this class, names the
+ * transport, gives its section and says how one of its connections breaks.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+public abstract class TransportContractSuite {
+    private static final Duration WAIT = Duration.ofSeconds(10);
+    /** Bytes of the target region. */
+    private static final int REGION = 1 << 16;
+    /** The key id of the target region. */
+    private static final long KEY_ID = 42;
+
+    private ActorSystem<Void> system;
+    private Transport origin;
+    private Transport target;
+    private UUID targetId;
+    private ContractTarget memory;
+    private RegionHandle handle;
+    private RemoteKey key;
+    private final List<LaneConnection> opened = new ArrayList<>();
+    private final long originId = ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE;
+    private long sequence;
+
+    /** For subclasses. */
+    protected TransportContractSuite() {
+    }
+
+    /** @return the name of the transport under test (its provider's {@code name()}) */
+    protected abstract String transportName();
+
+    /**
+     * @return the transport's own section ({@code fenceline.transport.<name>}, without the path) for
+     *     both workers, over its reference defaults; give it a small {@code queue-depth} (8), so that
+     *     a lane runs out of room quickly
+     */
+    protected abstract Config section();
+
+    /**
+     * Breaks a connection as the backend would find it broken (a socket closed, a peer gone).
+     *
+     * @param lane a lane of the transport, not yet bound
+     */
+    protected abstract void breakConnection(LaneConnection lane);
+
+    /** @return which of a connect's lanes the suite checks (default 0, the first) */
+    protected int laneIndex() {
+        return 0;
+    }
+
+    /**
+     * @param region the target's region, a direct buffer
+     * @return the address peers name for its first byte; a backend that reaches the target's memory
+     *     itself (cross-memory attach) needs the real one, others may take the default, a made-up one
+     */
+    protected long baseAddress(ByteBuffer region) {
+        return 1L << 32;
+    }
+
+    /** Starts the two workers' transports and registers the target's region. */
+    @BeforeAll
+    void startTransports() {
+        system = ActorSystem.create(Behaviors.empty(), "contract-" + transportName(),
+                ConfigFactory.parseString("pekko.log-dead-letters = off").withFallback(ConfigFactory.load()));
+        TransportProvider provider = null;
+        for (TransportProvider p : ServiceLoader.load(TransportProvider.class)) {
+            if (p.name().equals(transportName())) {
+                provider = p;
+            }
+        }
+        assertNotNull(provider, "no transport provider named " + transportName() + " on the class path");
+        Config config = section().withFallback(ConfigFactory.defaultReference()
+                .getConfig("fenceline.transport." + transportName()));
+        ByteBuffer region = ByteBuffer.allocateDirect(REGION).order(ByteOrder.nativeOrder());
+        memory = new ContractTarget(region, baseAddress(region));
+        targetId = UUID.randomUUID();
+        target = start(provider, targetId, "target", config, memory);
+        origin = start(provider, UUID.randomUUID(), "origin", config, new ContractTarget(
+                ByteBuffer.allocateDirect(64), 0));
+        handle = target.registerRegion(region);
+        if (handle != null) {
+            handle.registered(KEY_ID);
+        }
+        key = new RemoteKey(targetId, KEY_ID, memory.base, REGION, handle == null ? new byte[0]
+                : handle.transportData());
+        origin.keyUnpacked(key);
+    }
+
+    private Transport start(TransportProvider p, UUID id, String name, Config config, RemoteAccessTarget t) {
+        Transport transport = p.create(new TransportContext(id, name, config, t));
+        transport.start(new TransportActors() {
+            @Override
+            public <T> ActorRef<T> spawn(Behavior<T> behavior, String actor) {
+                return system.systemActorOf(behavior, name + "-" + transport.name() + "-" + actor, Props.empty());
+            }
+        });
+        return transport;
+    }
+
+    /** Each test starts on zeroed memory. */
+    @BeforeEach
+    void zeroMemory() {
+        memory.zero();
+    }
+
+    /** Lets a stopped target go and closes what a test left open. */
+    @AfterEach
+    void releaseAndClose() {
+        memory.release();
+        opened.forEach(LaneConnection::close);
+        opened.clear();
+    }
+
+    /** Stops both transports and the actor system. */
+    @AfterAll
+    void stopTransports() {
+        memory.release();
+        if (handle != null) {
+            handle.close();
+        }
+        if (origin != null) {
+            origin.close();
+        }
+        if (target != null) {
+            target.close();
+        }
+        if (system != null) {
+            system.terminate();
+        }
+    }
+
+    // ------------------------------------------------------------------ the contracts
+
+    /** Each operation is answered exactly once (or done on return), and a flush after them follows them. */
+    @Test
+    void operationsAreAnsweredOnceAndAFlushFollowsThem() {
+        Lane l = connect();
+        l.lane.bind(l.events);
+        Map<Long, Posted> posted = new LinkedHashMap<>();
+        for (int i = 0; i < 4; i++) {
+            posted.put((long) i + 1, l.put(i + 1, 8 * i, 1000L + i));
+        }
+        Posted get = l.get(10, 0);
+        posted.put(10L, get);
+        boolean atomics = l.lane.types().contains(LaneType.AMO) || l.lane.types().contains(LaneType.AM);
+        if (atomics) {
+            posted.put(11L, l.fetchAdd(11, 64, 5));
+            posted.put(12L, l.fetchAdd(12, 64, 5));
+        }
+        PostStatus flush = l.lane.flush(99);
+        Map<Long, Object> answers = l.awaitAnswers(posted, flush == PostStatus.IN_PROGRESS ? 99L : null);
+        for (int i = 0; i < 4; i++) {
+            assertEquals(1000L + i, memory.word(8 * i), "put " + (i + 1) + " landed");
+        }
+        assertEquals(1000L, get.local.getLong(0), "the get read what the put before it wrote");
+        if (atomics) {
+            List<Long> fetched = List.of(l.value(posted.get(11L), answers.get(11L)),
+                    l.value(posted.get(12L), answers.get(12L)));
+            assertTrue(fetched.equals(List.of(0L, 5L)), "two fetch-adds of 5 from 0 fetch 0 then 5: " + fetched);
+            assertEquals(10, memory.word(64));
+        }
+    }
+
+    /** {@code NO_RESOURCE} takes nothing; {@code onReady} comes once there is room, and the same operation then goes. */
+    @Test
+    void noResourceTakesNothingAndReadyFollowsWhenThereIsRoom() {
+        Lane l = connect();
+        l.lane.bind(l.events);
+        memory.hold();
+        Map<Long, Posted> accepted = new LinkedHashMap<>();
+        Posted refused = null;
+        for (int i = 0; i < 10_000 && refused == null; i++) {
+            long token = i + 1;
+            Posted p = l.put(token, 8 * (i % 4096), token);
+            if (p.status == PostStatus.NO_RESOURCE) {
+                refused = p;
+            } else if (p.status == PostStatus.COMPLETED && i == 0) {
+                memory.release();
+                Assumptions.abort("this lane completes every post on return: it has no queue to run out of");
+            } else {
+                accepted.put(token, p);
+            }
+        }
+        assertNotNull(refused, "10,000 posts to a stopped target were all taken: the lane never ran out of room");
+        assertNull(l.events.poll(Duration.ofMillis(100), Ready.class), "onReady before any room was made");
+        memory.release();
+        l.events.expect(Ready.class);
+        l.awaitAnswers(accepted, null);
+        assertEquals(0, memory.word(refused.offset), "the operation refused with NO_RESOURCE was not applied");
+        Posted again = l.put(refused.token, refused.offset, refused.token);
+        assertTrue(again.status != PostStatus.NO_RESOURCE, "after onReady the lane takes the refused operation");
+        l.awaitAnswers(Map.of(again.token, again), null);
+        assertEquals(refused.token, memory.word(refused.offset));
+    }
+
+    /** A connection that broke before the endpoint bound it says so at {@code bind}. */
+    @Test
+    void aFailureBeforeBindIsReportedAtBind() {
+        Lane l = connect();
+        breakConnection(l.lane);
+        l.lane.bind(l.events);
+        LaneFailed f = l.events.expect(LaneFailed.class);
+        assertNotNull(f.cause(), "a failure carries its cause");
+        l.events.poll(Duration.ofMillis(200), Void.class); // whatever else comes meanwhile
+        assertEquals(1, l.events.count(LaneFailed.class), "the failure is reported once");
+    }
+
+    /**
+     * Given up with {@code abort} while the target is stopped: {@code revoke()} is the truth once the
+     * target runs again, and the answers that follow reach the listener after the abort.
+     */
+    @Test
+    void afterAbortRevokeTellsTheTruthAndOwedAnswersStillCome() {
+        giveUpWhileTheTargetIsStopped(true);
+    }
+
+    /**
+     * Closed while the target is stopped: the same, and the answers that come late go nowhere while
+     * the transport serves a new connection.
+     */
+    @Test
+    void afterCloseLateAnswersGoNowhereAndTheTransportServesOn() {
+        giveUpWhileTheTargetIsStopped(false);
+        Lane fresh = connect();
+        fresh.lane.bind(fresh.events);
+        Posted p = fresh.put(1, 8 * 2000, 77);
+        PostStatus flush = fresh.lane.flush(2);
+        fresh.awaitAnswers(Map.of(1L, p), flush == PostStatus.IN_PROGRESS ? 2L : null);
+        assertEquals(77, memory.word(8 * 2000), "a new connection works after the late answers");
+    }
+
+    private void giveUpWhileTheTargetIsStopped(boolean abort) {
+        Lane l = connect();
+        l.lane.bind(l.events);
+        memory.hold();
+        Map<Long, Posted> posted = new LinkedHashMap<>();
+        for (int i = 0; i < 4; i++) {
+            Posted p = l.put(i + 1, 8 * (100 + i), 500L + i);
+            if (p.status == PostStatus.COMPLETED) {
+                memory.release();
+                Assumptions.abort("this lane completes every post on return: nothing is ever outstanding");
+            }
+            if (p.status == PostStatus.IN_PROGRESS) {
+                posted.put(p.token, p);
+            }
+        }
+        Posted get = l.get(9, 8 * 100);
+        get.local.putLong(0, 0x5EA1EDL); // a sentinel: written only by an answer that follows
+        if (get.status == PostStatus.IN_PROGRESS) {
+            posted.put(get.token, get);
+        }
+        assertFalse(posted.isEmpty(), "a stopped target left nothing outstanding");
+        memory.awaitEntered(1); // the target took the first one and is inside it
+        if (abort) {
+            l.lane.abort(new EndpointFailedException("contract: given up"));
+        } else {
+            l.lane.close();
+        }
+        Revocation r = l.lane.revoke();
+        Map<Long, Revocation.Fate> fates = new HashMap<>();
+        posted.keySet().forEach(t -> fates.put(t, r.fate(t)));
+        memory.release();
+        System.out.println(transportName() + " lane " + l.lane.id() + (abort ? " aborted" : " closed")
+                + " with the target stopped inside operation 1: " + new java.util.TreeMap<>(fates));
+        // What is owed comes; then the target has run everything it will ever take of this lane.
+        for (Map.Entry<Long, Revocation.Fate> e : fates.entrySet()) {
+            if (e.getValue() == Revocation.Fate.ANSWER_FOLLOWS) {
+                l.events.answerOf(e.getKey());
+            }
+        }
+        settle();
+        Map<Long, Integer> reported = l.events.answerCounts();
+        for (Map.Entry<Long, Revocation.Fate> e : fates.entrySet()) {
+            long token = e.getKey();
+            Posted p = posted.get(token);
+            int n = reported.getOrDefault(token, 0);
+            assertTrue(n <= 1, "operation " + token + " was answered " + n + " times");
+            switch (e.getValue()) {
+                case REVOKED -> {
+                    assertEquals(0, n, "operation " + token + " was REVOKED but answered");
+                    if (p != get) {
+                        assertEquals(0, memory.word(p.offset), "operation " + token + " was REVOKED but applied");
+                    }
+                }
+                case ANSWER_FOLLOWS -> assertEquals(1, n, "operation " + token + "'s answer was promised");
+                default -> {
+                    // STOPPED or MAY_STILL_APPLY: applied or not; the endpoint decides what to re-send
+                }
+            }
+            if (p == get && e.getValue() != Revocation.Fate.ANSWER_FOLLOWS) {
+                assertEquals(0x5EA1EDL, get.local.getLong(0), "the get's buffer was written after the lane was given"
+                        + " up without its answer following (" + e.getValue() + ")");
+            }
+        }
+    }
+
+    /** A round trip on a new connection, so that the target has run what it had before. */
+    private void settle() {
+        Lane s = connect();
+        s.lane.bind(s.events);
+        Posted p = s.put(1, 8 * 3000, 1);
+        PostStatus flush = s.lane.flush(2);
+        s.awaitAnswers(Map.of(1L, p), flush == PostStatus.IN_PROGRESS ? 2L : null);
+        s.lane.close();
+    }
+
+    // ------------------------------------------------------------------ the harness
+
+    private Lane connect() {
+        List<LaneConnection> lanes;
+        try {
+            lanes = origin.connect(targetId, target.localAddress()).toCompletableFuture()
+                    .get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (Exception e) {
+            throw new AssertionError("connecting to the target failed: " + e, e);
+        }
+        opened.addAll(lanes);
+        assertTrue(lanes.size() > laneIndex(), "the connect gave " + lanes.size() + " lane(s), the suite checks"
+                + " lane " + laneIndex());
+        return new Lane(lanes.get(laneIndex()));
+    }
+
+    /** One operation as posted. */
+    private static final class Posted {
+        final long token;
+        final TransportOp.Kind kind;
+        final PostStatus status;
+        final int offset;
+        final TransportOp op;
+        final ByteBuffer local;
+
+        Posted(long token, TransportOp.Kind kind, PostStatus status, int offset, TransportOp op, ByteBuffer local) {
+            this.token = token;
+            this.kind = kind;
+            this.status = status;
+            this.offset = offset;
+            this.op = op;
+            this.local = local;
+        }
+    }
+
+    /** A lane under test and what it reported. */
+    private final class Lane {
+        final LaneConnection lane;
+        final Events events = new Events();
+
+        Lane(LaneConnection lane) {
+            this.lane = lane;
+        }
+
+        private TransportOp numbered(TransportOp op) {
+            return op.identify(originId, ++sequence, Math.max(0, sequence - 64));
+        }
+
+        Posted put(long token, int offset, long value) {
+            ByteBuffer src = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder()).putLong(0, value);
+            TransportOp op = numbered(TransportOp.rma(TransportOp.Kind.PUT, token, memory.base + offset, key, src));
+            return new Posted(token, TransportOp.Kind.PUT, lane.post(op), offset, op, src);
+        }
+
+        Posted get(long token, int offset) {
+            ByteBuffer dst = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder());
+            TransportOp op = numbered(TransportOp.rma(TransportOp.Kind.GET, token, memory.base + offset, key, dst));
+            return new Posted(token, TransportOp.Kind.GET, lane.post(op), offset, op, dst);
+        }
+
+        Posted fetchAdd(long token, int offset, long operand) {
+            TransportOp op = numbered(TransportOp.atomic(TransportOp.Kind.ATOMIC_FETCH, token, memory.base + offset,
+                    key, AtomicOp.ADD, 8, operand, 0));
+            return new Posted(token, TransportOp.Kind.ATOMIC_FETCH, lane.post(op), offset, op, null);
+        }
+
+        /** The fetched value: from the op when done on return, else from its answer. */
+        long value(Posted p, Object answer) {
+            return p.status == PostStatus.COMPLETED ? p.op.result() : ((Completed) answer).value();
+        }
+
+        /**
+         * Waits for an answer to every operation posted {@code IN_PROGRESS} and, if not null, the
+         * flush's, which must come after them; none may fail or come twice.
+         */
+        Map<Long, Object> awaitAnswers(Map<Long, Posted> posted, Long flushToken) {
+            Map<Long, Object> answers = new HashMap<>();
+            for (Posted p : posted.values()) {
+                assertTrue(p.status != PostStatus.NO_RESOURCE, "operation " + p.token + " got NO_RESOURCE");
+                if (p.status == PostStatus.IN_PROGRESS) {
+                    Object a = events.answerOf(p.token);
+                    if (a instanceof Failed f) {
+                        fail("operation " + p.token + " failed: " + f.error(), f.error());
+                    }
+                    answers.put(p.token, a);
+                }
+            }
+            if (flushToken != null) {
+                Object f = events.answerOf(flushToken);
+                assertTrue(f instanceof Flushed, "the flush failed: " + f);
+                int at = events.indexOf(f);
+                for (Object a : answers.values()) {
+                    assertTrue(events.indexOf(a) < at, "the flush was answered before " + a);
+                }
+            }
+            events.answerCounts().forEach((t, n) -> assertEquals(1, n, "operation " + t + " answered " + n + " times"));
+            return answers;
+        }
+    }
+
+    /** A completion. @param token the operation @param value its fetched value */
+    private record Completed(long token, long value) {
+    }
+
+    /** A failure. @param token the operation @param error why */
+    private record Failed(long token, FencelineException error) {
+    }
+
+    /** A flush answered. @param token the flush */
+    private record Flushed(long token) {
+    }
+
+    /** A flush failed. @param token the flush @param error why */
+    private record FlushFailed(long token, FencelineException error) {
+    }
+
+    /** Room again. */
+    private record Ready() {
+    }
+
+    /** The lane failed. @param cause why */
+    private record LaneFailed(Throwable cause) {
+    }
+
+    /** Another connection. @param kind replaced, recovered or added @param connection the connection */
+    private record Other(String kind, LaneConnection connection) {
+    }
+
+    /** The listener: every event in arrival order, from any thread. */
+    private static final class Events implements LaneListener {
+        private final LinkedBlockingQueue<Object> arriving = new LinkedBlockingQueue<>();
+        private final List<Object> seen = new ArrayList<>();
+
+        @Override
+        public void onCompleted(long token, long value) {
+            arriving.add(new Completed(token, value));
+        }
+
+        @Override
+        public void onFailed(long token, FencelineException error) {
+            arriving.add(new Failed(token, error));
+        }
+
+        @Override
+        public void onFlushed(long token) {
+            arriving.add(new Flushed(token));
+        }
+
+        @Override
+        public void onFlushFailed(long token, FencelineException error) {
+            arriving.add(new FlushFailed(token, error));
+        }
+
+        @Override
+        public void onReady() {
+            arriving.add(new Ready());
+        }
+
+        @Override
+        public void onLaneFailed(Throwable cause) {
+            arriving.add(new LaneFailed(cause));
+        }
+
+        @Override
+        public void onReplaced(LaneConnection replacement) {
+            arriving.add(new Other("replaced", replacement));
+        }
+
+        @Override
+        public void onRecovered(LaneConnection connection) {
+            arriving.add(new Other("recovered", connection));
+        }
+
+        @Override
+        public void onLaneAdded(LaneConnection connection) {
+            arriving.add(new Other("added", connection));
+        }
+
+        /** Moves what arrived within {@code d} into {@link #seen}; returns the first of {@code type} among it, or null. */
+        <T> T poll(Duration d, Class<T> type) {
+            long end = System.nanoTime() + d.toNanos();
+            for (Object e : seen) {
+                if (type.isInstance(e)) {
+                    return type.cast(e);
+                }
+            }
+            while (true) {
+                long left = end - System.nanoTime();
+                Object e;
+                try {
+                    e = left <= 0 ? arriving.poll() : arriving.poll(left, TimeUnit.NANOSECONDS);
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    return null;
+                }
+                if (e == null) {
+                    return null;
+                }
+                seen.add(e);
+                if (type.isInstance(e)) {
+                    return type.cast(e);
+                }
+            }
+        }
+
+        <T> T expect(Class<T> type) {
+            T e = poll(WAIT, type);
+            assertNotNull(e, "no " + type.getSimpleName() + " within " + WAIT + "; events: " + seen);
+            return e;
+        }
+
+        /** @return the answer to {@code token} (completion, failure, flush), waiting for it */
+        Object answerOf(long token) {
+            long end = System.nanoTime() + WAIT.toNanos();
+            while (true) {
+                for (Object e : seen) {
+                    if (token(e) == token) {
+                        return e;
+                    }
+                }
+                Object e;
+                try {
+                    e = arriving.poll(Math.max(1, end - System.nanoTime()), TimeUnit.NANOSECONDS);
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    throw new AssertionError("interrupted", ie);
+                }
+                if (e == null) {
+                    throw new AssertionError("no answer to operation " + token + " within " + WAIT + "; events: "
+                            + seen);
+                }
+                seen.add(e);
+            }
+        }
+
+        /** @return how many events of {@code type} arrived so far */
+        int count(Class<?> type) {
+            arriving.drainTo(seen);
+            return (int) seen.stream().filter(type::isInstance).count();
+        }
+
+        int indexOf(Object event) {
+            for (int i = 0; i < seen.size(); i++) {
+                if (seen.get(i) == event) {
+                    return i;
+                }
+            }
+            return -1;
+        }
+
+        /** @return how often each token was answered, counting what arrived so far */
+        Map<Long, Integer> answerCounts() {
+            arriving.drainTo(seen);
+            Map<Long, Integer> n = new HashMap<>();
+            for (Object e : seen) {
+                long t = token(e);
+                if (t != Long.MIN_VALUE) {
+                    n.merge(t, 1, Integer::sum);
+                }
+            }
+            return n;
+        }
+
+        private static long token(Object e) {
+            if (e instanceof Completed c) {
+                return c.token();
+            }
+            if (e instanceof Failed f) {
+                return f.token();
+            }
+            if (e instanceof Flushed f) {
+                return f.token();
+            }
+            if (e instanceof FlushFailed f) {
+                return f.token();
+            }
+            return Long.MIN_VALUE;
+        }
+    }
+
+    /**
+     * The target worker's memory: one region, checked like the runtime's (key, bounds, alignment),
+     * whose accessors wait while the suite holds the target.
+     */
+    private static final class ContractTarget implements RemoteAccessTarget {
+        private final ByteBuffer region;
+        final long base;
+        private volatile CountDownLatch held;
+        private final AtomicInteger entered = new AtomicInteger();
+
+        ContractTarget(ByteBuffer region, long base) {
+            this.region = region;
+            this.base = base;
+        }
+
+        void hold() {
+            entered.set(0);
+            held = new CountDownLatch(1);
+        }
+
+        void release() {
+            CountDownLatch h = held;
+            held = null;
+            if (h != null) {
+                h.countDown();
+            }
+        }
+
+        /** Waits until the held target took {@code n} operations (it is inside the last). */
+        void awaitEntered(int n) {
+            long end = System.nanoTime() + WAIT.toNanos();
+            while (entered.get() < n) {
+                if (System.nanoTime() > end) {
+                    throw new AssertionError("the target took " + entered.get() + " operations, not " + n);
+                }
+                Thread.onSpinWait();
+            }
+        }
+
+        synchronized void zero() {
+            for (int i = 0; i < REGION; i += 8) {
+                region.putLong(i, 0);
+            }
+        }
+
+        long word(int offset) {
+            return region.getLong(offset);
+        }
+
+        private int offset(long keyId, long address, int n, int align) {
+            entered.incrementAndGet();
+            CountDownLatch h = held;
+            if (h != null) {
+                try {
+                    if (!h.await(WAIT.toMillis() * 3, TimeUnit.MILLISECONDS)) {
+                        throw new FencelineException("contract: the suite held the target too long");
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new FencelineException("contract: interrupted while held");
+                }
+            }
+            if (keyId != KEY_ID) {
+                throw new RemoteAccessException(RemoteAccessException.Reason.UNKNOWN_KEY, "contract: no key " + keyId);
+            }
+            long at = address - base;
+            if (at < 0 || n < 0 || at > REGION - n) {
+                throw new RemoteAccessException(RemoteAccessException.Reason.OUT_OF_BOUNDS, "contract: 0x"
+                        + Long.toHexString(address) + " + " + n + " is outside the region");
+            }
+            if (align > 1 && (at & (align - 1)) != 0) {
+                throw new RemoteAccessException(RemoteAccessException.Reason.MISALIGNED, "contract: misaligned");
+            }
+            return (int) at;
+        }
+
+        @Override
+        public synchronized void put(long keyId, long address, ByteBuffer src) {
+            int at = offset(keyId, address, src.remaining(), 1);
+            region.put(at, src, src.position(), src.remaining());
+        }
+
+        @Override
+        public synchronized void put(long keyId, long address, ByteBuffer[] parts) {
+            int n = 0;
+            for (ByteBuffer p : parts) {
+                n += p.remaining();
+            }
+            int at = offset(keyId, address, n, 1);
+            for (ByteBuffer p : parts) {
+                region.put(at, p, p.position(), p.remaining());
+                at += p.remaining();
+            }
+        }
+
+        @Override
+        public synchronized void get(long keyId, long address, ByteBuffer dst) {
+            int at = offset(keyId, address, dst.remaining(), 1);
+            dst.put(dst.position(), region, at, dst.remaining());
+        }
+
+        @Override
+        public synchronized long atomic(long keyId, long address, int width, AtomicOp op, long operand) {
+            int at = offset(keyId, address, width, width);
+            long old = width == 8 ? region.getLong(at) : region.getInt(at);
+            long next = switch (op) {
+                case ADD -> old + operand;
+                case AND -> old & operand;
+                case OR -> old | operand;
+                case XOR -> old ^ operand;
+                case SWAP -> operand;
+            };
+            if (width == 8) {
+                region.putLong(at, next);
+            } else {
+                region.putInt(at, (int) next);
+            }
+            return old;
+        }
+
+        @Override
+        public synchronized long compareAndSwap(long keyId, long address, int width, long expected, long desired) {
+            int at = offset(keyId, address, width, width);
+            long old = width == 8 ? region.getLong(at) : region.getInt(at);
+            if (old == expected) {
+                if (width == 8) {
+                    region.putLong(at, desired);
+                } else {
+                    region.putInt(at, (int) desired);
+                }
+            }
+            return old;
+        }
+
+        @Override
+        public void activeMessage(int id, ByteBuffer header, ByteBuffer payload) {
+            throw new dev.fenceline.ActiveMessageException("contract: no handler " + id);
+        }
+    }
+}
