@@ -2,27 +2,42 @@ package dev.fenceline;
 
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
 
 /**
  * The capability a peer needs to access a registered {@link MemoryRegion}: the owner's identity,
- * an unguessable 64-bit key, the region's address range, and transport-specific data. Pack it with
+ * an unguessable 64-bit key, the region's address range, and one part per transport that
+ * registered the region (what that transport needs to reach it: a segment's name, a key-table
+ * slot, an RDMA memory key), named by the transport. Each transport reads only its own part, so a
+ * peer that shares any one of the owner's transports can use the key. Pack it with
  * {@link #toBytes()}, send it to the peer by any means, and unpack it there with
  * {@link Worker#unpackRemoteKey(byte[])}.
+ *
+ * <p>Packed (big-endian): magic "FLRK" u32, version u8 (2), owner u128, key u64, base u64, length
+ * u64, part count u8, then per part: name length u8, name (ASCII), data length u32, data.
  */
 public final class RemoteKey {
     private static final int MAGIC = 0x464C524B; // "FLRK"
-    private static final byte VERSION = 1;
-    private static final int HEADER_BYTES = 4 + 1 + 16 + 8 + 8 + 8 + 4;
+    private static final byte VERSION = 2;
+    private static final int HEADER_BYTES = 4 + 1 + 16 + 8 + 8 + 8 + 1;
+    /** The most bytes of part data a key carries, all parts together. */
     private static final int MAX_TRANSPORT_DATA = 4096;
+    /** The most parts a key carries (one per transport). */
+    private static final int MAX_PARTS = 16;
+    private static final byte[] NONE = new byte[0];
 
     private final UUID ownerId;
     private final long keyId;
     private final long baseAddress;
     private final long length;
-    private final byte[] transportData;
+    /** Part data by transport name, in registration order. */
+    private final Map<String, byte[]> parts;
     /** What a transport derived from this key (a mapping, say), kept so it is not derived per operation. */
     private volatile Object transportCache;
 
@@ -31,14 +46,51 @@ public final class RemoteKey {
      * @param keyId the region's random key
      * @param baseAddress the region's first address
      * @param length the region's length in bytes
-     * @param transportData what a transport needs to reach the memory (may be empty)
+     * @param parts what each transport needs to reach the memory, by transport name (a transport
+     *     that needs nothing has no part); at most 16 parts and 4096 bytes of data together, names of
+     *     1 to 32 characters of {@code a-z 0-9 - _}
+     * @throws IllegalArgumentException naming the part and the bound it breaks
      */
-    public RemoteKey(UUID ownerId, long keyId, long baseAddress, long length, byte[] transportData) {
+    public RemoteKey(UUID ownerId, long keyId, long baseAddress, long length, Map<String, byte[]> parts) {
         this.ownerId = Objects.requireNonNull(ownerId, "ownerId");
         this.keyId = keyId;
         this.baseAddress = baseAddress;
         this.length = length;
-        this.transportData = transportData.clone();
+        String bad = checkParts(parts);
+        if (bad != null) {
+            throw new IllegalArgumentException("remote key parts: " + bad);
+        }
+        Map<String, byte[]> copy = new LinkedHashMap<>();
+        parts.forEach((name, data) -> copy.put(name, data.clone()));
+        this.parts = Collections.unmodifiableMap(copy);
+    }
+
+    /** @return why the parts cannot go into a key, or null if they can */
+    private static String checkParts(Map<String, byte[]> parts) {
+        if (parts.size() > MAX_PARTS) {
+            return parts.size() + " parts, at most " + MAX_PARTS;
+        }
+        long total = 0;
+        for (Map.Entry<String, byte[]> p : parts.entrySet()) {
+            if (!validName(p.getKey())) {
+                return "part name '" + p.getKey() + "' is not 1 to 32 characters of a-z 0-9 - _";
+            }
+            total += p.getValue().length;
+        }
+        return total > MAX_TRANSPORT_DATA ? total + " bytes of part data, at most " + MAX_TRANSPORT_DATA : null;
+    }
+
+    private static boolean validName(String name) {
+        if (name == null || name.isEmpty() || name.length() > 32) {
+            return false;
+        }
+        for (int i = 0; i < name.length(); i++) {
+            char c = name.charAt(i);
+            if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_')) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /**
@@ -80,9 +132,18 @@ public final class RemoteKey {
         return length;
     }
 
-    /** @return a copy of the transport-specific data */
-    public byte[] transportData() {
-        return transportData.clone();
+    /**
+     * @param transport a transport's name
+     * @return a copy of that transport's part, or an empty array if it has none
+     */
+    public byte[] part(String transport) {
+        byte[] p = parts.get(transport);
+        return p == null ? NONE : p.clone();
+    }
+
+    /** @return the names of the transports that have a part, in registration order */
+    public java.util.Set<String> partNames() {
+        return parts.keySet();
     }
 
     /**
@@ -102,11 +163,19 @@ public final class RemoteKey {
 
     /** @return the packed key */
     public byte[] toBytes() {
-        ByteBuffer out = ByteBuffer.allocate(HEADER_BYTES + transportData.length);
+        int n = HEADER_BYTES;
+        for (Map.Entry<String, byte[]> p : parts.entrySet()) {
+            n += 1 + p.getKey().length() + 4 + p.getValue().length;
+        }
+        ByteBuffer out = ByteBuffer.allocate(n);
         out.putInt(MAGIC).put(VERSION)
                 .putLong(ownerId.getMostSignificantBits()).putLong(ownerId.getLeastSignificantBits())
                 .putLong(keyId).putLong(baseAddress).putLong(length)
-                .putInt(transportData.length).put(transportData);
+                .put((byte) parts.size());
+        for (Map.Entry<String, byte[]> p : parts.entrySet()) {
+            out.put((byte) p.getKey().length()).put(p.getKey().getBytes(StandardCharsets.US_ASCII))
+                    .putInt(p.getValue().length).put(p.getValue());
+        }
         return out.array();
     }
 
@@ -125,7 +194,7 @@ public final class RemoteKey {
             }
             byte version = in.get();
             if (version != VERSION) {
-                throw malformed(bytes, "unsupported version " + version);
+                throw malformed(bytes, "unsupported version " + version + " (this runtime reads " + VERSION + ")");
             }
             UUID owner = new UUID(in.getLong(), in.getLong());
             long key = in.getLong();
@@ -140,16 +209,36 @@ public final class RemoteKey {
             if (base > Long.MAX_VALUE - len) {
                 throw malformed(bytes, String.format("region [0x%x, +%d) overflows the address space", base, len));
             }
-            int tlen = in.getInt();
-            if (tlen < 0 || tlen > MAX_TRANSPORT_DATA) {
-                throw malformed(bytes, "transport data of " + tlen + " bytes outside [0, " + MAX_TRANSPORT_DATA + "]");
+            int count = Byte.toUnsignedInt(in.get());
+            if (count > MAX_PARTS) {
+                throw malformed(bytes, count + " parts, at most " + MAX_PARTS);
             }
-            byte[] tdata = new byte[tlen];
-            in.get(tdata);
+            Map<String, byte[]> parts = new LinkedHashMap<>();
+            long total = 0;
+            for (int i = 0; i < count; i++) {
+                int nameLength = Byte.toUnsignedInt(in.get());
+                byte[] name = new byte[nameLength];
+                in.get(name);
+                String partName = new String(name, StandardCharsets.US_ASCII);
+                if (!validName(partName)) {
+                    throw malformed(bytes, "part " + i + " has no valid name (1 to 32 characters of a-z 0-9 - _)");
+                }
+                int dlen = in.getInt();
+                total += dlen;
+                if (dlen < 0 || total > MAX_TRANSPORT_DATA) {
+                    throw malformed(bytes, "part '" + partName + "' of " + dlen + " bytes: the parts' data would be"
+                            + " outside [0, " + MAX_TRANSPORT_DATA + "] bytes");
+                }
+                byte[] data = new byte[dlen];
+                in.get(data);
+                if (parts.put(partName, data) != null) {
+                    throw malformed(bytes, "two parts named '" + partName + "'");
+                }
+            }
             if (in.hasRemaining()) {
                 throw malformed(bytes, in.remaining() + " trailing bytes");
             }
-            return new RemoteKey(owner, key, base, len, tdata);
+            return new RemoteKey(owner, key, base, len, parts);
         } catch (BufferUnderflowException e) {
             throw malformed(bytes, "truncated: " + bytes.length + " bytes, at least " + HEADER_BYTES + " expected");
         }
@@ -163,7 +252,19 @@ public final class RemoteKey {
     @Override
     public boolean equals(Object o) {
         return o instanceof RemoteKey k && k.keyId == keyId && k.baseAddress == baseAddress
-                && k.length == length && k.ownerId.equals(ownerId) && Arrays.equals(k.transportData, transportData);
+                && k.length == length && k.ownerId.equals(ownerId) && samePart(k.parts, parts);
+    }
+
+    private static boolean samePart(Map<String, byte[]> a, Map<String, byte[]> b) {
+        if (!a.keySet().equals(b.keySet())) {
+            return false;
+        }
+        for (Map.Entry<String, byte[]> e : a.entrySet()) {
+            if (!Arrays.equals(e.getValue(), b.get(e.getKey()))) {
+                return false;
+            }
+        }
+        return true;
     }
 
     @Override

@@ -60,7 +60,7 @@ class FencelineSerializerTest {
     }
 
     private static RemoteKey key() {
-        return new RemoteKey(UUID.randomUUID(), 17, 0x7f00_0000_1000L, 4096, new byte[] {9, 8, 7});
+        return new RemoteKey(UUID.randomUUID(), 17, 0x7f00_0000_1000L, 4096, java.util.Map.of("shm", new byte[] {9, 8, 7}));
     }
 
     @Test

@@ -13,6 +13,7 @@ import dev.fenceline.WorkerAddress;
 import dev.fenceline.WorkerStatistics;
 import dev.fenceline.actor.EndpointCounters.Counter;
 import dev.fenceline.internal.FencelineSettings;
+import dev.fenceline.internal.RegionTransports;
 import dev.fenceline.internal.RegistrationTable;
 import dev.fenceline.spi.RegionHandle;
 import dev.fenceline.spi.SharedMemory;
@@ -85,23 +86,36 @@ public final class WorkerImpl implements Worker {
         }
         this.address = new WorkerAddress(id, name, addresses);
         this.transportList = List.copyOf(transports.values());
-        registrations.sharedMemory(bytes -> {
-            for (Transport t : transportList) {
-                SharedMemory m = t.allocateShared(bytes);
-                if (m != null) {
-                    return m;
+        registrations.transports(new RegionTransports() {
+            @Override
+            public Shared allocateShared(long bytes) {
+                for (Transport t : transportList) {
+                    SharedMemory m = t.allocateShared(bytes);
+                    if (m != null) {
+                        return new Shared(t.name(), m);
+                    }
                 }
+                return null;
             }
-            return null;
-        });
-        registrations.regionTracker(memory -> {
-            for (Transport t : transportList) {
-                RegionHandle h = t.registerRegion(memory);
-                if (h != null) {
-                    return h;
+
+            @Override
+            public Map<String, RegionHandle> register(ByteBuffer memory, String except) {
+                Map<String, RegionHandle> handles = new LinkedHashMap<>();
+                try {
+                    for (Transport t : transportList) {
+                        if (!t.name().equals(except)) {
+                            RegionHandle h = t.registerRegion(memory);
+                            if (h != null) {
+                                handles.put(t.name(), h);
+                            }
+                        }
+                    }
+                } catch (RuntimeException e) {
+                    handles.values().forEach(RegionHandle::close);
+                    throw e;
                 }
+                return handles;
             }
-            return null;
         });
         this.askTimeout = settings.connectTimeout().plus(Duration.ofSeconds(5));
         this.laneEvents = new LaneEventDispatch(system.executionContext());

@@ -10,12 +10,13 @@ final class RegisteredRegion implements MemoryRegion {
     private final ByteBuffer memory;
     private final RemoteKey key;
     private final RegistrationTable owner;
-    private final dev.fenceline.spi.RegionHandle shared;
+    /** Every transport's handle of the region, each closed with it. */
+    private final java.util.List<dev.fenceline.spi.RegionHandle> handles;
     private volatile boolean closed;
 
     RegisteredRegion(ByteBuffer memory, RemoteKey key, RegistrationTable owner,
-            dev.fenceline.spi.RegionHandle shared) {
-        this.shared = shared;
+            java.util.List<dev.fenceline.spi.RegionHandle> handles) {
+        this.handles = handles;
         this.memory = memory;
         this.key = key;
         this.owner = owner;
@@ -55,8 +56,8 @@ final class RegisteredRegion implements MemoryRegion {
         if (!closed) {
             closed = true;
             owner.closed(this);
-            if (shared != null) {
-                shared.close(); // peers that reach it directly see it closed too
+            for (dev.fenceline.spi.RegionHandle h : handles) {
+                h.close(); // peers that reach it directly, through any transport, see it closed too
             }
         }
     }

@@ -9,14 +9,12 @@ import dev.fenceline.RemoteAccessException.Reason;
 import dev.fenceline.RemoteKey;
 import dev.fenceline.spi.RemoteAccessTarget;
 import dev.fenceline.spi.RegionHandle;
-import dev.fenceline.spi.SharedMemory;
-import java.util.function.Function;
-import java.util.function.LongFunction;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.security.SecureRandom;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
@@ -53,23 +51,16 @@ public final class RegistrationTable implements RemoteAccessTarget {
             }));
     /** How many closed keys a worker remembers. */
     static final int CLOSED_KEYS_REMEMBERED = 4096;
-    private volatile LongFunction<SharedMemory> sharedProvider;
-    private volatile Function<ByteBuffer, RegionHandle> regionTracker;
+    private volatile RegionTransports transports;
     private final AtomicReferenceArray<ActiveMessageHandler> handlers = new AtomicReferenceArray<>(MAX_AM_ID + 1);
     private final SlowHandlers slowHandlers;
 
     /**
-     * @param provider asked first by {@link #allocate(long)}: shared memory from a transport, or null
+     * @param t asked by {@link #allocate(long)} for shared memory, and by both it and
+     *     {@link #register(ByteBuffer)} for every transport's handle of the region (its key's parts)
      */
-    public void sharedMemory(LongFunction<SharedMemory> provider) {
-        this.sharedProvider = provider;
-    }
-
-    /**
-     * @param tracker asked by {@link #register(ByteBuffer)}: a transport's handle for the region, or null
-     */
-    public void regionTracker(Function<ByteBuffer, RegionHandle> tracker) {
-        this.regionTracker = tracker;
+    public void transports(RegionTransports t) {
+        this.transports = t;
     }
 
     /**
@@ -98,7 +89,7 @@ public final class RegistrationTable implements RemoteAccessTarget {
         return register(direct, null);
     }
 
-    private MemoryRegion register(ByteBuffer direct, RegionHandle given) {
+    private MemoryRegion register(ByteBuffer direct, RegionTransports.Shared given) {
         if (!direct.isDirect()) {
             throw new IllegalArgumentException("only direct buffers can be registered (got a heap buffer)");
         }
@@ -106,18 +97,33 @@ public final class RegistrationTable implements RemoteAccessTarget {
             throw new IllegalArgumentException("a read-only buffer cannot be registered for remote access");
         }
         ByteBuffer memory = direct.slice().order(ByteOrder.nativeOrder());
-        Function<ByteBuffer, RegionHandle> tracker = regionTracker;
-        RegionHandle shared = given != null ? given : tracker == null ? null : tracker.apply(memory);
+        RegionTransports t = transports;
+        // Every transport that keeps a handle for the region gives the key a part of its own, so a
+        // peer that shares any one of them can use the key; closing the region closes every handle.
+        Map<String, RegionHandle> handles = new java.util.LinkedHashMap<>();
+        if (given != null) {
+            handles.put(given.transport(), given.memory());
+        }
+        if (t != null) {
+            try {
+                handles.putAll(t.register(memory, given == null ? null : given.transport()));
+            } catch (RuntimeException e) {
+                handles.values().forEach(RegionHandle::close);
+                throw e;
+            }
+        }
+        Map<String, byte[]> parts = new java.util.LinkedHashMap<>();
+        handles.forEach((name, h) -> parts.put(name, h.transportData()));
         long base = PlatformDependent.directBufferAddress(memory);
         long keyId;
         RegisteredRegion region;
         do {
             keyId = random.nextLong();
-            region = new RegisteredRegion(memory, new RemoteKey(ownerId, keyId, base, memory.capacity(),
-                    shared == null ? new byte[0] : shared.transportData()), this, shared);
+            region = new RegisteredRegion(memory, new RemoteKey(ownerId, keyId, base, memory.capacity(), parts), this,
+                    List.copyOf(handles.values()));
         } while (keyId == 0 || closedKeys.contains(keyId) || regions.putIfAbsent(keyId, region) != null);
-        if (shared != null) {
-            shared.registered(keyId);
+        for (RegionHandle h : handles.values()) {
+            h.registered(keyId);
         }
         return region;
     }
@@ -131,10 +137,10 @@ public final class RegistrationTable implements RemoteAccessTarget {
             throw new IllegalArgumentException("cannot allocate " + bytes + " bytes: the length must be in [1, "
                     + (Integer.MAX_VALUE - 64) + "]");
         }
-        LongFunction<SharedMemory> provider = sharedProvider;
-        SharedMemory shared = provider == null ? null : provider.apply(bytes);
+        RegionTransports t = transports;
+        RegionTransports.Shared shared = t == null ? null : t.allocateShared(bytes);
         if (shared != null) {
-            return register(shared.buffer(), shared);
+            return register(shared.memory().buffer(), shared); // closes the shared memory if it fails
         }
         // Cache-line alignment: over-allocate and slice at the first 64-byte boundary.
         ByteBuffer raw = ByteBuffer.allocateDirect((int) bytes + 63);

@@ -6,7 +6,7 @@ package dev.fenceline.spi;
  * tell peers the region's key and when it closes.
  */
 public interface RegionHandle {
-    /** @return what a peer's transport needs for this region; goes into the remote key */
+    /** @return what a peer's transport needs for this region: this transport's part of the remote key */
     byte[] transportData();
 
     /**

@@ -45,9 +45,13 @@ public interface Transport extends AutoCloseable {
     }
 
     /**
-     * A region of user memory is being registered ({@link dev.fenceline.Worker#register}): a
-     * transport whose peers reach such memory directly (cross-memory attach) may track it. The first
-     * enabled transport that returns a handle provides the key's transport data.
+     * A region of memory is being registered ({@link dev.fenceline.Worker#register}, or
+     * {@link dev.fenceline.Worker#allocate} with another transport's shared memory): a transport
+     * whose peers reach such memory without the owner's help (cross-memory attach, an RDMA memory
+     * key) may track it. Every enabled transport is asked, in order; each handle's data becomes that
+     * transport's part of the key ({@link dev.fenceline.RemoteKey#part}), and closing the region
+     * closes every handle. A transport that throws fails the registration (the handles made so far
+     * are closed).
      *
      * @param memory the region's memory (direct)
      * @return a handle, or null (the default)

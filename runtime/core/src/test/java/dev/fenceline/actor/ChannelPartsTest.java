@@ -114,7 +114,7 @@ class ChannelPartsTest {
         RemoteKey key = f.key;
         assertNull(OriginChecks.access(f.channel, key.baseAddress(), key, 8, 8));
         assertEquals(RemoteAccessException.Reason.UNKNOWN_KEY, reason(OriginChecks.access(f.channel, 0, null, 8, 1)));
-        RemoteKey foreign = new RemoteKey(UUID.randomUUID(), 1, 0x1000, 64, new byte[0]);
+        RemoteKey foreign = new RemoteKey(UUID.randomUUID(), 1, 0x1000, 64, java.util.Map.of());
         assertEquals(RemoteAccessException.Reason.WRONG_PEER,
                 reason(OriginChecks.access(f.channel, 0x1000, foreign, 8, 1)));
         assertEquals(RemoteAccessException.Reason.OUT_OF_BOUNDS,

@@ -16,7 +16,7 @@ import java.util.UUID;
 final class ComponentFixture {
     final UUID peerId = UUID.randomUUID();
     final WorkerAddress peer = new WorkerAddress(peerId, "peer", Map.of("recording", new byte[0]));
-    final RemoteKey key = new RemoteKey(peerId, 42, 0x10000, 1 << 24, new byte[0]);
+    final RemoteKey key = new RemoteKey(peerId, 42, 0x10000, 1 << 24, java.util.Map.of());
     final EndpointChannel channel = new EndpointChannel("test", peer);
     /** What lanes answered synchronously: "completed:T=V", "failed:T", "flushed:T". */
     final List<String> answered = new ArrayList<>();

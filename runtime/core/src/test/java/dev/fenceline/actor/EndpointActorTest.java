@@ -40,7 +40,7 @@ import java.util.concurrent.TimeUnit;
 class EndpointActorTest {
     private final UUID peerId = UUID.randomUUID();
     private final WorkerAddress peer = new WorkerAddress(peerId, "peer", Map.of("recording", new byte[0]));
-    private final RemoteKey key = new RemoteKey(peerId, 42, 0x10000, 1 << 24, new byte[0]);
+    private final RemoteKey key = new RemoteKey(peerId, 42, 0x10000, 1 << 24, java.util.Map.of());
     private final AtomicLong workerEpoch = new AtomicLong();
     private final EndpointChannel channel = new EndpointChannel("test", peer);
     private final EndpointImpl facade = new EndpointImpl(channel, workerEpoch, null, Duration.ofSeconds(1));

@@ -33,7 +33,7 @@ public class SubmissionBenchmark {
     private static final int BATCH = 256;
     private final UUID peerId = UUID.randomUUID();
     private final EndpointChannel channel = new EndpointChannel("bench", new WorkerAddress(peerId, "peer", Map.of()));
-    private final RemoteKey key = new RemoteKey(peerId, 1, 0x1000, 1 << 20, new byte[0]);
+    private final RemoteKey key = new RemoteKey(peerId, 1, 0x1000, 1 << 20, java.util.Map.of());
     private final ByteBuffer data = ByteBuffer.allocateDirect(8);
 
     /** @return a put request as the caller builds it, with its future */

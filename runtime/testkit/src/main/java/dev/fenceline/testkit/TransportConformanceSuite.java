@@ -262,7 +262,7 @@ public abstract class TransportConformanceSuite {
         byte[] before = new byte[64];
         target.buffer().position(100_000).get(before);
 
-        RemoteKey forged = new RemoteKey(key.ownerId(), key.keyId() ^ 1, key.baseAddress(), key.length(), new byte[0]);
+        RemoteKey forged = new RemoteKey(key.ownerId(), key.keyId() ^ 1, key.baseAddress(), key.length(), java.util.Map.of());
         Throwable t = failure(ep.put(ByteBuffer.allocate(8), addr, forged));
         assertEquals(Reason.UNKNOWN_KEY, ((RemoteAccessException) t).reason());
 
@@ -277,7 +277,7 @@ public abstract class TransportConformanceSuite {
         assertEquals(Reason.INVALID_OPERATION, ((RemoteAccessException) t).reason());
 
         RemoteKey otherOwner = new RemoteKey(UUID.randomUUID(), key.keyId(), key.baseAddress(), key.length(),
-                new byte[0]);
+                java.util.Map.of());
         t = failure(ep.put(ByteBuffer.allocate(8), addr, otherOwner));
         assertEquals(Reason.WRONG_PEER, ((RemoteAccessException) t).reason());
 

@@ -150,8 +150,8 @@ public abstract class TransportContractSuite {
         if (handle != null) {
             handle.registered(KEY_ID);
         }
-        key = new RemoteKey(targetId, KEY_ID, memory.base, REGION, handle == null ? new byte[0]
-                : handle.transportData());
+        key = new RemoteKey(targetId, KEY_ID, memory.base, REGION, handle == null ? Map.of()
+                : Map.of(transportName(), handle.transportData()));
         origin.keyUnpacked(key);
     }
 

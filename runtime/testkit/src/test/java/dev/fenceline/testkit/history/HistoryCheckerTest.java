@@ -154,7 +154,7 @@ class HistoryCheckerTest {
         }
     }
 
-    private final RemoteKey key = new RemoteKey(UUID.randomUUID(), 1, 0x1000, 4096, new byte[0]);
+    private final RemoteKey key = new RemoteKey(UUID.randomUUID(), 1, 0x1000, 4096, java.util.Map.of());
 
     @Test
     void aFetchThatMissesAnAddFencedBeforeItIsCaught() {

@@ -147,7 +147,7 @@ final class CmaLane extends AbstractLane {
 
     /** The key must name an open slot of this lane's peer. */
     private void check(RemoteKey key, long address, int n) {
-        byte[] d = key.transportData();
+        byte[] d = key.part(ShmTransportProvider.NAME);
         ByteBuffer b = ByteBuffer.wrap(d);
         if (d.length < 8 || b.get() != KEY_MAGIC || b.get() != 1) {
             throw new RemoteAccessException(Reason.MALFORMED_KEY, "cma: key " + key.shortKey()

@@ -293,7 +293,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
     }
 
     private DataSegment.Peer lookUpSegment(RemoteKey key) {
-        String name = DataSegment.nameOf(key.transportData());
+        String name = DataSegment.nameOf(key.part(ShmTransportProvider.NAME));
         if (name == null) {
             return null;
         }

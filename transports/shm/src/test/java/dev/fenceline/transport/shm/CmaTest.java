@@ -74,11 +74,11 @@ class CmaTest {
             assertArrayEquals(data, got);
 
             RemoteKey forged = new RemoteKey(key.ownerId(), key.keyId() ^ 1, key.baseAddress(), key.length(),
-                    key.transportData());
+                    java.util.Map.of("shm", key.part("shm")));
             assertEquals(Reason.UNKNOWN_KEY, refusal(ep.put(ByteBuffer.allocate(64 << 10), region.address(), forged)));
             // A key that claims more memory than was registered cannot reach past the registration.
             RemoteKey widened = new RemoteKey(key.ownerId(), key.keyId(), key.baseAddress() - 65536,
-                    key.length() + 131072, key.transportData());
+                    key.length() + 131072, java.util.Map.of("shm", key.part("shm")));
             assertEquals(Reason.OUT_OF_BOUNDS, refusal(ep.put(ByteBuffer.allocate(64 << 10),
                     region.address() - 65536, widened)));
             region.close();

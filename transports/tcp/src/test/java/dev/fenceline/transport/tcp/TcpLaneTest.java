@@ -105,7 +105,7 @@ class TcpLaneTest {
     }
 
     private static RemoteKey key() {
-        return new RemoteKey(UUID.randomUUID(), 9, 0, 1 << 20, new byte[0]);
+        return new RemoteKey(UUID.randomUUID(), 9, 0, 1 << 20, java.util.Map.of());
     }
 
     @Test
