@@ -23,7 +23,9 @@ public class RemoteAccessException extends FencelineException {
         /** An atomic's address is not aligned to its width. */
         MISALIGNED,
         /** The operation is not valid for its arguments (for example a posted SWAP). */
-        INVALID_OPERATION
+        INVALID_OPERATION,
+        /** The region was registered without the access the operation needs ({@link dev.fenceline.Access}). */
+        ACCESS_DENIED
     }
 
     /** What kind of refusal it is. */

@@ -7,7 +7,9 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.EnumSet;
 import java.util.Objects;
+import java.util.Set;
 import java.util.UUID;
 
 /**
@@ -19,13 +21,16 @@ import java.util.UUID;
  * {@link #toBytes()}, send it to the peer by any means, and unpack it there with
  * {@link Worker#unpackRemoteKey(byte[])}.
  *
+ * <p>It also says what the owner lets peers do ({@link #access()}); the origin refuses the rest.
+ *
  * <p>Packed (big-endian): magic "FLRK" u32, version u8 (2), owner u128, key u64, base u64, length
- * u64, part count u8, then per part: name length u8, name (ASCII), data length u32, data.
+ * u64, access u8 ({@link Access#bits}), part count u8, then per part: name length u8, name
+ * (ASCII), data length u32, data.
  */
 public final class RemoteKey {
     private static final int MAGIC = 0x464C524B; // "FLRK"
     private static final byte VERSION = 2;
-    private static final int HEADER_BYTES = 4 + 1 + 16 + 8 + 8 + 8 + 1;
+    private static final int HEADER_BYTES = 4 + 1 + 16 + 8 + 8 + 8 + 1 + 1;
     /** The most bytes of part data a key carries, all parts together. */
     private static final int MAX_TRANSPORT_DATA = 4096;
     /** The most parts a key carries (one per transport). */
@@ -38,6 +43,7 @@ public final class RemoteKey {
     private final long length;
     /** Part data by transport name, in registration order. */
     private final Map<String, byte[]> parts;
+    private final Set<Access> access;
     /** What a transport derived from this key (a mapping, say), kept so it is not derived per operation. */
     private volatile Object transportCache;
 
@@ -52,6 +58,25 @@ public final class RemoteKey {
      * @throws IllegalArgumentException naming the part and the bound it breaks
      */
     public RemoteKey(UUID ownerId, long keyId, long baseAddress, long length, Map<String, byte[]> parts) {
+        this(ownerId, keyId, baseAddress, length, Access.all(), parts);
+    }
+
+    /**
+     * @param ownerId the worker that registered the region
+     * @param keyId the region's random key
+     * @param baseAddress the region's first address
+     * @param length the region's length in bytes
+     * @param access what peers may do to the region, at least one
+     * @param parts what each transport needs to reach the memory, as in
+     *     {@link #RemoteKey(UUID, long, long, long, Map)}
+     * @throws IllegalArgumentException naming the part and the bound it breaks, or if access is empty
+     */
+    public RemoteKey(UUID ownerId, long keyId, long baseAddress, long length, Set<Access> access,
+            Map<String, byte[]> parts) {
+        if (access.isEmpty()) {
+            throw new IllegalArgumentException("a remote key must permit some access (READ, WRITE, ATOMIC)");
+        }
+        this.access = Collections.unmodifiableSet(EnumSet.copyOf(access));
         this.ownerId = Objects.requireNonNull(ownerId, "ownerId");
         this.keyId = keyId;
         this.baseAddress = baseAddress;
@@ -141,6 +166,19 @@ public final class RemoteKey {
         return p == null ? NONE : p.clone();
     }
 
+    /** @return what peers may do to the region */
+    public Set<Access> access() {
+        return access;
+    }
+
+    /**
+     * @param a an access
+     * @return whether the key permits it
+     */
+    public boolean permits(Access a) {
+        return access.contains(a);
+    }
+
     /** @return the names of the transports that have a part, in registration order */
     public java.util.Set<String> partNames() {
         return parts.keySet();
@@ -171,7 +209,7 @@ public final class RemoteKey {
         out.putInt(MAGIC).put(VERSION)
                 .putLong(ownerId.getMostSignificantBits()).putLong(ownerId.getLeastSignificantBits())
                 .putLong(keyId).putLong(baseAddress).putLong(length)
-                .put((byte) parts.size());
+                .put((byte) Access.bits(access)).put((byte) parts.size());
         for (Map.Entry<String, byte[]> p : parts.entrySet()) {
             out.put((byte) p.getKey().length()).put(p.getKey().getBytes(StandardCharsets.US_ASCII))
                     .putInt(p.getValue().length).put(p.getValue());
@@ -209,6 +247,12 @@ public final class RemoteKey {
             if (base > Long.MAX_VALUE - len) {
                 throw malformed(bytes, String.format("region [0x%x, +%d) overflows the address space", base, len));
             }
+            int bits = Byte.toUnsignedInt(in.get());
+            Set<Access> access = Access.fromBits(bits);
+            if (access == null || access.isEmpty()) {
+                throw malformed(bytes, "access bits 0x" + Integer.toHexString(bits) + " (1 READ, 2 WRITE, 4 ATOMIC,"
+                        + " at least one)");
+            }
             int count = Byte.toUnsignedInt(in.get());
             if (count > MAX_PARTS) {
                 throw malformed(bytes, count + " parts, at most " + MAX_PARTS);
@@ -238,7 +282,7 @@ public final class RemoteKey {
             if (in.hasRemaining()) {
                 throw malformed(bytes, in.remaining() + " trailing bytes");
             }
-            return new RemoteKey(owner, key, base, len, parts);
+            return new RemoteKey(owner, key, base, len, access, parts);
         } catch (BufferUnderflowException e) {
             throw malformed(bytes, "truncated: " + bytes.length + " bytes, at least " + HEADER_BYTES + " expected");
         }
@@ -252,7 +296,8 @@ public final class RemoteKey {
     @Override
     public boolean equals(Object o) {
         return o instanceof RemoteKey k && k.keyId == keyId && k.baseAddress == baseAddress
-                && k.length == length && k.ownerId.equals(ownerId) && samePart(k.parts, parts);
+                && k.length == length && k.ownerId.equals(ownerId) && k.access.equals(access)
+                && samePart(k.parts, parts);
     }
 
     private static boolean samePart(Map<String, byte[]> a, Map<String, byte[]> b) {
@@ -275,7 +320,8 @@ public final class RemoteKey {
     /** Names the region but never prints the key in full. */
     @Override
     public String toString() {
-        return String.format("RemoteKey[%s, [0x%x, 0x%x) of %s]", shortKey(), baseAddress, baseAddress + length, ownerId);
+        return String.format("RemoteKey[%s, [0x%x, 0x%x) of %s, %s]", shortKey(), baseAddress, baseAddress + length,
+                ownerId, access);
     }
 
     /** @return the key's first four hex digits, enough to tell keys apart in a log without leaking them */

@@ -24,7 +24,7 @@ public interface Worker {
     java.util.List<Endpoint> endpoints();
 
     /**
-     * Registers existing memory for remote access.
+     * Registers existing memory for every remote access ({@link Access#all()}).
      *
      * @param direct a direct buffer; the region covers its position to limit
      * @return the region
@@ -33,12 +33,35 @@ public interface Worker {
     MemoryRegion register(ByteBuffer direct);
 
     /**
-     * Allocates zeroed, cache-line aligned memory and registers it.
+     * Registers existing memory for the given access: peers' other operations on it are refused
+     * with {@link RemoteAccessException} ({@code ACCESS_DENIED}), at the origin by the key and at
+     * this worker by what was registered.
+     *
+     * @param direct a direct buffer; the region covers its position to limit
+     * @param access what peers may do to it, at least one
+     * @return the region
+     * @throws IllegalArgumentException if the buffer is not direct or is read-only, or access is empty
+     */
+    MemoryRegion register(ByteBuffer direct, java.util.Set<Access> access);
+
+    /**
+     * Allocates zeroed, cache-line aligned memory and registers it for every remote access.
      *
      * @param bytes the length, at least 1 and at most {@link Integer#MAX_VALUE}
      * @return the region
      */
     MemoryRegion allocate(long bytes);
+
+    /**
+     * Allocates zeroed, cache-line aligned memory and registers it for the given access, as
+     * {@link #register(ByteBuffer, java.util.Set)}.
+     *
+     * @param bytes the length, at least 1 and at most {@link Integer#MAX_VALUE}
+     * @param access what peers may do to it, at least one
+     * @return the region
+     * @throws IllegalArgumentException if access is empty
+     */
+    MemoryRegion allocate(long bytes, java.util.Set<Access> access);
 
     /**
      * @param packed a key from {@link RemoteKey#toBytes()}

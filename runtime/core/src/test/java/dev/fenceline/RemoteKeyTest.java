@@ -73,7 +73,12 @@ class RemoteKeyTest {
     @Test
     void hostilePartsAreMalformed() {
         byte[] good = key.toBytes();
-        int parts = 4 + 1 + 16 + 8 + 8 + 8; // the part count
+        int parts = 4 + 1 + 16 + 8 + 8 + 8 + 1; // the part count, after the access bits
+        byte[] noAccess = good.clone();
+        noAccess[parts - 1] = 0;
+        assertMalformed(noAccess, "access bits 0x0");
+        noAccess[parts - 1] = 9;
+        assertMalformed(noAccess, "access bits 0x9");
         byte[] b = good.clone();
         b[parts] = 17;
         assertMalformed(b, "17 parts, at most 16");
@@ -99,6 +104,19 @@ class RemoteKeyTest {
         byte[] v1 = good.clone();
         v1[4] = 1;
         assertMalformed(v1, "unsupported version 1 (this runtime reads 2)");
+    }
+
+    @Test
+    void accessTravelsWithTheKey() {
+        RemoteKey readOnly = new RemoteKey(UUID.randomUUID(), 7, 0, 64, java.util.EnumSet.of(Access.READ), Map.of());
+        RemoteKey back = RemoteKey.fromBytes(readOnly.toBytes());
+        assertEquals(java.util.Set.of(Access.READ), back.access());
+        assertTrue(back.permits(Access.READ));
+        assertTrue(!back.permits(Access.WRITE) && !back.permits(Access.ATOMIC));
+        assertTrue(!back.equals(new RemoteKey(readOnly.ownerId(), 7, 0, 64, Map.of())), "access is part of the key");
+        assertEquals(Access.all(), key.access(), "a key without a word on access permits everything");
+        assertThrows(IllegalArgumentException.class,
+                () -> new RemoteKey(UUID.randomUUID(), 7, 0, 64, java.util.EnumSet.noneOf(Access.class), Map.of()));
     }
 
     private static void assertMalformed(byte[] b, String why) {

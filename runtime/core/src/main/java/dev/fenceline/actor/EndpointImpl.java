@@ -1,5 +1,6 @@
 package dev.fenceline.actor;
 
+import dev.fenceline.Access;
 import dev.fenceline.AtomicOp;
 import dev.fenceline.Endpoint;
 import dev.fenceline.FencelineException;
@@ -102,7 +103,8 @@ final class EndpointImpl implements Endpoint {
 
     private CompletionStage<Void> rma(Request.Kind kind, ByteBuffer local, long remoteAddress, RemoteKey key) {
         Objects.requireNonNull(local, "buffer");
-        FencelineException bad = OriginChecks.access(channel, remoteAddress, key, local.remaining(), 1);
+        FencelineException bad = OriginChecks.access(channel, remoteAddress, key, local.remaining(), 1,
+                kind == Request.Kind.GET ? Access.READ : Access.WRITE);
         if (bad != null) {
             return CompletableFuture.failedFuture(bad);
         }
@@ -120,7 +122,7 @@ final class EndpointImpl implements Endpoint {
     @Override
     public void putImplicit(ByteBuffer src, long remoteAddress, RemoteKey key) {
         Objects.requireNonNull(src, "src");
-        FencelineException bad = OriginChecks.access(channel, remoteAddress, key, src.remaining(), 1);
+        FencelineException bad = OriginChecks.access(channel, remoteAddress, key, src.remaining(), 1, Access.WRITE);
         if (bad != null) {
             throw bad;
         }
@@ -155,7 +157,7 @@ final class EndpointImpl implements Endpoint {
     private FencelineException postCheck(AtomicOp op, long remoteAddress, RemoteKey key, int width) {
         Objects.requireNonNull(op, "op");
         FencelineException bad = OriginChecks.postable(op, width);
-        return bad != null ? bad : OriginChecks.access(channel, remoteAddress, key, width, width);
+        return bad != null ? bad : OriginChecks.access(channel, remoteAddress, key, width, width, Access.ATOMIC);
     }
 
     private void submitImplicit(Request r) {
@@ -215,7 +217,7 @@ final class EndpointImpl implements Endpoint {
     @SuppressWarnings("unchecked")
     private <T> CompletionStage<T> fetch(Request.Kind kind, AtomicOp op, long remoteAddress, RemoteKey key, int width,
             long operand, long compare) {
-        FencelineException bad = OriginChecks.access(channel, remoteAddress, key, width, width);
+        FencelineException bad = OriginChecks.access(channel, remoteAddress, key, width, width, Access.ATOMIC);
         if (bad != null) {
             return CompletableFuture.failedFuture(bad);
         }

@@ -1,5 +1,6 @@
 package dev.fenceline.actor;
 
+import dev.fenceline.Access;
 import dev.fenceline.AtomicOp;
 import dev.fenceline.EndpointClosedException;
 import dev.fenceline.FencelineException;
@@ -35,9 +36,11 @@ final class OriginChecks {
      * @param key the region's key
      * @param bytes how many bytes the operation touches
      * @param align the alignment it needs (1: none)
+     * @param needed the access it needs
      * @return why the operation cannot go, or null
      */
-    static FencelineException access(EndpointChannel c, long remoteAddress, RemoteKey key, long bytes, int align) {
+    static FencelineException access(EndpointChannel c, long remoteAddress, RemoteKey key, long bytes, int align,
+            Access needed) {
         FencelineException closed = open(c);
         if (closed != null) {
             return closed;
@@ -48,6 +51,9 @@ final class OriginChecks {
         if (!key.ownerId().equals(c.peer().workerId())) {
             return new RemoteAccessException(Reason.WRONG_PEER, "key " + key.shortKey() + " belongs to worker "
                     + key.ownerId() + ", but endpoint " + c.name() + " leads to " + c.peer());
+        }
+        if (!key.permits(needed)) {
+            return RegistrationTable.denied(key, needed, c.peer().name());
         }
         try {
             key.checkBounds(remoteAddress, bytes);

@@ -205,8 +205,18 @@ public final class WorkerImpl implements Worker {
     }
 
     @Override
+    public MemoryRegion register(ByteBuffer direct, java.util.Set<dev.fenceline.Access> access) {
+        return registrations.register(direct, access);
+    }
+
+    @Override
     public MemoryRegion allocate(long bytes) {
         return registrations.allocate(bytes);
+    }
+
+    @Override
+    public MemoryRegion allocate(long bytes, java.util.Set<dev.fenceline.Access> access) {
+        return registrations.allocate(bytes, access);
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.fenceline.internal;
 
+import dev.fenceline.Access;
 import dev.fenceline.ActiveMessageException;
 import dev.fenceline.ActiveMessageHandler;
 import dev.fenceline.AtomicOp;
@@ -86,10 +87,22 @@ public final class RegistrationTable implements RemoteAccessTarget {
      * @return the region
      */
     public MemoryRegion register(ByteBuffer direct) {
-        return register(direct, null);
+        return register(direct, Access.all());
     }
 
-    private MemoryRegion register(ByteBuffer direct, RegionTransports.Shared given) {
+    /**
+     * @param direct a direct, writable buffer; the region covers position to limit
+     * @param access what peers may do to it, at least one
+     * @return the region
+     */
+    public MemoryRegion register(ByteBuffer direct, Set<Access> access) {
+        return register(direct, null, access);
+    }
+
+    private MemoryRegion register(ByteBuffer direct, RegionTransports.Shared given, Set<Access> access) {
+        if (access.isEmpty()) {
+            throw new IllegalArgumentException("a region must permit some access (READ, WRITE, ATOMIC)");
+        }
         if (!direct.isDirect()) {
             throw new IllegalArgumentException("only direct buffers can be registered (got a heap buffer)");
         }
@@ -119,11 +132,11 @@ public final class RegistrationTable implements RemoteAccessTarget {
         RegisteredRegion region;
         do {
             keyId = random.nextLong();
-            region = new RegisteredRegion(memory, new RemoteKey(ownerId, keyId, base, memory.capacity(), parts), this,
-                    List.copyOf(handles.values()));
+            region = new RegisteredRegion(memory, new RemoteKey(ownerId, keyId, base, memory.capacity(), access, parts),
+                    this, List.copyOf(handles.values()));
         } while (keyId == 0 || closedKeys.contains(keyId) || regions.putIfAbsent(keyId, region) != null);
         for (RegionHandle h : handles.values()) {
-            h.registered(keyId);
+            h.registered(keyId, access);
         }
         return region;
     }
@@ -133,6 +146,18 @@ public final class RegistrationTable implements RemoteAccessTarget {
      * @return a zeroed, 64-byte aligned region
      */
     public MemoryRegion allocate(long bytes) {
+        return allocate(bytes, Access.all());
+    }
+
+    /**
+     * @param bytes the length
+     * @param access what peers may do to it, at least one
+     * @return a zeroed, 64-byte aligned region
+     */
+    public MemoryRegion allocate(long bytes, Set<Access> access) {
+        if (access.isEmpty()) {
+            throw new IllegalArgumentException("a region must permit some access (READ, WRITE, ATOMIC)");
+        }
         if (bytes < 1 || bytes > Integer.MAX_VALUE - 64) {
             throw new IllegalArgumentException("cannot allocate " + bytes + " bytes: the length must be in [1, "
                     + (Integer.MAX_VALUE - 64) + "]");
@@ -140,12 +165,12 @@ public final class RegistrationTable implements RemoteAccessTarget {
         RegionTransports t = transports;
         RegionTransports.Shared shared = t == null ? null : t.allocateShared(bytes);
         if (shared != null) {
-            return register(shared.memory().buffer(), shared); // closes the shared memory if it fails
+            return register(shared.memory().buffer(), shared, access); // closes the shared memory if it fails
         }
         // Cache-line alignment: over-allocate and slice at the first 64-byte boundary.
         ByteBuffer raw = ByteBuffer.allocateDirect((int) bytes + 63);
         int skip = (int) (-PlatformDependent.directBufferAddress(raw) & 63);
-        return register(raw.position(skip).limit(skip + (int) bytes).slice());
+        return register(raw.position(skip).limit(skip + (int) bytes).slice(), null, access);
     }
 
     void closed(RegisteredRegion region) {
@@ -186,7 +211,7 @@ public final class RegistrationTable implements RemoteAccessTarget {
         return regions.size();
     }
 
-    private RegisteredRegion resolve(long keyId, long address, long bytes, int align) {
+    private RegisteredRegion resolve(long keyId, long address, long bytes, int align, Access needed) {
         RegisteredRegion r = regions.get(keyId);
         if (r == null || r.isClosed()) {
             String key = String.format("%04x..", keyId >>> 48);
@@ -197,11 +222,25 @@ public final class RegistrationTable implements RemoteAccessTarget {
             throw new RemoteAccessException(Reason.UNKNOWN_KEY,
                     "key " + key + " is not registered at worker '" + ownerName + "' (or was closed long ago)");
         }
+        if (!r.remoteKey().permits(needed)) { // what was registered, whatever the peer's key claims
+            throw denied(r.remoteKey(), needed, ownerName);
+        }
         r.remoteKey().checkBounds(address, bytes);
         if (align > 1 && (address & (align - 1)) != 0) {
             throw misaligned(address, align);
         }
         return r;
+    }
+
+    /**
+     * @param key the region's key
+     * @param needed the access an operation needs
+     * @param owner the owning worker's name
+     * @return the error for an operation the region was not registered for
+     */
+    public static RemoteAccessException denied(RemoteKey key, Access needed, String owner) {
+        return new RemoteAccessException(Reason.ACCESS_DENIED, "the region of key " + key.shortKey() + " at worker '"
+                + owner + "' was registered for " + key.access() + ", not " + needed);
     }
 
     /**
@@ -217,7 +256,7 @@ public final class RegistrationTable implements RemoteAccessTarget {
     // A region closed concurrently keeps its memory reachable through r, so a racing access is safe.
     @Override
     public void put(long keyId, long address, ByteBuffer src) {
-        RegisteredRegion r = resolve(keyId, address, src.remaining(), 1);
+        RegisteredRegion r = resolve(keyId, address, src.remaining(), 1, Access.WRITE);
         r.memory().put((int) (address - r.address()), src, src.position(), src.remaining());
     }
 
@@ -227,7 +266,7 @@ public final class RegistrationTable implements RemoteAccessTarget {
         for (ByteBuffer b : parts) {
             total += b.remaining();
         }
-        RegisteredRegion r = resolve(keyId, address, total, 1);
+        RegisteredRegion r = resolve(keyId, address, total, 1, Access.WRITE);
         int at = (int) (address - r.address());
         for (ByteBuffer b : parts) {
             int n = b.remaining();
@@ -238,14 +277,14 @@ public final class RegistrationTable implements RemoteAccessTarget {
 
     @Override
     public void get(long keyId, long address, ByteBuffer dst) {
-        RegisteredRegion r = resolve(keyId, address, dst.remaining(), 1);
+        RegisteredRegion r = resolve(keyId, address, dst.remaining(), 1, Access.READ);
         dst.put(dst.position(), r.memory(), (int) (address - r.address()), dst.remaining());
     }
 
     @Override
     public long atomic(long keyId, long address, int width, AtomicOp op, long operand) {
         checkWidth(width);
-        RegisteredRegion r = resolve(keyId, address, width, width);
+        RegisteredRegion r = resolve(keyId, address, width, width, Access.ATOMIC);
         int i = (int) (address - r.address());
         ByteBuffer m = r.memory();
         if (width == 4) {
@@ -270,7 +309,7 @@ public final class RegistrationTable implements RemoteAccessTarget {
     @Override
     public long compareAndSwap(long keyId, long address, int width, long expected, long desired) {
         checkWidth(width);
-        RegisteredRegion r = resolve(keyId, address, width, width);
+        RegisteredRegion r = resolve(keyId, address, width, width, Access.ATOMIC);
         int i = (int) (address - r.address());
         if (width == 4) {
             return (int) INT.compareAndExchange(r.memory(), i, (int) expected, (int) desired);

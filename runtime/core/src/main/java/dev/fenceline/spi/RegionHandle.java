@@ -17,6 +17,19 @@ public interface RegionHandle {
      */
     void registered(long keyId);
 
+    /**
+     * The region was registered under {@code keyId} for {@code access}. A transport whose peers
+     * reach the memory without the owner (a shared mapping, cross-memory attach, an RDMA key) makes
+     * the access checkable there too, since the owner's own check never sees such an operation; the
+     * default is {@link #registered(long)}.
+     *
+     * @param keyId the region's key
+     * @param access what peers may do to it
+     */
+    default void registered(long keyId, java.util.Set<dev.fenceline.Access> access) {
+        registered(keyId);
+    }
+
     /** The region was closed: peers must see it closed from now on. */
     void close();
 }

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.fenceline.Access;
 import dev.fenceline.AtomicOp;
 import dev.fenceline.EndpointClosedException;
 import dev.fenceline.FencelineException;
@@ -112,21 +113,30 @@ class ChannelPartsTest {
     @Test
     void originChecksNameWhatIsWrong() {
         RemoteKey key = f.key;
-        assertNull(OriginChecks.access(f.channel, key.baseAddress(), key, 8, 8));
-        assertEquals(RemoteAccessException.Reason.UNKNOWN_KEY, reason(OriginChecks.access(f.channel, 0, null, 8, 1)));
+        assertNull(OriginChecks.access(f.channel, key.baseAddress(), key, 8, 8, Access.WRITE));
+        assertEquals(RemoteAccessException.Reason.UNKNOWN_KEY, reason(OriginChecks.access(f.channel, 0, null, 8, 1, Access.WRITE)));
         RemoteKey foreign = new RemoteKey(UUID.randomUUID(), 1, 0x1000, 64, java.util.Map.of());
         assertEquals(RemoteAccessException.Reason.WRONG_PEER,
-                reason(OriginChecks.access(f.channel, 0x1000, foreign, 8, 1)));
+                reason(OriginChecks.access(f.channel, 0x1000, foreign, 8, 1, Access.WRITE)));
         assertEquals(RemoteAccessException.Reason.OUT_OF_BOUNDS,
-                reason(OriginChecks.access(f.channel, key.baseAddress() - 1, key, 8, 1)));
+                reason(OriginChecks.access(f.channel, key.baseAddress() - 1, key, 8, 1, Access.WRITE)));
         assertEquals(RemoteAccessException.Reason.MISALIGNED,
-                reason(OriginChecks.access(f.channel, key.baseAddress() + 4, key, 8, 8)));
+                reason(OriginChecks.access(f.channel, key.baseAddress() + 4, key, 8, 8, Access.WRITE)));
+        RemoteKey readOnly = new RemoteKey(key.ownerId(), key.keyId(), key.baseAddress(), key.length(),
+                java.util.EnumSet.of(Access.READ), java.util.Map.of());
+        assertNull(OriginChecks.access(f.channel, key.baseAddress(), readOnly, 8, 1, Access.READ));
+        FencelineException denied = OriginChecks.access(f.channel, key.baseAddress(), readOnly, 8, 1,
+                Access.WRITE);
+        assertEquals(RemoteAccessException.Reason.ACCESS_DENIED, reason(denied));
+        assertTrue(denied.getMessage().contains("registered for [READ], not WRITE"), denied.getMessage());
+        assertEquals(RemoteAccessException.Reason.ACCESS_DENIED, reason(OriginChecks.access(f.channel,
+                key.baseAddress(), readOnly, 8, 8, Access.ATOMIC)));
         assertEquals(RemoteAccessException.Reason.INVALID_OPERATION, reason(OriginChecks.postable(AtomicOp.SWAP, 8)));
         assertNull(OriginChecks.postable(AtomicOp.ADD, 4));
         assertEquals(RemoteAccessException.Reason.INVALID_OPERATION,
                 reason(OriginChecks.writable(ByteBuffer.allocate(1).asReadOnlyBuffer())));
         f.channel.markClosing();
-        assertInstanceOf(EndpointClosedException.class, OriginChecks.access(f.channel, key.baseAddress(), key, 8, 8));
+        assertInstanceOf(EndpointClosedException.class, OriginChecks.access(f.channel, key.baseAddress(), key, 8, 8, Access.WRITE));
     }
 
     private static RemoteAccessException.Reason reason(FencelineException e) {

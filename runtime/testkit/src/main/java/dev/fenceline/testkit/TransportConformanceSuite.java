@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.Config;
+import dev.fenceline.Access;
 import dev.fenceline.ActiveMessageException;
 import dev.fenceline.AtomicOp;
 import dev.fenceline.Endpoint;
@@ -291,6 +292,72 @@ public abstract class TransportConformanceSuite {
         // and the endpoint keeps serving
         await(ep.put(ByteBuffer.wrap(new byte[] {9}), addr, key));
         assertEquals(9, target.buffer().get(100_000));
+    }
+
+    /**
+     * A region registered for some access only: the origin refuses the rest by the key, and the
+     * target refuses it by what was registered when the key is forged to claim every access, for
+     * small operations and bulk ones (whichever lane or direct path carries them). Nothing is written.
+     *
+     * @throws Exception if the runtime fails the test
+     */
+    @Test
+    protected void accessARegionWasNotRegisteredForIsRefusedAtTheOriginAndAtTheTarget() throws Exception {
+        int n = 128 << 10;
+        MemoryRegion readOnly = b.allocate(n, java.util.EnumSet.of(Access.READ));
+        MemoryRegion writeOnly = b.register(ByteBuffer.allocateDirect(n), java.util.EnumSet.of(Access.WRITE));
+        try {
+            RemoteKey ro = a.unpackRemoteKey(readOnly.remoteKey().toBytes());
+            RemoteKey wo = a.unpackRemoteKey(writeOnly.remoteKey().toBytes());
+            assertEquals(java.util.Set.of(Access.READ), ro.access());
+            denied(ep.put(ByteBuffer.allocate(8), readOnly.address(), ro), "WRITE");
+            denied(ep.atomicFetch64(AtomicOp.ADD, readOnly.address(), ro, 1), "ATOMIC");
+            denied(ep.compareAndSwap64(readOnly.address(), ro, 0, 1), "ATOMIC");
+            denied(ep.get(ByteBuffer.allocate(8), writeOnly.address(), wo), "READ");
+            denied(ep.atomicPost64(AtomicOp.ADD, writeOnly.address(), wo, 1), "ATOMIC");
+
+            readOnly.buffer().order(ByteOrder.nativeOrder()).putLong(0, 77);
+            ByteBuffer got = ByteBuffer.allocate(8).order(ByteOrder.nativeOrder());
+            await(ep.get(got, readOnly.address(), ro));
+            assertEquals(77, got.getLong(0), "what the region permits works");
+            await(ep.put(ByteBuffer.wrap(new byte[] {5}), writeOnly.address(), wo));
+            await(ep.flush());
+            assertEquals(5, writeOnly.buffer().get(0));
+
+            RemoteKey forgedRo = everyAccess(ro);
+            RemoteKey forgedWo = everyAccess(wo);
+            denied(ep.put(ByteBuffer.allocate(8), readOnly.address() + 64, forgedRo), "WRITE");
+            denied(ep.put(ByteBuffer.allocateDirect(64 << 10), readOnly.address() + 4096, forgedRo), "WRITE");
+            denied(ep.atomicFetch64(AtomicOp.ADD, readOnly.address() + 64, forgedRo, 1), "ATOMIC");
+            denied(ep.get(ByteBuffer.allocate(8), writeOnly.address(), forgedWo), "READ");
+            denied(ep.get(ByteBuffer.allocateDirect(64 << 10), writeOnly.address(), forgedWo), "READ");
+            ByteBuffer m = readOnly.buffer();
+            for (int i = 8; i < n; i++) {
+                assertEquals(0, m.get(i), "byte " + i + " of the read-only region was written");
+            }
+            await(ep.put(ByteBuffer.wrap(new byte[] {6}), writeOnly.address() + 1, wo));
+            await(ep.flush());
+            assertEquals(6, writeOnly.buffer().get(1), "the endpoint keeps serving");
+        } finally {
+            readOnly.close();
+            writeOnly.close();
+        }
+    }
+
+    /** The key as a peer could forge it: the same region and parts, claiming every access. */
+    private static RemoteKey everyAccess(RemoteKey k) {
+        java.util.Map<String, byte[]> parts = new java.util.LinkedHashMap<>();
+        for (String name : k.partNames()) {
+            parts.put(name, k.part(name));
+        }
+        return new RemoteKey(k.ownerId(), k.keyId(), k.baseAddress(), k.length(), Access.all(), parts);
+    }
+
+    private static void denied(CompletionStage<?> s, String access) {
+        Throwable t = failure(s);
+        RemoteAccessException e = assertInstanceOf(RemoteAccessException.class, t, String.valueOf(t));
+        assertEquals(Reason.ACCESS_DENIED, e.reason(), e.getMessage());
+        assertTrue(e.getMessage().contains(access), "names the access " + access + ": " + e.getMessage());
     }
 
     /**

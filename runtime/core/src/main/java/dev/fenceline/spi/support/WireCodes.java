@@ -85,6 +85,7 @@ public final class WireCodes {
             case REGION_CLOSED -> 5;
             case MISALIGNED -> 6;
             case INVALID_OPERATION -> 7;
+            case ACCESS_DENIED -> 8;
         };
     }
 
@@ -105,6 +106,7 @@ public final class WireCodes {
                     case 5 -> Reason.REGION_CLOSED;
                     case 6 -> Reason.MISALIGNED;
                     case 7 -> Reason.INVALID_OPERATION;
+                    case 8 -> Reason.ACCESS_DENIED;
                     default -> null;
                 };
                 yield r == null ? new FencelineException(message + " (unknown refusal reason " + reason + ")")

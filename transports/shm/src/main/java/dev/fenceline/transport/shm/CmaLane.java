@@ -124,7 +124,8 @@ final class CmaLane extends AbstractLane {
         }
         int n = op.local().remaining();
         key.checkBounds(op.remoteAddress(), n);
-        check(key, op.remoteAddress(), n);
+        check(key, op.remoteAddress(), n, op.kind() == TransportOp.Kind.PUT ? dev.fenceline.Access.WRITE
+                : dev.fenceline.Access.READ);
         if (!peer.alive()) {
             // Its pid and start time first, every time: once the peer is gone its pid may be another
             // process's, and process_vm_writev would write into that one.
@@ -146,7 +147,7 @@ final class CmaLane extends AbstractLane {
     }
 
     /** The key must name an open slot of this lane's peer. */
-    private void check(RemoteKey key, long address, int n) {
+    private void check(RemoteKey key, long address, int n, dev.fenceline.Access needed) {
         byte[] d = key.part(ShmTransportProvider.NAME);
         ByteBuffer b = ByteBuffer.wrap(d);
         if (d.length < 8 || b.get() != KEY_MAGIC || b.get() != 1) {
@@ -168,6 +169,10 @@ final class CmaLane extends AbstractLane {
         if (state != Inbox.OPEN) {
             throw new RemoteAccessException(Reason.UNKNOWN_KEY, "cma: key " + key.shortKey()
                     + " is not registered at the peer (forged or stale)");
+        }
+        if (!peer.permits(slot, needed)) { // what the owner registered, not what the key claims
+            throw new RemoteAccessException(Reason.ACCESS_DENIED, "cma: the region of key " + key.shortKey()
+                    + " was registered without " + needed);
         }
         // The range must lie in what the owner registered, not merely in what the key claims.
         if (!peer.covers(slot, address, n)) {

@@ -1,5 +1,6 @@
 package dev.fenceline.transport.shm;
 
+import dev.fenceline.Access;
 import dev.fenceline.FencelineException;
 import dev.fenceline.spi.SharedMemory;
 import java.io.IOException;
@@ -17,7 +18,8 @@ import java.nio.file.Path;
  * stale or closed key is refused without asking the owner:
  *
  * <pre>
- * 0  magic u32 "FLSG"   4  version u32   8  key id u64   16  state u32 (0 open, 1 closed)   24  length u64
+ * 0  magic u32 "FLSG"   4  version u32   8  key id u64   16  state u32 (0 open, 1 closed)
+ * 20 access u32 (dev.fenceline.Access bits, written before the key id)   24  length u64
  * </pre>
  */
 final class DataSegment implements SharedMemory {
@@ -26,6 +28,7 @@ final class DataSegment implements SharedMemory {
     private static final int VERSION = 1;
     private static final int KEY = 8;
     private static final int STATE = 16;
+    private static final int ACCESS = 20;
     private static final int LENGTH = 24;
     private static final int CLOSED = 1;
     private static final byte DATA_MAGIC = 0x53;
@@ -70,6 +73,13 @@ final class DataSegment implements SharedMemory {
 
     @Override
     public void registered(long keyId) {
+        registered(keyId, Access.all());
+    }
+
+    /** Peers check the access in the header before each direct access: the key id's release publishes it. */
+    @Override
+    public void registered(long keyId, java.util.Set<Access> access) {
+        INT.set(mapping, ACCESS, Access.bits(access));
         LONG.setRelease(mapping, KEY, keyId);
     }
 
@@ -88,6 +98,11 @@ final class DataSegment implements SharedMemory {
 
         long keyId() {
             return (long) LONG.getAcquire(header, KEY);
+        }
+
+        /** @return whether the owner registered the region for {@code a} (read after {@link #keyId()}) */
+        boolean permits(Access a) {
+            return ((int) INT.get(header, ACCESS) & (1 << a.ordinal())) != 0;
         }
     }
 

@@ -1,5 +1,6 @@
 package dev.fenceline.transport.shm;
 
+import dev.fenceline.Access;
 import dev.fenceline.AtomicOp;
 import dev.fenceline.RemoteAccessException;
 import dev.fenceline.RemoteAccessException.Reason;
@@ -32,14 +33,14 @@ final class Direct {
     /** A put done by the calling thread (the fast path). */
     static void put(DataSegment.Peer seg, RemoteKey key, long address, ByteBuffer src) {
         int n = src.remaining();
-        int at = checked(seg, key, address, n);
+        int at = checked(seg, key, address, n, Access.WRITE);
         seg.data().put(at, src, src.position(), n);
         VarHandle.releaseFence();
     }
 
     /** A posted atomic done by the calling thread (the fast path). */
     static void atomicPost(DataSegment.Peer seg, RemoteKey key, long address, AtomicOp op, int width, long operand) {
-        int at = checked(seg, key, address, width);
+        int at = checked(seg, key, address, width, Access.ATOMIC);
         if ((address & (width - 1)) != 0) {
             throw new RemoteAccessException(Reason.MISALIGNED, "shm: address 0x" + Long.toHexString(address)
                     + " is not aligned to " + width + " bytes");
@@ -68,7 +69,7 @@ final class Direct {
     /** A get done by the calling thread (the fast path). */
     static void get(DataSegment.Peer seg, RemoteKey key, long address, ByteBuffer dst) {
         int n = dst.remaining();
-        int at = checked(seg, key, address, n);
+        int at = checked(seg, key, address, n, Access.READ);
         VarHandle.acquireFence();
         dst.put(dst.position(), seg.data(), at, n);
     }
@@ -76,7 +77,7 @@ final class Direct {
     /** A fetching atomic or (op null) compare-and-swap done by the calling thread; @return the old value */
     static long fetch(DataSegment.Peer seg, RemoteKey key, long address, AtomicOp op, int width, long operand,
             long compare) {
-        int at = checked(seg, key, address, width);
+        int at = checked(seg, key, address, width, Access.ATOMIC);
         if ((address & (width - 1)) != 0) {
             throw new RemoteAccessException(Reason.MISALIGNED, "shm: address 0x" + Long.toHexString(address)
                     + " is not aligned to " + width + " bytes");
@@ -107,11 +108,18 @@ final class Direct {
         };
     }
 
-    /** Checks key, state and range against the segment; @return the offset in the segment's data */
-    private static int checked(DataSegment.Peer seg, RemoteKey key, long address, int width) {
+    /**
+     * Checks key, state, access and range against the segment: the access the owner wrote into the
+     * header, not what the key claims. @return the offset in the segment's data
+     */
+    private static int checked(DataSegment.Peer seg, RemoteKey key, long address, int width, Access needed) {
         if (seg.keyId() != key.keyId()) {
             throw new RemoteAccessException(Reason.UNKNOWN_KEY, "shm: key " + key.shortKey()
                     + " does not match segment " + seg.name() + " (forged or stale key)");
+        }
+        if (!seg.permits(needed)) {
+            throw new RemoteAccessException(Reason.ACCESS_DENIED, "shm: the region of key " + key.shortKey()
+                    + " in segment " + seg.name() + " was registered without " + needed);
         }
         if (!seg.open()) {
             throw new RemoteAccessException(Reason.REGION_CLOSED, "shm: the region of key " + key.shortKey()
@@ -132,7 +140,11 @@ final class Direct {
             case PUT, GET -> op.local().remaining();
             default -> op.width();
         };
-        int at = checked(seg, op.key(), op.remoteAddress(), width);
+        int at = checked(seg, op.key(), op.remoteAddress(), width, switch (op.kind()) {
+            case PUT -> Access.WRITE;
+            case GET -> Access.READ;
+            default -> Access.ATOMIC;
+        });
         ByteBuffer data = seg.data();
         switch (op.kind()) {
             case PUT -> {

@@ -21,7 +21,7 @@ import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
  * <pre>
  * 0 magic u32 "FLCT"  4 version u32  8 pid u64  16 start u64  24 worker id 16  40 key slots u32
  * 44 gate slots u32  48 heartbeat u64 (counts up while the process runs: see Heartbeat)
- * 64 key table: key slots x (key id u64, state u32, pad u32, base u64, length u64)
+ * 64 key table: key slots x (key id u64, state u32, access u32, base u64, length u64)
  * 64 + 32 * key slots: gate table: gate slots x (conn u64, word u64)
  * then: ring
  * </pre>
@@ -131,9 +131,16 @@ final class Inbox {
         keys.putIntVolatile(at + 8, CLOSED); // not open until the key is there
     }
 
-    void open(int i, long keyId) {
+    /** Opens slot {@code i} under {@code keyId} for {@code access} (its bits, written before the state). */
+    void open(int i, long keyId, int access) {
         keys.putLong(i * SLOT, keyId);
+        keys.putInt(i * SLOT + 12, access);
         keys.putIntVolatile(i * SLOT + 8, OPEN);
+    }
+
+    /** @return whether slot {@code i} was opened for {@code a} (read after {@link #state}) */
+    boolean permits(int i, dev.fenceline.Access a) {
+        return (keys.getInt(i * SLOT + 12) & (1 << a.ordinal())) != 0;
     }
 
     void close(int i) {

@@ -238,7 +238,13 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
 
             @Override
             public void registered(long keyId) {
-                inbox.open(slot, keyId);
+                registered(keyId, dev.fenceline.Access.all());
+            }
+
+            /** Peers' cma lanes check the slot's access before each transfer. */
+            @Override
+            public void registered(long keyId, Set<dev.fenceline.Access> access) {
+                inbox.open(slot, keyId, dev.fenceline.Access.bits(access));
             }
 
             /**
