@@ -52,6 +52,18 @@ public final class EndpointChannel {
         this.events = new LaneEvents(name, peer, sink);
     }
 
+    private volatile dev.fenceline.internal.LocalRegions localRegions = dev.fenceline.internal.LocalRegions.NONE;
+
+    /** @param r where the endpoint finds the registration of an operation's local buffer */
+    void localRegions(dev.fenceline.internal.LocalRegions r) {
+        this.localRegions = r;
+    }
+
+    /** @return where the endpoint finds the registration of an operation's local buffer */
+    dev.fenceline.internal.LocalRegions localRegions() {
+        return localRegions;
+    }
+
     /** @return the endpoint's name */
     public String name() {
         return name;

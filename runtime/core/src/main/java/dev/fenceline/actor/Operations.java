@@ -12,6 +12,10 @@ import dev.fenceline.internal.ErrorMode;
 import dev.fenceline.internal.FencelineSettings;
 import dev.fenceline.internal.Keepalive;
 import dev.fenceline.spi.LaneConnection;
+import dev.fenceline.spi.LaneCapabilities;
+import dev.fenceline.spi.Protocol;
+import dev.fenceline.spi.RegionHandle;
+import dev.fenceline.spi.support.Protocols;
 import dev.fenceline.spi.TransportOp;
 import java.nio.ByteBuffer;
 import java.util.List;
@@ -154,17 +158,22 @@ final class Operations implements LaneSlots.Answers {
         LaneConnection conn = slots.table().connection(r.lane);
         int[] only = r.resend;
         r.resend = null;
+        LaneCapabilities caps = capabilities(r.lane, conn);
         switch (r.kind) {
             case PUT, GET -> {
                 ByteBuffer local = r.local;
                 int total = local.remaining();
+                // Only a lane whose zero-copy needs registered memory pays for the lookup.
+                RegionHandle handle = caps.zcopyNeedsRegisteredLocal() && caps.maxZcopy() > 0
+                        ? channel.localRegions().handle(local, conn.transport()) : null;
+                int usable = Protocols.maxPayload(caps, handle != null);
                 if (r.fragmentSize == 0) {
-                    r.fragmentSize = Math.max(1, Math.min(settings.fragmentSize(), conn.maxFragment()));
-                } else if (conn.maxFragment() < r.fragmentSize) {
+                    r.fragmentSize = Math.max(1, Math.min(settings.fragmentSize(), usable));
+                } else if (usable < r.fragmentSize) {
                     // A restart must resend the same byte ranges under the same sequence numbers.
                     refuse(r, new EndpointFailedException("endpoint " + channel.name() + ": " + r + " was split"
                             + " into fragments of " + r.fragmentSize + " bytes, but lane " + r.lane + " takes at most "
-                            + conn.maxFragment() + " after a reconfiguration"));
+                            + usable + " after a reconfiguration"));
                     return;
                 }
                 int frag = r.fragmentSize;
@@ -181,22 +190,37 @@ final class Operations implements LaneSlots.Answers {
                     int off = fragment * frag;
                     int len = Math.min(frag, total - off);
                     postOp(r, fragment, TransportOp.rma(kind, slots.nextToken(), r.remoteAddress + off, r.key,
-                            local.slice(local.position() + off, len)));
+                            local.slice(local.position() + off, len)).localHandle(handle)
+                            .protocol(Protocols.rma(len, caps, handle != null)));
                 }
             }
             case ATOMIC_POST, ATOMIC_FETCH, CSWAP -> {
                 inflight.number(r, 1);
                 TransportOp.Kind kind = r.kind == Request.Kind.ATOMIC_POST ? TransportOp.Kind.ATOMIC_POST
                         : r.kind == Request.Kind.ATOMIC_FETCH ? TransportOp.Kind.ATOMIC_FETCH : TransportOp.Kind.CSWAP;
-                postOp(r, 0, TransportOp.atomic(kind, slots.nextToken(), r.remoteAddress, r.key, r.atomicOp, r.width,
-                        r.operand, r.compare));
+                TransportOp op = TransportOp.atomic(kind, slots.nextToken(), r.remoteAddress, r.key, r.atomicOp,
+                        r.width, r.operand, r.compare);
+                postOp(r, 0, op.protocol(Protocols.choose(op, caps, false)));
             }
             case AM -> {
                 inflight.number(r, 1);
-                postOp(r, 0, TransportOp.activeMessage(slots.nextToken(), r.amId, r.header, r.local));
+                postOp(r, 0, TransportOp.activeMessage(slots.nextToken(), r.amId, r.header, r.local)
+                        .protocol(Protocol.ACTIVE_MESSAGE));
             }
             default -> throw new IllegalStateException("cannot post " + r);
         }
+    }
+
+    /** Each lane's capabilities, read once per connection (a slot's connection changes on failover). */
+    private final LaneConnection[] capabilitiesOf = new LaneConnection[dev.fenceline.internal.LaneTable.MAX_LANES];
+    private final LaneCapabilities[] capabilities = new LaneCapabilities[dev.fenceline.internal.LaneTable.MAX_LANES];
+
+    private LaneCapabilities capabilities(int lane, LaneConnection conn) {
+        if (capabilitiesOf[lane] != conn) {
+            capabilities[lane] = conn.capabilities();
+            capabilitiesOf[lane] = conn;
+        }
+        return capabilities[lane];
     }
 
     private void postOp(Request r, int fragment, TransportOp op) {

@@ -61,10 +61,16 @@ public final class WorkerActor {
     private final Runnable stopped;
     private final Props endpointProps;
     private int endpointCount;
+    private final dev.fenceline.internal.LocalRegions localRegions;
+    /** The transports' progress agents, running once the worker started. */
+    private dev.fenceline.spi.support.ProgressRunners progress = dev.fenceline.spi.support.ProgressRunners.start(
+            "none", List.of(), dev.fenceline.spi.support.ProgressRunners.Threading.DEDICATED, null);
     private boolean transportsClosed;
 
     private WorkerActor(ActorContext<Command> ctx, FencelineSettings settings, String name,
-            Map<String, Transport> transports, AtomicLong epoch, LaneEvents.Sink laneEvents, Runnable stopped) {
+            Map<String, Transport> transports, AtomicLong epoch, LaneEvents.Sink laneEvents, Runnable stopped,
+            dev.fenceline.internal.LocalRegions localRegions) {
+        this.localRegions = localRegions;
         this.ctx = ctx;
         this.stopped = stopped;
         this.endpointProps = props(settings);
@@ -83,12 +89,14 @@ public final class WorkerActor {
      * @param epoch the worker fence epoch, shared with the endpoint facades
      * @param laneEvents where its endpoints' lane events go
      * @param stopped runs once the actor stopped and its transports are closed
+     * @param localRegions the worker's registered memory, where endpoints find a local buffer's registration
      * @return the behavior
      */
     static Behavior<Command> create(FencelineSettings settings, String name, Map<String, Transport> transports,
-            AtomicLong epoch, LaneEvents.Sink laneEvents, Runnable stopped) {
-        return Behaviors.setup(ctx -> new WorkerActor(ctx, settings, name, transports, epoch, laneEvents, stopped)
-                .start());
+            AtomicLong epoch, LaneEvents.Sink laneEvents, Runnable stopped,
+            dev.fenceline.internal.LocalRegions localRegions) {
+        return Behaviors.setup(ctx -> new WorkerActor(ctx, settings, name, transports, epoch, laneEvents, stopped,
+                localRegions).start());
     }
 
     /**
@@ -111,7 +119,8 @@ public final class WorkerActor {
      */
     public static Behavior<Command> create(FencelineSettings settings, String name, Map<String, Transport> transports,
             AtomicLong epoch) {
-        return create(settings, name, transports, epoch, LaneEvents.NONE, () -> { });
+        return create(settings, name, transports, epoch, LaneEvents.NONE, () -> { },
+                dev.fenceline.internal.LocalRegions.NONE);
     }
 
 
@@ -130,6 +139,18 @@ public final class WorkerActor {
                 ctx.getLog().error("worker {}: transport {} did not start: {}", name, t.name(), e.toString(), e);
             }
         }
+        // Their polling loops, on threads of the runtime's own (never this dispatcher's), before any connect.
+        List<dev.fenceline.spi.ProgressAgent> agents = new ArrayList<>();
+        for (Transport t : transports.values()) {
+            try {
+                agents.addAll(t.progressAgents());
+            } catch (RuntimeException e) {
+                ctx.getLog().error("worker {}: transport {} gave no progress agents: {}", name, t.name(),
+                        e.toString(), e);
+            }
+        }
+        progress = dev.fenceline.spi.support.ProgressRunners.start(name, agents, settings.progress().threading(),
+                settings.progress().newIdleStrategy());
         return running();
     }
 
@@ -161,6 +182,7 @@ public final class WorkerActor {
         }
         int n = ++endpointCount;
         EndpointChannel channel = new EndpointChannel(name + "->" + peer.name() + "#" + n, peer, laneEvents);
+        channel.localRegions(localRegions);
         EndpointImpl facade = new EndpointImpl(channel, epoch, system, settings.connectTimeout().plus(Duration.ofSeconds(5)));
         List<String> over = List.copyOf(shared);
         org.slf4j.Logger log = ctx.getLog(); // the connect runs on the endpoint actor; the logger is thread-safe
@@ -183,6 +205,7 @@ public final class WorkerActor {
             return;
         }
         transportsClosed = true;
+        progress.close(); // the polling loops stop before the transports they poll close
         for (Transport t : transports.values()) {
             try {
                 t.close();

@@ -120,7 +120,7 @@ public final class WorkerImpl implements Worker {
         this.askTimeout = settings.connectTimeout().plus(Duration.ofSeconds(5));
         this.laneEvents = new LaneEventDispatch(system.executionContext());
         this.actor = system.systemActorOf(WorkerActor.create(settings, name, transports, epoch, laneEvents,
-                this::stopped), "fenceline-worker-" + WORKERS.incrementAndGet(), WorkerActor.props(settings));
+                this::stopped, registrations), "fenceline-worker-" + WORKERS.incrementAndGet(), WorkerActor.props(settings));
     }
 
     /**

@@ -28,11 +28,33 @@ import java.util.Set;
  * @param handlerTimeBound an active-message handler call longer than this is reported; zero for none
  * @param stat where and how often the process's counters are published for {@code fenceline stat}
  * @param actors where the runtime's actors run and how they end with their actor system
+ * @param progress how the transports' progress agents get threads
  * @param keysRead every key read, for the completeness test
  */
 public record FencelineSettings(List<String> transports, boolean lanesFromEveryTransport, FenceMode fenceMode, ErrorMode errorMode,
         Duration connectTimeout, int submitBatch, Duration keepaliveInterval, Duration keepaliveTimeout, long shortMax, long bandwidthThreshold, int fragmentSize,
-        boolean jmx, Duration handlerTimeBound, Stat stat, Actors actors, Set<String> keysRead) {
+        boolean jmx, Duration handlerTimeBound, Stat stat, Actors actors, Progress progress, Set<String> keysRead) {
+
+    /**
+     * {@code fenceline.progress}.
+     *
+     * @param threading dedicated or shared
+     * @param idleStrategy the shared thread's: backoff, yield, busy-spin or sleep
+     * @param parkMin the backoff strategy's shortest park
+     * @param parkMax the backoff strategy's longest park, and the sleep strategy's park
+     */
+    public record Progress(dev.fenceline.spi.support.ProgressRunners.Threading threading, String idleStrategy,
+            Duration parkMin, Duration parkMax) {
+        /** @return a new idle strategy for the shared thread */
+        public org.agrona.concurrent.IdleStrategy newIdleStrategy() {
+            return switch (idleStrategy) {
+                case "busy-spin" -> new org.agrona.concurrent.BusySpinIdleStrategy();
+                case "yield" -> new org.agrona.concurrent.YieldingIdleStrategy();
+                case "sleep" -> new org.agrona.concurrent.SleepingIdleStrategy(parkMax.toNanos());
+                default -> new org.agrona.concurrent.BackoffIdleStrategy(100, 10, parkMin.toNanos(), parkMax.toNanos());
+            };
+        }
+    }
 
     /**
      * The runtime's actors in their actor system.
@@ -91,7 +113,7 @@ public record FencelineSettings(List<String> transports, boolean lanesFromEveryT
         }
         return new FencelineSettings(List.copyOf(chosen), lanesFromEveryTransport, fenceMode, errorMode, connectTimeout, submitBatch,
                 keepaliveInterval, keepaliveTimeout, shortMax, bandwidthThreshold, fragmentSize, jmx, handlerTimeBound,
-                stat, actors, keysRead);
+                stat, actors, progress, keysRead);
     }
 
     /**
@@ -147,8 +169,14 @@ public record FencelineSettings(List<String> transports, boolean lanesFromEveryT
                     + " dispatcher's configuration, outside the fenceline section (there is none at " + dispatcher + ")");
         }
         Actors actors = new Actors(dispatcher, r.bool("coordinated-shutdown"));
+        Duration parkMin = r.durationIn("progress.idle-park-min", Duration.ofNanos(1), Duration.ofMillis(1));
+        Progress progress = new Progress(r.oneOf("progress.threading", List.of("dedicated", "shared")).equals("shared")
+                ? dev.fenceline.spi.support.ProgressRunners.Threading.SHARED
+                : dev.fenceline.spi.support.ProgressRunners.Threading.DEDICATED,
+                r.oneOf("progress.idle-strategy", List.of("backoff", "yield", "busy-spin", "sleep")), parkMin,
+                r.durationIn("progress.idle-park-max", parkMin, Duration.ofSeconds(1)));
         boolean every = r.oneOf("endpoint.lane-transports", List.of("all", "first")).equals("all");
         return new FencelineSettings(List.copyOf(transports), every, fence, error, connectTimeout, submitBatch, keepalive,
-                keepaliveTimeout, shortMax, bw, fragment, jmx, handlerBound, stat, actors, r.keysRead());
+                keepaliveTimeout, shortMax, bw, fragment, jmx, handlerBound, stat, actors, progress, r.keysRead());
     }
 }

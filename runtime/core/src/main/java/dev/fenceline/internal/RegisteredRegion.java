@@ -10,16 +10,24 @@ final class RegisteredRegion implements MemoryRegion {
     private final ByteBuffer memory;
     private final RemoteKey key;
     private final RegistrationTable owner;
-    /** Every transport's handle of the region, each closed with it. */
-    private final java.util.List<dev.fenceline.spi.RegionHandle> handles;
+    /** Every transport's handle of the region, by transport name, each closed with it. */
+    private final java.util.Map<String, dev.fenceline.spi.RegionHandle> handles;
     private volatile boolean closed;
 
     RegisteredRegion(ByteBuffer memory, RemoteKey key, RegistrationTable owner,
-            java.util.List<dev.fenceline.spi.RegionHandle> handles) {
+            java.util.Map<String, dev.fenceline.spi.RegionHandle> handles) {
         this.handles = handles;
         this.memory = memory;
         this.key = key;
         this.owner = owner;
+    }
+
+    /**
+     * @param transport a transport's name
+     * @return its handle of the region, or null
+     */
+    dev.fenceline.spi.RegionHandle handle(String transport) {
+        return handles.get(transport);
     }
 
     /** @return the region's memory, absolute-indexed from 0; never repositioned */
@@ -56,7 +64,7 @@ final class RegisteredRegion implements MemoryRegion {
         if (!closed) {
             closed = true;
             owner.closed(this);
-            for (dev.fenceline.spi.RegionHandle h : handles) {
+            for (dev.fenceline.spi.RegionHandle h : handles.values()) {
                 h.close(); // peers that reach it directly, through any transport, see it closed too
             }
         }

@@ -15,7 +15,6 @@ import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.security.SecureRandom;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
@@ -27,7 +26,7 @@ import io.netty.util.internal.PlatformDependent;
  * A worker's registered memory and active-message handlers. Transports apply incoming operations
  * through it from their own threads; registration is rare, lookups are lock-free.
  */
-public final class RegistrationTable implements RemoteAccessTarget {
+public final class RegistrationTable implements RemoteAccessTarget, LocalRegions {
     /** Active-message ids are in [0, MAX_AM_ID]. */
     public static final int MAX_AM_ID = 65535;
     private static final VarHandle INT = MethodHandles.byteBufferViewVarHandle(int[].class, ByteOrder.nativeOrder());
@@ -37,6 +36,9 @@ public final class RegistrationTable implements RemoteAccessTarget {
     private final String ownerName;
     private final SecureRandom random = new SecureRandom();
     private final Map<Long, RegisteredRegion> regions = new ConcurrentHashMap<>();
+    /** Open regions by base address, for finding an operation's local buffer. */
+    private final java.util.concurrent.ConcurrentSkipListMap<Long, RegisteredRegion> byAddress =
+            new java.util.concurrent.ConcurrentSkipListMap<>();
     /**
      * The most recently closed keys, so that a late access is told the region was closed rather than
      * that the key is unknown. Bounded: a worker that registers and closes regions all day does not
@@ -133,10 +135,13 @@ public final class RegistrationTable implements RemoteAccessTarget {
         do {
             keyId = random.nextLong();
             region = new RegisteredRegion(memory, new RemoteKey(ownerId, keyId, base, memory.capacity(), access, parts),
-                    this, List.copyOf(handles.values()));
+                    this, java.util.Collections.unmodifiableMap(handles));
         } while (keyId == 0 || closedKeys.contains(keyId) || regions.putIfAbsent(keyId, region) != null);
         for (RegionHandle h : handles.values()) {
             h.registered(keyId, access);
+        }
+        if (!handles.isEmpty()) {
+            byAddress.put(base, region); // the same memory registered again: the newest registration
         }
         return region;
     }
@@ -174,9 +179,30 @@ public final class RegistrationTable implements RemoteAccessTarget {
     }
 
     void closed(RegisteredRegion region) {
+        byAddress.remove(region.address(), region);
         long k = region.remoteKey().keyId();
         closedKeys.add(k);
         regions.remove(k);
+    }
+
+    /**
+     * Per put or get on a lane whose zero-copy needs registered memory: a lookup by address.
+     */
+    @Override
+    public RegionHandle handle(ByteBuffer local, String transport) {
+        if (!local.isDirect()) {
+            return null;
+        }
+        long at = PlatformDependent.directBufferAddress(local) + local.position();
+        Map.Entry<Long, RegisteredRegion> e = byAddress.floorEntry(at);
+        if (e == null) {
+            return null;
+        }
+        RegisteredRegion r = e.getValue();
+        if (r.isClosed() || at - r.address() > r.length() - local.remaining()) {
+            return null;
+        }
+        return r.handle(transport);
     }
 
     /** Closes every region (the worker is closing). */

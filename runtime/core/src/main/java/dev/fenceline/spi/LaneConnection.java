@@ -21,6 +21,17 @@ public interface LaneConnection {
     int maxFragment();
 
     /**
+     * What the lane can do. The endpoint reads it once per connection, splits puts and gets by it
+     * and tells each operation its protocol ({@link TransportOp#protocol()}). The default: software
+     * on everything, payloads copied up to {@link #maxFragment()}.
+     *
+     * @return the lane's capabilities
+     */
+    default LaneCapabilities capabilities() {
+        return LaneCapabilities.software(maxFragment(), deduplicates());
+    }
+
+    /**
      * Binds the listener that receives this connection's completions and failures. Called once,
      * before the first operation.
      *

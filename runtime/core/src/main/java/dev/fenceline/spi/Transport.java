@@ -24,6 +24,18 @@ public interface Transport extends AutoCloseable {
     }
 
     /**
+     * The polling loops this transport needs run; the runtime asks once, right after
+     * {@link #start}, runs them on threads of its own (never actor-system threads) as
+     * {@code fenceline.progress} says, and stops them before {@link #close()}. A transport whose
+     * threads are its library's (Netty's event loops) keeps the default, none.
+     *
+     * @return the agents
+     */
+    default java.util.List<ProgressAgent> progressAgents() {
+        return java.util.List.of();
+    }
+
+    /**
      * Connects to a peer's instance of this transport.
      *
      * @param peerId the peer worker's identity

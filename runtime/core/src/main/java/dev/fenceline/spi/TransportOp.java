@@ -41,6 +41,8 @@ public final class TransportOp {
     private long lowWater = -1;
     private long result;
     private RequestTrace trace;
+    private Protocol protocol;
+    private RegionHandle localHandle;
 
     private TransportOp(Kind kind, long token, long remoteAddress, RemoteKey key, ByteBuffer local, AtomicOp atomicOp,
             int width, long operand, long compare, int amId, ByteBuffer header) {
@@ -193,6 +195,43 @@ public final class TransportOp {
      */
     public TransportOp trace(RequestTrace t) {
         this.trace = t;
+        return this;
+    }
+
+    /**
+     * @return how the endpoint chose to send it, from the lane's {@link LaneCapabilities} (null if
+     *     the endpoint did not say: a transport then chooses with
+     *     {@link dev.fenceline.spi.support.Protocols#choose} itself)
+     */
+    public Protocol protocol() {
+        return protocol;
+    }
+
+    /**
+     * @param p the protocol the endpoint chose
+     * @return this
+     */
+    public TransportOp protocol(Protocol p) {
+        this.protocol = p;
+        return this;
+    }
+
+    /**
+     * @return the lane's transport's handle of the registered region that holds {@link #local()},
+     *     for zero-copy from registered memory; set only for a lane whose zero-copy needs it
+     *     ({@link LaneCapabilities#zcopyNeedsRegisteredLocal()}), and null if the buffer is not in
+     *     a region registered with that transport
+     */
+    public RegionHandle localHandle() {
+        return localHandle;
+    }
+
+    /**
+     * @param h the handle, or null
+     * @return this
+     */
+    public TransportOp localHandle(RegionHandle h) {
+        this.localHandle = h;
         return this;
     }
 

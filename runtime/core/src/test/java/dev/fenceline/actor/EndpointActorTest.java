@@ -77,6 +77,59 @@ class EndpointActorTest {
         return new RecordingLane(2, Set.of(LaneType.RMA_BW));
     }
 
+    /**
+     * A lane whose zero-copy needs registered local memory (RDMA's shape): a put from a registered
+     * buffer is split by the zero-copy limit and carries the buffer's handle of the lane's transport,
+     * one from an unregistered buffer by the copy limit, without a handle; each fragment says its
+     * protocol, chosen from the lane's capabilities.
+     */
+    @Test
+    void operationsCarryTheProtocolTheLaneCapabilitiesGiveAndTheLocalHandleZeroCopyNeeds() {
+        RecordingLane rdma = new RecordingLane(1, Set.of(LaneType.AM, LaneType.RMA, LaneType.RMA_BW, LaneType.AMO));
+        rdma.capabilities = new dev.fenceline.spi.LaneCapabilities(64, 8192, 1 << 20, true,
+                Set.of(dev.fenceline.AtomicOp.ADD), Set.of(dev.fenceline.AtomicOp.ADD), true, true, false);
+        ByteBuffer registered = ByteBuffer.allocateDirect(1 << 20);
+        dev.fenceline.spi.RegionHandle handle = new dev.fenceline.spi.RegionHandle() {
+            @Override
+            public byte[] transportData() {
+                return new byte[0];
+            }
+
+            @Override
+            public void registered(long keyId) {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        channel.localRegions((local, transport) -> transport.equals("recording") && local.isDirect()
+                && sameMemory(local, registered) ? handle : null);
+        BehaviorTestKit<EndpointProtocol.Command> kit = spawn("endpoint", rdma);
+        facade.put(registered.slice(0, 300_000), key.baseAddress(), key);
+        facade.put(ByteBuffer.allocateDirect(20_000), key.baseAddress(), key);
+        facade.put(ByteBuffer.allocate(8), key.baseAddress(), key);
+        facade.put(registered.slice(0, 4000), key.baseAddress(), key);
+        facade.atomicPost64(dev.fenceline.AtomicOp.ADD, key.baseAddress(), key, 1);
+        facade.atomicPost64(dev.fenceline.AtomicOp.XOR, key.baseAddress(), key, 1);
+        settle(kit);
+        List<String> got = new java.util.ArrayList<>();
+        for (dev.fenceline.spi.TransportOp op : rdma.ops) {
+            got.add(op.kind() + ":" + op.bytes() + ":" + op.protocol() + (op.localHandle() == handle ? ":handle" : ""));
+        }
+        assertEquals(List.of("PUT:262144:ZCOPY:handle", "PUT:37856:ZCOPY:handle", // by fragment-size, 256 KiB
+                "PUT:8192:BCOPY", "PUT:8192:BCOPY", "PUT:3616:BCOPY", // unregistered: split by the copy limit
+                "PUT:8:SHORT",
+                "PUT:4000:BCOPY:handle", // registered, but small enough to copy
+                "ATOMIC_POST:8:HARDWARE_ATOMIC", "ATOMIC_POST:8:SOFTWARE_ATOMIC"), got);
+    }
+
+    private static boolean sameMemory(ByteBuffer a, ByteBuffer region) {
+        long at = io.netty.util.internal.PlatformDependent.directBufferAddress(a) + a.position();
+        long base = io.netty.util.internal.PlatformDependent.directBufferAddress(region);
+        return at >= base && at - base <= region.capacity() - a.remaining();
+    }
+
     @Test
     void fenceAcrossTwoLanesFlushesBothBeforeReleasingTheRequest() {
         RecordingLane l0 = shortLane();

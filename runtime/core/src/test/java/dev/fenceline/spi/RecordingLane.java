@@ -56,6 +56,14 @@ public final class RecordingLane implements LaneConnection {
         return 1 << 16;
     }
 
+    /** What {@link #capabilities()} answers; null: the default. */
+    public LaneCapabilities capabilities;
+
+    @Override
+    public LaneCapabilities capabilities() {
+        return capabilities != null ? capabilities : LaneConnection.super.capabilities();
+    }
+
     @Override
     public void bind(LaneListener listener) {
     }

@@ -88,6 +88,7 @@ public abstract class TransportContractSuite {
     private RegionHandle handle;
     private RemoteKey key;
     private final List<LaneConnection> opened = new ArrayList<>();
+    private final List<dev.fenceline.spi.support.ProgressRunners> progress = new ArrayList<>();
     private final long originId = ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE;
     private long sequence;
 
@@ -163,6 +164,8 @@ public abstract class TransportContractSuite {
                 return system.systemActorOf(behavior, name + "-" + transport.name() + "-" + actor, Props.empty());
             }
         });
+        progress.add(dev.fenceline.spi.support.ProgressRunners.start(name, transport.progressAgents(),
+                dev.fenceline.spi.support.ProgressRunners.Threading.DEDICATED, null));
         return transport;
     }
 
@@ -187,6 +190,7 @@ public abstract class TransportContractSuite {
         if (handle != null) {
             handle.close();
         }
+        progress.forEach(dev.fenceline.spi.support.ProgressRunners::close); // as the runtime: before close()
         if (origin != null) {
             origin.close();
         }

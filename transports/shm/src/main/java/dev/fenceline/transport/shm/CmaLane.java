@@ -84,6 +84,13 @@ final class CmaLane extends AbstractLane {
         return dev.fenceline.spi.Revocation.REVOKED;
     }
 
+    /** One copy, straight from the caller's buffer into the peer process (or back): zero-copy, no registration. */
+    @Override
+    public dev.fenceline.spi.LaneCapabilities capabilities() {
+        return new dev.fenceline.spi.LaneCapabilities(0, 0, maxFragment(), false, java.util.Set.of(),
+                java.util.Set.of(), false, true, deduplicates());
+    }
+
     /** A failure found before the endpoint bound the lane is reported at bind; once, whichever comes second. */
     @Override
     public void bind(LaneListener l) {

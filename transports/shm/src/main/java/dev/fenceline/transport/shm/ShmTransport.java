@@ -30,7 +30,6 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.agrona.concurrent.Agent;
-import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.AtomicBuffer;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.BusySpinIdleStrategy;
@@ -45,8 +44,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One worker's shared-memory transport: its control segment (inbox ring), the data segments behind
- * its regions, the peer segments it mapped, and one polling thread (an Agrona {@link AgentRunner},
- * never an actor-system thread) that serves the inbox: requests from peers are applied to this
+ * its regions, the peer segments it mapped, and one polling loop (an Agrona {@link Agent} the runtime
+ * runs on a thread of its own, never an actor-system thread) that serves the inbox: requests from peers are applied to this
  * worker's memory at most once and answered in order, answers to this worker's lanes go to their
  * endpoints, and peers whose process died fail their lanes.
  */
@@ -60,7 +59,6 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
     private final String prefix;
     private final Inbox inbox;
     private final Path inboxFile;
-    private final AgentRunner runner;
     private final AtomicInteger segmentCount = new AtomicInteger();
     private final Set<DataSegment> ownSegments = ConcurrentHashMap.newKeySet();
     private final Map<String, DataSegment.Peer> peerSegments = new ConcurrentHashMap<>();
@@ -135,12 +133,6 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         if (!cma) {
             LOG.debug("shm {}: no cross-memory-attach lane: {}", context.workerName(), noCma);
         }
-        this.runner = new AgentRunner(idle(settings), this::onError, null, this);
-        AgentRunner.startOnThread(runner, r -> {
-            Thread t = new Thread(r);
-            t.setDaemon(true);
-            return t;
-        });
     }
 
     private static IdleStrategy idle(ShmSettings s) {
@@ -152,8 +144,10 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         };
     }
 
-    private void onError(Throwable t) {
-        LOG.error("shm {}: polling thread error", context.workerName(), t);
+    /** The polling loop: the runtime runs it on a thread of its own, with this transport's idle strategy. */
+    @Override
+    public List<dev.fenceline.spi.ProgressAgent> progressAgents() {
+        return List.of(new dev.fenceline.spi.ProgressAgent(this, idle(settings)));
     }
 
     /** @return this worker's gates, in its control segment */
@@ -957,8 +951,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
             return;
         }
         closed = true;
-        Heartbeat.stop(inbox);
-        runner.close();
+        Heartbeat.stop(inbox); // the runtime stopped the polling loop before this
         List<ShmLane> all = new ArrayList<>(lanes.values()); // closed() takes them out of the map
         for (ShmLane l : all) {
             l.forget(); // peers forget the connection now, not when they notice this process is gone

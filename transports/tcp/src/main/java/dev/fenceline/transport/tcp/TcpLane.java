@@ -5,7 +5,10 @@ import dev.fenceline.FencelineException;
 import dev.fenceline.LaneType;
 import dev.fenceline.spi.LaneListener;
 import dev.fenceline.spi.PostStatus;
+import dev.fenceline.spi.LaneCapabilities;
+import dev.fenceline.spi.Protocol;
 import dev.fenceline.spi.TransportOp;
+import dev.fenceline.spi.support.Protocols;
 import dev.fenceline.spi.support.AbstractLane;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
@@ -52,6 +55,25 @@ final class TcpLane extends AbstractLane {
         this.channel = channel;
         this.settings = settings;
         this.ring = new ReplyRing(settings.queueDepth());
+        this.capabilities = new LaneCapabilities(Math.min(COPY_MAX, maxFragment), 0, maxFragment, false,
+                java.util.Set.of(), java.util.Set.of(), false, true, true);
+    }
+
+    /**
+     * Puts up to 1 KiB are copied into the frame (short); bigger ones are sent from the caller's
+     * buffer (zero-copy, no registration needed). Gets and atomics are requests the target answers.
+     */
+    @Override
+    public LaneCapabilities capabilities() {
+        return capabilities;
+    }
+
+    private final LaneCapabilities capabilities;
+
+    /** The endpoint's choice, or the lane's own for an operation that carries none. */
+    private Protocol protocol(TransportOp op, int payload) {
+        Protocol p = op.protocol();
+        return p != null ? p : Protocols.rma(payload, capabilities, false);
     }
 
     /** @return the lane's connection (a fault injected in a test closes it) */
@@ -126,7 +148,7 @@ final class TcpLane extends AbstractLane {
         switch (op.kind()) {
             case PUT -> {
                 ring.offer(op.token(), ReplyRing.OP, payload, null);
-                if (payload <= COPY_MAX) {
+                if (protocol(op, payload) == Protocol.SHORT) {
                     enqueue(FrameEncoder.put(alloc, op.token(), op.originId(), op.sequence(), op.lowWater(), key,
                             op.remoteAddress(), op.local()));
                     break;
