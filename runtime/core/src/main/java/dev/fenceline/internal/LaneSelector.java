@@ -49,10 +49,25 @@ public final class LaneSelector {
                 }
             }
             if (n > 0) {
-                return java.util.Arrays.copyOf(found, n);
+                int[] lanes = java.util.Arrays.copyOf(found, n);
+                return c == OpClass.ATOMIC ? preferHardware(table, lanes) : lanes;
             }
         }
         return NONE;
+    }
+
+    /** Of lanes that carry atomics, those whose hardware does them, if any do (RDMA beside a software lane). */
+    private static int[] preferHardware(LaneTable table, int[] lanes) {
+        int n = 0;
+        int[] hw = new int[lanes.length];
+        for (int lane : lanes) {
+            dev.fenceline.spi.LaneCapabilities caps = table.connection(lane).capabilities();
+            if (!caps.hardwareAtomics64().isEmpty() || !caps.hardwareAtomics32().isEmpty()
+                    || caps.hardwareCompareAndSwap()) {
+                hw[n++] = lane;
+            }
+        }
+        return n == 0 || n == lanes.length ? lanes : java.util.Arrays.copyOf(hw, n);
     }
 
     private static boolean servesAny(LaneTable table, int lane, List<LaneType> types) {

@@ -41,6 +41,22 @@ class LaneSelectorTest {
         assertArrayEquals(new int[] {0, 1}, LaneSelector.lanesFor(rails, OpClass.ATOMIC));
     }
 
+    /** Of two AMO lanes, atomics go to the one whose hardware does them; with none such, to both. */
+    @Test
+    void atomicsPreferALaneThatDoesThemInHardware() {
+        LaneTable both = table(Set.of(LaneType.AM, LaneType.RMA, LaneType.AMO), Set.of(LaneType.RMA_BW, LaneType.AMO));
+        assertArrayEquals(new int[] {0, 1}, LaneSelector.lanesFor(both, OpClass.ATOMIC));
+        RecordingLane sw = new RecordingLane(100, Set.of(LaneType.AM, LaneType.RMA, LaneType.AMO));
+        RecordingLane hw = new RecordingLane(101, Set.of(LaneType.RMA_BW, LaneType.AMO));
+        hw.capabilities = new dev.fenceline.spi.LaneCapabilities(64, 8192, 1 << 20, true,
+                Set.of(dev.fenceline.AtomicOp.ADD), Set.of(dev.fenceline.AtomicOp.ADD), true, true, false);
+        LaneTable t = LaneTable.of(List.of(sw, hw));
+        assertArrayEquals(new int[] {1}, LaneSelector.lanesFor(t, OpClass.ATOMIC));
+        assertArrayEquals(new int[] {0}, LaneSelector.lanesFor(t.withFailed(1), OpClass.ATOMIC),
+                "the software lane takes them when the hardware one fails");
+        assertArrayEquals(new int[] {1}, LaneSelector.lanesFor(t, OpClass.RMA_LARGE), "bulk RMA is unaffected");
+    }
+
     @Test
     void failedLanesAreNotSelected() {
         LaneTable t = table(Set.of(LaneType.AM, LaneType.RMA), Set.of(LaneType.RMA_BW)).withFailed(1);
