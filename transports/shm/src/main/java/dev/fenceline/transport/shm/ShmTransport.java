@@ -506,13 +506,15 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
             someoneDied = true;
             work++;
         }
-        if (sweepWanted.getAndSet(false)) {
+        // A plain read on each pass; the write only when the actor asked (every liveness interval).
+        if (sweepWanted.get() && sweepWanted.getAndSet(false)) {
             sweepGone();
         }
         // A producer killed between claiming a record and committing it blocks this inbox for every
         // peer; Agrona's unblock() skips such a record. Never under a live producer, which may only be
         // slow (or stopped): only when some process that could write here died.
-        if ((someoneDied | unblockWanted.getAndSet(false)) && inbox.ring.unblock()) {
+        boolean unblock = someoneDied | (unblockWanted.get() && unblockWanted.getAndSet(false));
+        if (unblock && inbox.ring.unblock()) {
             LOG.warn("shm {}: skipped a message a dead peer left half-written in the inbox", context.workerName());
         }
         return work;

@@ -176,7 +176,6 @@ final class ShmTransportActor {
     private final ActorContext<Command> ctx;
     private final TimerScheduler<Command> timers;
     private final Backend backend;
-    private final Duration livenessInterval;
     private final Duration connectTimeout;
     private final Duration quarantine;
     private final Predicate<Inbox> alive;
@@ -185,11 +184,10 @@ final class ShmTransportActor {
     private long peerCount;
 
     private ShmTransportActor(ActorContext<Command> ctx, TimerScheduler<Command> timers, Backend backend,
-            Duration livenessInterval, Duration connectTimeout, Duration quarantine, Predicate<Inbox> alive) {
+            Duration connectTimeout, Duration quarantine, Predicate<Inbox> alive) {
         this.ctx = ctx;
         this.timers = timers;
         this.backend = backend;
-        this.livenessInterval = livenessInterval;
         this.connectTimeout = connectTimeout;
         this.quarantine = quarantine;
         this.alive = alive;
@@ -207,7 +205,7 @@ final class ShmTransportActor {
             Duration quarantine, Predicate<Inbox> alive) {
         return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
             timers.startTimerWithFixedDelay(Housekeeping.TICK, livenessInterval);
-            return new ShmTransportActor(ctx, timers, backend, livenessInterval, connectTimeout, quarantine, alive)
+            return new ShmTransportActor(ctx, timers, backend, connectTimeout, quarantine, alive)
                     .running();
         }));
     }
@@ -230,6 +228,7 @@ final class ShmTransportActor {
                 })
                 .onMessageEquals(Housekeeping.TICK, () -> {
                     backend.housekeeping();
+                    peers.values().forEach(p -> p.tell(ShmPeerActor.Check.TICK)); // one wake-up for all peers
                     return Behaviors.same();
                 })
                 .onSignal(PostStop.class, s -> {
@@ -299,7 +298,7 @@ final class ShmTransportActor {
 
     private void watch(Inbox peer) {
         if (!peers.containsKey(peer)) {
-            peers.put(peer, ctx.spawn(ShmPeerActor.create(peer, livenessInterval, alive, ctx.getSelf()),
+            peers.put(peer, ctx.spawn(ShmPeerActor.create(peer, alive, ctx.getSelf()),
                     "peer-" + peer.pid + "-" + (++peerCount)));
         }
     }
