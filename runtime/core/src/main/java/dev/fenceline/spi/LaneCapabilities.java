@@ -17,7 +17,7 @@ import java.util.Set;
  * @param maxZcopy the largest payload sent from (or received into) the caller's buffer itself, 0 for none
  * @param zcopyNeedsRegisteredLocal whether zero-copy needs the local buffer registered with the
  *     transport (RDMA); then the endpoint hands the lane the buffer's registration
- *     ({@link TransportOp#localMemory()}) and uses copy protocols for an unregistered buffer
+ *     ({@link TransportOp#localHandle()}) and uses copy protocols for an unregistered buffer
  * @param hardwareAtomics32 atomics on 4 bytes the lane does in hardware
  * @param hardwareAtomics64 atomics on 8 bytes the lane does in hardware
  * @param hardwareCompareAndSwap whether compare-and-swap is done in hardware (both widths)
@@ -28,7 +28,19 @@ import java.util.Set;
 public record LaneCapabilities(int maxShort, int maxBcopy, int maxZcopy, boolean zcopyNeedsRegisteredLocal,
         Set<AtomicOp> hardwareAtomics32, Set<AtomicOp> hardwareAtomics64, boolean hardwareCompareAndSwap,
         boolean flushMeansVisible, boolean deduplicates) {
-    /** Checks the sizes and freezes the sets. */
+    /**
+     * Checks the sizes and freezes the sets.
+     *
+     * @param maxShort the largest payload sent inline with the request, 0 for none
+     * @param maxBcopy the largest payload copied into a transport buffer first, 0 for none
+     * @param maxZcopy the largest payload sent from or received into the caller's buffer, 0 for none
+     * @param zcopyNeedsRegisteredLocal whether zero-copy needs the local buffer registered
+     * @param hardwareAtomics32 atomics on 4 bytes done in hardware
+     * @param hardwareAtomics64 atomics on 8 bytes done in hardware
+     * @param hardwareCompareAndSwap whether compare-and-swap is done in hardware
+     * @param flushMeansVisible whether a completed flush means visible at the target
+     * @param deduplicates whether the target deduplicates
+     */
     public LaneCapabilities {
         if (maxShort < 0 || maxBcopy < 0 || maxZcopy < 0 || Math.max(maxShort, Math.max(maxBcopy, maxZcopy)) == 0) {
             throw new IllegalArgumentException("a lane needs some protocol for payloads: short " + maxShort

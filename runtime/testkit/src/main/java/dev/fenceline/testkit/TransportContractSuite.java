@@ -11,12 +11,9 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import dev.fenceline.AtomicOp;
 import dev.fenceline.EndpointFailedException;
-import dev.fenceline.FencelineException;
 import dev.fenceline.LaneType;
-import dev.fenceline.RemoteAccessException;
 import dev.fenceline.RemoteKey;
 import dev.fenceline.spi.LaneConnection;
-import dev.fenceline.spi.LaneListener;
 import dev.fenceline.spi.PostStatus;
 import dev.fenceline.spi.RegionHandle;
 import dev.fenceline.spi.RemoteAccessTarget;
@@ -26,6 +23,11 @@ import dev.fenceline.spi.TransportActors;
 import dev.fenceline.spi.TransportContext;
 import dev.fenceline.spi.TransportOp;
 import dev.fenceline.spi.TransportProvider;
+import dev.fenceline.testkit.ContractEvents.Completed;
+import dev.fenceline.testkit.ContractEvents.Failed;
+import dev.fenceline.testkit.ContractEvents.Flushed;
+import dev.fenceline.testkit.ContractEvents.LaneFailed;
+import dev.fenceline.testkit.ContractEvents.Ready;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.time.Duration;
@@ -36,11 +38,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.ServiceLoader;
 import java.util.UUID;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Behavior;
@@ -74,11 +73,11 @@ import org.junit.jupiter.api.Timeout;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 public abstract class TransportContractSuite {
-    private static final Duration WAIT = Duration.ofSeconds(10);
+    static final Duration WAIT = Duration.ofSeconds(10);
     /** Bytes of the target region. */
-    private static final int REGION = 1 << 16;
+    static final int REGION = 1 << 16;
     /** The key id of the target region. */
-    private static final long KEY_ID = 42;
+    static final long KEY_ID = 42;
 
     private ActorSystem<Void> system;
     private Transport origin;
@@ -415,7 +414,7 @@ public abstract class TransportContractSuite {
     /** A lane under test and what it reported. */
     private final class Lane {
         final LaneConnection lane;
-        final Events events = new Events();
+        final ContractEvents events = new ContractEvents();
 
         Lane(LaneConnection lane) {
             this.lane = lane;
@@ -477,323 +476,4 @@ public abstract class TransportContractSuite {
         }
     }
 
-    /** A completion. @param token the operation @param value its fetched value */
-    private record Completed(long token, long value) {
-    }
-
-    /** A failure. @param token the operation @param error why */
-    private record Failed(long token, FencelineException error) {
-    }
-
-    /** A flush answered. @param token the flush */
-    private record Flushed(long token) {
-    }
-
-    /** A flush failed. @param token the flush @param error why */
-    private record FlushFailed(long token, FencelineException error) {
-    }
-
-    /** Room again. */
-    private record Ready() {
-    }
-
-    /** The lane failed. @param cause why */
-    private record LaneFailed(Throwable cause) {
-    }
-
-    /** Another connection. @param kind replaced, recovered or added @param connection the connection */
-    private record Other(String kind, LaneConnection connection) {
-    }
-
-    /** The listener: every event in arrival order, from any thread. */
-    private static final class Events implements LaneListener {
-        private final LinkedBlockingQueue<Object> arriving = new LinkedBlockingQueue<>();
-        private final List<Object> seen = new ArrayList<>();
-
-        @Override
-        public void onCompleted(long token, long value) {
-            arriving.add(new Completed(token, value));
-        }
-
-        @Override
-        public void onFailed(long token, FencelineException error) {
-            arriving.add(new Failed(token, error));
-        }
-
-        @Override
-        public void onFlushed(long token) {
-            arriving.add(new Flushed(token));
-        }
-
-        @Override
-        public void onFlushFailed(long token, FencelineException error) {
-            arriving.add(new FlushFailed(token, error));
-        }
-
-        @Override
-        public void onReady() {
-            arriving.add(new Ready());
-        }
-
-        @Override
-        public void onLaneFailed(Throwable cause) {
-            arriving.add(new LaneFailed(cause));
-        }
-
-        @Override
-        public void onReplaced(LaneConnection replacement) {
-            arriving.add(new Other("replaced", replacement));
-        }
-
-        @Override
-        public void onRecovered(LaneConnection connection) {
-            arriving.add(new Other("recovered", connection));
-        }
-
-        @Override
-        public void onLaneAdded(LaneConnection connection) {
-            arriving.add(new Other("added", connection));
-        }
-
-        /** Moves what arrived within {@code d} into {@link #seen}; returns the first of {@code type} among it, or null. */
-        <T> T poll(Duration d, Class<T> type) {
-            long end = System.nanoTime() + d.toNanos();
-            for (Object e : seen) {
-                if (type.isInstance(e)) {
-                    return type.cast(e);
-                }
-            }
-            while (true) {
-                long left = end - System.nanoTime();
-                Object e;
-                try {
-                    e = left <= 0 ? arriving.poll() : arriving.poll(left, TimeUnit.NANOSECONDS);
-                } catch (InterruptedException ie) {
-                    Thread.currentThread().interrupt();
-                    return null;
-                }
-                if (e == null) {
-                    return null;
-                }
-                seen.add(e);
-                if (type.isInstance(e)) {
-                    return type.cast(e);
-                }
-            }
-        }
-
-        <T> T expect(Class<T> type) {
-            T e = poll(WAIT, type);
-            assertNotNull(e, "no " + type.getSimpleName() + " within " + WAIT + "; events: " + seen);
-            return e;
-        }
-
-        /** @return the answer to {@code token} (completion, failure, flush), waiting for it */
-        Object answerOf(long token) {
-            long end = System.nanoTime() + WAIT.toNanos();
-            while (true) {
-                for (Object e : seen) {
-                    if (token(e) == token) {
-                        return e;
-                    }
-                }
-                Object e;
-                try {
-                    e = arriving.poll(Math.max(1, end - System.nanoTime()), TimeUnit.NANOSECONDS);
-                } catch (InterruptedException ie) {
-                    Thread.currentThread().interrupt();
-                    throw new AssertionError("interrupted", ie);
-                }
-                if (e == null) {
-                    throw new AssertionError("no answer to operation " + token + " within " + WAIT + "; events: "
-                            + seen);
-                }
-                seen.add(e);
-            }
-        }
-
-        /** @return how many events of {@code type} arrived so far */
-        int count(Class<?> type) {
-            arriving.drainTo(seen);
-            return (int) seen.stream().filter(type::isInstance).count();
-        }
-
-        int indexOf(Object event) {
-            for (int i = 0; i < seen.size(); i++) {
-                if (seen.get(i) == event) {
-                    return i;
-                }
-            }
-            return -1;
-        }
-
-        /** @return how often each token was answered, counting what arrived so far */
-        Map<Long, Integer> answerCounts() {
-            arriving.drainTo(seen);
-            Map<Long, Integer> n = new HashMap<>();
-            for (Object e : seen) {
-                long t = token(e);
-                if (t != Long.MIN_VALUE) {
-                    n.merge(t, 1, Integer::sum);
-                }
-            }
-            return n;
-        }
-
-        private static long token(Object e) {
-            if (e instanceof Completed c) {
-                return c.token();
-            }
-            if (e instanceof Failed f) {
-                return f.token();
-            }
-            if (e instanceof Flushed f) {
-                return f.token();
-            }
-            if (e instanceof FlushFailed f) {
-                return f.token();
-            }
-            return Long.MIN_VALUE;
-        }
-    }
-
-    /**
-     * The target worker's memory: one region, checked like the runtime's (key, bounds, alignment),
-     * whose accessors wait while the suite holds the target.
-     */
-    private static final class ContractTarget implements RemoteAccessTarget {
-        private final ByteBuffer region;
-        final long base;
-        private volatile CountDownLatch held;
-        private final AtomicInteger entered = new AtomicInteger();
-
-        ContractTarget(ByteBuffer region, long base) {
-            this.region = region;
-            this.base = base;
-        }
-
-        void hold() {
-            entered.set(0);
-            held = new CountDownLatch(1);
-        }
-
-        void release() {
-            CountDownLatch h = held;
-            held = null;
-            if (h != null) {
-                h.countDown();
-            }
-        }
-
-        /** Waits until the held target took {@code n} operations (it is inside the last). */
-        void awaitEntered(int n) {
-            long end = System.nanoTime() + WAIT.toNanos();
-            while (entered.get() < n) {
-                if (System.nanoTime() > end) {
-                    throw new AssertionError("the target took " + entered.get() + " operations, not " + n);
-                }
-                Thread.onSpinWait();
-            }
-        }
-
-        synchronized void zero() {
-            for (int i = 0; i < REGION; i += 8) {
-                region.putLong(i, 0);
-            }
-        }
-
-        long word(int offset) {
-            return region.getLong(offset);
-        }
-
-        private int offset(long keyId, long address, int n, int align) {
-            entered.incrementAndGet();
-            CountDownLatch h = held;
-            if (h != null) {
-                try {
-                    if (!h.await(WAIT.toMillis() * 3, TimeUnit.MILLISECONDS)) {
-                        throw new FencelineException("contract: the suite held the target too long");
-                    }
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new FencelineException("contract: interrupted while held");
-                }
-            }
-            if (keyId != KEY_ID) {
-                throw new RemoteAccessException(RemoteAccessException.Reason.UNKNOWN_KEY, "contract: no key " + keyId);
-            }
-            long at = address - base;
-            if (at < 0 || n < 0 || at > REGION - n) {
-                throw new RemoteAccessException(RemoteAccessException.Reason.OUT_OF_BOUNDS, "contract: 0x"
-                        + Long.toHexString(address) + " + " + n + " is outside the region");
-            }
-            if (align > 1 && (at & (align - 1)) != 0) {
-                throw new RemoteAccessException(RemoteAccessException.Reason.MISALIGNED, "contract: misaligned");
-            }
-            return (int) at;
-        }
-
-        @Override
-        public synchronized void put(long keyId, long address, ByteBuffer src) {
-            int at = offset(keyId, address, src.remaining(), 1);
-            region.put(at, src, src.position(), src.remaining());
-        }
-
-        @Override
-        public synchronized void put(long keyId, long address, ByteBuffer[] parts) {
-            int n = 0;
-            for (ByteBuffer p : parts) {
-                n += p.remaining();
-            }
-            int at = offset(keyId, address, n, 1);
-            for (ByteBuffer p : parts) {
-                region.put(at, p, p.position(), p.remaining());
-                at += p.remaining();
-            }
-        }
-
-        @Override
-        public synchronized void get(long keyId, long address, ByteBuffer dst) {
-            int at = offset(keyId, address, dst.remaining(), 1);
-            dst.put(dst.position(), region, at, dst.remaining());
-        }
-
-        @Override
-        public synchronized long atomic(long keyId, long address, int width, AtomicOp op, long operand) {
-            int at = offset(keyId, address, width, width);
-            long old = width == 8 ? region.getLong(at) : region.getInt(at);
-            long next = switch (op) {
-                case ADD -> old + operand;
-                case AND -> old & operand;
-                case OR -> old | operand;
-                case XOR -> old ^ operand;
-                case SWAP -> operand;
-            };
-            if (width == 8) {
-                region.putLong(at, next);
-            } else {
-                region.putInt(at, (int) next);
-            }
-            return old;
-        }
-
-        @Override
-        public synchronized long compareAndSwap(long keyId, long address, int width, long expected, long desired) {
-            int at = offset(keyId, address, width, width);
-            long old = width == 8 ? region.getLong(at) : region.getInt(at);
-            if (old == expected) {
-                if (width == 8) {
-                    region.putLong(at, desired);
-                } else {
-                    region.putInt(at, (int) desired);
-                }
-            }
-            return old;
-        }
-
-        @Override
-        public void activeMessage(int id, ByteBuffer header, ByteBuffer payload) {
-            throw new dev.fenceline.ActiveMessageException("contract: no handler " + id);
-        }
-    }
 }

@@ -69,9 +69,39 @@ public abstract class AbstractLane implements LaneConnection {
         return listener;
     }
 
-    /** @param l the listener, kept for the lane's threads; called by {@link #bind} */
+    /**
+     * Keeps the listener for the lane's threads, and reports a failure {@link #reportFailed} saw
+     * before it; called by {@link #bind}.
+     *
+     * @param l the listener
+     */
     protected final void listen(LaneListener l) {
         this.listener = l;
+        reportFailureOnce();
+    }
+
+    private volatile Throwable failure;
+    private final java.util.concurrent.atomic.AtomicBoolean failureReported =
+            new java.util.concurrent.atomic.AtomicBoolean();
+
+    /**
+     * The transport found the connection dead (after {@link #markFailed()} said so): the listener
+     * hears it once, now if bound, else at bind (a connection may break before its endpoint binds it).
+     *
+     * @param cause why
+     */
+    protected final void reportFailed(Throwable cause) {
+        failure = cause;
+        reportFailureOnce();
+    }
+
+    /** Once, whichever of the failure and the bind comes second. */
+    private void reportFailureOnce() {
+        Throwable f = failure;
+        LaneListener l = listener;
+        if (f != null && l != null && failureReported.compareAndSet(false, true)) {
+            l.onLaneFailed(f);
+        }
     }
 
     /** @return whether the lane carries operations */

@@ -91,23 +91,10 @@ final class CmaLane extends AbstractLane {
                 java.util.Set.of(), false, true, deduplicates());
     }
 
-    /** A failure found before the endpoint bound the lane is reported at bind; once, whichever comes second. */
+    /** A failure found before the endpoint bound the lane is reported at bind (AbstractLane). */
     @Override
     public void bind(LaneListener l) {
         listen(l);
-        reportFailure();
-    }
-
-    private volatile Throwable failure;
-    private final java.util.concurrent.atomic.AtomicBoolean failureReported =
-            new java.util.concurrent.atomic.AtomicBoolean();
-
-    private void reportFailure() {
-        Throwable f = failure;
-        LaneListener l = listener();
-        if (f != null && l != null && failureReported.compareAndSet(false, true)) {
-            l.onLaneFailed(f);
-        }
     }
 
     /** @return the endpoint's listener (the transport hands it a replacement) */
@@ -217,8 +204,7 @@ final class CmaLane extends AbstractLane {
     void peerGone() {
         if (markFailed()) {
             LIVE.remove(id());
-            failure = new EndpointFailedException("shm: peer process " + peer.pid + " is gone");
-            reportFailure();
+            reportFailed(new EndpointFailedException("shm: peer process " + peer.pid + " is gone"));
         }
     }
 

@@ -52,7 +52,6 @@ final class ShmLane extends AbstractLane implements DirectAccess {
     /** Actor thread only: the peer segment behind each key seen (null: not directly reachable). */
     private final Map<RemoteKey, DataSegment.Peer> segments = new IdentityHashMap<>();
     private volatile boolean wantReady;
-    private volatile Throwable failure;
 
     private final Set<LaneType> types;
 
@@ -198,22 +197,10 @@ final class ShmLane extends AbstractLane implements DirectAccess {
         return true;
     }
 
-    /** A failure found before the endpoint bound the lane is reported at bind; once, whichever comes second. */
+    /** A failure found before the endpoint bound the lane is reported at bind (AbstractLane). */
     @Override
     public void bind(LaneListener l) {
         listen(l);
-        reportFailure();
-    }
-
-    private final java.util.concurrent.atomic.AtomicBoolean failureReported =
-            new java.util.concurrent.atomic.AtomicBoolean();
-
-    private void reportFailure() {
-        Throwable f = failure;
-        LaneListener l = listener();
-        if (f != null && l != null && failureReported.compareAndSet(false, true)) {
-            l.onLaneFailed(f);
-        }
     }
 
     /** @return whether the lane carries operations (for the transport) */
@@ -749,11 +736,10 @@ final class ShmLane extends AbstractLane implements DirectAccess {
         reportCompletions(); // what completed before the peer died did complete
         boolean failedNow = markFailed();
         if (failedNow) {
-            failure = cause;
             synchronized (directLock) {
                 gets.clear();
             }
-            reportFailure();
+            reportFailed(cause);
         } else if (revoked) {
             abandonDirect(cause);
         }
