@@ -10,6 +10,7 @@ import dev.fenceline.RemoteKey;
 import dev.fenceline.Worker;
 import dev.fenceline.testkit.ProcessFaults;
 import dev.fenceline.testkit.FaultCell;
+import dev.fenceline.testkit.StallWatchdog;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Files;
@@ -46,34 +47,38 @@ class ShmFaultMatrixTest {
         int cells = 0;
         long restarts = 0;
         long failed = 0;
-        for (String mode : new String[] {"endpoint", "strong"}) {
-            try (Fenceline f = Fenceline.create(ConfigFactory.parseString("""
-                    fenceline.transports = [shm]
-                    fenceline.endpoint.keepalive { interval = 100ms, timeout = 1s }
-                    fenceline.fence.mode = %s
-                    """.formatted(mode)))) {
-                Worker origin = f.newWorker("origin").toCompletableFuture().get(30, TimeUnit.SECONDS);
-                PeerProcess peer = PeerProcess.fork(logs.resolve("fault-matrix.log"), "registered");
-                try {
-                    int cell = 0;
-                    for (FaultCell.Call call : FaultCell.Call.values()) {
-                        for (When when : When.values()) {
-                            String r = run(origin, peer, cell++, call, when);
-                            cells++;
-                            if (r != null) {
-                                bad.add(mode + " " + call + " x " + when + ": " + r);
-                            }
-                            if (when == When.KILLED) {
-                                peer.close();
-                                peer = PeerProcess.fork(logs.resolve("fault-matrix.log"), "registered");
+        // One run in three under the module's suite took 90 s longer in one cell; say where, if it recurs.
+        try (StallWatchdog dog = StallWatchdog.start("shm fault matrix", Duration.ofSeconds(20), System.out)) {
+            for (String mode : new String[] {"endpoint", "strong"}) {
+                try (Fenceline f = Fenceline.create(ConfigFactory.parseString("""
+                        fenceline.transports = [shm]
+                        fenceline.endpoint.keepalive { interval = 100ms, timeout = 1s }
+                        fenceline.fence.mode = %s
+                        """.formatted(mode)))) {
+                    Worker origin = f.newWorker("origin").toCompletableFuture().get(30, TimeUnit.SECONDS);
+                    PeerProcess peer = PeerProcess.fork(logs.resolve("fault-matrix.log"), "registered");
+                    try {
+                        int cell = 0;
+                        for (FaultCell.Call call : FaultCell.Call.values()) {
+                            for (When when : When.values()) {
+                                dog.beat(mode + " " + call + " x " + when);
+                                String r = run(origin, peer, cell++, call, when);
+                                cells++;
+                                if (r != null) {
+                                    bad.add(mode + " " + call + " x " + when + ": " + r);
+                                }
+                                if (when == When.KILLED) {
+                                    peer.close();
+                                    peer = PeerProcess.fork(logs.resolve("fault-matrix.log"), "registered");
+                                }
                             }
                         }
+                    } finally {
+                        peer.close();
                     }
-                } finally {
-                    peer.close();
+                    restarts += origin.statistics().restarts();
+                    failed += origin.statistics().failed();
                 }
-                restarts += origin.statistics().restarts();
-                failed += origin.statistics().failed();
             }
         }
         System.out.println("shm fault matrix: " + cells + " cells, " + restarts + " restarts, " + failed
