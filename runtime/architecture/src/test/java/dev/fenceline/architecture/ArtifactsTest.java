@@ -31,7 +31,8 @@ import org.junit.jupiter.api.Timeout;
 class ArtifactsTest {
     /** The artifacts a service depends on; the BOM must manage each. */
     private static final Set<String> PUBLISHED = Set.of("fenceline-runtime", "fenceline-testkit",
-            "fenceline-transport-sim", "fenceline-transport-tcp", "fenceline-transport-shm", "fenceline-micrometer",
+            "fenceline-transport-sim", "fenceline-transport-tcp", "fenceline-transport-shm", "fenceline-transport-ucx",
+            "fenceline-micrometer",
             "fenceline-cluster");
 
     /** Fenceline's jars on this module's test classpath, by file name, with their manifests. */

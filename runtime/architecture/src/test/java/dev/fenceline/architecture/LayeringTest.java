@@ -38,7 +38,7 @@ class LayeringTest {
                 .importPackages("dev.fenceline");
         // A precondition: an empty import would make every rule below pass.
         for (String p : new String[] {"dev.fenceline.actor", "dev.fenceline.spi", "dev.fenceline.transport.tcp",
-            "dev.fenceline.transport.shm", "dev.fenceline.transport.sim", "dev.fenceline.testkit", "dev.fenceline.demo",
+            "dev.fenceline.transport.shm", "dev.fenceline.transport.sim", "dev.fenceline.transport.ucx", "dev.fenceline.testkit", "dev.fenceline.demo",
             "dev.fenceline.perf", "dev.fenceline.micrometer", "dev.fenceline.cluster",
             "dev.fenceline.bench"}) {
             assertTrue(all.containPackage(p), "no classes of " + p + " were imported");
@@ -62,7 +62,7 @@ class LayeringTest {
 
     @Test
     void transportsDoNotDependOnEachOther() {
-        String[] transports = {"tcp", "shm", "sim"};
+        String[] transports = {"tcp", "shm", "sim", "ucx"};
         for (String t : transports) {
             for (String other : transports) {
                 if (!other.equals(t)) {

@@ -1,0 +1,162 @@
+package dev.fenceline.transport.ucx;
+
+import dev.fenceline.Access;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Set;
+
+/** One UCT iface: a transport on a device, with its memory domain. Confined like its worker. */
+final class UctIface implements AutoCloseable {
+    private final UctWorker worker;
+    private final Shim shim;
+    final long handle;
+    private final UctResource resource;
+    private final UctIfaceAttributes attributes;
+    private final List<UctEndpoint> endpoints = new ArrayList<>();
+    private final List<AutoCloseable> owned = new ArrayList<>(); // memory and keys, freed before the iface
+    private boolean closed;
+
+    UctIface(UctWorker worker, long handle, UctResource resource, UctIfaceAttributes attributes) {
+        this.worker = worker;
+        this.shim = worker.shim();
+        this.handle = handle;
+        this.resource = resource;
+        this.attributes = attributes;
+    }
+
+    UctResource resource() {
+        return resource;
+    }
+
+    UctIfaceAttributes attributes() {
+        return attributes;
+    }
+
+    UctWorker worker() {
+        return worker;
+    }
+
+    /** @return the address a peer connects to: device and iface address, framed */
+    byte[] address() {
+        byte[] buf = new byte[(int) (4 + attributes.deviceAddressLength() + attributes.ifaceAddressLength())];
+        long n = shim.flu_iface_address(handle, buf, buf.length);
+        if (n < 0) {
+            throw new UctException("uct_iface_get_address of " + resource, (int) n, UctStatus.describe((int) n));
+        }
+        return n == buf.length ? buf : Arrays.copyOf(buf, (int) n);
+    }
+
+    /**
+     * @param address a peer's {@link #address()}, as it sent it
+     * @return whether it is well formed and this iface reaches it
+     */
+    boolean reachable(byte[] address) {
+        return shim.flu_iface_reachable(handle, address, address.length) == 1;
+    }
+
+    /**
+     * @param address a peer's {@link #address()}
+     * @return an endpoint to it
+     * @throws UctException if the address is malformed or UCT cannot connect
+     */
+    UctEndpoint connect(byte[] address) {
+        long ep = shim.flu_ep_create(handle, address, address.length);
+        if (ep == 0) {
+            throw worker.lastError("connecting " + resource + " to a peer");
+        }
+        UctEndpoint e = new UctEndpoint(this, ep);
+        endpoints.add(e);
+        return e;
+    }
+
+    /**
+     * @param length bytes
+     * @param access what peers may do to it
+     * @return memory allocated and registered by the memory domain (what posix and sysv share)
+     */
+    UctMemory allocate(long length, Set<Access> access) {
+        long m = shim.flu_mem_alloc(handle, length, bits(access));
+        if (m == 0) {
+            throw worker.lastError("allocating " + length + " bytes on " + resource);
+        }
+        return own(new UctMemory(this, m));
+    }
+
+    /**
+     * @param address the memory's address
+     * @param length bytes
+     * @param access what peers may do to it
+     * @return the registration
+     */
+    UctMemory register(long address, long length, Set<Access> access) {
+        long m = shim.flu_mem_reg(handle, address, length, bits(access));
+        if (m == 0) {
+            throw worker.lastError("registering " + length + " bytes at 0x" + Long.toHexString(address) + " on "
+                    + resource);
+        }
+        return own(new UctMemory(this, m));
+    }
+
+    /**
+     * @param packed a peer's packed key for this iface's component
+     * @return the unpacked key
+     * @throws UctException if it has the wrong length or UCT refuses it
+     */
+    UctRemoteKey unpack(byte[] packed) {
+        long r = shim.flu_rkey_unpack(handle, packed, packed.length);
+        if (r == 0) {
+            throw worker.lastError("unpacking a remote key on " + resource);
+        }
+        return own(new UctRemoteKey(this, r));
+    }
+
+    private <T extends AutoCloseable> T own(T t) {
+        owned.add(t);
+        return t;
+    }
+
+    void forget(UctEndpoint e) {
+        endpoints.remove(e);
+    }
+
+    void forget(AutoCloseable memoryOrKey) {
+        owned.remove(memoryOrKey);
+    }
+
+    Shim shim() {
+        return shim;
+    }
+
+    private static int bits(Set<Access> access) {
+        return (access.contains(Access.READ) ? Layout.ACCESS_READ : 0)
+                | (access.contains(Access.WRITE) ? Layout.ACCESS_WRITE : 0)
+                | (access.contains(Access.ATOMIC) ? Layout.ACCESS_ATOMIC : 0);
+    }
+
+    /** Frees its keys and memory, then closes its endpoints and the iface. */
+    @Override
+    public void close() {
+        if (!closed) {
+            closed = true;
+            for (AutoCloseable o : List.copyOf(owned)) {
+                try {
+                    o.close();
+                } catch (Exception e) {
+                    throw new IllegalStateException("closing " + o + " of " + resource, e);
+                }
+            }
+            for (UctEndpoint e : endpoints) {
+                e.forgotten();
+            }
+            endpoints.clear();
+            worker.forget(this);
+            shim.flu_iface_close(handle);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return resource.toString();
+    }
+}

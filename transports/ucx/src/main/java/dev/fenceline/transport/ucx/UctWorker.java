@@ -1,0 +1,165 @@
+package dev.fenceline.transport.ucx;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import jnr.ffi.Pointer;
+import org.agrona.concurrent.UnsafeBuffer;
+
+/**
+ * A UCT worker and what is opened on it, opened in single-thread mode: one thread at a time uses
+ * it and everything it opened (the ucx transport's progress agent), handed over with a
+ * happens-before edge. Operations are written into one operation block in native memory and
+ * started with one call; callbacks run inside {@link #progress()} and are read back as records by
+ * {@link #drain}, so nothing crosses from C into Java by callback.
+ */
+final class UctWorker implements AutoCloseable {
+    private final Shim shim;
+    private final long handle;
+    private final Pointer opMemory; // kept reachable: the block is freed with it
+    final UnsafeBuffer op;
+    final long opAddress;
+    private final UnsafeBuffer events = new UnsafeBuffer(0, 0);
+    private final List<UctIface> ifaces = new ArrayList<>();
+    private boolean draining;
+    private boolean closed;
+
+    private UctWorker(Shim shim, long handle) {
+        this.shim = shim;
+        this.handle = handle;
+        this.opMemory = UcxNative.allocate(Layout.OP_SIZE);
+        this.opAddress = opMemory.address();
+        this.op = new UnsafeBuffer(opAddress, Layout.OP_SIZE);
+    }
+
+    /**
+     * @return a new worker
+     * @throws UcxUnavailableException if UCX is not available
+     * @throws UctException if UCT cannot create one
+     */
+    static UctWorker create() {
+        Shim shim = UcxNative.shim();
+        long w = shim.flu_worker_create();
+        if (w == 0) {
+            throw new UctException("uct_worker_create", -1, "UCT could not create a worker");
+        }
+        return new UctWorker(shim, w);
+    }
+
+    Shim shim() {
+        return shim;
+    }
+
+    /**
+     * Opens an iface on a resource.
+     *
+     * @param resource the resource
+     * @param config UCT settings of the iface (the names {@code ucx_info -c} lists for it, without the
+     *     {@code UCX_<TL>_} prefix), or empty
+     * @return the iface
+     * @throws UctException if the host has no such resource, or UCT refuses (a setting, the device)
+     */
+    UctIface open(UctResource resource, Map<String, String> config) {
+        checkOpen();
+        if (!UcxNative.resources().contains(resource)) {
+            throw new UctException("opening " + resource, UctStatus.NO_DEVICE, "this host has no UCT resource "
+                    + resource + " (" + resource.component() + "/" + resource.memoryDomain() + "); it has "
+                    + UcxNative.resources());
+        }
+        StringBuilder lines = new StringBuilder();
+        config.forEach((k, v) -> lines.append(k).append('=').append(v).append('\n'));
+        long i = shim.flu_iface_open(handle, resource.spec(), lines.toString());
+        if (i == 0) {
+            throw lastError("opening " + resource);
+        }
+        UctIface iface = new UctIface(this, i, resource, UctIfaceAttributes.read(shim, i));
+        ifaces.add(iface);
+        return iface;
+    }
+
+    void forget(UctIface iface) {
+        ifaces.remove(iface);
+    }
+
+    /**
+     * Drives every iface once: sends, receives, and the callbacks that become events.
+     *
+     * @return how many events UCT progressed
+     */
+    int progress() {
+        if (draining) {
+            throw new IllegalStateException("progress() inside drain(): the events being read would move");
+        }
+        return (int) shim.flu_progress(handle);
+    }
+
+    /**
+     * Reports every event gathered since the last drain, in order, then forgets them.
+     *
+     * @param handler where they go; it may post operations but not call {@link #progress()}
+     * @return how many events
+     * @throws UctException if events were lost (the native library ran out of memory)
+     */
+    int drain(UctEventHandler handler) {
+        long length = shim.flu_events_length(handle);
+        if (length == 0) {
+            return 0;
+        }
+        events.wrap(shim.flu_events(handle), (int) length);
+        draining = true;
+        int n = 0;
+        try {
+            int at = 0;
+            while (at + Layout.EV_SIZE <= length) {
+                int type = events.getByte(at + Layout.EV_TYPE);
+                int status = events.getByte(at + Layout.EV_STATUS);
+                int payload = events.getInt(at + Layout.EV_LENGTH);
+                long token = events.getLong(at + Layout.EV_TOKEN);
+                if (payload < 0 || at + Layout.EV_SIZE + (long) payload > length) {
+                    throw new IllegalStateException("event record at " + at + " overruns the buffer: " + payload);
+                }
+                switch (type) {
+                    case Layout.EV_COMPLETION -> handler.completed(token, status, events.getLong(at + Layout.EV_VALUE));
+                    case Layout.EV_AM -> handler.activeMessage(token, events.getByte(at + Layout.EV_AM_ID) & 0xff,
+                            events, at + Layout.EV_SIZE, payload);
+                    case Layout.EV_READY -> handler.ready(token);
+                    case Layout.EV_EP_ERROR -> handler.endpointFailed(token, status);
+                    default -> throw new IllegalStateException("unknown event type " + type + " at " + at);
+                }
+                n++;
+                at += Layout.EV_SIZE + ((payload + 7) & ~7);
+            }
+        } finally {
+            draining = false;
+            shim.flu_events_clear(handle);
+        }
+        long dropped = shim.flu_events_dropped(handle);
+        if (dropped != 0) {
+            throw new UctException("draining events", -1, dropped + " events were lost for lack of native memory");
+        }
+        return n;
+    }
+
+    UctException lastError(String what) {
+        return new UctException(what, shim.flu_last_status(handle), shim.flu_last_error(handle));
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("the UCT worker is closed");
+        }
+    }
+
+    /** Closes every iface (and their endpoints) and the worker. Memory and keys must be freed first. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        for (UctIface i : List.copyOf(ifaces)) {
+            i.close();
+        }
+        shim.flu_worker_destroy(handle);
+    }
+}
