@@ -40,6 +40,8 @@ final class LaneSlots {
     private final LaneCounters counters;
     private LaneTable table = LaneTable.of(List.of());
     private int[][] selection = LaneSelector.select(table);
+    /** The atomic class's lanes narrowed per operation and width to those whose hardware does it. */
+    private int[][] atomicSelection = LaneSelector.selectAtomics(table, selection[OpClass.ATOMIC.ordinal()]);
     private final int[] roundRobin = new int[OpClass.values().length];
     private ArrayDeque<Pending>[] parked = newParked(0);
     /** Slots whose current connection has carried an operation or a flush (a fresh flush skips the rest). */
@@ -67,6 +69,7 @@ final class LaneSlots {
     void install(LaneTable next) {
         table = next;
         selection = LaneSelector.select(next);
+        atomicSelection = LaneSelector.selectAtomics(next, selection[OpClass.ATOMIC.ordinal()]);
         if (parked.length != next.size()) {
             ArrayDeque<Pending>[] p = newParked(next.size());
             System.arraycopy(parked, 0, p, 0, Math.min(parked.length, p.length));
@@ -98,7 +101,26 @@ final class LaneSlots {
      * @return the lane for the next request of that class, or -1 if it has none
      */
     int pick(OpClass c) {
-        int[] lanes = selection[c.ordinal()];
+        return pick(c, selection[c.ordinal()]);
+    }
+
+    /**
+     * As {@link #pick(OpClass)}, and an atomic goes to a lane whose hardware does its operation and
+     * width where one of the class's lanes does.
+     *
+     * @param r a request
+     * @param c its class
+     * @return the lane for it, or -1 if it has none
+     */
+    int pick(Request r, OpClass c) {
+        if (c != OpClass.ATOMIC) {
+            return pick(c);
+        }
+        return pick(c, atomicSelection[LaneSelector.atomicIndex(r.kind == Request.Kind.CSWAP ? null : r.atomicOp,
+                r.width)]);
+    }
+
+    private int pick(OpClass c, int[] lanes) {
         if (lanes.length == 0) {
             return -1;
         }

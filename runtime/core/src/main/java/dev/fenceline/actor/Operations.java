@@ -113,7 +113,7 @@ final class Operations implements LaneSlots.Answers {
             return;
         }
         counters.increment(Counter.OPERATIONS);
-        int lane = slots.pick(r.opClass(settings));
+        int lane = slots.pick(r, r.opClass(settings));
         if (lane < 0) {
             counters.increment(Counter.FAILED);
             r.fail(noLane(r, "(" + r.opClass(settings) + ")"));
@@ -132,7 +132,7 @@ final class Operations implements LaneSlots.Answers {
     private boolean admitOrQueue(Request r, boolean fromQueueHead) {
         if (!slots.table().isLive(r.lane)) {
             // Selected before a reconfiguration took its lane: select again (the epoch stays).
-            int lane = slots.pick(r.opClass(settings));
+            int lane = slots.pick(r, r.opClass(settings));
             if (lane < 0) {
                 refuse(r, noLane(r, "any more"));
                 return true;
@@ -439,7 +439,7 @@ final class Operations implements LaneSlots.Answers {
         if (unordered != null) {
             return; // the endpoint ends with this change: nothing more goes out; it fails with the rest
         }
-        int lane = slots.pick(r.opClass(settings));
+        int lane = slots.pick(r, r.opClass(settings));
         Object scope = lane < 0 ? null : slots.table().connection(lane).exactlyOnceScope();
         String at = String.format(" at 0x%x", r.remoteAddress);
         switch (ReplayPlanner.verdict(x, lane, scope)) {

@@ -1,6 +1,9 @@
 package dev.fenceline.internal;
 
+import dev.fenceline.AtomicOp;
 import dev.fenceline.LaneType;
+import dev.fenceline.spi.LaneCapabilities;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -9,7 +12,9 @@ import java.util.List;
  * that has a live lane of any type the class can use, and of those every live lane of the class's
  * most preferred type (multi-rail); the endpoint spreads requests over them round-robin. So lanes of
  * a later transport stand by until the earlier one has nothing left for the class, which is
- * failover across transports.
+ * failover across transports. Atomics go further, per operation and width: of the class's lanes,
+ * those whose hardware does that one ({@link #atomicLanesFor}), so an RDMA lane takes the fetch-add
+ * it does in hardware while a software lane beside it takes the XOR it does not.
  */
 public final class LaneSelector {
     private static final int[] NONE = new int[0];
@@ -49,25 +54,54 @@ public final class LaneSelector {
                 }
             }
             if (n > 0) {
-                int[] lanes = java.util.Arrays.copyOf(found, n);
-                return c == OpClass.ATOMIC ? preferHardware(table, lanes) : lanes;
+                return Arrays.copyOf(found, n);
             }
         }
         return NONE;
     }
 
-    /** Of lanes that carry atomics, those whose hardware does them, if any do (RDMA beside a software lane). */
-    private static int[] preferHardware(LaneTable table, int[] lanes) {
+    /**
+     * @param table the lane table
+     * @param atomicLanes the lanes the {@link OpClass#ATOMIC} class uses ({@link #lanesFor})
+     * @param op the operation, or null for compare-and-swap
+     * @param width 4 or 8
+     * @return of those, the lanes whose hardware does {@code op} at {@code width}; all of them if none does
+     */
+    public static int[] atomicLanesFor(LaneTable table, int[] atomicLanes, AtomicOp op, int width) {
         int n = 0;
-        int[] hw = new int[lanes.length];
-        for (int lane : lanes) {
-            dev.fenceline.spi.LaneCapabilities caps = table.connection(lane).capabilities();
-            if (!caps.hardwareAtomics64().isEmpty() || !caps.hardwareAtomics32().isEmpty()
-                    || caps.hardwareCompareAndSwap()) {
+        int[] hw = new int[atomicLanes.length];
+        for (int lane : atomicLanes) {
+            LaneCapabilities caps = table.connection(lane).capabilities();
+            if (caps.hardwareAtomic(op, width)) {
                 hw[n++] = lane;
             }
         }
-        return n == 0 || n == lanes.length ? lanes : java.util.Arrays.copyOf(hw, n);
+        return n == 0 || n == atomicLanes.length ? atomicLanes : Arrays.copyOf(hw, n);
+    }
+
+    /**
+     * @param op an atomic operation, or null for compare-and-swap
+     * @param width 4 or 8
+     * @return its index in {@link #selectAtomics}
+     */
+    public static int atomicIndex(AtomicOp op, int width) {
+        return (op == null ? AtomicOp.values().length : op.ordinal()) * 2 + (width == 8 ? 1 : 0);
+    }
+
+    /**
+     * @param table the lane table
+     * @param atomicLanes the lanes of the atomic class
+     * @return {@link #atomicLanesFor} of every operation and width, indexed by {@link #atomicIndex}
+     */
+    public static int[][] selectAtomics(LaneTable table, int[] atomicLanes) {
+        int[][] out = new int[(AtomicOp.values().length + 1) * 2][];
+        for (int width : new int[] {4, 8}) {
+            for (AtomicOp op : AtomicOp.values()) {
+                out[atomicIndex(op, width)] = atomicLanesFor(table, atomicLanes, op, width);
+            }
+            out[atomicIndex(null, width)] = atomicLanesFor(table, atomicLanes, null, width);
+        }
+        return out;
     }
 
     private static boolean servesAny(LaneTable table, int lane, List<LaneType> types) {

@@ -124,6 +124,31 @@ class EndpointActorTest {
                 "ATOMIC_POST:8:HARDWARE_ATOMIC", "ATOMIC_POST:8:SOFTWARE_ATOMIC"), got);
     }
 
+    /**
+     * An RDMA lane that does 64-bit ADD in hardware beside a software lane: every fetch-add goes to
+     * the RDMA lane, and XOR, which neither does in hardware, is spread over both.
+     */
+    @Test
+    void eachAtomicGoesToALaneWhoseHardwareDoesIt() {
+        RecordingLane software = new RecordingLane(1, Set.of(LaneType.AM, LaneType.RMA, LaneType.AMO));
+        RecordingLane rdma = new RecordingLane(2, Set.of(LaneType.RMA_BW, LaneType.AMO));
+        rdma.capabilities = new dev.fenceline.spi.LaneCapabilities(64, 8192, 1 << 20, false,
+                Set.of(), Set.of(dev.fenceline.AtomicOp.ADD), false, true, false);
+        BehaviorTestKit<EndpointProtocol.Command> kit = spawn("endpoint", software, rdma);
+        for (int i = 0; i < 4; i++) {
+            facade.atomicPost64(dev.fenceline.AtomicOp.ADD, key.baseAddress(), key, 1);
+            facade.atomicPost64(dev.fenceline.AtomicOp.XOR, key.baseAddress(), key, 1);
+        }
+        settle(kit);
+        List<String> soft = new java.util.ArrayList<>();
+        List<String> hard = new java.util.ArrayList<>();
+        software.ops.forEach(op -> soft.add(op.atomicOp() + ":" + op.protocol()));
+        rdma.ops.forEach(op -> hard.add(op.atomicOp() + ":" + op.protocol()));
+        assertEquals(List.of("XOR:SOFTWARE_ATOMIC", "XOR:SOFTWARE_ATOMIC"), soft);
+        assertEquals(List.of("ADD:HARDWARE_ATOMIC", "ADD:HARDWARE_ATOMIC", "XOR:SOFTWARE_ATOMIC",
+                "ADD:HARDWARE_ATOMIC", "ADD:HARDWARE_ATOMIC", "XOR:SOFTWARE_ATOMIC"), hard, "XOR alternates");
+    }
+
     private static boolean sameMemory(ByteBuffer a, ByteBuffer region) {
         long at = io.netty.util.internal.PlatformDependent.directBufferAddress(a) + a.position();
         long base = io.netty.util.internal.PlatformDependent.directBufferAddress(region);

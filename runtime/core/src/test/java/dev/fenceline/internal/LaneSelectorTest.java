@@ -41,19 +41,35 @@ class LaneSelectorTest {
         assertArrayEquals(new int[] {0, 1}, LaneSelector.lanesFor(rails, OpClass.ATOMIC));
     }
 
-    /** Of two AMO lanes, atomics go to the one whose hardware does them; with none such, to both. */
+    /**
+     * Of two AMO lanes, each atomic goes to the one whose hardware does that operation at that width;
+     * one neither does in hardware goes to both; the class as a whole (what fences count) is both.
+     */
     @Test
-    void atomicsPreferALaneThatDoesThemInHardware() {
+    void eachAtomicPrefersALaneThatDoesItInHardware() {
         LaneTable both = table(Set.of(LaneType.AM, LaneType.RMA, LaneType.AMO), Set.of(LaneType.RMA_BW, LaneType.AMO));
-        assertArrayEquals(new int[] {0, 1}, LaneSelector.lanesFor(both, OpClass.ATOMIC));
+        int[] plain = LaneSelector.lanesFor(both, OpClass.ATOMIC);
+        assertArrayEquals(new int[] {0, 1}, plain);
+        assertArrayEquals(new int[] {0, 1}, LaneSelector.atomicLanesFor(both, plain, dev.fenceline.AtomicOp.ADD, 8));
         RecordingLane sw = new RecordingLane(100, Set.of(LaneType.AM, LaneType.RMA, LaneType.AMO));
         RecordingLane hw = new RecordingLane(101, Set.of(LaneType.RMA_BW, LaneType.AMO));
         hw.capabilities = new dev.fenceline.spi.LaneCapabilities(64, 8192, 1 << 20, true,
-                Set.of(dev.fenceline.AtomicOp.ADD), Set.of(dev.fenceline.AtomicOp.ADD), true, true, false);
+                Set.of(dev.fenceline.AtomicOp.ADD), Set.of(dev.fenceline.AtomicOp.ADD, dev.fenceline.AtomicOp.SWAP),
+                true, true, false);
         LaneTable t = LaneTable.of(List.of(sw, hw));
-        assertArrayEquals(new int[] {1}, LaneSelector.lanesFor(t, OpClass.ATOMIC));
-        assertArrayEquals(new int[] {0}, LaneSelector.lanesFor(t.withFailed(1), OpClass.ATOMIC),
-                "the software lane takes them when the hardware one fails");
+        int[] atomic = LaneSelector.lanesFor(t, OpClass.ATOMIC);
+        assertArrayEquals(new int[] {0, 1}, atomic, "fences count every lane an atomic may take");
+        assertArrayEquals(new int[] {1}, LaneSelector.atomicLanesFor(t, atomic, dev.fenceline.AtomicOp.ADD, 4));
+        assertArrayEquals(new int[] {1}, LaneSelector.atomicLanesFor(t, atomic, dev.fenceline.AtomicOp.SWAP, 8));
+        assertArrayEquals(new int[] {0, 1}, LaneSelector.atomicLanesFor(t, atomic, dev.fenceline.AtomicOp.SWAP, 4),
+                "a 32-bit swap the hardware lacks goes to either lane");
+        assertArrayEquals(new int[] {1}, LaneSelector.atomicLanesFor(t, atomic, null, 8), "compare-and-swap");
+        int[][] all = LaneSelector.selectAtomics(t, atomic);
+        assertArrayEquals(new int[] {0, 1}, all[LaneSelector.atomicIndex(dev.fenceline.AtomicOp.XOR, 8)]);
+        assertArrayEquals(new int[] {1}, all[LaneSelector.atomicIndex(dev.fenceline.AtomicOp.ADD, 8)]);
+        LaneTable failed = t.withFailed(1);
+        assertArrayEquals(new int[] {0}, LaneSelector.atomicLanesFor(failed, LaneSelector.lanesFor(failed,
+                OpClass.ATOMIC), dev.fenceline.AtomicOp.ADD, 8), "the software lane takes them when the hardware one fails");
         assertArrayEquals(new int[] {1}, LaneSelector.lanesFor(t, OpClass.RMA_LARGE), "bulk RMA is unaffected");
     }
 
