@@ -6,5 +6,5 @@ src="$1"
 out="$2"
 command -v gcc >/dev/null 2>&1 || { echo "build.sh: gcc is needed to build the ucx transport's native library" >&2; exit 1; }
 mkdir -p "$(dirname "$out")"
-gcc -std=c11 -D_GNU_SOURCE -O2 -g -fPIC -shared -Wall -Wextra -Werror \
+gcc -std=c11 -O2 -g -fPIC -shared -Wall -Wextra -Werror \
     -Wl,-z,defs -Wl,--as-needed -o "$out" "$src/fenceline_uct.c" -luct -lucs

@@ -5,11 +5,17 @@
  * the Java side holds no UCT offset. Addresses and keys that a peer sent are framed by Java and
  * checked here for length before UCT sees them; their contents are UCT's to interpret.
  */
+#define _GNU_SOURCE /* ppoll */
 #include "fenceline_uct.h"
 
+#include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
 #include <uct/api/uct.h>
 #include <uct/api/tl.h>
 #include <uct/api/version.h>
@@ -91,6 +97,7 @@ struct flu_worker {
     flu_pend_t *free_pends;
     int last_status;
     char last_error[1200];
+    int wake_fd; /* an eventfd: flu_worker_wake ends a flu_worker_wait */
 };
 
 int flu_abi(void) {
@@ -261,6 +268,14 @@ flu_worker_t *flu_worker_create(void) {
         free(w);
         return NULL;
     }
+    w->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (w->wake_fd < 0) {
+        uct_release_component_list(w->components);
+        uct_worker_destroy(w->worker);
+        ucs_async_context_destroy(w->async);
+        free(w);
+        return NULL;
+    }
     w->events_cap = 64 * 1024;
     w->events = malloc(w->events_cap);
     if (w->events == NULL) {
@@ -289,8 +304,83 @@ void flu_worker_destroy(flu_worker_t *w) {
     }
     uct_worker_destroy(w->worker);
     ucs_async_context_destroy(w->async);
+    close(w->wake_fd);
     free(w->events);
     free(w);
+}
+
+int flu_worker_can_wait(flu_worker_t *w) {
+    if (w->ifaces == NULL) {
+        return 0;
+    }
+    for (flu_iface_t *i = w->ifaces; i != NULL; i = i->next) {
+        if (!(i->attr.cap.event_flags & UCT_IFACE_FLAG_EVENT_FD)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static unsigned armable(const flu_iface_t *i) {
+    unsigned e = 0;
+    if (i->attr.cap.event_flags & UCT_IFACE_FLAG_EVENT_SEND_COMP) {
+        e |= UCT_EVENT_SEND_COMP;
+    }
+    if (i->attr.cap.event_flags & UCT_IFACE_FLAG_EVENT_RECV) {
+        e |= UCT_EVENT_RECV;
+    }
+    if (i->attr.cap.event_flags & UCT_IFACE_FLAG_EVENT_RECV_SIG) {
+        e |= UCT_EVENT_RECV_SIG;
+    }
+    return e;
+}
+
+int flu_worker_wait(flu_worker_t *w, long timeout_ns) {
+    struct pollfd fds[64];
+    nfds_t n = 0;
+    fds[n].fd = w->wake_fd;
+    fds[n].events = POLLIN;
+    n++;
+    for (flu_iface_t *i = w->ifaces; i != NULL; i = i->next) {
+        int fd;
+        if (n == sizeof(fds) / sizeof(fds[0])) {
+            return UCS_ERR_EXCEEDS_LIMIT;
+        }
+        if (!(i->attr.cap.event_flags & UCT_IFACE_FLAG_EVENT_FD)) {
+            return UCS_ERR_UNSUPPORTED;
+        }
+        ucs_status_t s = uct_iface_event_fd_get(i->iface, &fd);
+        if (s != UCS_OK) {
+            return s;
+        }
+        s = uct_iface_event_arm(i->iface, armable(i));
+        if (s == UCS_ERR_BUSY) {
+            return 0; /* events are pending: progress them instead */
+        }
+        if (s != UCS_OK) {
+            return s;
+        }
+        fds[n].fd = fd;
+        fds[n].events = POLLIN;
+        n++;
+    }
+    struct timespec t = {timeout_ns / 1000000000L, timeout_ns % 1000000000L};
+    int r = ppoll(fds, n, &t, NULL);
+    if (r < 0 && errno != EINTR) {
+        return UCS_ERR_IO_ERROR;
+    }
+    if (r > 0 && (fds[0].revents & POLLIN)) {
+        uint64_t count;
+        ssize_t got = read(w->wake_fd, &count, sizeof(count)); /* a wake is one event however many came */
+        (void)got;
+    }
+    return 1;
+}
+
+void flu_worker_wake(flu_worker_t *w) {
+    uint64_t one = 1;
+    ssize_t put = write(w->wake_fd, &one, sizeof(one)); /* EAGAIN only when the counter is full: awake anyway */
+    (void)put;
 }
 
 /* Room for one record with payload bytes, or NULL (counted as dropped) if memory ran out. */
@@ -742,11 +832,17 @@ int flu_iface_reachable(flu_iface_t *i, const uint8_t *addr, long len) {
 
 long flu_iface_event_fd(flu_iface_t *i) {
     int fd;
+    if (!(i->attr.cap.event_flags & UCT_IFACE_FLAG_EVENT_FD)) {
+        return UCS_ERR_UNSUPPORTED; /* some ifaces (self) have no such operation at all */
+    }
     ucs_status_t s = uct_iface_event_fd_get(i->iface, &fd);
     return s == UCS_OK ? fd : s;
 }
 
 int flu_iface_event_arm(flu_iface_t *i) {
+    if (!(i->attr.cap.event_flags & UCT_IFACE_FLAG_EVENT_FD)) {
+        return UCS_ERR_UNSUPPORTED;
+    }
     return uct_iface_event_arm(i->iface, UCT_EVENT_SEND_COMP | UCT_EVENT_RECV);
 }
 

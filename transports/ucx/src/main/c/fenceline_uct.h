@@ -152,6 +152,17 @@ long flu_events_length(flu_worker_t *w);
 long flu_events_dropped(flu_worker_t *w);
 void flu_events_clear(flu_worker_t *w);
 
+/*
+ * Sleeping when idle: 1 if every iface of w has an event fd (then flu_worker_wait can sleep on
+ * them), else 0. flu_worker_wait arms every iface and waits until one has an event, flu_worker_wake
+ * is called, or timeout_ns pass; it returns at once if events are pending (UCT's arm says busy) or a
+ * wake came before it. Returns 1 if it slept and was woken or timed out, 0 if it returned at once,
+ * or a negative status. flu_worker_wake may be called from any thread while w lives.
+ */
+int flu_worker_can_wait(flu_worker_t *w);
+int flu_worker_wait(flu_worker_t *w, long timeout_ns);
+void flu_worker_wake(flu_worker_t *w);
+
 /* spec: "component\tmd\ttl\tdevice"; config: "KEY=VALUE\n" lines for the iface's UCT config, or "". */
 flu_iface_t *flu_iface_open(flu_worker_t *w, const char *spec, const char *config);
 void flu_iface_close(flu_iface_t *iface);

@@ -150,7 +150,7 @@ public final class WorkerActor {
             }
         }
         progress = dev.fenceline.spi.support.ProgressRunners.start(name, agents, settings.progress().threading(),
-                settings.progress().newIdleStrategy());
+                settings.progress().newIdleStrategy(), settings.progress().parkMax().toNanos());
         return running();
     }
 

@@ -88,6 +88,73 @@ class ProgressRunnersTest {
         assertEquals("fenceline-progress-w2", b.closedOn);
     }
 
+    /** A wake-up that counts waits and lets one end by {@link #wake}, as an eventfd would. */
+    private static final class CountingWakeup implements dev.fenceline.spi.Wakeup {
+        final java.util.concurrent.Semaphore events = new java.util.concurrent.Semaphore(0);
+        final java.util.concurrent.atomic.AtomicInteger waits = new java.util.concurrent.atomic.AtomicInteger();
+        volatile long lastTimeout;
+
+        @Override
+        public void await(long timeoutNanos) {
+            waits.incrementAndGet();
+            lastTimeout = timeoutNanos;
+            try {
+                events.tryAcquire(timeoutNanos, TimeUnit.NANOSECONDS);
+                events.drainPermits();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+
+        @Override
+        public void wake() {
+            events.release();
+        }
+    }
+
+    /**
+     * An idle agent with a wake-up sleeps on it, for at most the configured wait, rather than on
+     * its own idle strategy; work handed over with a wake is done at once; close wakes it.
+     */
+    @Test
+    void anIdleAgentWithAWakeupSleepsOnItAndAWakeEndsTheSleep() throws Exception {
+        CountingWakeup wakeup = new CountingWakeup();
+        java.util.concurrent.atomic.AtomicBoolean work = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+        org.agrona.concurrent.Agent agent = new org.agrona.concurrent.Agent() {
+            @Override
+            public int doWork() {
+                if (work.getAndSet(false)) {
+                    done.countDown();
+                    return 1;
+                }
+                return 0;
+            }
+
+            @Override
+            public String roleName() {
+                return "uct";
+            }
+        };
+        long wait = TimeUnit.SECONDS.toNanos(30); // longer than the test: only a wake can end a wait in time
+        ProgressRunners r = ProgressRunners.start("w4", List.of(new ProgressAgent(agent,
+                new org.agrona.concurrent.BusySpinIdleStrategy(), wakeup)), ProgressRunners.Threading.DEDICATED, null,
+                wait);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (wakeup.waits.get() == 0) {
+            assertTrue(System.nanoTime() < deadline, "the idle agent never waited on its wake-up");
+            Thread.onSpinWait();
+        }
+        assertEquals(wait, wakeup.lastTimeout, "the wait is bounded by the configured time");
+        work.set(true);
+        wakeup.wake();
+        assertTrue(done.await(10, TimeUnit.SECONDS), "a wake ends the wait and the work is done");
+        long closeStarted = System.nanoTime();
+        r.close();
+        // AgentRunner interrupts a thread that has not stopped after 5 s; close must not need that.
+        assertTrue(System.nanoTime() - closeStarted < TimeUnit.SECONDS.toNanos(2), "close wakes a waiting agent");
+    }
+
     @Test
     void noAgentsNoThreads() {
         try (ProgressRunners r = ProgressRunners.start("w3", List.of(), ProgressRunners.Threading.SHARED, null)) {

@@ -85,6 +85,22 @@ public interface Shim {
 
     /**
      * @param worker the worker
+     * @return 1 if every iface has an event fd to sleep on
+     */
+    int flu_worker_can_wait(long worker);
+
+    /**
+     * @param worker the worker
+     * @param timeoutNanos the longest wait
+     * @return 1 if it slept, 0 if events were pending, or a negative status
+     */
+    int flu_worker_wait(long worker, long timeoutNanos);
+
+    /** @param worker the worker, from any thread */
+    void flu_worker_wake(long worker);
+
+    /**
+     * @param worker the worker
      * @param spec "component\tmd\ttl\tdevice"
      * @param config "KEY=VALUE\n" lines
      * @return an iface, or 0

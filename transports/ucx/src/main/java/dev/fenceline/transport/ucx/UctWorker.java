@@ -140,6 +140,32 @@ final class UctWorker implements AutoCloseable {
         return n;
     }
 
+    /** @return whether {@link #await} can sleep on the ifaces' events (every iface has an event fd) */
+    boolean canWait() {
+        return shim.flu_worker_can_wait(handle) == 1;
+    }
+
+    /**
+     * Sleeps until an iface has an event, {@link #wake} is called, or the time passes; returns at
+     * once if events are pending or a wake came first. On the worker's thread, between progress calls.
+     *
+     * @param timeoutNanos the longest sleep
+     * @return true if it slept, false if it returned at once
+     * @throws UctException if an iface cannot be armed
+     */
+    boolean await(long timeoutNanos) {
+        int r = shim.flu_worker_wait(handle, timeoutNanos);
+        if (r < 0) {
+            throw new UctException("waiting on the UCT worker's events", r, UctStatus.describe(r));
+        }
+        return r == 1;
+    }
+
+    /** Ends a current or the next {@link #await}. Any thread, while the worker is open. */
+    void wake() {
+        shim.flu_worker_wake(handle);
+    }
+
     UctException lastError(String what) {
         return new UctException(what, shim.flu_last_status(handle), shim.flu_last_error(handle));
     }

@@ -1,0 +1,25 @@
+package dev.fenceline.spi;
+
+/**
+ * How an idle progress agent sleeps until its backend has work, for a backend with an event to
+ * wait on (UCT's iface event fd, an eventfd): instead of parking for a guessed time, the agent's
+ * thread waits in {@link #await} and wakes on the event itself.
+ *
+ * <p>The runtime calls {@link #await} on the agent's thread only, after the agent has been idle
+ * for a while (it spins and yields first). {@link #wake} may be called from any thread: the
+ * transport calls it when it hands the agent work from elsewhere (an operation posted from an
+ * endpoint actor), since that work raises no backend event.
+ */
+public interface Wakeup {
+    /**
+     * Waits until the backend has an event, {@link #wake} is called, or the time passes; returns at
+     * once if an event is already pending (UCT's arm says busy). Must not lose a wake that came
+     * before the call.
+     *
+     * @param timeoutNanos the longest wait
+     */
+    void await(long timeoutNanos);
+
+    /** Ends a current or the next {@link #await}; any thread. */
+    void wake();
+}

@@ -1,0 +1,144 @@
+package dev.fenceline.transport.ucx;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.ByteBuffer;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.agrona.BufferUtil;
+import org.agrona.DirectBuffer;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * A worker asleep on its ifaces' event fds wakes for an active message from another worker, and for
+ * {@link UctWorker#wake} from another thread, long before its 30 s timeout; a worker with an iface
+ * that has no event fd (cma) says it cannot sleep.
+ */
+@org.junit.jupiter.api.Timeout(value = 60, unit = TimeUnit.SECONDS)
+class UctWakeupTest {
+    private static final long LONG = TimeUnit.SECONDS.toNanos(30);
+    private static final long SOON = TimeUnit.SECONDS.toNanos(10);
+
+    @BeforeEach
+    void ucx() {
+        UcxAssumptions.ucxAvailable();
+    }
+
+    private static UctResource resource(String transport) {
+        return UcxNative.resources().stream().filter(r -> r.transport().equals(transport)
+                && (r.device().equals("memory") || r.device().equals("lo"))).findFirst().orElseThrow();
+    }
+
+    /** Counts active messages. */
+    private static final class Messages implements UctEventHandler {
+        volatile int count;
+
+        @Override
+        public void completed(long token, int status, long value) {
+        }
+
+        @Override
+        public void activeMessage(long iface, int id, DirectBuffer data, int offset, int length) {
+            count++;
+        }
+
+        @Override
+        public void ready(long token) {
+        }
+
+        @Override
+        public void endpointFailed(long endpoint, int status) {
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"posix", "tcp"})
+    void aSleepingWorkerWakesForAMessage(String transport) throws Exception {
+        UctResource r = resource(transport);
+        try (UctWorker origin = UctWorker.create(); UctWorker target = UctWorker.create()) {
+            UctIface b = target.open(r, Map.of());
+            assertTrue(target.canWait(), r + " has an event fd");
+            UctIface a = origin.open(r, Map.of());
+            UctEndpoint ep = a.connect(b.address());
+            Messages messages = new Messages();
+            CompletableFuture<Long> woke = new CompletableFuture<>();
+            Thread sleeper = new Thread(() -> {
+                try {
+                    long start = System.nanoTime();
+                    while (messages.count == 0 && System.nanoTime() - start < LONG) {
+                        target.progress();
+                        target.drain(messages);
+                        if (messages.count == 0) {
+                            target.await(LONG); // the connection's own traffic may end it early: go round
+                        }
+                    }
+                    woke.complete(System.nanoTime() - start);
+                } catch (RuntimeException e) {
+                    woke.completeExceptionally(e);
+                }
+            }, "uct-sleeper");
+            sleeper.start();
+            ByteBuffer payload = ByteBuffer.allocateDirect(16);
+            long deadline = System.nanoTime() + SOON;
+            int s;
+            while ((s = ep.activeMessageCopy(5, BufferUtil.address(payload), 16)) == UctStatus.NO_RESOURCE) {
+                assertTrue(System.nanoTime() < deadline, "no room to send");
+                origin.progress();
+            }
+            assertEquals(UctStatus.OK, s, UctStatus.describe(s));
+            long took;
+            while (true) { // tcp sends from progress: keep the origin going until the target has it
+                origin.progress();
+                if (woke.isDone()) {
+                    took = woke.get();
+                    break;
+                }
+                assertTrue(System.nanoTime() < deadline + SOON, "the sleeping target never got the message");
+            }
+            sleeper.join();
+            assertEquals(1, messages.count);
+            assertTrue(took < SOON, "woke for the message after " + took / 1000 + " us, not the 30 s timeout");
+        }
+    }
+
+    @Test
+    void aWakeFromAnotherThreadEndsTheSleepAndIsNotLostIfEarly() throws Exception {
+        try (UctWorker w = UctWorker.create()) {
+            w.open(resource("posix"), Map.of());
+            w.wake(); // before any wait: the next wait returns at once
+            long start = System.nanoTime();
+            w.await(LONG);
+            assertTrue(System.nanoTime() - start < SOON, "an early wake is not lost");
+            CompletableFuture<Long> slept = new CompletableFuture<>();
+            Thread sleeper = new Thread(() -> {
+                long t = System.nanoTime();
+                while (!w.await(LONG)) {
+                    w.progress(); // pending events first
+                }
+                slept.complete(System.nanoTime() - t);
+            }, "uct-sleeper");
+            sleeper.start();
+            w.wake();
+            long took = slept.get(20, TimeUnit.SECONDS);
+            sleeper.join();
+            assertTrue(took < SOON, "woken after " + took / 1000 + " us");
+        }
+    }
+
+    @Test
+    void anIfaceWithoutAnEventFdMeansTheWorkerCannotSleep() {
+        try (UctWorker w = UctWorker.create()) {
+            assertFalse(w.canWait(), "no ifaces: nothing to sleep on");
+            w.open(resource("posix"), Map.of());
+            assertTrue(w.canWait());
+            w.open(resource("cma"), Map.of());
+            assertFalse(w.canWait(), "cma has no event fd");
+        }
+    }
+}
