@@ -1,13 +1,9 @@
 package dev.fenceline.transport.shm;
 
-import dev.fenceline.AtomicOp;
 import dev.fenceline.EndpointFailedException;
 import dev.fenceline.FencelineException;
 import dev.fenceline.RemoteKey;
-import dev.fenceline.spi.support.DedupWindow;
-import dev.fenceline.spi.support.ExactlyOnce;
 import dev.fenceline.spi.LaneConnection;
-import dev.fenceline.spi.RemoteAccessTarget;
 import dev.fenceline.spi.SharedMemory;
 import dev.fenceline.spi.Transport;
 import dev.fenceline.spi.TransportActors;
@@ -20,7 +16,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -35,7 +30,6 @@ import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.BusySpinIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.SleepingIdleStrategy;
-import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.YieldingIdleStrategy;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 import org.apache.pekko.actor.typed.ActorRef;
@@ -45,9 +39,10 @@ import org.slf4j.LoggerFactory;
 /**
  * One worker's shared-memory transport: its control segment (inbox ring), the data segments behind
  * its regions, the peer segments it mapped, and one polling loop (an Agrona {@link Agent} the runtime
- * runs on a thread of its own, never an actor-system thread) that serves the inbox: requests from peers are applied to this
- * worker's memory at most once and answered in order, answers to this worker's lanes go to their
- * endpoints, and peers whose process died fail their lanes.
+ * runs on a thread of its own, never an actor-system thread) that serves the inbox: answers to this
+ * worker's lanes go to their endpoints, requests from peers go to the target side
+ * ({@link ShmTarget}), which applies them to this worker's memory at most once and answers in
+ * order, and peers whose process died fail their lanes.
  */
 final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend {
     private static final Logger LOG = LoggerFactory.getLogger(ShmTransport.class);
@@ -69,25 +64,12 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
     private final Set<Long> dialing = ConcurrentHashMap.newKeySet();
     /** The control actor; set by {@link #start}. */
     private volatile ActorRef<ShmTransportActor.Command> actor;
-    /**
-     * A peer's connection to this worker: where to answer, and the gate in its control segment that
-     * says whether it still wants each record applied.
-     *
-     * @param inbox the origin's control segment
-     * @param gate its gate slot there
-     */
-    private record Origin(Inbox inbox, int gate) {
-    }
-
-    /** Target side (polling thread only): who to answer, by connection id, and exactly-once windows. */
-    private final Map<Long, Origin> origins = new HashMap<>();
     /** Origin side: gate slots in use, and those to free once the peer left them. */
     private final SlotPool gatePool;
     private final java.util.concurrent.ConcurrentLinkedQueue<Integer> gatesToFree =
             new java.util.concurrent.ConcurrentLinkedQueue<>();
-    private final Map<Long, DedupWindow> windows = new HashMap<>();
-    private final ExactlyOnce exactlyOnce;
-    private final UnsafeBuffer scratch = new UnsafeBuffer(new byte[0]);
+    /** The target side: requests from peers, applied and answered on the polling thread. */
+    private final ShmTarget target;
     /** Whether endpoints get the cross-memory-attach lane. */
     private final boolean cma;
     /** Key-table slots of registered regions. */
@@ -103,14 +85,11 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
     /** Set by housekeeping: a dead producer may have left the inbox blocked. */
     private final java.util.concurrent.atomic.AtomicBoolean unblockWanted =
             new java.util.concurrent.atomic.AtomicBoolean();
-    /** Target side (polling thread only): the origin endpoint each connection carries, for eviction. */
-    private final Map<Long, Long> connOrigins = new HashMap<>();
     private volatile boolean closed;
 
     ShmTransport(TransportContext context, ShmSettings settings) {
         this.context = context;
         this.settings = settings;
-        this.exactlyOnce = new ExactlyOnce("shm worker '" + context.workerName() + "'", settings.dedupWindow());
         this.directory = settings.directory();
         if (!Files.isDirectory(directory) || !Files.isWritable(directory)) {
             throw new FencelineException("shm: " + directory + " is not a writable directory ("
@@ -127,6 +106,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         }
         this.gatePool = new SlotPool(inbox.gates.slots());
         this.keySlots = new SlotPool(inbox.slots());
+        this.target = new ShmTarget(context, settings, this::openInbox, this::dropped);
         Heartbeat.start(inbox);
         String noCma = settings.cma() ? Cma.unavailable() : "switched off (" + ShmSettings.SECTION + ".cma = off)";
         this.cma = noCma == null;
@@ -490,7 +470,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         int work = inbox.ring.read(this::onMessage, 256);
         for (Inbox o : peerInboxes.values()) {
             if (!o.backlog.isEmpty()) {
-                work += drainBacklog(o);
+                work += target.drainBacklog(o);
             }
         }
         for (ShmLane l : lanes.values()) {
@@ -536,14 +516,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
             }
         }
         sweepGone();
-        for (java.util.Iterator<Map.Entry<Long, Origin>> it = origins.entrySet().iterator(); it.hasNext();) {
-            Map.Entry<Long, Origin> e = it.next();
-            if (e.getValue().inbox() == dead) {
-                it.remove();
-                dead.incoming--;
-                forgetConnection(e.getKey());
-            }
-        }
+        target.peerGone(dead);
     }
 
     /**
@@ -626,22 +599,16 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         }
         long conn = b.getLong(at + ShmWire.CONN);
         switch (type) {
-            case ShmWire.CONNECT -> onConnect(b, at, length);
+            case ShmWire.CONNECT -> target.onConnect(b, at, length);
             case ShmWire.CONNECTED -> {
                 ActorRef<ShmTransportActor.Command> a = actor;
                 if (a != null && dialing.remove(conn)) { // once: a peer repeating it does not fill the mailbox
                     a.tell(new ShmTransportActor.Connected(conn, length >= 12 ? b.getInt(at + 8) : -1));
                 }
             }
-            case ShmWire.BYE -> {
-                Origin gone = origins.remove(conn);
-                if (gone != null) {
-                    gone.inbox().incoming--;
-                }
-                forgetConnection(conn);
-            }
+            case ShmWire.BYE -> target.onBye(conn);
             case ShmWire.ACK, ShmWire.FLUSHED, ShmWire.GET_DATA, ShmWire.NACK -> onReply(type, b, at, length, conn);
-            default -> onRequest(type, b, at, length, conn);
+            default -> target.onRequest(type, b, at, length, conn);
         }
     }
 
@@ -673,276 +640,6 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
                         0, 0);
             }
         }
-    }
-
-    /** Drops the dedup window of the connection's origin endpoint when no connection carries it any more. */
-    private void forgetConnection(long conn) {
-        Long origin = connOrigins.remove(conn);
-        if (origin != null && !connOrigins.containsValue(origin)) {
-            windows.remove(origin);
-        }
-    }
-
-    private void onConnect(AtomicBuffer b, int at, int length) {
-        if (length < 48) {
-            dropped("a CONNECT of " + length + " bytes (at least 48)");
-            return;
-        }
-        long conn = b.getLong(at);
-        int gate = b.getInt(at + 40);
-        int n = b.getInt(at + 44);
-        if (n <= 0 || n > length - 48 || n > 255) {
-            dropped("a CONNECT whose name length " + n + " does not fit its " + length + " bytes");
-            return;
-        }
-        String name = b.getStringWithoutLengthUtf8(at + 48, n);
-        if (!Segments.isControlName(name)) {
-            dropped("a CONNECT naming '" + printable(name) + "', not a control segment");
-            return;
-        }
-        Inbox origin;
-        try {
-            origin = openInbox(name);
-        } catch (FencelineException e) {
-            LOG.warn("shm {}: a connect from {} failed: {}", context.workerName(), name, e.getMessage());
-            return;
-        }
-        if (!origin.gates.valid(gate)) {
-            dropped("a CONNECT from " + name + " naming gate " + gate + " of its " + origin.gates.slots());
-            return;
-        }
-        if (origins.containsKey(conn)) {
-            dropped("a second CONNECT from " + name + " for connection " + Long.toHexString(conn));
-            return;
-        }
-        if (origin.incoming >= settings.maxLanes()) {
-            // One peer process cannot make this worker hold more of its connections than it could
-            // open itself with the same configuration; past that, CONNECTs go unanswered.
-            dropped("a CONNECT from " + name + ": it holds " + origin.incoming + " connections here, the most "
-                    + ShmSettings.SECTION + ".max-lanes = " + settings.maxLanes() + " allows per peer process");
-            return;
-        }
-        origins.put(conn, new Origin(origin, gate));
-        origin.incoming++;
-        reply(origin, ShmWire.CONNECTED, 12, (r, i) -> {
-            r.putLong(i, conn);
-            r.putInt(i + 8, settings.maxFragment());
-        });
-    }
-
-    /** Writes one reply into {@code to}'s inbox, or into its backlog if the ring is full. */
-    private void reply(Inbox to, int type, int length, Writer w) {
-        if (to.backlog.isEmpty()) {
-            int at = to.ring.tryClaim(type, length);
-            if (at >= 0) {
-                w.write(to.ring.buffer(), at);
-                to.ring.commit(at);
-                return;
-            }
-        }
-        byte[] copy = new byte[length];
-        w.write(new UnsafeBuffer(copy), 0);
-        to.backlog.add(copy);
-        to.backlogTypes.add(type);
-    }
-
-    private int drainBacklog(Inbox to) {
-        int sent = 0;
-        while (!to.backlog.isEmpty()) {
-            byte[] m = to.backlog.peekFirst();
-            int at = to.ring.tryClaim(to.backlogTypes.peekFirst(), m.length);
-            if (at < 0) {
-                break;
-            }
-            to.ring.buffer().putBytes(at, m);
-            to.ring.commit(at);
-            to.backlog.pollFirst();
-            to.backlogTypes.pollFirst();
-            sent++;
-        }
-        return sent;
-    }
-
-    @FunctionalInterface
-    private interface Writer {
-        void write(AtomicBuffer b, int at);
-    }
-
-    private static int minimumLength(int type) {
-        return switch (type) {
-            case ShmWire.FLUSH -> 16;
-            case ShmWire.PUT -> ShmWire.RMA_DATA;
-            case ShmWire.GET -> ShmWire.GET_LENGTH + 4;
-            case ShmWire.ATOMIC -> ShmWire.ATOMIC_LENGTH;
-            case ShmWire.AM -> ShmWire.AM_DATA;
-            default -> Integer.MAX_VALUE;
-        };
-    }
-
-    private void onRequest(int type, AtomicBuffer b, int at, int length, long conn) {
-        Origin o = origins.get(conn);
-        if (o == null) {
-            LOG.debug("shm {}: a request on unknown connection {}", context.workerName(), Long.toHexString(conn));
-            return;
-        }
-        Inbox origin = o.inbox();
-        if (minimumLength(type) == Integer.MAX_VALUE) {
-            dropped("a message of unknown type " + type + " from " + origin.name);
-            return;
-        }
-        if (length < minimumLength(type)) {
-            String what = "shm: a " + ShmWire.name(type) + " of " + length + " bytes from " + origin.name
-                    + ", less than the " + minimumLength(type) + " it needs; not applied";
-            dropped(what.substring(5));
-            if (length >= 16) { // it names its token: the origin learns why
-                long token = b.getLong(at + ShmWire.TOKEN);
-                nack(origin, conn, token, new FencelineException(what));
-            }
-            return;
-        }
-        // The origin may have withdrawn it (it gave the lane up): then it is not applied, nor answered.
-        if (!origin.gates.enter(o.gate(), conn)) {
-            return;
-        }
-        try {
-            serve(type, b, at, length, conn, origin);
-        } finally {
-            origin.gates.leave(o.gate()); // after the answer: the origin counts it taken
-        }
-    }
-
-    private void serve(int type, AtomicBuffer b, int at, int length, long conn, Inbox origin) {
-        long token = b.getLong(at + ShmWire.TOKEN);
-        if (type == ShmWire.FLUSH) {
-            reply(origin, ShmWire.FLUSHED, 16, (r, i) -> {
-                r.putLong(i, conn);
-                r.putLong(i + 8, token);
-            });
-            return;
-        }
-        long originId = b.getLong(at + ShmWire.ORIGIN);
-        connOrigins.putIfAbsent(conn, originId);
-        long seq = b.getLong(at + ShmWire.SEQ);
-        long low = b.getLong(at + ShmWire.LOW);
-        if (type == ShmWire.GET) {
-            get(origin, conn, token, b, at); // a read has no effect: a re-sent one is read again
-            return;
-        }
-        DedupWindow w = seq < 0 ? null : windows.computeIfAbsent(originId, k -> exactlyOnce.newWindow());
-        long value;
-        applying = b;
-        applyingType = type;
-        applyingAt = at;
-        applyingLength = length;
-        try {
-            value = exactlyOnce.apply(w, originId, seq, low, applyCurrent);
-        } catch (FencelineException e) {
-            nack(origin, conn, token, e);
-            return;
-        } finally {
-            applying = null;
-        }
-        ack(origin, conn, token, value);
-    }
-
-    // The message being applied (polling thread): fields, not a capturing lambda, so that applying
-    // one costs no allocation.
-    private AtomicBuffer applying;
-    private int applyingType;
-    private int applyingAt;
-    private int applyingLength;
-    private final ExactlyOnce.Operation applyCurrent = () -> apply(applyingType, applying, applyingAt, applyingLength);
-
-    private long apply(int type, AtomicBuffer b, int at, int length) {
-        RemoteAccessTarget t = context.target();
-        switch (type) {
-            case ShmWire.PUT -> {
-                int n = length - ShmWire.RMA_DATA;
-                t.put(b.getLong(at + ShmWire.BODY), b.getLong(at + ShmWire.BODY + 8), view(b, at + ShmWire.RMA_DATA, n));
-                return 0;
-            }
-            case ShmWire.ATOMIC -> {
-                long key = b.getLong(at + ShmWire.BODY);
-                long address = b.getLong(at + ShmWire.BODY + 8);
-                byte kind = b.getByte(at + ShmWire.ATOMIC_KIND);
-                int width = b.getByte(at + ShmWire.ATOMIC_KIND + 2);
-                long operand = b.getLong(at + ShmWire.ATOMIC_OPERAND);
-                if (kind == ShmWire.KIND_CSWAP) {
-                    return t.compareAndSwap(key, address, width, b.getLong(at + ShmWire.ATOMIC_COMPARE), operand);
-                }
-                AtomicOp op = WireCodes.atomicOp(b.getByte(at + ShmWire.ATOMIC_KIND + 1));
-                if (op == null) {
-                    throw new FencelineException("shm: unknown atomic operation");
-                }
-                return t.atomic(key, address, width, op, operand);
-            }
-            case ShmWire.AM -> {
-                int h = b.getInt(at + ShmWire.AM_HEADER_LENGTH);
-                int p = length - ShmWire.AM_DATA - h;
-                if (h < 0 || p < 0) {
-                    throw new FencelineException("shm: a malformed active message");
-                }
-                t.activeMessage(b.getInt(at + ShmWire.AM_ID), view(b, at + ShmWire.AM_DATA, h),
-                        view(b, at + ShmWire.AM_DATA + h, p));
-                return 0;
-            }
-            default -> throw new FencelineException("shm: unknown message type " + type);
-        }
-    }
-
-    /** A ByteBuffer over part of the ring, valid during this call only (the target copies out). */
-    private static ByteBuffer view(AtomicBuffer b, int at, int n) {
-        ByteBuffer whole = b.byteBuffer();
-        if (whole != null) {
-            int base = b.wrapAdjustment();
-            return whole.slice(base + at, n); // one object; big-endian, like any fresh slice
-        }
-        byte[] copy = new byte[n];
-        b.getBytes(at, copy);
-        return ByteBuffer.wrap(copy);
-    }
-
-    private void get(Inbox origin, long conn, long token, AtomicBuffer b, int at) {
-        long key = b.getLong(at + ShmWire.BODY);
-        long address = b.getLong(at + ShmWire.BODY + 8);
-        int n = b.getInt(at + ShmWire.GET_LENGTH);
-        if (n < 0 || n > settings.maxFragment()) {
-            nack(origin, conn, token, new FencelineException("shm: a get of " + n + " bytes is over the limit"));
-            return;
-        }
-        ByteBuffer data = ByteBuffer.allocate(n);
-        try {
-            context.target().get(key, address, data);
-        } catch (FencelineException e) {
-            nack(origin, conn, token, e);
-            return;
-        }
-        reply(origin, ShmWire.GET_DATA, 16 + n, (r, i) -> {
-            r.putLong(i, conn);
-            r.putLong(i + 8, token);
-            r.putBytes(i + 16, data, 0, n);
-        });
-    }
-
-    private void ack(Inbox origin, long conn, long token, long value) {
-        reply(origin, ShmWire.ACK, 24, (r, i) -> {
-            r.putLong(i, conn);
-            r.putLong(i + 8, token);
-            r.putLong(i + 16, value);
-        });
-    }
-
-    private void nack(Inbox origin, long conn, long token, FencelineException e) {
-        byte[] text = String.valueOf(e.getMessage()).getBytes(StandardCharsets.UTF_8);
-        int n = Math.min(text.length, ShmWire.MAX_TEXT);
-        reply(origin, ShmWire.NACK, 20 + n, (r, i) -> {
-            r.putLong(i, conn);
-            r.putLong(i + 8, token);
-            r.putByte(i + 16, (byte) WireCodes.errorCode(e));
-            r.putByte(i + 17, (byte) WireCodes.reasonCode(e));
-            r.putShort(i + 18, (short) n);
-            r.putBytes(i + 20, text, 0, n);
-        });
     }
 
     // ------------------------------------------------------------------ close

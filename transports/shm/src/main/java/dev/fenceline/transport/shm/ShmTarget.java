@@ -1,0 +1,358 @@
+package dev.fenceline.transport.shm;
+
+import dev.fenceline.AtomicOp;
+import dev.fenceline.FencelineException;
+import dev.fenceline.spi.RemoteAccessTarget;
+import dev.fenceline.spi.TransportContext;
+import dev.fenceline.spi.support.DedupWindow;
+import dev.fenceline.spi.support.ExactlyOnce;
+import dev.fenceline.spi.support.WireCodes;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import org.agrona.concurrent.AtomicBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The target side of one worker's shm transport, on its polling thread only: the connections peers
+ * opened to this worker (CONNECT, BYE), their requests checked, applied to this worker's memory at
+ * most once per origin endpoint and answered in order into each origin's inbox (or its backlog when
+ * that ring is full), and what a gone peer leaves behind. Every byte it reads was written by another
+ * process and is checked before use.
+ */
+final class ShmTarget {
+    private static final Logger LOG = LoggerFactory.getLogger(ShmTarget.class);
+
+    /**
+     * A peer's connection to this worker: where to answer, and the gate in its control segment that
+     * says whether it still wants each record applied.
+     *
+     * @param inbox the origin's control segment
+     * @param gate its gate slot there
+     */
+    private record Origin(Inbox inbox, int gate) {
+    }
+
+    private final TransportContext context;
+    private final ShmSettings settings;
+    private final Function<String, Inbox> openInbox;
+    private final Consumer<String> dropped;
+    private final ExactlyOnce exactlyOnce;
+    /** Who to answer, by connection id. */
+    private final Map<Long, Origin> origins = new HashMap<>();
+    /** Exactly-once windows by origin endpoint. */
+    private final Map<Long, DedupWindow> windows = new HashMap<>();
+    /** The origin endpoint each connection carries, for eviction. */
+    private final Map<Long, Long> connOrigins = new HashMap<>();
+
+    /**
+     * @param openInbox maps a peer's control segment by name (the transport keeps the mappings)
+     * @param dropped told of each malformed message dropped, in words
+     */
+    ShmTarget(TransportContext context, ShmSettings settings, Function<String, Inbox> openInbox,
+            Consumer<String> dropped) {
+        this.context = context;
+        this.settings = settings;
+        this.openInbox = openInbox;
+        this.dropped = dropped;
+        this.exactlyOnce = new ExactlyOnce("shm worker '" + context.workerName() + "'", settings.dedupWindow());
+    }
+
+    /** The peer closed a connection to this worker. */
+    void onBye(long conn) {
+        Origin gone = origins.remove(conn);
+        if (gone != null) {
+            gone.inbox().incoming--;
+        }
+        forgetConnection(conn);
+    }
+
+    /** A peer process is gone: its connections here are forgotten. */
+    void peerGone(Inbox dead) {
+        for (Iterator<Map.Entry<Long, Origin>> it = origins.entrySet().iterator(); it.hasNext();) {
+            Map.Entry<Long, Origin> e = it.next();
+            if (e.getValue().inbox() == dead) {
+                it.remove();
+                dead.incoming--;
+                forgetConnection(e.getKey());
+            }
+        }
+    }
+
+    /** Drops the dedup window of the connection's origin endpoint when no connection carries it any more. */
+    private void forgetConnection(long conn) {
+        Long origin = connOrigins.remove(conn);
+        if (origin != null && !connOrigins.containsValue(origin)) {
+            windows.remove(origin);
+        }
+    }
+
+    void onConnect(AtomicBuffer b, int at, int length) {
+        if (length < 48) {
+            dropped.accept("a CONNECT of " + length + " bytes (at least 48)");
+            return;
+        }
+        long conn = b.getLong(at);
+        int gate = b.getInt(at + 40);
+        int n = b.getInt(at + 44);
+        if (n <= 0 || n > length - 48 || n > 255) {
+            dropped.accept("a CONNECT whose name length " + n + " does not fit its " + length + " bytes");
+            return;
+        }
+        String name = b.getStringWithoutLengthUtf8(at + 48, n);
+        if (!Segments.isControlName(name)) {
+            dropped.accept("a CONNECT naming '" + ShmTransport.printable(name) + "', not a control segment");
+            return;
+        }
+        Inbox origin;
+        try {
+            origin = openInbox.apply(name);
+        } catch (FencelineException e) {
+            LOG.warn("shm {}: a connect from {} failed: {}", context.workerName(), name, e.getMessage());
+            return;
+        }
+        if (!origin.gates.valid(gate)) {
+            dropped.accept("a CONNECT from " + name + " naming gate " + gate + " of its " + origin.gates.slots());
+            return;
+        }
+        if (origins.containsKey(conn)) {
+            dropped.accept("a second CONNECT from " + name + " for connection " + Long.toHexString(conn));
+            return;
+        }
+        if (origin.incoming >= settings.maxLanes()) {
+            // One peer process cannot make this worker hold more of its connections than it could
+            // open itself with the same configuration; past that, CONNECTs go unanswered.
+            dropped.accept("a CONNECT from " + name + ": it holds " + origin.incoming + " connections here, the most "
+                    + ShmSettings.SECTION + ".max-lanes = " + settings.maxLanes() + " allows per peer process");
+            return;
+        }
+        origins.put(conn, new Origin(origin, gate));
+        origin.incoming++;
+        reply(origin, ShmWire.CONNECTED, 12, (r, i) -> {
+            r.putLong(i, conn);
+            r.putInt(i + 8, settings.maxFragment());
+        });
+    }
+
+    /** Writes one reply into {@code to}'s inbox, or into its backlog if the ring is full. */
+    private void reply(Inbox to, int type, int length, Writer w) {
+        if (to.backlog.isEmpty()) {
+            int at = to.ring.tryClaim(type, length);
+            if (at >= 0) {
+                w.write(to.ring.buffer(), at);
+                to.ring.commit(at);
+                return;
+            }
+        }
+        byte[] copy = new byte[length];
+        w.write(new UnsafeBuffer(copy), 0);
+        to.backlog.add(copy);
+        to.backlogTypes.add(type);
+    }
+
+    /** Sends what waited for room in {@code to}'s ring; @return how many */
+    int drainBacklog(Inbox to) {
+        int sent = 0;
+        while (!to.backlog.isEmpty()) {
+            byte[] m = to.backlog.peekFirst();
+            int at = to.ring.tryClaim(to.backlogTypes.peekFirst(), m.length);
+            if (at < 0) {
+                break;
+            }
+            to.ring.buffer().putBytes(at, m);
+            to.ring.commit(at);
+            to.backlog.pollFirst();
+            to.backlogTypes.pollFirst();
+            sent++;
+        }
+        return sent;
+    }
+
+    @FunctionalInterface
+    private interface Writer {
+        void write(AtomicBuffer b, int at);
+    }
+
+    private static int minimumLength(int type) {
+        return switch (type) {
+            case ShmWire.FLUSH -> 16;
+            case ShmWire.PUT -> ShmWire.RMA_DATA;
+            case ShmWire.GET -> ShmWire.GET_LENGTH + 4;
+            case ShmWire.ATOMIC -> ShmWire.ATOMIC_LENGTH;
+            case ShmWire.AM -> ShmWire.AM_DATA;
+            default -> Integer.MAX_VALUE;
+        };
+    }
+
+    void onRequest(int type, AtomicBuffer b, int at, int length, long conn) {
+        Origin o = origins.get(conn);
+        if (o == null) {
+            LOG.debug("shm {}: a request on unknown connection {}", context.workerName(), Long.toHexString(conn));
+            return;
+        }
+        Inbox origin = o.inbox();
+        if (minimumLength(type) == Integer.MAX_VALUE) {
+            dropped.accept("a message of unknown type " + type + " from " + origin.name);
+            return;
+        }
+        if (length < minimumLength(type)) {
+            String what = "shm: a " + ShmWire.name(type) + " of " + length + " bytes from " + origin.name
+                    + ", less than the " + minimumLength(type) + " it needs; not applied";
+            dropped.accept(what.substring(5));
+            if (length >= 16) { // it names its token: the origin learns why
+                long token = b.getLong(at + ShmWire.TOKEN);
+                nack(origin, conn, token, new FencelineException(what));
+            }
+            return;
+        }
+        // The origin may have withdrawn it (it gave the lane up): then it is not applied, nor answered.
+        if (!origin.gates.enter(o.gate(), conn)) {
+            return;
+        }
+        try {
+            serve(type, b, at, length, conn, origin);
+        } finally {
+            origin.gates.leave(o.gate()); // after the answer: the origin counts it taken
+        }
+    }
+
+    private void serve(int type, AtomicBuffer b, int at, int length, long conn, Inbox origin) {
+        long token = b.getLong(at + ShmWire.TOKEN);
+        if (type == ShmWire.FLUSH) {
+            reply(origin, ShmWire.FLUSHED, 16, (r, i) -> {
+                r.putLong(i, conn);
+                r.putLong(i + 8, token);
+            });
+            return;
+        }
+        long originId = b.getLong(at + ShmWire.ORIGIN);
+        connOrigins.putIfAbsent(conn, originId);
+        long seq = b.getLong(at + ShmWire.SEQ);
+        long low = b.getLong(at + ShmWire.LOW);
+        if (type == ShmWire.GET) {
+            get(origin, conn, token, b, at); // a read has no effect: a re-sent one is read again
+            return;
+        }
+        DedupWindow w = seq < 0 ? null : windows.computeIfAbsent(originId, k -> exactlyOnce.newWindow());
+        long value;
+        applying = b;
+        applyingType = type;
+        applyingAt = at;
+        applyingLength = length;
+        try {
+            value = exactlyOnce.apply(w, originId, seq, low, applyCurrent);
+        } catch (FencelineException e) {
+            nack(origin, conn, token, e);
+            return;
+        } finally {
+            applying = null;
+        }
+        ack(origin, conn, token, value);
+    }
+
+    // The message being applied (polling thread): fields, not a capturing lambda, so that applying
+    // one costs no allocation.
+    private AtomicBuffer applying;
+    private int applyingType;
+    private int applyingAt;
+    private int applyingLength;
+    private final ExactlyOnce.Operation applyCurrent = () -> apply(applyingType, applying, applyingAt, applyingLength);
+
+    private long apply(int type, AtomicBuffer b, int at, int length) {
+        RemoteAccessTarget t = context.target();
+        switch (type) {
+            case ShmWire.PUT -> {
+                int n = length - ShmWire.RMA_DATA;
+                t.put(b.getLong(at + ShmWire.BODY), b.getLong(at + ShmWire.BODY + 8), view(b, at + ShmWire.RMA_DATA, n));
+                return 0;
+            }
+            case ShmWire.ATOMIC -> {
+                long key = b.getLong(at + ShmWire.BODY);
+                long address = b.getLong(at + ShmWire.BODY + 8);
+                byte kind = b.getByte(at + ShmWire.ATOMIC_KIND);
+                int width = b.getByte(at + ShmWire.ATOMIC_KIND + 2);
+                long operand = b.getLong(at + ShmWire.ATOMIC_OPERAND);
+                if (kind == ShmWire.KIND_CSWAP) {
+                    return t.compareAndSwap(key, address, width, b.getLong(at + ShmWire.ATOMIC_COMPARE), operand);
+                }
+                AtomicOp op = WireCodes.atomicOp(b.getByte(at + ShmWire.ATOMIC_KIND + 1));
+                if (op == null) {
+                    throw new FencelineException("shm: unknown atomic operation");
+                }
+                return t.atomic(key, address, width, op, operand);
+            }
+            case ShmWire.AM -> {
+                int h = b.getInt(at + ShmWire.AM_HEADER_LENGTH);
+                int p = length - ShmWire.AM_DATA - h;
+                if (h < 0 || p < 0) {
+                    throw new FencelineException("shm: a malformed active message");
+                }
+                t.activeMessage(b.getInt(at + ShmWire.AM_ID), view(b, at + ShmWire.AM_DATA, h),
+                        view(b, at + ShmWire.AM_DATA + h, p));
+                return 0;
+            }
+            default -> throw new FencelineException("shm: unknown message type " + type);
+        }
+    }
+
+    /** A ByteBuffer over part of the ring, valid during this call only (the target copies out). */
+    private static ByteBuffer view(AtomicBuffer b, int at, int n) {
+        ByteBuffer whole = b.byteBuffer();
+        if (whole != null) {
+            int base = b.wrapAdjustment();
+            return whole.slice(base + at, n); // one object; big-endian, like any fresh slice
+        }
+        byte[] copy = new byte[n];
+        b.getBytes(at, copy);
+        return ByteBuffer.wrap(copy);
+    }
+
+    private void get(Inbox origin, long conn, long token, AtomicBuffer b, int at) {
+        long key = b.getLong(at + ShmWire.BODY);
+        long address = b.getLong(at + ShmWire.BODY + 8);
+        int n = b.getInt(at + ShmWire.GET_LENGTH);
+        if (n < 0 || n > settings.maxFragment()) {
+            nack(origin, conn, token, new FencelineException("shm: a get of " + n + " bytes is over the limit"));
+            return;
+        }
+        ByteBuffer data = ByteBuffer.allocate(n);
+        try {
+            context.target().get(key, address, data);
+        } catch (FencelineException e) {
+            nack(origin, conn, token, e);
+            return;
+        }
+        reply(origin, ShmWire.GET_DATA, 16 + n, (r, i) -> {
+            r.putLong(i, conn);
+            r.putLong(i + 8, token);
+            r.putBytes(i + 16, data, 0, n);
+        });
+    }
+
+    private void ack(Inbox origin, long conn, long token, long value) {
+        reply(origin, ShmWire.ACK, 24, (r, i) -> {
+            r.putLong(i, conn);
+            r.putLong(i + 8, token);
+            r.putLong(i + 16, value);
+        });
+    }
+
+    private void nack(Inbox origin, long conn, long token, FencelineException e) {
+        byte[] text = String.valueOf(e.getMessage()).getBytes(StandardCharsets.UTF_8);
+        int n = Math.min(text.length, ShmWire.MAX_TEXT);
+        reply(origin, ShmWire.NACK, 20 + n, (r, i) -> {
+            r.putLong(i, conn);
+            r.putLong(i + 8, token);
+            r.putByte(i + 16, (byte) WireCodes.errorCode(e));
+            r.putByte(i + 17, (byte) WireCodes.reasonCode(e));
+            r.putShort(i + 18, (short) n);
+            r.putBytes(i + 20, text, 0, n);
+        });
+    }
+}
