@@ -111,6 +111,16 @@ public final class PerfCommand implements Callable<Integer> {
             + " from a test CA, in one host; across hosts, set fenceline.transport.tcp.tls in the configuration.")
     boolean tls;
 
+    @Option(names = "--endpoints", split = ",", paramLabel = "N",
+            description = "Scale instead of the tests: N endpoints from one worker to one peer worker in this JVM"
+                    + " (connect rate, heap retained per endpoint, a put and a flush over each, checked; idle CPU;"
+                    + " close), for each N given.")
+    List<Integer> endpointCounts;
+
+    @Option(names = "--idle-seconds", defaultValue = "5",
+            description = "With --endpoints: how long the endpoints sit idle while the process's CPU is measured.")
+    double idleSeconds;
+
     @Option(names = "--json", description = "Print the results as a JSON array instead of text.")
     boolean json;
 
@@ -147,6 +157,9 @@ public final class PerfCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(), "--server and --connect: one side each");
         }
         Config config = config();
+        if (endpointCounts != null && !endpointCounts.isEmpty()) {
+            return scale(config, out);
+        }
         if (server != null) {
             return serve(config, hostPort(server, "--server", true));
         }
@@ -215,6 +228,32 @@ public final class PerfCommand implements Callable<Integer> {
                     }
                     print(results, out);
                 }
+            }
+        }
+        if (json) {
+            out.println("[");
+            for (int i = 0; i < results.size(); i++) {
+                out.println("  " + results.get(i).json() + (i + 1 < results.size() ? "," : ""));
+            }
+            out.println("]");
+        }
+        return 0;
+    }
+
+    private int scale(Config config, PrintStream out) throws Exception {
+        if (server != null || connect != null || processes != 1) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--endpoints runs both workers in this JVM:"
+                    + " drop --server, --connect and --processes");
+        }
+        List<EndpointScale.Result> results = new ArrayList<>();
+        for (int n : endpointCounts) {
+            if (n < 1 || n > 1_000_000) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--endpoints " + n + ": 1 to 1000000");
+            }
+            EndpointScale.Result r = EndpointScale.measure(config, transport, n, idleSeconds);
+            results.add(r);
+            if (!json) {
+                out.println(r.text());
             }
         }
         if (json) {

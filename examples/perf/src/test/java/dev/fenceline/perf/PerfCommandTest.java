@@ -30,6 +30,19 @@ class PerfCommandTest {
         return out.toString(StandardCharsets.UTF_8);
     }
 
+    /** The scale mode connects every endpoint, puts and flushes over each, and checks the words it wrote. */
+    @Test
+    void endpointsConnectsEveryEndpointAndVerifiesEveryPut() {
+        String json = run("--transport", "sim", "--endpoints", "300", "--idle-seconds", "0.2", "--json");
+        assertTrue(json.contains("\"test\": \"endpoints\", \"transport\": \"sim\", \"endpoints\": 300,"
+                + " \"connected\": 300,"), json);
+        assertTrue(json.contains("\"verified\": 300,"), json);
+        assertTrue(json.contains("\"connect_failure\": null"), json);
+        Matcher heap = Pattern.compile("\"heap_per_endpoint\": ([0-9]+)").matcher(json);
+        assertTrue(heap.find(), json);
+        assertTrue(Long.parseLong(heap.group(1)) > 0, "an endpoint retains some heap: " + json);
+    }
+
     @Test
     void everyTestProducesARowOverTcp() {
         String json = run("--transport", "tcp", "--tests", "all", "--sizes", "8,4K", "-n", "200", "-w", "20",
