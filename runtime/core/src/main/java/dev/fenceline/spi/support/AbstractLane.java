@@ -217,6 +217,11 @@ public abstract class AbstractLane implements LaneConnection {
         batch.report(live() || answersAfterEnd() ? listener : null);
     }
 
+    /** @return whether completions are gathered and not yet reported (the lane's answering thread only) */
+    protected final boolean completionsPending() {
+        return batch.size() > 0;
+    }
+
     /**
      * @return whether every completion this lane gathers is owed to the endpoint even after the lane
      *     ended: a lane that decides, as it takes each answer, whether the endpoint still waits for

@@ -52,6 +52,8 @@ final class ShmLane extends AbstractLane implements DirectAccess {
     /** Actor thread only: the peer segment behind each key seen (null: not directly reachable). */
     private final Map<RemoteKey, DataSegment.Peer> segments = new IdentityHashMap<>();
     private volatile boolean wantReady;
+    /** Whether the lane is in its transport's attention queue (see {@link ShmTransport#attend}). */
+    private final java.util.concurrent.atomic.AtomicBoolean queued = new java.util.concurrent.atomic.AtomicBoolean();
 
     private final Set<LaneType> types;
 
@@ -436,7 +438,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
             int at = ring.tryClaim(type, length);
             if (at < 0) {
                 unanswered.decrementAndGet();
-                wantReady = true; // the peer's ring is full; the polling thread says when it has room
+                needRoom(); // the peer's ring is full; the polling thread says when it has room
                 return PostStatus.NO_RESOURCE;
             }
             try {
@@ -528,7 +530,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
             return true;
         }
         unanswered.decrementAndGet();
-        wantReady = true;
+        needRoom();
         return false;
     }
 
@@ -555,6 +557,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
             return PostStatus.IN_PROGRESS;
         }
         probes.add(new long[] {token, peer.heartbeat()});
+        transport.attend(this);
         return PostStatus.IN_PROGRESS;
     }
 
@@ -591,7 +594,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
             int at = peer.ring.tryClaim(ShmWire.FLUSH, 16);
             if (at < 0) {
                 unanswered.decrementAndGet();
-                wantReady = true;
+                needRoom();
                 return PostStatus.NO_RESOURCE;
             }
             peer.ring.buffer().putLong(at + ShmWire.CONN, conn);
@@ -708,6 +711,28 @@ final class ShmLane extends AbstractLane implements DirectAccess {
         if (revoked) {
             forgetIfAnswered();
         }
+        transport.attendHere(this); // its batch is reported, and room looked for, after this pass
+    }
+
+    /** The endpoint waits for room: the polling thread says when there is. */
+    private void needRoom() {
+        wantReady = true;
+        transport.attend(this);
+    }
+
+    /** @return whether the polling thread has something to do for this lane: completions, room, probes */
+    boolean needsPolling() {
+        return completionsPending() || wantReady || !probes.isEmpty();
+    }
+
+    /** @return whether the lane was not queued and now is (then the caller queues it) */
+    boolean markQueued() {
+        return !queued.get() && queued.compareAndSet(false, true);
+    }
+
+    /** The polling thread took the lane off its list. */
+    void unqueued() {
+        queued.set(false);
     }
 
     /** Reports the completions gathered so far (polling thread). */

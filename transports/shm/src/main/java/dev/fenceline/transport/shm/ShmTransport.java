@@ -105,6 +105,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
             throw new FencelineException("shm: cannot create the control segment " + inboxFile + ": " + e, e);
         }
         this.gatePool = new SlotPool(inbox.gates.slots());
+        this.attention = new org.agrona.concurrent.ManyToOneConcurrentArrayQueue<>(Math.max(2, inbox.gates.slots()));
         this.keySlots = new SlotPool(inbox.slots());
         this.target = new ShmTarget(context, settings, this::openInbox, this::dropped);
         Heartbeat.start(inbox);
@@ -473,10 +474,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
                 work += target.drainBacklog(o);
             }
         }
-        for (ShmLane l : lanes.values()) {
-            l.pollComplete();
-            l.answerProbes();
-        }
+        attendLanes(); // not counted as work, as before: a probe may wait a heartbeat, and must not spin
         for (ShmLane l; (l = leaving.poll()) != null;) {
             l.flushBatch();
         }
@@ -498,6 +496,58 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
             LOG.warn("shm {}: skipped a message a dead peer left half-written in the inbox", context.workerName());
         }
         return work;
+    }
+
+    /**
+     * Lanes with something for the polling thread (gathered completions, an endpoint waiting for
+     * room, keepalive probes), queued once each by whoever gave them that; only these are visited,
+     * so an idle pass costs the same with ten thousand lanes as with one. Bounded by the gate slots:
+     * a lane is queued at most once at a time.
+     */
+    private final org.agrona.concurrent.ManyToOneConcurrentArrayQueue<ShmLane> attention;
+    /** Polling thread: the lanes taken from {@link #attention} that still need it. */
+    private final ArrayList<ShmLane> attending = new ArrayList<>();
+
+    /** Any thread: the lane has something for the polling thread. */
+    void attend(ShmLane lane) {
+        if (lane.markQueued() && !attention.offer(lane)) {
+            lane.unqueued();
+            throw new IllegalStateException("shm: the attention queue is full, with at most one entry per lane");
+        }
+    }
+
+    /** Polling thread: as {@link #attend}, straight onto its own list (no queue in between). */
+    void attendHere(ShmLane lane) {
+        if (lane.markQueued()) {
+            attending.add(lane);
+        }
+    }
+
+    /** Polling thread: serves the lanes that asked, keeps those that still need it. */
+    private void attendLanes() {
+        for (ShmLane l; (l = attention.poll()) != null;) {
+            attending.add(l);
+        }
+        for (int i = 0; i < attending.size();) {
+            ShmLane l = attending.get(i);
+            if (lanes.get(l.conn) != l) { // closed: nothing of it is polled any more, as before
+                l.unqueued();
+                attending.set(i, attending.get(attending.size() - 1));
+                attending.remove(attending.size() - 1);
+                continue;
+            }
+            l.pollComplete();
+            l.answerProbes();
+            if (!l.needsPolling()) {
+                l.unqueued(); // then look again: something may have come between the look and the unqueue
+                if (!l.needsPolling() || !l.markQueued()) {
+                    attending.set(i, attending.get(attending.size() - 1));
+                    attending.remove(attending.size() - 1);
+                    continue;
+                }
+            }
+            i++;
+        }
     }
 
     /** Polling thread: a peer process is gone; its lanes fail and its connections here are forgotten. */
