@@ -49,7 +49,8 @@ final class LaneSlots {
     /** The tokens lanes echo, one number space for operations and lane flushes. */
     private long nextToken = 1;
     /** Per slot, the last connection given up while failing over: closed when the endpoint ends. */
-    private final LaneConnection[] givenUp = new LaneConnection[LaneTable.MAX_LANES];
+    // Grown to the slots used, not LaneTable.MAX_LANES: with ten thousand endpoints 64 slots each are megabytes.
+    private LaneConnection[] givenUp = new LaneConnection[0];
 
     /**
      * @param answers receives what lanes answer synchronously
@@ -294,6 +295,9 @@ final class LaneSlots {
      *     be reconnecting it); closed with the endpoint
      */
     void givenUp(int lane, LaneConnection c) {
+        if (lane >= givenUp.length) {
+            givenUp = java.util.Arrays.copyOf(givenUp, lane + 1);
+        }
         givenUp[lane] = c;
     }
 
@@ -309,7 +313,7 @@ final class LaneSlots {
                 table.connection(i).close();
                 revocations.revoke(table.connection(i));
             }
-            if (givenUp[i] != null) {
+            if (i < givenUp.length && givenUp[i] != null) {
                 givenUp[i].close(); // its transport may still be reconnecting it: stop that too
                 givenUp[i] = null;
             }

@@ -211,11 +211,18 @@ final class Operations implements LaneSlots.Answers {
         }
     }
 
-    /** Each lane's capabilities, read once per connection (a slot's connection changes on failover). */
-    private final LaneConnection[] capabilitiesOf = new LaneConnection[dev.fenceline.internal.LaneTable.MAX_LANES];
-    private final LaneCapabilities[] capabilities = new LaneCapabilities[dev.fenceline.internal.LaneTable.MAX_LANES];
+    /**
+     * Each lane's capabilities, read once per connection (a slot's connection changes on failover);
+     * grown to the slots used rather than sized for the most an endpoint may have.
+     */
+    private LaneConnection[] capabilitiesOf = new LaneConnection[0];
+    private LaneCapabilities[] capabilities = new LaneCapabilities[0];
 
     private LaneCapabilities capabilities(int lane, LaneConnection conn) {
+        if (lane >= capabilitiesOf.length) {
+            capabilitiesOf = java.util.Arrays.copyOf(capabilitiesOf, lane + 1);
+            capabilities = java.util.Arrays.copyOf(capabilities, lane + 1);
+        }
         if (capabilitiesOf[lane] != conn) {
             capabilities[lane] = conn.capabilities();
             capabilitiesOf[lane] = conn;
