@@ -46,7 +46,7 @@ public abstract class AbstractLane implements LaneConnection {
     private final AtomicReference<Phase> phase = new AtomicReference<>(Phase.LIVE);
     /** Held while a GET's data is copied into the user's buffer, and while the endpoint takes the lane away. */
     private final Object sinkGuard = new Object();
-    private final CompletionBatch batch = new CompletionBatch(256);
+    private final CompletionBatch batch = new CompletionBatch(8, 256);
     private volatile LaneListener listener;
 
     /** @param transport the transport's name, as in {@code fenceline.transports} */

@@ -5,17 +5,32 @@ import dev.fenceline.spi.LaneListener;
 /**
  * Completions that a lane's event loop or polling thread gathers during one pass, reported to the
  * endpoint in one message ({@link LaneListener#onCompletedBatch}) instead of one each. Used by one
- * thread at a time; allocates nothing after construction.
+ * thread at a time. It starts small and doubles while passes fill it, up to its most, so that an
+ * idle lane (of ten thousand) holds a few words and a busy one batches as many as it may; it
+ * allocates nothing once it has reached its most.
  */
 public final class CompletionBatch {
-    private final long[] tokens;
-    private final long[] values;
+    private final int capacity;
+    private long[] tokens;
+    private long[] values;
     private int size;
 
     /** @param capacity the most completions gathered before they are reported anyway */
     public CompletionBatch(int capacity) {
-        this.tokens = new long[capacity];
-        this.values = new long[capacity];
+        this(capacity, capacity);
+    }
+
+    /**
+     * @param initial room at first
+     * @param capacity the most completions gathered before they are reported anyway
+     */
+    public CompletionBatch(int initial, int capacity) {
+        if (initial < 1 || initial > capacity) {
+            throw new IllegalArgumentException("a batch of " + initial + " growing to " + capacity);
+        }
+        this.capacity = capacity;
+        this.tokens = new long[initial];
+        this.values = new long[initial];
     }
 
     /**
@@ -26,7 +41,16 @@ public final class CompletionBatch {
     public boolean add(long token, long value) {
         tokens[size] = token;
         values[size] = value;
-        return ++size == tokens.length;
+        if (++size < tokens.length) {
+            return false;
+        }
+        if (tokens.length == capacity) {
+            return true;
+        }
+        int grown = Math.min(capacity, tokens.length * 2);
+        tokens = java.util.Arrays.copyOf(tokens, grown);
+        values = java.util.Arrays.copyOf(values, grown);
+        return false;
     }
 
     /**
