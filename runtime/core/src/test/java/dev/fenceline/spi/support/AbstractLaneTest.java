@@ -8,13 +8,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.fenceline.FencelineException;
 import dev.fenceline.LaneType;
-import dev.fenceline.spi.LaneConnection;
 import dev.fenceline.spi.LaneListener;
 import dev.fenceline.spi.PostStatus;
 import dev.fenceline.spi.TransportOp;
 import java.nio.ByteBuffer;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -76,55 +73,6 @@ class AbstractLaneTest {
         }
     }
 
-    /** Records completion batches. */
-    private static final class Batches implements LaneListener {
-        final List<String> batches = new ArrayList<>();
-
-        @Override
-        public void onCompleted(long token, long value) {
-        }
-
-        @Override
-        public void onCompletedBatch(long[] tokens, long[] values, int count) {
-            StringBuilder sb = new StringBuilder();
-            for (int i = 0; i < count; i++) {
-                sb.append(tokens[i]).append('=').append(values[i]).append(' ');
-            }
-            batches.add(sb.toString().trim());
-        }
-
-        @Override
-        public void onFailed(long token, FencelineException error) {
-        }
-
-        @Override
-        public void onFlushed(long token) {
-        }
-
-        @Override
-        public void onFlushFailed(long token, FencelineException error) {
-        }
-
-        @Override
-        public void onReady() {
-        }
-
-        @Override
-        public void onLaneFailed(Throwable cause) {
-        }
-
-        @Override
-        public void onReplaced(LaneConnection replacement) {
-        }
-
-        @Override
-        public void onRecovered(LaneConnection connection) {
-        }
-
-        @Override
-        public void onLaneAdded(LaneConnection connection) {
-        }
-    }
 
     private static void copy(byte[] from, int offset, ByteBuffer sink) {
         sink.duplicate().put(from, offset, sink.remaining());
@@ -160,7 +108,7 @@ class AbstractLaneTest {
     @Test
     void completionsAreReportedInBatchesAndNotAfterTheLaneFailed() {
         Lane lane = new Lane();
-        Batches b = new Batches();
+        BatchRecorder b = new BatchRecorder();
         lane.bind(b);
         for (int i = 0; i < 300; i++) {
             lane.completed(i, i * 10L);

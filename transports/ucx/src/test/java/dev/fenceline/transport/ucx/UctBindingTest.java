@@ -10,14 +10,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.fenceline.Access;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.util.ArrayList;
 import java.util.EnumSet;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.agrona.BufferUtil;
-import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -45,62 +42,23 @@ class UctBindingTest {
                 .orElseThrow(() -> new AssertionError("no " + transport + "/" + device + " in " + UcxNative.resources()));
     }
 
-    /** Collects events. */
-    private static final class Events implements UctEventHandler {
-        final Map<Long, long[]> completions = new HashMap<>();
-        final List<String> messages = new ArrayList<>();
-        final List<Long> ready = new ArrayList<>();
-        final List<Long> failed = new ArrayList<>();
 
-        @Override
-        public void completed(long token, int status, long value) {
-            completions.put(token, new long[] {status, value});
-        }
-
-        @Override
-        public void activeMessage(long iface, int id, DirectBuffer data, int offset, int length) {
-            byte[] b = new byte[length];
-            data.getBytes(offset, b);
-            messages.add(id + ":" + new String(b, java.nio.charset.StandardCharsets.ISO_8859_1));
-        }
-
-        @Override
-        public void ready(long token) {
-            ready.add(token);
-        }
-
-        @Override
-        public void endpointFailed(long endpoint, int status) {
-            failed.add(endpoint);
-        }
-    }
-
-    /** Progresses until the token's completion arrives; @return {status, value} */
-    private static long[] await(UctWorker w, Events ev, long token) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!ev.completions.containsKey(token)) {
-            assertTrue(System.nanoTime() < deadline, "no completion for token " + token);
-            w.progress();
-            w.drain(ev);
-        }
-        return ev.completions.get(token);
-    }
 
     /** @return the fetched value, whether it came at once or in a completion */
-    private static long fetched(UctWorker w, Events ev, UctEndpoint ep, int status, long token) {
+    private static long fetched(UctWorker w, RecordedEvents ev, UctEndpoint ep, int status, long token) {
         if (status == UctStatus.OK) {
             return ep.result();
         }
         assertEquals(UctStatus.IN_PROGRESS, status, UctStatus.describe(status));
-        long[] c = await(w, ev, token);
+        long[] c = ev.await(w, token);
         assertEquals(UctStatus.OK, (int) c[0], UctStatus.describe((int) c[0]));
         return c[1];
     }
 
-    private static void flushed(UctWorker w, Events ev, UctEndpoint ep, long token) {
+    private static void flushed(UctWorker w, RecordedEvents ev, UctEndpoint ep, long token) {
         int s = ep.flush(token);
         if (s == UctStatus.IN_PROGRESS) {
-            assertEquals(UctStatus.OK, (int) await(w, ev, token)[0]);
+            assertEquals(UctStatus.OK, (int) ev.await(w, token)[0]);
         } else {
             assertEquals(UctStatus.OK, s, UctStatus.describe(s));
         }
@@ -135,7 +93,7 @@ class UctBindingTest {
             long rkey = key.value();
             ByteBuffer local = ByteBuffer.allocateDirect(8192).order(ByteOrder.nativeOrder());
             long src = BufferUtil.address(local);
-            Events ev = new Events();
+            RecordedEvents ev = new RecordedEvents();
 
             local.putLong(0, 0x1122334455667788L);
             assertEquals(UctStatus.OK, ep.putShort(src, 8, base, rkey));
@@ -152,7 +110,7 @@ class UctBindingTest {
             ByteBuffer into = ByteBuffer.allocateDirect(4096);
             int s = ep.getBcopy(BufferUtil.address(into), 4096, base + 4096, rkey, 41);
             if (s == UctStatus.IN_PROGRESS) {
-                assertEquals(UctStatus.OK, (int) await(w, ev, 41)[0]);
+                assertEquals(UctStatus.OK, (int) ev.await(w, 41)[0]);
             } else {
                 assertEquals(UctStatus.OK, s, UctStatus.describe(s));
             }
@@ -212,7 +170,7 @@ class UctBindingTest {
             UnsafeBuffer t = new UnsafeBuffer(target.address(), 4096);
             UctEndpoint ep = a.connect(b.address());
             long rkey = a.unpack(target.pack()).value();
-            Events ev = new Events();
+            RecordedEvents ev = new RecordedEvents();
             long token = 100;
             int tried = 0;
             for (int width : new int[] {4, 8}) {
@@ -277,11 +235,11 @@ class UctBindingTest {
                 local.put(i, (byte) (i ^ 0x5a));
             }
             UctMemory localReg = a.register(BufferUtil.address(local), local.capacity(), ALL);
-            Events ev = new Events();
+            RecordedEvents ev = new RecordedEvents();
             int s = ep.putZcopy(BufferUtil.address(local), 1 << 16, localReg.memoryHandle(), target.address(),
                     key.value(), 7);
             if (s == UctStatus.IN_PROGRESS) {
-                assertEquals(UctStatus.OK, (int) await(w, ev, 7)[0]);
+                assertEquals(UctStatus.OK, (int) ev.await(w, 7)[0]);
             } else {
                 assertEquals(UctStatus.OK, s, UctStatus.describe(s));
             }
@@ -292,7 +250,7 @@ class UctBindingTest {
             UctMemory backReg = a.register(BufferUtil.address(back), back.capacity(), ALL);
             s = ep.getZcopy(BufferUtil.address(back), 1 << 16, backReg.memoryHandle(), target.address(), key.value(), 8);
             if (s == UctStatus.IN_PROGRESS) {
-                assertEquals(UctStatus.OK, (int) await(w, ev, 8)[0]);
+                assertEquals(UctStatus.OK, (int) ev.await(w, 8)[0]);
             } else {
                 assertEquals(UctStatus.OK, s, UctStatus.describe(s));
             }
@@ -313,7 +271,7 @@ class UctBindingTest {
             ByteBuffer local = ByteBuffer.allocateDirect(64);
             byte[] text = "over tcp".getBytes(java.nio.charset.StandardCharsets.ISO_8859_1);
             local.put(0, text);
-            Events ev = new Events();
+            RecordedEvents ev = new RecordedEvents();
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             int s;
             while ((s = ep.activeMessageCopy(9, BufferUtil.address(local), text.length)) == UctStatus.NO_RESOURCE) {

@@ -12,17 +12,13 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.EnumSet;
-import java.util.HashMap;
 import java.util.HexFormat;
-import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.zip.CRC32;
 import org.agrona.BufferUtil;
-import org.agrona.DirectBuffer;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -90,39 +86,7 @@ class UctTwoProcessTest {
         }
     }
 
-    /** Remembers completions; counts endpoint failures. */
-    private static final class Events implements UctEventHandler {
-        final Map<Long, long[]> done = new HashMap<>();
-        final List<Integer> failures = new ArrayList<>();
 
-        @Override
-        public void completed(long token, int status, long value) {
-            done.put(token, new long[] {status, value});
-        }
-
-        @Override
-        public void activeMessage(long iface, int id, DirectBuffer data, int offset, int length) {
-        }
-
-        @Override
-        public void ready(long token) {
-        }
-
-        @Override
-        public void endpointFailed(long endpoint, int status) {
-            failures.add(status);
-        }
-    }
-
-    private static long[] await(UctWorker w, Events ev, long token) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (!ev.done.containsKey(token)) {
-            assertTrue(System.nanoTime() < deadline, "no completion for " + token);
-            w.progress();
-            w.drain(ev);
-        }
-        return ev.done.remove(token);
-    }
 
     private static UctResource resource(String transport, String device) {
         return UcxNative.resources().stream().filter(r -> r.transport().equals(transport) && r.device().equals(device))
@@ -154,7 +118,7 @@ class UctTwoProcessTest {
             long rkey = a.unpack(peer.key()).value();
             ByteBuffer local = ByteBuffer.allocateDirect(8192);
             long src = BufferUtil.address(local);
-            Events ev = new Events();
+            RecordedEvents ev = new RecordedEvents();
             long maxShort = Math.min(a.attributes().putMaxShort(), 256);
             long token = 0;
             int fetched = 0;
@@ -186,7 +150,7 @@ class UctTwoProcessTest {
                     long expected = random.nextBoolean() ? old : old + 1;
                     s = cas ? ep.compareAndSwap(8, expected, operand, peer.base() + at, rkey, ++token)
                             : ep.atomicFetch(UctEndpoint.ADD, 8, operand, peer.base() + at, rkey, ++token);
-                    long got = s == UctStatus.OK ? ep.result() : await(w, ev, token)[1];
+                    long got = s == UctStatus.OK ? ep.result() : ev.await(w, token)[1];
                     assertTrue(s == UctStatus.OK || s == UctStatus.IN_PROGRESS, UctStatus.describe(s));
                     assertEquals(old, got, "operation " + i + " fetched the model's old value");
                     fetched++;
@@ -195,7 +159,7 @@ class UctTwoProcessTest {
             }
             int s = ep.flush(++token);
             if (s == UctStatus.IN_PROGRESS) {
-                assertEquals(UctStatus.OK, (int) await(w, ev, token)[0]);
+                assertEquals(UctStatus.OK, (int) ev.await(w, token)[0]);
             }
             assertEquals(String.valueOf(crc(model, span)), peer.ask("CRC " + span, "CRC"),
                     "the peer's memory is the model's");
@@ -215,7 +179,7 @@ class UctTwoProcessTest {
             long rkey = a.unpack(peer.key()).value();
             ByteBuffer local = ByteBuffer.allocateDirect(64 * 1024);
             UctMemory reg = a.register(BufferUtil.address(local), local.capacity(), EnumSet.allOf(Access.class));
-            Events ev = new Events();
+            RecordedEvents ev = new RecordedEvents();
             long token = 0;
             for (int i = 0; i < 2000; i++) {
                 int n = 1 + random.nextInt(64 * 1024);
@@ -227,7 +191,7 @@ class UctTwoProcessTest {
                 }
                 int s = ep.putZcopy(reg.address(), n, reg.memoryHandle(), peer.base() + at, rkey, ++token);
                 if (s == UctStatus.IN_PROGRESS) {
-                    assertEquals(UctStatus.OK, (int) await(w, ev, token)[0]);
+                    assertEquals(UctStatus.OK, (int) ev.await(w, token)[0]);
                 } else {
                     assertEquals(UctStatus.OK, s, UctStatus.describe(s));
                 }
@@ -235,7 +199,7 @@ class UctTwoProcessTest {
             assertEquals(String.valueOf(crc(model, span)), peer.ask("CRC " + span, "CRC"));
             int s = ep.getZcopy(reg.address(), 4096, reg.memoryHandle(), peer.base(), rkey, ++token);
             if (s == UctStatus.IN_PROGRESS) {
-                assertEquals(UctStatus.OK, (int) await(w, ev, token)[0]);
+                assertEquals(UctStatus.OK, (int) ev.await(w, token)[0]);
             }
             for (int k = 0; k < 4096; k++) {
                 assertEquals(model[k], local.get(k), "byte " + k + " read back");
@@ -258,7 +222,7 @@ class UctTwoProcessTest {
                 local.put(k, (byte) k);
                 sum += k;
             }
-            Events ev = new Events();
+            RecordedEvents ev = new RecordedEvents();
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
             for (int i = 0; i < 1000; i++) {
                 int s;
@@ -272,7 +236,7 @@ class UctTwoProcessTest {
             long token = 1;
             int s = ep.flush(token);
             if (s == UctStatus.IN_PROGRESS) {
-                assertEquals(UctStatus.OK, (int) await(w, ev, token)[0]);
+                assertEquals(UctStatus.OK, (int) ev.await(w, token)[0]);
             }
             String counted = "";
             while (System.nanoTime() < deadline && !counted.equals("1000 " + sum * 1000)) {

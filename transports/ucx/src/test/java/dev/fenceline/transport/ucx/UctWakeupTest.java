@@ -9,7 +9,6 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.agrona.BufferUtil;
-import org.agrona.DirectBuffer;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -35,27 +34,6 @@ class UctWakeupTest {
                 && (r.device().equals("memory") || r.device().equals("lo"))).findFirst().orElseThrow();
     }
 
-    /** Counts active messages. */
-    private static final class Messages implements UctEventHandler {
-        volatile int count;
-
-        @Override
-        public void completed(long token, int status, long value) {
-        }
-
-        @Override
-        public void activeMessage(long iface, int id, DirectBuffer data, int offset, int length) {
-            count++;
-        }
-
-        @Override
-        public void ready(long token) {
-        }
-
-        @Override
-        public void endpointFailed(long endpoint, int status) {
-        }
-    }
 
     @ParameterizedTest
     @ValueSource(strings = {"posix", "tcp"})
@@ -66,15 +44,15 @@ class UctWakeupTest {
             assertTrue(target.canWait(), r + " has an event fd");
             UctIface a = origin.open(r, Map.of());
             UctEndpoint ep = a.connect(b.address());
-            Messages messages = new Messages();
+            RecordedEvents messages = new RecordedEvents();
             CompletableFuture<Long> woke = new CompletableFuture<>();
             Thread sleeper = new Thread(() -> {
                 try {
                     long start = System.nanoTime();
-                    while (messages.count == 0 && System.nanoTime() - start < LONG) {
+                    while (messages.messageCount == 0 && System.nanoTime() - start < LONG) {
                         target.progress();
                         target.drain(messages);
-                        if (messages.count == 0) {
+                        if (messages.messageCount == 0) {
                             target.await(LONG); // the connection's own traffic may end it early: go round
                         }
                     }
@@ -102,7 +80,7 @@ class UctWakeupTest {
                 assertTrue(System.nanoTime() < deadline + SOON, "the sleeping target never got the message");
             }
             sleeper.join();
-            assertEquals(1, messages.count);
+            assertEquals(1, messages.messageCount);
             assertTrue(took < SOON, "woke for the message after " + took / 1000 + " us, not the 30 s timeout");
         }
     }
