@@ -74,6 +74,36 @@ final class EndpointScale {
     }
 
     /**
+     * Measures each count in turn and prints the results, as text lines or one JSON array.
+     *
+     * @param config the configuration
+     * @param transport the transport's name
+     * @param counts the endpoint counts
+     * @param idleSeconds the idle period
+     * @param json whether to print JSON
+     * @param out where to print
+     * @throws Exception if the workers cannot start
+     */
+    static void run(Config config, String transport, List<Integer> counts, double idleSeconds, boolean json,
+            java.io.PrintStream out) throws Exception {
+        List<Result> results = new ArrayList<>();
+        for (int n : counts) {
+            Result r = measure(config, transport, n, idleSeconds);
+            results.add(r);
+            if (!json) {
+                out.println(r.text());
+            }
+        }
+        if (json) {
+            out.println("[");
+            for (int i = 0; i < results.size(); i++) {
+                out.println("  " + results.get(i).json() + (i + 1 < results.size() ? "," : ""));
+            }
+            out.println("]");
+        }
+    }
+
+    /**
      * @param config the configuration (its transports)
      * @param transport the transport's name, for the report
      * @param n how many endpoints

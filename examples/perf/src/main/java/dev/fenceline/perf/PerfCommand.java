@@ -245,24 +245,12 @@ public final class PerfCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(), "--endpoints runs both workers in this JVM:"
                     + " drop --server, --connect and --processes");
         }
-        List<EndpointScale.Result> results = new ArrayList<>();
         for (int n : endpointCounts) {
             if (n < 1 || n > 1_000_000) {
                 throw new CommandLine.ParameterException(spec.commandLine(), "--endpoints " + n + ": 1 to 1000000");
             }
-            EndpointScale.Result r = EndpointScale.measure(config, transport, n, idleSeconds);
-            results.add(r);
-            if (!json) {
-                out.println(r.text());
-            }
         }
-        if (json) {
-            out.println("[");
-            for (int i = 0; i < results.size(); i++) {
-                out.println("  " + results.get(i).json() + (i + 1 < results.size() ? "," : ""));
-            }
-            out.println("]");
-        }
+        EndpointScale.run(config, transport, endpointCounts, idleSeconds, json, out);
         return 0;
     }
 
