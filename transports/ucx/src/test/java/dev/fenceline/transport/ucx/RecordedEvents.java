@@ -44,6 +44,20 @@ final class RecordedEvents implements UctEventHandler {
     }
 
     /**
+     * An operation's outcome is success: done at once, or in progress and then completed well.
+     *
+     * @param status what starting it returned
+     * @param token its token
+     */
+    void succeeded(UctWorker w, int status, long token) {
+        int outcome = status == UctStatus.IN_PROGRESS ? (int) await(w, token)[0] : status;
+        if (outcome != UctStatus.OK) {
+            throw new AssertionError("operation " + token + " ended with " + outcome + " (" + UctStatus.describe(outcome)
+                    + ")");
+        }
+    }
+
+    /**
      * Progresses the worker until the token's completion comes, and forgets it.
      *
      * @return {status, value}

@@ -57,11 +57,7 @@ class UctBindingTest {
 
     private static void flushed(UctWorker w, RecordedEvents ev, UctEndpoint ep, long token) {
         int s = ep.flush(token);
-        if (s == UctStatus.IN_PROGRESS) {
-            assertEquals(UctStatus.OK, (int) ev.await(w, token)[0]);
-        } else {
-            assertEquals(UctStatus.OK, s, UctStatus.describe(s));
-        }
+        ev.succeeded(w, s, token);
     }
 
     @Test
@@ -109,11 +105,7 @@ class UctBindingTest {
 
             ByteBuffer into = ByteBuffer.allocateDirect(4096);
             int s = ep.getBcopy(BufferUtil.address(into), 4096, base + 4096, rkey, 41);
-            if (s == UctStatus.IN_PROGRESS) {
-                assertEquals(UctStatus.OK, (int) ev.await(w, 41)[0]);
-            } else {
-                assertEquals(UctStatus.OK, s, UctStatus.describe(s));
-            }
+            ev.succeeded(w, s, 41);
             for (int i = 0; i < 4096; i++) {
                 assertEquals((byte) (i * 7), into.get(i), "got byte " + i);
             }
@@ -238,22 +230,14 @@ class UctBindingTest {
             RecordedEvents ev = new RecordedEvents();
             int s = ep.putZcopy(BufferUtil.address(local), 1 << 16, localReg.memoryHandle(), target.address(),
                     key.value(), 7);
-            if (s == UctStatus.IN_PROGRESS) {
-                assertEquals(UctStatus.OK, (int) ev.await(w, 7)[0]);
-            } else {
-                assertEquals(UctStatus.OK, s, UctStatus.describe(s));
-            }
+            ev.succeeded(w, s, 7);
             for (int i = 0; i < region.capacity(); i++) {
                 assertEquals((byte) (i ^ 0x5a), region.get(i), "byte " + i);
             }
             ByteBuffer back = ByteBuffer.allocateDirect(1 << 16);
             UctMemory backReg = a.register(BufferUtil.address(back), back.capacity(), ALL);
             s = ep.getZcopy(BufferUtil.address(back), 1 << 16, backReg.memoryHandle(), target.address(), key.value(), 8);
-            if (s == UctStatus.IN_PROGRESS) {
-                assertEquals(UctStatus.OK, (int) ev.await(w, 8)[0]);
-            } else {
-                assertEquals(UctStatus.OK, s, UctStatus.describe(s));
-            }
+            ev.succeeded(w, s, 8);
             assertEquals(region, back);
         }
     }

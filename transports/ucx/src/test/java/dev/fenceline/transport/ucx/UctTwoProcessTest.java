@@ -158,9 +158,7 @@ class UctTwoProcessTest {
                 }
             }
             int s = ep.flush(++token);
-            if (s == UctStatus.IN_PROGRESS) {
-                assertEquals(UctStatus.OK, (int) ev.await(w, token)[0]);
-            }
+            ev.succeeded(w, s, token);
             assertEquals(String.valueOf(crc(model, span)), peer.ask("CRC " + span, "CRC"),
                     "the peer's memory is the model's");
             assertTrue(fetched > 10_000, "fetching atomics checked: " + fetched);
@@ -190,17 +188,11 @@ class UctTwoProcessTest {
                     model[at + k] = v;
                 }
                 int s = ep.putZcopy(reg.address(), n, reg.memoryHandle(), peer.base() + at, rkey, ++token);
-                if (s == UctStatus.IN_PROGRESS) {
-                    assertEquals(UctStatus.OK, (int) ev.await(w, token)[0]);
-                } else {
-                    assertEquals(UctStatus.OK, s, UctStatus.describe(s));
-                }
+                ev.succeeded(w, s, token);
             }
             assertEquals(String.valueOf(crc(model, span)), peer.ask("CRC " + span, "CRC"));
             int s = ep.getZcopy(reg.address(), 4096, reg.memoryHandle(), peer.base(), rkey, ++token);
-            if (s == UctStatus.IN_PROGRESS) {
-                assertEquals(UctStatus.OK, (int) ev.await(w, token)[0]);
-            }
+            ev.succeeded(w, s, token);
             for (int k = 0; k < 4096; k++) {
                 assertEquals(model[k], local.get(k), "byte " + k + " read back");
             }
@@ -235,9 +227,7 @@ class UctTwoProcessTest {
             }
             long token = 1;
             int s = ep.flush(token);
-            if (s == UctStatus.IN_PROGRESS) {
-                assertEquals(UctStatus.OK, (int) ev.await(w, token)[0]);
-            }
+            ev.succeeded(w, s, token);
             String counted = "";
             while (System.nanoTime() < deadline && !counted.equals("1000 " + sum * 1000)) {
                 counted = peer.ask("MESSAGES", "MESSAGES");
