@@ -848,6 +848,8 @@ int flu_iface_event_arm(flu_iface_t *i) {
 
 /* ---- endpoints and operations ---- */
 
+static flu_ep_t *adopt(flu_iface_t *i, flu_ep_t *e);
+
 flu_ep_t *flu_ep_create(flu_iface_t *i, const uint8_t *addr, long len) {
     const uint8_t *dev;
     const uint8_t *iface;
@@ -876,7 +878,13 @@ flu_ep_t *flu_ep_create(flu_iface_t *i, const uint8_t *addr, long len) {
         free(e);
         return NULL;
     }
+    return adopt(i, e);
+}
+
+/* Links a new endpoint into its iface, after checking the headers' layout against the library's. */
+static flu_ep_t *adopt(flu_iface_t *i, flu_ep_t *e) {
     if (e->ep->iface != i->iface) { /* the layout this file was compiled against is not the library's */
+        uct_ep_destroy(e->ep);
         fail(i->w, UCS_ERR_UNSUPPORTED, "UCT endpoint layout does not match the headers%s%s", "", "");
         free(e);
         return NULL;
@@ -885,6 +893,49 @@ flu_ep_t *flu_ep_create(flu_iface_t *i, const uint8_t *addr, long len) {
     e->next = i->eps;
     i->eps = e;
     return e;
+}
+
+flu_ep_t *flu_ep_create_unconnected(flu_iface_t *i) {
+    if (!(i->attr.cap.flags & UCT_IFACE_FLAG_CONNECT_TO_EP)) {
+        fail(i->w, UCS_ERR_UNSUPPORTED, "transport cannot connect to an endpoint%s%s", "", "");
+        return NULL;
+    }
+    flu_ep_t *e = calloc(1, sizeof(*e));
+    if (e == NULL) {
+        fail(i->w, UCS_ERR_NO_MEMORY, "out of memory%s%s", "", "");
+        return NULL;
+    }
+    uct_ep_params_t params;
+    memset(&params, 0, sizeof(params));
+    params.field_mask = UCT_EP_PARAM_FIELD_IFACE;
+    params.iface = i->iface;
+    ucs_status_t s = uct_ep_create(&params, &e->ep);
+    if (s != UCS_OK) {
+        fail(i->w, s, "cannot create a UCT endpoint to connect to a peer's endpoint%s%s", "", "");
+        free(e);
+        return NULL;
+    }
+    return adopt(i, e);
+}
+
+long flu_ep_address(flu_ep_t *e, uint8_t *buf, long cap) {
+    size_t n = e->iface->attr.ep_addr_len;
+    if (n == 0 || n > FLU_MAX_ADDRESS || (long)n > cap) {
+        return UCS_ERR_BUFFER_TOO_SMALL;
+    }
+    ucs_status_t s = uct_ep_get_address(e->ep, (uct_ep_addr_t *)buf);
+    return s == UCS_OK ? (long)n : s;
+}
+
+int flu_ep_connect(flu_ep_t *e, const uint8_t *iface_addr, long iface_len, const uint8_t *ep_addr, long ep_len) {
+    const uint8_t *dev;
+    const uint8_t *iface;
+    flu_iface_t *i = e->iface;
+    if (split_address(i, iface_addr, iface_len, &dev, &iface) != 0 || ep_len != (long)i->attr.ep_addr_len) {
+        return fail(i->w, UCS_ERR_INVALID_ADDR, "malformed UCT address (%s%s)", "endpoint framing", "");
+    }
+    ucs_status_t s = uct_ep_connect_to_ep(e->ep, (const uct_device_addr_t *)dev, (const uct_ep_addr_t *)ep_addr);
+    return s == UCS_OK ? UCS_OK : fail(i->w, s, "cannot connect the UCT endpoint to the peer's%s%s", "", "");
 }
 
 void flu_ep_destroy(flu_ep_t *e) {
@@ -1211,7 +1262,19 @@ flu_mem_t *flu_mem_alloc(flu_iface_t *i, long length, int access) {
         fail(i->w, UCS_ERR_INVALID_PARAM, "cannot allocate UCT memory%s%s", "", "");
         return NULL;
     }
-    ucs_status_t s = uct_iface_mem_alloc(i->iface, (size_t)length, mem_flags(access), "fenceline", &m->alloc);
+    /* The memory domain's own allocation (a shared segment for posix and sysv), not the iface's:
+     * it needs no worker, so the caller's thread may run it while the worker progresses. */
+    uct_alloc_method_t method = UCT_ALLOC_METHOD_MD;
+    uct_mem_alloc_params_t params;
+    memset(&params, 0, sizeof(params));
+    params.field_mask = UCT_MEM_ALLOC_PARAM_FIELD_FLAGS | UCT_MEM_ALLOC_PARAM_FIELD_MDS
+            | UCT_MEM_ALLOC_PARAM_FIELD_NAME | UCT_MEM_ALLOC_PARAM_FIELD_MEM_TYPE;
+    params.flags = mem_flags(access);
+    params.mem_type = UCS_MEMORY_TYPE_HOST;
+    params.mds.mds = &i->md;
+    params.mds.count = 1;
+    params.name = "fenceline";
+    ucs_status_t s = uct_mem_alloc((size_t)length, &method, 1, &params, &m->alloc);
     if (s != UCS_OK) {
         fail(i->w, s, "UCT could not allocate registered memory%s%s", "", "");
         free(m);
@@ -1271,7 +1334,7 @@ long flu_mem_pack(flu_mem_t *m, uint8_t *buf, long cap) {
 
 void flu_mem_free(flu_mem_t *m) {
     if (m->allocated) {
-        uct_iface_mem_free(&m->alloc);
+        uct_mem_free(&m->alloc);
     } else {
         uct_md_mem_dereg(m->iface->md, m->memh);
     }

@@ -17,7 +17,7 @@
 #include <stddef.h>
 
 /* Bumped whenever a function, a layout or a code below changes meaning. */
-#define FLU_ABI 1
+#define FLU_ABI 2
 
 /* Operation kinds (flu_op.kind). */
 enum {
@@ -177,11 +177,25 @@ long flu_iface_event_fd(flu_iface_t *iface);
 int flu_iface_event_arm(flu_iface_t *iface);
 
 flu_ep_t *flu_ep_create(flu_iface_t *iface, const uint8_t *addr, long len);
+/*
+ * Connect-to-endpoint transports (rc, dc, tcp in that mode): an endpoint made without a peer, whose
+ * address (flu_ep_address) the peer connects its own endpoint to, and which is then connected to
+ * the peer's endpoint (flu_ep_connect, with the peer's iface address as flu_iface_address wrote it,
+ * for its device address, and the peer endpoint's address).
+ */
+flu_ep_t *flu_ep_create_unconnected(flu_iface_t *iface);
+long flu_ep_address(flu_ep_t *ep, uint8_t *buf, long cap);
+int flu_ep_connect(flu_ep_t *ep, const uint8_t *iface_addr, long iface_len, const uint8_t *ep_addr, long ep_len);
 void flu_ep_destroy(flu_ep_t *ep);
 /* Starts op on ep; returns UCS_OK (done), UCS_INPROGRESS (a completion event follows),
  * UCS_ERR_NO_RESOURCE (nothing done; add FLU_PENDING for a ready event), or an error. */
 int flu_post(flu_ep_t *ep, flu_op_t *op);
 
+/*
+ * Memory of the iface's memory domain. Allocation, registration, packing and freeing touch the
+ * memory domain only, never the worker, so they may run on any thread while another progresses
+ * the worker, as long as the caller does not run two of them at once on one domain.
+ */
 flu_mem_t *flu_mem_alloc(flu_iface_t *iface, long length, int access);
 flu_mem_t *flu_mem_reg(flu_iface_t *iface, long address, long length, int access);
 long flu_mem_address(flu_mem_t *m);

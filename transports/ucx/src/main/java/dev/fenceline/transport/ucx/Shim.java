@@ -153,6 +153,30 @@ public interface Shim {
      */
     long flu_ep_create(long iface, @In byte[] address, long length);
 
+    /**
+     * @param iface a connect-to-endpoint iface
+     * @return an endpoint not yet connected, or 0
+     */
+    long flu_ep_create_unconnected(long iface);
+
+    /**
+     * @param ep an endpoint of a connect-to-endpoint iface
+     * @param buf the output
+     * @param cap its size
+     * @return the address length, or a negative status
+     */
+    long flu_ep_address(long ep, @Out byte[] buf, long cap);
+
+    /**
+     * @param ep an unconnected endpoint
+     * @param ifaceAddress the peer iface's address (for its device address), as flu_iface_address wrote it
+     * @param ifaceLength its length
+     * @param epAddress the peer endpoint's address
+     * @param epLength its length
+     * @return a status
+     */
+    int flu_ep_connect(long ep, @In byte[] ifaceAddress, long ifaceLength, @In byte[] epAddress, long epLength);
+
     /** @param ep the endpoint */
     void flu_ep_destroy(long ep);
 

@@ -132,6 +132,33 @@ final class UctEndpoint implements AutoCloseable {
         return post(Layout.PENDING, 0, 0, 0, 0, token);
     }
 
+    /**
+     * @return this endpoint's address, for a peer's endpoint to connect to (connect-to-endpoint
+     *     transports only)
+     */
+    byte[] address() {
+        byte[] buf = new byte[(int) Math.max(1, iface.attributes().endpointAddressLength())];
+        long n = shim.flu_ep_address(handle, buf, buf.length);
+        if (n < 0) {
+            throw new UctException("uct_ep_get_address of " + iface, (int) n, UctStatus.describe((int) n));
+        }
+        return n == buf.length ? buf : java.util.Arrays.copyOf(buf, (int) n);
+    }
+
+    /**
+     * Connects this endpoint (made by {@link UctIface#unconnected()}) to a peer's.
+     *
+     * @param peerIface the peer iface's address, as its {@link UctIface#address()} gave it
+     * @param peerEndpoint the peer endpoint's {@link #address()}
+     * @throws UctException if either address is malformed or UCT refuses
+     */
+    void connectTo(byte[] peerIface, byte[] peerEndpoint) {
+        int s = shim.flu_ep_connect(handle, peerIface, peerIface.length, peerEndpoint, peerEndpoint.length);
+        if (s != UctStatus.OK) {
+            throw iface.worker().lastError("connecting an endpoint of " + iface + " to a peer's endpoint");
+        }
+    }
+
     boolean closed() {
         return closed;
     }

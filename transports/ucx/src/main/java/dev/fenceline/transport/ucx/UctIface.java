@@ -71,6 +71,23 @@ final class UctIface implements AutoCloseable {
     }
 
     /**
+     * An endpoint of a connect-to-endpoint transport, to be connected to a peer's endpoint once its
+     * address arrives ({@link UctEndpoint#connectTo}).
+     *
+     * @return the endpoint, not yet connected
+     * @throws UctException if the transport cannot connect to endpoints
+     */
+    UctEndpoint unconnected() {
+        long ep = shim.flu_ep_create_unconnected(handle);
+        if (ep == 0) {
+            throw worker.lastError("making an endpoint of " + resource);
+        }
+        UctEndpoint e = new UctEndpoint(this, ep);
+        endpoints.add(e);
+        return e;
+    }
+
+    /**
      * @param length bytes
      * @param access what peers may do to it
      * @return memory allocated and registered by the memory domain (what posix and sysv share)
