@@ -1,5 +1,6 @@
 package dev.fenceline.transport.shm;
 
+import dev.fenceline.spi.support.Host;
 import dev.fenceline.FencelineException;
 import java.io.IOException;
 import java.nio.MappedByteBuffer;

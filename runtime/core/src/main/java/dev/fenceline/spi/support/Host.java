@@ -1,4 +1,4 @@
-package dev.fenceline.transport.shm;
+package dev.fenceline.spi.support;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -6,11 +6,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * Who is who on this host: the boot id (processes on another boot, or another host, share no
- * memory with us), this process's pid, and process start times (a pid alone can be reused, a pid
- * with its start time cannot).
+ * Who is who on this host, for transports whose peers are processes on it (shared memory, cross-memory
+ * attach): the boot id (processes on another boot, or another host, share no memory with us), this
+ * process's pid, and process start times (a pid alone can be reused, a pid with its start time
+ * cannot). Linux only: elsewhere the identities read {@code unknown} and no process is alive.
  */
-final class Host {
+public final class Host {
     private static final String BOOT_ID = read(Path.of("/proc/sys/kernel/random/boot_id"));
     private static final long PID = ProcessHandle.current().pid();
     private static final long START = startTime(PID);
@@ -23,7 +24,7 @@ final class Host {
      * @return this process's PID namespace ({@code pid:[inode]}): pids (and so liveness checks and
      *     cross-memory attach) mean something only between processes of the same namespace
      */
-    static String pidNamespaceId() {
+    public static String pidNamespaceId() {
         return PID_NAMESPACE;
     }
 
@@ -35,28 +36,36 @@ final class Host {
         }
     }
 
-    static String bootId() {
+    /** @return this boot's id, {@code unknown} where the kernel does not say */
+    public static String bootId() {
         return BOOT_ID;
     }
 
-    static long pid() {
+    /** @return this process's pid */
+    public static long pid() {
         return PID;
     }
 
-    static long startTime() {
+    /** @return this process's start time, in clock ticks since boot */
+    public static long startTime() {
         return START;
     }
 
-    /** @return whether process {@code pid} exists and started at {@code start} (clock ticks since boot) */
-    static boolean alive(long pid, long start) {
+    /**
+     * @param pid a process id
+     * @param start the start time it had (clock ticks since boot)
+     * @return whether process {@code pid} exists and started at {@code start}
+     */
+    public static boolean alive(long pid, long start) {
         return startTime(pid) == start;
     }
 
     /**
+     * @param pid a process id
      * @return field 22 of /proc/PID/stat (start time in clock ticks since boot), or -1 if there is
      *     no such process
      */
-    static long startTime(long pid) {
+    public static long startTime(long pid) {
         String stat;
         try {
             stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"), StandardCharsets.US_ASCII);
