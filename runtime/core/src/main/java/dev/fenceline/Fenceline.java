@@ -47,7 +47,15 @@ public final class Fenceline implements AutoCloseable, Extension {
         this.config = system.settings().config();
         ClassLoader loader = system.dynamicAccess().classLoader();
         Map<String, TransportProvider> found = findProviders(loader);
-        this.settings = FencelineSettings.fromConfig(config).resolveTransports(found.keySet());
+        Map<String, String> unavailable = unavailable(found);
+        FencelineSettings configured = FencelineSettings.fromConfig(config);
+        this.settings = configured.withoutUnavailable(unavailable).resolveTransports(found.keySet());
+        for (String t : configured.transports()) {
+            if (unavailable.containsKey(t)) {
+                org.slf4j.LoggerFactory.getLogger(Fenceline.class).warn("fenceline.transports names {}, which cannot"
+                        + " run in this process ({}); the others serve: {}", t, unavailable.get(t), settings.transports());
+            }
+        }
         if (!ownsSystem) { // create(Config) checked before it started the system
             dev.fenceline.internal.ConfigKeys.check(config, ConfigFactory.defaultReference(
                     system.dynamicAccess().classLoader()));
@@ -242,6 +250,25 @@ public final class Fenceline implements AutoCloseable, Extension {
             found.putIfAbsent(p.name(), p);
         }
         return found;
+    }
+
+    /**
+     * Takes the transports that cannot run here out of {@code found}.
+     *
+     * @return why each cannot, by name
+     */
+    private static Map<String, String> unavailable(Map<String, TransportProvider> found) {
+        Map<String, String> out = new LinkedHashMap<>();
+        found.values().removeIf(p -> {
+            String why = p.unavailabilityCause();
+            if (why != null) {
+                out.put(p.name(), why);
+                org.slf4j.LoggerFactory.getLogger(Fenceline.class).debug("transport {} is not offered: {}", p.name(),
+                        why);
+            }
+            return why != null;
+        });
+        return out;
     }
 
     private static Map<String, TransportProvider> chooseProviders(List<String> enabled,

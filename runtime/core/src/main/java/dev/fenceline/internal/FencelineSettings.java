@@ -117,6 +117,30 @@ public record FencelineSettings(List<String> transports, boolean lanesFromEveryT
     }
 
     /**
+     * Leaves out the transports that cannot run in this process: a list that names one of them goes
+     * on without it (the caller warns), unless none of its transports can run.
+     *
+     * @param unavailable why each transport that cannot run cannot, by name
+     * @return the settings without those transports (these settings if none is named)
+     * @throws ConfigurationException if every named transport is unavailable
+     */
+    public FencelineSettings withoutUnavailable(java.util.Map<String, String> unavailable) {
+        if (transports.equals(List.of(AUTO)) || transports.stream().noneMatch(unavailable::containsKey)) {
+            return this;
+        }
+        List<String> left = transports.stream().filter(t -> !unavailable.containsKey(t)).toList();
+        if (left.isEmpty()) {
+            StringBuilder why = new StringBuilder();
+            transports.forEach(t -> why.append("; ").append(t).append(": ").append(unavailable.get(t)));
+            throw new ConfigurationException("fenceline.transports = " + transports + ", but none of them can run in"
+                    + " this process" + why);
+        }
+        return new FencelineSettings(left, lanesFromEveryTransport, fenceMode, errorMode, connectTimeout, submitBatch,
+                keepaliveInterval, keepaliveTimeout, shortMax, bandwidthThreshold, fragmentSize, jmx, handlerTimeBound,
+                stat, actors, progress, keysRead);
+    }
+
+    /**
      * @param root the whole configuration (with reference.conf)
      * @return validated settings
      * @throws ConfigurationException naming the first bad key and value

@@ -84,4 +84,18 @@ class FencelineSettingsTest {
         assertTrue(bad.getMessage().contains("fenceline.transports") && bad.getMessage().contains("auto, or a list"),
                 bad.getMessage());
     }
+
+    @Test
+    void transportsThatCannotRunAreLeftOutOfAListUnlessNoneCanRun() {
+        java.util.Map<String, String> why = java.util.Map.of("ucx", "no libucp here");
+        FencelineSettings listed = FencelineSettings.fromConfig(with("fenceline.transports = [ucx, tcp]"));
+        assertEquals(java.util.List.of("tcp"), listed.withoutUnavailable(why).transports());
+        FencelineSettings clean = FencelineSettings.fromConfig(with("fenceline.transports = [shm, tcp]"));
+        assertEquals(clean, clean.withoutUnavailable(why), "nothing named is unavailable: the same settings");
+        FencelineSettings auto = FencelineSettings.fromConfig(reference());
+        assertEquals(auto, auto.withoutUnavailable(why), "auto resolves among the available ones later");
+        FencelineSettings only = FencelineSettings.fromConfig(with("fenceline.transports = [ucx]"));
+        ConfigurationException none = assertThrows(ConfigurationException.class, () -> only.withoutUnavailable(why));
+        assertTrue(none.getMessage().contains("ucx: no libucp here"), none.getMessage());
+    }
 }
