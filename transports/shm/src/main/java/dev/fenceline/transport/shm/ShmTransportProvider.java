@@ -1,6 +1,5 @@
 package dev.fenceline.transport.shm;
 
-import dev.fenceline.ConfigurationException;
 import dev.fenceline.spi.Transport;
 import dev.fenceline.spi.TransportContext;
 import dev.fenceline.spi.TransportProvider;
@@ -27,12 +26,6 @@ public final class ShmTransportProvider implements TransportProvider {
 
     /** Agrona 2's buffers need jdk.internal.misc.Unsafe: say so clearly instead of an IllegalAccessError. */
     static void probeAgrona() {
-        try {
-            new org.agrona.concurrent.UnsafeBuffer(new byte[8]).putLong(0, 1);
-        } catch (IllegalAccessError | ExceptionInInitializerError | NoClassDefFoundError e) {
-            throw new ConfigurationException("the shm transport needs the JVM flag --add-exports"
-                    + " java.base/jdk.internal.misc=ALL-UNNAMED (Agrona's ring buffers use jdk.internal.misc.Unsafe;"
-                    + " see docs/decisions/0003): " + e);
-        }
+        dev.fenceline.spi.support.AgronaAccess.require(NAME);
     }
 }
