@@ -1,7 +1,6 @@
 package dev.fenceline.transport.ucx;
 
 import dev.fenceline.Access;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
@@ -13,8 +12,11 @@ final class UctIface implements AutoCloseable {
     final long handle;
     private final UctResource resource;
     private final UctIfaceAttributes attributes;
-    private final List<UctEndpoint> endpoints = new ArrayList<>();
-    private final List<AutoCloseable> owned = new ArrayList<>(); // memory and keys, freed before the iface
+    // The progress agent makes endpoints and unpacks keys while other threads allocate and register
+    // memory (the memory domain's calls, under the regions' lock): the lists are concurrent.
+    private final Set<UctEndpoint> endpoints = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** Memory and keys, freed before the iface. */
+    private final Set<AutoCloseable> owned = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private boolean closed;
 
     UctIface(UctWorker worker, long handle, UctResource resource, UctIfaceAttributes attributes) {

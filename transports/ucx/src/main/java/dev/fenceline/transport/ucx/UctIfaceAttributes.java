@@ -82,6 +82,15 @@ record UctIfaceAttributes(long caps, long putMaxShort, long putMaxBcopy, long pu
         return (caps & bit) != 0;
     }
 
+    /**
+     * @return whether a peer reaches this iface's memory through its hardware only with a key the
+     *     memory domain checks (an RDMA adapter's): a domain that needs a key but packs it in no bytes
+     *     (UCT's tcp, whose puts write any address of the target) does not count
+     */
+    boolean keyedMemory() {
+        return has(MD_NEED_RKEY) && remoteKeyLength > 0;
+    }
+
     /** @return the atomics of one width done by the iface both posted and fetching */
     Set<AtomicOp> atomics(int width) {
         long both = width == 4 ? atomic32Post & atomic32Fetch : atomic64Post & atomic64Fetch;

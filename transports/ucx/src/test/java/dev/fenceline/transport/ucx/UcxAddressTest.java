@@ -20,7 +20,8 @@ class UcxAddressTest {
         Arrays.fill(tcp, (byte) 9);
         return new UcxAddress("8f2c-boot 4026531836", 4242, 123456789L, List.of(
                 new UcxAddress.Iface("posix", "memory", posix), new UcxAddress.Iface("tcp", "lo", tcp),
-                new UcxAddress.Iface("rc_mlx5", "mlx5_0:1", new byte[0])));
+                new UcxAddress.Iface("rc_mlx5", "mlx5_0:1", new byte[0])),
+                new UcxAddress.Table("posix", 0x7f00_0000_1000L, 4160, new byte[24]));
     }
 
     @Test
@@ -30,6 +31,9 @@ class UcxAddressTest {
         assertEquals(a, back);
         assertArrayEquals(a.encode(), back.encode());
         assertEquals(List.of("posix", "tcp", "rc_mlx5"), back.ifaces().stream().map(UcxAddress.Iface::transport).toList());
+        assertEquals("posix", back.table().component());
+        UcxAddress none = new UcxAddress("h", 1, 2, List.of(), null);
+        assertEquals(none, UcxAddress.decode(none.encode()));
     }
 
     @Test
@@ -48,7 +52,7 @@ class UcxAddressTest {
     void fieldsOutsideTheirAlphabetOrBoundsAreRefused() {
         byte[] good = sample().encode();
         byte[] version = good.clone();
-        version[0] = 2;
+        version[0] = 1;
         assertTrue(assertThrows(FencelineException.class, () -> UcxAddress.decode(version)).getMessage()
                 .contains("version"));
         int hostLength = Short.toUnsignedInt(ByteBuffer.wrap(good, 1, 2).getShort());
@@ -69,7 +73,11 @@ class UcxAddressTest {
         host[3] = 0x1b;
         assertTrue(assertThrows(FencelineException.class, () -> UcxAddress.decode(host)).getMessage()
                 .contains("host identity"));
-        byte[] huge = ByteBuffer.allocate(3 + 16 + 1 + 1 + 1 + 1 + 1 + 2).put((byte) 1).putShort((short) 0)
+        byte[] flag = good.clone();
+        flag[good.length - 1 - 24 - 2 - 16 - 1 - 5 - 1] = 2; // the key-table flag
+        assertTrue(assertThrows(FencelineException.class, () -> UcxAddress.decode(flag)).getMessage()
+                .contains("key-table flag"));
+        byte[] huge = ByteBuffer.allocate(3 + 16 + 1 + 1 + 1 + 1 + 1 + 2).put((byte) 2).putShort((short) 0)
                 .putLong(1).putLong(1).put((byte) 1).put((byte) 1).put((byte) 'x').put((byte) 1).put((byte) 'y')
                 .putShort((short) 60000).array();
         assertTrue(assertThrows(FencelineException.class, () -> UcxAddress.decode(huge)).getMessage()
@@ -82,6 +90,8 @@ class UcxAddressTest {
         assertThrows(IllegalArgumentException.class, () -> new UcxAddress.Iface("posix", "memory",
                 new byte[UcxAddress.MAX_UCT_ADDRESS + 1]));
         assertThrows(IllegalArgumentException.class, () -> new UcxAddress("h", 1, 1,
-                java.util.Collections.nCopies(UcxAddress.MAX_IFACES + 1, new UcxAddress.Iface("tcp", "lo", new byte[0]))));
+                java.util.Collections.nCopies(UcxAddress.MAX_IFACES + 1, new UcxAddress.Iface("tcp", "lo", new byte[0])),
+                null));
+        assertThrows(IllegalArgumentException.class, () -> new UcxAddress.Table("Posix", 0, 0, new byte[0]));
     }
 }

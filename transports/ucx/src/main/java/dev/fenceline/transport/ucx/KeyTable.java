@@ -1,0 +1,163 @@
+package dev.fenceline.transport.ucx;
+
+import dev.fenceline.Access;
+import dev.fenceline.RemoteAccessException;
+import dev.fenceline.RemoteAccessException.Reason;
+import dev.fenceline.RemoteKey;
+import java.util.BitSet;
+import org.agrona.concurrent.UnsafeBuffer;
+
+/**
+ * A worker's key table: one 32-byte slot per open region, in shared memory its peers on this host
+ * map, written by the owner only. A peer checks a region's slot before it reaches the region
+ * without the owner (a UCT shared-memory store, a cross-memory-attach copy), so a forged key, a
+ * stale one, access the region was not registered for and a closed region are refused at the
+ * origin by what the owner wrote, not by what the key claims.
+ *
+ * <pre>
+ * header: 0 magic u32 "FLKT"   4 version u32   8 slots u32
+ * slot i at 64 + 32 i: 0 key id u64   8 address u64   16 length u64   24 access u32   28 state u32
+ * </pre>
+ *
+ * A slot's fields are written before its state turns open (a release store), and its state turns
+ * closed before its memory goes; a closed slot is reused only after the registration quarantine, far
+ * longer than a check and the access behind it take.
+ */
+final class KeyTable {
+    static final int MAGIC = 0x464C4B54;
+    static final int VERSION = 1;
+    static final int HEADER = 64;
+    static final int SLOT = 32;
+    private static final int KEY = 0;
+    private static final int ADDRESS = 8;
+    private static final int LENGTH = 16;
+    private static final int ACCESS = 24;
+    private static final int STATE = 28;
+    private static final int FREE = 0;
+    private static final int OPEN = 1;
+    private static final int CLOSED = 2;
+
+    private final UnsafeBuffer table;
+    private final int slots;
+    /** Slots in use, open or quarantined; guarded by the owner's lock (its regions). */
+    private final BitSet taken = new BitSet();
+
+    /**
+     * @param address the table's memory, zeroed, at least {@link #bytes(int)} long
+     * @param slots how many slots
+     */
+    KeyTable(long address, int slots) {
+        this.slots = slots;
+        this.table = new UnsafeBuffer(address, bytes(slots));
+        table.putInt(4, VERSION);
+        table.putInt(8, slots);
+        table.putIntVolatile(0, MAGIC);
+    }
+
+    /** @return the bytes a table of {@code slots} slots takes */
+    static int bytes(int slots) {
+        return HEADER + SLOT * slots;
+    }
+
+    int slots() {
+        return slots;
+    }
+
+    /** @return a free slot, or -1 if every slot is taken (the caller holds the owner's lock) */
+    int take() {
+        int s = taken.nextClearBit(0);
+        if (s >= slots) {
+            return -1;
+        }
+        taken.set(s);
+        return s;
+    }
+
+    /** Opens a slot for a region (the caller holds the owner's lock). */
+    void open(int slot, long keyId, long address, long length, java.util.Set<Access> access) {
+        int at = HEADER + SLOT * slot;
+        table.putLong(at + KEY, keyId);
+        table.putLong(at + ADDRESS, address);
+        table.putLong(at + LENGTH, length);
+        table.putInt(at + ACCESS, Access.bits(access));
+        table.putIntOrdered(at + STATE, OPEN);
+    }
+
+    /** The region closed: peers refuse it from their next check on. */
+    void close(int slot) {
+        table.putIntVolatile(HEADER + SLOT * slot + STATE, CLOSED);
+    }
+
+    /** The quarantine is over: the slot may be taken again (the caller holds the owner's lock). */
+    void release(int slot) {
+        table.putIntVolatile(HEADER + SLOT * slot + STATE, FREE);
+        taken.clear(slot);
+    }
+
+    /**
+     * A peer's table as this process mapped it. The bytes are the peer's: every read is bounded
+     * here, and what they say is only trusted to refuse.
+     */
+    static final class View {
+        private final UnsafeBuffer table;
+        private final int slots;
+
+        /**
+         * @param address where this process reaches the peer's table
+         * @param length how many bytes are mapped there
+         * @throws dev.fenceline.FencelineException if it is not a key table
+         */
+        View(long address, long length) {
+            if (length < HEADER) {
+                throw new dev.fenceline.FencelineException("ucx: a peer's key table of " + length + " bytes");
+            }
+            UnsafeBuffer header = new UnsafeBuffer(address, HEADER);
+            int n = header.getIntVolatile(8);
+            if (header.getIntVolatile(0) != MAGIC || header.getInt(4) != VERSION || n < 0
+                    || (long) HEADER + (long) SLOT * n > length) {
+                throw new dev.fenceline.FencelineException("ucx: the peer's key table is not one (magic, version or"
+                        + " size)");
+            }
+            this.slots = n;
+            this.table = new UnsafeBuffer(address, bytes(n));
+        }
+
+        /**
+         * Checks an access to a region by what its owner wrote.
+         *
+         * @param slot the slot the key names
+         * @param key the key
+         * @param address the first byte
+         * @param bytes how many
+         * @param needed the access it needs
+         * @throws RemoteAccessException unknown key, access denied, closed region or out of bounds
+         */
+        void check(int slot, RemoteKey key, long address, long bytes, Access needed) {
+            if (slot < 0 || slot >= slots) {
+                throw new RemoteAccessException(Reason.UNKNOWN_KEY, "ucx: key " + key.shortKey() + " names key-table"
+                        + " slot " + slot + " of the owner's " + slots + " (forged key)");
+            }
+            int at = HEADER + SLOT * slot;
+            int state = table.getIntVolatile(at + STATE);
+            if (table.getLong(at + KEY) != key.keyId() || state == FREE) {
+                throw new RemoteAccessException(Reason.UNKNOWN_KEY, "ucx: key " + key.shortKey() + " does not match"
+                        + " its owner's key table (forged or stale key)");
+            }
+            if ((table.getInt(at + ACCESS) & (1 << needed.ordinal())) == 0) {
+                throw new RemoteAccessException(Reason.ACCESS_DENIED, "ucx: the region of key " + key.shortKey()
+                        + " was registered without " + needed);
+            }
+            if (state != OPEN) {
+                throw new RemoteAccessException(Reason.REGION_CLOSED, "ucx: the region of key " + key.shortKey()
+                        + " was closed by its owner");
+            }
+            key.checkBounds(address, bytes);
+            long base = table.getLong(at + ADDRESS);
+            long length = table.getLong(at + LENGTH);
+            if (address < base || bytes < 0 || address - base > length - bytes) {
+                throw new RemoteAccessException(Reason.OUT_OF_BOUNDS, "ucx: address 0x" + Long.toHexString(address)
+                        + " + " + bytes + " outside the region its owner registered for key " + key.shortKey());
+            }
+        }
+    }
+}

@@ -1,0 +1,353 @@
+package dev.fenceline.transport.ucx;
+
+import dev.fenceline.EndpointFailedException;
+import dev.fenceline.FencelineException;
+import dev.fenceline.spi.Wakeup;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.Agent;
+import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
+import org.agrona.concurrent.UnsafeBuffer;
+
+/**
+ * The ucx transport's progress agent: the one thread that touches the UCT worker (opened in
+ * single-thread mode) and everything on it. Each duty cycle it takes the commands other threads
+ * queued (lanes' operations, the transport actor's decisions), progresses every iface, and reads
+ * the events that progress gathered: completions, active messages (requests for {@link UcxTarget},
+ * replies for the lanes, wireup for {@link UcxWiring}), room on an endpoint, a peer's failure.
+ * Completions reach each endpoint in one batch per pass.
+ *
+ * <p>Where every iface has an event file descriptor, an idle agent sleeps on them ({@link Wakeup});
+ * a command queued meanwhile wakes it.
+ */
+final class UcxAgent implements Agent, UctEventHandler, Wakeup {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(UcxAgent.class);
+    /** Commands taken per pass, so that progress is never starved. */
+    private static final int COMMANDS_PER_PASS = 1024;
+
+    private final UctWorker worker;
+    private final List<UctIface> ifaces;
+    private final String workerName;
+    private final ManyToOneConcurrentArrayQueue<UcxOp> operations;
+    private final ConcurrentLinkedQueue<UcxCommand> control = new ConcurrentLinkedQueue<>();
+    private final ManyToOneConcurrentArrayQueue<UcxLane> roomWanted;
+    private final UcxSender sender;
+    private final UcxTarget target;
+    private final UcxDataPath data;
+    private final UcxWiring wiring;
+    private final List<UcxLane> touched = new ArrayList<>();
+    private final List<UcxLane> waitingForRoom = new ArrayList<>();
+    private final AtomicBoolean sleeping = new AtomicBoolean();
+    private final boolean canSleep;
+    private volatile boolean closed;
+
+    UcxAgent(UctWorker worker, List<UctIface> ifaces, UcxSettings settings, UUID workerId, String workerName,
+            byte[] localAddress, dev.fenceline.spi.RemoteAccessTarget memory, UcxWiring.Reports reports) {
+        this.worker = worker;
+        this.ifaces = List.copyOf(ifaces);
+        this.workerName = workerName;
+        this.operations = new ManyToOneConcurrentArrayQueue<>(64 << 10);
+        this.roomWanted = new ManyToOneConcurrentArrayQueue<>(64 << 10);
+        this.sender = new UcxSender((channel, status) -> channelFailed(channel, new EndpointFailedException("ucx: "
+                + channel + " failed: " + UctStatus.describe(status)), false));
+        long largest = 256;
+        for (UctIface i : ifaces) {
+            if (i.attributes().has(UctIfaceAttributes.AM_BCOPY)) {
+                largest = Math.max(largest, Math.min(i.attributes().amMaxBcopy(), 1 << 20));
+            }
+        }
+        int maxMessage = (int) largest;
+        this.target = new UcxTarget(workerName, memory, settings.dedupWindow(), maxMessage,
+                (ch, b, n) -> sender.send(ch, UcxWire.AM_REPLY, b, n));
+        this.data = new UcxDataPath(this, sender, maxMessage);
+        this.wiring = new UcxWiring(this, sender, target, settings, workerId, workerName, ifaces, localAddress, reports);
+        this.canSleep = worker.canWait();
+    }
+
+    /** @return the wake-up to sleep on, or null where some iface has no event file descriptor */
+    Wakeup wakeup() {
+        return canSleep ? this : null;
+    }
+
+    int ifaceCount() {
+        return ifaces.size();
+    }
+
+    // ------------------------------------------------------------------ other threads
+
+    /**
+     * Queues a lane's operation (the endpoint actor's thread).
+     *
+     * @return false if the queue is full
+     */
+    boolean submit(UcxOp op) {
+        if (closed || !operations.offer(op)) {
+            return false;
+        }
+        wakeIfSleeping();
+        return true;
+    }
+
+    /** Queues a decision (never refused). */
+    void submitControl(UcxCommand c) {
+        control.add(c);
+        wakeIfSleeping();
+    }
+
+    /** A lane's endpoint waits for room (any thread). */
+    void wantsRoom(UcxLane lane) {
+        roomWanted.offer(lane); // a full queue: the lane is asked again at the next answer anyway
+    }
+
+    private void wakeIfSleeping() {
+        if (sleeping.get()) {
+            worker.wake();
+        }
+    }
+
+    @Override
+    public void await(long timeoutNanos) {
+        sleeping.set(true);
+        try {
+            if (!operations.isEmpty() || !control.isEmpty() || closed) {
+                return; // queued before the flag was up: the producer saw no sleeper
+            }
+            worker.await(timeoutNanos);
+        } finally {
+            sleeping.set(false);
+        }
+    }
+
+    @Override
+    public void wake() {
+        worker.wake();
+    }
+
+    // ------------------------------------------------------------------ the duty cycle
+
+    @Override
+    public String roleName() {
+        return "fenceline-ucx-" + workerName;
+    }
+
+    @Override
+    public int doWork() {
+        int work = drainControl();
+        work += operations.drain(this::take, COMMANDS_PER_PASS);
+        work += worker.progress();
+        work += worker.drain(this);
+        if (sender.anyBlocked()) {
+            for (UcxChannel c : sender.retry()) {
+                for (UcxLane l : List.copyOf(c.lanes)) {
+                    data.advance(l);
+                }
+            }
+        }
+        serveRoom();
+        for (UcxLane l : touched) {
+            l.touched = false;
+            l.endOfPass();
+        }
+        touched.clear();
+        return work;
+    }
+
+    private int drainControl() {
+        int n = 0;
+        for (UcxCommand c; (c = control.poll()) != null; n++) {
+            if (c instanceof UcxCommand.Dial d) {
+                wiring.dial(d);
+            } else if (c instanceof UcxCommand.Abandon a) {
+                wiring.abandon(a.dial());
+            } else if (c == UcxCommand.Tick.TICK) {
+                wiring.tick();
+            } else if (c instanceof UcxCommand.PeerGone g) {
+                peerGone(g.peer());
+            } else if (c instanceof UcxCommand.LaneEnded e) {
+                laneEnded(e.lane());
+            }
+        }
+        return n;
+    }
+
+    private void take(UcxOp op) {
+        UcxLane lane = op.lane;
+        if (lane.channel.state == UcxChannel.State.FAILED) {
+            return; // the lane failed: the revocation withdraws what was never taken
+        }
+        lane.waiting.add(op);
+        if (lane.waiting.size() == 1) {
+            data.advance(lane);
+        }
+    }
+
+    /** A lane has completions to report at the end of this pass. */
+    void touch(UcxLane lane) {
+        if (!lane.touched) {
+            lane.touched = true;
+            touched.add(lane);
+        }
+    }
+
+    /** A lane got an answer: a lane its endpoint is done with is forgotten once it owes none. */
+    void answered(UcxLane lane) {
+        touch(lane);
+        if (lane.forgetWhenAnswered && !lane.owesAnswers()) {
+            forget(lane);
+        }
+    }
+
+    private void serveRoom() {
+        for (UcxLane l; (l = roomWanted.poll()) != null;) {
+            if (!waitingForRoom.contains(l)) {
+                waitingForRoom.add(l);
+            }
+        }
+        for (int i = 0; i < waitingForRoom.size();) {
+            UcxLane l = waitingForRoom.get(i);
+            if (l.roomAgain()) {
+                touch(l); // its end of pass says so
+                waitingForRoom.remove(i);
+            } else {
+                i++;
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ events
+
+    @Override
+    public void completed(long token, int status, long value) {
+        data.completed(token, status, value);
+    }
+
+    @Override
+    public void activeMessage(long iface, int id, DirectBuffer buffer, int offset, int length) {
+        switch (id) {
+            case UcxWire.AM_REQUEST -> target.onRequest(buffer, offset, length);
+            case UcxWire.AM_REPLY -> {
+                if (length < 8) {
+                    return;
+                }
+                UcxLane lane = wiring.lanes.get(buffer.getLong(offset + UcxWire.CONN));
+                if (lane != null) {
+                    data.reply(lane, buffer, offset, length);
+                }
+            }
+            case UcxWire.AM_WIREUP -> {
+                UcxWireup.Message m;
+                try {
+                    m = UcxWireup.decode(com.kenai.jffi.MemoryIO.getInstance().newDirectByteBuffer(
+                            buffer.addressOffset() + offset, length));
+                } catch (FencelineException e) {
+                    LOG.warn("ucx {}: dropped a malformed wireup message: {}", workerName, e.getMessage());
+                    return;
+                }
+                wiring.onMessage(m);
+            }
+            default -> LOG.debug("ucx {}: dropped an active message of unknown id {}", workerName, id);
+        }
+    }
+
+    @Override
+    public void ready(long token) {
+        UcxChannel ch = wiring.channel(token);
+        if (ch != null) {
+            sender.ready(ch);
+        }
+    }
+
+    @Override
+    public void endpointFailed(long endpoint, int status) {
+        UcxChannel ch = wiring.channel(endpoint);
+        if (ch != null) {
+            channelFailed(ch, new EndpointFailedException("ucx: UCT reported the peer of " + ch + " failed: "
+                    + UctStatus.describe(status)), false);
+        }
+    }
+
+    // ------------------------------------------------------------------ failures and ends
+
+    /**
+     * A channel is dead: its lanes fail (once each), its target connections are forgotten, its
+     * endpoint goes.
+     *
+     * @param ch the channel
+     * @param cause why
+     * @param peerDead whether its peer's process is gone (then nothing it was sent will apply)
+     */
+    void channelFailed(UcxChannel ch, Throwable cause, boolean peerDead) {
+        if (ch.state == UcxChannel.State.FAILED) {
+            return;
+        }
+        ch.state = UcxChannel.State.FAILED;
+        if (!peerDead && !closed) {
+            LOG.warn("ucx {}: {}", workerName, cause.getMessage());
+        }
+        for (UcxLane l : List.copyOf(ch.lanes)) {
+            l.peerDead |= peerDead;
+            l.channelFailed = true;
+            l.waiting.clear();
+            l.fail(cause);
+        }
+        wiring.forgetChannel(ch);
+        ch.ep.close();
+    }
+
+    private void peerGone(UUID id) {
+        UcxPeer p = wiring.peerOf(id);
+        if (p == null) {
+            return;
+        }
+        p.dead = true;
+        EndpointFailedException why = new EndpointFailedException("ucx: the process of peer worker " + id
+                + " is gone");
+        for (UcxChannel c : List.copyOf(p.originChannels)) {
+            channelFailed(c, why, true);
+        }
+        for (UcxChannel c : new ArrayList<>(p.replyChannels.values())) {
+            channelFailed(c, why, true);
+        }
+        wiring.forgetPeer(p);
+    }
+
+    private void laneEnded(UcxLane lane) {
+        lane.waiting.clear(); // never sent: the revocation says so
+        if (lane.owesAnswers()) {
+            lane.forgetWhenAnswered = true;
+            return;
+        }
+        forget(lane);
+    }
+
+    private void forget(UcxLane lane) {
+        if (wiring.lanes.remove(lane.conn) == lane) {
+            lane.channel.lanes.remove(lane);
+            wiring.bye(lane);
+        }
+    }
+
+    /** On the agent's thread as the runtime stops it: lanes fail, unpacked keys and endpoints go. */
+    @Override
+    public void onClose() {
+        closed = true;
+        EndpointFailedException why = new EndpointFailedException("ucx: worker '" + workerName
+                + "' closed its transport");
+        for (UcxChannel c : wiring.allChannels()) {
+            channelFailed(c, why, false);
+        }
+        for (UcxPeer p : wiring.allPeers()) {
+            wiring.forgetPeer(p);
+        }
+        data.releaseKeys();
+    }
+
+    /** Whether the agent was stopped: the transport closes what it opened. */
+    boolean closed() {
+        return closed;
+    }
+}

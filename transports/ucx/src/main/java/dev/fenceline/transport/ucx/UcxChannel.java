@@ -1,0 +1,70 @@
+package dev.fenceline.transport.ucx;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * One UCT endpoint between this worker and a peer worker, on one of this worker's ifaces: an origin
+ * channel carries this worker's requests (its lanes share it), a target channel the replies to a
+ * peer's requests. Channels are made at wireup and live until their peer fails or goes; progress
+ * agent only.
+ */
+final class UcxChannel {
+    /** Where a channel stands. */
+    enum State {
+        /** Endpoint to endpoint, waiting for the peer's address or for the greeting's answer. */
+        WIRING,
+        /** Carries messages both ways. */
+        READY,
+        /** UCT reported the peer failed, or the peer went: nothing more goes on it. */
+        FAILED
+    }
+
+    final long id;
+    final UcxPeer peer;
+    final UctIface iface;
+    /** The iface's index in this worker's address. */
+    final int ifaceIndex;
+    /** The peer iface's index in its address. */
+    final int peerIface;
+    final UctEndpoint ep;
+    final UcxWireup.Mode mode;
+    final boolean origin;
+    State state;
+    /** Lanes on this channel (origin channels). */
+    final List<UcxLane> lanes = new ArrayList<>();
+    /** Messages that met NO_RESOURCE, in order: nothing else is sent before them. */
+    final ArrayDeque<byte[]> backlog = new ArrayDeque<>();
+    final ArrayDeque<Integer> backlogIds = new ArrayDeque<>();
+    /** Whether a pending request waits for room on the endpoint. */
+    boolean pendingAdded;
+    /** Greetings sent without an answer (endpoint-to-endpoint channels while wiring). */
+    int hellos;
+
+    UcxChannel(long id, UcxPeer peer, UctIface iface, int ifaceIndex, int peerIface, UctEndpoint ep,
+            UcxWireup.Mode mode, boolean origin, State state) {
+        this.id = id;
+        this.peer = peer;
+        this.iface = iface;
+        this.ifaceIndex = ifaceIndex;
+        this.peerIface = peerIface;
+        this.ep = ep;
+        this.mode = mode;
+        this.origin = origin;
+        this.state = state;
+    }
+
+    boolean ready() {
+        return state == State.READY;
+    }
+
+    boolean blocked() {
+        return !backlog.isEmpty();
+    }
+
+    @Override
+    public String toString() {
+        return (origin ? "channel " : "reply channel ") + Long.toHexString(id) + " on " + iface + " to " + peer;
+    }
+}

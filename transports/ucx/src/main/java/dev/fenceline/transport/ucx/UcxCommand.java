@@ -1,0 +1,52 @@
+package dev.fenceline.transport.ucx;
+
+import java.util.UUID;
+
+/**
+ * What other threads hand the progress agent, the only thread that touches UCT: operations from the
+ * endpoint actors' lanes, and decisions of the transport actor. They queue in one bounded
+ * many-to-one queue and are carried out in order.
+ */
+sealed interface UcxCommand permits UcxOp, UcxCommand.Dial, UcxCommand.Abandon, UcxCommand.Tick,
+        UcxCommand.PeerGone, UcxCommand.LaneEnded {
+    /**
+     * Connect to a peer worker: plan the lanes, set up channels, send the CONNECT.
+     *
+     * @param dial the connect's id
+     * @param peer the peer worker
+     * @param address its ucx address, decoded
+     */
+    record Dial(long dial, UUID peer, UcxAddress address) implements UcxCommand {
+    }
+
+    /**
+     * A connect timed out: its lanes are let go, and a late answer finds nothing.
+     *
+     * @param dial the connect
+     */
+    record Abandon(long dial) implements UcxCommand {
+    }
+
+    /** The transport actor's periodic tick: greetings not yet answered are repeated. */
+    enum Tick implements UcxCommand {
+        /** The one instance. */
+        TICK
+    }
+
+    /**
+     * A peer process on this host is gone: its channels fail, its connections here are forgotten.
+     *
+     * @param peer the peer worker
+     */
+    record PeerGone(UUID peer) implements UcxCommand {
+    }
+
+    /**
+     * The endpoint gave a lane up or closed it: the agent forgets it once it owes no answer, and
+     * tells the target.
+     *
+     * @param lane the lane
+     */
+    record LaneEnded(UcxLane lane) implements UcxCommand {
+    }
+}

@@ -1,0 +1,516 @@
+package dev.fenceline.transport.ucx;
+
+import dev.fenceline.Access;
+import dev.fenceline.FencelineException;
+import dev.fenceline.RemoteAccessException;
+import dev.fenceline.RemoteKey;
+import dev.fenceline.spi.support.WireCodes;
+import java.nio.ByteBuffer;
+import java.util.IdentityHashMap;
+import java.util.Map;
+import org.agrona.BufferUtil;
+import org.agrona.DirectBuffer;
+import org.agrona.collections.Long2ObjectHashMap;
+import org.agrona.concurrent.UnsafeBuffer;
+
+/**
+ * The origin side of the lanes' operations, on the progress agent: each lane's operations handed
+ * to UCT in post order, through the iface's hardware where it reaches the region (after checking
+ * its slot in the owner's key table) and as software requests otherwise; the replies and
+ * completions that answer them.
+ */
+final class UcxDataPath {
+    /** The largest key cache before it is emptied (keys are few and long-lived). */
+    private static final int MAX_KEYS = 4096;
+
+    private final UcxSender sender;
+    private final UcxAgent agent;
+    private final ByteBuffer requestBuffer;
+    private final UnsafeBuffer request;
+    /** For the hardware path of a heap buffer: UCT takes native addresses only. */
+    private ByteBuffer bounce = ByteBuffer.allocateDirect(64 << 10);
+    /** Hardware operations in flight (zero-copy), by the token UCT echoes. */
+    private final Long2ObjectHashMap<UcxOp> inFlight = new Long2ObjectHashMap<>();
+    private long nextToken = 1;
+    /** Keys this worker used, with their parts unpacked per iface. */
+    private final Map<RemoteKey, KeyEntry> keys = new IdentityHashMap<>();
+
+    /** A key's ucx part and its UCT keys, unpacked per iface as lanes need them. */
+    private static final class KeyEntry {
+        final UcxKeyPart part;
+        final UctRemoteKey[] unpacked;
+        final boolean[] tried;
+
+        KeyEntry(UcxKeyPart part, int ifaces) {
+            this.part = part;
+            this.unpacked = new UctRemoteKey[ifaces];
+            this.tried = new boolean[ifaces];
+        }
+    }
+
+    UcxDataPath(UcxAgent agent, UcxSender sender, int maxRequest) {
+        this.agent = agent;
+        this.sender = sender;
+        this.requestBuffer = ByteBuffer.allocateDirect(Math.max(maxRequest, UcxWire.REQUEST_HEADER))
+                .order(java.nio.ByteOrder.nativeOrder());
+        this.request = new UnsafeBuffer(requestBuffer);
+    }
+
+    // ------------------------------------------------------------------ issuing
+
+    /** Hands a lane's waiting operations to UCT, in order, as far as it can now. */
+    void advance(UcxLane lane) {
+        while (!lane.waiting.isEmpty()) {
+            UcxOp op = lane.waiting.peekFirst();
+            if (lane.channel.state != UcxChannel.State.READY) {
+                return; // failed: the lane's failure report covers it; wiring: it cannot have ops yet
+            }
+            boolean done = op.isFlush() ? flush(lane, op) : issue(lane, op);
+            if (!done) {
+                return;
+            }
+            lane.waiting.pollFirst();
+        }
+    }
+
+    /** @return whether the operation left the queue (sent, done, failed or withdrawn) */
+    private boolean issue(UcxLane lane, UcxOp op) {
+        UcxChannel ch = lane.channel;
+        UctIface iface = ch.iface;
+        UctRemoteKey rkey = op.kind == UcxOp.Kind.MESSAGE ? null : hardwareKey(lane, op);
+        boolean hardware = rkey != null && hardwareDoes(iface.attributes(), op);
+        if (hardware ? lane.softwareInFlight > 0 : lane.hardwareInFlight > 0) {
+            return false; // one path never overtakes the other within a lane
+        }
+        if (!hardware && !iface.attributes().has(UctIfaceAttributes.AM_BCOPY)) {
+            return fail(lane, op, new FencelineException("ucx: " + lane + " reaches the region of key "
+                    + op.key.shortKey() + " neither through its hardware nor with messages (" + iface
+                    + " carries none); its key has no part for " + iface.resource().memoryDomain()));
+        }
+        synchronized (lane.lock) {
+            if (!lane.sendable(op)) {
+                return true;
+            }
+            try {
+                return hardware ? hardware(lane, op, rkey) : software(lane, op);
+            } catch (RemoteAccessException e) {
+                failLocked(lane, op, e);
+                return true;
+            }
+        }
+    }
+
+    /** @return whether the iface's hardware does this operation at this size */
+    private static boolean hardwareDoes(UctIfaceAttributes a, UcxOp op) {
+        long n = op.payload();
+        return switch (op.kind) {
+            case PUT -> a.has(UctIfaceAttributes.PUT_SHORT) && n <= a.putMaxShort()
+                    || a.has(UctIfaceAttributes.PUT_BCOPY) && n <= a.putMaxBcopy()
+                    || a.has(UctIfaceAttributes.PUT_ZCOPY) && n >= a.putMinZcopy() && n <= a.putMaxZcopy();
+            case GET -> a.has(UctIfaceAttributes.GET_SHORT) && n <= a.getMaxShort()
+                    || a.has(UctIfaceAttributes.GET_BCOPY) && n <= a.getMaxBcopy()
+                    || a.has(UctIfaceAttributes.GET_ZCOPY) && n >= a.getMinZcopy() && n <= a.getMaxZcopy();
+            case ATOMIC_POST -> bit(op.width == 4 ? a.atomic32Post() : a.atomic64Post(), op);
+            case ATOMIC_FETCH -> bit(op.width == 4 ? a.atomic32Fetch() : a.atomic64Fetch(), op);
+            case CSWAP -> ((op.width == 4 ? a.atomic32Fetch() : a.atomic64Fetch()) & (1L << UctIfaceAttributes.CSWAP_BIT)) != 0;
+            default -> false;
+        };
+    }
+
+    private static boolean bit(long mask, UcxOp op) {
+        return op.width == 4 || op.width == 8 ? (mask & (1L << atomicCode(op.atomicOp))) != 0 : false;
+    }
+
+    private static int atomicCode(dev.fenceline.AtomicOp op) {
+        return switch (op) {
+            case ADD -> UctEndpoint.ADD;
+            case AND -> UctEndpoint.AND;
+            case OR -> UctEndpoint.OR;
+            case XOR -> UctEndpoint.XOR;
+            case SWAP -> UctEndpoint.SWAP;
+        };
+    }
+
+    /**
+     * The UCT key through which this lane's iface reaches the operation's region, or null: the key
+     * has no part for the iface's memory domain, or the iface's hardware would reach memory that no
+     * check guards (UCT's tcp writes any address of the target without a key; shared memory is
+     * checked against the owner's key table, so it needs the table mapped).
+     */
+    private UctRemoteKey hardwareKey(UcxLane lane, UcxOp op) {
+        UcxChannel ch = lane.channel;
+        UctIfaceAttributes a = ch.iface.attributes();
+        boolean memory = ch.iface.resource().deviceType().equals("shm");
+        boolean checked = ch.peer.table != null && memory;
+        if (!checked && !a.keyedMemory()) {
+            return null;
+        }
+        if (!memory && op.local != null && !op.local.isDirect()) {
+            return null; // an adapter may complete later: the bounce buffer would not wait for it
+        }
+        KeyEntry e = entry(op.key);
+        if (e == null) {
+            return null;
+        }
+        int i = ch.ifaceIndex;
+        if (!e.tried[i]) {
+            e.tried[i] = true;
+            byte[] packed = e.part.rkey(ch.iface.resource().memoryDomain());
+            if (packed != null && (!checked || e.part.slot() != UcxKeyPart.NO_SLOT)) {
+                try {
+                    e.unpacked[i] = ch.iface.unpack(packed);
+                } catch (UctException refused) {
+                    e.unpacked[i] = null; // the target applies it instead
+                }
+            }
+        }
+        return e.unpacked[i];
+    }
+
+    private KeyEntry entry(RemoteKey key) {
+        KeyEntry e = keys.get(key);
+        if (e != null) {
+            return e;
+        }
+        byte[] part = key.part(UcxTransportProvider.NAME);
+        if (part.length == 0) {
+            return null;
+        }
+        UcxKeyPart decoded;
+        try {
+            decoded = UcxKeyPart.decode(part);
+        } catch (FencelineException malformed) {
+            return null; // the target refuses what it must
+        }
+        if (keys.size() >= MAX_KEYS) {
+            releaseKeys();
+        }
+        e = new KeyEntry(decoded, agent.ifaceCount());
+        keys.put(key, e);
+        return e;
+    }
+
+    /** Releases every unpacked key (agent thread; nothing else holds them). */
+    void releaseKeys() {
+        for (KeyEntry e : keys.values()) {
+            for (UctRemoteKey k : e.unpacked) {
+                if (k != null) {
+                    k.close();
+                }
+            }
+        }
+        keys.clear();
+    }
+
+    /** Checks the region's slot in its owner's key table, where the iface reaches memory unguarded. */
+    private void check(UcxLane lane, UcxOp op, Access needed, long bytes) {
+        KeyTable.View table = lane.channel.peer.table;
+        if (table != null && lane.channel.iface.resource().deviceType().equals("shm")) {
+            table.check(keys.get(op.key).part.slot(), op.key, op.remoteAddress, bytes, needed);
+        } else {
+            op.key.checkBounds(op.remoteAddress, bytes);
+        }
+    }
+
+    /** The caller holds the lane's lock. @return whether the operation left the queue */
+    private boolean hardware(UcxLane lane, UcxOp op, UctRemoteKey rkey) {
+        UctEndpoint ep = lane.channel.ep;
+        UctIfaceAttributes a = lane.channel.iface.attributes();
+        long r = rkey.value();
+        long token = nextToken++;
+        int n = op.payload();
+        int status;
+        switch (op.kind) {
+            case PUT -> {
+                check(lane, op, Access.WRITE, n);
+                long src = address(op.local, true);
+                if (a.has(UctIfaceAttributes.PUT_SHORT) && n <= a.putMaxShort()) {
+                    status = ep.putShort(src, n, op.remoteAddress, r);
+                } else if (a.has(UctIfaceAttributes.PUT_BCOPY) && n <= a.putMaxBcopy()) {
+                    status = ep.putBcopy(src, n, op.remoteAddress, r);
+                } else {
+                    status = ep.putZcopy(src, n, op.localMemoryHandle, op.remoteAddress, r, token);
+                }
+            }
+            case GET -> {
+                check(lane, op, Access.READ, n);
+                long dst = address(op.local, false);
+                if (a.has(UctIfaceAttributes.GET_SHORT) && n <= a.getMaxShort()) {
+                    status = ep.getShort(dst, n, op.remoteAddress, r);
+                } else if (a.has(UctIfaceAttributes.GET_BCOPY) && n <= a.getMaxBcopy()) {
+                    status = ep.getBcopy(dst, n, op.remoteAddress, r, token);
+                } else {
+                    status = ep.getZcopy(dst, n, op.localMemoryHandle, op.remoteAddress, r, token);
+                }
+                if (status == UctStatus.OK && !op.local.isDirect()) {
+                    bounce.get(0, op.local.array(), op.local.arrayOffset() + op.local.position(), n);
+                }
+            }
+            case ATOMIC_POST -> {
+                checkAtomic(lane, op);
+                status = ep.atomicPost(atomicCode(op.atomicOp), op.width, op.operand, op.remoteAddress, r);
+            }
+            case ATOMIC_FETCH -> {
+                checkAtomic(lane, op);
+                status = ep.atomicFetch(atomicCode(op.atomicOp), op.width, op.operand, op.remoteAddress, r, token);
+            }
+            default -> {
+                checkAtomic(lane, op);
+                status = ep.compareAndSwap(op.width, op.compare, op.operand, op.remoteAddress, r, token);
+            }
+        }
+        if (status == UctStatus.OK) {
+            long value = op.kind == UcxOp.Kind.ATOMIC_FETCH || op.kind == UcxOp.Kind.CSWAP
+                    ? signed(ep.result(), op.width) : 0;
+            completeLocked(lane, op, value);
+            return true;
+        }
+        if (status == UctStatus.IN_PROGRESS) {
+            op.state = UcxOp.State.POSTED;
+            lane.hardwareInFlight++;
+            inFlight.put(token, op);
+            return true;
+        }
+        if (status == UctStatus.NO_RESOURCE) {
+            sender.noRoom(lane.channel);
+            return false;
+        }
+        failLocked(lane, op, new FencelineException("ucx: UCT refused " + op.kind + " on " + lane + ": "
+                + UctStatus.describe(status)));
+        return true;
+    }
+
+    private void checkAtomic(UcxLane lane, UcxOp op) {
+        if ((op.remoteAddress & (op.width - 1)) != 0) {
+            throw new RemoteAccessException(RemoteAccessException.Reason.MISALIGNED, "ucx: address 0x"
+                    + Long.toHexString(op.remoteAddress) + " is not aligned to " + op.width + " bytes");
+        }
+        check(lane, op, Access.ATOMIC, op.width);
+    }
+
+    private static long signed(long value, int width) {
+        return width == 4 ? (int) value : value;
+    }
+
+    /**
+     * @param b a local buffer
+     * @param out whether UCT reads from it (a put) rather than writes into it (a get)
+     * @return its native address at its position; a heap buffer goes through the bounce buffer
+     */
+    private long address(ByteBuffer b, boolean out) {
+        if (b.isDirect()) {
+            return BufferUtil.address(b) + b.position();
+        }
+        int n = b.remaining();
+        if (bounce.capacity() < n) {
+            bounce = ByteBuffer.allocateDirect(Math.max(n, bounce.capacity() * 2));
+        }
+        if (out) {
+            bounce.put(0, b, b.position(), n);
+        }
+        return BufferUtil.address(bounce);
+    }
+
+    /** The caller holds the lane's lock. @return whether the request left the queue */
+    private boolean software(UcxLane lane, UcxOp op) {
+        int length = writeRequest(lane, op);
+        UcxSender.Sent s = sender.trySend(lane.channel, UcxWire.AM_REQUEST, request, length);
+        if (s == UcxSender.Sent.NO_ROOM) {
+            return false;
+        }
+        if (s == UcxSender.Sent.FAILED) {
+            return true; // the channel's failure fails the lane; the revocation says what was sent
+        }
+        op.state = UcxOp.State.SENT;
+        lane.softwareInFlight++;
+        return true;
+    }
+
+    private int writeRequest(UcxLane lane, UcxOp op) {
+        UnsafeBuffer b = request;
+        b.putLong(UcxWire.CONN, lane.conn);
+        b.putLong(UcxWire.TOKEN, op.token);
+        b.putLong(UcxWire.ORIGIN, op.origin);
+        b.putLong(UcxWire.SEQ, op.sequence);
+        b.putLong(UcxWire.LOW, op.lowWater);
+        b.putLong(UcxWire.KEY, op.key == null ? 0 : op.key.keyId());
+        b.putLong(UcxWire.ADDRESS, op.remoteAddress);
+        b.putByte(UcxWire.ATOMIC, op.atomicOp == null ? 0 : WireCodes.atomicCode(op.atomicOp));
+        b.putByte(UcxWire.WIDTH, (byte) op.width);
+        b.putByte(UcxWire.WIDTH + 1, (byte) 0);
+        b.putLong(UcxWire.OPERAND, op.operand);
+        b.putLong(UcxWire.COMPARE, op.compare);
+        int length = UcxWire.REQUEST_HEADER;
+        switch (op.kind) {
+            case PUT -> {
+                b.putByte(UcxWire.KIND, UcxWire.PUT);
+                b.putInt(UcxWire.LENGTH, op.local.remaining());
+                b.putBytes(length, op.local, op.local.position(), op.local.remaining());
+                length += op.local.remaining();
+            }
+            case GET -> {
+                b.putByte(UcxWire.KIND, UcxWire.GET);
+                b.putInt(UcxWire.LENGTH, op.local.remaining());
+            }
+            case ATOMIC_POST -> b.putByte(UcxWire.KIND, UcxWire.ATOMIC_POST);
+            case ATOMIC_FETCH -> b.putByte(UcxWire.KIND, UcxWire.ATOMIC_FETCH);
+            case CSWAP -> b.putByte(UcxWire.KIND, UcxWire.CSWAP);
+            case MESSAGE -> {
+                b.putByte(UcxWire.KIND, UcxWire.MESSAGE);
+                b.putInt(UcxWire.LENGTH, op.amId);
+                int h = op.header.remaining();
+                b.putLong(UcxWire.OPERAND, h);
+                b.putBytes(length, op.header, op.header.position(), h);
+                length += h;
+                b.putBytes(length, op.local, op.local.position(), op.local.remaining());
+                length += op.local.remaining();
+            }
+            default -> b.putByte(UcxWire.KIND, UcxWire.FLUSH);
+        }
+        return length;
+    }
+
+    /**
+     * A flush or keepalive probe at the head of the lane's queue: answered once everything before it
+     * is (a software flush when requests are out, or always for a probe, where the lane carries
+     * messages).
+     *
+     * @return whether it left the queue
+     */
+    private boolean flush(UcxLane lane, UcxOp op) {
+        if (lane.hardwareInFlight > 0) {
+            return false;
+        }
+        boolean messages = lane.channel.iface.attributes().has(UctIfaceAttributes.AM_BCOPY);
+        if (!messages || lane.softwareInFlight == 0 && op.kind == UcxOp.Kind.FLUSH) {
+            lane.deliverFlushed(op.token);
+            return true;
+        }
+        request.putLong(UcxWire.CONN, lane.conn);
+        request.putLong(UcxWire.TOKEN, op.token);
+        request.putByte(UcxWire.KIND, UcxWire.FLUSH);
+        UcxSender.Sent s = sender.trySend(lane.channel, UcxWire.AM_REQUEST, request, UcxWire.REQUEST_HEADER);
+        if (s == UcxSender.Sent.NO_ROOM) {
+            return false;
+        }
+        if (s == UcxSender.Sent.SENT) {
+            lane.softwareInFlight++;
+        }
+        return true;
+    }
+
+    private void completeLocked(UcxLane lane, UcxOp op, long value) {
+        if (lane.answeredLocked(op.token) != null) {
+            lane.deliverCompleted(op.token, value);
+        }
+    }
+
+    private boolean fail(UcxLane lane, UcxOp op, FencelineException e) {
+        synchronized (lane.lock) {
+            if (lane.sendable(op)) {
+                failLocked(lane, op, e);
+            }
+        }
+        return true;
+    }
+
+    private void failLocked(UcxLane lane, UcxOp op, FencelineException e) {
+        if (lane.answeredLocked(op.token) != null) {
+            lane.deliverFailed(op.token, e);
+        }
+    }
+
+    // ------------------------------------------------------------------ answers
+
+    /**
+     * A reply to one of this worker's software requests.
+     *
+     * @param lane its lane
+     * @param data where it is (valid during the call)
+     * @param at its first byte
+     * @param length its bytes
+     */
+    void reply(UcxLane lane, DirectBuffer data, int at, int length) {
+        if (length < UcxWire.REPLY_HEADER) {
+            lane.fail(new FencelineException("ucx: a reply of " + length + " bytes on " + lane + ", less than its header"));
+            return;
+        }
+        long token = data.getLong(at + UcxWire.TOKEN);
+        int type = data.getByte(at + UcxWire.REPLY_TYPE);
+        int n = data.getInt(at + UcxWire.REPLY_LENGTH);
+        if (n < 0 || n > length - UcxWire.REPLY_HEADER) {
+            lane.fail(new FencelineException("ucx: a reply on " + lane + " whose " + n + " bytes do not fit its " + length));
+            return;
+        }
+        if (lane.softwareInFlight > 0) {
+            lane.softwareInFlight--;
+        }
+        switch (type) {
+            case UcxWire.FLUSHED -> lane.deliverFlushed(token);
+            case UcxWire.ACK -> {
+                long value = data.getLong(at + UcxWire.REPLY_VALUE);
+                synchronized (lane.lock) {
+                    if (lane.answeredLocked(token) != null) {
+                        lane.deliverCompleted(token, value);
+                    }
+                }
+            }
+            case UcxWire.DATA -> {
+                        synchronized (lane.lock) {
+                    UcxOp op = lane.answeredLocked(token);
+                    if (op != null) {
+                        ByteBuffer sink = op.local;
+                        if (op.kind != UcxOp.Kind.GET || n != sink.remaining()) {
+                            lane.deliverFailed(token, new FencelineException("ucx: a reply of " + n + " bytes to "
+                                    + op + " of " + (op.kind == UcxOp.Kind.GET ? sink.remaining() + " bytes" : "no data")));
+                        } else {
+                            data.getBytes(at + UcxWire.REPLY_HEADER, sink, sink.position(), n);
+                            lane.deliverCompleted(token, 0);
+                        }
+                    }
+                }
+            }
+            case UcxWire.NACK -> {
+                String text = data.getStringWithoutLengthUtf8(at + UcxWire.REPLY_HEADER, n);
+                FencelineException e = WireCodes.rebuild(data.getByte(at + UcxWire.REPLY_CODE),
+                        data.getByte(at + UcxWire.REPLY_REASON), text);
+                synchronized (lane.lock) {
+                    if (lane.answeredLocked(token) != null) {
+                        lane.deliverFailed(token, e);
+                    }
+                }
+            }
+            default -> lane.fail(new FencelineException("ucx: a reply of unknown type " + type + " on " + lane));
+        }
+        advance(lane);
+        agent.answered(lane);
+    }
+
+    /**
+     * A hardware operation that was in flight completed.
+     *
+     * @param token the token UCT echoed
+     * @param status how
+     * @param value a fetched value
+     */
+    void completed(long token, int status, long value) {
+        UcxOp op = inFlight.remove(token);
+        if (op == null) {
+            return; // a probe's, or one of a lane that was forgotten
+        }
+        UcxLane lane = op.lane;
+        lane.hardwareInFlight--;
+        synchronized (lane.lock) {
+            if (lane.answeredLocked(op.token) != null) {
+                if (status == UctStatus.OK) {
+                    lane.deliverCompleted(op.token, signed(value, op.width));
+                } else {
+                    lane.deliverFailed(op.token, new dev.fenceline.OutcomeUnknownException("ucx: UCT completed "
+                            + op.kind + " on " + lane + " with " + UctStatus.describe(status)));
+                }
+            }
+        }
+        advance(lane);
+        agent.answered(lane);
+    }
+}

@@ -1,0 +1,394 @@
+package dev.fenceline.transport.ucx;
+
+import dev.fenceline.FencelineException;
+import dev.fenceline.LaneType;
+import dev.fenceline.spi.LaneCapabilities;
+import dev.fenceline.spi.LaneListener;
+import dev.fenceline.spi.PostStatus;
+import dev.fenceline.spi.Revocation;
+import dev.fenceline.spi.TransportOp;
+import dev.fenceline.spi.support.AbstractLane;
+import java.nio.ByteBuffer;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.agrona.collections.Long2ObjectHashMap;
+import org.agrona.collections.LongHashSet;
+
+/**
+ * One lane of an endpoint over UCT: a connection id on a channel (a UCT endpoint to the peer worker
+ * on one iface, shared by every lane of this worker to that peer on it). The endpoint actor posts
+ * here; the operations go to the transport's progress agent, the only thread that touches UCT, in
+ * post order, and their answers come back in batches.
+ *
+ * <p>The agent sends each operation through the iface's hardware where it can (a UCT shared-memory
+ * store or atomic, a cross-memory-attach copy: done when the call returns, after the region's slot
+ * in its owner's key table was checked), else as a software request the target applies and answers
+ * (puts and gets of memory the iface cannot reach, atomics it does not do, active messages). Within a
+ * lane it never lets one overtake the other: hardware operations wait while software requests are
+ * unanswered, and the other way round, so the lane applies everything in post order.
+ *
+ * <p>Every operation's state changes under {@link #lock}, so when the endpoint gives the lane up its
+ * revocation is exact: an operation the agent had not taken is withdrawn and never sent; one done
+ * through the hardware was answered, or will be; a software request already sent may still be
+ * applied by a live peer (its target's exactly-once window, shared by every ucx lane to that peer,
+ * recognizes a copy sent again) and will not be by a dead one.
+ */
+final class UcxLane extends AbstractLane {
+    final long conn;
+    final UcxChannel channel;
+    private final UcxAgent agent;
+    private final Set<LaneType> types;
+    private final LaneCapabilities capabilities;
+    private final int queueDepth;
+    private final Object scope;
+
+    /** Guards the operations' states, the lane's end and its revocation (endpoint actor and agent). */
+    final Object lock = new Object();
+    /** Under lock: data operations posted and not answered, by token. */
+    private final Long2ObjectHashMap<UcxOp> ops = new Long2ObjectHashMap<>();
+    /** Under lock: the endpoint took the lane away (close or abort); nothing more is sent. */
+    private boolean ended;
+    /** Under lock: the endpoint asked what became of the lane's operations. */
+    private boolean revoked;
+    /** Under lock: operations whose answers the endpoint still waits for after the revocation. */
+    private final LongHashSet held = new LongHashSet();
+    /** Under lock: operations posted after the lane died, never sent. */
+    private final LongHashSet neverSent = new LongHashSet();
+
+    /** Data operations queued or unanswered: the lane's flow control. */
+    private final AtomicInteger unanswered = new AtomicInteger();
+    /** The endpoint waits for room (it got NO_RESOURCE). */
+    private volatile boolean wantReady;
+    /** The lane's peer process is gone (set by the agent before it fails the lane). */
+    volatile boolean peerDead;
+    /** The lane's channel failed: what the hardware still had in flight will not complete. */
+    volatile boolean channelFailed;
+
+    // Progress agent only.
+    /** Operations the agent took from its queue and has not handed to UCT yet, in post order. */
+    final java.util.ArrayDeque<UcxOp> waiting = new java.util.ArrayDeque<>();
+    /** Software requests sent and not answered. */
+    int softwareInFlight;
+    /** Hardware operations handed to UCT and not complete. */
+    int hardwareInFlight;
+    /** Flushes waiting for the software requests or hardware operations before them. */
+    final java.util.ArrayDeque<UcxOp> flushes = new java.util.ArrayDeque<>();
+    /** Whether the agent has it on its list of lanes to report after this pass. */
+    boolean touched;
+    /** Whether the agent forgets it once no answer is owed (the endpoint is done with it). */
+    boolean forgetWhenAnswered;
+
+    UcxLane(UcxAgent agent, long conn, UcxChannel channel, Set<LaneType> types, LaneCapabilities capabilities,
+            int queueDepth, Object scope) {
+        super(UcxTransportProvider.NAME);
+        this.agent = agent;
+        this.conn = conn;
+        this.channel = channel;
+        this.types = types;
+        this.capabilities = capabilities;
+        this.queueDepth = queueDepth;
+        this.scope = scope;
+    }
+
+    @Override
+    public Set<LaneType> types() {
+        return types;
+    }
+
+    @Override
+    public int maxFragment() {
+        return capabilities.maxPayload();
+    }
+
+    @Override
+    public LaneCapabilities capabilities() {
+        return capabilities;
+    }
+
+    @Override
+    public boolean deduplicates() {
+        return capabilities.deduplicates();
+    }
+
+    /**
+     * Every ucx lane to one peer reaches the same exactly-once windows at its target, where
+     * software requests are applied; null for a lane whose hardware path may leave an operation in
+     * flight when the lane fails (RDMA), which no window would recognize if sent again.
+     */
+    @Override
+    public Object exactlyOnceScope() {
+        return scope;
+    }
+
+    /** A failure found before the endpoint bound the lane is reported at bind (AbstractLane). */
+    @Override
+    public void bind(LaneListener l) {
+        listen(l);
+    }
+
+    /** Answers gathered for operations decided as owed (held, or answered before the revocation). */
+    @Override
+    protected boolean answersAfterEnd() {
+        return true;
+    }
+
+    // ------------------------------------------------------------------ endpoint actor
+
+    @Override
+    public PostStatus post(TransportOp op) {
+        if (!live()) {
+            synchronized (lock) {
+                neverSent.add(op.token()); // lost with the lane: its failure report is on the way
+            }
+            return PostStatus.IN_PROGRESS;
+        }
+        checkedPayload(op);
+        if (unanswered.incrementAndGet() > queueDepth) {
+            unanswered.decrementAndGet();
+            needRoom();
+            return PostStatus.NO_RESOURCE;
+        }
+        UcxOp u = UcxOp.of(this, op, UcxRegions.memoryHandle(op.localHandle(), channel.iface));
+        synchronized (lock) {
+            if (ended) {
+                neverSent.add(op.token());
+                unanswered.decrementAndGet();
+                return PostStatus.IN_PROGRESS;
+            }
+            ops.put(op.token(), u);
+        }
+        if (!agent.submit(u)) {
+            synchronized (lock) {
+                ops.remove(op.token());
+            }
+            unanswered.decrementAndGet();
+            needRoom();
+            return PostStatus.NO_RESOURCE;
+        }
+        return PostStatus.IN_PROGRESS;
+    }
+
+    @Override
+    public PostStatus flush(long token) {
+        if (!live()) {
+            return PostStatus.IN_PROGRESS; // the failure report is on the way, and fails the flush
+        }
+        if (unanswered.get() == 0) {
+            return PostStatus.COMPLETED; // everything before it was answered: applied, and visible
+        }
+        if (!agent.submit(UcxOp.flush(this, token, false))) {
+            needRoom();
+            return PostStatus.NO_RESOURCE;
+        }
+        return PostStatus.IN_PROGRESS;
+    }
+
+    /**
+     * A probe that reaches the target's progress agent and comes back (a software flush), where the
+     * lane carries messages; a lane that does not (cma) is answered while its channel lives and its
+     * peer's process runs: it reaches the peer's memory without the peer.
+     */
+    @Override
+    public PostStatus keepalive(long token) {
+        if (!live()) {
+            return PostStatus.IN_PROGRESS;
+        }
+        if (!agent.submit(UcxOp.flush(this, token, true))) {
+            needRoom();
+            return PostStatus.NO_RESOURCE;
+        }
+        return PostStatus.IN_PROGRESS;
+    }
+
+    /** The agent hands operations to UCT in post order and never lets one path overtake the other. */
+    @Override
+    public void fence() {
+    }
+
+    @Override
+    public void close() {
+        giveUp();
+    }
+
+    /** Given up as failed: like a close. What becomes of its operations is {@link #revoke()}'s to say. */
+    @Override
+    public void abort(Throwable cause) {
+        giveUp();
+    }
+
+    private void giveUp() {
+        if (end(Phase.CLOSED) != Phase.CLOSED) {
+            synchronized (lock) {
+                ended = true; // the agent sends nothing more of it
+            }
+            agent.submitControl(new UcxCommand.LaneEnded(this));
+        }
+    }
+
+    @Override
+    public Revocation revoke() {
+        boolean dead = peerDead;
+        boolean failed = channelFailed;
+        LongHashSet withdrawn = new LongHashSet();
+        LongHashSet stopped = new LongHashSet();
+        LongHashSet mayApply = new LongHashSet();
+        synchronized (lock) {
+            revoked = true;
+            ended = true;
+            for (Long2ObjectHashMap<UcxOp>.ValueIterator it = ops.values().iterator(); it.hasNext();) {
+                UcxOp o = it.next();
+                switch (o.state) {
+                    case QUEUED, WITHDRAWN -> {
+                        o.state = UcxOp.State.WITHDRAWN; // the agent skips it
+                        withdrawn.add(o.token);
+                        it.remove();
+                    }
+                    case SENT -> {
+                        (dead ? stopped : mayApply).add(o.token);
+                        it.remove(); // its answer, if one comes, goes nowhere
+                    }
+                    case POSTED -> {
+                        if (failed) {
+                            stopped.add(o.token);
+                            it.remove();
+                        } else {
+                            held.add(o.token); // UCT completes it, and the endpoint waits for that
+                        }
+                    }
+                }
+            }
+            withdrawn.addAll(neverSent);
+        }
+        return token -> withdrawn.contains(token) ? Revocation.Fate.REVOKED
+                : stopped.contains(token) ? Revocation.Fate.STOPPED
+                : mayApply.contains(token) ? Revocation.Fate.MAY_STILL_APPLY
+                : Revocation.Fate.ANSWER_FOLLOWS; // held, or answered already (its answer is on its way)
+    }
+
+    private void needRoom() {
+        wantReady = true;
+        agent.wantsRoom(this);
+    }
+
+    // ------------------------------------------------------------------ progress agent
+
+    /**
+     * Takes an operation to hand it to UCT: only one the endpoint has not given up.
+     *
+     * @return whether the agent may send it (the caller holds {@link #lock})
+     */
+    boolean sendable(UcxOp op) {
+        if (op.state != UcxOp.State.QUEUED) {
+            return false;
+        }
+        if (ended) {
+            op.state = UcxOp.State.WITHDRAWN; // the revocation that follows says REVOKED
+            return false;
+        }
+        return true;
+    }
+
+    /**
+     * An operation is answered (the caller holds {@link #lock}): whether the endpoint still wants the
+     * answer.
+     *
+     * @param token the operation
+     * @return the operation if its answer is to be delivered, else null
+     */
+    UcxOp answeredLocked(long token) {
+        UcxOp op = ops.remove(token);
+        if (op == null) {
+            return null; // given up and revoked as not owed
+        }
+        unanswered.decrementAndGet();
+        if (revoked && !held.remove(token)) {
+            return null;
+        }
+        return op;
+    }
+
+    /** Delivers a completion gathered by {@link #answeredLocked} (agent thread). */
+    void deliverCompleted(long token, long value) {
+        completed(token, value);
+        agent.touch(this);
+    }
+
+    /** Delivers a failure (agent thread): the completions gathered before it go first. */
+    void deliverFailed(long token, FencelineException error) {
+        reportCompletions();
+        LaneListener l = listener();
+        if (l != null) {
+            l.onFailed(token, error);
+        }
+    }
+
+    /** A flush or keepalive probe is answered (agent thread). */
+    void deliverFlushed(long token) {
+        reportCompletions();
+        LaneListener l = listener();
+        if (l != null && live()) {
+            l.onFlushed(token);
+        }
+    }
+
+    /** Reports the completions gathered in this pass, and room if the endpoint waits for it. */
+    void endOfPass() {
+        reportCompletions();
+        if (wantReady && unanswered.get() <= queueDepth / 2) {
+            wantReady = false;
+            LaneListener l = listener();
+            if (l != null && live()) {
+                l.onReady();
+            }
+        }
+    }
+
+    /** @return whether the endpoint waits for room and there is some now */
+    boolean roomAgain() {
+        return wantReady && unanswered.get() <= queueDepth / 2;
+    }
+
+    /** @return whether answers are still owed to the endpoint (held ones) */
+    boolean owesAnswers() {
+        synchronized (lock) {
+            return !held.isEmpty();
+        }
+    }
+
+    /**
+     * The lane's channel failed, or its peer went (agent thread): a live lane reports it once; what
+     * it had in flight is the revocation's to say.
+     */
+    void fail(Throwable cause) {
+        reportCompletions(); // what completed before the failure did complete
+        if (markFailed()) {
+            reportFailed(cause);
+        }
+        synchronized (lock) {
+            if (revoked && !held.isEmpty()) {
+                // Held answers will not come: the channel is gone. The endpoint learns that the
+                // lane is dead (it was told once already); each held operation is failed as unknown.
+                for (LongHashSet.LongIterator it = held.iterator(); it.hasNext();) {
+                    long token = it.nextValue();
+                    ops.remove(token);
+                    LaneListener l = listener();
+                    if (l != null) {
+                        l.onFailed(token, new dev.fenceline.OutcomeUnknownException("ucx: " + this + " failed before"
+                                + " the hardware completed operation " + token + ": " + cause));
+                    }
+                }
+                held.clear();
+            }
+        }
+    }
+
+    /** @return the local buffer of an answered get, to copy its data into (caller holds the lock) */
+    static ByteBuffer sink(UcxOp op) {
+        return op.local;
+    }
+
+    @Override
+    public String toString() {
+        return "ucx lane " + Long.toHexString(conn) + " on " + channel.iface + " to " + channel.peer;
+    }
+}

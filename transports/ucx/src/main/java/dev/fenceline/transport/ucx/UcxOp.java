@@ -1,0 +1,122 @@
+package dev.fenceline.transport.ucx;
+
+import dev.fenceline.AtomicOp;
+import dev.fenceline.RemoteKey;
+import dev.fenceline.spi.TransportOp;
+import java.nio.ByteBuffer;
+
+/**
+ * One operation of a lane on its way through the progress agent: the fields of the endpoint's
+ * {@link TransportOp}, copied at post (a lane reads the endpoint's op only during the call), and
+ * where it stands. Its state changes under the lane's lock ({@link UcxLane#lock}), so the lane's
+ * revocation knows exactly which operations the agent handed to UCT.
+ */
+final class UcxOp implements UcxCommand {
+    /** Where an operation stands. */
+    enum State {
+        /** Queued for the agent; nothing of it reached UCT. */
+        QUEUED,
+        /** Sent as a software request; the target answers. */
+        SENT,
+        /** Handed to UCT's hardware path and not yet complete (zero-copy in flight). */
+        POSTED,
+        /** The lane was given up before the agent took it: never sent. */
+        WITHDRAWN
+    }
+
+    /** What the operation is; a flush or keepalive probe is an operation of the lane too. */
+    enum Kind {
+        PUT, GET, ATOMIC_POST, ATOMIC_FETCH, CSWAP, MESSAGE, FLUSH, KEEPALIVE
+    }
+
+    final UcxLane lane;
+    final Kind kind;
+    final long token;
+    final long remoteAddress;
+    final RemoteKey key;
+    /** Put source, get destination, message payload (the endpoint's buffer, valid until the answer). */
+    final ByteBuffer local;
+    final AtomicOp atomicOp;
+    final int width;
+    final long operand;
+    final long compare;
+    final int amId;
+    final ByteBuffer header;
+    final long origin;
+    final long sequence;
+    final long lowWater;
+    /** The memory handle of the local buffer's registration with this lane's memory domain, or 0. */
+    final long localMemoryHandle;
+    /** Under the lane's lock. */
+    State state = State.QUEUED;
+
+    private UcxOp(UcxLane lane, Kind kind, long token, long remoteAddress, RemoteKey key, ByteBuffer local,
+            AtomicOp atomicOp, int width, long operand, long compare, int amId, ByteBuffer header, long origin,
+            long sequence, long lowWater, long localMemoryHandle) {
+        this.lane = lane;
+        this.kind = kind;
+        this.token = token;
+        this.remoteAddress = remoteAddress;
+        this.key = key;
+        this.local = local;
+        this.atomicOp = atomicOp;
+        this.width = width;
+        this.operand = operand;
+        this.compare = compare;
+        this.amId = amId;
+        this.header = header;
+        this.origin = origin;
+        this.sequence = sequence;
+        this.lowWater = lowWater;
+        this.localMemoryHandle = localMemoryHandle;
+    }
+
+    /**
+     * @param lane the lane
+     * @param op the endpoint's operation
+     * @param memh the local buffer's UCT memory handle, or 0
+     * @return its copy
+     */
+    static UcxOp of(UcxLane lane, TransportOp op, long memh) {
+        Kind kind = switch (op.kind()) {
+            case PUT -> Kind.PUT;
+            case GET -> Kind.GET;
+            case ATOMIC_POST -> Kind.ATOMIC_POST;
+            case ATOMIC_FETCH -> Kind.ATOMIC_FETCH;
+            case CSWAP -> Kind.CSWAP;
+            case AM -> Kind.MESSAGE;
+        };
+        return new UcxOp(lane, kind, op.token(), op.remoteAddress(), op.key(), op.local(), op.atomicOp(), op.width(),
+                op.operand(), op.compare(), op.amId(), op.header(), op.originId(), op.sequence(), op.lowWater(), memh);
+    }
+
+    /**
+     * @param lane the lane
+     * @param token the flush's token
+     * @param keepalive whether it is a keepalive probe (it goes to the target even with nothing
+     *     outstanding: an answer proves the peer serves)
+     * @return the flush
+     */
+    static UcxOp flush(UcxLane lane, long token, boolean keepalive) {
+        return new UcxOp(lane, keepalive ? Kind.KEEPALIVE : Kind.FLUSH, token, 0, null, null, null, 0, 0, 0, 0, null, 0,
+                -1, -1, 0);
+    }
+
+    boolean isFlush() {
+        return kind == Kind.FLUSH || kind == Kind.KEEPALIVE;
+    }
+
+    /** @return the payload bytes it moves */
+    int payload() {
+        return switch (kind) {
+            case PUT, GET -> local.remaining();
+            case MESSAGE -> header.remaining() + local.remaining();
+            default -> 0;
+        };
+    }
+
+    @Override
+    public String toString() {
+        return kind + " " + token + " on " + lane;
+    }
+}

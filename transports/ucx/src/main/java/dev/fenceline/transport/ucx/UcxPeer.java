@@ -1,0 +1,47 @@
+package dev.fenceline.transport.ucx;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * What this worker's progress agent knows of one peer worker: its address, its key table as this
+ * process mapped it (peers on this host), the channels to it and from it. Progress agent only.
+ */
+final class UcxPeer {
+    final UUID id;
+    UcxAddress address;
+    /** The peer's key table, mapped; null if it keeps none, or it is not on this host. */
+    KeyTable.View table;
+    /** The unpacked key that maps the table (released when the peer is forgotten). */
+    UctRemoteKey tableKey;
+    /** Channels carrying this worker's requests to the peer. */
+    final List<UcxChannel> originChannels = new ArrayList<>();
+    /** Channels carrying this worker's replies to the peer's requests, by the peer's channel id. */
+    final org.agrona.collections.Long2ObjectHashMap<UcxChannel> replyChannels =
+            new org.agrona.collections.Long2ObjectHashMap<>();
+    /** Connections the peer holds here. */
+    int incoming;
+    /** The peer's process is gone: what it was sent will never be applied from now on. */
+    boolean dead;
+
+    UcxPeer(UUID id, UcxAddress address) {
+        this.id = id;
+        this.address = address;
+    }
+
+    /** @return a ready or wiring origin channel on the iface in that mode, or null */
+    UcxChannel originChannel(int ifaceIndex, UcxWireup.Mode mode) {
+        for (UcxChannel c : originChannels) {
+            if (c.ifaceIndex == ifaceIndex && c.mode == mode && c.state != UcxChannel.State.FAILED) {
+                return c;
+            }
+        }
+        return null;
+    }
+
+    @Override
+    public String toString() {
+        return "worker " + id;
+    }
+}

@@ -1,0 +1,192 @@
+package dev.fenceline.transport.ucx;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.agrona.BufferUtil;
+import org.agrona.concurrent.UnsafeBuffer;
+
+/**
+ * Sends the transport's active messages on channels (progress agent only). A message UCT has no
+ * room for waits in its channel's backlog, in order, and a UCT pending request says when to try
+ * again; nothing else goes on the channel before it. Requests of lanes do not go to the backlog:
+ * their lane keeps them queued ({@link #trySend} says no), so a lane never has a request stuck
+ * behind memory it does not own.
+ */
+final class UcxSender {
+    /** What a send came to. */
+    enum Sent {
+        /** UCT took it. */
+        SENT,
+        /** No room now: try again when the channel is ready. */
+        NO_ROOM,
+        /** The channel failed. */
+        FAILED
+    }
+
+    /** Told when a channel fails on a send. */
+    interface Failures {
+        /**
+         * @param channel the channel
+         * @param status the UCS status UCT returned
+         */
+        void failed(UcxChannel channel, int status);
+    }
+
+    private final Failures failures;
+    /** Channels with something in their backlog, or waiting for room. */
+    private final List<UcxChannel> blocked = new ArrayList<>();
+
+    UcxSender(Failures failures) {
+        this.failures = failures;
+    }
+
+    /**
+     * Sends a message, or keeps a copy in the channel's backlog if UCT has no room: for replies and
+     * wireup, which nobody else keeps.
+     *
+     * @param channel the channel
+     * @param id the UCT active-message id
+     * @param message the bytes (from position 0)
+     * @param length how many
+     */
+    void send(UcxChannel channel, int id, UnsafeBuffer message, int length) {
+        if (channel.state == UcxChannel.State.FAILED) {
+            return; // its peer learns nothing more from this worker on it
+        }
+        if (!channel.blocked()) {
+            Sent s = trySend(channel, id, message, length);
+            if (s != Sent.NO_ROOM) {
+                return;
+            }
+        }
+        byte[] copy = new byte[length];
+        message.getBytes(0, copy);
+        channel.backlog.add(copy);
+        channel.backlogIds.add(id);
+        block(channel);
+    }
+
+    /**
+     * Sends a message only if it can go now.
+     *
+     * @param channel the channel
+     * @param id the UCT active-message id
+     * @param message the bytes (from position 0)
+     * @param length how many
+     * @return what became of it
+     */
+    Sent trySend(UcxChannel channel, int id, UnsafeBuffer message, int length) {
+        if (channel.state == UcxChannel.State.FAILED) {
+            return Sent.FAILED;
+        }
+        if (channel.blocked()) {
+            return Sent.NO_ROOM;
+        }
+        int s = channel.ep.activeMessageCopy(id, message.addressOffset(), length);
+        if (s == UctStatus.OK) {
+            return Sent.SENT;
+        }
+        if (s == UctStatus.NO_RESOURCE) {
+            block(channel);
+            return Sent.NO_ROOM;
+        }
+        failures.failed(channel, s);
+        return Sent.FAILED;
+    }
+
+    /**
+     * UCT had no room for a lane's operation on the channel: the lane waits until it has.
+     *
+     * @param channel the channel
+     */
+    void noRoom(UcxChannel channel) {
+        block(channel);
+    }
+
+    /** Asks UCT to say when the channel has room (once). */
+    private void block(UcxChannel channel) {
+        if (!blocked.contains(channel)) {
+            blocked.add(channel);
+        }
+        if (!channel.pendingAdded) {
+            int s = channel.ep.pending(channel.ep.handle);
+            if (s == UctStatus.OK) {
+                channel.pendingAdded = true;
+            }
+            // BUSY: room already; the next pass tries again. Anything else: the channel is failing,
+            // and its error event comes.
+        }
+    }
+
+    /**
+     * A pending request fired, or a pass goes by: drains the backlogs that can go now.
+     *
+     * @return the channels that have room again (their lanes may send), possibly empty
+     */
+    List<UcxChannel> retry() {
+        if (blocked.isEmpty()) {
+            return List.of();
+        }
+        List<UcxChannel> freed = null;
+        for (int i = 0; i < blocked.size();) {
+            UcxChannel c = blocked.get(i);
+            if (c.state == UcxChannel.State.FAILED) {
+                blocked.remove(i);
+                continue;
+            }
+            if (c.pendingAdded) {
+                i++; // its ready event has not come: UCT has no room yet
+                continue;
+            }
+            boolean stuck = false;
+            while (!c.backlog.isEmpty()) {
+                byte[] m = c.backlog.peekFirst();
+                int s = withBuffer(m, address -> c.ep.activeMessageCopy(c.backlogIds.peekFirst(), address, m.length));
+                if (s == UctStatus.NO_RESOURCE) {
+                    stuck = true;
+                    break;
+                }
+                c.backlog.pollFirst();
+                c.backlogIds.pollFirst();
+                if (s != UctStatus.OK) {
+                    failures.failed(c, s);
+                    stuck = true;
+                    break;
+                }
+            }
+            if (stuck && c.state != UcxChannel.State.FAILED) {
+                block(c);
+                i++;
+                continue;
+            }
+            blocked.remove(i);
+            if (freed == null) {
+                freed = new ArrayList<>();
+            }
+            freed.add(c);
+        }
+        return freed == null ? List.of() : freed;
+    }
+
+    /** A scratch buffer for backlog messages, grown to the largest. */
+    private java.nio.ByteBuffer scratch = java.nio.ByteBuffer.allocateDirect(256);
+
+    private int withBuffer(byte[] m, java.util.function.LongToIntFunction send) {
+        if (scratch.capacity() < m.length) {
+            scratch = java.nio.ByteBuffer.allocateDirect(m.length);
+        }
+        scratch.clear();
+        scratch.put(m);
+        return send.applyAsInt(BufferUtil.address(scratch));
+    }
+
+    /** The channel's pending request fired: UCT has room on it. */
+    void ready(UcxChannel channel) {
+        channel.pendingAdded = false;
+    }
+
+    /** @return whether some channel waits */
+    boolean anyBlocked() {
+        return !blocked.isEmpty();
+    }
+}

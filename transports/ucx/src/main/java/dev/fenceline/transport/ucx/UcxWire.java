@@ -1,0 +1,93 @@
+package dev.fenceline.transport.ucx;
+
+/**
+ * The ucx transport's own messages, carried as UCT active messages (native byte order; the
+ * transport runs on x86-64 only). Three UCT message ids: requests from an origin's lane to the
+ * target, replies from the target, and wireup. Every field a peer wrote is checked before use by
+ * the side that reads it ({@link UcxTarget}, {@link UcxAgent}).
+ *
+ * <pre>
+ * REQUEST (id 1), 80 bytes, then data:
+ *   0 conn u64   8 token u64   16 origin endpoint u64   24 sequence u64   32 low-water u64
+ *   40 kind u8   41 atomic code u8   42 width u8   43 0   44 length u32 (a get's bytes; a message's id)
+ *   48 key id u64   56 address u64   64 operand u64 (a message: its header's length)   72 compare u64
+ *   80 data: a put's bytes; a message's header, then its payload
+ * REPLY (id 2), 32 bytes, then data:
+ *   0 conn u64   8 token u64   16 type u8   17 error code u8   18 reason u8   19 0   20 length u32
+ *   24 value u64   32 data: a get's bytes, or an error's text (UTF-8)
+ * WIREUP (id 3): 0 type u8, then per type (see {@link UcxWireup})
+ * </pre>
+ */
+final class UcxWire {
+    /** UCT active-message ids. */
+    static final int AM_REQUEST = 1;
+    static final int AM_REPLY = 2;
+    static final int AM_WIREUP = 3;
+
+    // REQUEST fields
+    static final int CONN = 0;
+    static final int TOKEN = 8;
+    static final int ORIGIN = 16;
+    static final int SEQ = 24;
+    static final int LOW = 32;
+    static final int KIND = 40;
+    static final int ATOMIC = 41;
+    static final int WIDTH = 42;
+    static final int LENGTH = 44;
+    static final int KEY = 48;
+    static final int ADDRESS = 56;
+    static final int OPERAND = 64;
+    static final int COMPARE = 72;
+    static final int REQUEST_HEADER = 80;
+
+    // REQUEST kinds
+    static final byte PUT = 1;
+    static final byte GET = 2;
+    static final byte ATOMIC_POST = 3;
+    static final byte ATOMIC_FETCH = 4;
+    static final byte CSWAP = 5;
+    static final byte MESSAGE = 6;
+    static final byte FLUSH = 7;
+
+    // REPLY fields
+    static final int REPLY_TYPE = 16;
+    static final int REPLY_CODE = 17;
+    static final int REPLY_REASON = 18;
+    static final int REPLY_LENGTH = 20;
+    static final int REPLY_VALUE = 24;
+    static final int REPLY_HEADER = 32;
+
+    // REPLY types
+    static final byte ACK = 1;
+    static final byte NACK = 2;
+    static final byte DATA = 3;
+    static final byte FLUSHED = 4;
+
+    /** The longest error text a NACK carries. */
+    static final int MAX_TEXT = 512;
+
+    private UcxWire() {
+    }
+
+    /**
+     * @param amMax the largest message the UCT transport carries in one copied active message
+     * @return the largest payload a software operation may carry on it: a put's bytes in a request,
+     *     a get's in its reply, a message's header and payload
+     */
+    static int softwarePayload(long amMax) {
+        return (int) Math.max(0, Math.min(Integer.MAX_VALUE, amMax - REQUEST_HEADER));
+    }
+
+    static String kindName(int kind) {
+        return switch (kind) {
+            case PUT -> "PUT";
+            case GET -> "GET";
+            case ATOMIC_POST -> "ATOMIC_POST";
+            case ATOMIC_FETCH -> "ATOMIC_FETCH";
+            case CSWAP -> "CSWAP";
+            case MESSAGE -> "MESSAGE";
+            case FLUSH -> "FLUSH";
+            default -> "kind " + kind;
+        };
+    }
+}

@@ -1,0 +1,646 @@
+package dev.fenceline.transport.ucx;
+
+import dev.fenceline.EndpointFailedException;
+import dev.fenceline.FencelineException;
+import dev.fenceline.LaneType;
+import dev.fenceline.spi.LaneCapabilities;
+import dev.fenceline.spi.LaneConnection;
+import dev.fenceline.spi.support.Host;
+import java.nio.ByteBuffer;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import org.agrona.collections.Long2ObjectHashMap;
+import org.agrona.concurrent.UnsafeBuffer;
+
+/**
+ * Wireup, on the progress agent: the peers this worker knows, the channels to and from them, the
+ * connects on their way. An origin plans a connect's lanes from the two workers' ifaces (each lane
+ * type to the first iface, in {@code tls} order, that reaches the peer and serves it), makes or
+ * reuses a channel per iface and sends the CONNECT; a target makes its end of each channel and
+ * answers. See {@link UcxWireup} for the messages.
+ */
+final class UcxWiring {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(UcxWiring.class);
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    /** What the wiring reports to the transport actor. */
+    interface Reports {
+        void dialed(long dial, List<LaneConnection> lanes);
+
+        void dialFailed(long dial, FencelineException why);
+
+        /** A peer process on this host to watch. */
+        void peerSeen(UUID peer, long pid, long start);
+    }
+
+    /** A connect on its way: its lanes, and what it waits for. */
+    private static final class Dialing {
+        final long dial;
+        final UcxPeer peer;
+        final List<UcxLane> lanes;
+        final List<UcxChannel> channels;
+        boolean answered;
+
+        Dialing(long dial, UcxPeer peer, List<UcxLane> lanes, List<UcxChannel> channels) {
+            this.dial = dial;
+            this.peer = peer;
+            this.lanes = lanes;
+            this.channels = channels;
+        }
+    }
+
+    private final UcxAgent agent;
+    private final UcxSender sender;
+    private final UcxTarget target;
+    private final UcxSettings settings;
+    private final UUID workerId;
+    private final String workerName;
+    private final List<UctIface> ifaces;
+    private final byte[] localAddress;
+    private final String host;
+    private final Reports reports;
+    private final Map<UUID, UcxPeer> peers = new HashMap<>();
+    /** Every channel by its UCT endpoint's handle, for UCT's error and ready events. */
+    private final Long2ObjectHashMap<UcxChannel> byEndpoint = new Long2ObjectHashMap<>();
+    /** Origin channels by id (greeting answers). */
+    private final Long2ObjectHashMap<UcxChannel> origins = new Long2ObjectHashMap<>();
+    /** Reply channels by the origin's channel id (greetings). */
+    private final Long2ObjectHashMap<UcxChannel> replies = new Long2ObjectHashMap<>();
+    private final Long2ObjectHashMap<Dialing> dials = new Long2ObjectHashMap<>();
+    /** Origin lanes by connection id. */
+    final Long2ObjectHashMap<UcxLane> lanes = new Long2ObjectHashMap<>();
+    private final UnsafeBuffer scratch = new UnsafeBuffer(ByteBuffer.allocateDirect(64 << 10));
+
+    UcxWiring(UcxAgent agent, UcxSender sender, UcxTarget target, UcxSettings settings, UUID workerId,
+            String workerName, List<UctIface> ifaces, byte[] localAddress, Reports reports) {
+        this.agent = agent;
+        this.sender = sender;
+        this.target = target;
+        this.settings = settings;
+        this.workerId = workerId;
+        this.workerName = workerName;
+        this.ifaces = ifaces;
+        this.localAddress = localAddress;
+        this.host = Host.bootId() + " " + Host.pidNamespaceId();
+        this.reports = reports;
+    }
+
+    UcxChannel channel(long endpoint) {
+        return byEndpoint.get(endpoint);
+    }
+
+    // ------------------------------------------------------------------ origin
+
+    /** Plans and sends a connect. */
+    void dial(UcxCommand.Dial d) {
+        try {
+            dialOrFail(d);
+        } catch (FencelineException e) {
+            reports.dialFailed(d.dial(), e);
+        } catch (RuntimeException e) {
+            reports.dialFailed(d.dial(), new EndpointFailedException("ucx: cannot connect to " + d.peer() + ": " + e, e));
+        }
+    }
+
+    private void dialOrFail(UcxCommand.Dial d) {
+        UcxPeer peer = peer(d.peer(), d.address());
+        List<Candidate> candidates = candidates(peer);
+        List<Planned> plan = plan(candidates, peer);
+        if (plan.isEmpty()) {
+            throw new EndpointFailedException("ucx: no transport of " + settings.tls() + " on this worker reaches "
+                    + d.peer() + " (its ifaces: " + names(peer.address) + "; here: " + ifaces + ")");
+        }
+        Candidate wire = null;
+        for (Candidate c : candidates) {
+            UctIfaceAttributes a = c.iface().attributes();
+            if (a.has(UctIfaceAttributes.CONNECT_TO_IFACE) && a.has(UctIfaceAttributes.AM_BCOPY)) {
+                wire = c;
+                break;
+            }
+        }
+        if (wire == null) {
+            throw new EndpointFailedException("ucx: no transport of " + settings.tls() + " that connects to an"
+                    + " interface and carries active messages reaches " + d.peer() + ", so no wireup can go there"
+                    + " (add posix, tcp or ud to " + UcxSettings.SECTION + ".tls)");
+        }
+        List<UcxChannel> channels = new ArrayList<>();
+        List<UcxWireup.Channel> wired = new ArrayList<>();
+        UcxChannel wireup = originChannel(peer, wire, UcxWireup.Mode.IFACE, channels, wired);
+        List<UcxLane> made = new ArrayList<>();
+        List<UcxWireup.Lane> lanesOut = new ArrayList<>();
+        for (Planned p : plan) {
+            UcxWireup.Mode mode = mode(p.candidate().iface());
+            UcxChannel ch = originChannel(peer, p.candidate(), mode, channels, wired);
+            long conn = RANDOM.nextLong();
+            UcxLane lane = new UcxLane(agent, conn, ch, p.types(), capabilities(p), settings.queueDepth(),
+                    scope(p.candidate().iface(), peer));
+            made.add(lane);
+            lanesOut.add(new UcxWireup.Lane(conn, channels.indexOf(ch)));
+        }
+        for (UcxLane l : made) {
+            lanes.put(l.conn, l);
+            l.channel.lanes.add(l);
+        }
+        dials.put(d.dial(), new Dialing(d.dial(), peer, made, channels));
+        send(wireup, new UcxWireup.Connect(d.dial(), workerId, localAddress, wired, lanesOut));
+    }
+
+    private static String names(UcxAddress a) {
+        List<String> out = new ArrayList<>();
+        a.ifaces().forEach(i -> out.add(i.transport() + "/" + i.device()));
+        return out.toString();
+    }
+
+    /** The channel on a candidate in that mode: the peer's existing one, or a new one (added to the lists). */
+    private UcxChannel originChannel(UcxPeer peer, Candidate c, UcxWireup.Mode mode, List<UcxChannel> channels,
+            List<UcxWireup.Channel> wired) {
+        UcxChannel ch = peer.originChannel(c.local(), mode);
+        if (ch != null) {
+            if (!channels.contains(ch)) {
+                channels.add(ch);
+                wired.add(new UcxWireup.Channel(ch.id, c.local(), c.remote(), UcxWireup.Mode.EXISTING, new byte[0]));
+            }
+            return ch;
+        }
+        long id = RANDOM.nextLong();
+        byte[] endpointAddress = new byte[0];
+        UctEndpoint ep;
+        if (mode == UcxWireup.Mode.IFACE) {
+            ep = c.iface().connect(peer.address.ifaces().get(c.remote()).address());
+        } else {
+            ep = c.iface().unconnected();
+            endpointAddress = ep.address();
+        }
+        ch = new UcxChannel(id, peer, c.iface(), c.local(), c.remote(), ep, mode, true,
+                mode == UcxWireup.Mode.IFACE ? UcxChannel.State.READY : UcxChannel.State.WIRING);
+        peer.originChannels.add(ch);
+        byEndpoint.put(ep.handle, ch);
+        origins.put(id, ch);
+        channels.add(ch);
+        wired.add(new UcxWireup.Channel(id, c.local(), c.remote(), mode, endpointAddress));
+        return ch;
+    }
+
+    private UcxWireup.Mode mode(UctIface iface) {
+        UctIfaceAttributes a = iface.attributes();
+        boolean toIface = a.has(UctIfaceAttributes.CONNECT_TO_IFACE);
+        boolean toEndpoint = a.has(UctIfaceAttributes.CONNECT_TO_EP);
+        return toEndpoint && (!toIface || settings.connectToEndpoint()) ? UcxWireup.Mode.ENDPOINT : UcxWireup.Mode.IFACE;
+    }
+
+    /**
+     * One of this worker's ifaces that reaches one of the peer's.
+     *
+     * @param local its index here
+     * @param remote the peer iface's index in the peer's address
+     * @param iface the iface
+     */
+    private record Candidate(int local, int remote, UctIface iface) {
+    }
+
+    /** A lane in the plan: its iface and the lane types it serves. */
+    private record Planned(Candidate candidate, Set<LaneType> types, UcxPeer peer) {
+    }
+
+    private List<Candidate> candidates(UcxPeer peer) {
+        List<Candidate> out = new ArrayList<>();
+        List<UcxAddress.Iface> theirs = peer.address.ifaces();
+        for (int i = 0; i < ifaces.size(); i++) {
+            UctIface mine = ifaces.get(i);
+            for (int j = 0; j < theirs.size(); j++) {
+                UcxAddress.Iface t = theirs.get(j);
+                if (t.transport().equals(mine.resource().transport()) && mine.reachable(t.address())) {
+                    out.add(new Candidate(i, j, mine));
+                    break;
+                }
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Each lane type to the first candidate that serves it: messages where the iface carries them;
+     * RMA and atomics through the hardware where the iface's memory domain guards it (a key the
+     * adapter checks, or the owner's key table on this host), else as messages; bulk transfers
+     * through zero-copy hardware first.
+     */
+    private List<Planned> plan(List<Candidate> candidates, UcxPeer peer) {
+        Map<Candidate, Set<LaneType>> chosen = new java.util.LinkedHashMap<>();
+        for (LaneType t : LaneType.values()) {
+            Candidate best = null;
+            if (t == LaneType.RMA_BW) {
+                for (Candidate c : candidates) {
+                    UctIfaceAttributes a = c.iface().attributes();
+                    if (a.has(UctIfaceAttributes.PUT_ZCOPY) && a.has(UctIfaceAttributes.GET_ZCOPY) && guarded(c, peer)) {
+                        best = c;
+                        break;
+                    }
+                }
+            }
+            for (int k = 0; best == null && k < candidates.size(); k++) {
+                Candidate c = candidates.get(k);
+                if (serves(c, t, peer)) {
+                    best = c;
+                }
+            }
+            if (best != null) {
+                chosen.computeIfAbsent(best, k -> EnumSet.noneOf(LaneType.class)).add(t);
+            }
+        }
+        List<Planned> out = new ArrayList<>();
+        chosen.forEach((c, types) -> out.add(new Planned(c, types, peer)));
+        return out;
+    }
+
+    private static boolean serves(Candidate c, LaneType t, UcxPeer peer) {
+        UctIfaceAttributes a = c.iface().attributes();
+        boolean messages = a.has(UctIfaceAttributes.AM_BCOPY);
+        return switch (t) {
+            case AM -> messages;
+            case RMA, RMA_BW -> messages || hardwareRma(a) && guarded(c, peer);
+            case AMO -> messages || !a.atomics(8).isEmpty() && guarded(c, peer);
+        };
+    }
+
+    private static boolean hardwareRma(UctIfaceAttributes a) {
+        return a.has(UctIfaceAttributes.PUT_SHORT | UctIfaceAttributes.PUT_BCOPY | UctIfaceAttributes.PUT_ZCOPY)
+                && a.has(UctIfaceAttributes.GET_SHORT | UctIfaceAttributes.GET_BCOPY | UctIfaceAttributes.GET_ZCOPY);
+    }
+
+    /** Whether the iface's hardware reaches memory only by a check: an adapter's key, or the owner's table. */
+    private static boolean guarded(Candidate c, UcxPeer peer) {
+        boolean memory = c.iface().resource().deviceType().equals("shm");
+        return memory ? peer.table != null
+                : c.iface().attributes().keyedMemory();
+    }
+
+    private LaneCapabilities capabilities(Planned p) {
+        UctIface iface = p.candidate().iface();
+        UctIfaceAttributes a = iface.attributes();
+        boolean messages = a.has(UctIfaceAttributes.AM_BCOPY);
+        int software = messages ? Math.min(UcxWire.softwarePayload(a.amMaxBcopy()), target.maxGet()) : 0;
+        boolean hardware = hardwareRma(a) && guarded(p.candidate(), p.peer())
+                && (p.types().contains(LaneType.RMA) || p.types().contains(LaneType.RMA_BW));
+        long hw = 0;
+        if (hardware) {
+            long put = Math.max(Math.max(a.has(UctIfaceAttributes.PUT_SHORT) ? a.putMaxShort() : 0,
+                    a.has(UctIfaceAttributes.PUT_BCOPY) ? a.putMaxBcopy() : 0),
+                    a.has(UctIfaceAttributes.PUT_ZCOPY) ? a.putMaxZcopy() : 0);
+            long get = Math.max(Math.max(a.has(UctIfaceAttributes.GET_SHORT) ? a.getMaxShort() : 0,
+                    a.has(UctIfaceAttributes.GET_BCOPY) ? a.getMaxBcopy() : 0),
+                    a.has(UctIfaceAttributes.GET_ZCOPY) ? a.getMaxZcopy() : 0);
+            hw = Math.min(put, get);
+        }
+        // Every operation must fit the path it may take: a region the hardware cannot reach goes by
+        // message, so a lane that carries messages splits at their size.
+        long max = messages ? (hardware ? Math.min(hw, software) : software) : hw;
+        int payload = (int) Math.max(1, Math.min(max, settings.maxFragment()));
+        boolean atomics = p.types().contains(LaneType.AMO) && guarded(p.candidate(), p.peer());
+        Set<dev.fenceline.AtomicOp> a32 = atomics ? a.atomics(4) : Set.of();
+        Set<dev.fenceline.AtomicOp> a64 = atomics ? a.atomics(8) : Set.of();
+        boolean dedup = scope(iface, p.peer()) != null;
+        boolean zcopyOnly = !messages && hardware && !a.has(UctIfaceAttributes.PUT_SHORT | UctIfaceAttributes.PUT_BCOPY);
+        return new LaneCapabilities(0, zcopyOnly ? 0 : payload, zcopyOnly ? payload : 0, false, a32, a64,
+                atomics && a.compareAndSwap(), true, dedup);
+    }
+
+    /**
+     * Lanes whose hardware completes every operation before the call returns (shared memory,
+     * cross-memory attach) share the peer's exactly-once scope: nothing of theirs is in flight when
+     * they fail but software requests, which the target's windows recognize. An adapter's lane may
+     * leave a hardware operation in flight, which no window would recognize: no scope.
+     */
+    private static Object scope(UctIface iface, UcxPeer peer) {
+        String type = iface.resource().deviceType();
+        boolean synchronous = type.equals("shm") || type.equals("self");
+        boolean hardware = hardwareRma(iface.attributes()) || !iface.attributes().atomics(8).isEmpty();
+        return synchronous || !hardware || !iface.attributes().keyedMemory()
+                ? "ucx:" + peer.id : null;
+    }
+
+    /** The peer of an id, new or known; its key table mapped where it is on this host. */
+    private UcxPeer peer(UUID id, UcxAddress address) {
+        UcxPeer p = peers.get(id);
+        if (p == null) {
+            p = new UcxPeer(id, address);
+            peers.put(id, p);
+            if (address.host().equals(host)) {
+                reports.peerSeen(id, address.pid(), address.start());
+            }
+        } else if (p.dead) {
+            throw new EndpointFailedException("ucx: the peer process of worker " + id + " is gone");
+        }
+        if (p.table == null && address.table() != null && address.host().equals(host)) {
+            mapTable(p, address.table());
+        }
+        return p;
+    }
+
+    private void mapTable(UcxPeer p, UcxAddress.Table t) {
+        for (UctIface i : ifaces) {
+            if (i.resource().memoryDomain().equals(t.component())) {
+                try {
+                    UctRemoteKey k = i.unpack(t.rkey());
+                    long at = k.pointer(t.address());
+                    if (at == 0) {
+                        k.close();
+                        return;
+                    }
+                    p.table = new KeyTable.View(at, t.length());
+                    p.tableKey = k;
+                } catch (FencelineException e) {
+                    LOG.debug("ucx {}: the key table of {} is not reachable ({}); its regions go by message",
+                            workerName, p, e.getMessage());
+                }
+                return;
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ wireup messages
+
+    private void send(UcxChannel ch, UcxWireup.Message m) {
+        byte[] bytes = UcxWireup.encode(m);
+        scratch.putBytes(0, bytes);
+        sender.send(ch, UcxWire.AM_WIREUP, scratch, bytes.length);
+    }
+
+    /** A wireup message arrived (its bytes valid during the call). */
+    void onMessage(UcxWireup.Message m) {
+        if (m instanceof UcxWireup.Connect c) {
+            onConnect(c);
+        } else if (m instanceof UcxWireup.Connected c) {
+            onConnected(c);
+        } else if (m instanceof UcxWireup.Refused r) {
+            Dialing d = dials.remove(r.dial());
+            if (d != null) {
+                forget(d);
+                reports.dialFailed(r.dial(), new EndpointFailedException("ucx: " + d.peer + " refused the connect: "
+                        + printable(r.reason())));
+            }
+        } else if (m instanceof UcxWireup.Hello h) {
+            UcxChannel ch = replies.get(h.channel());
+            if (ch != null && ch.state != UcxChannel.State.FAILED) {
+                ch.state = UcxChannel.State.READY;
+                send(ch, new UcxWireup.HelloAck(h.channel()));
+            }
+        } else if (m instanceof UcxWireup.HelloAck h) {
+            UcxChannel ch = origins.get(h.channel());
+            if (ch != null && ch.state == UcxChannel.State.WIRING) {
+                ch.state = UcxChannel.State.READY;
+                checkDials();
+            }
+        } else if (m instanceof UcxWireup.Bye b) {
+            target.close(b.conn());
+        }
+    }
+
+    private static String printable(String s) {
+        String cut = s.length() > 200 ? s.substring(0, 200) + "..." : s;
+        return cut.replaceAll("\\p{Cntrl}", "?");
+    }
+
+    private void onConnected(UcxWireup.Connected m) {
+        Dialing d = dials.get(m.dial());
+        if (d == null || d.answered) {
+            return; // abandoned (timed out), or a peer repeating itself
+        }
+        d.answered = true;
+        for (UcxWireup.End e : m.ends()) {
+            UcxChannel ch = origins.get(e.id());
+            if (ch == null || !d.channels.contains(ch) || ch.state != UcxChannel.State.WIRING) {
+                continue;
+            }
+            try {
+                ch.ep.connectTo(d.peer.address.ifaces().get(ch.peerIface).address(), e.endpoint());
+                send(ch, new UcxWireup.Hello(ch.id));
+                ch.hellos = 1;
+            } catch (FencelineException refused) {
+                agent.channelFailed(ch, new EndpointFailedException("ucx: cannot connect " + ch + ": "
+                        + refused.getMessage()), false);
+            }
+        }
+        checkDials();
+    }
+
+    /** Completes each answered connect whose channels are all up. */
+    private void checkDials() {
+        for (Long2ObjectHashMap<Dialing>.ValueIterator it = dials.values().iterator(); it.hasNext();) {
+            Dialing d = it.next();
+            if (!d.answered) {
+                continue;
+            }
+            boolean failed = d.channels.stream().anyMatch(c -> c.state == UcxChannel.State.FAILED);
+            boolean ready = d.channels.stream().allMatch(UcxChannel::ready);
+            if (failed) {
+                it.remove();
+                forget(d);
+                reports.dialFailed(d.dial, new EndpointFailedException("ucx: a channel to " + d.peer
+                        + " failed during the connect"));
+            } else if (ready) {
+                it.remove();
+                reports.dialed(d.dial, List.copyOf(d.lanes));
+            }
+        }
+    }
+
+    /** The actor's tick: greetings without an answer are said again (UCT's tcp may drop the first). */
+    void tick() {
+        for (Long2ObjectHashMap<UcxChannel>.ValueIterator it = origins.values().iterator(); it.hasNext();) {
+            UcxChannel ch = it.next();
+            if (ch.state == UcxChannel.State.WIRING && ch.hellos > 0) {
+                send(ch, new UcxWireup.Hello(ch.id));
+                ch.hellos++;
+            }
+        }
+    }
+
+    /** A connect timed out: its lanes go, and the target is told. */
+    void abandon(long dial) {
+        Dialing d = dials.remove(dial);
+        if (d != null) {
+            forget(d);
+        }
+    }
+
+    private void forget(Dialing d) {
+        for (UcxLane l : d.lanes) {
+            lanes.remove(l.conn);
+            l.channel.lanes.remove(l);
+            bye(l);
+        }
+    }
+
+    /** Tells the target a lane is closed, on the lane's channel (after its requests), else the wireup's. */
+    void bye(UcxLane lane) {
+        UcxChannel ch = lane.channel;
+        if (!ch.iface.attributes().has(UctIfaceAttributes.AM_BCOPY) || !ch.ready()) {
+            ch = null;
+            for (UcxChannel c : lane.channel.peer.originChannels) {
+                if (c.ready() && c.mode == UcxWireup.Mode.IFACE && c.iface.attributes().has(UctIfaceAttributes.AM_BCOPY)) {
+                    ch = c;
+                    break;
+                }
+            }
+        }
+        if (ch != null) {
+            send(ch, new UcxWireup.Bye(lane.conn));
+        }
+    }
+
+    // ------------------------------------------------------------------ target
+
+    private void onConnect(UcxWireup.Connect m) {
+        UcxAddress address;
+        try {
+            address = UcxAddress.decode(m.address());
+        } catch (FencelineException e) {
+            LOG.warn("ucx {}: a CONNECT from {} with a malformed address, dropped: {}", workerName, m.worker(),
+                    e.getMessage());
+            return;
+        }
+        UcxPeer peer;
+        try {
+            peer = peer(m.worker(), address);
+        } catch (FencelineException e) {
+            LOG.debug("ucx {}: a CONNECT from {} dropped: {}", workerName, m.worker(), e.getMessage());
+            return;
+        }
+        UcxChannel answer = null;
+        List<UcxChannel> made = new ArrayList<>();
+        try {
+            List<UcxChannel> channels = new ArrayList<>();
+            List<UcxWireup.End> ends = new ArrayList<>();
+            for (UcxWireup.Channel c : m.channels()) {
+                UcxChannel ch = replyChannel(peer, c, made);
+                channels.add(ch);
+                if (c.mode() != UcxWireup.Mode.EXISTING) {
+                    ends.add(new UcxWireup.End(c.id(), c.mode() == UcxWireup.Mode.ENDPOINT ? ch.ep.address() : new byte[0]));
+                }
+                if (answer == null) {
+                    if (ch.mode != UcxWireup.Mode.IFACE) {
+                        throw new FencelineException("ucx: the CONNECT's first channel connects endpoint to endpoint;"
+                                + " its answer cannot go there");
+                    }
+                    answer = ch;
+                }
+            }
+            if (peer.incoming + m.lanes().size() > settings.maxLanesPerPeer()) {
+                throw new FencelineException("ucx: worker '" + workerName + "' holds " + peer.incoming + " lanes of "
+                        + peer + ", and " + UcxSettings.SECTION + ".max-lanes-per-peer = "
+                        + settings.maxLanesPerPeer());
+            }
+            for (UcxWireup.Lane l : m.lanes()) {
+                if (!target.open(l.conn(), new UcxTarget.Conn(peer, channels.get(l.channel())))) {
+                    throw new FencelineException("ucx: connection id " + Long.toHexString(l.conn()) + " is taken");
+                }
+            }
+            send(answer, new UcxWireup.Connected(m.dial(), ends));
+        } catch (FencelineException | IllegalArgumentException | IndexOutOfBoundsException e) {
+            for (UcxChannel ch : made) {
+                agent.channelFailed(ch, new EndpointFailedException("ucx: the connect was refused"), false);
+            }
+            LOG.warn("ucx {}: refused a connect from {}: {}", workerName, peer, e.getMessage());
+            if (answer != null && answer.state != UcxChannel.State.FAILED) {
+                send(answer, new UcxWireup.Refused(m.dial(), String.valueOf(e.getMessage())));
+            }
+        }
+    }
+
+    /** This worker's end of a channel a CONNECT names: an existing one of its peer, or a new one. */
+    private UcxChannel replyChannel(UcxPeer peer, UcxWireup.Channel c, List<UcxChannel> made) {
+        UcxChannel known = peer.replyChannels.get(c.id());
+        if (c.mode() == UcxWireup.Mode.EXISTING) {
+            if (known == null || known.state == UcxChannel.State.FAILED) {
+                throw new FencelineException("ucx: the CONNECT names channel " + Long.toHexString(c.id())
+                        + ", which this worker does not have");
+            }
+            return known;
+        }
+        if (known != null) {
+            throw new FencelineException("ucx: the CONNECT makes channel " + Long.toHexString(c.id()) + " again");
+        }
+        if (c.targetIface() >= ifaces.size() || c.originIface() >= peer.address.ifaces().size()) {
+            throw new FencelineException("ucx: the CONNECT names iface " + c.targetIface() + " here (of "
+                    + ifaces.size() + ") and " + c.originIface() + " there (of " + peer.address.ifaces().size() + ")");
+        }
+        UctIface iface = ifaces.get(c.targetIface());
+        UcxAddress.Iface theirs = peer.address.ifaces().get(c.originIface());
+        if (!theirs.transport().equals(iface.resource().transport()) || !iface.reachable(theirs.address())) {
+            throw new FencelineException("ucx: " + iface + " does not reach the peer's " + theirs.transport() + "/"
+                    + theirs.device());
+        }
+        UctEndpoint ep;
+        if (c.mode() == UcxWireup.Mode.IFACE) {
+            ep = iface.connect(theirs.address());
+        } else {
+            ep = iface.unconnected();
+            try {
+                ep.connectTo(theirs.address(), c.endpoint());
+            } catch (FencelineException e) {
+                ep.close();
+                throw e;
+            }
+        }
+        UcxChannel ch = new UcxChannel(c.id(), peer, iface, c.targetIface(), c.originIface(), ep, c.mode(), false,
+                c.mode() == UcxWireup.Mode.IFACE ? UcxChannel.State.READY : UcxChannel.State.WIRING);
+        peer.replyChannels.put(c.id(), ch);
+        byEndpoint.put(ep.handle, ch);
+        replies.put(c.id(), ch);
+        made.add(ch);
+        return ch;
+    }
+
+    // ------------------------------------------------------------------ failure
+
+    /** Forgets a failed channel's bookkeeping (the agent failed its lanes). */
+    void forgetChannel(UcxChannel ch) {
+        byEndpoint.remove(ch.ep.handle);
+        if (ch.origin) {
+            origins.remove(ch.id);
+            ch.peer.originChannels.remove(ch);
+        } else {
+            replies.remove(ch.id);
+            ch.peer.replyChannels.remove(ch.id);
+            target.lost(ch);
+        }
+        checkDials();
+    }
+
+    /** @return the peer, or null */
+    UcxPeer peerOf(UUID id) {
+        return peers.get(id);
+    }
+
+    /** Forgets a peer whose channels all failed (its process is gone). */
+    void forgetPeer(UcxPeer p) {
+        peers.remove(p.id);
+        target.peerGone(p);
+        if (p.tableKey != null) {
+            p.tableKey.close();
+            p.tableKey = null;
+            p.table = null;
+        }
+    }
+
+    /** @return every channel, for the agent's close */
+    List<UcxChannel> allChannels() {
+        List<UcxChannel> all = new ArrayList<>();
+        for (UcxPeer p : peers.values()) {
+            all.addAll(p.originChannels);
+            p.replyChannels.values().forEach(all::add);
+        }
+        return all;
+    }
+
+    /** @return every peer */
+    List<UcxPeer> allPeers() {
+        return List.copyOf(peers.values());
+    }
+}
