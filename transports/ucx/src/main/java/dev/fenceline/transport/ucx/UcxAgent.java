@@ -169,6 +169,8 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
                 peerGone(g.peer());
             } else if (c instanceof UcxCommand.LaneEnded e) {
                 laneEnded(e.lane());
+            } else if (c instanceof UcxCommand.BreakChannel b) {
+                channelFailed(b.lane().channel, b.cause(), false);
             }
         }
         return n;

@@ -8,7 +8,7 @@ import java.util.UUID;
  * many-to-one queue and are carried out in order.
  */
 sealed interface UcxCommand permits UcxOp, UcxCommand.Dial, UcxCommand.Abandon, UcxCommand.Tick,
-        UcxCommand.PeerGone, UcxCommand.LaneEnded {
+        UcxCommand.PeerGone, UcxCommand.LaneEnded, UcxCommand.BreakChannel {
     /**
      * Connect to a peer worker: plan the lanes, set up channels, send the CONNECT.
      *
@@ -48,5 +48,15 @@ sealed interface UcxCommand permits UcxOp, UcxCommand.Dial, UcxCommand.Abandon, 
      * @param lane the lane
      */
     record LaneEnded(UcxLane lane) implements UcxCommand {
+    }
+
+    /**
+     * Fails a lane's channel as if UCT had reported its peer failed: fault injection, for tests of
+     * what a transport failure does (the SPI contract suite's broken connection).
+     *
+     * @param lane a lane on the channel
+     * @param cause the failure to report
+     */
+    record BreakChannel(UcxLane lane, Throwable cause) implements UcxCommand {
     }
 }

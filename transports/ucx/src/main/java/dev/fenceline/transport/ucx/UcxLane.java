@@ -210,6 +210,16 @@ final class UcxLane extends AbstractLane {
         giveUp();
     }
 
+    /**
+     * Breaks the lane's channel as UCT would report its peer failed (fault injection; any thread):
+     * every lane on the channel fails.
+     *
+     * @param cause the failure to report
+     */
+    void breakChannel(Throwable cause) {
+        agent.submitControl(new UcxCommand.BreakChannel(this, cause));
+    }
+
     /** Given up as failed: like a close. What becomes of its operations is {@link #revoke()}'s to say. */
     @Override
     public void abort(Throwable cause) {
