@@ -1,5 +1,7 @@
 package dev.fenceline.transport.shm;
 
+import dev.fenceline.testkit.process.PeerWorker;
+import dev.fenceline.testkit.process.PeerWorkerProcess;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -36,6 +38,7 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(value = 600, unit = TimeUnit.SECONDS)
 class ShmFaultMatrixTest {
+    private static final String SHM = "fenceline.transports = [shm]";
     enum When { STOPPED_BEFORE_FENCE, STOPPED_WHILE_FENCING, STOPPED_AFTER_FLUSH, KILLED }
 
     private static final int CELL = 1024;
@@ -56,7 +59,8 @@ class ShmFaultMatrixTest {
                         fenceline.fence.mode = %s
                         """.formatted(mode)))) {
                     Worker origin = f.newWorker("origin").toCompletableFuture().get(30, TimeUnit.SECONDS);
-                    PeerProcess peer = PeerProcess.fork(logs.resolve("fault-matrix.log"), "registered");
+                    PeerWorkerProcess peer = PeerWorkerProcess.fork(logs.resolve("fault-matrix.log"), SHM,
+                            "registered");
                     try {
                         int cell = 0;
                         for (FaultCell.Call call : FaultCell.Call.values()) {
@@ -69,7 +73,8 @@ class ShmFaultMatrixTest {
                                 }
                                 if (when == When.KILLED) {
                                     peer.close();
-                                    peer = PeerProcess.fork(logs.resolve("fault-matrix.log"), "registered");
+                                    peer = PeerWorkerProcess.fork(logs.resolve("fault-matrix.log"), SHM,
+                            "registered");
                                 }
                             }
                         }
@@ -94,12 +99,12 @@ class ShmFaultMatrixTest {
     }
 
     /** @return null if every check held, else what did not */
-    private String run(Worker origin, PeerProcess peer, int cell, FaultCell.Call call, When when) throws Exception {
+    private String run(Worker origin, PeerWorkerProcess peer, int cell, FaultCell.Call call, When when) throws Exception {
         RemoteKey key = origin.unpackRemoteKey(peer.dataKey());
         long base = key.baseAddress() + (long) cell * CELL;
         Endpoint raw = origin.connect(peer.address()).toCompletableFuture().get(30, TimeUnit.SECONDS);
         long messagesBefore = when == When.KILLED ? 0 : messagesRun(origin, peer);
-        FaultCell c = new FaultCell(raw, key, base, ShmPeer.MESSAGE);
+        FaultCell c = new FaultCell(raw, key, base, PeerWorker.MESSAGE);
         Runnable fault = when == When.KILLED ? () -> peer.process().destroyForcibly() : () -> {
             try {
                 ProcessFaults.stop(peer.process(), Duration.ofSeconds(10));
@@ -126,7 +131,7 @@ class ShmFaultMatrixTest {
     }
 
     /** The cell's words and counters, read with a fresh endpoint once the peer runs again. */
-    private static Map<Long, Long> read(Worker origin, PeerProcess peer, long[] addresses, RemoteKey key)
+    private static Map<Long, Long> read(Worker origin, PeerWorkerProcess peer, long[] addresses, RemoteKey key)
             throws Exception {
         Endpoint probe = origin.connect(peer.address()).toCompletableFuture().get(30, TimeUnit.SECONDS);
         Map<Long, Long> memory = new HashMap<>();
@@ -140,9 +145,9 @@ class ShmFaultMatrixTest {
     }
 
     /** @return how many active messages the peer has run, from its REPORT */
-    private static long messagesRun(Worker origin, PeerProcess peer) throws Exception {
+    private static long messagesRun(Worker origin, PeerWorkerProcess peer) throws Exception {
         Endpoint probe = origin.connect(peer.address()).toCompletableFuture().get(30, TimeUnit.SECONDS);
-        probe.sendActiveMessage(ShmPeer.REPORT, null, null).toCompletableFuture().get(10, TimeUnit.SECONDS);
+        probe.sendActiveMessage(PeerWorker.REPORT, null, null).toCompletableFuture().get(10, TimeUnit.SECONDS);
         String line;
         while ((line = peer.out().readLine()) != null && !line.startsWith("STATE ")) {
             // skip

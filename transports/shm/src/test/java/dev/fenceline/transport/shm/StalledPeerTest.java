@@ -1,5 +1,7 @@
 package dev.fenceline.transport.shm;
 
+import dev.fenceline.testkit.process.PeerWorker;
+import dev.fenceline.testkit.process.PeerWorkerProcess;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -33,6 +35,7 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class StalledPeerTest {
+    private static final String SHM = "fenceline.transports = [shm]";
     private static ByteBuffer word(long v) {
         return ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder()).putLong(0, v);
     }
@@ -58,7 +61,8 @@ class StalledPeerTest {
                 fenceline.transports = [shm]
                 fenceline.endpoint.keepalive { interval = 200ms, timeout = 1s }
                 """));
-                PeerProcess peer = PeerProcess.fork(logs.resolve("stalled.log"), "registered")) {
+                PeerWorkerProcess peer = PeerWorkerProcess.fork(logs.resolve("stalled.log"), SHM,
+                        "registered")) {
             Worker w = f.newWorker("origin").toCompletableFuture().get(30, TimeUnit.SECONDS);
             RemoteKey data = w.unpackRemoteKey(peer.dataKey());
             RemoteKey counters = w.unpackRemoteKey(peer.counterKey());
@@ -81,7 +85,7 @@ class StalledPeerTest {
                 adds.add(ep.atomicFetch64(AtomicOp.ADD, counters.baseAddress(), counters, 1).toCompletableFuture());
             }
             for (int i = 0; i < 4; i++) {
-                messages.add(ep.sendActiveMessage(ShmPeer.MESSAGE, null, ByteBuffer.allocate(1)).toCompletableFuture());
+                messages.add(ep.sendActiveMessage(PeerWorker.MESSAGE, null, ByteBuffer.allocate(1)).toCompletableFuture());
             }
             ep.fence();
             CompletableFuture<?> later = ep.put(word(2), data.baseAddress(), data).toCompletableFuture();
@@ -119,7 +123,7 @@ class StalledPeerTest {
 
             // A new endpoint, to ask the resumed peer what it holds.
             Endpoint again = w.connect(peer.address()).toCompletableFuture().get(30, TimeUnit.SECONDS);
-            again.sendActiveMessage(ShmPeer.REPORT, null, null).toCompletableFuture().get(10, TimeUnit.SECONDS);
+            again.sendActiveMessage(PeerWorker.REPORT, null, null).toCompletableFuture().get(10, TimeUnit.SECONDS);
             String line;
             while ((line = peer.out().readLine()) != null && !line.startsWith("STATE ")) {
                 // skip

@@ -1,4 +1,4 @@
-package dev.fenceline.transport.shm;
+package dev.fenceline.testkit.process;
 
 import com.typesafe.config.ConfigFactory;
 import dev.fenceline.Fenceline;
@@ -12,34 +12,39 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The target process of the two-process tests: a worker on the shm transport with a data region
- * and a counter region. It prints {@code ADDRESS <worker> <data key> <counter key>}, counts active
- * messages (id 1), and on a VERIFY message (id 2, header: the expected SHA-256 of both regions and
- * the expected message count and byte sum) checks its own memory and prints the verdict.
+ * The target process of tests across processes ({@link PeerWorkerProcess} forks it): a worker with
+ * a data region of {@link #DATA} bytes and a counter region of {@link #COUNTERS} words, on the
+ * configuration its first argument gives. It prints {@code ADDRESS <worker> <data key> <counter key>}
+ * (hex), counts active messages ({@link #MESSAGE}), and on {@link #VERIFY} (header: the expected
+ * SHA-256 of both regions, the expected message count and byte sum) checks its own memory and
+ * prints {@code VERIFY ok ...} or what differs. It serves until its standard input closes.
  */
-final class ShmPeer {
-    static final int DATA = 1 << 20;
-    static final int COUNTERS = 64;
-    static final int MESSAGE = 1;
-    static final int VERIFY = 2;
+public final class PeerWorker {
+    /** Bytes of the data region. */
+    public static final int DATA = 1 << 20;
+    /** Words of the counter region. */
+    public static final int COUNTERS = 64;
+    /** Counted: how many came, and the sum of their payloads' bytes. */
+    public static final int MESSAGE = 1;
+    /** Checks the regions and the counts against the header's expectation, and prints the verdict. */
+    public static final int VERIFY = 2;
     /** Takes a millisecond each: messages queue up unanswered behind it. */
-    static final int SLOW = 3;
-    /** Prints {@code STATE <first data word> <first counter> <messages>} (header: none). */
-    static final int REPORT = 4;
+    public static final int SLOW = 3;
+    /** Prints {@code STATE <first data word> <first counter> <messages>}. */
+    public static final int REPORT = 4;
 
-    private ShmPeer() {
+    private PeerWorker() {
     }
 
     /**
-     * @param args {@code registered}: the regions are registered memory, which peers reach through
-     *     the inbox and cross-memory attach, not shared segments they write directly
+     * @param args the configuration (HOCON, over the defaults); then {@code registered}: the regions
+     *     are registered memory rather than allocated by the transports
      * @throws Exception if the worker cannot start
      */
     public static void main(String[] args) throws Exception {
         HexFormat hex = HexFormat.of();
-        boolean registered = args.length > 0 && args[0].equals("registered");
-        try (Fenceline f = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [shm]")
-                .withFallback(ConfigFactory.load()))) {
+        boolean registered = args.length > 1 && args[1].equals("registered");
+        try (Fenceline f = Fenceline.create(ConfigFactory.parseString(args[0]).withFallback(ConfigFactory.load()))) {
             Worker w = f.newWorker("peer").toCompletableFuture().get(30, TimeUnit.SECONDS);
             MemoryRegion data = registered ? w.register(ByteBuffer.allocateDirect(DATA)) : w.allocate(DATA);
             MemoryRegion counters = registered ? w.register(ByteBuffer.allocateDirect(COUNTERS * 8))
@@ -59,7 +64,7 @@ final class ShmPeer {
                 byte[] expected = new byte[h.remaining()];
                 h.get(expected);
                 String[] want = new String(expected, StandardCharsets.US_ASCII).split(" ");
-                String have = digest(data, counters) + " " + count.get() + " " + sum.get();
+                String have = digest(data.buffer(), counters.buffer()) + " " + count.get() + " " + sum.get();
                 System.out.println(String.join(" ", want).equals(have) ? "VERIFY ok " + have
                         : "VERIFY mismatch: expected " + String.join(" ", want) + ", target has " + have);
                 System.out.flush();
@@ -78,11 +83,12 @@ final class ShmPeer {
         }
     }
 
-    static String digest(MemoryRegion data, MemoryRegion counters) {
-        return digest(data.buffer(), counters.buffer());
-    }
-
-    static String digest(ByteBuffer data, ByteBuffer counters) {
+    /**
+     * @param data the data region's bytes (whole buffer)
+     * @param counters the counter region's bytes (whole buffer)
+     * @return the SHA-256 of both, hex
+     */
+    public static String digest(ByteBuffer data, ByteBuffer counters) {
         MessageDigest md;
         try {
             md = MessageDigest.getInstance("SHA-256");

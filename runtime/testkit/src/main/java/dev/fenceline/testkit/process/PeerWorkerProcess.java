@@ -1,4 +1,4 @@
-package dev.fenceline.transport.shm;
+package dev.fenceline.testkit.process;
 
 import dev.fenceline.WorkerAddress;
 import java.io.BufferedReader;
@@ -13,7 +13,8 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A forked {@link ShmPeer}: its process, its output, and what it printed of its worker and regions.
+ * A forked {@link PeerWorker}, on this JVM's class path: its process, its output, and what it
+ * printed of its worker and regions. Closing it kills the process.
  *
  * @param process the process
  * @param out what it prints
@@ -21,20 +22,21 @@ import java.util.concurrent.TimeUnit;
  * @param dataKey its data region's packed key
  * @param counterKey its counter region's packed key
  */
-record PeerProcess(Process process, BufferedReader out, WorkerAddress address, byte[] dataKey, byte[] counterKey)
-        implements AutoCloseable {
+public record PeerWorkerProcess(Process process, BufferedReader out, WorkerAddress address, byte[] dataKey,
+        byte[] counterKey) implements AutoCloseable {
     private static final HexFormat HEX = HexFormat.of();
 
     /**
      * @param log where its standard error goes
-     * @param args ShmPeer's arguments ({@code registered}: its regions are registered, not shared)
+     * @param config its configuration (HOCON)
+     * @param args PeerWorker's further arguments ({@code registered}: its regions are registered)
      * @return the running peer, once it printed its address
      * @throws IOException if it cannot start
      */
-    static PeerProcess fork(Path log, String... args) throws IOException {
+    public static PeerWorkerProcess fork(Path log, String config, String... args) throws IOException {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED", "-Xmx256m", "-cp",
-                System.getProperty("java.class.path"), ShmPeer.class.getName()));
+                System.getProperty("java.class.path"), PeerWorker.class.getName(), config));
         cmd.addAll(List.of(args));
         Process p = new ProcessBuilder(cmd).redirectError(log.toFile()).start();
         BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
@@ -47,7 +49,7 @@ record PeerProcess(Process process, BufferedReader out, WorkerAddress address, b
             throw new AssertionError("the peer process printed no address; its log:\n" + Files.readString(log));
         }
         String[] parts = line.split(" ");
-        return new PeerProcess(p, out, WorkerAddress.fromBytes(HEX.parseHex(parts[1])), HEX.parseHex(parts[2]),
+        return new PeerWorkerProcess(p, out, WorkerAddress.fromBytes(HEX.parseHex(parts[1])), HEX.parseHex(parts[2]),
                 HEX.parseHex(parts[3]));
     }
 
