@@ -171,6 +171,8 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
                 laneEnded(e.lane());
             } else if (c instanceof UcxCommand.BreakChannel b) {
                 channelFailed(b.lane().channel, b.cause(), false);
+            } else if (c instanceof UcxCommand.Replace r) {
+                wiring.replace(r.lane());
             }
         }
         return n;
@@ -331,6 +333,7 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
             lane.channel.lanes.remove(lane);
             wiring.bye(lane);
         }
+        lane.forgotten();
     }
 
     /** On the agent's thread as the runtime stops it: lanes fail, unpacked keys and endpoints go. */

@@ -8,7 +8,8 @@ import java.util.UUID;
  * many-to-one queue and are carried out in order.
  */
 sealed interface UcxCommand permits UcxOp, UcxCommand.Dial, UcxCommand.Abandon, UcxCommand.Tick,
-        UcxCommand.PeerGone, UcxCommand.LaneEnded, UcxCommand.BreakChannel {
+        UcxCommand.PeerGone, UcxCommand.LaneEnded, UcxCommand.BreakChannel,
+        UcxCommand.Replace {
     /**
      * Connect to a peer worker: plan the lanes, set up channels, send the CONNECT.
      *
@@ -58,5 +59,13 @@ sealed interface UcxCommand permits UcxOp, UcxCommand.Dial, UcxCommand.Abandon, 
      * @param cause the failure to report
      */
     record BreakChannel(UcxLane lane, Throwable cause) implements UcxCommand {
+    }
+
+    /**
+     * Puts a new connection behind a lane's slot ({@link UcxWiring#replace}).
+     *
+     * @param lane the lane
+     */
+    record Replace(UcxLane lane) implements UcxCommand {
     }
 }

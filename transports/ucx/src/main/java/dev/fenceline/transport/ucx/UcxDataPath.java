@@ -28,7 +28,7 @@ final class UcxDataPath {
     private final ByteBuffer requestBuffer;
     private final UnsafeBuffer request;
     /** For the hardware path of a heap buffer: UCT takes native addresses only. */
-    private ByteBuffer bounce = ByteBuffer.allocateDirect(64 << 10);
+    private final BouncePool bounces = new BouncePool(16 << 20);
     /** Hardware operations in flight (zero-copy), by the token UCT echoes. */
     private final Long2ObjectHashMap<UcxOp> inFlight = new Long2ObjectHashMap<>();
     private long nextToken = 1;
@@ -145,9 +145,7 @@ final class UcxDataPath {
         if (!checked && !a.keyedMemory()) {
             return null;
         }
-        if (!memory && op.local != null && !op.local.isDirect()) {
-            return null; // an adapter may complete later: the bounce buffer would not wait for it
-        }
+
         KeyEntry e = entry(op.key);
         if (e == null) {
             return null;
@@ -223,7 +221,7 @@ final class UcxDataPath {
         switch (op.kind) {
             case PUT -> {
                 check(lane, op, Access.WRITE, n);
-                long src = address(op.local, true);
+                long src = address(op, true);
                 if (a.has(UctIfaceAttributes.PUT_SHORT) && n <= a.putMaxShort()) {
                     status = ep.putShort(src, n, op.remoteAddress, r);
                 } else if (a.has(UctIfaceAttributes.PUT_BCOPY) && n <= a.putMaxBcopy()) {
@@ -234,16 +232,13 @@ final class UcxDataPath {
             }
             case GET -> {
                 check(lane, op, Access.READ, n);
-                long dst = address(op.local, false);
+                long dst = address(op, false);
                 if (a.has(UctIfaceAttributes.GET_SHORT) && n <= a.getMaxShort()) {
                     status = ep.getShort(dst, n, op.remoteAddress, r);
                 } else if (a.has(UctIfaceAttributes.GET_BCOPY) && n <= a.getMaxBcopy()) {
                     status = ep.getBcopy(dst, n, op.remoteAddress, r, token);
                 } else {
                     status = ep.getZcopy(dst, n, op.localMemoryHandle, op.remoteAddress, r, token);
-                }
-                if (status == UctStatus.OK && !op.local.isDirect()) {
-                    bounce.get(0, op.local.array(), op.local.arrayOffset() + op.local.position(), n);
                 }
             }
             case ATOMIC_POST -> {
@@ -262,15 +257,17 @@ final class UcxDataPath {
         if (status == UctStatus.OK) {
             long value = op.kind == UcxOp.Kind.ATOMIC_FETCH || op.kind == UcxOp.Kind.CSWAP
                     ? signed(ep.result(), op.width) : 0;
+            unbounce(op, true);
             completeLocked(lane, op, value);
             return true;
         }
         if (status == UctStatus.IN_PROGRESS) {
-            op.state = UcxOp.State.POSTED;
+            op.state = UcxOp.State.POSTED; // a bounce buffer stays with it until it completes
             lane.hardwareInFlight++;
             inFlight.put(token, op);
             return true;
         }
+        unbounce(op, false);
         if (status == UctStatus.NO_RESOURCE) {
             sender.noRoom(lane.channel);
             return false;
@@ -293,22 +290,42 @@ final class UcxDataPath {
     }
 
     /**
-     * @param b a local buffer
+     * @param op an operation with a local buffer
      * @param out whether UCT reads from it (a put) rather than writes into it (a get)
-     * @return its native address at its position; a heap buffer goes through the bounce buffer
+     * @return its native address at its position; a heap buffer is stood in for by a bounce buffer
+     *     the operation holds until UCT is done with it ({@link #unbounce})
      */
-    private long address(ByteBuffer b, boolean out) {
+    private long address(UcxOp op, boolean out) {
+        ByteBuffer b = op.local;
         if (b.isDirect()) {
             return BufferUtil.address(b) + b.position();
         }
         int n = b.remaining();
-        if (bounce.capacity() < n) {
-            bounce = ByteBuffer.allocateDirect(Math.max(n, bounce.capacity() * 2));
-        }
+        op.bounce = bounces.take(n);
         if (out) {
-            bounce.put(0, b, b.position(), n);
+            op.bounce.put(0, b, b.position(), n);
         }
-        return BufferUtil.address(bounce);
+        return BufferUtil.address(op.bounce);
+    }
+
+    /**
+     * UCT is done with an operation's bounce buffer: a get's data goes to the endpoint's buffer (the
+     * caller holds the lane's lock and knows the answer is wanted), and the bounce buffer goes back.
+     *
+     * @param op the operation
+     * @param done whether it completed well (a get's data is there)
+     */
+    private void unbounce(UcxOp op, boolean done) {
+        ByteBuffer b = op.bounce;
+        if (b == null) {
+            return;
+        }
+        op.bounce = null;
+        if (done && op.kind == UcxOp.Kind.GET) {
+            ByteBuffer sink = op.local;
+            b.get(0, sink.array(), sink.arrayOffset() + sink.position(), sink.remaining());
+        }
+        bounces.give(b);
     }
 
     /** The caller holds the lane's lock. @return whether the request left the queue */
@@ -501,7 +518,9 @@ final class UcxDataPath {
         UcxLane lane = op.lane;
         lane.hardwareInFlight--;
         synchronized (lane.lock) {
-            if (lane.answeredLocked(op.token) != null) {
+            boolean wanted = lane.answeredLocked(op.token) != null;
+            unbounce(op, wanted && status == UctStatus.OK); // a get's data only where its answer is owed
+            if (wanted) {
                 if (status == UctStatus.OK) {
                     lane.deliverCompleted(op.token, signed(value, op.width));
                 } else {

@@ -78,9 +78,26 @@ final class UcxLane extends AbstractLane {
     /** Whether the agent forgets it once no answer is owed (the endpoint is done with it). */
     boolean forgetWhenAnswered;
 
+    /** Lanes of this JVM by connection id (the endpoint's LaneInfo names it), for tests and tools. */
+    private static final java.util.Map<Long, UcxLane> LIVE = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /**
+     * @param connectionId a lane's connection id
+     * @return the lane, while its transport knows it; else null
+     */
+    static UcxLane byId(long connectionId) {
+        return LIVE.get(connectionId);
+    }
+
+    /** The transport forgot the lane. */
+    void forgotten() {
+        LIVE.remove(id(), this);
+    }
+
     UcxLane(UcxAgent agent, long conn, UcxChannel channel, Set<LaneType> types, LaneCapabilities capabilities,
             int queueDepth, Object scope) {
         super(UcxTransportProvider.NAME);
+        LIVE.put(id(), this);
         this.agent = agent;
         this.conn = conn;
         this.channel = channel;
@@ -208,6 +225,33 @@ final class UcxLane extends AbstractLane {
     @Override
     public void close() {
         giveUp();
+    }
+
+    /**
+     * Has the transport put a new connection behind this lane's slot (any thread): a new channel
+     * and connection id, then {@code onReplaced}. Tests use it; it is what rebuilding a connection is.
+     */
+    void replace() {
+        agent.submitControl(new UcxCommand.Replace(this));
+    }
+
+    /**
+     * @param conn the new connection id
+     * @param on the new channel
+     * @return a lane like this one on another connection
+     */
+    UcxLane successor(long conn, UcxChannel on) {
+        return new UcxLane(agent, conn, on, types, capabilities, queueDepth, scope);
+    }
+
+    /** The replacement is up: the endpoint binds it (agent thread). */
+    void replacedBy(UcxLane next) {
+        LaneListener l = listener();
+        if (l != null && live()) {
+            l.onReplaced(next);
+        } else {
+            next.close(); // nobody took this one over: the new one goes too
+        }
     }
 
     /**

@@ -49,6 +49,8 @@ final class UcxOp implements UcxCommand {
     final long localMemoryHandle;
     /** Under the lane's lock. */
     State state = State.QUEUED;
+    /** Progress agent: the direct buffer standing in for a heap {@link #local} while UCT uses it, or null. */
+    ByteBuffer bounce;
 
     private UcxOp(UcxLane lane, Kind kind, long token, long remoteAddress, RemoteKey key, ByteBuffer local,
             AtomicOp atomicOp, int width, long operand, long compare, int amId, ByteBuffer header, long origin,

@@ -45,15 +45,21 @@ final class UcxWiring {
         final UcxPeer peer;
         final List<UcxLane> lanes;
         final List<UcxChannel> channels;
+        /** For a replacement: the lane the new one takes over from; null for an endpoint's connect. */
+        final UcxLane replaces;
         boolean answered;
 
-        Dialing(long dial, UcxPeer peer, List<UcxLane> lanes, List<UcxChannel> channels) {
+        Dialing(long dial, UcxPeer peer, List<UcxLane> lanes, List<UcxChannel> channels, UcxLane replaces) {
             this.dial = dial;
             this.peer = peer;
             this.lanes = lanes;
             this.channels = channels;
+            this.replaces = replaces;
         }
     }
+
+    /** Ids of replacements' connects, apart from the actor's (which count up from 1). */
+    private long nextReplacement = -1;
 
     private final UcxAgent agent;
     private final UcxSender sender;
@@ -147,7 +153,7 @@ final class UcxWiring {
             lanes.put(l.conn, l);
             l.channel.lanes.add(l);
         }
-        dials.put(d.dial(), new Dialing(d.dial(), peer, made, channels));
+        dials.put(d.dial(), new Dialing(d.dial(), peer, made, channels, null));
         send(wireup, new UcxWireup.Connect(d.dial(), workerId, localAddress, wired, lanesOut));
     }
 
@@ -160,7 +166,13 @@ final class UcxWiring {
     /** The channel on a candidate in that mode: the peer's existing one, or a new one (added to the lists). */
     private UcxChannel originChannel(UcxPeer peer, Candidate c, UcxWireup.Mode mode, List<UcxChannel> channels,
             List<UcxWireup.Channel> wired) {
-        UcxChannel ch = peer.originChannel(c.local(), mode);
+        return originChannel(peer, c, mode, channels, wired, false);
+    }
+
+    /** As above; {@code fresh}: a new channel even where one exists (a replacement's). */
+    private UcxChannel originChannel(UcxPeer peer, Candidate c, UcxWireup.Mode mode, List<UcxChannel> channels,
+            List<UcxWireup.Channel> wired, boolean fresh) {
+        UcxChannel ch = fresh ? null : peer.originChannel(c.local(), mode);
         if (ch != null) {
             if (!channels.contains(ch)) {
                 channels.add(ch);
@@ -311,10 +323,11 @@ final class UcxWiring {
     }
 
     /**
-     * Lanes whose hardware completes every operation before the call returns (shared memory,
-     * cross-memory attach) share the peer's exactly-once scope: nothing of theirs is in flight when
-     * they fail but software requests, which the target's windows recognize. An adapter's lane may
-     * leave a hardware operation in flight, which no window would recognize: no scope.
+     * Lanes on this host (shared memory, cross-memory attach) share the peer's exactly-once scope:
+     * what their hardware has in flight when they fail is a put or get (cma's zero-copy completes in
+     * the iface's progress), which may be sent again, and everything else is a software request,
+     * which the target's windows recognize. An adapter's lane may leave a hardware atomic in flight,
+     * which no window would recognize: no scope.
      */
     private static Object scope(UctIface iface, UcxPeer peer) {
         String type = iface.resource().deviceType();
@@ -363,6 +376,46 @@ final class UcxWiring {
         }
     }
 
+    /**
+     * Puts a new connection behind a lane's slot: a new channel on the same iface and a new
+     * connection id, wired up as a connect is; once both are up, the lane's endpoint hears
+     * {@code onReplaced} and binds the new one (and gives the old one up, which owes what its
+     * revocation says). What a transport does when it rebuilds a connection; tests use it too.
+     *
+     * @param old the lane to replace
+     */
+    void replace(UcxLane old) {
+        UcxChannel was = old.channel;
+        if (lanes.get(old.conn) != old || was.state != UcxChannel.State.READY) {
+            return; // gone, or failing: its failure is reported instead
+        }
+        UcxPeer peer = was.peer;
+        Candidate wire = null;
+        for (UcxChannel c : peer.originChannels) {
+            UctIfaceAttributes a = c.iface.attributes();
+            if (c.ready() && c.mode == UcxWireup.Mode.IFACE && a.has(UctIfaceAttributes.AM_BCOPY)) {
+                wire = new Candidate(c.ifaceIndex, c.peerIface, c.iface);
+                break;
+            }
+        }
+        if (wire == null) {
+            LOG.warn("ucx {}: no wireup channel to {} is up; {} is not replaced", workerName, peer, old);
+            return;
+        }
+        List<UcxChannel> channels = new ArrayList<>();
+        List<UcxWireup.Channel> wired = new ArrayList<>();
+        UcxChannel wireup = originChannel(peer, wire, UcxWireup.Mode.IFACE, channels, wired);
+        UcxChannel fresh = originChannel(peer, new Candidate(was.ifaceIndex, was.peerIface, was.iface), was.mode,
+                channels, wired, true);
+        UcxLane next = old.successor(RANDOM.nextLong(), fresh);
+        lanes.put(next.conn, next);
+        fresh.lanes.add(next);
+        long dial = nextReplacement--;
+        dials.put(dial, new Dialing(dial, peer, List.of(next), channels, old));
+        send(wireup, new UcxWireup.Connect(dial, workerId, localAddress, wired,
+                List.of(new UcxWireup.Lane(next.conn, channels.indexOf(fresh)))));
+    }
+
     // ------------------------------------------------------------------ wireup messages
 
     private void send(UcxChannel ch, UcxWireup.Message m) {
@@ -381,8 +434,13 @@ final class UcxWiring {
             Dialing d = dials.remove(r.dial());
             if (d != null) {
                 forget(d);
-                reports.dialFailed(r.dial(), new EndpointFailedException("ucx: " + d.peer + " refused the connect: "
-                        + printable(r.reason())));
+                if (d.replaces == null) {
+                    reports.dialFailed(r.dial(), new EndpointFailedException("ucx: " + d.peer + " refused the connect: "
+                            + printable(r.reason())));
+                } else {
+                    LOG.warn("ucx {}: {} refused the replacement of {}: {}", workerName, d.peer, d.replaces,
+                            printable(r.reason()));
+                }
             }
         } else if (m instanceof UcxWireup.Hello h) {
             UcxChannel ch = replies.get(h.channel());
@@ -441,11 +499,17 @@ final class UcxWiring {
             if (failed) {
                 it.remove();
                 forget(d);
-                reports.dialFailed(d.dial, new EndpointFailedException("ucx: a channel to " + d.peer
-                        + " failed during the connect"));
+                if (d.replaces == null) {
+                    reports.dialFailed(d.dial, new EndpointFailedException("ucx: a channel to " + d.peer
+                            + " failed during the connect"));
+                }
             } else if (ready) {
                 it.remove();
-                reports.dialed(d.dial, List.copyOf(d.lanes));
+                if (d.replaces == null) {
+                    reports.dialed(d.dial, List.copyOf(d.lanes));
+                } else {
+                    d.replaces.replacedBy(d.lanes.get(0));
+                }
             }
         }
     }
@@ -474,6 +538,7 @@ final class UcxWiring {
             lanes.remove(l.conn);
             l.channel.lanes.remove(l);
             bye(l);
+            l.forgotten();
         }
     }
 
