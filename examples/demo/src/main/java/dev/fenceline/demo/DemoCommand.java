@@ -42,8 +42,9 @@ public final class DemoCommand implements Callable<Integer> {
     boolean noFaults;
 
     @Option(names = "--transport", defaultValue = "sim", description = "sim (in-process, with injected lane"
-            + " failures, recoveries and replacements), tcp (two rails over loopback: 127.0.0.1 and 127.0.0.2) or"
-            + " shm (shared memory in /dev/shm). Default ${DEFAULT-VALUE}.")
+            + " failures, recoveries and replacements), tcp (two rails over loopback: 127.0.0.1 and 127.0.0.2),"
+            + " shm (shared memory in /dev/shm) or ucx (UCX's UCT: posix shared memory and cma, where UCX is"
+            + " installed). Default ${DEFAULT-VALUE}.")
     String transport;
 
     @Option(names = "--processes", defaultValue = "1", description = "1: both workers in this JVM; 2: the"
@@ -52,13 +53,13 @@ public final class DemoCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (!List.of("sim", "tcp", "shm").contains(transport)) {
+        if (!List.of("sim", "tcp", "shm", "ucx").contains(transport)) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--transport " + transport
-                    + ": expected sim, tcp or shm");
+                    + ": expected sim, tcp, shm or ucx");
         }
         if (processes != 1 && (processes != 2 || transport.equals("sim"))) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--processes " + processes + " with "
-                    + transport + ": expected 1, or 2 with tcp or shm (sim lives in one JVM)");
+                    + transport + ": expected 1, or 2 with tcp, shm or ucx (sim lives in one JVM)");
         }
         String secret = transport.equals("tcp") ? secret(ConfigFactory.load()) : null;
         Config config = config(transport, secret, processes == 2);
@@ -100,6 +101,8 @@ public final class DemoCommand implements Callable<Integer> {
                     + (secret == null ? "" : "\nfenceline.transport.tcp.secret = \"" + secret + "\""))
                     .withFallback(base);
             case "shm" -> ConfigFactory.parseString("fenceline.transports = [shm]").withFallback(base);
+            case "ucx" -> ConfigFactory.parseString("fenceline.transports = [ucx]\n"
+                    + "fenceline.transport.ucx.tls = [posix, cma]").withFallback(base);
             default -> ConfigFactory.parseString("fenceline.transports = [sim]").withFallback(base);
         };
     }

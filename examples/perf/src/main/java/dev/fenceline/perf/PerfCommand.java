@@ -64,9 +64,19 @@ public final class PerfCommand implements Callable<Integer> {
     int window;
 
     @Option(names = {"-x", "--transport"}, defaultValue = "tcp",
-            description = "sim, tcp or shm (default ${DEFAULT-VALUE}); tcp runs over loopback rails, shm through"
-                    + " /dev/shm (both workers in this JVM).")
+            description = "sim, tcp, shm or ucx (default ${DEFAULT-VALUE}); tcp runs over loopback rails, shm"
+                    + " through /dev/shm, ucx over the UCT transports --ucx-tls names (both workers in this JVM).")
     String transport;
+
+    @Option(names = "--ucx-tls", split = ",", defaultValue = "posix,cma", paramLabel = "TL",
+            description = "With -x ucx: the UCT transports (fenceline.transport.ucx.tls), for example posix,cma or"
+                    + " tcp (default ${DEFAULT-VALUE}).")
+    List<String> ucxTls;
+
+    @Option(names = "--ucx-devices", split = ",", defaultValue = "all", paramLabel = "DEVICE",
+            description = "With -x ucx: the network devices (fenceline.transport.ucx.devices), for example lo"
+                    + " (default ${DEFAULT-VALUE}).")
+    List<String> ucxDevices;
 
     @Option(names = "--rails", defaultValue = "1",
             description = "tcp rails (loopback addresses 127.0.0.1 ... 127.0.0.N) (default ${DEFAULT-VALUE}).")
@@ -147,7 +157,7 @@ public final class PerfCommand implements Callable<Integer> {
         List<PerfResult> results = new ArrayList<>();
         if (processes != 1 && (processes != 2 || transport.equals("sim"))) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--processes " + processes + " with "
-                    + transport + ": expected 1, or 2 with tcp or shm");
+                    + transport + ": expected 1, or 2 with tcp, shm or ucx");
         }
         if ((server != null || connect != null) && (transport.equals("sim") || processes != 1)) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--server and --connect run tcp or shm"
@@ -412,6 +422,10 @@ public final class PerfCommand implements Callable<Integer> {
                 return ConfigFactory.parseString("fenceline.transports = [sim]").withFallback(base);
             case "shm":
                 return ConfigFactory.parseString("fenceline.transports = [shm]").withFallback(base);
+            case "ucx":
+                return ConfigFactory.parseString("fenceline.transports = [ucx]\n"
+                        + "fenceline.transport.ucx.tls = " + hoconList(ucxTls) + "\n"
+                        + "fenceline.transport.ucx.devices = " + hoconList(ucxDevices)).withFallback(base);
             case "tcp": {
                 if (rails < 1 || rails > 16) {
                     throw new CommandLine.ParameterException(spec.commandLine(), "--rails " + rails
@@ -464,8 +478,17 @@ public final class PerfCommand implements Callable<Integer> {
             }
             default:
                 throw new CommandLine.ParameterException(spec.commandLine(), "--transport " + transport
-                        + ": expected sim, tcp or shm");
+                        + ": expected sim, tcp, shm or ucx");
         }
+    }
+
+    /** @return the names as a HOCON list of quoted strings */
+    private static String hoconList(List<String> names) {
+        StringBuilder b = new StringBuilder("[");
+        for (String n : names) {
+            b.append(b.length() == 1 ? "" : ", ").append(com.typesafe.config.ConfigUtil.quoteString(n.trim()));
+        }
+        return b.append(']').toString();
     }
 
     /** Certificates for both workers of this host, deleted when the JVM exits. */
