@@ -16,8 +16,12 @@ import org.agrona.concurrent.UnsafeBuffer;
  *
  * <pre>
  * header: 0 magic u32 "FLKT"   4 version u32   8 slots u32
- * slot i at 64 + 32 i: 0 key id u64   8 address u64   16 length u64   24 access u32   28 state u32
+ * slot i at 64 + 40 i: 0 key id u64   8 address u64   16 length u64   24 access u32   28 state u32
+ *                      32 the digest of the region's packed UCT keys u64
  * </pre>
+ *
+ * The digest binds the UCT keys a region's remote key carries to its slot: a key whose id and range
+ * are right but whose packed UCT key was forged (to map another segment of the owner) is refused.
  *
  * A slot's fields are written before its state turns open (a release store), and its state turns
  * closed before its memory goes; a closed slot is reused only after the registration quarantine, far
@@ -25,14 +29,15 @@ import org.agrona.concurrent.UnsafeBuffer;
  */
 final class KeyTable {
     static final int MAGIC = 0x464C4B54;
-    static final int VERSION = 1;
+    static final int VERSION = 2;
     static final int HEADER = 64;
-    static final int SLOT = 32;
+    static final int SLOT = 40;
     private static final int KEY = 0;
     private static final int ADDRESS = 8;
     private static final int LENGTH = 16;
     private static final int ACCESS = 24;
     private static final int STATE = 28;
+    private static final int DIGEST = 32;
     private static final int FREE = 0;
     private static final int OPEN = 1;
     private static final int CLOSED = 2;
@@ -74,8 +79,9 @@ final class KeyTable {
     }
 
     /** Opens a slot for a region (the caller holds the owner's lock). */
-    void open(int slot, long keyId, long address, long length, java.util.Set<Access> access) {
+    void open(int slot, long keyId, long address, long length, java.util.Set<Access> access, long digest) {
         int at = HEADER + SLOT * slot;
+        table.putLong(at + DIGEST, digest);
         table.putLong(at + KEY, keyId);
         table.putLong(at + ADDRESS, address);
         table.putLong(at + LENGTH, length);
@@ -126,20 +132,21 @@ final class KeyTable {
          * Checks an access to a region by what its owner wrote.
          *
          * @param slot the slot the key names
+         * @param digest the digest of the UCT keys the key's ucx part carries ({@link UcxKeyPart#digest()})
          * @param key the key
          * @param address the first byte
          * @param bytes how many
          * @param needed the access it needs
          * @throws RemoteAccessException unknown key, access denied, closed region or out of bounds
          */
-        void check(int slot, RemoteKey key, long address, long bytes, Access needed) {
+        void check(int slot, long digest, RemoteKey key, long address, long bytes, Access needed) {
             if (slot < 0 || slot >= slots) {
                 throw new RemoteAccessException(Reason.UNKNOWN_KEY, "ucx: key " + key.shortKey() + " names key-table"
                         + " slot " + slot + " of the owner's " + slots + " (forged key)");
             }
             int at = HEADER + SLOT * slot;
             int state = table.getIntVolatile(at + STATE);
-            if (table.getLong(at + KEY) != key.keyId() || state == FREE) {
+            if (table.getLong(at + KEY) != key.keyId() || state == FREE || table.getLong(at + DIGEST) != digest) {
                 throw new RemoteAccessException(Reason.UNKNOWN_KEY, "ucx: key " + key.shortKey() + " does not match"
                         + " its owner's key table (forged or stale key)");
             }

@@ -20,7 +20,7 @@ import org.agrona.concurrent.UnsafeBuffer;
  * completions that answer them.
  */
 final class UcxDataPath {
-    /** The largest key cache before it is emptied (keys are few and long-lived). */
+    /** The most keys unpacked at once (keys are few and long-lived); more go as messages. */
     private static final int MAX_KEYS = 4096;
 
     private final UcxSender sender;
@@ -38,11 +38,15 @@ final class UcxDataPath {
     /** A key's ucx part and its UCT keys, unpacked per iface as lanes need them. */
     private static final class KeyEntry {
         final UcxKeyPart part;
+        final long digest;
         final UctRemoteKey[] unpacked;
         final boolean[] tried;
+        /** Whether a mapping of it went to calling threads: its UCT key is never released then. */
+        boolean published;
 
         KeyEntry(UcxKeyPart part, int ifaces) {
             this.part = part;
+            this.digest = part.digest();
             this.unpacked = new UctRemoteKey[ifaces];
             this.tried = new boolean[ifaces];
         }
@@ -160,9 +164,29 @@ final class UcxDataPath {
                 } catch (UctException refused) {
                     e.unpacked[i] = null; // the target applies it instead
                 }
+                if (checked && e.unpacked[i] != null && a.has(UctIfaceAttributes.MD_RKEY_PTR)) {
+                    publish(op.key, e, e.unpacked[i], ch.peer);
+                }
             }
         }
         return e.unpacked[i];
+    }
+
+    /**
+     * Gives calling threads the region through the key's pointer, in the key's transport cache (not
+     * over another transport's live entry: a key may meet several).
+     */
+    private void publish(RemoteKey key, KeyEntry e, UctRemoteKey rkey, UcxPeer peer) {
+        long pointer = rkey.pointer(key.baseAddress());
+        Object cached = key.transportCache();
+        if (pointer == 0 || key.length() > Integer.MAX_VALUE
+                || cached != null && !(cached instanceof UcxMapping m && m.owner() == agent)) {
+            return;
+        }
+        e.published = true;
+        key.transportCache(new UcxMapping(agent, peer.id, peer.table, e.part.slot(), e.digest, key.baseAddress(),
+                com.kenai.jffi.MemoryIO.getInstance().newDirectByteBuffer(pointer, (int) key.length())
+                        .order(java.nio.ByteOrder.nativeOrder())));
     }
 
     private KeyEntry entry(RemoteKey key) {
@@ -181,18 +205,22 @@ final class UcxDataPath {
             return null; // the target refuses what it must
         }
         if (keys.size() >= MAX_KEYS) {
-            releaseKeys();
+            return null; // past the bound, such keys go as messages (their UCT keys would never be released)
         }
         e = new KeyEntry(decoded, agent.ifaceCount());
         keys.put(key, e);
         return e;
     }
 
-    /** Releases every unpacked key (agent thread; nothing else holds them). */
+    /**
+     * Releases the unpacked keys no calling thread may use (agent thread). A key whose mapping was
+     * published stays mapped as long as the process: a thread may be inside an access through it
+     * when the transport closes, and unmapping it then would crash the process.
+     */
     void releaseKeys() {
         for (KeyEntry e : keys.values()) {
             for (UctRemoteKey k : e.unpacked) {
-                if (k != null) {
+                if (k != null && !e.published) {
                     k.close();
                 }
             }
@@ -204,7 +232,8 @@ final class UcxDataPath {
     private void check(UcxLane lane, UcxOp op, Access needed, long bytes) {
         KeyTable.View table = lane.channel.peer.table;
         if (table != null && lane.channel.iface.resource().deviceType().equals("shm")) {
-            table.check(keys.get(op.key).part.slot(), op.key, op.remoteAddress, bytes, needed);
+            KeyEntry e = keys.get(op.key);
+            table.check(e.part.slot(), e.digest, op.key, op.remoteAddress, bytes, needed);
         } else {
             op.key.checkBounds(op.remoteAddress, bytes);
         }

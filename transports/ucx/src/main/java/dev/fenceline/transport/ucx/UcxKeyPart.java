@@ -54,6 +54,31 @@ record UcxKeyPart(int slot, Map<String, byte[]> rkeys) {
         return k == null ? null : k.clone();
     }
 
+    /**
+     * @return a digest of the packed UCT keys (their domains and bytes, in order): the owner writes it
+     *     into the region's key-table slot, and a peer checks that the keys it is about to use are the
+     *     ones the owner packed
+     */
+    long digest() {
+        return digestOf(rkeys);
+    }
+
+    static long digestOf(Map<String, byte[]> rkeys) {
+        java.security.MessageDigest md;
+        try {
+            md = java.security.MessageDigest.getInstance("SHA-256");
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e); // a mandatory JDK algorithm
+        }
+        for (Map.Entry<String, byte[]> e : rkeys.entrySet()) {
+            md.update(e.getKey().getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            md.update((byte) 0);
+            md.update(ByteBuffer.allocate(4).putInt(e.getValue().length).array());
+            md.update(e.getValue());
+        }
+        return ByteBuffer.wrap(md.digest()).getLong();
+    }
+
     /** @return whether the component reaches the region */
     boolean reaches(String component) {
         return rkeys.containsKey(component);

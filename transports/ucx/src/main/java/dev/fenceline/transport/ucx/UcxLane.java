@@ -2,12 +2,17 @@ package dev.fenceline.transport.ucx;
 
 import dev.fenceline.FencelineException;
 import dev.fenceline.LaneType;
+import dev.fenceline.Access;
+import dev.fenceline.AtomicOp;
+import dev.fenceline.RemoteKey;
+import dev.fenceline.spi.DirectAccess;
 import dev.fenceline.spi.LaneCapabilities;
 import dev.fenceline.spi.LaneListener;
 import dev.fenceline.spi.PostStatus;
 import dev.fenceline.spi.Revocation;
 import dev.fenceline.spi.TransportOp;
 import dev.fenceline.spi.support.AbstractLane;
+import dev.fenceline.spi.support.MappedMemory;
 import java.nio.ByteBuffer;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -33,7 +38,7 @@ import org.agrona.collections.LongHashSet;
  * applied by a live peer (its target's exactly-once window, shared by every ucx lane to that peer,
  * recognizes a copy sent again) and will not be by a dead one.
  */
-final class UcxLane extends AbstractLane {
+final class UcxLane extends AbstractLane implements DirectAccess {
     final long conn;
     final UcxChannel channel;
     private final UcxAgent agent;
@@ -322,6 +327,68 @@ final class UcxLane extends AbstractLane {
     private void needRoom() {
         wantReady = true;
         agent.wantsRoom(this);
+    }
+
+    // ------------------------------------------------------------------ the fast path
+
+    /** Whether this lane's iface reaches its peer's memory directly (shared memory on this host). */
+    private boolean memoryLane() {
+        return channel.iface.resource().deviceType().equals("shm");
+    }
+
+    /**
+     * @return the key's region as this process maps it, if the agent published it, this lane reaches
+     *     its owner's memory, and nothing of the lane is outstanding (so post order holds); else null
+     */
+    private UcxMapping direct(RemoteKey key) {
+        Object c = key.transportCache();
+        if (!(c instanceof UcxMapping m) || m.owner() != agent || !m.peer().equals(channel.peer.id) || !memoryLane()
+                || !live() || unanswered.get() != 0) {
+            return null;
+        }
+        return m;
+    }
+
+    /** A store through UCT's shared-memory pointer, on the calling thread, checked as the agent checks. */
+    @Override
+    public boolean putNow(RemoteKey key, long address, ByteBuffer src) {
+        UcxMapping m = direct(key);
+        if (m == null) {
+            return false;
+        }
+        MappedMemory.put(m.data(), m.check(key, address, src.remaining(), Access.WRITE), src);
+        return true;
+    }
+
+    @Override
+    public boolean getNow(RemoteKey key, long address, ByteBuffer dst) {
+        UcxMapping m = direct(key);
+        if (m == null) {
+            return false;
+        }
+        MappedMemory.get(m.data(), m.check(key, address, dst.remaining(), Access.READ), dst);
+        return true;
+    }
+
+    @Override
+    public boolean atomicPostNow(RemoteKey key, long address, AtomicOp op, int width, long operand) {
+        UcxMapping m = direct(key);
+        if (m == null) {
+            return false;
+        }
+        MappedMemory.atomic(m.data(), m.checkAtomic(key, address, width), op, width, operand);
+        return true;
+    }
+
+    @Override
+    public Long atomicFetchNow(RemoteKey key, long address, AtomicOp op, int width, long operand, long compare) {
+        UcxMapping m = direct(key);
+        if (m == null) {
+            return null;
+        }
+        int at = m.checkAtomic(key, address, width);
+        return op == null ? MappedMemory.compareAndSwap(m.data(), at, width, compare, operand)
+                : MappedMemory.atomic(m.data(), at, op, width, operand);
     }
 
     // ------------------------------------------------------------------ progress agent

@@ -202,6 +202,7 @@ final class UcxRegions implements AutoCloseable {
         final long length;
         final Map<UctIface, UctMemory> parts;
         private final byte[] data;
+        private final long digest;
         private boolean ended;
 
         Handle(int slot, long address, long length, Map<UctIface, UctMemory> parts) {
@@ -211,7 +212,9 @@ final class UcxRegions implements AutoCloseable {
             this.parts = parts;
             Map<String, byte[]> rkeys = new LinkedHashMap<>();
             parts.forEach((iface, m) -> rkeys.put(iface.resource().memoryDomain(), m.pack()));
-            this.data = new UcxKeyPart(slot, rkeys).encode();
+            UcxKeyPart part = new UcxKeyPart(slot, rkeys);
+            this.data = part.encode();
+            this.digest = part.digest();
         }
 
         @Override
@@ -228,7 +231,7 @@ final class UcxRegions implements AutoCloseable {
         @Override
         public void registered(long keyId, Set<Access> access) {
             if (slot != UcxKeyPart.NO_SLOT) {
-                table.open(slot, keyId, address, length, access);
+                table.open(slot, keyId, address, length, access, digest);
             }
         }
 

@@ -1,0 +1,43 @@
+package dev.fenceline.transport.ucx;
+
+import dev.fenceline.Access;
+import dev.fenceline.RemoteAccessException;
+import dev.fenceline.RemoteKey;
+import java.nio.ByteBuffer;
+import java.util.UUID;
+
+/**
+ * A peer's region as this process reaches it directly: UCT's shared-memory key, unpacked by the
+ * progress agent, gives a local pointer to the region ({@code uct_rkey_ptr}), over which the calling
+ * thread stores, loads and runs atomics itself (the fast path by grant), after the same check of the
+ * owner's key table the agent makes. The agent puts it in the key's transport cache once it unpacked
+ * the key; the mapping stays as long as the transport (the agent never releases a key it published).
+ *
+ * @param owner the transport instance that made it (its agent): another transport's entry is not ours
+ * @param peer the worker that owns the region
+ * @param table the owner's key table, as this process mapped it
+ * @param slot the region's slot in it
+ * @param digest the digest of the key's UCT keys
+ * @param base the key's first address
+ * @param data the region, mapped, from {@code base}
+ */
+record UcxMapping(Object owner, UUID peer, KeyTable.View table, int slot, long digest, long base, ByteBuffer data) {
+    /**
+     * @return the access's offset in {@link #data}, checked against the owner's key table
+     * @throws RemoteAccessException unknown key, access denied, closed region, out of bounds
+     */
+    int check(RemoteKey key, long address, int bytes, Access needed) {
+        table.check(slot, digest, key, address, bytes, needed);
+        return (int) (address - base);
+    }
+
+    /** @return the atomic's offset, checked as above and for alignment */
+    int checkAtomic(RemoteKey key, long address, int width) {
+        int at = check(key, address, width, Access.ATOMIC);
+        if ((address & (width - 1)) != 0) {
+            throw new RemoteAccessException(RemoteAccessException.Reason.MISALIGNED, "ucx: address 0x"
+                    + Long.toHexString(address) + " is not aligned to " + width + " bytes");
+        }
+        return at;
+    }
+}

@@ -1,0 +1,110 @@
+package dev.fenceline.transport.ucx;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.typesafe.config.ConfigFactory;
+import dev.fenceline.Access;
+import dev.fenceline.AtomicOp;
+import dev.fenceline.Endpoint;
+import dev.fenceline.Fenceline;
+import dev.fenceline.MemoryRegion;
+import dev.fenceline.RemoteAccessException;
+import dev.fenceline.RemoteKey;
+import dev.fenceline.Worker;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The fast path by grant over UCT's shared memory: once the agent has unpacked a key, the calling
+ * thread stores, loads and runs atomics through the key's pointer itself, checked against the owner's
+ * key table as the agent checks; and a key whose packed UCT key was swapped for another region's
+ * (which would map another segment of the owner) is refused by the table's digest on either path.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class UcxFastPathTest {
+    @BeforeAll
+    static void ucx() {
+        UcxAssumptions.ucxAvailable();
+    }
+
+    private static <T> T await(java.util.concurrent.CompletionStage<T> s) throws Exception {
+        return s.toCompletableFuture().get(20, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void operationsGoOnTheCallingThreadOnceTheKeyIsMapped() throws Exception {
+        try (Fenceline f = Fenceline.create(ConfigFactory.parseString(
+                "fenceline.transports = [ucx]\nfenceline.transport.ucx.tls = [posix]"))) {
+            Worker a = await(f.newWorker("a"));
+            Worker b = await(f.newWorker("b"));
+            MemoryRegion r = b.allocate(1 << 16);
+            RemoteKey k = a.unpackRemoteKey(r.remoteKey().toBytes());
+            Endpoint ep = await(a.connect(b.address()));
+            await(ep.put(ByteBuffer.wrap(new byte[8]), r.address(), k)); // the agent unpacks and maps the key
+            await(ep.flush());
+            long before = a.statistics().direct();
+            for (int i = 0; i < 1000; i++) {
+                ByteBuffer v = ByteBuffer.allocate(8).order(ByteOrder.nativeOrder()).putLong(0, i);
+                await(ep.put(v, r.address() + 8L * i, k));
+            }
+            for (int i = 0; i < 100; i++) {
+                await(ep.atomicFetch64(AtomicOp.ADD, r.address() + 8192, k, 1));
+            }
+            ByteBuffer back = ByteBuffer.allocate(8).order(ByteOrder.nativeOrder());
+            await(ep.get(back, r.address() + 8 * 999, k));
+            long direct = a.statistics().direct() - before;
+            assertTrue(direct >= 1000, "went directly: " + direct + " of 1,101 (" + a.statistics() + ")");
+            assertEquals(999, back.getLong(0));
+            ByteBuffer m = r.buffer().order(ByteOrder.nativeOrder());
+            assertEquals(500, m.getLong(8 * 500));
+            assertEquals(100, m.getLong(8192));
+            // The table decides on the fast path too: what the region permits, and its bounds.
+            Throwable t = assertThrows(ExecutionException.class, () -> await(ep.put(ByteBuffer.allocate(16),
+                    r.address() + (1 << 16) - 8, k))).getCause();
+            assertEquals(RemoteAccessException.Reason.OUT_OF_BOUNDS, assertInstanceOf(RemoteAccessException.class, t)
+                    .reason());
+        }
+    }
+
+    @Test
+    void aKeyWhoseUctKeyWasSwappedForAnotherRegionsIsRefused() throws Exception {
+        try (Fenceline f = Fenceline.create(ConfigFactory.parseString(
+                "fenceline.transports = [ucx]\nfenceline.transport.ucx.tls = [posix]"))) {
+            Worker a = await(f.newWorker("a"));
+            Worker b = await(f.newWorker("b"));
+            MemoryRegion victim = b.allocate(1 << 16);
+            MemoryRegion mine = b.allocate(1 << 16);
+            RemoteKey vk = a.unpackRemoteKey(victim.remoteKey().toBytes());
+            RemoteKey mk = a.unpackRemoteKey(mine.remoteKey().toBytes());
+            UcxKeyPart theirs = UcxKeyPart.decode(vk.part(UcxTransportProvider.NAME));
+            UcxKeyPart my = UcxKeyPart.decode(mk.part(UcxTransportProvider.NAME));
+            // My region's id, slot and range, with the victim's posix key: it maps the victim's segment.
+            Map<String, byte[]> parts = new LinkedHashMap<>();
+            for (String n : mk.partNames()) {
+                parts.put(n, mk.part(n));
+            }
+            parts.put(UcxTransportProvider.NAME, new UcxKeyPart(my.slot(), theirs.rkeys()).encode());
+            RemoteKey forged = new RemoteKey(mk.ownerId(), mk.keyId(), mk.baseAddress(), mk.length(), Access.all(),
+                    parts);
+            Endpoint ep = await(a.connect(b.address()));
+            Throwable t = assertThrows(ExecutionException.class, () -> await(ep.put(
+                    ByteBuffer.wrap(new byte[] {7, 7, 7, 7, 7, 7, 7, 7}), mk.baseAddress(), forged))).getCause();
+            assertEquals(RemoteAccessException.Reason.UNKNOWN_KEY, assertInstanceOf(RemoteAccessException.class, t)
+                    .reason(), t.getMessage());
+            for (int i = 0; i < (1 << 16); i++) {
+                assertEquals(0, victim.buffer().get(i), "byte " + i + " of the other region was written");
+                assertEquals(0, mine.buffer().get(i), "byte " + i + " of the region was written");
+            }
+        }
+    }
+}
