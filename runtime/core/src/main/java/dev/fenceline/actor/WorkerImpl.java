@@ -70,13 +70,14 @@ public final class WorkerImpl implements Worker {
         registrations.handlerTimeBound(settings.handlerTimeBound());
         Map<String, Transport> transports = new LinkedHashMap<>();
         Map<String, byte[]> addresses = new LinkedHashMap<>();
+        dev.fenceline.spi.support.ExactlyOnceWindows windows = settings.exactlyOnce().newWindows(name);
         try {
             for (String t : settings.transports()) {
                 TransportProvider p = providers.get(t);
                 String section = "fenceline.transport." + t;
                 Config tc = config.hasPath(section) ? config.getConfig(section)
                         : com.typesafe.config.ConfigFactory.empty();
-                Transport transport = p.create(new TransportContext(id, name, tc, registrations));
+                Transport transport = p.create(new TransportContext(id, name, tc, registrations, windows));
                 transports.put(t, transport);
                 addresses.put(t, transport.localAddress());
             }

@@ -29,11 +29,32 @@ import java.util.Set;
  * @param stat where and how often the process's counters are published for {@code fenceline stat}
  * @param actors where the runtime's actors run and how they end with their actor system
  * @param progress how the transports' progress agents get threads
+ * @param exactlyOnce the worker's exactly-once windows, shared by its transports
  * @param keysRead every key read, for the completeness test
  */
 public record FencelineSettings(List<String> transports, boolean lanesFromEveryTransport, FenceMode fenceMode, ErrorMode errorMode,
         Duration connectTimeout, int submitBatch, Duration keepaliveInterval, Duration keepaliveTimeout, long shortMax, long bandwidthThreshold, int fragmentSize,
-        boolean jmx, Duration handlerTimeBound, Stat stat, Actors actors, Progress progress, Set<String> keysRead) {
+        boolean jmx, Duration handlerTimeBound, Stat stat, Actors actors, Progress progress, ExactlyOnce exactlyOnce,
+        Set<String> keysRead) {
+
+    /**
+     * {@code fenceline.exactly-once}: each worker's windows, shared by its transports.
+     *
+     * @param window how far past its oldest incomplete operation one origin endpoint may run
+     * @param linger how long a window outlives the last connection that carried its origin
+     * @param entriesPerPeer the most entries one peer's windows hold together
+     * @param entries the most entries all of a worker's windows hold together
+     */
+    public record ExactlyOnce(int window, Duration linger, long entriesPerPeer, long entries) {
+        /**
+         * @param worker the worker's name, for refusals
+         * @return new windows for one worker
+         */
+        public dev.fenceline.spi.support.ExactlyOnceWindows newWindows(String worker) {
+            return new dev.fenceline.spi.support.ExactlyOnceWindows("worker '" + worker + "'", window, linger,
+                    entriesPerPeer, entries, System::nanoTime);
+        }
+    }
 
     /**
      * {@code fenceline.progress}.
@@ -113,7 +134,7 @@ public record FencelineSettings(List<String> transports, boolean lanesFromEveryT
         }
         return new FencelineSettings(List.copyOf(chosen), lanesFromEveryTransport, fenceMode, errorMode, connectTimeout, submitBatch,
                 keepaliveInterval, keepaliveTimeout, shortMax, bandwidthThreshold, fragmentSize, jmx, handlerTimeBound,
-                stat, actors, progress, keysRead);
+                stat, actors, progress, exactlyOnce, keysRead);
     }
 
     /**
@@ -137,7 +158,7 @@ public record FencelineSettings(List<String> transports, boolean lanesFromEveryT
         }
         return new FencelineSettings(left, lanesFromEveryTransport, fenceMode, errorMode, connectTimeout, submitBatch,
                 keepaliveInterval, keepaliveTimeout, shortMax, bandwidthThreshold, fragmentSize, jmx, handlerTimeBound,
-                stat, actors, progress, keysRead);
+                stat, actors, progress, exactlyOnce, keysRead);
     }
 
     /**
@@ -200,7 +221,18 @@ public record FencelineSettings(List<String> transports, boolean lanesFromEveryT
                 r.oneOf("progress.idle-strategy", List.of("backoff", "yield", "busy-spin", "sleep")), parkMin,
                 r.durationIn("progress.idle-park-max", parkMin, Duration.ofSeconds(1)));
         boolean every = r.oneOf("endpoint.lane-transports", List.of("all", "first")).equals("all");
+        long perPeer = r.longValue("exactly-once.entries-per-peer");
+        if (perPeer < 1024 || perPeer > 1L << 32) {
+            throw r.invalid("exactly-once.entries-per-peer", Long.toString(perPeer), "an integer in [1024, 2^32]");
+        }
+        long entries = r.longValue("exactly-once.entries");
+        if (entries < perPeer || entries > 1L << 36) {
+            throw r.invalid("exactly-once.entries", Long.toString(entries), "an integer in [entries-per-peer = "
+                    + perPeer + ", 2^36]");
+        }
+        ExactlyOnce once = new ExactlyOnce(r.intIn("exactly-once.window", 16, 1 << 26),
+                r.durationIn("exactly-once.linger", Duration.ofSeconds(1), Duration.ofDays(1)), perPeer, entries);
         return new FencelineSettings(List.copyOf(transports), every, fence, error, connectTimeout, submitBatch, keepalive,
-                keepaliveTimeout, shortMax, bw, fragment, jmx, handlerBound, stat, actors, progress, r.keysRead());
+                keepaliveTimeout, shortMax, bw, fragment, jmx, handlerBound, stat, actors, progress, once, r.keysRead());
     }
 }

@@ -11,6 +11,23 @@ import java.util.UUID;
  * @param config the transport's own section, {@code fenceline.transport.<name>}
  * @param target the worker's registered memory and active-message handlers, for operations that
  *     arrive from peers
+ * @param windows the worker's exactly-once windows, shared by all its transports: a transport that
+ *     applies operations in software applies them through these, so that a copy re-sent over another
+ *     transport's lane is recognized
  */
-public record TransportContext(UUID workerId, String workerName, Config config, RemoteAccessTarget target) {
+public record TransportContext(UUID workerId, String workerName, Config config, RemoteAccessTarget target,
+        dev.fenceline.spi.support.ExactlyOnceWindows windows) {
+    /**
+     * A context whose transport has windows of its own, with the defaults of {@code fenceline.exactly-once}
+     * (for a transport driven without a runtime, as in its own tests).
+     *
+     * @param workerId the worker's identity
+     * @param workerName the worker's name
+     * @param config the transport's own section
+     * @param target the worker's memory and handlers
+     */
+    public TransportContext(UUID workerId, String workerName, Config config, RemoteAccessTarget target) {
+        this(workerId, workerName, config, target, new dev.fenceline.spi.support.ExactlyOnceWindows("worker '"
+                + workerName + "'", 1 << 20, java.time.Duration.ofMinutes(10), 1L << 21, 1L << 24, System::nanoTime));
+    }
 }

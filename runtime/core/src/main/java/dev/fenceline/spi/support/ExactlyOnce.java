@@ -30,7 +30,7 @@ public final class ExactlyOnce {
 
     /**
      * @param target names the target in errors, e.g. {@code tcp worker 'b'}
-     * @param windowSize the windows' {@code maxSpread}, as the transport's {@code dedup-window} key says
+     * @param windowSize the windows' {@code maxSpread}, as {@code fenceline.exactly-once.window} says
      */
     public ExactlyOnce(String target, int windowSize) {
         this.target = target;
@@ -142,7 +142,7 @@ public final class ExactlyOnce {
                     + " again");
             case RUNNING -> new OutcomeUnknownException(op + " is being applied now by its first copy; this copy is"
                     + " not run, and the first one's outcome is not known yet");
-            case FULL -> new FencelineException(op + " is more than dedup-window = " + windowSize + " beyond its"
+            case FULL -> new FencelineException(op + " is more than fenceline.exactly-once.window = " + windowSize + " beyond its"
                     + " oldest incomplete operation (" + window.lowWater() + "); not applied");
             case OVER_BUDGET -> new FencelineException(op + " cannot be tracked: its peer's dedup state is at its"
                     + " bound (" + window.budget().describe() + "); not applied");

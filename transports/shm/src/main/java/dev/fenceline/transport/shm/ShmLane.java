@@ -121,10 +121,10 @@ final class ShmLane extends AbstractLane implements DirectAccess {
         return true;
     }
 
-    /** The target keeps one window per origin endpoint for all its ring connections. */
+    /** The target applies through its worker's windows, which every transport of it shares. */
     @Override
     public Object exactlyOnceScope() {
-        return "shm:" + peer.worker;
+        return new dev.fenceline.spi.support.ExactlyOnceScope(peer.worker, dev.fenceline.spi.support.ExactlyOnceWindows.MEMBER);
     }
 
     /**

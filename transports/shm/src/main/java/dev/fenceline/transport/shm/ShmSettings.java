@@ -19,7 +19,6 @@ import java.util.Set;
  * @param idleParkMax the longest park of the backoff strategy, and the sleep strategy's park
  * @param connectTimeout connecting to a peer
  * @param livenessInterval how often peers' processes are checked
- * @param dedupWindow exactly-once window
  * @param cma whether to offer the cross-memory-attach lane where it works
  * @param maxRegistrations key-table slots for registered regions
  * @param maxLanes gate slots for ring lanes
@@ -28,7 +27,7 @@ import java.util.Set;
  * @param keysRead every key read, for the completeness test
  */
 record ShmSettings(Path directory, int ringSize, int maxFragment, int queueDepth, String idleStrategy,
-        Duration idleParkMin, Duration idleParkMax, Duration connectTimeout, Duration livenessInterval, int dedupWindow, boolean cma, int maxRegistrations,
+        Duration idleParkMin, Duration idleParkMax, Duration connectTimeout, Duration livenessInterval, boolean cma, int maxRegistrations,
         int maxLanes, Duration quarantine, Duration unblockAfter, Set<String> keysRead) {
     static final String SECTION = "fenceline.transport.shm";
 
@@ -57,13 +56,12 @@ record ShmSettings(Path directory, int ringSize, int maxFragment, int queueDepth
         Duration parkMax = r.durationIn("idle-park-max", parkMin, Duration.ofSeconds(1));
         Duration connect = r.durationIn("connect-timeout", Duration.ofMillis(1), Duration.ofMinutes(10));
         Duration liveness = r.durationIn("liveness-interval", Duration.ofMillis(1), Duration.ofMinutes(1));
-        int dedup = r.intIn("dedup-window", 16, 1 << 26);
         boolean cma = r.oneOf("cma", List.of("auto", "off")).equals("auto");
         int registrations = r.intIn("max-registrations", 1, 1 << 20);
         int lanes = r.intIn("max-lanes", 1, 1 << 20);
         Duration quarantine = r.durationIn("registration-quarantine", Duration.ofMillis(1), Duration.ofMinutes(10));
         Duration unblock = r.durationIn("inbox-unblock-after", Duration.ofMillis(100), Duration.ofHours(1));
-        return new ShmSettings(directory, (int) ring, maxFragment, queueDepth, idle, parkMin, parkMax, connect, liveness, dedup, cma,
+        return new ShmSettings(directory, (int) ring, maxFragment, queueDepth, idle, parkMin, parkMax, connect, liveness, cma,
                 registrations, lanes, quarantine, unblock, r.keysRead());
     }
 }

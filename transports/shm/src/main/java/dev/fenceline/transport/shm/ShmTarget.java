@@ -6,6 +6,7 @@ import dev.fenceline.spi.RemoteAccessTarget;
 import dev.fenceline.spi.TransportContext;
 import dev.fenceline.spi.support.DedupWindow;
 import dev.fenceline.spi.support.ExactlyOnce;
+import dev.fenceline.spi.support.ExactlyOnceWindows;
 import dev.fenceline.spi.support.WireCodes;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -35,21 +36,21 @@ final class ShmTarget {
      *
      * @param inbox the origin's control segment
      * @param gate its gate slot there
+     * @param worker the origin worker
      */
-    private record Origin(Inbox inbox, int gate) {
+    private record Origin(Inbox inbox, int gate, java.util.UUID worker) {
     }
 
     private final TransportContext context;
     private final ShmSettings settings;
     private final Function<String, Inbox> openInbox;
     private final Consumer<String> dropped;
+    private final ExactlyOnceWindows windows;
     private final ExactlyOnce exactlyOnce;
     /** Who to answer, by connection id. */
     private final Map<Long, Origin> origins = new HashMap<>();
-    /** Exactly-once windows by origin endpoint. */
-    private final Map<Long, DedupWindow> windows = new HashMap<>();
-    /** The origin endpoint each connection carries, for eviction. */
-    private final Map<Long, Long> connOrigins = new HashMap<>();
+    /** The window of the origin endpoint each connection carries, once it sent something (retained). */
+    private final Map<Long, ExactlyOnceWindows.Window> connWindows = new HashMap<>();
 
     /**
      * @param openInbox maps a peer's control segment by name (the transport keeps the mappings)
@@ -61,7 +62,8 @@ final class ShmTarget {
         this.settings = settings;
         this.openInbox = openInbox;
         this.dropped = dropped;
-        this.exactlyOnce = new ExactlyOnce("shm worker '" + context.workerName() + "'", settings.dedupWindow());
+        this.windows = context.windows();
+        this.exactlyOnce = windows.exactlyOnce();
     }
 
     /** The peer closed a connection to this worker. */
@@ -85,12 +87,35 @@ final class ShmTarget {
         }
     }
 
-    /** Drops the dedup window of the connection's origin endpoint when no connection carries it any more. */
+    /** The connection no longer holds its origin's window (it lingers for a copy re-sent elsewhere). */
     private void forgetConnection(long conn) {
-        Long origin = connOrigins.remove(conn);
-        if (origin != null && !connOrigins.containsValue(origin)) {
-            windows.remove(origin);
+        ExactlyOnceWindows.Window w = connWindows.remove(conn);
+        if (w != null) {
+            windows.release(w);
         }
+    }
+
+    /**
+     * The window of {@code origin} of the connection's worker; a connection carries one origin endpoint.
+     *
+     * @throws FencelineException if the worker's bound cannot hold it
+     */
+    private DedupWindow window(long conn, Origin o, long origin) {
+        ExactlyOnceWindows.Window w = connWindows.get(conn);
+        if (w == null || w.origin() != origin) {
+            if (w != null) {
+                windows.release(w);
+                connWindows.remove(conn);
+            }
+            w = windows.retain(o.worker(), ExactlyOnceWindows.MEMBER, origin);
+            if (w == null) {
+                throw new FencelineException("shm worker '" + context.workerName() + "': no room for the exactly-once"
+                        + " window of endpoint " + Long.toHexString(origin) + " of worker " + o.worker()
+                        + " (fenceline.exactly-once.entries-per-peer or .entries); not applied");
+            }
+            connWindows.put(conn, w);
+        }
+        return w.window();
     }
 
     void onConnect(AtomicBuffer b, int at, int length) {
@@ -132,7 +157,7 @@ final class ShmTarget {
                     + ShmSettings.SECTION + ".max-lanes = " + settings.maxLanes() + " allows per peer process");
             return;
         }
-        origins.put(conn, new Origin(origin, gate));
+        origins.put(conn, new Origin(origin, gate, origin.worker)); // the worker of the segment that is answered
         origin.incoming++;
         reply(origin, ShmWire.CONNECTED, 12, (r, i) -> {
             r.putLong(i, conn);
@@ -216,13 +241,14 @@ final class ShmTarget {
             return;
         }
         try {
-            serve(type, b, at, length, conn, origin);
+            serve(type, b, at, length, conn, o);
         } finally {
             origin.gates.leave(o.gate()); // after the answer: the origin counts it taken
         }
     }
 
-    private void serve(int type, AtomicBuffer b, int at, int length, long conn, Inbox origin) {
+    private void serve(int type, AtomicBuffer b, int at, int length, long conn, Origin o) {
+        Inbox origin = o.inbox();
         long token = b.getLong(at + ShmWire.TOKEN);
         if (type == ShmWire.FLUSH) {
             reply(origin, ShmWire.FLUSHED, 16, (r, i) -> {
@@ -232,21 +258,26 @@ final class ShmTarget {
             return;
         }
         long originId = b.getLong(at + ShmWire.ORIGIN);
-        connOrigins.putIfAbsent(conn, originId);
         long seq = b.getLong(at + ShmWire.SEQ);
         long low = b.getLong(at + ShmWire.LOW);
         if (type == ShmWire.GET) {
             get(origin, conn, token, b, at); // a read has no effect: a re-sent one is read again
             return;
         }
-        DedupWindow w = seq < 0 ? null : windows.computeIfAbsent(originId, k -> exactlyOnce.newWindow());
         long value;
         applying = b;
         applyingType = type;
         applyingAt = at;
         applyingLength = length;
         try {
-            value = exactlyOnce.apply(w, originId, seq, low, applyCurrent);
+            if (seq < 0) {
+                value = applyCurrent.apply();
+            } else {
+                DedupWindow w = window(conn, o, originId);
+                synchronized (w) { // the worker's other transports apply through it too
+                    value = exactlyOnce.apply(w, originId, seq, low, applyCurrent);
+                }
+            }
         } catch (FencelineException e) {
             nack(origin, conn, token, e);
             return;

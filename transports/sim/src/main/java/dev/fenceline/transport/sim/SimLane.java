@@ -101,10 +101,11 @@ final class SimLane implements LaneConnection, DirectAccess {
         return spec.deduplicates();
     }
 
-    /** A deduplicating peer keeps one window per origin endpoint for all its sim lanes. */
+    /** A deduplicating peer applies through its worker's windows, which all its transports share. */
     @Override
     public Object exactlyOnceScope() {
-        return spec.deduplicates() ? peer : null;
+        return spec.deduplicates() ? new dev.fenceline.spi.support.ExactlyOnceScope(peer.workerId(),
+                dev.fenceline.spi.support.ExactlyOnceWindows.MEMBER) : null;
     }
 
     /**
@@ -395,7 +396,7 @@ final class SimLane implements LaneConnection, DirectAccess {
         ByteBuffer read = op.kind() == TransportOp.Kind.GET ? ByteBuffer.allocate(op.local().remaining()) : null;
         try {
             value = read != null ? SimTransport.read(op, target, read)
-                    : spec.deduplicates() ? peer.applyOnce(op, target) : SimTransport.apply(op, target);
+                    : spec.deduplicates() ? peer.applyOnce(origin.workerId(), op, target) : SimTransport.apply(op, target);
         } catch (FencelineException e) {
             value = 0;
             error = e;

@@ -18,13 +18,12 @@ import java.util.Set;
  * @param lanes the lanes each endpoint gets
  * @param maxFragment the largest single operation
  * @param queueDepth operations a lane holds undelivered before it answers NO_RESOURCE
- * @param dedupWindow operations per origin endpoint the target remembers for exactly-once
  * @param deterministic deliver on a deterministic simulation's virtual time instead of a thread
  * @param directAccess lanes take the endpoint's fast path by grant (the calling thread applies)
  * @param connectTimeout how long a connect to a partitioned peer waits for the partition to heal
  * @param keysRead every key read, for the completeness test
  */
-public record SimSettings(long seed, List<SimLaneSpec> lanes, int maxFragment, int queueDepth, int dedupWindow,
+public record SimSettings(long seed, List<SimLaneSpec> lanes, int maxFragment, int queueDepth,
         boolean deterministic, boolean directAccess, java.time.Duration connectTimeout, Set<String> keysRead) {
     private static final String SECTION = "fenceline.transport.sim";
 
@@ -56,12 +55,11 @@ public record SimSettings(long seed, List<SimLaneSpec> lanes, int maxFragment, i
         }
         int maxFragment = (int) r.bytesIn("max-fragment", 64, 1 << 30);
         int queueDepth = r.intIn("queue-depth", 1, 1 << 20);
-        int dedupWindow = r.intIn("dedup-window", 16, 1 << 24);
         boolean deterministic = r.bool("deterministic");
         boolean directAccess = r.bool("direct-access");
         java.time.Duration connectTimeout = r.durationIn("connect-timeout", java.time.Duration.ofMillis(1),
                 java.time.Duration.ofMinutes(10));
-        return new SimSettings(seed, List.copyOf(lanes), maxFragment, queueDepth, dedupWindow, deterministic,
+        return new SimSettings(seed, List.copyOf(lanes), maxFragment, queueDepth, deterministic,
                 directAccess, connectTimeout, r.keysRead());
     }
 

@@ -3,6 +3,7 @@ package dev.fenceline.transport.sim;
 import dev.fenceline.EndpointFailedException;
 import dev.fenceline.spi.support.DedupWindow;
 import dev.fenceline.spi.support.ExactlyOnce;
+import dev.fenceline.spi.support.ExactlyOnceWindows;
 import dev.fenceline.spi.TransportOp;
 import dev.fenceline.spi.LaneConnection;
 import dev.fenceline.spi.RemoteAccessTarget;
@@ -30,9 +31,14 @@ final class SimTransport implements Transport, SimTransportActor.Backend {
     private final SimSettings settings;
     private final SimFabric fabric;
     private final AtomicInteger connections = new AtomicInteger();
-    /** Target side of exactly-once: one window per origin endpoint, each used by one fabric thread. */
-    private final Map<Long, DedupWindow> dedup = new ConcurrentHashMap<>();
+    /** Target side of exactly-once: the worker's windows, shared with its other transports. */
+    private final ExactlyOnceWindows windows;
+    /** The windows this target retained, by origin worker and endpoint: held while it lives. */
+    private final Map<Origin, ExactlyOnceWindows.Window> held = new ConcurrentHashMap<>();
     private final ExactlyOnce exactlyOnce;
+
+    private record Origin(UUID worker, long endpoint) {
+    }
     private volatile RemoteAccessTarget target;
     /** The control actor; set by {@link #start}. */
     private volatile ActorRef<SimTransportActor.Command> actor;
@@ -40,6 +46,11 @@ final class SimTransport implements Transport, SimTransportActor.Backend {
     private volatile boolean dedupBroken;
     /** Workers this one cannot reach (a partition), by id. */
     private final java.util.Set<UUID> partitioned = ConcurrentHashMap.newKeySet();
+
+    /** @return this transport's worker */
+    UUID workerId() {
+        return context.workerId();
+    }
 
     boolean partitionedFrom(SimTransport other) {
         return !partitioned.isEmpty() && partitioned.contains(other.context.workerId());
@@ -65,7 +76,8 @@ final class SimTransport implements Transport, SimTransportActor.Backend {
     SimTransport(TransportContext context, SimSettings settings) {
         this.context = context;
         this.settings = settings;
-        this.exactlyOnce = new ExactlyOnce("sim worker '" + context.workerName() + "'", settings.dedupWindow());
+        this.windows = context.windows();
+        this.exactlyOnce = windows.exactlyOnce();
         this.target = context.target();
         this.fabric = new SimFabric("fenceline-sim-" + context.workerName(),
                 settings.deterministic() ? SimClock.require("fenceline.transport.sim.deterministic = on") : null);
@@ -107,10 +119,23 @@ final class SimTransport implements Transport, SimTransportActor.Backend {
      * Applies an operation at most once per (origin endpoint, sequence): a re-sent operation whose
      * first copy was applied gets the first copy's result.
      */
-    long applyOnce(TransportOp op, RemoteAccessTarget t) {
-        DedupWindow w = op.sequence() < 0 || dedupBroken ? null
-                : dedup.computeIfAbsent(op.originId(), k -> exactlyOnce.newWindow());
-        return exactlyOnce.apply(w, op.originId(), op.sequence(), op.lowWater(), () -> apply(op, t));
+    long applyOnce(UUID originWorker, TransportOp op, RemoteAccessTarget t) {
+        if (op.sequence() < 0 || dedupBroken) {
+            return exactlyOnce.apply(null, op.originId(), op.sequence(), op.lowWater(), () -> apply(op, t));
+        }
+        ExactlyOnceWindows.Window held1 = held.computeIfAbsent(new Origin(originWorker, op.originId()), o -> {
+            ExactlyOnceWindows.Window w = windows.retain(o.worker(), ExactlyOnceWindows.MEMBER, o.endpoint());
+            if (w == null) {
+                throw new dev.fenceline.FencelineException("sim worker '" + context.workerName() + "': no room for"
+                        + " the exactly-once window of endpoint " + Long.toHexString(o.endpoint())
+                        + " (fenceline.exactly-once.entries-per-peer or .entries); not applied");
+            }
+            return w;
+        });
+        DedupWindow w = held1.window();
+        synchronized (w) { // the worker's other transports apply through it too
+            return exactlyOnce.apply(w, op.originId(), op.sequence(), op.lowWater(), () -> apply(op, t));
+        }
     }
 
     static long apply(TransportOp op, RemoteAccessTarget t) {

@@ -3,6 +3,7 @@ package dev.fenceline.transport.tcp;
 import dev.fenceline.AtomicOp;
 import dev.fenceline.FencelineException;
 import dev.fenceline.spi.support.DedupWindow;
+import dev.fenceline.spi.support.ExactlyOnceWindows;
 import dev.fenceline.spi.support.ExactlyOnce;
 import dev.fenceline.spi.RemoteAccessTarget;
 import dev.fenceline.spi.support.WireCodes;
@@ -33,8 +34,11 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
     private State state = State.AWAIT_HELLO;
     private ScheduledFuture<?> handshakeTimeout;
     private final ServerHandshake handshake;
-    private TargetDedup.Origin origin;
-    /** Who the peer proved to be (set once authenticated); see {@link TlsContexts#identity}. */
+    private ExactlyOnceWindows.Window origin;
+    /** The worker the peer proved to be, and what it proved beyond that (set once authenticated). */
+    private java.util.UUID peerWorker;
+    private String peerProof;
+    /** Who it is, for messages. */
     private String identity;
 
     TargetHandler(TcpTransport transport) {
@@ -198,7 +202,7 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
             h.release();
         }
         if (origin != null) {
-            transport.dedup().release(origin, c.executor());
+            transport.windows().release(origin); // it lingers for copies re-sent over another rail or transport
             origin = null;
         }
         c.fireChannelInactive();
@@ -242,7 +246,9 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
             refuse(r);
             return;
         }
-        identity = TlsContexts.identity(ctx.channel(), handshake.peer());
+        peerWorker = handshake.peer();
+        peerProof = TlsContexts.proof(ctx.channel());
+        identity = (peerProof.isEmpty() ? "" : peerProof + ", ") + "worker " + peerWorker;
         state = State.READY;
         FrameSplitter frames = ctx.pipeline().get(FrameSplitter.class);
         if (frames != null) {
@@ -273,21 +279,20 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
      * @throws FencelineException if the peer's (or the target's) dedup bound cannot hold it
      */
     private DedupWindow window(long id) {
-        if (origin == null || origin.key.origin() != id) {
+        if (origin == null || origin.origin() != id) {
             if (origin != null) {
-                transport.dedup().release(origin, ctx.executor());
+                transport.windows().release(origin);
                 origin = null;
             }
-            origin = transport.dedup().retain(identity, id);
+            origin = transport.windows().retain(peerWorker, peerProof, id);
             if (origin == null) {
-                throw new FencelineException("tcp worker '" + transport.workerName() + "': no room for the dedup"
+                throw new FencelineException("tcp worker '" + transport.workerName() + "': no room for the exactly-once"
                         + " window of endpoint " + Long.toHexString(id) + " of " + identity + ": its peer holds as"
-                        + " much as limits.dedup-entries-per-peer = " + transport.settings().limits().dedupEntriesPerPeer()
-                        + " allows, or all peers hold limits.dedup-entries = "
-                        + transport.settings().limits().dedupEntries() + "; not applied");
+                        + " much as fenceline.exactly-once.entries-per-peer allows, or all peers hold"
+                        + " fenceline.exactly-once.entries; not applied");
             }
         }
-        return origin.window;
+        return origin.window();
     }
 
     private void nack(long token, FencelineException e) {

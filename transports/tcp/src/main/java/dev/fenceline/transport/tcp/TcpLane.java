@@ -46,11 +46,14 @@ final class TcpLane extends AbstractLane {
     private volatile boolean wantReady;
 
     private final int maxFragment;
+    private final dev.fenceline.spi.support.ExactlyOnceScope scope;
 
     /** @param maxFragment the largest payload per operation both ends accept */
     TcpLane(Rail rail, Channel channel, TcpSettings settings, int maxFragment) {
         super(TcpTransportProvider.NAME);
         this.maxFragment = maxFragment;
+        this.scope = new dev.fenceline.spi.support.ExactlyOnceScope(rail.peer(), settings.security().tlsOn() ? "tls"
+                : dev.fenceline.spi.support.ExactlyOnceWindows.MEMBER);
         this.rail = rail;
         this.channel = channel;
         this.settings = settings;
@@ -97,10 +100,14 @@ final class TcpLane extends AbstractLane {
         return true;
     }
 
-    /** The target keeps one window per origin endpoint for every rail that endpoint has to it. */
+    /**
+     * The target applies through its worker's windows, keyed by what this worker proved: under TLS
+     * its certificate (shared by every rail, and no other transport's lane), else membership by the
+     * secret, as a peer on the target's host proves it: those lanes share the windows.
+     */
     @Override
     public Object exactlyOnceScope() {
-        return "tcp:" + rail.peer();
+        return scope;
     }
 
     // revoke(): the default. Frames written to the socket may wait in either kernel's buffers, or in

@@ -33,8 +33,6 @@ import java.util.Set;
  * @param queueDepth unacknowledged operations per lane
  * @param window unacknowledged payload bytes per lane
  * @param maxRead the largest buffer one socket read fills
- * @param dedupWindow remembered operations per origin endpoint
- * @param dedupLinger how long an idle origin's window is kept
  * @param shutdownGrace how long closing the transport waits for its event loops to finish
  * @param limits what an incoming connection may cost before and after it authenticates
  * @param keysRead every key read, for the completeness test
@@ -44,7 +42,7 @@ record TcpSettings(List<InetSocketAddress> listen, int maxRails, Security securi
         Duration connectTimeout, Duration userTimeout, Duration keepaliveIdle, Duration keepaliveInterval,
         int keepaliveCount, Duration minBackoff, Duration maxBackoff, Duration giveUpAfter, Duration stableAfter,
         int maxFragment,
-        int queueDepth, long window, int maxRead, int dedupWindow, Duration dedupLinger, Duration shutdownGrace, Limits limits,
+        int queueDepth, long window, int maxRead, Duration shutdownGrace, Limits limits,
         Set<String> keysRead) {
 
     /**
@@ -55,12 +53,10 @@ record TcpSettings(List<InetSocketAddress> listen, int maxRails, Security securi
      * @param connectionsPerAddress incoming connections from one IP address at most
      * @param queuedBytes answers a target queues for one connection before it stops reading from it
      * @param unreadTimeout how long a connection may leave its answers unread before it is closed
-     * @param dedupEntriesPerPeer dedup entries one authenticated peer's windows hold together at most
-     * @param dedupEntries dedup entries all peers' windows hold together at most
      * @param refusalLogInterval at most one warning about refused connections per this interval
      */
     record Limits(int preAuthFrame, int connections, int connectionsPerAddress, int queuedBytes,
-            Duration unreadTimeout, long dedupEntriesPerPeer, long dedupEntries, Duration refusalLogInterval) {
+            Duration unreadTimeout, Duration refusalLogInterval) {
     }
 
     /**
@@ -143,26 +139,15 @@ record TcpSettings(List<InetSocketAddress> listen, int maxRails, Security securi
         int queueDepth = r.intIn("queue-depth", 1, 65536);
         long window = r.bytesIn("window", 64 << 10, 1L << 30);
         int maxRead = (int) r.bytesIn("max-read", 4 << 10, 16 << 20);
-        int dedupWindow = r.intIn("dedup-window", 1, 1 << 26);
-        if ((long) dedupWindow < (long) maxRails * queueDepth) {
-            throw r.invalid("dedup-window", Integer.toString(dedupWindow), "at least max-rails * queue-depth = "
-                    + (long) maxRails * queueDepth + ", so every operation the lanes can hold fits");
-        }
-        Duration linger = r.durationIn("dedup-linger", Duration.ofSeconds(1), Duration.ofDays(1));
         int connections = r.intIn("limits.connections", 1, 1 << 20);
         Limits limits = new Limits((int) r.bytesIn("limits.pre-auth-frame", 128, 64 << 10), connections,
                 r.intIn("limits.connections-per-address", 1, connections),
                 (int) r.bytesIn("limits.queued-bytes", 64 << 10, 1 << 30),
                 r.durationIn("limits.unread-timeout", Duration.ofMillis(100), Duration.ofHours(1)),
-                count(r, "limits.dedup-entries-per-peer", 1024, 1L << 32), 0,
                 r.durationIn("limits.refusal-log-interval", Duration.ofMillis(1), Duration.ofHours(1)));
-        long allEntries = count(r, "limits.dedup-entries", limits.dedupEntriesPerPeer(), 1L << 36);
-        limits = new Limits(limits.preAuthFrame(), limits.connections(), limits.connectionsPerAddress(),
-                limits.queuedBytes(), limits.unreadTimeout(), limits.dedupEntriesPerPeer(), allEntries,
-                limits.refusalLogInterval());
         Duration shutdownGrace = r.durationIn("shutdown-grace", Duration.ZERO, Duration.ofMinutes(10));
         return new TcpSettings(List.copyOf(listen), maxRails, security, io, ioThreads, amThreads, connectTimeout, userTimeout, idle,
-                interval, count, minBackoff, maxBackoff, giveUp, stable, maxFragment, queueDepth, window, maxRead, dedupWindow, linger,
+                interval, count, minBackoff, maxBackoff, giveUp, stable, maxFragment, queueDepth, window, maxRead,
                 shutdownGrace, limits, r.keysRead());
     }
 
@@ -235,13 +220,6 @@ record TcpSettings(List<InetSocketAddress> listen, int maxRails, Security securi
         return p;
     }
 
-    private static long count(ConfigReader r, String key, long min, long max) {
-        long v = r.longValue(key);
-        if (v < min || v > max) {
-            throw r.invalid(key, Long.toString(v), "a count in [" + min + ", " + max + "]");
-        }
-        return v;
-    }
 
     private static Duration seconds(ConfigReader r, String key) {
         Duration d = r.durationIn(key, Duration.ofSeconds(1), Duration.ofHours(2));

@@ -3,6 +3,7 @@ package dev.fenceline.transport.tcp;
 import dev.fenceline.EndpointFailedException;
 import dev.fenceline.FencelineException;
 import dev.fenceline.spi.support.ExactlyOnce;
+import dev.fenceline.spi.support.ExactlyOnceWindows;
 import dev.fenceline.spi.LaneConnection;
 import dev.fenceline.spi.RemoteAccessTarget;
 import dev.fenceline.spi.Transport;
@@ -57,7 +58,7 @@ final class TcpTransport implements Transport, RailActor.Connector {
     private final EventLoopGroup group;
     private final ChannelGroup channels = new DefaultChannelGroup("fenceline-tcp", GlobalEventExecutor.INSTANCE);
     private final List<LocalNet> locals = new ArrayList<>();
-    private final TargetDedup dedup;
+    private final ExactlyOnceWindows windows;
     /** Where active-message handlers run, off the event loops; null when active-message-threads = 0. */
     private final java.util.concurrent.ExecutorService handlers;
     private final ExactlyOnce exactlyOnce;
@@ -73,9 +74,15 @@ final class TcpTransport implements Transport, RailActor.Connector {
                 : !security.passphrase().isEmpty() ? Handshake.fromPassphrase(security.passphrase()) : Handshake.TLS_ONLY;
         this.tls = security.tlsOn() ? TlsContexts.create(security.tls(), context.workerName(), settings.connectTimeout()) : null;
         this.io = NettyIo.choose(settings.io());
-        this.exactlyOnce = new ExactlyOnce("tcp worker '" + context.workerName() + "'", settings.dedupWindow());
-        this.dedup = new TargetDedup(exactlyOnce, settings.dedupLinger(), settings.limits().dedupEntriesPerPeer(),
-                settings.limits().dedupEntries());
+        this.windows = context.windows();
+        this.exactlyOnce = windows.exactlyOnce();
+        long inFlight = (long) settings.maxRails() * settings.queueDepth();
+        if (windows.windowSize() < inFlight) {
+            throw new dev.fenceline.ConfigurationException("fenceline.exactly-once.window = " + windows.windowSize()
+                    + " is invalid with tcp's max-rails = " + settings.maxRails() + " and queue-depth = "
+                    + settings.queueDepth() + ": expected at least their product, " + inFlight
+                    + ", so every operation the lanes can hold fits");
+        }
         this.handlers = settings.activeMessageThreads() == 0 ? null
                 : java.util.concurrent.Executors.newFixedThreadPool(settings.activeMessageThreads(),
                         new DefaultThreadFactory("fenceline-tcp-" + context.workerName() + "-handler", true));
@@ -246,8 +253,9 @@ final class TcpTransport implements Transport, RailActor.Connector {
         return handlers;
     }
 
-    TargetDedup dedup() {
-        return dedup;
+    /** @return the worker's exactly-once windows */
+    ExactlyOnceWindows windows() {
+        return windows;
     }
 
     ExactlyOnce exactlyOnce() {

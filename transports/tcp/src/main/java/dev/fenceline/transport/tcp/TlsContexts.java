@@ -137,21 +137,22 @@ final class TlsContexts {
     }
 
     /**
-     * Who the peer of an authenticated connection proved to be: under TLS its certificate's
-     * subject, then the worker id it claimed (its handshake proof covers it). Dedup state belongs to
-     * this identity, so a peer can never reach another peer's windows by naming their origin ids.
+     * What the peer of an authenticated connection proved beyond the worker id it claimed (its
+     * handshake proof covers the id): under TLS its certificate's subject; else membership, by the
+     * shared secret ({@link dev.fenceline.spi.support.ExactlyOnceWindows#MEMBER}). Exactly-once state
+     * belongs to the worker id and this proof, so a peer can never reach the windows of one that
+     * proved more by naming its ids.
      *
      * @param ch the connection
-     * @param worker the worker id the peer claimed
-     * @return the identity
+     * @return the proof
      */
-    static String identity(Channel ch, java.util.UUID worker) {
+    static String proof(Channel ch) {
         SslHandler tls = ch.pipeline().get(SslHandler.class);
         if (tls == null) {
-            return "worker " + worker;
+            return dev.fenceline.spi.support.ExactlyOnceWindows.MEMBER;
         }
         try {
-            return tls.engine().getSession().getPeerPrincipal().getName() + ", worker " + worker;
+            return tls.engine().getSession().getPeerPrincipal().getName();
         } catch (javax.net.ssl.SSLPeerUnverifiedException e) {
             // Client authentication is required, so a verified peer is certain here; be safe anyway.
             throw new IllegalStateException("a TLS peer without a verified certificate reached the handshake", e);

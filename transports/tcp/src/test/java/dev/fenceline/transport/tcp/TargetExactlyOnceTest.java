@@ -1,5 +1,6 @@
 package dev.fenceline.transport.tcp;
 
+import dev.fenceline.spi.support.ExactlyOnceWindows;
 import com.typesafe.config.ConfigFactory;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -69,12 +70,21 @@ class TargetExactlyOnceTest {
 
     @BeforeEach
     void start() {
+        start(1 << 21);
+    }
+
+    /** A transport whose worker's windows hold 8,192 operations each, and {@code perPeer} entries per peer. */
+    private void start(long perPeer) {
         com.typesafe.config.Config section = ConfigFactory.parseString("secret = \"" + TcpConfigs.SECRET
-                + "\"\ndedup-window = 8192\nmax-rails = 2\nqueue-depth = 64")
+                + "\"\nmax-rails = 2\nqueue-depth = 64")
                 .withFallback(ConfigFactory.defaultReference().getConfig(TcpSettings.SECTION));
-        transport = new TcpTransport(new TransportContext(me, "target", section, target),
+        windows = new ExactlyOnceWindows("worker 'target'", 8192, java.time.Duration.ofMinutes(10), perPeer,
+                1L << 24, System::nanoTime);
+        transport = new TcpTransport(new TransportContext(me, "target", section, target, windows),
                 TcpSettings.fromSection(section));
     }
+
+    private ExactlyOnceWindows windows;
 
     @AfterEach
     void stop() throws InterruptedException {
@@ -127,7 +137,7 @@ class TargetExactlyOnceTest {
                 1, 0));
         List<Object> full = reply(rail);
         assertEquals("NACK", full.get(0));
-        assertTrue(((String) full.get(4)).contains("dedup-window"), full.toString());
+        assertTrue(((String) full.get(4)).contains("fenceline.exactly-once.window = 8192"), full.toString());
         assertEquals(1, adds.get(), "only the first was applied");
     }
 
@@ -149,27 +159,23 @@ class TargetExactlyOnceTest {
         send(mine, FrameEncoder.atomic(mine.alloc(), 2, ORIGIN, 1, 0, 9, 64, Wire.ATOMIC_FETCH, AtomicOp.ADD, 8, 1, 0));
         assertEquals(List.of("ACK", 2L, 102L), reply(mine), "the endpoint's operation 1 is applied, not poisoned");
         assertEquals(3, adds.get());
-        assertEquals(2, transport.dedup().size(), "one window per (peer, origin)");
+        assertEquals(2, windows.size(), "one window per (peer, origin)");
     }
 
     /**
-     * One peer cannot make the target hold more dedup state than limits.dedup-entries-per-peer,
+     * One peer cannot make the target hold more dedup state than fenceline.exactly-once.entries-per-peer,
      * neither by growing one window (one frame far ahead of its mark) nor by naming many origin ids;
      * what it is refused is not applied, and another peer is served meanwhile.
      */
     @Test
     void aPeersDedupStateIsBounded() throws Exception {
         transport.close();
-        com.typesafe.config.Config section = ConfigFactory.parseString("secret = \"" + TcpConfigs.SECRET
-                + "\"\ndedup-window = 8192\nmax-rails = 2\nqueue-depth = 64\nlimits.dedup-entries-per-peer = 4096")
-                .withFallback(ConfigFactory.defaultReference().getConfig(TcpSettings.SECTION));
-        transport = new TcpTransport(new TransportContext(me, "target", section, target),
-                TcpSettings.fromSection(section));
+        start(4096);
         EmbeddedChannel greedy = authenticated(UUID.randomUUID());
         send(greedy, FrameEncoder.atomic(greedy.alloc(), 1, 1, 5000, 0, 9, 64, Wire.ATOMIC_POST, AtomicOp.ADD, 8, 1, 0));
         List<Object> grown = reply(greedy);
         assertEquals("NACK", grown.get(0), "growing one window to 8192 entries: over the bound");
-        assertTrue(((String) grown.get(4)).contains("limits.dedup-entries-per-peer = 4096"), grown.toString());
+        assertTrue(((String) grown.get(4)).contains("fenceline.exactly-once.entries-per-peer = 4096"), grown.toString());
         List<EmbeddedChannel> connections = new java.util.ArrayList<>();
         int granted = 0;
         String refusal = null;
@@ -185,8 +191,9 @@ class TargetExactlyOnceTest {
             }
         }
         assertEquals(4, granted, "4 windows of 1024 entries fill 4096");
-        assertTrue(refusal != null && refusal.contains("limits.dedup-entries-per-peer"), String.valueOf(refusal));
-        assertTrue(transport.dedup().entries() <= 4096 + 1024, "entries held: " + transport.dedup().entries());
+        assertTrue(refusal != null && refusal.contains("fenceline.exactly-once.entries-per-peer"),
+                String.valueOf(refusal));
+        assertTrue(windows.entries() <= 4096 + 1024, "entries held: " + windows.entries());
         EmbeddedChannel other = authenticated(UUID.randomUUID());
         send(other, FrameEncoder.atomic(other.alloc(), 1, 77, 0, 0, 9, 64, Wire.ATOMIC_POST, AtomicOp.ADD, 8, 1, 0));
         assertEquals(List.of("ACK", 1L, 100L + granted), reply(other), "another peer is served");

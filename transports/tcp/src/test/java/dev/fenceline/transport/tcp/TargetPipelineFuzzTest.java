@@ -79,10 +79,11 @@ class TargetPipelineFuzzTest {
             // complete when it has been fed, so every input is judged on its own.
             Config section = ConfigFactory.parseString("secret = \"" + TcpConfigs.SECRET + "\"\nmax-fragment = 4KiB\n"
                     + "active-message-threads = 0\n"
-                    + "dedup-window = 4096\nmax-rails = 1\nqueue-depth = 64\nlimits.dedup-entries-per-peer = 65536")
+                    + "max-rails = 1\nqueue-depth = 64")
                     .withFallback(ConfigFactory.defaultReference().getConfig(TcpSettings.SECTION));
-            transport = new TcpTransport(new TransportContext(ME, "fuzz", section, TARGET),
-                    TcpSettings.fromSection(section));
+            transport = new TcpTransport(new TransportContext(ME, "fuzz", section, TARGET,
+                    new dev.fenceline.spi.support.ExactlyOnceWindows("worker 'fuzz'", 4096, java.time.Duration.ofMinutes(1),
+                            65536, 1L << 24, System::nanoTime)), TcpSettings.fromSection(section));
         }
         return transport;
     }

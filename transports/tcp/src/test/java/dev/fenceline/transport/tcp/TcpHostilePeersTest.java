@@ -47,11 +47,8 @@ class TcpHostilePeersTest {
     @BeforeEach
     void start() throws Exception {
         targetSide = Fenceline.create(ConfigFactory.parseString("""
-                fenceline.transport.tcp {
-                  connect-timeout = 2s
-                  dedup-window = %d
-                  limits { dedup-entries-per-peer = %d, dedup-entries = %d }
-                }
+                fenceline.transport.tcp.connect-timeout = 2s
+                fenceline.exactly-once { window = %d, entries-per-peer = %d, entries = %d }
                 """.formatted(WINDOW, 2 * WINDOW, 16 * WINDOW)).withFallback(TcpConfigs.loopback("127.0.0.1:0")));
         target = await(targetSide.newWorker("target"));
         listening = TcpAddress.decode(target.address().transportAddress("tcp")).get(0);
@@ -182,7 +179,7 @@ class TcpHostilePeersTest {
 
     /**
      * Authenticated peers push every window they can to its full spread under many origin ids: each
-     * gets what limits.dedup-entries-per-peer allows, everything beyond is refused (NACK naming the
+     * gets what fenceline.exactly-once.entries-per-peer allows, everything beyond is refused (NACK naming the
      * key) and not applied, and the target holds at most that much per peer.
      */
     @Test
@@ -205,7 +202,7 @@ class TcpHostilePeersTest {
                         granted++;
                     } else {
                         refused++;
-                        assertTrue(String.valueOf(a.get(4)).contains("limits.dedup-entries"), a.toString());
+                        assertTrue(String.valueOf(a.get(4)).contains("fenceline.exactly-once.entries"), a.toString());
                     }
                 }
             }
@@ -214,7 +211,7 @@ class TcpHostilePeersTest {
             System.out.printf("TcpHostilePeersTest: 4 authenticated peers x 16 origin ids, each window pushed to"
                     + " its %,d-operation spread: %d granted, %d refused; %s before, %s after%n", WINDOW, granted,
                     refused, before, during);
-            assertEquals(8, granted, "2 windows per peer (dedup-entries-per-peer)");
+            assertEquals(8, granted, "2 windows per peer (entries-per-peer)");
             assertEquals(4 * 16 - 8, refused);
             assertEquals(granted, counter.buffer().getLong(0), "nothing refused was applied");
             assertTrue(during.heap() - before.heap() < 8 * WINDOW * 17 / 1048576.0 + 48,

@@ -48,8 +48,6 @@ class TcpSettingsTest {
         assertEquals(SECRET, s.security().passphrase());
         assertFalse(s.security().tlsOn(), "security = secret by default");
         assertFalse(s.toString().contains(SECRET), "settings never print the secret");
-        assertEquals(List.of(2097152L, 16777216L), List.of(s.limits().dedupEntriesPerPeer(),
-                s.limits().dedupEntries()));
         assertEquals("auto", s.io());
         assertEquals(1, s.ioThreads());
         assertEquals(Duration.ofSeconds(5), s.connectTimeout());
@@ -61,8 +59,6 @@ class TcpSettingsTest {
         assertEquals(256 << 10, s.maxFragment());
         assertEquals(1024, s.queueDepth());
         assertEquals(16L << 20, s.window());
-        assertEquals(1 << 20, s.dedupWindow());
-        assertEquals(Duration.ofMinutes(10), s.dedupLinger());
     }
 
     @Test
@@ -111,10 +107,16 @@ class TcpSettingsTest {
     }
 
     @Test
-    void dedupWindowCoversEveryOperationInFlight() {
-        String message = refused("dedup-window", "max-rails = 4, queue-depth = 1024, dedup-window = 4095");
-        assertTrue(message.contains("4096"), message);
-        assertEquals(4096, withSecret("max-rails = 4, queue-depth = 1024, dedup-window = 4096").dedupWindow());
+    void theWorkersWindowCoversEveryOperationInFlight() {
+        com.typesafe.config.Config section = ConfigFactory.parseString("secret = \"" + SECRET
+                + "\"\nmax-rails = 4\nqueue-depth = 1024").withFallback(ConfigFactory.defaultReference()
+                .getConfig(TcpSettings.SECTION));
+        dev.fenceline.ConfigurationException e = assertThrows(dev.fenceline.ConfigurationException.class,
+                () -> new TcpTransport(new dev.fenceline.spi.TransportContext(java.util.UUID.randomUUID(), "w", section,
+                        null, new dev.fenceline.spi.support.ExactlyOnceWindows("w", 4095, Duration.ofMinutes(1), 1 << 20,
+                                1 << 22, System::nanoTime)), TcpSettings.fromSection(section)));
+        assertTrue(e.getMessage().contains("fenceline.exactly-once.window = 4095") && e.getMessage().contains("4096"),
+                e.getMessage());
     }
 
     @Test

@@ -46,7 +46,8 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
     private volatile boolean closed;
 
     UcxAgent(UctWorker worker, List<UctIface> ifaces, UcxSettings settings, UUID workerId, String workerName,
-            byte[] localAddress, dev.fenceline.spi.RemoteAccessTarget memory, UcxWiring.Reports reports) {
+            byte[] localAddress, dev.fenceline.spi.RemoteAccessTarget memory,
+            dev.fenceline.spi.support.ExactlyOnceWindows windows, UcxWiring.Reports reports) {
         this.worker = worker;
         this.ifaces = List.copyOf(ifaces);
         this.workerName = workerName;
@@ -61,7 +62,7 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
             }
         }
         int maxMessage = (int) largest;
-        this.target = new UcxTarget(workerName, memory, settings.dedupWindow(), maxMessage,
+        this.target = new UcxTarget(workerName, memory, windows, maxMessage,
                 (ch, b, n) -> sender.send(ch, UcxWire.AM_REPLY, b, n));
         this.data = new UcxDataPath(this, sender, maxMessage);
         this.wiring = new UcxWiring(this, sender, target, settings, workerId, workerName, ifaces, localAddress, reports);

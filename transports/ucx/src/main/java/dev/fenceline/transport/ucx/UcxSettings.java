@@ -21,13 +21,12 @@ import java.util.Set;
  * @param idleParkMax the backoff strategy's longest park, and the sleep strategy's park
  * @param maxRegistrations key-table slots
  * @param quarantine how long a closed region's memory and slot are kept
- * @param dedupWindow exactly-once window
  * @param maxLanesPerPeer connection ids one peer may hold here
  * @param keysRead every key read, for the completeness test
  */
 record UcxSettings(List<String> tls, List<String> devices, boolean connectToEndpoint, int maxFragment, int queueDepth,
         Duration connectTimeout, Duration livenessInterval, String idleStrategy, Duration idleParkMin,
-        Duration idleParkMax, int maxRegistrations, Duration quarantine, int dedupWindow, int maxLanesPerPeer,
+        Duration idleParkMax, int maxRegistrations, Duration quarantine, int maxLanesPerPeer,
         Set<String> keysRead) {
     static final String SECTION = "fenceline.transport.ucx";
 
@@ -51,9 +50,8 @@ record UcxSettings(List<String> tls, List<String> devices, boolean connectToEndp
         Duration parkMax = r.durationIn("idle-park-max", parkMin, Duration.ofSeconds(1));
         int registrations = r.intIn("max-registrations", 1, 1 << 20);
         Duration quarantine = r.durationIn("registration-quarantine", Duration.ofMillis(1), Duration.ofMinutes(10));
-        int dedup = r.intIn("dedup-window", 16, 1 << 26);
         int lanes = r.intIn("max-lanes-per-peer", 1, 1 << 20);
         return new UcxSettings(tls, devices, toEndpoint, maxFragment, queueDepth, connect, liveness, idle, parkMin,
-                parkMax, registrations, quarantine, dedup, lanes, r.keysRead());
+                parkMax, registrations, quarantine, lanes, r.keysRead());
     }
 }

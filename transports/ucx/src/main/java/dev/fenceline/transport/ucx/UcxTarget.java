@@ -5,12 +5,10 @@ import dev.fenceline.FencelineException;
 import dev.fenceline.spi.RemoteAccessTarget;
 import dev.fenceline.spi.support.DedupWindow;
 import dev.fenceline.spi.support.ExactlyOnce;
+import dev.fenceline.spi.support.ExactlyOnceWindows;
 import dev.fenceline.spi.support.WireCodes;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.util.HashMap;
-import java.util.Map;
-import java.util.UUID;
 import org.agrona.DirectBuffer;
 import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -33,18 +31,14 @@ final class UcxTarget {
     record Conn(UcxPeer peer, UcxChannel reply) {
     }
 
-    /** One origin endpoint of one peer worker: what an exactly-once window is kept for. */
-    private record Origin(UUID peer, long endpoint) {
-    }
-
     private final String workerName;
     private final RemoteAccessTarget target;
+    private final ExactlyOnceWindows windows;
     private final ExactlyOnce exactlyOnce;
     private final Replies replies;
     private final Long2ObjectHashMap<Conn> conns = new Long2ObjectHashMap<>();
-    /** The origin endpoint each connection carries, once it sent something. */
-    private final Long2ObjectHashMap<Origin> connOrigins = new Long2ObjectHashMap<>();
-    private final Map<Origin, DedupWindow> windows = new HashMap<>();
+    /** The window of the origin endpoint each connection carries, once it sent something (retained). */
+    private final Long2ObjectHashMap<ExactlyOnceWindows.Window> connWindows = new Long2ObjectHashMap<>();
     private final UnsafeBuffer out;
     private final ByteBuffer outBuffer;
     private long dropped;
@@ -62,14 +56,16 @@ final class UcxTarget {
     /**
      * @param workerName for messages
      * @param target the worker's memory and handlers
-     * @param dedupWindow the windows' spread
+     * @param windows the worker's exactly-once windows, shared with its other transports
      * @param maxReply the largest reply a reply channel carries
      * @param replies sends replies
      */
-    UcxTarget(String workerName, RemoteAccessTarget target, int dedupWindow, int maxReply, Replies replies) {
+    UcxTarget(String workerName, RemoteAccessTarget target, ExactlyOnceWindows windows, int maxReply,
+            Replies replies) {
         this.workerName = workerName;
         this.target = target;
-        this.exactlyOnce = new ExactlyOnce("ucx worker '" + workerName + "'", dedupWindow);
+        this.windows = windows;
+        this.exactlyOnce = windows.exactlyOnce();
         this.replies = replies;
         this.outBuffer = ByteBuffer.allocateDirect(Math.max(maxReply, UcxWire.REPLY_HEADER + UcxWire.MAX_TEXT))
                 .order(java.nio.ByteOrder.nativeOrder());
@@ -120,14 +116,11 @@ final class UcxTarget {
         }
     }
 
-    /** Drops the window of the connection's origin endpoint when no connection carries it any more. */
+    /** The connection no longer holds its origin's window (it lingers for a copy re-sent elsewhere). */
     private void forget(long conn) {
-        Origin o = connOrigins.remove(conn);
-        if (o != null && !connOrigins.containsValue(o)) {
-            DedupWindow w = windows.remove(o);
-            if (w != null) {
-                w.release();
-            }
+        ExactlyOnceWindows.Window w = connWindows.remove(conn);
+        if (w != null) {
+            windows.release(w);
         }
     }
 
@@ -169,25 +162,26 @@ final class UcxTarget {
             return;
         }
         long origin = data.getLong(at + UcxWire.ORIGIN);
-        Origin o = connOrigins.get(conn);
-        if (o == null || o.endpoint() != origin) {
-            o = new Origin(c.peer().id, origin); // a connection carries one origin endpoint: once
-            connOrigins.put(conn, o);
-        }
         long seq = data.getLong(at + UcxWire.SEQ);
         long low = data.getLong(at + UcxWire.LOW);
         if (kind == UcxWire.GET) {
             get(c, conn, token, data, at); // a read has no effect: a copy sent again is read again
             return;
         }
-        DedupWindow w = seq < 0 ? null : windows.computeIfAbsent(o, k -> exactlyOnce.newWindow());
         applying = data;
         applyingAt = at;
         applyingLength = length;
         applyingKind = kind;
         long value;
         try {
-            value = exactlyOnce.apply(w, origin, seq, low, applyCurrent);
+            if (seq < 0) {
+                value = applyCurrent.apply();
+            } else {
+                DedupWindow w = window(c, conn, origin);
+                synchronized (w) { // the worker's other transports apply through it too
+                    value = exactlyOnce.apply(w, origin, seq, low, applyCurrent);
+                }
+            }
         } catch (FencelineException e) {
             nack(c, conn, token, e);
             return;
@@ -195,6 +189,29 @@ final class UcxTarget {
             applying = null;
         }
         reply(c, conn, token, UcxWire.ACK, value);
+    }
+
+    /**
+     * The window of {@code origin} of the connection's peer; a connection carries one origin endpoint.
+     *
+     * @throws FencelineException if the peer's (or the worker's) bound cannot hold it
+     */
+    private DedupWindow window(Conn c, long conn, long origin) {
+        ExactlyOnceWindows.Window w = connWindows.get(conn);
+        if (w == null || w.origin() != origin) {
+            if (w != null) {
+                windows.release(w);
+                connWindows.remove(conn);
+            }
+            w = windows.retain(c.peer().id, ExactlyOnceWindows.MEMBER, origin);
+            if (w == null) {
+                throw new FencelineException("ucx worker '" + workerName + "': no room for the exactly-once window of"
+                        + " endpoint " + Long.toHexString(origin) + " of " + c.peer() + " (fenceline.exactly-once"
+                        + ".entries-per-peer or .entries); not applied");
+            }
+            connWindows.put(conn, w);
+        }
+        return w.window();
     }
 
     // The request being applied: fields, not a capturing lambda, so applying one allocates nothing more.
@@ -288,7 +305,7 @@ final class UcxTarget {
         out.putLong(UcxWire.REPLY_VALUE, value);
     }
 
-    /** A peer went: its connections and windows here are forgotten. */
+    /** A peer went: its connections here are forgotten (their windows linger, as every window does). */
     void peerGone(UcxPeer peer) {
         for (Long2ObjectHashMap<Conn>.EntryIterator it = conns.entrySet().iterator(); it.hasNext();) {
             it.next();
@@ -299,12 +316,5 @@ final class UcxTarget {
                 forget(conn);
             }
         }
-        windows.entrySet().removeIf(e -> {
-            if (e.getKey().peer().equals(peer.id)) {
-                e.getValue().release();
-                return true;
-            }
-            return false;
-        });
     }
 }

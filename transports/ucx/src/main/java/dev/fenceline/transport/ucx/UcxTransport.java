@@ -71,7 +71,7 @@ final class UcxTransport implements Transport, UcxTransportActor.Backend {
             this.address = new UcxAddress(Host.bootId() + " " + Host.pidNamespaceId(), Host.pid(), Host.startTime(),
                     named, regions.tableAddress()).encode();
             this.agent = new UcxAgent(worker, ifaces, settings, context.workerId(), context.workerName(), address,
-                    context.target(), new Reports());
+                    context.target(), context.windows(), new Reports());
         } catch (RuntimeException e) {
             worker.close();
             throw e;

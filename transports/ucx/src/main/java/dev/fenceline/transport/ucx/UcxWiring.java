@@ -334,7 +334,8 @@ final class UcxWiring {
         boolean synchronous = type.equals("shm") || type.equals("self");
         boolean hardware = hardwareRma(iface.attributes()) || !iface.attributes().atomics(8).isEmpty();
         return synchronous || !hardware || !iface.attributes().keyedMemory()
-                ? "ucx:" + peer.id : null;
+                ? new dev.fenceline.spi.support.ExactlyOnceScope(peer.id, dev.fenceline.spi.support.ExactlyOnceWindows.MEMBER)
+                : null;
     }
 
     /** The peer of an id, new or known; its key table mapped where it is on this host. */

@@ -18,7 +18,9 @@ final class TargetHarness {
     final RegistrationTable memory = new RegistrationTable(UUID.randomUUID(), "b");
     final MemoryRegion region = memory.register(ByteBuffer.allocateDirect(4096));
     final List<byte[]> replies = new ArrayList<>();
-    final UcxTarget target = new UcxTarget("b", memory, 1024, 8192, (channel, b, n) -> {
+    final dev.fenceline.spi.support.ExactlyOnceWindows windows = new dev.fenceline.spi.support.ExactlyOnceWindows(
+            "worker 'b'", 1024, java.time.Duration.ofMinutes(1), 1 << 20, 1 << 22, System::nanoTime);
+    final UcxTarget target = new UcxTarget("b", memory, windows, 8192, (channel, b, n) -> {
         byte[] copy = new byte[n];
         b.getBytes(0, copy);
         replies.add(copy);

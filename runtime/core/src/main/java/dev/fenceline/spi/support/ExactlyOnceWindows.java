@@ -1,0 +1,175 @@
+package dev.fenceline.spi.support;
+
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.UUID;
+import java.util.function.LongSupplier;
+
+/**
+ * A worker's exactly-once windows, shared by all its transports: one per (peer worker, what it
+ * proved, origin endpoint). A copy of an operation re-sent over another lane, of this transport or
+ * another, reaches the window its first copy reached, and is recognized (answered with the first
+ * copy's outcome, never applied twice, never applied late). The lanes whose copies reach one window
+ * report the same {@link ExactlyOnceScope}.
+ *
+ * <p>A transport retains an origin's window for each connection that carries that origin's operations
+ * and releases it when the connection ends; a window outlives its last holder by the linger, long
+ * enough for the origin to fail over and send its uncertain copies again. What one peer's windows
+ * hold together is bounded, and so is what all hold: a window the bounds cannot hold is refused
+ * ({@link #retain} returns null) and the operation with it, and every other peer is unaffected.
+ *
+ * <p>Windows are keyed by what a peer proved at wireup, not only by the ids it names: under TLS its
+ * certificate's subject ({@link #MEMBER} otherwise: a process of this host's user, or a holder of the
+ * cluster's shared secret, who may act as any member anyway), so a peer can never reach the windows
+ * of a peer that proved more. Thread-safe; hold a window's {@link DedupWindow} lock while applying
+ * through it (transports' threads share it).
+ */
+public final class ExactlyOnceWindows {
+    /** The proof of a peer that proved membership only (this host's user, or the shared secret). */
+    public static final String MEMBER = "";
+
+    /** Whose window. */
+    private record Key(UUID peer, String proof, long origin) {
+    }
+
+    /** Whose budget. */
+    private record Owner(UUID peer, String proof) {
+    }
+
+    /** One origin's window, and who holds it. */
+    public static final class Window {
+        private final Key key;
+        private final DedupWindow window;
+        private int holders;
+        private long idleSince;
+
+        private Window(Key key, DedupWindow window) {
+            this.key = key;
+            this.window = window;
+        }
+
+        /** @return the window; hold its lock while applying through it */
+        public DedupWindow window() {
+            return window;
+        }
+
+        /** @return the origin endpoint it belongs to */
+        public long origin() {
+            return key.origin;
+        }
+    }
+
+    private final ExactlyOnce exactlyOnce;
+    private final int windowSize;
+    private final long lingerNanos;
+    private final long perPeer;
+    private final DedupBudget total;
+    private final LongSupplier nanoTime;
+    private final Map<Key, Window> windows = new HashMap<>();
+    private final Map<Owner, DedupBudget> budgets = new HashMap<>();
+    private final ArrayDeque<Window> idle = new ArrayDeque<>();
+
+    /**
+     * @param target names the worker in refusals
+     * @param windowSize how far past its oldest incomplete operation one origin may run
+     * @param linger how long a window outlives its last holder
+     * @param perPeer the most entries one peer's windows hold together
+     * @param total the most entries all windows hold together
+     * @param nanoTime the clock
+     */
+    public ExactlyOnceWindows(String target, int windowSize, Duration linger, long perPeer, long total,
+            LongSupplier nanoTime) {
+        this.exactlyOnce = new ExactlyOnce(target, windowSize);
+        this.windowSize = windowSize;
+        this.lingerNanos = linger.toNanos();
+        this.perPeer = perPeer;
+        this.total = new DedupBudget("fenceline.exactly-once.entries = " + total, total, null);
+        this.nanoTime = nanoTime;
+    }
+
+    /** @return how far past its oldest incomplete operation one origin may run */
+    public int windowSize() {
+        return windowSize;
+    }
+
+    /** @return what applies operations through the windows */
+    public ExactlyOnce exactlyOnce() {
+        return exactlyOnce;
+    }
+
+    /**
+     * A connection starts carrying operations of {@code origin}.
+     *
+     * @param peer the peer worker
+     * @param proof what it proved beyond its worker id ({@link #MEMBER}, or its TLS subject)
+     * @param origin its origin endpoint
+     * @return the window, retained; or null if the peer's or the worker's bound cannot hold another
+     */
+    public synchronized Window retain(java.util.UUID peer, String proof, long origin) {
+        expire();
+        Key key = new Key(peer, proof, origin);
+        Window w = windows.get(key);
+        if (w == null) {
+            Owner owner = new Owner(peer, proof);
+            DedupBudget budget = budgets.computeIfAbsent(owner, o -> new DedupBudget(
+                    "fenceline.exactly-once.entries-per-peer = " + perPeer + " for " + describe(o), perPeer, total));
+            DedupWindow made = exactlyOnce.newWindow(budget);
+            if (made == null) {
+                if (budget.used() == 0) {
+                    budgets.remove(owner);
+                }
+                return null;
+            }
+            w = new Window(key, made);
+            windows.put(key, w);
+        }
+        w.holders++;
+        return w;
+    }
+
+    private static String describe(Owner o) {
+        return "worker " + o.peer() + (o.proof().isEmpty() ? "" : " (" + o.proof() + ")");
+    }
+
+    /**
+     * The connection that retained {@code w} ended: once no connection holds it, it goes after the linger.
+     *
+     * @param w a window from {@link #retain}
+     */
+    public synchronized void release(Window w) {
+        if (w.holders > 0 && --w.holders == 0) {
+            w.idleSince = nanoTime.getAsLong();
+            idle.add(w);
+        }
+        expire();
+    }
+
+    /** Drops the windows idle for longer than the linger (the queue is in release order). */
+    private void expire() {
+        long now = nanoTime.getAsLong();
+        for (Window w; (w = idle.peekFirst()) != null && now - w.idleSince >= lingerNanos;) {
+            idle.pollFirst();
+            if (w.holders == 0 && windows.remove(w.key, w)) {
+                w.window.release();
+                Owner owner = new Owner(w.key.peer(), w.key.proof());
+                DedupBudget b = budgets.get(owner);
+                if (b != null && b.used() == 0) {
+                    budgets.remove(owner);
+                }
+            }
+        }
+    }
+
+    /** @return how many windows are held or lingering */
+    public synchronized int size() {
+        expire();
+        return windows.size();
+    }
+
+    /** @return how many dedup entries all windows hold together */
+    public long entries() {
+        return total.used();
+    }
+}
