@@ -52,7 +52,7 @@ class ExactlyOnceTest {
                 + " operation 2 of endpoint abc"), stale.getMessage());
         FencelineException full = assertThrows(FencelineException.class,
                 () -> once.apply(window, 0xabc, 5 + 16, 5, this::add));
-        assertTrue(full.getMessage().contains("dedup-window = 16"), full.getMessage());
+        assertTrue(full.getMessage().contains("fenceline.exactly-once.window = 16"), full.getMessage());
         assertEquals(0, applied.get());
     }
 
