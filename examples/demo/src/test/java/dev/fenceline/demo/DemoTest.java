@@ -80,7 +80,7 @@ class DemoTest {
         picocli.CommandLine cl = new picocli.CommandLine(new DemoCommand());
         cl.setErr(new java.io.PrintWriter(err));
         assertEquals(2, cl.execute("--transport", "carrier-pigeon"));
-        assertTrue(err.toString().contains("--transport carrier-pigeon: expected sim, tcp or shm"), err.toString());
+        assertTrue(err.toString().contains("--transport carrier-pigeon: expected sim, tcp, shm or ucx"), err.toString());
     }
 
     @Test

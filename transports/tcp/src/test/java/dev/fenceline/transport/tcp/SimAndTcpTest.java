@@ -24,9 +24,10 @@ import org.junit.jupiter.api.Timeout;
 /**
  * An endpoint with lanes of two transports (sim first, tcp standing by): every sim lane fails in
  * the middle of a model-checked workload and the endpoint goes on over tcp, nothing lost, applied
- * twice or out of fence order; rounds with seeds in a row, each printed. Exactly-once does not
- * cross transports, so an atomic or message in flight on a failed sim lane may fail with
- * {@link dev.fenceline.OutcomeUnknownException}, the truthful answer; any other error fails.
+ * twice, out of fence order or unknown; rounds with seeds in a row, each printed. Exactly-once
+ * crosses transports: an atomic or message in flight on a failed sim lane is sent again over tcp and
+ * recognized in the window the target worker's transports share (before they shared one, such
+ * calls failed with {@link dev.fenceline.OutcomeUnknownException}: 53 over 40 rounds).
  */
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
 class SimAndTcpTest {
@@ -88,11 +89,9 @@ class SimAndTcpTest {
             EndpointStatistics after = ep.statistics();
             System.out.printf("SimAndTcpTest: seed %d: %s; %d calls failed, %d restarts, tcp carried %d"
                     + " operations%n", seed, r, after.failed(), a.statistics().restarts(), tcpOperations(after));
-            List<String> wrong = r.errors().stream().filter(e -> !e.contains("OutcomeUnknownException")).toList();
-            if (!wrong.isEmpty()) {
-                return "lost, doubled or reordered: " + wrong + " in " + r;
+            if (!r.errors().isEmpty()) {
+                return "lost, doubled, reordered or unknown: " + r.errors() + " in " + r;
             }
-            assertTrue(r.errors().size() <= 64, "at most the workload's window in flight: " + r.errors());
             assertTrue(tcpOperations(after) > 0, "traffic moved to tcp: " + after.lanes());
             assertEquals(0, after.outstanding(), after.toString());
             return null;
