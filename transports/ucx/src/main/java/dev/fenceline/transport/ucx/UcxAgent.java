@@ -93,6 +93,11 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
         return true;
     }
 
+    /** @return whether the operations queue has room now (any thread; a hint) */
+    boolean hasRoom() {
+        return operations.remainingCapacity() > 0;
+    }
+
     /** Queues a decision (never refused). */
     void submitControl(UcxCommand c) {
         control.add(c);

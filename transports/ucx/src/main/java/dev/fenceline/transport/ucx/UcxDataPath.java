@@ -491,6 +491,15 @@ final class UcxDataPath {
         if (lane.softwareInFlight > 0) {
             lane.softwareInFlight--;
         }
+        if (token < 0) { // an active message sent on the fast path: its answer goes to the endpoint's ledger
+            FencelineException error = type == UcxWire.NACK ? WireCodes.rebuild(data.getByte(at + UcxWire.REPLY_CODE),
+                    data.getByte(at + UcxWire.REPLY_REASON), data.getStringWithoutLengthUtf8(at + UcxWire.REPLY_HEADER, n))
+                    : null;
+            lane.directAnswered(token, error);
+            advance(lane);
+            agent.answered(lane);
+            return;
+        }
         switch (type) {
             case UcxWire.FLUSHED -> lane.deliverFlushed(token);
             case UcxWire.ACK -> {

@@ -60,6 +60,13 @@ final class UcxLane extends AbstractLane implements DirectAccess {
     /** Under lock: operations posted after the lane died, never sent. */
     private final LongHashSet neverSent = new LongHashSet();
 
+    /** Tokens of active messages sent on the fast path: the sign bit, then the endpoint's index. */
+    static final long DIRECT = Long.MIN_VALUE;
+    /** Under lock: active messages sent on the fast path and not answered, in the order they were numbered. */
+    private final java.util.ArrayDeque<UcxOp> directs = new java.util.ArrayDeque<>();
+    /** The endpoint's ledger for them (one endpoint per lane: always the same). */
+    private volatile dev.fenceline.spi.DirectAnswers answers;
+
     /** Data operations queued or unanswered: the lane's flow control. */
     private final AtomicInteger unanswered = new AtomicInteger();
     /** The endpoint waits for room (it got NO_RESOURCE). */
@@ -291,9 +298,20 @@ final class UcxLane extends AbstractLane implements DirectAccess {
         LongHashSet withdrawn = new LongHashSet();
         LongHashSet stopped = new LongHashSet();
         LongHashSet mayApply = new LongHashSet();
+        int directNotSent = 0;
+        int directSent = 0;
         synchronized (lock) {
             revoked = true;
             ended = true;
+            for (UcxOp d : directs) {
+                if (d.state == UcxOp.State.SENT) {
+                    directSent++;
+                } else {
+                    d.state = UcxOp.State.WITHDRAWN; // the agent skips it
+                    directNotSent++;
+                }
+            }
+            directs.clear();
             for (Long2ObjectHashMap<UcxOp>.ValueIterator it = ops.values().iterator(); it.hasNext();) {
                 UcxOp o = it.next();
                 switch (o.state) {
@@ -317,6 +335,16 @@ final class UcxLane extends AbstractLane implements DirectAccess {
                 }
             }
             withdrawn.addAll(neverSent);
+        }
+        // The sent ones are the older (the agent sends in order): the next flush reports them first.
+        if (directSent > 0) {
+            answers.abandoned(directSent, new dev.fenceline.OutcomeUnknownException("ucx: " + directSent + " active"
+                    + " message(s) sent directly on " + this + " had no answer when the lane was given up"
+                    + (dead ? " (the peer is gone)" : "") + ": each may or may not have run its handler"));
+        }
+        if (directNotSent > 0) {
+            answers.abandoned(directNotSent, new dev.fenceline.EndpointFailedException("ucx: " + directNotSent
+                    + " active message(s) sent directly on " + this + " were withdrawn before they left: not run"));
         }
         return token -> withdrawn.contains(token) ? Revocation.Fate.REVOKED
                 : stopped.contains(token) ? Revocation.Fate.STOPPED
@@ -389,6 +417,60 @@ final class UcxLane extends AbstractLane implements DirectAccess {
         int at = m.checkAtomic(key, address, width);
         return op == null ? MappedMemory.compareAndSwap(m.data(), at, width, compare, operand)
                 : MappedMemory.atomic(m.data(), at, op, width, operand);
+    }
+
+    /**
+     * An active message from the calling thread (under the endpoint's grant): queued for the agent in
+     * the order it is numbered, so its answer comes back, in order, to the endpoint's ledger without the
+     * endpoint actor. Its bytes are copied here.
+     */
+    @Override
+    public boolean activeMessageNow(int id, ByteBuffer header, ByteBuffer payload, long origin,
+            dev.fenceline.spi.DirectAnswers a) {
+        checkPayload(TransportOp.Kind.AM, header.remaining() + payload.remaining());
+        if (!live() || !channel.iface.attributes().has(UctIfaceAttributes.AM_BCOPY)) {
+            return false;
+        }
+        if (answers == null) {
+            answers = a;
+        }
+        ByteBuffer h = ByteBuffer.allocate(header.remaining()).put(header.duplicate()).flip();
+        ByteBuffer p = ByteBuffer.allocate(payload.remaining()).put(payload.duplicate()).flip();
+        synchronized (lock) { // numbered and queued in one step: answers come in this order
+            if (ended || revoked || unanswered.get() >= queueDepth || !agent.hasRoom()) {
+                return false;
+            }
+            unanswered.incrementAndGet();
+            UcxOp op = UcxOp.direct(this, DIRECT | a.queued(), id, h, p, origin);
+            directs.add(op);
+            if (!agent.submit(op)) { // the agent closed meanwhile
+                directs.removeLast();
+                unanswered.decrementAndGet();
+                a.abandoned(1, new dev.fenceline.EndpointFailedException("ucx: the transport closed; active message"
+                        + " not sent"));
+            }
+        }
+        return true;
+    }
+
+    /**
+     * A direct message was answered (agent thread): the oldest one, since answers come in order.
+     *
+     * @param error its failure, or null
+     */
+    void directAnswered(long token, dev.fenceline.FencelineException error) {
+        boolean mine;
+        synchronized (lock) {
+            UcxOp head = directs.peekFirst();
+            mine = head != null && head.token == token;
+            if (mine) {
+                directs.pollFirst();
+                unanswered.decrementAndGet();
+            }
+        }
+        if (mine) {
+            answers.answered(token & ~DIRECT, error);
+        }
     }
 
     // ------------------------------------------------------------------ progress agent

@@ -93,6 +93,28 @@ final class UcxOp implements UcxCommand {
     }
 
     /**
+     * An active message sent on the fast path ({@link UcxLane#activeMessageNow}): its header and payload
+     * copied (the caller may reuse its buffers), no exactly-once number (it is never sent again), its
+     * token the sign bit and the endpoint's index for it.
+     *
+     * @param lane the lane
+     * @param token {@link UcxLane#DIRECT} | the index
+     * @param amId the handler id
+     * @param header the header, copied
+     * @param payload the payload, copied
+     * @param origin the endpoint's id
+     * @return the message
+     */
+    static UcxOp direct(UcxLane lane, long token, int amId, ByteBuffer header, ByteBuffer payload, long origin) {
+        return new UcxOp(lane, Kind.MESSAGE, token, 0, null, payload, null, 0, 0, 0, amId, header, origin, -1, -1, 0);
+    }
+
+    /** @return whether it is an active message sent on the fast path (answered to the endpoint's direct ledger) */
+    boolean isDirect() {
+        return token < 0;
+    }
+
+    /**
      * @param lane the lane
      * @param token the flush's token
      * @param keepalive whether it is a keepalive probe (it goes to the target even with nothing

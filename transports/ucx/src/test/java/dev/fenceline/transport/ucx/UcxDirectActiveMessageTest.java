@@ -1,0 +1,286 @@
+package dev.fenceline.transport.ucx;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import com.typesafe.config.ConfigFactory;
+import dev.fenceline.ActiveMessageException;
+import dev.fenceline.Endpoint;
+import dev.fenceline.EndpointFailedException;
+import dev.fenceline.Fenceline;
+import dev.fenceline.OutcomeUnknownException;
+import dev.fenceline.Worker;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Implicit active messages over UCT while the endpoint's grant holds: the calling thread numbers each
+ * message and queues it for the agent itself, and the agent reports its answer to the endpoint's
+ * ledger without the endpoint actor. Whatever path a message takes, the handler sees each once and
+ * in send order, a flush completes only after the handler ran for everything sent before it, a
+ * handler's failure fails the next flush only, and a lane that breaks with messages unanswered makes
+ * the next flush say their outcome is unknown (not that they failed: they left). Over UCT's shared
+ * memory and its tcp; seeds printed.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class UcxDirectActiveMessageTest {
+    private static final int ORDERED = 1;
+    private static final int THROWS = 2;
+    private static final int PROBE = 5;
+
+    @BeforeAll
+    static void ucx() {
+        UcxAssumptions.ucxAvailable();
+    }
+
+    private static <T> T await(java.util.concurrent.CompletionStage<T> s) throws Exception {
+        return s.toCompletableFuture().get(20, TimeUnit.SECONDS);
+    }
+
+    private static Fenceline fenceline(String tls) {
+        return Fenceline.create(ConfigFactory.parseString("fenceline.transports = [ucx]\n"
+                + "fenceline.transport.ucx.tls = [" + tls + "]\n"
+                + (tls.equals("tcp") ? "fenceline.transport.ucx.devices = [lo]\n" : "")));
+    }
+
+    private static ByteBuffer number(long n) {
+        return ByteBuffer.allocate(8).order(ByteOrder.nativeOrder()).putLong(0, n);
+    }
+
+    /** Implicit probes and flushes until one goes directly: the grant comes once the endpoint is idle. */
+    private static void untilDirect(Worker w, Endpoint e) throws Exception {
+        long direct = w.statistics().direct();
+        int sent = 0;
+        while (w.statistics().direct() == direct) {
+            assertTrue(sent < 1000, "no grant after " + sent + " messages: " + w.statistics());
+            e.sendActiveMessageImplicit(PROBE, null, null);
+            await(e.flush());
+            sent++;
+        }
+    }
+
+    @ParameterizedTest(name = "over UCT {0}")
+    @ValueSource(strings = {"posix", "tcp"})
+    void everyMessageArrivesOnceInOrderAndAFlushWaitsForItsHandlers(String tls) throws Exception {
+        long seed = Long.getLong("fenceline.test.seed", 20261202L);
+        System.out.println("UcxDirectActiveMessageTest " + tls + " seed " + seed);
+        try (Fenceline f = fenceline(tls)) {
+            Worker a = await(f.newWorker("a"));
+            Worker b = await(f.newWorker("b"));
+            Endpoint ep = await(a.connect(b.address()));
+            b.setActiveMessageHandler(PROBE, (h, p) -> { });
+            AtomicLong next = new AtomicLong();
+            AtomicReference<String> disorder = new AtomicReference<>();
+            b.setActiveMessageHandler(ORDERED, (h, p) -> {
+                long n = p.order(ByteOrder.nativeOrder()).getLong(0);
+                if (n != next.get()) {
+                    disorder.compareAndSet(null, "expected message " + next.get() + ", got " + n);
+                }
+                next.set(n + 1);
+            });
+            SplittableRandom rnd = new SplittableRandom(seed);
+            long sent = 0;
+            CompletableFuture<Void> last = CompletableFuture.completedFuture(null);
+            for (int round = 0; round < 200; round++) {
+                int burst = 1 + rnd.nextInt(64);
+                for (int i = 0; i < burst; i++) {
+                    if (rnd.nextInt(20) == 0) { // now and then the actor's way, with a completion of its own
+                        last = ep.sendActiveMessage(ORDERED, null, number(sent++)).toCompletableFuture();
+                    } else {
+                        ep.sendActiveMessageImplicit(ORDERED, null, number(sent++));
+                    }
+                }
+                await(ep.flush());
+                assertEquals(sent, next.get(), "round " + round + ": the flush completed before the handler ran"
+                        + " for every message sent before it (seed " + seed + ")");
+            }
+            await(last);
+            assertEquals(null, disorder.get(), "seed " + seed);
+
+            untilDirect(a, ep);
+            long before = a.statistics().direct();
+            for (int i = 0; i < 1000; i++) {
+                ep.sendActiveMessageImplicit(ORDERED, null, number(sent++));
+                if (i % 100 == 99) {
+                    await(ep.flush());
+                    assertEquals(sent, next.get(), "a flush completed before the handlers ran");
+                }
+            }
+            assertEquals(null, disorder.get(), "seed " + seed);
+            long direct = a.statistics().direct() - before;
+            assertTrue(direct >= 900, "went directly: " + direct + " of 1,000 (" + a.statistics() + ")");
+        }
+    }
+
+    @ParameterizedTest(name = "over UCT {0}")
+    @ValueSource(strings = {"posix", "tcp"})
+    void aHandlersFailureFailsTheNextFlushOnly(String tls) throws Exception {
+        try (Fenceline f = fenceline(tls)) {
+            Worker a = await(f.newWorker("a"));
+            Worker b = await(f.newWorker("b"));
+            Endpoint ep = await(a.connect(b.address()));
+            b.setActiveMessageHandler(PROBE, (h, p) -> { });
+            AtomicLong handled = new AtomicLong();
+            b.setActiveMessageHandler(THROWS, (h, p) -> {
+                handled.incrementAndGet();
+                if (p.order(ByteOrder.nativeOrder()).getLong(0) == 13) {
+                    throw new IllegalStateException("thirteen");
+                }
+            });
+            for (int round = 0; round < 3; round++) {
+                untilDirect(a, ep);
+                long before = a.statistics().direct();
+                for (long i = 0; i < 20; i++) {
+                    ep.sendActiveMessageImplicit(THROWS, null, number(i));
+                }
+                assertTrue(a.statistics().direct() - before > 0, "some went directly: " + a.statistics());
+                try {
+                    await(ep.flush());
+                    fail("the handler threw for message 13 of round " + round + ", but the flush succeeded");
+                } catch (ExecutionException e) {
+                    assertInstanceOf(ActiveMessageException.class, e.getCause(), e.getCause().toString());
+                    assertTrue(e.getCause().getMessage().contains("thirteen"), e.getCause().getMessage());
+                }
+                assertEquals(20L * (round + 1), handled.get(), "every message ran, the failed one too");
+                await(ep.flush()); // reported once: the next flush is clean
+            }
+        }
+    }
+
+    @ParameterizedTest(name = "over UCT {0}")
+    @ValueSource(strings = {"posix", "tcp"})
+    void concurrentSendersEachFindTheirOwnMessagesHandledAtTheirFlush(String tls) throws Exception {
+        long seed = Long.getLong("fenceline.test.seed", 20261202L);
+        System.out.println("UcxDirectActiveMessageTest concurrent " + tls + " seed " + seed);
+        int threads = 4;
+        int rounds = 200;
+        try (Fenceline f = fenceline(tls)) {
+            Worker a = await(f.newWorker("a"));
+            Worker b = await(f.newWorker("b"));
+            Endpoint ep = await(a.connect(b.address()));
+            b.setActiveMessageHandler(PROBE, (h, p) -> { });
+            AtomicLong[] seen = new AtomicLong[threads];
+            for (int t = 0; t < threads; t++) {
+                seen[t] = new AtomicLong(-1);
+            }
+            AtomicReference<String> wrong = new AtomicReference<>();
+            b.setActiveMessageHandler(ORDERED, (h, p) -> {
+                p.order(ByteOrder.nativeOrder());
+                int t = (int) p.getLong(0);
+                long n = p.getLong(8);
+                if (seen[t].get() != n - 1) {
+                    wrong.compareAndSet(null, "sender " + t + ": message " + n + " after " + seen[t].get());
+                }
+                seen[t].set(n);
+            });
+            untilDirect(a, ep);
+            long before = a.statistics().direct();
+            List<Thread> senders = new ArrayList<>();
+            List<Throwable> errors = new CopyOnWriteArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                int sender = t;
+                SplittableRandom rnd = new SplittableRandom(seed + t);
+                senders.add(new Thread(() -> {
+                    try {
+                        long n = 0;
+                        for (int round = 0; round < rounds; round++) {
+                            int burst = 1 + rnd.nextInt(40);
+                            for (int i = 0; i < burst; i++) {
+                                ByteBuffer p = ByteBuffer.allocate(16).order(ByteOrder.nativeOrder())
+                                        .putLong(0, sender).putLong(8, n++);
+                                if (rnd.nextInt(50) == 0) {
+                                    await(ep.sendActiveMessage(ORDERED, null, p));
+                                } else {
+                                    ep.sendActiveMessageImplicit(ORDERED, null, p);
+                                }
+                            }
+                            await(ep.flush());
+                            assertEquals(n - 1, seen[sender].get(), "sender " + sender + " round " + round
+                                    + " (seed " + seed + ")");
+                        }
+                    } catch (Throwable e) {
+                        errors.add(e);
+                    }
+                }, "sender-" + t));
+            }
+            senders.forEach(Thread::start);
+            for (Thread th : senders) {
+                th.join(TimeUnit.SECONDS.toMillis(90));
+                assertTrue(!th.isAlive(), th.getName() + " is stuck (seed " + seed + ")");
+            }
+            assertEquals(List.of(), errors, "seed " + seed);
+            assertEquals(null, wrong.get(), "seed " + seed);
+            assertTrue(a.statistics().direct() > before, a.statistics().toString());
+        }
+    }
+
+    @ParameterizedTest(name = "over UCT {0}")
+    @ValueSource(strings = {"posix", "tcp"})
+    void aLaneThatBreaksWithMessagesUnansweredMakesTheNextFlushSayTheirOutcomeIsUnknown(String tls)
+            throws Exception {
+        try (Fenceline f = fenceline(tls)) {
+            Worker a = await(f.newWorker("a"));
+            Worker b = await(f.newWorker("b"));
+            Endpoint ep = await(a.connect(b.address()));
+            b.setActiveMessageHandler(PROBE, (h, p) -> { });
+            CountDownLatch release = new CountDownLatch(1);
+            CountDownLatch entered = new CountDownLatch(1);
+            AtomicLong handled = new AtomicLong();
+            b.setActiveMessageHandler(ORDERED, (h, p) -> {
+                entered.countDown();
+                try {
+                    release.await(20, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                handled.incrementAndGet();
+            });
+            try {
+                untilDirect(a, ep);
+                long before = a.statistics().direct();
+                for (int i = 0; i < 10; i++) {
+                    ep.sendActiveMessageImplicit(ORDERED, null, number(i));
+                }
+                assertTrue(a.statistics().direct() - before > 0, "some went directly: " + a.statistics());
+                CompletableFuture<Void> flushed = ep.flush().toCompletableFuture();
+                // Broken once the first message is in its handler: at least that one left.
+                assertTrue(entered.await(20, TimeUnit.SECONDS), "the first message reached its handler");
+                UcxLane lane = UcxLane.byId(ep.lanes().get(0).connectionId());
+                assertNotNull(lane, "the UCT lane is live: " + ep.lanes());
+                lane.breakChannel(new EndpointFailedException("test: UCT reported the peer failed"));
+                try {
+                    flushed.get(20, TimeUnit.SECONDS);
+                    fail("the lane broke with messages whose handlers had not answered, but the flush succeeded");
+                } catch (ExecutionException e) {
+                    assertInstanceOf(OutcomeUnknownException.class, e.getCause(), e.getCause().toString());
+                }
+            } finally {
+                release.countDown();
+            }
+            // Its last lane gone, the endpoint failed; the worker goes on, and a new endpoint to the
+            // same peer works on both paths. No message ran twice.
+            Endpoint again = await(a.connect(b.address()));
+            await(again.sendActiveMessage(PROBE, null, null));
+            again.sendActiveMessageImplicit(PROBE, null, null);
+            await(again.flush());
+            assertTrue(handled.get() <= 10, "no message ran twice: " + handled.get());
+        }
+    }
+}
