@@ -187,14 +187,23 @@ public abstract class AbstractLane implements LaneConnection {
     /**
      * @param kind what carries the payload
      * @param payload its size in bytes
-     * @throws FencelineException if it exceeds {@link #maxFragment()}
+     * @throws FencelineException if it exceeds {@link #maxFragment()}, or an active message
+     *     {@link #maxMessage()}
      */
     protected final void checkPayload(TransportOp.Kind kind, int payload) {
-        int max = maxFragment();
+        int max = kind == TransportOp.Kind.AM ? maxMessage() : maxFragment();
         if (payload > max) {
             throw new FencelineException(transport + ": " + kind + " of " + payload + " bytes exceeds the lane's limit"
                     + " of " + max + " (fenceline.transport." + transport + ".max-fragment, the smaller of both ends')");
         }
+    }
+
+    /**
+     * @return the largest active message (header and payload) the lane carries: by default
+     *     {@link #maxFragment()}; a lane that sends a message in parts carries larger ones
+     */
+    protected int maxMessage() {
+        return maxFragment();
     }
 
     /**

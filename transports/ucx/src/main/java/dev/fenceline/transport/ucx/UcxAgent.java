@@ -62,7 +62,7 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
             }
         }
         int maxMessage = (int) largest;
-        this.target = new UcxTarget(workerName, memory, windows, maxMessage,
+        this.target = new UcxTarget(workerName, memory, windows, maxMessage, settings.maxFragment(),
                 (ch, b, n) -> sender.send(ch, UcxWire.AM_REPLY, b, n));
         this.data = new UcxDataPath(this, sender, maxMessage);
         this.wiring = new UcxWiring(this, sender, target, settings, workerId, workerName, ifaces, localAddress, reports);

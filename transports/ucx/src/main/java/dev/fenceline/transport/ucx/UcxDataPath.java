@@ -359,6 +359,12 @@ final class UcxDataPath {
 
     /** The caller holds the lane's lock. @return whether the request left the queue */
     private boolean software(UcxLane lane, UcxOp op) {
+        if (op.kind == UcxOp.Kind.MESSAGE) {
+            UcxSender.Sent parts = parts(lane, op);
+            if (parts != UcxSender.Sent.SENT) {
+                return parts == UcxSender.Sent.FAILED; // failed: the channel's failure fails the lane
+            }
+        }
         int length = writeRequest(lane, op);
         UcxSender.Sent s = sender.trySend(lane.channel, UcxWire.AM_REQUEST, request, length);
         if (s == UcxSender.Sent.NO_ROOM) {
@@ -372,7 +378,51 @@ final class UcxDataPath {
         return true;
     }
 
-    private int writeRequest(UcxLane lane, UcxOp op) {
+    /**
+     * Sends the leading parts of a message too large for one UCT message (the caller holds the
+     * lane's lock), each as large as one carries, until the rest fits the MESSAGE itself. Where UCT
+     * has no room, the next pass goes on from the part it refused; the lane's queue stays at this
+     * message meanwhile, so its parts go in a row on the connection. Until the MESSAGE leaves, the
+     * target has applied nothing of it.
+     *
+     * @return SENT once only the MESSAGE is left to send
+     */
+    private UcxSender.Sent parts(UcxLane lane, UcxOp op) {
+        int room = Math.min(UcxWire.softwarePayload(lane.channel.iface.attributes().amMaxBcopy()),
+                request.capacity() - UcxWire.REQUEST_HEADER);
+        int total = op.header.remaining() + op.local.remaining();
+        while (total - op.partSent > room) {
+            requestFields(lane, op);
+            request.putByte(UcxWire.KIND, UcxWire.PART);
+            request.putInt(UcxWire.LENGTH, total);
+            request.putLong(UcxWire.ADDRESS, op.partSent);
+            copyMessage(op, op.partSent, room, UcxWire.REQUEST_HEADER);
+            UcxSender.Sent s = sender.trySend(lane.channel, UcxWire.AM_REQUEST, request, UcxWire.REQUEST_HEADER + room);
+            if (s != UcxSender.Sent.SENT) {
+                return s;
+            }
+            op.partSent += room;
+        }
+        return UcxSender.Sent.SENT;
+    }
+
+    /** Copies bytes {@code from} to {@code from + n} of a message (header, then payload) to the request at {@code at}. */
+    private void copyMessage(UcxOp op, int from, int n, int at) {
+        ByteBuffer h = op.header;
+        int hn = h.remaining();
+        if (from < hn) {
+            int k = Math.min(n, hn - from);
+            request.putBytes(at, h, h.position() + from, k);
+            at += k;
+            from += k;
+            n -= k;
+        }
+        if (n > 0) {
+            request.putBytes(at, op.local, op.local.position() + from - hn, n);
+        }
+    }
+
+    private void requestFields(UcxLane lane, UcxOp op) {
         UnsafeBuffer b = request;
         b.putLong(UcxWire.CONN, lane.conn);
         b.putLong(UcxWire.TOKEN, op.token);
@@ -386,6 +436,11 @@ final class UcxDataPath {
         b.putByte(UcxWire.WIDTH + 1, (byte) 0);
         b.putLong(UcxWire.OPERAND, op.operand);
         b.putLong(UcxWire.COMPARE, op.compare);
+    }
+
+    private int writeRequest(UcxLane lane, UcxOp op) {
+        requestFields(lane, op);
+        UnsafeBuffer b = request;
         int length = UcxWire.REQUEST_HEADER;
         switch (op.kind) {
             case PUT -> {
@@ -404,12 +459,11 @@ final class UcxDataPath {
             case MESSAGE -> {
                 b.putByte(UcxWire.KIND, UcxWire.MESSAGE);
                 b.putInt(UcxWire.LENGTH, op.amId);
-                int h = op.header.remaining();
-                b.putLong(UcxWire.OPERAND, h);
-                b.putBytes(length, op.header, op.header.position(), h);
-                length += h;
-                b.putBytes(length, op.local, op.local.position(), op.local.remaining());
-                length += op.local.remaining();
+                b.putLong(UcxWire.OPERAND, op.header.remaining());
+                b.putLong(UcxWire.ADDRESS, op.partSent); // 0 unless parts went before
+                int n = op.header.remaining() + op.local.remaining() - op.partSent;
+                copyMessage(op, op.partSent, n, length);
+                length += n;
             }
             default -> b.putByte(UcxWire.KIND, UcxWire.FLUSH);
         }

@@ -44,6 +44,8 @@ final class UcxLane extends AbstractLane implements DirectAccess {
     private final UcxAgent agent;
     private final Set<LaneType> types;
     private final LaneCapabilities capabilities;
+    /** The largest active message (header and payload): max-fragment where the lane carries messages. */
+    private final int maxMessage;
     private final int queueDepth;
     private final Object scope;
 
@@ -107,7 +109,7 @@ final class UcxLane extends AbstractLane implements DirectAccess {
     }
 
     UcxLane(UcxAgent agent, long conn, UcxChannel channel, Set<LaneType> types, LaneCapabilities capabilities,
-            int queueDepth, Object scope) {
+            int maxMessage, int queueDepth, Object scope) {
         super(UcxTransportProvider.NAME);
         LIVE.put(id(), this);
         this.agent = agent;
@@ -115,6 +117,7 @@ final class UcxLane extends AbstractLane implements DirectAccess {
         this.channel = channel;
         this.types = types;
         this.capabilities = capabilities;
+        this.maxMessage = maxMessage;
         this.queueDepth = queueDepth;
         this.scope = scope;
     }
@@ -127,6 +130,12 @@ final class UcxLane extends AbstractLane implements DirectAccess {
     @Override
     public int maxFragment() {
         return capabilities.maxPayload();
+    }
+
+    /** Messages larger than one UCT message go in parts ({@link UcxWire#PART}), up to max-fragment. */
+    @Override
+    protected int maxMessage() {
+        return maxMessage;
     }
 
     @Override
@@ -253,7 +262,7 @@ final class UcxLane extends AbstractLane implements DirectAccess {
      * @return a lane like this one on another connection
      */
     UcxLane successor(long conn, UcxChannel on) {
-        return new UcxLane(agent, conn, on, types, capabilities, queueDepth, scope);
+        return new UcxLane(agent, conn, on, types, capabilities, maxMessage, queueDepth, scope);
     }
 
     /** The replacement is up: the endpoint binds it (agent thread). */

@@ -49,6 +49,8 @@ final class UcxOp implements UcxCommand {
     final long localMemoryHandle;
     /** Under the lane's lock. */
     State state = State.QUEUED;
+    /** Progress agent: of a message sent in parts, the bytes (header and payload) already sent. */
+    int partSent;
     /** Progress agent: the direct buffer standing in for a heap {@link #local} while UCT uses it, or null. */
     ByteBuffer bounce;
 

@@ -42,6 +42,33 @@ final class UcxTarget {
     private final UnsafeBuffer out;
     private final ByteBuffer outBuffer;
     private long dropped;
+    /** The largest message assembled from parts (fenceline.transport.ucx.max-fragment). */
+    private final int maxMessage;
+    /** Messages arriving in parts, at most one per connection (a lane sends a message's parts in a row). */
+    private final Long2ObjectHashMap<Assembly> assemblies = new Long2ObjectHashMap<>();
+    /** Bytes the assemblies hold, at most {@link #MAX_ASSEMBLING}. */
+    private long assembling;
+    /** What all connections' messages in parts may hold at once: beyond it a message is refused. */
+    static final long MAX_ASSEMBLING = 64L << 20;
+
+    /**
+     * A message arriving in parts ({@link UcxWire#PART}) on one connection: its bytes so far, or why
+     * it is refused (a part was bad); its MESSAGE is answered with that.
+     */
+    private static final class Assembly {
+        final long token;
+        final long total;
+        byte[] bytes;
+        int filled;
+        FencelineException refused;
+
+        Assembly(long token, long total, byte[] bytes, FencelineException refused) {
+            this.token = token;
+            this.total = total;
+            this.bytes = bytes;
+            this.refused = refused;
+        }
+    }
 
     /** Sends a reply: what the agent does with the bytes in {@code out}. */
     interface Replies {
@@ -58,11 +85,13 @@ final class UcxTarget {
      * @param target the worker's memory and handlers
      * @param windows the worker's exactly-once windows, shared with its other transports
      * @param maxReply the largest reply a reply channel carries
+     * @param maxMessage the largest message assembled from parts
      * @param replies sends replies
      */
     UcxTarget(String workerName, RemoteAccessTarget target, ExactlyOnceWindows windows, int maxReply,
-            Replies replies) {
+            int maxMessage, Replies replies) {
         this.workerName = workerName;
+        this.maxMessage = maxMessage;
         this.target = target;
         this.windows = windows;
         this.exactlyOnce = windows.exactlyOnce();
@@ -75,6 +104,11 @@ final class UcxTarget {
     /** @return the largest get a reply carries */
     int maxGet() {
         return out.capacity() - UcxWire.REPLY_HEADER;
+    }
+
+    /** @return bytes held by messages arriving in parts */
+    long assembling() {
+        return assembling;
     }
 
     /**
@@ -116,8 +150,12 @@ final class UcxTarget {
         }
     }
 
-    /** The connection no longer holds its origin's window (it lingers for a copy re-sent elsewhere). */
+    /**
+     * The connection no longer holds its origin's window (it lingers for a copy re-sent elsewhere),
+     * nor a message in parts.
+     */
     private void forget(long conn) {
+        unassemble(conn);
         ExactlyOnceWindows.Window w = connWindows.remove(conn);
         if (w != null) {
             windows.release(w);
@@ -161,6 +199,19 @@ final class UcxTarget {
             reply(c, conn, token, UcxWire.FLUSHED, 0);
             return;
         }
+        if (kind == UcxWire.PART) {
+            part(conn, token, data, at, length); // not answered: its MESSAGE is
+            return;
+        }
+        byte[] assembled = null;
+        if (kind == UcxWire.MESSAGE && (data.getLong(at + UcxWire.ADDRESS) != 0 || assemblies.containsKey(conn))) {
+            try {
+                assembled = assembled(conn, token, data, at, length);
+            } catch (FencelineException e) {
+                nack(c, conn, token, e);
+                return;
+            }
+        }
         long origin = data.getLong(at + UcxWire.ORIGIN);
         long seq = data.getLong(at + UcxWire.SEQ);
         long low = data.getLong(at + UcxWire.LOW);
@@ -172,6 +223,7 @@ final class UcxTarget {
         applyingAt = at;
         applyingLength = length;
         applyingKind = kind;
+        applyingAssembled = assembled;
         long value;
         try {
             if (seq < 0) {
@@ -187,6 +239,7 @@ final class UcxTarget {
             return;
         } finally {
             applying = null;
+            applyingAssembled = null;
         }
         reply(c, conn, token, UcxWire.ACK, value);
     }
@@ -219,6 +272,8 @@ final class UcxTarget {
     private int applyingAt;
     private int applyingLength;
     private int applyingKind;
+    /** A message's bytes (header and payload) assembled from its parts, or null. */
+    private byte[] applyingAssembled;
     private final ExactlyOnce.Operation applyCurrent = () -> apply(applyingKind, applying, applyingAt, applyingLength);
 
     private long apply(int kind, DirectBuffer b, int at, int length) {
@@ -243,6 +298,17 @@ final class UcxTarget {
             }
             case UcxWire.MESSAGE -> {
                 long h = b.getLong(at + UcxWire.OPERAND);
+                byte[] whole = applyingAssembled;
+                if (whole != null) {
+                    if (h < 0 || h > whole.length) {
+                        throw new FencelineException("ucx: an active message whose header of " + h + " bytes does"
+                                + " not fit its " + whole.length);
+                    }
+                    int n = (int) h;
+                    target.activeMessage(b.getInt(at + UcxWire.LENGTH), ByteBuffer.wrap(whole, 0, n).slice()
+                            .asReadOnlyBuffer(), ByteBuffer.wrap(whole, n, whole.length - n).slice().asReadOnlyBuffer());
+                    return 0;
+                }
                 long data = length - UcxWire.REQUEST_HEADER;
                 if (h < 0 || h > data) {
                     throw new FencelineException("ucx: an active message whose header of " + h + " bytes does not fit"
@@ -254,6 +320,99 @@ final class UcxTarget {
                 return 0;
             }
             default -> throw new FencelineException("ucx: a request of unknown kind " + kind);
+        }
+    }
+
+    /**
+     * A part of a message: kept in the connection's assembly, or the assembly refused (answered when
+     * its MESSAGE comes). Every field is the sender's and checked: the message's size against this
+     * worker's bound and all assemblies' room, each part's place against the bytes so far.
+     */
+    private void part(long conn, long token, DirectBuffer data, int at, int length) {
+        long total = data.getInt(at + UcxWire.LENGTH) & 0xffff_ffffL;
+        long offset = data.getLong(at + UcxWire.ADDRESS);
+        int n = length - UcxWire.REQUEST_HEADER;
+        Assembly a = assemblies.get(conn);
+        if (a != null && a.token != token) { // the message before never finished: the sender broke its order
+            dropped("the parts of a message on connection " + Long.toHexString(conn) + ", followed by another's");
+            unassemble(conn);
+            a = null;
+        }
+        if (a == null) {
+            FencelineException refused = null;
+            if (offset != 0) {
+                refused = new FencelineException("ucx: the first part of an active message came at byte " + offset
+                        + "; not applied");
+            } else if (total > maxMessage) {
+                refused = new FencelineException("ucx worker '" + workerName + "': an active message of " + total
+                        + " bytes exceeds this worker's limit of " + maxMessage + " (fenceline.transport.ucx"
+                        + ".max-fragment); not applied");
+            } else if (assembling + total > MAX_ASSEMBLING) {
+                refused = new FencelineException("ucx worker '" + workerName + "': " + assembling + " bytes of active"
+                        + " messages are being assembled from parts already, and " + total + " more would pass the"
+                        + " bound of " + MAX_ASSEMBLING + "; not applied");
+            }
+            a = new Assembly(token, total, refused == null ? new byte[(int) total] : null, refused);
+            if (refused == null) {
+                assembling += total;
+            }
+            assemblies.put(conn, a);
+        }
+        if (a.refused != null) {
+            return;
+        }
+        if (offset != a.filled || n <= 0 || a.filled + (long) n >= a.total) { // the MESSAGE brings the last bytes
+            refuse(a, new FencelineException("ucx: a part of " + n + " bytes at byte " + offset + " of an active"
+                    + " message of " + a.total + " with " + a.filled + " so far; not applied"));
+            return;
+        }
+        data.getBytes(at + UcxWire.REQUEST_HEADER, a.bytes, a.filled, n);
+        a.filled += n;
+    }
+
+    /**
+     * The MESSAGE that ends a message sent in parts: its last bytes added to the assembly.
+     *
+     * @return the message's bytes, header and payload
+     * @throws FencelineException why it is not applied (a part was bad or missing, the sizes disagree)
+     */
+    private byte[] assembled(long conn, long token, DirectBuffer data, int at, int length) {
+        long offset = data.getLong(at + UcxWire.ADDRESS);
+        int n = length - UcxWire.REQUEST_HEADER;
+        Assembly a = assemblies.get(conn);
+        unassemble(conn);
+        if (offset == 0) { // parts whose message never ended, then a whole message: the sender broke its order
+            dropped("the parts of a message on connection " + Long.toHexString(conn) + ", followed by another's");
+            return null;
+        }
+        if (a == null || a.token != token) {
+            throw new FencelineException("ucx: the end of an active message at byte " + offset + " whose parts never"
+                    + " came; not applied");
+        }
+        if (a.refused != null) {
+            throw a.refused;
+        }
+        if (offset != a.filled || offset + n != a.total) {
+            throw new FencelineException("ucx: the end of an active message of " + a.total + " bytes, " + n
+                    + " at byte " + offset + " with " + a.filled + " so far; not applied");
+        }
+        data.getBytes(at + UcxWire.REQUEST_HEADER, a.bytes, a.filled, n);
+        return a.bytes;
+    }
+
+    private void refuse(Assembly a, FencelineException why) {
+        if (a.bytes != null) {
+            assembling -= a.total;
+            a.bytes = null;
+        }
+        a.refused = why;
+    }
+
+    /** Drops the connection's message in parts, if any, and what it holds. */
+    private void unassemble(long conn) {
+        Assembly a = assemblies.remove(conn);
+        if (a != null && a.refused == null) {
+            assembling -= a.total;
         }
     }
 

@@ -12,6 +12,10 @@ package dev.fenceline.transport.ucx;
  *   40 kind u8   41 atomic code u8   42 width u8   43 0   44 length u32 (a get's bytes; a message's id)
  *   48 key id u64   56 address u64   64 operand u64 (a message: its header's length)   72 compare u64
  *   80 data: a put's bytes; a message's header, then its payload
+ *   A message larger than one UCT message goes in parts, in a row on its connection: PART requests
+ *   (length: the message's bytes, header and payload; address: where this part's bytes start in
+ *   them), then the MESSAGE itself with the rest (address: where its bytes start). Only the
+ *   MESSAGE is answered and numbered for exactly-once; the parts have no effect of their own.
  * REPLY (id 2), 32 bytes, then data:
  *   0 conn u64   8 token u64   16 type u8   17 error code u8   18 reason u8   19 0   20 length u32
  *   24 value u64   32 data: a get's bytes, or an error's text (UTF-8)
@@ -48,6 +52,7 @@ final class UcxWire {
     static final byte CSWAP = 5;
     static final byte MESSAGE = 6;
     static final byte FLUSH = 7;
+    static final byte PART = 8;
 
     // REPLY fields
     static final int REPLY_TYPE = 16;
@@ -87,6 +92,7 @@ final class UcxWire {
             case CSWAP -> "CSWAP";
             case MESSAGE -> "MESSAGE";
             case FLUSH -> "FLUSH";
+            case PART -> "PART";
             default -> "kind " + kind;
         };
     }

@@ -144,7 +144,10 @@ final class UcxWiring {
             UcxWireup.Mode mode = mode(p.candidate().iface());
             UcxChannel ch = originChannel(peer, p.candidate(), mode, channels, wired);
             long conn = RANDOM.nextLong();
-            UcxLane lane = new UcxLane(agent, conn, ch, p.types(), capabilities(p), settings.queueDepth(),
+            LaneCapabilities caps = capabilities(p);
+            int maxMessage = p.candidate().iface().attributes().has(UctIfaceAttributes.AM_BCOPY)
+                    ? Math.max(settings.maxFragment(), caps.maxPayload()) : caps.maxPayload();
+            UcxLane lane = new UcxLane(agent, conn, ch, p.types(), caps, maxMessage, settings.queueDepth(),
                     scope(p.candidate().iface(), peer));
             made.add(lane);
             lanesOut.add(new UcxWireup.Lane(conn, channels.indexOf(ch)));

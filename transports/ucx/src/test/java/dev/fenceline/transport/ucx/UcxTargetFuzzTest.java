@@ -9,7 +9,8 @@ import java.nio.ByteOrder;
 /**
  * Coverage-guided fuzzing of the target side with what a connected peer may send: any bytes after
  * a valid connection id are applied within the registered region or refused, never anything else (no
- * exception escapes, no write outside the region).
+ * exception escapes, no write outside the region), and a message in parts holds no more than its
+ * bound.
  */
 class UcxTargetFuzzTest {
     private final TargetHarness h = new TargetHarness();
@@ -26,5 +27,7 @@ class UcxTargetFuzzTest {
                     && b.getInt(UcxWire.REPLY_LENGTH) == r.length - UcxWire.REPLY_HEADER, "a malformed reply");
         }
         h.replies.clear();
+        // Messages in parts hold at most one message's bytes per connection, within the bound.
+        assertTrue(h.target.assembling() >= 0 && h.target.assembling() <= 1 << 20, "held " + h.target.assembling());
     }
 }

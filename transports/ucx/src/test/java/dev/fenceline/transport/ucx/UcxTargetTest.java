@@ -67,6 +67,7 @@ class UcxTargetTest {
         h.send(UcxWire.REQUEST_HEADER);
         assertTrue(h.lastText().contains("a get of -5 bytes"), h.lastText());
         r = h.header(UcxWire.MESSAGE, 3, 3);
+        r.putLong(UcxWire.ADDRESS, 0); // whole, not the end of parts
         r.putLong(UcxWire.OPERAND, 1 << 20); // a header longer than the message
         h.send(UcxWire.REQUEST_HEADER + 4);
         assertTrue(h.lastText().contains("does not fit"), h.lastText());
@@ -103,5 +104,135 @@ class UcxTargetTest {
         assertTrue(h.replies.isEmpty());
         assertEquals(0, h.region.buffer().get(0));
         assertEquals(0, h.peer.incoming);
+    }
+
+    /** Sends a message of {@code total} bytes (an 8-byte header, then payload byte i = i) in parts of {@code part}. */
+    private static void inParts(TargetHarness h, long token, long seq, int total, int part) {
+        int sent = 0;
+        while (total - sent > part) {
+            UnsafeBuffer r = h.header(UcxWire.PART, token, seq);
+            r.putInt(UcxWire.LENGTH, total);
+            r.putLong(UcxWire.ADDRESS, sent);
+            fill(r, sent, part);
+            h.send(UcxWire.REQUEST_HEADER + part);
+            sent += part;
+        }
+        UnsafeBuffer r = h.header(UcxWire.MESSAGE, token, seq);
+        r.putInt(UcxWire.LENGTH, 9); // the handler id
+        r.putLong(UcxWire.OPERAND, 8);
+        r.putLong(UcxWire.ADDRESS, sent);
+        fill(r, sent, total - sent);
+        h.send(UcxWire.REQUEST_HEADER + total - sent);
+    }
+
+    private static void fill(UnsafeBuffer r, int from, int n) {
+        for (int i = 0; i < n; i++) {
+            r.putByte(UcxWire.REQUEST_HEADER + i, (byte) (from + i));
+        }
+    }
+
+    @Test
+    void aMessageInPartsRunsItsHandlerOnceWithEveryByteAndIsAnsweredOnce() {
+        TargetHarness h = new TargetHarness();
+        java.util.List<byte[]> seen = new java.util.ArrayList<>();
+        h.memory.setHandler(9, (header, payload) -> {
+            byte[] all = new byte[header.remaining() + payload.remaining()];
+            header.get(all, 0, header.remaining());
+            payload.get(all, 8, payload.remaining());
+            seen.add(all);
+        });
+        int total = 100_000;
+        inParts(h, 1, 1, total, 8000);
+        assertEquals(1, h.replies.size(), "only the MESSAGE is answered");
+        assertEquals(UcxWire.ACK, h.lastType(), h.replies.isEmpty() ? "" : h.lastText());
+        assertEquals(1, seen.size());
+        for (int i = 0; i < total; i++) {
+            assertEquals((byte) i, seen.get(0)[i], "byte " + i);
+        }
+        inParts(h, 2, 1, total, 8000); // the same message sent again (same sequence): not run again
+        assertEquals(UcxWire.ACK, h.lastType());
+        assertEquals(1, seen.size(), "a copy sent again runs no handler");
+        assertEquals(0, h.target.assembling(), "nothing held once the messages ended");
+    }
+
+    @Test
+    void aMessageWhosePartsAreBadIsRefusedWithTheReasonAndRunsNothing() {
+        TargetHarness h = new TargetHarness();
+        java.util.concurrent.atomic.AtomicInteger ran = new java.util.concurrent.atomic.AtomicInteger();
+        h.memory.setHandler(9, (header, payload) -> ran.incrementAndGet());
+        // Larger than the target's bound (1 MiB in the harness).
+        inParts(h, 1, 1, (1 << 20) + 8000, 8000);
+        assertEquals(UcxWire.NACK, h.lastType());
+        assertTrue(h.lastText().contains("exceeds this worker's limit of 1048576"), h.lastText());
+        // A part skipped.
+        UnsafeBuffer r = h.header(UcxWire.PART, 2, 2);
+        r.putInt(UcxWire.LENGTH, 30_000);
+        r.putLong(UcxWire.ADDRESS, 0);
+        h.send(UcxWire.REQUEST_HEADER + 8000);
+        r = h.header(UcxWire.PART, 2, 2);
+        r.putInt(UcxWire.LENGTH, 30_000);
+        r.putLong(UcxWire.ADDRESS, 16_000);
+        h.send(UcxWire.REQUEST_HEADER + 8000);
+        r = h.header(UcxWire.MESSAGE, 2, 2);
+        r.putLong(UcxWire.OPERAND, 8);
+        r.putLong(UcxWire.ADDRESS, 24_000);
+        h.send(UcxWire.REQUEST_HEADER + 6000);
+        assertEquals(UcxWire.NACK, h.lastType());
+        assertTrue(h.lastText().contains("at byte 16000 of an active message of 30000 with 8000 so far"), h.lastText());
+        // An end whose parts never came.
+        r = h.header(UcxWire.MESSAGE, 3, 3);
+        r.putLong(UcxWire.OPERAND, 8);
+        r.putLong(UcxWire.ADDRESS, 5000);
+        h.send(UcxWire.REQUEST_HEADER + 100);
+        assertTrue(h.lastText().contains("whose parts never came"), h.lastText());
+        // An end that claims more bytes than its parts declared.
+        inParts(h, 4, 4, 20_000, 8000);
+        assertEquals(UcxWire.ACK, h.lastType());
+        r = h.header(UcxWire.PART, 5, 5);
+        r.putInt(UcxWire.LENGTH, 20_000);
+        r.putLong(UcxWire.ADDRESS, 0);
+        h.send(UcxWire.REQUEST_HEADER + 8000);
+        r = h.header(UcxWire.MESSAGE, 5, 5);
+        r.putLong(UcxWire.OPERAND, 8);
+        r.putLong(UcxWire.ADDRESS, 8000);
+        h.send(UcxWire.REQUEST_HEADER + 13_000);
+        assertTrue(h.lastText().contains("the end of an active message of 20000 bytes"), h.lastText());
+        assertEquals(1, ran.get(), "only the good message ran");
+        assertEquals(5, h.replies.size(), "one answer per message, none per part");
+        assertEquals(0, h.target.assembling());
+    }
+
+    @Test
+    void aConnectionThatGoesWithAMessageHalfSentHoldsNothing() {
+        TargetHarness h = new TargetHarness();
+        UnsafeBuffer r = h.header(UcxWire.PART, 1, 1);
+        r.putInt(UcxWire.LENGTH, 500_000);
+        r.putLong(UcxWire.ADDRESS, 0);
+        h.send(UcxWire.REQUEST_HEADER + 8000);
+        assertEquals(500_000, h.target.assembling());
+        assertTrue(h.replies.isEmpty(), "a part is not answered");
+        h.target.close(TargetHarness.CONN);
+        assertEquals(0, h.target.assembling());
+    }
+
+    @Test
+    void messagesInPartsOfAllConnectionsTogetherAreBounded() {
+        TargetHarness h = new TargetHarness();
+        long conns = UcxTarget.MAX_ASSEMBLING / 1_000_000 + 1;
+        for (long c = 2; c < 2 + conns; c++) {
+            h.target.open(c, new UcxTarget.Conn(h.peer, null));
+            UnsafeBuffer r = h.header(UcxWire.PART, c, c);
+            r.putLong(UcxWire.CONN, c);
+            r.putInt(UcxWire.LENGTH, 1_000_000);
+            r.putLong(UcxWire.ADDRESS, 0);
+            h.send(UcxWire.REQUEST_HEADER + 8000);
+        }
+        assertTrue(h.target.assembling() <= UcxTarget.MAX_ASSEMBLING, "held " + h.target.assembling());
+        UnsafeBuffer r = h.header(UcxWire.MESSAGE, 1 + conns, 1 + conns);
+        r.putLong(UcxWire.CONN, 1 + conns);
+        r.putLong(UcxWire.OPERAND, 8);
+        r.putLong(UcxWire.ADDRESS, 8000);
+        h.send(UcxWire.REQUEST_HEADER + 100);
+        assertTrue(h.lastText().contains("would pass the bound of " + UcxTarget.MAX_ASSEMBLING), h.lastText());
     }
 }
