@@ -96,8 +96,8 @@ class ProgressRunnersTest {
 
         @Override
         public void await(long timeoutNanos) {
+            lastTimeout = timeoutNanos; // before the count: a test that sees the count reads this
             waits.incrementAndGet();
-            lastTimeout = timeoutNanos;
             try {
                 events.tryAcquire(timeoutNanos, TimeUnit.NANOSECONDS);
                 events.drainPermits();
