@@ -1,4 +1,4 @@
-package dev.fenceline.transport.tcp;
+package dev.fenceline.testkit.process;
 
 import com.typesafe.config.ConfigFactory;
 import dev.fenceline.AtomicOp;
@@ -24,46 +24,59 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The two worker processes of {@link NetnsRailFailoverTest}, each started inside its own network
- * namespace. {@code target LISTEN...}: serves memory and prints its address and keys.
- * {@code origin ADDRESS DATAKEY COUNTERKEY LISTEN...}: streams puts and atomics with fences until
- * stdin says STOP, printing progress and its lanes, then verifies the target's memory and prints
- * RESULT. Each iteration i does put(block i % 16), ADD(counter, 1), fence, FETCH_ADD(counter, 0):
- * the fetch must return i + 1 or i + 2 (the fence orders every earlier ADD before it; only the
- * next iteration's ADD may overtake it), so a lost fence or a doubly applied ADD is caught.
+ * The two worker processes of a rail-failover test, each started inside its own network namespace
+ * ({@link Netns}) on the configuration in the environment variable {@value #CONFIG} (HOCON, over
+ * the defaults). {@code target}: serves memory and prints {@code ADDRESS <worker> <data key>
+ * <counter key>} (hex). {@code origin ADDRESS DATAKEY COUNTERKEY}: streams puts and atomics with
+ * fences until stdin says STOP, printing {@code PROGRESS <ms> <iterations> lanes=...} every 100 ms
+ * ({@link RailOrigin} reads them), then verifies the target's memory and prints {@code RESULT}.
+ * Each iteration i does put(block i % 16), ADD(counter, 1), fence, FETCH_ADD(counter, 0): the
+ * fetch must return i + 1 or i + 2 (the fence orders every earlier ADD before it; only the next
+ * iteration's ADD may overtake it), so a lost fence or a doubly applied ADD is caught.
  */
-final class NetnsPeer {
+public final class RailPeer {
+    /** The environment variable that holds both processes' configuration. */
+    public static final String CONFIG = "FENCELINE_PEER_CONFIG";
     static final int BLOCKS = 16;
     static final int BLOCK = 4096;
     private static final HexFormat HEX = HexFormat.of();
 
-    private NetnsPeer() {
+    private RailPeer() {
     }
 
+    /**
+     * @param mode {@code target}, or {@code origin} and what the target printed
+     * @return the command that runs it on this JVM's class path (for {@link Netns#start})
+     */
+    public static List<String> command(String... mode) {
+        List<String> cmd = new ArrayList<>(List.of(java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java")
+                .toString(), "-cp", System.getProperty("java.class.path"), "-Xmx256m", RailPeer.class.getName()));
+        cmd.addAll(List.of(mode));
+        return cmd;
+    }
+
+    /**
+     * @param args {@code target}, or {@code origin ADDRESS DATAKEY COUNTERKEY}
+     * @throws Exception if the worker fails
+     */
     public static void main(String[] args) throws Exception {
         switch (args[0]) {
-            case "target" -> target(List.of(args).subList(1, args.length));
-            case "origin" -> System.exit(origin(args[1], args[2], args[3], List.of(args).subList(4, args.length)));
+            case "target" -> target();
+            case "origin" -> System.exit(origin(args[1], args[2], args[3]));
             default -> throw new IllegalArgumentException("mode " + args[0]);
         }
     }
 
-    private static Fenceline runtime(List<String> listen) {
-        StringBuilder l = new StringBuilder();
-        for (String a : listen) {
-            l.append(l.length() == 0 ? "" : ", ").append('"').append(a).append('"');
+    private static Fenceline runtime() {
+        String config = System.getenv(CONFIG);
+        if (config == null) {
+            throw new IllegalStateException("no configuration in " + CONFIG);
         }
-        return Fenceline.create(ConfigFactory.parseString("""
-                fenceline.transports = [tcp]
-                fenceline.transport.tcp.listen = [%s]
-                fenceline.transport.tcp.user-timeout = 2s
-                fenceline.transport.tcp.connect-timeout = 2s
-                fenceline.transport.tcp.reconnect { min-backoff = 100ms, max-backoff = 500ms }
-                """.formatted(l)).withFallback(ConfigFactory.load()));
+        return Fenceline.create(ConfigFactory.parseString(config).withFallback(ConfigFactory.load()));
     }
 
-    private static void target(List<String> listen) throws Exception {
-        try (Fenceline f = runtime(listen)) {
+    private static void target() throws Exception {
+        try (Fenceline f = runtime()) {
             Worker w = f.newWorker("netns-target").toCompletableFuture().get(30, TimeUnit.SECONDS);
             MemoryRegion data = w.allocate((long) BLOCKS * BLOCK);
             MemoryRegion counter = w.allocate(64);
@@ -80,7 +93,7 @@ final class NetnsPeer {
         return (byte) (iteration * 31 + offset * 7 + 1);
     }
 
-    private static int origin(String address, String dataKey, String counterKey, List<String> listen) throws Exception {
+    private static int origin(String address, String dataKey, String counterKey) throws Exception {
         AtomicBoolean stop = new AtomicBoolean();
         Thread stdin = new Thread(() -> {
             try (BufferedReader r = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
@@ -95,7 +108,7 @@ final class NetnsPeer {
         }, "stdin");
         stdin.setDaemon(true);
         stdin.start();
-        try (Fenceline f = runtime(listen)) {
+        try (Fenceline f = runtime()) {
             Worker w = f.newWorker("netns-origin").toCompletableFuture().get(30, TimeUnit.SECONDS);
             Endpoint ep = w.connect(WorkerAddress.fromBytes(HEX.parseHex(address))).toCompletableFuture()
                     .get(30, TimeUnit.SECONDS);

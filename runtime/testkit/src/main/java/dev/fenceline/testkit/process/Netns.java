@@ -1,4 +1,4 @@
-package dev.fenceline.transport.tcp;
+package dev.fenceline.testkit.process;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -9,13 +9,17 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Two network namespaces joined by two veth rails (10.77.1.0/24 and 10.77.2.0/24), as test hosts.
- * Needs root and iproute2; {@link #unavailable()} says why not otherwise. Names carry this JVM's
- * pid, and {@link #close()} deletes the namespaces (which removes their veths) even after a failure.
+ * Two network namespaces joined by two veth rails, as test hosts: rail r is {@code var} in
+ * namespace {@link #a} with 10.77.r.1/24 and {@code vbr} in {@link #b} with 10.77.r.2/24. Needs root
+ * and iproute2; {@link #unavailable()} says why not otherwise. Names carry this JVM's pid, and
+ * {@link #close()} kills the processes started in them and deletes the namespaces (which removes
+ * their veths), even after a failure.
  */
-final class Netns implements AutoCloseable {
-    final String a;
-    final String b;
+public final class Netns implements AutoCloseable {
+    /** The first namespace's name. */
+    public final String a;
+    /** The second namespace's name. */
+    public final String b;
     private final List<Process> processes = new ArrayList<>();
 
     private Netns(String a, String b) {
@@ -24,7 +28,7 @@ final class Netns implements AutoCloseable {
     }
 
     /** @return why namespaces cannot be used here, or null if they can */
-    static String unavailable() {
+    public static String unavailable() {
         if (!"root".equals(System.getProperty("user.name"))) {
             return "network namespaces need root (running as " + System.getProperty("user.name") + ")";
         }
@@ -36,7 +40,11 @@ final class Netns implements AutoCloseable {
         }
     }
 
-    static Netns create() throws IOException {
+    /**
+     * @return the two namespaces, their loopbacks and both rails up
+     * @throws IOException if iproute2 refuses (the namespaces made so far are deleted)
+     */
+    public static Netns create() throws IOException {
         long pid = ProcessHandle.current().pid();
         Netns n = new Netns("fl-a-" + pid, "fl-b-" + pid);
         try {
@@ -58,8 +66,13 @@ final class Netns implements AutoCloseable {
         return n;
     }
 
-    /** Runs {@code ip args...} and fails with its output if it fails. */
-    void ip(String... args) throws IOException {
+    /**
+     * Runs {@code ip args...}, for example {@code ip("-n", net.a, "link", "set", "va1", "down")}.
+     *
+     * @param args the arguments
+     * @throws IOException with its output, if it fails
+     */
+    public void ip(String... args) throws IOException {
         String[] cmd = new String[args.length + 1];
         cmd[0] = "ip";
         System.arraycopy(args, 0, cmd, 1, args.length);
@@ -69,8 +82,13 @@ final class Netns implements AutoCloseable {
         }
     }
 
-    /** Bytes sent so far by an interface inside namespace {@code ns}. */
-    long txBytes(String ns, String device) throws IOException {
+    /**
+     * @param ns a namespace
+     * @param device an interface in it
+     * @return bytes it sent so far
+     * @throws IOException if it cannot be read
+     */
+    public long txBytes(String ns, String device) throws IOException {
         Result r = run("ip", "netns", "exec", ns, "cat", "/sys/class/net/" + device + "/statistics/tx_bytes");
         if (r.code != 0) {
             throw new IOException("reading tx_bytes of " + device + " in " + ns + ": " + r.output);
@@ -79,10 +97,17 @@ final class Netns implements AutoCloseable {
     }
 
     /**
-     * Starts {@code command} inside namespace {@code ns} with extra environment variables; stderr
-     * goes to {@code log}. Killed by close.
+     * Starts a command inside a namespace. Killed by {@link #close()}.
+     *
+     * @param ns the namespace
+     * @param log where its standard error goes
+     * @param env environment variables besides this JVM's (secrets go here, never on a command line)
+     * @param command the command
+     * @return the process
+     * @throws IOException if it cannot start
      */
-    Process start(String ns, Path log, java.util.Map<String, String> env, List<String> command) throws IOException {
+    public Process start(String ns, Path log, java.util.Map<String, String> env, List<String> command)
+            throws IOException {
         List<String> cmd = new ArrayList<>(List.of("ip", "netns", "exec", ns));
         cmd.addAll(command);
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(log.toFile());
