@@ -50,7 +50,8 @@ public final class RailPeer {
      */
     public static List<String> command(String... mode) {
         List<String> cmd = new ArrayList<>(List.of(java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java")
-                .toString(), "-cp", System.getProperty("java.class.path"), "-Xmx256m", RailPeer.class.getName()));
+                .toString(), "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED", "-cp",
+                System.getProperty("java.class.path"), "-Xmx256m", RailPeer.class.getName()));
         cmd.addAll(List.of(mode));
         return cmd;
     }
