@@ -2,6 +2,7 @@ package dev.fenceline.transport.tcp;
 
 import dev.fenceline.EndpointFailedException;
 import dev.fenceline.spi.LaneListener;
+import dev.fenceline.spi.support.ReconnectPolicy;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.LongSupplier;

@@ -2,6 +2,7 @@ package dev.fenceline.transport.tcp;
 
 import com.typesafe.config.Config;
 import dev.fenceline.spi.support.ConfigReader;
+import dev.fenceline.spi.support.ReconnectPolicy;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
@@ -111,6 +112,11 @@ record TcpSettings(List<InetSocketAddress> listen, int maxRails, Security securi
     private static final int MIN_SECRET = 16;
 
     /** @param section the transport's own section (what {@code TransportContext.config()} holds) */
+    /** @return how a failed rail is reconnected */
+    ReconnectPolicy reconnectPolicy() {
+        return new ReconnectPolicy(minBackoff, maxBackoff, giveUpAfter, stableAfter);
+    }
+
     static TcpSettings fromSection(Config section) {
         ConfigReader r = new ConfigReader(section.atPath(SECTION), SECTION);
         List<String> raw = r.stringList("listen");

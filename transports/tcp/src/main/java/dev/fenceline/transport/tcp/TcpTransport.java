@@ -307,7 +307,7 @@ final class TcpTransport implements Transport, RailActor.Connector {
 
     @Override
     public void start(TransportActors actors) {
-        actor = actors.spawn(TcpTransportActor.create(this, this::localFor, ReconnectPolicy.of(settings),
+        actor = actors.spawn(TcpTransportActor.create(this, this::localFor, settings.reconnectPolicy(),
                 settings.connectTimeout()), "control");
     }
 

@@ -2,6 +2,7 @@ package dev.fenceline.transport.tcp;
 
 import dev.fenceline.EndpointFailedException;
 import dev.fenceline.spi.LaneConnection;
+import dev.fenceline.spi.support.ReconnectPolicy;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -14,6 +14,7 @@ import dev.fenceline.EndpointFailedException;
 import dev.fenceline.FencelineException;
 import dev.fenceline.spi.LaneConnection;
 import dev.fenceline.spi.LaneListener;
+import dev.fenceline.spi.support.ReconnectPolicy;
 import io.netty.channel.embedded.EmbeddedChannel;
 import java.net.InetSocketAddress;
 import java.time.Duration;

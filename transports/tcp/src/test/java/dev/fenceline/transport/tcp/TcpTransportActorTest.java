@@ -90,7 +90,7 @@ class TcpTransportActorTest {
     @Test
     void overlappingConnectsEachGetTheirOwnRails() throws Exception {
         ActorRef<TcpTransportActor.Command> actor = KIT.spawn(TcpTransportActor.create(connector, r -> null,
-                ReconnectPolicy.of(settings), Duration.ofSeconds(30)));
+                settings.reconnectPolicy(), Duration.ofSeconds(30)));
         InetSocketAddress a0 = new InetSocketAddress("127.0.0.1", 1001);
         InetSocketAddress a1 = new InetSocketAddress("127.0.0.2", 1002);
         InetSocketAddress b0 = new InetSocketAddress("127.0.0.3", 1003);
@@ -111,7 +111,7 @@ class TcpTransportActorTest {
     @Test
     void aConnectWhoseRailsAllFailFailsNamingEachAndTheTransportClosingFailsTheRest() throws Exception {
         ActorRef<TcpTransportActor.Command> actor = KIT.spawn(TcpTransportActor.create(connector, r -> null,
-                ReconnectPolicy.of(settings), Duration.ofSeconds(30)));
+                settings.reconnectPolicy(), Duration.ofSeconds(30)));
         InetSocketAddress c0 = new InetSocketAddress("127.0.0.4", 1004);
         CompletableFuture<List<LaneConnection>> down = new CompletableFuture<>();
         actor.tell(new TcpTransportActor.Connect(UUID.randomUUID(), List.of(c0), down));

@@ -1,9 +1,9 @@
-package dev.fenceline.transport.tcp;
+package dev.fenceline.spi.support;
 
 import java.time.Duration;
 
 /**
- * The reconnect arithmetic of a rail, pure so that it is tested without an actor or a clock:
+ * The reconnect arithmetic of a failed connection (a tcp rail, a UCT lane), pure so that it is tested without an actor or a clock:
  * exponential backoff from {@code min} to {@code max}, a give-up clock, and the rule that a
  * connection which died soon after it came up (a flapping path, a peer that kills it at once) keeps
  * the backoff and the give-up clock of the failure before it.
@@ -13,7 +13,7 @@ import java.time.Duration;
  * @param giveUpAfter how long after the failure that started the series reconnecting stops
  * @param stableAfter how long a connection must live for its loss to start a new series
  */
-record ReconnectPolicy(Duration min, Duration max, Duration giveUpAfter, Duration stableAfter) {
+public record ReconnectPolicy(Duration min, Duration max, Duration giveUpAfter, Duration stableAfter) {
 
     /**
      * Where a series of reconnect attempts stands.
@@ -21,11 +21,7 @@ record ReconnectPolicy(Duration min, Duration max, Duration giveUpAfter, Duratio
      * @param failedAt when the failure that started the series happened (nanoseconds)
      * @param delayNanos the delay before the next attempt, before jitter
      */
-    record Backoff(long failedAt, long delayNanos) {
-    }
-
-    static ReconnectPolicy of(TcpSettings s) {
-        return new ReconnectPolicy(s.minBackoff(), s.maxBackoff(), s.giveUpAfter(), s.stableAfter());
+    public record Backoff(long failedAt, long delayNanos) {
     }
 
     /**
@@ -34,7 +30,7 @@ record ReconnectPolicy(Duration min, Duration max, Duration giveUpAfter, Duratio
      * @param connectedAt when it had come up
      * @return the series to reconnect in
      */
-    Backoff lost(Backoff previous, long now, long connectedAt) {
+    public Backoff lost(Backoff previous, long now, long connectedAt) {
         boolean flapping = previous != null && now - connectedAt < stableAfter.toNanos();
         return flapping ? previous : new Backoff(now, min.toNanos());
     }
@@ -44,7 +40,7 @@ record ReconnectPolicy(Duration min, Duration max, Duration giveUpAfter, Duratio
      * @param now when the attempt failed
      * @return the series with the next, longer delay, or null when reconnecting stops
      */
-    Backoff failed(Backoff b, long now) {
+    public Backoff failed(Backoff b, long now) {
         if (now - b.failedAt() > giveUpAfter.toNanos()) {
             return null;
         }
@@ -59,7 +55,7 @@ record ReconnectPolicy(Duration min, Duration max, Duration giveUpAfter, Duratio
      * @param random a uniformly random long
      * @return the delay in nanoseconds, in {@code [delay / 2, delay]}
      */
-    static long jittered(Backoff b, long random) {
+    public static long jittered(Backoff b, long random) {
         long half = b.delayNanos() / 2;
         return half + Math.floorMod(random, b.delayNanos() - half + 1);
     }

@@ -1,4 +1,4 @@
-package dev.fenceline.transport.tcp;
+package dev.fenceline.spi.support;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
