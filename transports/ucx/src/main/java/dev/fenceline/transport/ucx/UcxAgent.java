@@ -326,6 +326,7 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
     }
 
     private void laneEnded(UcxLane lane) {
+        wiring.recovery.lost(lane); // if its endpoint failed over and still wants the slot
         lane.waiting.clear(); // never sent: the revocation says so
         if (lane.owesAnswers()) {
             lane.forgetWhenAnswered = true;

@@ -13,6 +13,7 @@ import dev.fenceline.spi.Revocation;
 import dev.fenceline.spi.TransportOp;
 import dev.fenceline.spi.support.AbstractLane;
 import dev.fenceline.spi.support.MappedMemory;
+import dev.fenceline.spi.support.ReconnectPolicy;
 import java.nio.ByteBuffer;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -38,7 +39,7 @@ import org.agrona.collections.LongHashSet;
  * applied by a live peer (its target's exactly-once window, shared by every ucx lane to that peer,
  * recognizes a copy sent again) and will not be by a dead one.
  */
-final class UcxLane extends AbstractLane implements DirectAccess {
+final class UcxLane extends AbstractLane implements DirectAccess, UcxRecovery.Recoverable {
     final long conn;
     final UcxChannel channel;
     private final UcxAgent agent;
@@ -91,6 +92,14 @@ final class UcxLane extends AbstractLane implements DirectAccess {
     boolean touched;
     /** Whether the agent forgets it once no answer is owed (the endpoint is done with it). */
     boolean forgetWhenAnswered;
+    /** Agent: when it came up (for the reconnect policy's stable-after). */
+    private long upSince = System.nanoTime();
+    /** Agent: the reconnect series that brought it up, or null. */
+    private ReconnectPolicy.Backoff lastBackoff;
+    /** The endpoint gave it up while failing over, and would take it back ({@link #abort}). */
+    private volatile boolean recoveryWanted;
+    /** The endpoint closed it: no reconnect. */
+    private volatile boolean closedByEndpoint;
 
     /** Lanes of this JVM by connection id (the endpoint's LaneInfo names it), for tests and tools. */
     private static final java.util.Map<Long, UcxLane> LIVE = new java.util.concurrent.ConcurrentHashMap<>();
@@ -245,6 +254,7 @@ final class UcxLane extends AbstractLane implements DirectAccess {
 
     @Override
     public void close() {
+        closedByEndpoint = true; // stops a reconnect under way, too
         giveUp();
     }
 
@@ -285,10 +295,56 @@ final class UcxLane extends AbstractLane implements DirectAccess {
         agent.submitControl(new UcxCommand.BreakChannel(this, cause));
     }
 
-    /** Given up as failed: like a close. What becomes of its operations is {@link #revoke()}'s to say. */
+    /**
+     * Given up as failed while the endpoint fails over: like a close, but the endpoint still wants
+     * the slot, so the transport reconnects it ({@link UcxRecovery}) until the endpoint closes it.
+     * What becomes of its operations is {@link #revoke()}'s to say.
+     */
     @Override
     public void abort(Throwable cause) {
+        recoveryWanted = true;
         giveUp();
+    }
+
+    @Override
+    public boolean wantsRecovery() {
+        return recoveryWanted && !closedByEndpoint;
+    }
+
+    @Override
+    public boolean peerGone() {
+        return channel.peer.dead;
+    }
+
+    @Override
+    public ReconnectPolicy.Backoff lastBackoff() {
+        return lastBackoff;
+    }
+
+    @Override
+    public long upSince() {
+        return upSince;
+    }
+
+    @Override
+    public void upAgain(ReconnectPolicy.Backoff series, long now) {
+        lastBackoff = series;
+        upSince = now;
+    }
+
+    /**
+     * A reconnect of this lane came up (agent thread): the endpoint binds it in this lane's slot,
+     * unless it closed this one meanwhile.
+     *
+     * @param next the new lane
+     */
+    void recoveredBy(UcxLane next) {
+        LaneListener l = listener();
+        if (l != null && wantsRecovery()) {
+            l.onRecovered(next);
+        } else {
+            next.close();
+        }
     }
 
     private void giveUp() {

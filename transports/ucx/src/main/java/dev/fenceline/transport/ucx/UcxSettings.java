@@ -2,6 +2,7 @@ package dev.fenceline.transport.ucx;
 
 import com.typesafe.config.Config;
 import dev.fenceline.spi.support.ConfigReader;
+import dev.fenceline.spi.support.ReconnectPolicy;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
@@ -22,12 +23,13 @@ import java.util.Set;
  * @param maxRegistrations key-table slots
  * @param quarantine how long a closed region's memory and slot are kept
  * @param maxLanesPerPeer connection ids one peer may hold here
+ * @param reconnect how a lane the endpoint gave up, but still wants, is reconnected
  * @param keysRead every key read, for the completeness test
  */
 record UcxSettings(List<String> tls, List<String> devices, boolean connectToEndpoint, int maxFragment, int queueDepth,
         Duration connectTimeout, Duration livenessInterval, String idleStrategy, Duration idleParkMin,
         Duration idleParkMax, int maxRegistrations, Duration quarantine, int maxLanesPerPeer,
-        Set<String> keysRead) {
+        ReconnectPolicy reconnect, Set<String> keysRead) {
     static final String SECTION = "fenceline.transport.ucx";
 
     static UcxSettings fromSection(Config section) {
@@ -51,7 +53,12 @@ record UcxSettings(List<String> tls, List<String> devices, boolean connectToEndp
         int registrations = r.intIn("max-registrations", 1, 1 << 20);
         Duration quarantine = r.durationIn("registration-quarantine", Duration.ofMillis(1), Duration.ofMinutes(10));
         int lanes = r.intIn("max-lanes-per-peer", 1, 1 << 20);
+        Duration minBackoff = r.durationIn("reconnect.min-backoff", Duration.ofMillis(1), Duration.ofMinutes(10));
+        Duration maxBackoff = r.durationIn("reconnect.max-backoff", minBackoff, Duration.ofMinutes(10));
+        Duration giveUp = r.durationIn("reconnect.give-up-after", Duration.ofSeconds(1), Duration.ofDays(7));
+        Duration stable = r.durationIn("reconnect.stable-after", Duration.ofMillis(1), Duration.ofHours(1));
         return new UcxSettings(tls, devices, toEndpoint, maxFragment, queueDepth, connect, liveness, idle, parkMin,
-                parkMax, registrations, quarantine, lanes, r.keysRead());
+                parkMax, registrations, quarantine, lanes, new ReconnectPolicy(minBackoff, maxBackoff, giveUp, stable),
+                r.keysRead());
     }
 }

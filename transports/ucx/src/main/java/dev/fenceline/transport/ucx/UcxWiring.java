@@ -25,7 +25,7 @@ import org.agrona.concurrent.UnsafeBuffer;
  * reuses a channel per iface and sends the CONNECT; a target makes its end of each channel and
  * answers. See {@link UcxWireup} for the messages.
  */
-final class UcxWiring {
+final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(UcxWiring.class);
     private static final SecureRandom RANDOM = new SecureRandom();
 
@@ -45,16 +45,20 @@ final class UcxWiring {
         final UcxPeer peer;
         final List<UcxLane> lanes;
         final List<UcxChannel> channels;
-        /** For a replacement: the lane the new one takes over from; null for an endpoint's connect. */
+        /** For a replacement or reconnect: the lane the new one takes over from; null for an endpoint's connect. */
         final UcxLane replaces;
+        /** Whether it reconnects a failed lane ({@link UcxRecovery}) rather than replacing a live one. */
+        final boolean recovery;
         boolean answered;
 
-        Dialing(long dial, UcxPeer peer, List<UcxLane> lanes, List<UcxChannel> channels, UcxLane replaces) {
+        Dialing(long dial, UcxPeer peer, List<UcxLane> lanes, List<UcxChannel> channels, UcxLane replaces,
+                boolean recovery) {
             this.dial = dial;
             this.peer = peer;
             this.lanes = lanes;
             this.channels = channels;
             this.replaces = replaces;
+            this.recovery = recovery;
         }
     }
 
@@ -82,6 +86,8 @@ final class UcxWiring {
     /** Origin lanes by connection id. */
     final Long2ObjectHashMap<UcxLane> lanes = new Long2ObjectHashMap<>();
     private final UnsafeBuffer scratch = new UnsafeBuffer(ByteBuffer.allocateDirect(64 << 10));
+    /** Lanes given up by their endpoints but still wanted, being reconnected. */
+    final UcxRecovery<UcxLane> recovery;
 
     UcxWiring(UcxAgent agent, UcxSender sender, UcxTarget target, UcxSettings settings, UUID workerId,
             String workerName, List<UctIface> ifaces, byte[] localAddress, Reports reports) {
@@ -95,6 +101,8 @@ final class UcxWiring {
         this.localAddress = localAddress;
         this.host = Host.bootId() + " " + Host.pidNamespaceId();
         this.reports = reports;
+        this.recovery = new UcxRecovery<>(workerName, settings.reconnect(), settings.connectTimeout().toNanos(),
+                System::nanoTime, RANDOM::nextLong, this);
     }
 
     UcxChannel channel(long endpoint) {
@@ -122,14 +130,7 @@ final class UcxWiring {
             throw new EndpointFailedException("ucx: no transport of " + settings.tls() + " on this worker reaches "
                     + d.peer() + " (its ifaces: " + names(peer.address) + "; here: " + ifaces + ")");
         }
-        Candidate wire = null;
-        for (Candidate c : candidates) {
-            UctIfaceAttributes a = c.iface().attributes();
-            if (a.has(UctIfaceAttributes.CONNECT_TO_IFACE) && a.has(UctIfaceAttributes.AM_BCOPY)) {
-                wire = c;
-                break;
-            }
-        }
+        Candidate wire = wireupCandidate(candidates);
         if (wire == null) {
             throw new EndpointFailedException("ucx: no transport of " + settings.tls() + " that connects to an"
                     + " interface and carries active messages reaches " + d.peer() + ", so no wireup can go there"
@@ -156,8 +157,19 @@ final class UcxWiring {
             lanes.put(l.conn, l);
             l.channel.lanes.add(l);
         }
-        dials.put(d.dial(), new Dialing(d.dial(), peer, made, channels, null));
+        dials.put(d.dial(), new Dialing(d.dial(), peer, made, channels, null, false));
         send(wireup, new UcxWireup.Connect(d.dial(), workerId, localAddress, wired, lanesOut));
+    }
+
+    /** @return the first candidate that connects to an interface and carries active messages, or null */
+    private static Candidate wireupCandidate(List<Candidate> candidates) {
+        for (Candidate c : candidates) {
+            UctIfaceAttributes a = c.iface().attributes();
+            if (a.has(UctIfaceAttributes.CONNECT_TO_IFACE) && a.has(UctIfaceAttributes.AM_BCOPY)) {
+                return c;
+            }
+        }
+        return null;
     }
 
     private static String names(UcxAddress a) {
@@ -393,9 +405,8 @@ final class UcxWiring {
         if (lanes.get(old.conn) != old || was.state != UcxChannel.State.READY) {
             return; // gone, or failing: its failure is reported instead
         }
-        UcxPeer peer = was.peer;
         Candidate wire = null;
-        for (UcxChannel c : peer.originChannels) {
+        for (UcxChannel c : was.peer.originChannels) {
             UctIfaceAttributes a = c.iface.attributes();
             if (c.ready() && c.mode == UcxWireup.Mode.IFACE && a.has(UctIfaceAttributes.AM_BCOPY)) {
                 wire = new Candidate(c.ifaceIndex, c.peerIface, c.iface);
@@ -403,19 +414,62 @@ final class UcxWiring {
             }
         }
         if (wire == null) {
-            LOG.warn("ucx {}: no wireup channel to {} is up; {} is not replaced", workerName, peer, old);
+            LOG.warn("ucx {}: no wireup channel to {} is up; {} is not replaced", workerName, was.peer, old);
             return;
         }
+        rebuild(old, wire, false, nextReplacement--, false);
+    }
+
+    /**
+     * Starts a reconnect of a lane its endpoint gave up ({@link UcxRecovery}): as a replacement, but
+     * on fresh channels only, the wireup's too (the channel that failed, or went silent, may have
+     * been it), so nothing of the old path is reused.
+     */
+    @Override
+    public long redial(UcxLane old) {
+        UcxPeer peer = old.channel.peer;
+        if (peer.dead || peers.get(peer.id) != peer) {
+            return 0;
+        }
+        Candidate wire = wireupCandidate(candidates(peer));
+        if (wire == null) {
+            return 0;
+        }
+        long dial = nextReplacement--;
+        try {
+            rebuild(old, wire, true, dial, true);
+        } catch (FencelineException e) { // UCT refused an endpoint (the path is down): the next attempt retries
+            LOG.debug("ucx {}: reconnecting {}: {}", workerName, old, e.getMessage());
+            return 0;
+        }
+        return dial;
+    }
+
+    /** The channels of a replacement or reconnect of {@code old}, and the CONNECT that wires them. */
+    private void rebuild(UcxLane old, Candidate wire, boolean freshWireup, long dial, boolean recovering) {
+        UcxChannel was = old.channel;
+        UcxPeer peer = was.peer;
         List<UcxChannel> channels = new ArrayList<>();
         List<UcxWireup.Channel> wired = new ArrayList<>();
-        UcxChannel wireup = originChannel(peer, wire, UcxWireup.Mode.IFACE, channels, wired);
-        UcxChannel fresh = originChannel(peer, new Candidate(was.ifaceIndex, was.peerIface, was.iface), was.mode,
-                channels, wired, true);
+        UcxChannel wireup;
+        UcxChannel fresh;
+        try {
+            wireup = originChannel(peer, wire, UcxWireup.Mode.IFACE, channels, wired, freshWireup);
+            boolean same = freshWireup && wire.local() == was.ifaceIndex && was.mode == UcxWireup.Mode.IFACE;
+            fresh = same ? wireup : originChannel(peer, new Candidate(was.ifaceIndex, was.peerIface, was.iface),
+                    was.mode, channels, wired, true);
+        } catch (FencelineException e) {
+            for (int i = 0; i < channels.size(); i++) {
+                if (wired.get(i).mode() != UcxWireup.Mode.EXISTING) {
+                    dropChannel(channels.get(i)); // made for this attempt, and used by nothing
+                }
+            }
+            throw e;
+        }
         UcxLane next = old.successor(RANDOM.nextLong(), fresh);
         lanes.put(next.conn, next);
         fresh.lanes.add(next);
-        long dial = nextReplacement--;
-        dials.put(dial, new Dialing(dial, peer, List.of(next), channels, old));
+        dials.put(dial, new Dialing(dial, peer, List.of(next), channels, old, recovering));
         send(wireup, new UcxWireup.Connect(dial, workerId, localAddress, wired,
                 List.of(new UcxWireup.Lane(next.conn, channels.indexOf(fresh)))));
     }
@@ -441,6 +495,8 @@ final class UcxWiring {
                 if (d.replaces == null) {
                     reports.dialFailed(r.dial(), new EndpointFailedException("ucx: " + d.peer + " refused the connect: "
                             + printable(r.reason())));
+                } else if (d.recovery) {
+                    recovery.failed(d.replaces, "refused: " + printable(r.reason()));
                 } else {
                     LOG.warn("ucx {}: {} refused the replacement of {}: {}", workerName, d.peer, d.replaces,
                             printable(r.reason()));
@@ -506,20 +562,31 @@ final class UcxWiring {
                 if (d.replaces == null) {
                     reports.dialFailed(d.dial, new EndpointFailedException("ucx: a channel to " + d.peer
                             + " failed during the connect"));
+                } else if (d.recovery) {
+                    recovery.failed(d.replaces, "a channel failed while wiring");
                 }
             } else if (ready) {
                 it.remove();
                 if (d.replaces == null) {
                     reports.dialed(d.dial, List.copyOf(d.lanes));
-                } else {
+                } else if (!d.recovery) {
                     d.replaces.replacedBy(d.lanes.get(0));
+                } else if (recovery.succeeded(d.replaces, d.lanes.get(0))) {
+                    LOG.info("ucx {}: reconnected {} as {}", workerName, d.replaces, d.lanes.get(0));
+                    d.replaces.recoveredBy(d.lanes.get(0));
+                } else {
+                    d.lanes.get(0).close();
                 }
             }
         }
     }
 
-    /** The actor's tick: greetings without an answer are said again (UCT's tcp may drop the first). */
+    /**
+     * The actor's tick: greetings without an answer are said again (UCT's tcp may drop the first),
+     * and failed lanes' reconnects go on.
+     */
     void tick() {
+        recovery.tick();
         for (Long2ObjectHashMap<UcxChannel>.ValueIterator it = origins.values().iterator(); it.hasNext();) {
             UcxChannel ch = it.next();
             if (ch.state == UcxChannel.State.WIRING && ch.hellos > 0) {
@@ -530,7 +597,8 @@ final class UcxWiring {
     }
 
     /** A connect timed out: its lanes go, and the target is told. */
-    void abandon(long dial) {
+    @Override
+    public void abandon(long dial) {
         Dialing d = dials.remove(dial);
         if (d != null) {
             forget(d);
@@ -544,6 +612,28 @@ final class UcxWiring {
             bye(l);
             l.forgotten();
         }
+        if (d.recovery) { // its channels were made for it: a failed reconnect leaves no endpoint behind
+            for (UcxChannel ch : d.channels) {
+                if (ch.lanes.isEmpty()) {
+                    dropChannel(ch);
+                }
+            }
+        }
+    }
+
+    /**
+     * Closes a channel nothing uses (a failed reconnect attempt's), quietly: its lanes are gone and
+     * no connect waits for it.
+     */
+    private void dropChannel(UcxChannel ch) {
+        if (ch.state == UcxChannel.State.FAILED) {
+            return;
+        }
+        ch.state = UcxChannel.State.FAILED;
+        byEndpoint.remove(ch.ep.handle);
+        origins.remove(ch.id);
+        ch.peer.originChannels.remove(ch);
+        ch.ep.close();
     }
 
     /** Tells the target a lane is closed, on the lane's channel (after its requests), else the wireup's. */

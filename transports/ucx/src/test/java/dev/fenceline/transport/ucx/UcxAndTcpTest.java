@@ -30,7 +30,7 @@ import org.junit.jupiter.api.Timeout;
  * a message or atomic in flight on the failed lane is sent again over tcp, and the target's worker
  * recognizes the copy in the window both transports share (with the ucx target keeping windows of
  * its own, the handler ran a message twice and atomics applied twice in 2 of 4 rounds). Rounds with
- * seeds in a row, each printed.
+ * seeds in a row, each printed. And the failed UCT lane is reconnected and carries traffic again.
  */
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
 class UcxAndTcpTest {
@@ -108,6 +108,42 @@ class UcxAndTcpTest {
             assertTrue(operations(after, "tcp") > 0, "traffic moved to tcp: " + after.lanes());
             assertEquals(0, after.outstanding(), after.toString());
             return null;
+        }
+    }
+
+    @Test
+    void aFailedUctLaneIsReconnectedAndCarriesTrafficAgain() throws Exception {
+        try (Fenceline f = Fenceline.create(ConfigFactory.parseString("""
+                fenceline.transports = [ucx, tcp]
+                fenceline.endpoint.lane-transports = all
+                fenceline.transport.ucx.tls = [posix]
+                fenceline.transport.ucx.reconnect { min-backoff = 50ms, max-backoff = 200ms }
+                fenceline.transport.tcp.listen = ["127.0.0.1:0"]
+                fenceline.transport.tcp.secret = "%s"
+                """.formatted(SECRET)))) {
+            Worker a = await(f.newWorker("origin"));
+            Worker b = await(f.newWorker("target"));
+            MemoryRegion counters = b.allocate(64);
+            dev.fenceline.RemoteKey key = a.unpackRemoteKey(counters.remoteKey().toBytes());
+            Endpoint ep = await(a.connect(b.address()));
+            long first = ep.lanes().get(0).connectionId();
+            UcxLane uct = UcxLane.byId(first);
+            assertNotNull(uct, "the UCT lane is live");
+            uct.breakChannel(new EndpointFailedException("test: UCT reported the peer failed"));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            long adds = 0;
+            while (!(ep.lanes().get(0).live() && ep.lanes().get(0).connectionId() != first)) {
+                assertTrue(System.nanoTime() < deadline, "the UCT lane was not reconnected: " + ep.lanes());
+                await(ep.atomicFetch64(dev.fenceline.AtomicOp.ADD, counters.address(), key, 1)); // goes on meanwhile
+                adds++;
+            }
+            long before = operations(ep.statistics(), "ucx");
+            for (int i = 0; i < 100; i++) {
+                await(ep.atomicFetch64(dev.fenceline.AtomicOp.ADD, counters.address(), key, 1));
+            }
+            assertTrue(operations(ep.statistics(), "ucx") > before, "the reconnected lane carries traffic: "
+                    + ep.statistics().lanes());
+            assertEquals(adds + 100, counters.buffer().order(java.nio.ByteOrder.nativeOrder()).getLong(0));
         }
     }
 

@@ -17,9 +17,10 @@ import org.junit.jupiter.api.Timeout;
  * The RDMA-rail-dies story on two hosts: worker processes in two network namespaces, each endpoint
  * with a UCT tcp lane on veth rail 1 and a Fenceline tcp lane on rail 2, stream puts and atomics
  * with fences. Rail 1's link goes down mid-run: the endpoint's keepalive gives the UCT lane up and
- * traffic goes on over rail 2. Then the link comes back, and what the old UCT connection still held
- * may reach the target late; nothing is lost, applied twice or out of fence order (the target's
- * memory and counter are verified at the end). Skipped, with the reason, without root or iproute2.
+ * traffic goes on over rail 2. Then the link comes back: the transport reconnects the UCT lane and
+ * it carries the traffic again, while what the old UCT connection still held may reach the target
+ * late; nothing is lost, applied twice or out of fence order (the target's memory and counter are
+ * verified at the end). Skipped, with the reason, without root or iproute2.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class UcxNetnsRailFailoverTest {
@@ -68,10 +69,16 @@ class UcxNetnsRailFailoverTest {
                     detectMs, KEEPALIVE_TIMEOUT_MS);
             assertTrue(detectMs <= 2 * KEEPALIVE_TIMEOUT_MS + 2000, "failover took " + detectMs + " ms");
 
-            // The link comes back: the old UCT connection's retransmissions may reach the target now.
+            // The link comes back: the transport reconnects the UCT lane on fresh endpoints and the
+            // endpoint takes it back; the old UCT connection's retransmissions may reach the target now.
             net.ip("-n", net.a, "link", "set", "va1", "up");
-            RailOrigin.Progress after = origin.await(p -> true, "progress");
-            origin.await(p -> p.iterations() > after.iterations() + 2000, "traffic after rail 1 came back");
+            long upAt = System.nanoTime();
+            RailOrigin.Progress recovered = origin.await(p -> p.up(0)
+                    && p.lanes().get(0).connection() != running.lanes().get(0).connection(), "the UCT lane to recover");
+            System.out.printf("rail 1 up: the UCT lane recovered after %d ms%n", (System.nanoTime() - upAt) / 1_000_000);
+            long again = net.txBytes(net.a, "va1");
+            origin.await(p -> p.iterations() > recovered.iterations() + 2000, "traffic after rail 1 came back");
+            assertTrue(net.txBytes(net.a, "va1") - again > 1000 * 4096, "the recovered UCT lane carries the puts again");
 
             String result = origin.stop();
             System.out.println(result);
