@@ -13,7 +13,9 @@ import java.util.TreeSet;
  * Finds keys under {@code fenceline} that no {@code reference.conf} on the class path documents: a
  * typo ({@code fenceline.fence.mdoe}) or a transport that is not there ({@code fenceline.transport.ucx})
  * would otherwise be ignored in silence. Every key that a settings class reads is documented in the
- * reference of the jar that reads it (a test checks that), so the references are the list of keys.
+ * reference of the jar that reads it (a test checks that), so the references are the list of keys;
+ * but a reference may name open sections ({@code fenceline.open-sections}), whose keys are another
+ * library's and are passed on unchecked.
  */
 public final class ConfigKeys {
     private static final String ROOT = "fenceline";
@@ -36,10 +38,16 @@ public final class ConfigKeys {
                 known.add(ROOT + "." + e.getKey());
             }
         }
+        List<String> open = new ArrayList<>();
+        if (reference.hasPath(ROOT + ".open-sections")) {
+            for (String section : reference.getObject(ROOT + ".open-sections").keySet()) {
+                open.add(ROOT + "." + section + ".");
+            }
+        }
         List<String> problems = new ArrayList<>();
         for (Map.Entry<String, ConfigValue> e : config.getConfig(ROOT).entrySet()) {
             String key = ROOT + "." + e.getKey();
-            if (!reference.hasPathOrNull(key)) {
+            if (!reference.hasPathOrNull(key) && open.stream().noneMatch(key::startsWith)) {
                 String near = nearest(key, known);
                 problems.add(key + " (set in " + e.getValue().origin().description() + ") is not a Fenceline setting"
                         + (near == null ? "" : "; did you mean " + near + "?"));

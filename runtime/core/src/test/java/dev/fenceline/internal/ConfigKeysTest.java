@@ -48,6 +48,19 @@ class ConfigKeysTest {
     }
 
     @Test
+    void keysUnderAnOpenSectionPassAndOnlyThere() {
+        Config reference = ConfigFactory.parseString("""
+                fenceline.open-sections { "transport.x.native" = "the library's own settings" }
+                fenceline.transport.x.native { A = 1 }
+                """).withFallback(REFERENCE);
+        assertEquals(List.of(), ConfigKeys.unknown(ConfigFactory.parseString(
+                "fenceline.transport.x.native { B = 2, deeper.C = 3 }").withFallback(reference), reference));
+        List<String> problems = ConfigKeys.unknown(ConfigFactory.parseString("fenceline.transport.x.nativ.B = 2")
+                .withFallback(reference), reference);
+        assertEquals(1, problems.size(), "beside the open section, keys are checked: " + problems);
+    }
+
+    @Test
     void warnAndIgnoreLetItPassAndABadModeIsRefused() {
         assertDoesNotThrow(() -> ConfigKeys.check(user("fenceline.unknown-keys = warn\nfenceline.typo = 1"), REFERENCE));
         assertDoesNotThrow(() -> ConfigKeys.check(user("fenceline.unknown-keys = ignore\nfenceline.typo = 1"),
