@@ -4,8 +4,12 @@ import com.typesafe.config.Config;
 import dev.fenceline.spi.support.ConfigReader;
 import dev.fenceline.spi.support.ReconnectPolicy;
 import java.time.Duration;
+import com.typesafe.config.ConfigObject;
+import com.typesafe.config.ConfigValue;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 
 /**
  * {@code fenceline.transport.ucx}, read and validated once (reference.conf documents each key).
@@ -24,12 +28,14 @@ import java.util.Set;
  * @param quarantine how long a closed region's memory and slot are kept
  * @param maxLanesPerPeer connection ids one peer may hold here
  * @param reconnect how a lane the endpoint gave up, but still wants, is reconnected
+ * @param uct UCT settings per UCT transport (names as {@code ucx_info -c} lists them without the
+ *     {@code UCX_<TL>_} prefix), applied to this worker's ifaces of that transport
  * @param keysRead every key read, for the completeness test
  */
 record UcxSettings(List<String> tls, List<String> devices, boolean connectToEndpoint, int maxFragment, int queueDepth,
         Duration connectTimeout, Duration livenessInterval, String idleStrategy, Duration idleParkMin,
         Duration idleParkMax, int maxRegistrations, Duration quarantine, int maxLanesPerPeer,
-        ReconnectPolicy reconnect, Set<String> keysRead) {
+        ReconnectPolicy reconnect, Map<String, Map<String, String>> uct, Set<String> keysRead) {
     static final String SECTION = "fenceline.transport.ucx";
 
     static UcxSettings fromSection(Config section) {
@@ -57,8 +63,38 @@ record UcxSettings(List<String> tls, List<String> devices, boolean connectToEndp
         Duration maxBackoff = r.durationIn("reconnect.max-backoff", minBackoff, Duration.ofMinutes(10));
         Duration giveUp = r.durationIn("reconnect.give-up-after", Duration.ofSeconds(1), Duration.ofDays(7));
         Duration stable = r.durationIn("reconnect.stable-after", Duration.ofMillis(1), Duration.ofHours(1));
+        Map<String, Map<String, String>> uct = uct(r);
         return new UcxSettings(tls, devices, toEndpoint, maxFragment, queueDepth, connect, liveness, idle, parkMin,
                 parkMax, registrations, quarantine, lanes, new ReconnectPolicy(minBackoff, maxBackoff, giveUp, stable),
-                r.keysRead());
+                uct, r.keysRead());
+    }
+
+    /** {@code uct}: an object of UCT transports, each an object of UCT settings. */
+    private static Map<String, Map<String, String>> uct(ConfigReader r) {
+        ConfigValue section = r.config().hasPath("uct") ? r.config().getValue("uct") : null;
+        if (!(section instanceof ConfigObject transports)) {
+            throw r.invalid("uct", section == null ? "<unset>" : section.render(), "an object of UCT transports,"
+                    + " each an object of UCT settings, e.g. uct { tcp { TX_SEG_SIZE = 64K } }");
+        }
+        Map<String, Map<String, String>> out = new TreeMap<>();
+        for (Map.Entry<String, ConfigValue> t : transports.entrySet()) {
+            if (!(t.getValue() instanceof ConfigObject settings)) {
+                throw r.invalid("uct." + t.getKey(), t.getValue().render(), "an object of UCT settings (NAME = value)");
+            }
+            Map<String, String> m = new TreeMap<>();
+            for (Map.Entry<String, ConfigValue> e : settings.entrySet()) {
+                String key = "uct." + t.getKey() + "." + e.getKey();
+                ConfigValue v = e.getValue();
+                if (!e.getKey().matches("[A-Z][A-Z0-9_]*") || v instanceof ConfigObject
+                        || v.valueType() == com.typesafe.config.ConfigValueType.LIST || v.unwrapped() == null) {
+                    throw r.invalid(key, v.render(), "a UCT setting: its name as `ucx_info -c` lists it without the"
+                            + " UCX_<TL>_ prefix (upper case), and a plain value");
+                }
+                m.put(e.getKey(), String.valueOf(v.unwrapped()));
+                r.markRead(key);
+            }
+            out.put(t.getKey(), Map.copyOf(m));
+        }
+        return Map.copyOf(out);
     }
 }

@@ -1,5 +1,6 @@
 package dev.fenceline.transport.ucx;
 
+import dev.fenceline.ConfigurationException;
 import dev.fenceline.EndpointFailedException;
 import dev.fenceline.FencelineException;
 import dev.fenceline.spi.LaneConnection;
@@ -52,8 +53,13 @@ final class UcxTransport implements Transport, UcxTransportActor.Backend {
             List<String> refused = new ArrayList<>();
             for (UctResource r : selected) {
                 try {
-                    ifaces.add(worker.open(r, Map.of()));
+                    ifaces.add(worker.open(r, settings.uct().getOrDefault(r.transport(), Map.of())));
                 } catch (UctException e) {
+                    if (e.getMessage().contains("UCT refused the setting")) { // the shim's words for a bad setting
+                        throw new ConfigurationException(UcxSettings.SECTION + ".uct." + r.transport() + ": "
+                                + e.getMessage() + " (the names are those `ucx_info -c` lists without UCX_"
+                                + r.transport().toUpperCase(java.util.Locale.ROOT) + "_)", e);
+                    }
                     refused.add(r + ": " + e.getMessage());
                     LOG.warn("ucx {}: {} not opened: {}", context.workerName(), r, e.getMessage());
                 }

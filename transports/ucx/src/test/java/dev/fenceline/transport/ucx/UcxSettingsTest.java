@@ -41,9 +41,38 @@ class UcxSettingsTest {
         for (String[] bad : new String[][] {{"tls = []", "tls"}, {"devices = []", "devices"},
                 {"connect = sideways", "connect"}, {"max-fragment = 512", "max-fragment"},
                 {"queue-depth = 0", "queue-depth"}, {"idle-strategy = nap", "idle-strategy"},
-                {"max-registrations = 0", "max-registrations"}, {"connect-timeout = 0s", "connect-timeout"}}) {
+                {"max-registrations = 0", "max-registrations"}, {"connect-timeout = 0s", "connect-timeout"},
+                {"reconnect.give-up-after = 0s", "reconnect.give-up-after"}, {"uct = 5", "uct"},
+                {"uct { posix = 3 }", "uct.posix"}, {"uct { tcp { tx_seg_size = 1 } }", "uct.tcp.tx_seg_size"},
+                {"uct { tcp { TX_SEG_SIZE = [1] } }", "uct.tcp.TX_SEG_SIZE"}}) {
             ConfigurationException e = assertThrows(ConfigurationException.class, () -> settings(bad[0]), bad[0]);
             assertTrue(e.getMessage().startsWith(UcxSettings.SECTION + "." + bad[1]), e.getMessage());
+        }
+    }
+
+    @Test
+    void uctSettingsPassThroughPerTransport() {
+        UcxSettings s = settings("uct { posix { FIFO_SIZE = 128 } }");
+        assertEquals(Map.of("FIFO_SIZE", "128"), s.uct().get("posix"));
+        assertEquals(Map.of("TX_SEG_SIZE", "256K", "RX_SEG_SIZE", "256K"), s.uct().get("tcp"), "the default kept");
+        assertTrue(s.keysRead().contains(UcxSettings.SECTION + ".uct.posix.FIFO_SIZE"), s.keysRead().toString());
+    }
+
+    @Test
+    void aUctSettingUctDoesNotKnowIsAConfigurationErrorNamingIt() {
+        UcxAssumptions.ucxAvailable();
+        try (dev.fenceline.Fenceline f = dev.fenceline.Fenceline.create(ConfigFactory.parseString("""
+                fenceline.transports = [ucx]
+                fenceline.transport.ucx { tls = [posix], uct { posix { NO_SUCH_SETTING = 1 } } }
+                """))) {
+            Throwable t = assertThrows(java.util.concurrent.ExecutionException.class,
+                    () -> f.newWorker("w").toCompletableFuture().get(20, java.util.concurrent.TimeUnit.SECONDS));
+            Throwable c = t.getCause();
+            while (c != null && !(c instanceof ConfigurationException)) {
+                c = c.getCause();
+            }
+            assertTrue(c != null && c.getMessage().contains(UcxSettings.SECTION + ".uct.posix")
+                    && c.getMessage().contains("NO_SUCH_SETTING"), String.valueOf(t));
         }
     }
 }
