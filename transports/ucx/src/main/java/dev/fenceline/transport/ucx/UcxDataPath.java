@@ -565,7 +565,7 @@ final class UcxDataPath {
                 }
             }
             case UcxWire.DATA -> {
-                        synchronized (lane.lock) {
+                synchronized (lane.lock) {
                     UcxOp op = lane.answeredLocked(token);
                     if (op != null) {
                         ByteBuffer sink = op.local;

@@ -42,6 +42,8 @@ import org.agrona.collections.LongHashSet;
 final class UcxLane extends AbstractLane implements DirectAccess, UcxRecovery.Recoverable {
     final long conn;
     final UcxChannel channel;
+    /** Whether its iface reaches the peer's memory directly (shared memory on this host): the fast path's. */
+    private final boolean memoryLane;
     private final UcxAgent agent;
     private final Set<LaneType> types;
     private final LaneCapabilities capabilities;
@@ -124,6 +126,7 @@ final class UcxLane extends AbstractLane implements DirectAccess, UcxRecovery.Re
         this.agent = agent;
         this.conn = conn;
         this.channel = channel;
+        this.memoryLane = channel.iface.resource().deviceType().equals("shm");
         this.types = types;
         this.capabilities = capabilities;
         this.maxMessage = maxMessage;
@@ -424,10 +427,6 @@ final class UcxLane extends AbstractLane implements DirectAccess, UcxRecovery.Re
 
     // ------------------------------------------------------------------ the fast path
 
-    /** Whether this lane's iface reaches its peer's memory directly (shared memory on this host). */
-    private boolean memoryLane() {
-        return channel.iface.resource().deviceType().equals("shm");
-    }
 
     /**
      * @return the key's region as this process maps it, if the agent published it, this lane reaches
@@ -435,7 +434,7 @@ final class UcxLane extends AbstractLane implements DirectAccess, UcxRecovery.Re
      */
     private UcxMapping direct(RemoteKey key) {
         Object c = key.transportCache();
-        if (!(c instanceof UcxMapping m) || m.owner() != agent || !m.peer().equals(channel.peer.id) || !memoryLane()
+        if (!(c instanceof UcxMapping m) || m.owner() != agent || !memoryLane || !m.peer().equals(channel.peer.id)
                 || !live() || unanswered.get() != 0) {
             return null;
         }
