@@ -6,7 +6,7 @@ package dev.fenceline.spi;
  * thread waits in {@link #await} and wakes on the event itself.
  *
  * <p>The runtime calls {@link #await} on the agent's thread only, after the agent has been idle
- * for a while (it spins and yields first). {@link #wake} may be called from any thread: the
+ * for a while (it spins as {@link #spinsBeforeWait} says, then yields). {@link #wake} may be called from any thread: the
  * transport calls it when it hands the agent work from elsewhere (an operation posted from an
  * endpoint actor), since that work raises no backend event.
  */
@@ -22,4 +22,16 @@ public interface Wakeup {
 
     /** Ends a current or the next {@link #await}; any thread. */
     void wake();
+
+    /**
+     * How many idle passes the agent spins (polls without giving up its core) before it yields and
+     * then waits. Spinning answers soonest, and pays where a pass is cheap (polling memory); where
+     * each pass is a system call, a spinning agent takes a core from the threads that answer its
+     * completions, and yielding is better.
+     *
+     * @return idle passes to spin, 0 or more (default 0)
+     */
+    default int spinsBeforeWait() {
+        return 0;
+    }
 }

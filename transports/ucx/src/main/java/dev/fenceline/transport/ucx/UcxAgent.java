@@ -43,6 +43,8 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
     private final List<UcxLane> waitingForRoom = new ArrayList<>();
     private final AtomicBoolean sleeping = new AtomicBoolean();
     private final boolean canSleep;
+    /** Idle passes to spin before yielding and sleeping ({@link #spinsBeforeWait}). */
+    private final int spins;
     private volatile boolean closed;
 
     UcxAgent(UctWorker worker, List<UctIface> ifaces, UcxSettings settings, UUID workerId, String workerName,
@@ -67,6 +69,7 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
         this.data = new UcxDataPath(this, sender, maxMessage);
         this.wiring = new UcxWiring(this, sender, target, settings, workerId, workerName, ifaces, localAddress, reports);
         this.canSleep = worker.canWait();
+        this.spins = ifaces.stream().allMatch(i -> i.resource().deviceType().equals("shm")) ? 100 : 0;
     }
 
     /** @return the wake-up to sleep on, or null where some iface has no event file descriptor */
@@ -131,6 +134,12 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
     @Override
     public void wake() {
         worker.wake();
+    }
+
+    /** Spins only where every iface polls memory (posix, sysv): a tcp iface's every pass is a system call. */
+    @Override
+    public int spinsBeforeWait() {
+        return spins;
     }
 
     // ------------------------------------------------------------------ the duty cycle
