@@ -8,8 +8,9 @@ import dev.fenceline.testkit.TransportContractSuite;
 import org.junit.jupiter.api.BeforeAll;
 
 /**
- * The SPI contract suite on the ucx transport over UCT's posix shared memory (memory it does not reach, so every operation is a message the target applies); a broken connection is its channel
- * failed, as when UCT reports the peer failed.
+ * The SPI contract suite on the ucx transport over UCT's posix shared memory (memory it does not
+ * reach, so every operation is a message the target applies); a broken connection is its channel
+ * failed, as when UCT reports the peer failed. {@link UcxTcpContractTest} runs it over UCT's tcp.
  */
 class UcxPosixContractTest extends TransportContractSuite {
     @BeforeAll

@@ -2,33 +2,14 @@ package dev.fenceline.transport.ucx;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
-import dev.fenceline.EndpointFailedException;
-import dev.fenceline.spi.LaneConnection;
-import dev.fenceline.testkit.TransportContractSuite;
-import org.junit.jupiter.api.BeforeAll;
 
 /**
- * The SPI contract suite on the ucx transport over UCT's tcp on loopback; a broken connection is its channel
- * failed, as when UCT reports the peer failed.
+ * The SPI contract suite on the ucx transport over UCT's tcp on loopback; as over posix, a broken
+ * connection is its channel failed, as when UCT reports the peer failed.
  */
-class UcxTcpContractTest extends TransportContractSuite {
-    @BeforeAll
-    static void ucx() {
-        UcxAssumptions.ucxAvailable();
-    }
-
-    @Override
-    protected String transportName() {
-        return UcxTransportProvider.NAME;
-    }
-
+class UcxTcpContractTest extends UcxPosixContractTest {
     @Override
     protected Config section() {
         return ConfigFactory.parseString("tls = [tcp]\ndevices = [lo]\nqueue-depth = 8");
-    }
-
-    @Override
-    protected void breakConnection(LaneConnection lane) {
-        ((UcxLane) lane).breakChannel(new EndpointFailedException("contract: the channel broke"));
     }
 }
