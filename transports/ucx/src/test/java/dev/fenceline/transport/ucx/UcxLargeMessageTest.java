@@ -26,10 +26,11 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Active messages larger than one UCT message (about 8 KiB on shared memory and tcp) go in parts and
- * arrive whole, in order among the lane's other operations, up to max-fragment; beyond the sender's
- * bound the call fails at once, and beyond the target's (a peer configured smaller) the target
- * refuses the message with its bound named, and both endpoints go on. The seed is printed.
+ * Active messages larger than one UCT message (about 8 KiB on shared memory, and on tcp with the
+ * 8 KiB segments set here rather than the default 256 KiB) go in parts and arrive whole, in order
+ * among the lane's other operations, up to max-fragment; beyond the sender's bound the call fails
+ * at once, and beyond the target's (a peer configured smaller) the target refuses the message with
+ * its bound named, and both endpoints go on. The seed is printed.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class UcxLargeMessageTest {
@@ -46,7 +47,8 @@ class UcxLargeMessageTest {
 
     private static String config(String tls, String maxFragment) {
         return "fenceline.transports = [ucx]\nfenceline.transport.ucx.tls = [" + tls + "]\n"
-                + (tls.equals("tcp") ? "fenceline.transport.ucx.devices = [lo]\n" : "")
+                + (tls.equals("tcp") ? "fenceline.transport.ucx.devices = [lo]\n"
+                        + "fenceline.transport.ucx.uct.tcp { TX_SEG_SIZE = 8K, RX_SEG_SIZE = 8K }\n" : "")
                 + "fenceline.transport.ucx.max-fragment = " + maxFragment + "\n";
     }
 
