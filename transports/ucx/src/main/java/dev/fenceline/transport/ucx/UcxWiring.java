@@ -2,18 +2,17 @@ package dev.fenceline.transport.ucx;
 
 import dev.fenceline.EndpointFailedException;
 import dev.fenceline.FencelineException;
-import dev.fenceline.LaneType;
 import dev.fenceline.spi.LaneCapabilities;
 import dev.fenceline.spi.LaneConnection;
 import dev.fenceline.spi.support.Host;
+import dev.fenceline.transport.ucx.UcxLanePlanner.Candidate;
+import dev.fenceline.transport.ucx.UcxLanePlanner.Planned;
 import java.nio.ByteBuffer;
 import java.security.SecureRandom;
 import java.util.ArrayList;
-import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.UUID;
 import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -88,6 +87,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
     private final UnsafeBuffer scratch = new UnsafeBuffer(ByteBuffer.allocateDirect(64 << 10));
     /** Lanes given up by their endpoints but still wanted, being reconnected. */
     final UcxRecovery<UcxLane> recovery;
+    private final UcxLanePlanner planner;
 
     UcxWiring(UcxAgent agent, UcxSender sender, UcxTarget target, UcxSettings settings, UUID workerId,
             String workerName, List<UctIface> ifaces, byte[] localAddress, Reports reports) {
@@ -101,6 +101,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         this.localAddress = localAddress;
         this.host = Host.bootId() + " " + Host.pidNamespaceId();
         this.reports = reports;
+        this.planner = new UcxLanePlanner(ifaces, settings, target.maxGet());
         this.recovery = new UcxRecovery<>(workerName, settings.reconnect(), settings.connectTimeout().toNanos(),
                 System::nanoTime, RANDOM::nextLong, this);
     }
@@ -124,13 +125,13 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
 
     private void dialOrFail(UcxCommand.Dial d) {
         UcxPeer peer = peer(d.peer(), d.address());
-        List<Candidate> candidates = candidates(peer);
-        List<Planned> plan = plan(candidates, peer);
+        List<Candidate> candidates = planner.candidates(peer);
+        List<Planned> plan = planner.plan(candidates, peer);
         if (plan.isEmpty()) {
             throw new EndpointFailedException("ucx: no transport of " + settings.tls() + " on this worker reaches "
                     + d.peer() + " (its ifaces: " + names(peer.address) + "; here: " + ifaces + ")");
         }
-        Candidate wire = wireupCandidate(candidates);
+        Candidate wire = UcxLanePlanner.wireupCandidate(candidates);
         if (wire == null) {
             throw new EndpointFailedException("ucx: no transport of " + settings.tls() + " that connects to an"
                     + " interface and carries active messages reaches " + d.peer() + ", so no wireup can go there"
@@ -142,14 +143,12 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         List<UcxLane> made = new ArrayList<>();
         List<UcxWireup.Lane> lanesOut = new ArrayList<>();
         for (Planned p : plan) {
-            UcxWireup.Mode mode = mode(p.candidate().iface());
+            UcxWireup.Mode mode = planner.mode(p.candidate().iface());
             UcxChannel ch = originChannel(peer, p.candidate(), mode, channels, wired);
             long conn = RANDOM.nextLong();
-            LaneCapabilities caps = capabilities(p);
-            int maxMessage = p.candidate().iface().attributes().has(UctIfaceAttributes.AM_BCOPY)
-                    ? Math.max(settings.maxFragment(), caps.maxPayload()) : caps.maxPayload();
-            UcxLane lane = new UcxLane(agent, conn, ch, p.types(), caps, maxMessage, settings.queueDepth(),
-                    scope(p.candidate().iface(), peer));
+            LaneCapabilities caps = planner.capabilities(p);
+            UcxLane lane = new UcxLane(agent, conn, ch, p.types(), caps, planner.maxMessage(p, caps),
+                    settings.queueDepth(), UcxLanePlanner.scope(p.candidate().iface(), peer));
             made.add(lane);
             lanesOut.add(new UcxWireup.Lane(conn, channels.indexOf(ch)));
         }
@@ -159,17 +158,6 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         }
         dials.put(d.dial(), new Dialing(d.dial(), peer, made, channels, null, false));
         send(wireup, new UcxWireup.Connect(d.dial(), workerId, localAddress, wired, lanesOut));
-    }
-
-    /** @return the first candidate that connects to an interface and carries active messages, or null */
-    private static Candidate wireupCandidate(List<Candidate> candidates) {
-        for (Candidate c : candidates) {
-            UctIfaceAttributes a = c.iface().attributes();
-            if (a.has(UctIfaceAttributes.CONNECT_TO_IFACE) && a.has(UctIfaceAttributes.AM_BCOPY)) {
-                return c;
-            }
-        }
-        return null;
     }
 
     private static String names(UcxAddress a) {
@@ -212,145 +200,6 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         channels.add(ch);
         wired.add(new UcxWireup.Channel(id, c.local(), c.remote(), mode, endpointAddress));
         return ch;
-    }
-
-    private UcxWireup.Mode mode(UctIface iface) {
-        UctIfaceAttributes a = iface.attributes();
-        boolean toIface = a.has(UctIfaceAttributes.CONNECT_TO_IFACE);
-        boolean toEndpoint = a.has(UctIfaceAttributes.CONNECT_TO_EP);
-        return toEndpoint && (!toIface || settings.connectToEndpoint()) ? UcxWireup.Mode.ENDPOINT : UcxWireup.Mode.IFACE;
-    }
-
-    /**
-     * One of this worker's ifaces that reaches one of the peer's.
-     *
-     * @param local its index here
-     * @param remote the peer iface's index in the peer's address
-     * @param iface the iface
-     */
-    private record Candidate(int local, int remote, UctIface iface) {
-    }
-
-    /** A lane in the plan: its iface and the lane types it serves. */
-    private record Planned(Candidate candidate, Set<LaneType> types, UcxPeer peer) {
-    }
-
-    private List<Candidate> candidates(UcxPeer peer) {
-        List<Candidate> out = new ArrayList<>();
-        List<UcxAddress.Iface> theirs = peer.address.ifaces();
-        for (int i = 0; i < ifaces.size(); i++) {
-            UctIface mine = ifaces.get(i);
-            for (int j = 0; j < theirs.size(); j++) {
-                UcxAddress.Iface t = theirs.get(j);
-                if (t.transport().equals(mine.resource().transport()) && mine.reachable(t.address())) {
-                    out.add(new Candidate(i, j, mine));
-                    break;
-                }
-            }
-        }
-        return out;
-    }
-
-    /**
-     * Each lane type to the first candidate that serves it: messages where the iface carries them;
-     * RMA and atomics through the hardware where the iface's memory domain guards it (a key the
-     * adapter checks, or the owner's key table on this host), else as messages; bulk transfers
-     * through zero-copy hardware first.
-     */
-    private List<Planned> plan(List<Candidate> candidates, UcxPeer peer) {
-        Map<Candidate, Set<LaneType>> chosen = new java.util.LinkedHashMap<>();
-        for (LaneType t : LaneType.values()) {
-            Candidate best = null;
-            if (t == LaneType.RMA_BW) {
-                for (Candidate c : candidates) {
-                    UctIfaceAttributes a = c.iface().attributes();
-                    if (a.has(UctIfaceAttributes.PUT_ZCOPY) && a.has(UctIfaceAttributes.GET_ZCOPY) && guarded(c, peer)) {
-                        best = c;
-                        break;
-                    }
-                }
-            }
-            for (int k = 0; best == null && k < candidates.size(); k++) {
-                Candidate c = candidates.get(k);
-                if (serves(c, t, peer)) {
-                    best = c;
-                }
-            }
-            if (best != null) {
-                chosen.computeIfAbsent(best, k -> EnumSet.noneOf(LaneType.class)).add(t);
-            }
-        }
-        List<Planned> out = new ArrayList<>();
-        chosen.forEach((c, types) -> out.add(new Planned(c, types, peer)));
-        return out;
-    }
-
-    private static boolean serves(Candidate c, LaneType t, UcxPeer peer) {
-        UctIfaceAttributes a = c.iface().attributes();
-        boolean messages = a.has(UctIfaceAttributes.AM_BCOPY);
-        return switch (t) {
-            case AM -> messages;
-            case RMA, RMA_BW -> messages || hardwareRma(a) && guarded(c, peer);
-            case AMO -> messages || !a.atomics(8).isEmpty() && guarded(c, peer);
-        };
-    }
-
-    private static boolean hardwareRma(UctIfaceAttributes a) {
-        return a.has(UctIfaceAttributes.PUT_SHORT | UctIfaceAttributes.PUT_BCOPY | UctIfaceAttributes.PUT_ZCOPY)
-                && a.has(UctIfaceAttributes.GET_SHORT | UctIfaceAttributes.GET_BCOPY | UctIfaceAttributes.GET_ZCOPY);
-    }
-
-    /** Whether the iface's hardware reaches memory only by a check: an adapter's key, or the owner's table. */
-    private static boolean guarded(Candidate c, UcxPeer peer) {
-        boolean memory = c.iface().resource().deviceType().equals("shm");
-        return memory ? peer.table != null
-                : c.iface().attributes().keyedMemory();
-    }
-
-    private LaneCapabilities capabilities(Planned p) {
-        UctIface iface = p.candidate().iface();
-        UctIfaceAttributes a = iface.attributes();
-        boolean messages = a.has(UctIfaceAttributes.AM_BCOPY);
-        int software = messages ? Math.min(UcxWire.softwarePayload(a.amMaxBcopy()), target.maxGet()) : 0;
-        boolean hardware = hardwareRma(a) && guarded(p.candidate(), p.peer())
-                && (p.types().contains(LaneType.RMA) || p.types().contains(LaneType.RMA_BW));
-        long hw = 0;
-        if (hardware) {
-            long put = Math.max(Math.max(a.has(UctIfaceAttributes.PUT_SHORT) ? a.putMaxShort() : 0,
-                    a.has(UctIfaceAttributes.PUT_BCOPY) ? a.putMaxBcopy() : 0),
-                    a.has(UctIfaceAttributes.PUT_ZCOPY) ? a.putMaxZcopy() : 0);
-            long get = Math.max(Math.max(a.has(UctIfaceAttributes.GET_SHORT) ? a.getMaxShort() : 0,
-                    a.has(UctIfaceAttributes.GET_BCOPY) ? a.getMaxBcopy() : 0),
-                    a.has(UctIfaceAttributes.GET_ZCOPY) ? a.getMaxZcopy() : 0);
-            hw = Math.min(put, get);
-        }
-        // Every operation must fit the path it may take: a region the hardware cannot reach goes by
-        // message, so a lane that carries messages splits at their size.
-        long max = messages ? (hardware ? Math.min(hw, software) : software) : hw;
-        int payload = (int) Math.max(1, Math.min(max, settings.maxFragment()));
-        boolean atomics = p.types().contains(LaneType.AMO) && guarded(p.candidate(), p.peer());
-        Set<dev.fenceline.AtomicOp> a32 = atomics ? a.atomics(4) : Set.of();
-        Set<dev.fenceline.AtomicOp> a64 = atomics ? a.atomics(8) : Set.of();
-        boolean dedup = scope(iface, p.peer()) != null;
-        boolean zcopyOnly = !messages && hardware && !a.has(UctIfaceAttributes.PUT_SHORT | UctIfaceAttributes.PUT_BCOPY);
-        return new LaneCapabilities(0, zcopyOnly ? 0 : payload, zcopyOnly ? payload : 0, false, a32, a64,
-                atomics && a.compareAndSwap(), true, dedup);
-    }
-
-    /**
-     * Lanes on this host (shared memory, cross-memory attach) share the peer's exactly-once scope:
-     * what their hardware has in flight when they fail is a put or get (cma's zero-copy completes in
-     * the iface's progress), which may be sent again, and everything else is a software request,
-     * which the target's windows recognize. An adapter's lane may leave a hardware atomic in flight,
-     * which no window would recognize: no scope.
-     */
-    private static Object scope(UctIface iface, UcxPeer peer) {
-        String type = iface.resource().deviceType();
-        boolean synchronous = type.equals("shm") || type.equals("self");
-        boolean hardware = hardwareRma(iface.attributes()) || !iface.attributes().atomics(8).isEmpty();
-        return synchronous || !hardware || !iface.attributes().keyedMemory()
-                ? new dev.fenceline.spi.support.ExactlyOnceScope(peer.id, dev.fenceline.spi.support.ExactlyOnceWindows.MEMBER)
-                : null;
     }
 
     /** The peer of an id, new or known; its key table mapped where it is on this host. */
@@ -431,7 +280,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         if (peer.dead || peers.get(peer.id) != peer) {
             return 0;
         }
-        Candidate wire = wireupCandidate(candidates(peer));
+        Candidate wire = UcxLanePlanner.wireupCandidate(planner.candidates(peer));
         if (wire == null) {
             return 0;
         }
