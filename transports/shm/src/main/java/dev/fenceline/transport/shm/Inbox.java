@@ -1,5 +1,6 @@
 package dev.fenceline.transport.shm;
 
+import dev.fenceline.spi.support.Heartbeat;
 import dev.fenceline.spi.support.Host;
 import dev.fenceline.FencelineException;
 import java.io.IOException;
@@ -21,13 +22,13 @@ import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
  *
  * <pre>
  * 0 magic u32 "FLCT"  4 version u32  8 pid u64  16 start u64  24 worker id 16  40 key slots u32
- * 44 gate slots u32  48 heartbeat u64 (counts up while the process runs: see Heartbeat)
+ * 44 gate slots u32  48 heartbeat u64 (counts up while the process runs: see spi.support.Heartbeat)
  * 64 key table: key slots x (key id u64, state u32, access u32, base u64, length u64)
  * 64 + 32 * key slots: gate table: gate slots x (conn u64, word u64)
  * then: ring
  * </pre>
  */
-final class Inbox {
+final class Inbox implements Heartbeat.Beating {
     static final int HEADER = 64;
     static final int SLOT = 32;
     static final int FREE = 0;
@@ -169,7 +170,8 @@ final class Inbox {
     }
 
     /** One more heartbeat of this worker's process (its own segment only). */
-    void beat() {
+    @Override
+    public void beat() {
         header.putLongOrdered(HEARTBEAT, header.getLong(HEARTBEAT) + 1);
     }
 

@@ -546,7 +546,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
     }
 
     /**
-     * Answered once the peer's heartbeat moves (see {@link Heartbeat}): proof that its process runs,
+     * Answered once the peer's heartbeat moves (see {@link dev.fenceline.spi.support.Heartbeat}): proof that its process runs,
      * which a message through the ring is not when a slow handler holds the peer's polling thread
      * (the lane is then slow, not dead, and so are the peer's other lanes, which must not fail over
      * for it). A stopped or paused process does not beat: its probe waits, and keepalive fails the lane.

@@ -1,5 +1,6 @@
 package dev.fenceline.transport.shm;
 
+import dev.fenceline.spi.support.Heartbeat;
 import dev.fenceline.spi.support.Host;
 import dev.fenceline.EndpointFailedException;
 import dev.fenceline.FencelineException;
