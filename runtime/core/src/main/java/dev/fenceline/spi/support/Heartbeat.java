@@ -1,7 +1,6 @@
 package dev.fenceline.spi.support;
 
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -17,7 +16,8 @@ import java.util.concurrent.TimeUnit;
 public final class Heartbeat {
     /** How often each count moves. */
     public static final long PERIOD_MILLIS = 50;
-    private static final Set<Beating> BEATING = ConcurrentHashMap.newKeySet();
+    /** Guarded by itself: a count is never beaten after {@link #stop} returned (its memory may go then). */
+    private static final Set<Beating> BEATING = new java.util.HashSet<>();
 
     /** A count in shared memory. */
     public interface Beating {
@@ -37,8 +37,7 @@ public final class Heartbeat {
         });
 
         static {
-            THREAD.scheduleAtFixedRate(() -> BEATING.forEach(Beating::beat), PERIOD_MILLIS, PERIOD_MILLIS,
-                    TimeUnit.MILLISECONDS);
+            THREAD.scheduleAtFixedRate(Heartbeat::beatAll, PERIOD_MILLIS, PERIOD_MILLIS, TimeUnit.MILLISECONDS);
         }
 
         private Beater() {
@@ -49,15 +48,25 @@ public final class Heartbeat {
         }
     }
 
+    private static void beatAll() {
+        synchronized (BEATING) {
+            BEATING.forEach(Beating::beat);
+        }
+    }
+
     /** @param count a worker's own count, from now on counted up */
     public static void start(Beating count) {
-        BEATING.add(count);
-        count.beat();
+        synchronized (BEATING) {
+            BEATING.add(count);
+            count.beat();
+        }
         Beater.ensureStarted();
     }
 
-    /** @param count a worker's count, about to be unmapped */
+    /** @param count a worker's count, about to be unmapped: not counted once this returns */
     public static void stop(Beating count) {
-        BEATING.remove(count);
+        synchronized (BEATING) {
+            BEATING.remove(count);
+        }
     }
 }
