@@ -184,6 +184,7 @@ final class UcxDataPath {
             return;
         }
         e.published = true;
+        peer.tablePublished = true;
         key.transportCache(new UcxMapping(agent, peer.id, peer.table, e.part.slot(), e.digest, key.baseAddress(),
                 com.kenai.jffi.MemoryIO.getInstance().newDirectByteBuffer(pointer, (int) key.length())
                         .order(java.nio.ByteOrder.nativeOrder())));

@@ -13,8 +13,14 @@ final class UcxPeer {
     UcxAddress address;
     /** The peer's key table, mapped; null if it keeps none, or it is not on this host. */
     KeyTable.View table;
-    /** The unpacked key that maps the table (released when the peer is forgotten). */
+    /** The unpacked key that maps the table (released when the peer is forgotten, unless published). */
     UctRemoteKey tableKey;
+    /**
+     * Whether a mapping that checks against the table went to calling threads (the fast path): then
+     * the table stays mapped as long as the process, as the mapping's region does, since a thread
+     * may be inside a check when the peer goes.
+     */
+    boolean tablePublished;
     /** Channels carrying this worker's requests to the peer. */
     final List<UcxChannel> originChannels = new ArrayList<>();
     /** Channels carrying this worker's replies to the peer's requests, by the peer's channel id. */

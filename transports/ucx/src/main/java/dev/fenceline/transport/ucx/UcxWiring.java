@@ -631,7 +631,9 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         peers.remove(p.id);
         target.peerGone(p);
         if (p.tableKey != null) {
-            p.tableKey.close();
+            if (!p.tablePublished) {
+                p.tableKey.close();
+            }
             p.tableKey = null;
             p.table = null;
         }
