@@ -5,17 +5,18 @@ import dev.fenceline.RemoteAccessException;
 import dev.fenceline.RemoteAccessException.Reason;
 import dev.fenceline.RemoteKey;
 import java.util.BitSet;
+import dev.fenceline.spi.support.Heartbeat;
 import org.agrona.concurrent.UnsafeBuffer;
 
 /**
- * A worker's key table: one 32-byte slot per open region, in shared memory its peers on this host
+ * A worker's key table: one 40-byte slot per open region, in shared memory its peers on this host
  * map, written by the owner only. A peer checks a region's slot before it reaches the region
  * without the owner (a UCT shared-memory store, a cross-memory-attach copy), so a forged key, a
  * stale one, access the region was not registered for and a closed region are refused at the
  * origin by what the owner wrote, not by what the key claims.
  *
  * <pre>
- * header: 0 magic u32 "FLKT"   4 version u32   8 slots u32
+ * header: 0 magic u32 "FLKT"   4 version u32   8 slots u32   16 heartbeat u64
  * slot i at 64 + 40 i: 0 key id u64   8 address u64   16 length u64   24 access u32   28 state u32
  *                      32 the digest of the region's packed UCT keys u64
  * </pre>
@@ -23,13 +24,17 @@ import org.agrona.concurrent.UnsafeBuffer;
  * The digest binds the UCT keys a region's remote key carries to its slot: a key whose id and range
  * are right but whose packed UCT key was forged (to map another segment of the owner) is refused.
  *
+ * The heartbeat counts up while the owner's process runs ({@link Heartbeat}), even while its progress
+ * agent is busy in a slow handler: a peer's keepalive reads it.
+ *
  * A slot's fields are written before its state turns open (a release store), and its state turns
  * closed before its memory goes; a closed slot is reused only after the registration quarantine, far
  * longer than a check and the access behind it take.
  */
-final class KeyTable {
+final class KeyTable implements Heartbeat.Beating {
     static final int MAGIC = 0x464C4B54;
-    static final int VERSION = 2;
+    static final int VERSION = 3;
+    private static final int HEARTBEAT = 16;
     static final int HEADER = 64;
     static final int SLOT = 40;
     private static final int KEY = 0;
@@ -57,6 +62,12 @@ final class KeyTable {
         table.putInt(4, VERSION);
         table.putInt(8, slots);
         table.putIntVolatile(0, MAGIC);
+    }
+
+    /** One more heartbeat of this worker's process (the heartbeat thread; its own table only). */
+    @Override
+    public void beat() {
+        table.putLongOrdered(HEARTBEAT, table.getLong(HEARTBEAT) + 1);
     }
 
     /** @return the bytes a table of {@code slots} slots takes */
@@ -126,6 +137,11 @@ final class KeyTable {
             }
             this.slots = n;
             this.table = new UnsafeBuffer(address, bytes(n));
+        }
+
+        /** @return the owner's heartbeat: it moves while the owner's process runs */
+        long heartbeat() {
+            return table.getLongVolatile(HEARTBEAT);
         }
 
         /**

@@ -42,6 +42,8 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
     private final List<UcxLane> touched = new ArrayList<>();
     private final List<UcxLane> waitingForRoom = new ArrayList<>();
     private final AtomicBoolean sleeping = new AtomicBoolean();
+    /** Keepalive probes of lanes to peers on this host, waiting for the peer's heartbeat to move. */
+    private final UcxHeartbeats heartbeats = new UcxHeartbeats();
     private final boolean canSleep;
     /** Idle passes to spin before yielding and sleeping ({@link #spinsBeforeWait}). */
     private final int spins;
@@ -163,6 +165,9 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
             }
         }
         serveRoom();
+        if (!heartbeats.isEmpty()) {
+            heartbeats.answer();
+        }
         for (UcxLane l : touched) {
             l.touched = false;
             l.endOfPass();
@@ -188,6 +193,8 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
                 channelFailed(b.lane().channel, b.cause(), false);
             } else if (c instanceof UcxCommand.Replace r) {
                 wiring.replace(r.lane());
+            } else if (c instanceof UcxCommand.HeartbeatProbe h) {
+                heartbeats.add(h);
             }
         }
         return n;

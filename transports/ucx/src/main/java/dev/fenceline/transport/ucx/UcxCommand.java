@@ -9,7 +9,7 @@ import java.util.UUID;
  */
 sealed interface UcxCommand permits UcxOp, UcxCommand.Dial, UcxCommand.Abandon, UcxCommand.Tick,
         UcxCommand.PeerGone, UcxCommand.LaneEnded, UcxCommand.BreakChannel,
-        UcxCommand.Replace {
+        UcxCommand.Replace, UcxCommand.HeartbeatProbe {
     /**
      * Connect to a peer worker: plan the lanes, set up channels, send the CONNECT.
      *
@@ -67,5 +67,15 @@ sealed interface UcxCommand permits UcxOp, UcxCommand.Dial, UcxCommand.Abandon, 
      * @param lane the lane
      */
     record Replace(UcxLane lane) implements UcxCommand {
+    }
+
+    /**
+     * A keepalive probe of a lane to a peer on this host: answered once the peer's heartbeat in its
+     * key table moves (its process runs, whatever its progress agent is doing).
+     *
+     * @param lane the lane
+     * @param token the probe's token
+     */
+    record HeartbeatProbe(UcxLane lane, long token) implements UcxCommand {
     }
 }

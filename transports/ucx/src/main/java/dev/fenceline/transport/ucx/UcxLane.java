@@ -44,6 +44,8 @@ final class UcxLane extends AbstractLane implements DirectAccess, UcxRecovery.Re
     final UcxChannel channel;
     /** Whether its iface reaches the peer's memory directly (shared memory on this host): the fast path's. */
     private final boolean memoryLane;
+    /** Whether its peer is on this host with a key table mapped here, whose heartbeat answers keepalive. */
+    private final boolean onThisHost;
     private final UcxAgent agent;
     private final Set<LaneType> types;
     private final LaneCapabilities capabilities;
@@ -127,6 +129,7 @@ final class UcxLane extends AbstractLane implements DirectAccess, UcxRecovery.Re
         this.conn = conn;
         this.channel = channel;
         this.memoryLane = channel.iface.resource().deviceType().equals("shm");
+        this.onThisHost = channel.peer.table != null; // the agent maps it before it makes the peer's lanes
         this.types = types;
         this.capabilities = capabilities;
         this.maxMessage = maxMessage;
@@ -234,13 +237,19 @@ final class UcxLane extends AbstractLane implements DirectAccess, UcxRecovery.Re
     }
 
     /**
-     * A probe that reaches the target's progress agent and comes back (a software flush), where the
-     * lane carries messages; a lane that does not (cma) is answered while its channel lives and its
-     * peer's process runs: it reaches the peer's memory without the peer.
+     * To a peer on this host (its key table mapped here): answered once the peer's heartbeat moves
+     * ({@link UcxHeartbeats}), so a slow handler holding the peer's progress agent fails no lane.
+     * Elsewhere a probe that reaches the target's progress agent and comes back (a software flush),
+     * where the lane carries messages; a lane that does not (cma) is answered while its channel lives
+     * and its peer's process runs: it reaches the peer's memory without the peer.
      */
     @Override
     public PostStatus keepalive(long token) {
         if (!live()) {
+            return PostStatus.IN_PROGRESS;
+        }
+        if (onThisHost) {
+            agent.submitControl(new UcxCommand.HeartbeatProbe(this, token));
             return PostStatus.IN_PROGRESS;
         }
         if (!agent.submit(UcxOp.flush(this, token, true))) {
@@ -586,6 +595,19 @@ final class UcxLane extends AbstractLane implements DirectAccess, UcxRecovery.Re
         LaneListener l = listener();
         if (l != null) {
             l.onFailed(token, error);
+        }
+    }
+
+    /** @return whether its heartbeat probes still want an answer (it is live) */
+    boolean heartbeatWanted() {
+        return live();
+    }
+
+    /** A heartbeat probe is answered (agent thread): the peer's process runs. */
+    void heartbeatAnswered(long token) {
+        LaneListener l = listener();
+        if (l != null && live()) {
+            l.onFlushed(token);
         }
     }
 

@@ -66,6 +66,7 @@ final class UcxRegions implements AutoCloseable {
             new org.agrona.concurrent.UnsafeBuffer(tableMemory.address(), KeyTable.bytes(maxRegistrations))
                     .setMemory(0, KeyTable.bytes(maxRegistrations), (byte) 0);
             table = new KeyTable(tableMemory.address(), maxRegistrations);
+            dev.fenceline.spi.support.Heartbeat.start(table);
         } else {
             tableMemory = null;
             table = null;
@@ -301,6 +302,7 @@ final class UcxRegions implements AutoCloseable {
             }
             open.clear();
             if (tableMemory != null) {
+                dev.fenceline.spi.support.Heartbeat.stop(table); // before its memory goes
                 tableMemory.close();
             }
         } finally {
