@@ -105,6 +105,44 @@ public final class SimNetwork {
         }
     }
 
+    /**
+     * Applies a fault to the slot's live connection. On the real-time fabric the endpoint may close
+     * a connection an earlier call made before this call reaches it (a replacement for a slot that
+     * had moved on, a recovery of a slot still live): then the endpoint's table is the truth again,
+     * and the fault goes to the connection it shows, once that one is open (at most 5 s of real
+     * time: the table may lag the close), or nowhere if it shows the slot failed. On virtual time
+     * nothing closes behind a call's back.
+     *
+     * @return the connection the fault went to, or 0 if the slot turned out failed
+     */
+    private static long onLive(Endpoint ep, int laneIndex, java.util.function.LongConsumer fault) {
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(5);
+        boolean raced = false;
+        while (true) {
+            if (raced) {
+                synchronized (SLOTS) {
+                    if (!slot(slots(ep), ep, laneIndex).live()) {
+                        return 0; // failed already: the fault has nothing to act on
+                    }
+                }
+            }
+            long c = live(ep, laneIndex);
+            try {
+                fault.accept(c);
+                return c;
+            } catch (IllegalArgumentException closed) {
+                if (SimFaults.isOpen(c) || System.nanoTime() - deadline > 0) {
+                    throw closed;
+                }
+                synchronized (SLOTS) {
+                    slots(ep).pending[laneIndex] = 0;
+                }
+                raced = true;
+                Thread.onSpinWait();
+            }
+        }
+    }
+
     private static void pending(Endpoint ep, int laneIndex, long connection, boolean live) {
         synchronized (SLOTS) {
             Slots s = slots(ep);
@@ -122,9 +160,11 @@ public final class SimNetwork {
      * @param laneIndex the lane
      */
     public void failLane(Endpoint ep, int laneIndex) {
-        long c = live(ep, laneIndex);
-        SimFaults.fail(c, "lane " + laneIndex + " of " + ep + " failed by SimNetwork");
-        pending(ep, laneIndex, c, false);
+        long c = onLive(ep, laneIndex, id -> SimFaults.fail(id, "lane " + laneIndex + " of " + ep
+                + " failed by SimNetwork"));
+        if (c != 0) {
+            pending(ep, laneIndex, c, false);
+        }
     }
 
     /**
@@ -142,7 +182,7 @@ public final class SimNetwork {
      * @param heldFor how long the target stays stalled (virtual time under the deterministic simulation)
      */
     public void stallLane(Endpoint ep, int laneIndex, Duration heldFor) {
-        SimFaults.stall(live(ep, laneIndex), heldFor);
+        onLive(ep, laneIndex, id -> SimFaults.stall(id, heldFor));
     }
 
     /**
@@ -154,7 +194,7 @@ public final class SimNetwork {
      * @param laneIndex the lane
      */
     public void silenceLane(Endpoint ep, int laneIndex) {
-        SimFaults.silence(live(ep, laneIndex));
+        onLive(ep, laneIndex, SimFaults::silence);
     }
 
     /**
@@ -174,7 +214,12 @@ public final class SimNetwork {
             recoverLane(ep, laneIndex);
             return;
         }
-        pending(ep, laneIndex, SimFaults.replace(slot.connection()), true);
+        long[] next = new long[1];
+        if (onLive(ep, laneIndex, id -> next[0] = SimFaults.replace(id)) == 0) {
+            recoverLane(ep, laneIndex); // it failed meanwhile: replacing a failed slot is recovering it
+            return;
+        }
+        pending(ep, laneIndex, next[0], true);
     }
 
     /**
@@ -228,7 +273,7 @@ public final class SimNetwork {
      * @param laneIndex the lane
      */
     public void dropKeepalives(Endpoint ep, int laneIndex) {
-        SimFaults.dropKeepalives(live(ep, laneIndex));
+        onLive(ep, laneIndex, SimFaults::dropKeepalives);
     }
 
     /**
@@ -272,6 +317,6 @@ public final class SimNetwork {
      * @param max the longest delay
      */
     public void setDelay(Endpoint ep, int laneIndex, Duration min, Duration max) {
-        SimFaults.delay(live(ep, laneIndex), min, max);
+        onLive(ep, laneIndex, id -> SimFaults.delay(id, min, max));
     }
 }
