@@ -94,14 +94,21 @@ public final class SimNetwork {
         return new Slot(s.lastLive[laneIndex], live);
     }
 
-    /** @return the live connection in the slot, as the previous calls left it */
-    private static long live(Endpoint ep, int laneIndex) {
+    /**
+     * @param failedIsNothing whether a failed slot is an answer (0) rather than the caller's mistake
+     * @return the live connection in the slot, as the previous calls left it, or 0 if it is failed
+     *     and that is no mistake
+     */
+    private static long live(Endpoint ep, int laneIndex, boolean failedIsNothing) {
         synchronized (SLOTS) {
             Slot slot = slot(slots(ep), ep, laneIndex);
-            if (!slot.live()) {
-                throw new IllegalStateException("lane " + laneIndex + " of " + ep + " is not live");
+            if (slot.live()) {
+                return slot.connection();
             }
-            return slot.connection();
+            if (failedIsNothing) {
+                return 0;
+            }
+            throw new IllegalStateException("lane " + laneIndex + " of " + ep + " is not live");
         }
     }
 
@@ -116,17 +123,23 @@ public final class SimNetwork {
      * @return the connection the fault went to, or 0 if the slot turned out failed
      */
     private static long onLive(Endpoint ep, int laneIndex, java.util.function.LongConsumer fault) {
+        return onLive(ep, laneIndex, fault, false);
+    }
+
+    /**
+     * @param failedIsNothing whether a slot found failed (the endpoint's table may have moved on
+     *     since the caller looked) returns 0 rather than throwing
+     */
+    private static long onLive(Endpoint ep, int laneIndex, java.util.function.LongConsumer fault,
+            boolean failedIsNothing) {
         long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(5);
         boolean raced = false;
         while (true) {
-            if (raced) {
-                synchronized (SLOTS) {
-                    if (!slot(slots(ep), ep, laneIndex).live()) {
-                        return 0; // failed already: the fault has nothing to act on
-                    }
-                }
+            // one look decides both whether the slot is live and which connection it holds
+            long c = live(ep, laneIndex, raced || failedIsNothing);
+            if (c == 0) {
+                return 0; // failed already: the fault has nothing to act on
             }
-            long c = live(ep, laneIndex);
             try {
                 fault.accept(c);
                 return c;
@@ -215,7 +228,7 @@ public final class SimNetwork {
             return;
         }
         long[] next = new long[1];
-        if (onLive(ep, laneIndex, id -> next[0] = SimFaults.replace(id)) == 0) {
+        if (onLive(ep, laneIndex, id -> next[0] = SimFaults.replace(id), true) == 0) {
             recoverLane(ep, laneIndex); // it failed meanwhile: replacing a failed slot is recovering it
             return;
         }

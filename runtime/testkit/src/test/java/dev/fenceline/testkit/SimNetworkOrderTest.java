@@ -15,6 +15,7 @@ import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.RepeatedTest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -99,8 +100,9 @@ class SimNetworkOrderTest {
     /**
      * On the real-time fabric a report can run before the endpoint has bound the connection an
      * earlier call made (replace, then fail the replacement): it reaches the endpoint when it binds.
+     * Repeated, since the races it covers are real time's (a run of 300 failed before the fix).
      */
-    @Test
+    @RepeatedTest(25)
     void aConnectionFailedBeforeItsEndpointBoundItIsFailedAllTheSame() throws Exception {
         try (dev.fenceline.Fenceline f = dev.fenceline.Fenceline.create(ConfigFactory.parseString(
                 "fenceline.transports = [sim]\nfenceline.endpoint.keepalive.interval = 0s").withFallback(LANES))) {
