@@ -225,7 +225,9 @@ final class EndpointImpl implements Endpoint {
             Long old = fast.fetch(kind == Request.Kind.CSWAP ? null : op, remoteAddress, key, width, operand, compare);
             if (old != null) {
                 Object value = width == 4 ? (Object) old.intValue() : (Object) old;
-                return (CompletionStage<T>) CompletableFuture.completedStage(value);
+                // A future of its own, as the actor's path returns: toCompletableFuture() is itself, so a
+                // caller that checks for a done result allocates nothing more
+                return (CompletionStage<T>) CompletableFuture.completedFuture(value);
             }
         } catch (FencelineException e) {
             fast.refused(e, false);
