@@ -48,6 +48,8 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
     /** Idle passes to spin before yielding and sleeping ({@link #spinsBeforeWait}). */
     private final int spins;
     private volatile boolean closed;
+    /** The thread that runs this agent (set as it starts), for sends made on it ({@link #takeHere}). */
+    private volatile Thread thread;
 
     UcxAgent(UctWorker worker, List<UctIface> ifaces, UcxSettings settings, UUID workerId, String workerName,
             byte[] localAddress, dev.fenceline.spi.RemoteAccessTarget memory,
@@ -98,6 +100,21 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
         return true;
     }
 
+    /**
+     * Takes a lane's operation at once, without the queue, when called on the agent's own thread (an
+     * active-message handler that answers with a message) and nothing is queued that could be ahead of
+     * it: the queue is first in, first out, so an empty one holds nothing sent before.
+     *
+     * @return false if the caller must {@link #submit} it instead
+     */
+    boolean takeHere(UcxOp op) {
+        if (Thread.currentThread() != thread || closed || !operations.isEmpty()) {
+            return false;
+        }
+        take(op);
+        return true;
+    }
+
     /** @return whether the operations queue has room now (any thread; a hint) */
     boolean hasRoom() {
         return operations.remainingCapacity() > 0;
@@ -145,6 +162,11 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
     }
 
     // ------------------------------------------------------------------ the duty cycle
+
+    @Override
+    public void onStart() {
+        thread = Thread.currentThread();
+    }
 
     @Override
     public String roleName() {

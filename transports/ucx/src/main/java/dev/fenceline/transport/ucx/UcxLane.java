@@ -516,7 +516,8 @@ final class UcxLane extends AbstractLane implements DirectAccess, UcxRecovery.Re
             unanswered.incrementAndGet();
             UcxOp op = UcxOp.direct(this, DIRECT | a.queued(), id, h, p, origin);
             directs.add(op);
-            if (!agent.submit(op)) { // the agent closed meanwhile
+            // On the agent's thread (a handler answering), sent now: not after this pass's replies
+            if (!agent.takeHere(op) && !agent.submit(op)) { // the agent closed meanwhile
                 directs.removeLast();
                 unanswered.decrementAndGet();
                 a.abandoned(1, new dev.fenceline.EndpointFailedException("ucx: the transport closed; active message"

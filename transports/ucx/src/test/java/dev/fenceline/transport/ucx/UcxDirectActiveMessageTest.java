@@ -231,6 +231,83 @@ class UcxDirectActiveMessageTest {
         }
     }
 
+    /**
+     * A handler that answers each message with one of its own sends it on the agent's thread: at once
+     * where nothing is queued ahead of it, through the queue where something is (another thread sends
+     * on the same endpoint meanwhile). Both streams arrive once each and in order, and the answering
+     * side's flushes report every answer.
+     */
+    @ParameterizedTest(name = "over UCT {0}")
+    @ValueSource(strings = {"posix", "tcp"})
+    void aHandlerAnsweringWithAMessageKeepsOrderWithTheEndpointsOtherSenders(String tls) throws Exception {
+        long seed = Long.getLong("fenceline.test.seed", 20261202L);
+        System.out.println("UcxDirectActiveMessageTest answering " + tls + " seed " + seed);
+        int pings = 3000;
+        int sides = 3000;
+        try (Fenceline f = fenceline(tls)) {
+            Worker a = await(f.newWorker("a"));
+            Worker b = await(f.newWorker("b"));
+            Endpoint ab = await(a.connect(b.address()));
+            Endpoint ba = await(b.connect(a.address()));
+            a.setActiveMessageHandler(PROBE, (h, p) -> { });
+            b.setActiveMessageHandler(PROBE, (h, p) -> { });
+            AtomicReference<String> wrong = new AtomicReference<>();
+            AtomicLong pongs = new AtomicLong();
+            AtomicLong sideSeen = new AtomicLong();
+            a.setActiveMessageHandler(ORDERED, (h, p) -> { // pongs
+                long n = p.order(ByteOrder.nativeOrder()).getLong(0);
+                if (n != pongs.get()) {
+                    wrong.compareAndSet(null, "pong " + n + " where " + pongs.get() + " was due");
+                }
+                pongs.set(n + 1);
+            });
+            a.setActiveMessageHandler(THROWS, (h, p) -> { // the other sender's stream; it never throws here
+                long n = p.order(ByteOrder.nativeOrder()).getLong(0);
+                if (n != sideSeen.get()) {
+                    wrong.compareAndSet(null, "side message " + n + " where " + sideSeen.get() + " was due");
+                }
+                sideSeen.set(n + 1);
+            });
+            b.setActiveMessageHandler(ORDERED, (h, p) -> // the agent's thread answers
+                    ba.sendActiveMessageImplicit(ORDERED, null, number(p.order(ByteOrder.nativeOrder()).getLong(0))));
+            untilDirect(a, ab);
+            untilDirect(b, ba);
+            long answeredBefore = b.statistics().direct();
+            List<Throwable> errors = new CopyOnWriteArrayList<>();
+            Thread side = new Thread(() -> {
+                SplittableRandom rnd = new SplittableRandom(seed);
+                try {
+                    for (int i = 0; i < sides; i++) {
+                        ba.sendActiveMessageImplicit(THROWS, null, number(i));
+                        if (rnd.nextInt(100) == 0) {
+                            await(ba.flush());
+                        }
+                    }
+                } catch (Throwable e) {
+                    errors.add(e);
+                }
+            }, "side-sender");
+            side.start();
+            SplittableRandom rnd = new SplittableRandom(seed + 1);
+            for (int i = 0; i < pings; i++) {
+                ab.sendActiveMessageImplicit(ORDERED, null, number(i));
+                if (rnd.nextInt(50) == 0) {
+                    await(ab.flush());
+                }
+            }
+            await(ab.flush()); // every ping's handler ran, so every pong was sent
+            side.join(TimeUnit.SECONDS.toMillis(60));
+            assertTrue(!side.isAlive(), "the side sender is stuck (seed " + seed + ")");
+            assertEquals(List.of(), errors, "seed " + seed);
+            await(ba.flush()); // every pong and side message handled at a, none failed
+            assertEquals(null, wrong.get(), "seed " + seed);
+            assertEquals(pings, pongs.get(), "seed " + seed);
+            assertEquals(sides, sideSeen.get(), "seed " + seed);
+            assertTrue(b.statistics().direct() - answeredBefore >= pings, "the answers went directly: "
+                    + b.statistics());
+        }
+    }
+
     @ParameterizedTest(name = "over UCT {0}")
     @ValueSource(strings = {"posix", "tcp"})
     void aLaneThatBreaksWithMessagesUnansweredMakesTheNextFlushSayTheirOutcomeIsUnknown(String tls)
