@@ -267,6 +267,10 @@ final class UcxTarget {
         return w.window();
     }
 
+    /** The events' memory as a buffer ({@link #view}), and where it starts. */
+    private ByteBuffer span;
+    private long spanAddress;
+
     // The request being applied: fields, not a capturing lambda, so applying one allocates nothing more.
     private DirectBuffer applying;
     private int applyingAt;
@@ -416,10 +420,18 @@ final class UcxTarget {
         }
     }
 
-    /** A read-only view of part of the event buffer, valid during this call only (the target copies out). */
-    private static ByteBuffer view(DirectBuffer b, int at, int n) {
-        long address = b.addressOffset() + at;
-        return com.kenai.jffi.MemoryIO.getInstance().newDirectByteBuffer(address, n).asReadOnlyBuffer();
+    /**
+     * A read-only view of part of the event buffer, valid during this call only (the target copies out).
+     * A slice of one buffer over the events' memory, made again only when that memory moves or grows:
+     * a direct buffer of its own for each view cost a JNI call per request.
+     */
+    private ByteBuffer view(DirectBuffer b, int at, int n) {
+        long base = b.addressOffset();
+        if (span == null || spanAddress != base || span.capacity() < b.capacity()) {
+            span = com.kenai.jffi.MemoryIO.getInstance().newDirectByteBuffer(base, b.capacity()).asReadOnlyBuffer();
+            spanAddress = base;
+        }
+        return span.slice(at, n);
     }
 
     private void get(Conn c, long conn, long token, DirectBuffer b, int at) {
