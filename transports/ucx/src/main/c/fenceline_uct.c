@@ -83,16 +83,17 @@ struct flu_rkey {
     uct_rkey_bundle_t bundle;
 };
 
+/* The event buffer as bytes (its address is kept as an integer in the status Java reads). */
+#define EVENTS(w) ((uint8_t *)(uintptr_t)(w)->st.events)
+
 struct flu_worker {
     ucs_async_context_t *async;
     uct_worker_h worker;
     uct_component_h *components;
     unsigned num_components;
     flu_iface_t *ifaces;
-    uint8_t *events;
-    size_t events_len;
+    flu_status_t st; /* the event buffer (st.events), its length and losses, read by Java in place */
     size_t events_cap;
-    long events_dropped;
     flu_comp_t *free_comps;
     flu_pend_t *free_pends;
     int last_status;
@@ -134,6 +135,10 @@ long flu_layout(int field) {
     case FLU_L_STATUS_EXCEEDS_LIMIT: return UCS_ERR_EXCEEDS_LIMIT;
     case FLU_L_STATUS_NO_DEVICE: return UCS_ERR_NO_DEVICE;
     case FLU_L_ATTR_COUNT: return FLU_ATTR_COUNT;
+    case FLU_L_ST_SIZE: return sizeof(flu_status_t);
+    case FLU_L_ST_EVENTS: return offsetof(flu_status_t, events);
+    case FLU_L_ST_LENGTH: return offsetof(flu_status_t, length);
+    case FLU_L_ST_DROPPED: return offsetof(flu_status_t, dropped);
     default: return -1;
     }
 }
@@ -277,8 +282,8 @@ flu_worker_t *flu_worker_create(void) {
         return NULL;
     }
     w->events_cap = 64 * 1024;
-    w->events = malloc(w->events_cap);
-    if (w->events == NULL) {
+    w->st.events = (uint64_t)(uintptr_t)malloc(w->events_cap);
+    if (EVENTS(w) == NULL) {
         flu_worker_destroy(w);
         return NULL;
     }
@@ -305,7 +310,7 @@ void flu_worker_destroy(flu_worker_t *w) {
     uct_worker_destroy(w->worker);
     ucs_async_context_destroy(w->async);
     close(w->wake_fd);
-    free(w->events);
+    free(EVENTS(w));
     free(w);
 }
 
@@ -386,41 +391,29 @@ void flu_worker_wake(flu_worker_t *w) {
 /* Room for one record with payload bytes, or NULL (counted as dropped) if memory ran out. */
 static flu_event_t *event(flu_worker_t *w, uint8_t type, size_t payload) {
     size_t need = sizeof(flu_event_t) + ((payload + 7) & ~(size_t)7);
-    if (w->events_len + need > w->events_cap) {
+    if (w->st.length + need > w->events_cap) {
         size_t cap = w->events_cap * 2;
-        while (cap < w->events_len + need) {
+        while (cap < w->st.length + need) {
             cap *= 2;
         }
-        uint8_t *grown = realloc(w->events, cap);
+        uint8_t *grown = realloc(EVENTS(w), cap);
         if (grown == NULL) {
-            w->events_dropped++;
+            w->st.dropped++;
             return NULL;
         }
-        w->events = grown;
+        w->st.events = (uint64_t)(uintptr_t)grown;
         w->events_cap = cap;
     }
-    flu_event_t *e = (flu_event_t *)(w->events + w->events_len);
-    w->events_len += need;
+    flu_event_t *e = (flu_event_t *)(EVENTS(w) + w->st.length);
+    w->st.length += need;
     memset(e, 0, sizeof(*e));
     e->type = type;
     e->length = (uint32_t)payload;
     return e;
 }
 
-long flu_events(flu_worker_t *w) {
-    return (long)w->events;
-}
-
-long flu_events_length(flu_worker_t *w) {
-    return (long)w->events_len;
-}
-
-long flu_events_dropped(flu_worker_t *w) {
-    return w->events_dropped;
-}
-
-void flu_events_clear(flu_worker_t *w) {
-    w->events_len = 0;
+flu_status_t *flu_worker_status(flu_worker_t *w) {
+    return &w->st;
 }
 
 long flu_progress(flu_worker_t *w) {
@@ -1157,12 +1150,12 @@ static uint64_t amo_apply(int op, uint64_t old, uint64_t v, uint64_t mask) {
 /* Runs op until done on the probe endpoint; UCS_OK and the fetched value, or an error. */
 static ucs_status_t probe_run(flu_ep_t *e, flu_op_t *op) {
     flu_worker_t *w = e->iface->w;
-    size_t mark = w->events_len;
+    size_t mark = w->st.length;
     int s = flu_post(e, op);
     for (int spins = 0; s == UCS_INPROGRESS && spins < 1000000; spins++) {
         uct_iface_progress(e->iface->iface);
-        for (size_t at = mark; at + sizeof(flu_event_t) <= w->events_len;) {
-            flu_event_t *ev = (flu_event_t *)(w->events + at);
+        for (size_t at = mark; at + sizeof(flu_event_t) <= w->st.length;) {
+            flu_event_t *ev = (flu_event_t *)(EVENTS(w) + at);
             if (ev->type == FLU_EV_COMPLETION && ev->token == op->token) {
                 op->result = ev->value;
                 s = ev->status;
@@ -1171,7 +1164,7 @@ static ucs_status_t probe_run(flu_ep_t *e, flu_op_t *op) {
             at += sizeof(flu_event_t) + ((ev->length + 7) & ~(size_t)7);
         }
     }
-    w->events_len = mark; /* the probe's events are its own */
+    w->st.length = mark; /* the probe's events are its own */
     return s;
 }
 

@@ -3,8 +3,8 @@
  * installed UCT headers. UCT's data path is inline dispatch through each iface's ops table and its
  * parameters are structs that change between releases, so everything that touches a UCT struct
  * lives here, compiled against the headers in use; Java sees only the functions below, plain
- * integers and addresses, and the two layouts of this file (an operation block and an event
- * record), which it checks at load against flu_layout().
+ * integers and addresses, and the three layouts of this file (an operation block, an event
+ * record and a worker's status), which it checks at load against flu_layout().
  *
  * Threading: a flu_worker and everything opened on it belong to one thread (UCT is opened in
  * single-thread mode). Callbacks (active messages, completions, pending, peer errors) run inside
@@ -17,7 +17,7 @@
 #include <stddef.h>
 
 /* Bumped whenever a function, a layout or a code below changes meaning. */
-#define FLU_ABI 2
+#define FLU_ABI 3
 
 /* Operation kinds (flu_op.kind). */
 enum {
@@ -109,6 +109,17 @@ typedef struct flu_event {
     uint64_t value;
 } flu_event_t;
 
+/*
+ * Where a worker's event buffer stands, kept by the library and read (and emptied) by Java in place,
+ * so that a pass of the progress loop costs one call (flu_progress) rather than one per question.
+ * Only the worker's thread touches it. Emptying is storing 0 in length.
+ */
+typedef struct flu_status {
+    uint64_t events;   /* the buffer's address; it moves when the buffer grows */
+    uint64_t length;   /* bytes of records in it */
+    int64_t dropped;   /* records lost for lack of memory */
+} flu_status_t;
+
 /* Field ids of flu_layout. */
 enum {
     FLU_L_OP_SIZE = 0, FLU_L_OP_LOCAL, FLU_L_OP_LENGTH, FLU_L_OP_REMOTE, FLU_L_OP_RKEY, FLU_L_OP_MEMH,
@@ -119,7 +130,9 @@ enum {
     /* the UCS status codes Java acts on */
     FLU_L_STATUS_INPROGRESS, FLU_L_STATUS_NO_RESOURCE, FLU_L_STATUS_BUSY, FLU_L_STATUS_UNSUPPORTED,
     FLU_L_STATUS_EXCEEDS_LIMIT, FLU_L_STATUS_NO_DEVICE,
-    FLU_L_ATTR_COUNT, FLU_L_COUNT
+    FLU_L_ATTR_COUNT,
+    FLU_L_ST_SIZE, FLU_L_ST_EVENTS, FLU_L_ST_LENGTH, FLU_L_ST_DROPPED,
+    FLU_L_COUNT
 };
 
 typedef struct flu_worker flu_worker_t;
@@ -146,11 +159,8 @@ int flu_last_status(flu_worker_t *w);
 const char *flu_last_error(flu_worker_t *w);
 /* Drives every iface of w; returns how many events UCT progressed. */
 long flu_progress(flu_worker_t *w);
-/* The event buffer: its address, and how many bytes of records it holds; flu_events_clear empties it. */
-long flu_events(flu_worker_t *w);
-long flu_events_length(flu_worker_t *w);
-long flu_events_dropped(flu_worker_t *w);
-void flu_events_clear(flu_worker_t *w);
+/* The worker's flu_status, for the life of the worker. */
+flu_status_t *flu_worker_status(flu_worker_t *w);
 
 /*
  * Sleeping when idle: 1 if every iface of w has an event fd (then flu_worker_wait can sleep on

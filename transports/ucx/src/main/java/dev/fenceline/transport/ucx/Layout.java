@@ -1,7 +1,7 @@
 package dev.fenceline.transport.ucx;
 
 /**
- * The native library's own records (an operation block and an event record, declared in
+ * The native library's own records (an operation block, an event record and a worker's status, declared in
  * {@code fenceline_uct.h}) and the codes Java acts on. These are this module's ABI, not UCT's; they
  * are checked against the compiled library at load ({@link #check}), so a mismatch refuses to load
  * rather than corrupting memory.
@@ -11,6 +11,7 @@ final class Layout {
     private static final int L_OP_SIZE = 0;
     private static final int L_EV_SIZE = 14;
     private static final int L_STATUS_INPROGRESS = 21;
+    private static final int L_ST_SIZE = 28;
 
     static final int OP_SIZE = 88;
     static final int OP_LOCAL = 0;
@@ -35,9 +36,15 @@ final class Layout {
     static final int EV_TOKEN = 8;
     static final int EV_VALUE = 16;
 
+    static final int ST_SIZE = 24;
+    static final int ST_EVENTS = 0;
+    static final int ST_LENGTH = 8;
+    static final int ST_DROPPED = 16;
+
     private static final int[] OP_FIELDS = {OP_SIZE, OP_LOCAL, OP_LENGTH, OP_REMOTE, OP_RKEY, OP_MEMH, OP_TOKEN,
         OP_VALUE, OP_COMPARE, OP_RESULT, OP_KIND, OP_ATOMIC_OP, OP_WIDTH, OP_AM_ID};
     private static final int[] EV_FIELDS = {EV_SIZE, EV_TYPE, EV_STATUS, EV_AM_ID, EV_LENGTH, EV_TOKEN, EV_VALUE};
+    private static final int[] ST_FIELDS = {ST_SIZE, ST_EVENTS, ST_LENGTH, ST_DROPPED};
 
     // flu_op.kind
     static final int PUT_SHORT = 1;
@@ -96,6 +103,13 @@ final class Layout {
         if (shim.flu_layout(L_STATUS_INPROGRESS + 6) != UctIfaceAttributes.COUNT) {
             return "libfenceline-uct has " + shim.flu_layout(L_STATUS_INPROGRESS + 6) + " iface attributes, expected "
                     + UctIfaceAttributes.COUNT;
+        }
+        for (int i = 0; i < ST_FIELDS.length; i++) {
+            long native_ = shim.flu_layout(L_ST_SIZE + i);
+            if (native_ != ST_FIELDS[i]) {
+                return "libfenceline-uct's worker status field " + i + " is at " + native_ + ", expected "
+                        + ST_FIELDS[i];
+            }
         }
         return null;
     }

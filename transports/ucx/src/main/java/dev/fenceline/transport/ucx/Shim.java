@@ -64,24 +64,10 @@ public interface Shim {
 
     /**
      * @param worker the worker
-     * @return the address of its event buffer
+     * @return the address of its status ({@code flu_status_t}: the event buffer's address, its length
+     *     and losses), valid while the worker lives; read and emptied in place on the worker's thread
      */
-    long flu_events(long worker);
-
-    /**
-     * @param worker the worker
-     * @return bytes of records in its event buffer
-     */
-    long flu_events_length(long worker);
-
-    /**
-     * @param worker the worker
-     * @return how many events were dropped for lack of memory
-     */
-    long flu_events_dropped(long worker);
-
-    /** @param worker the worker */
-    void flu_events_clear(long worker);
+    long flu_worker_status(long worker);
 
     /**
      * @param worker the worker

@@ -20,6 +20,8 @@ final class UctWorker implements AutoCloseable {
     final UnsafeBuffer op;
     final long opAddress;
     private final UnsafeBuffer events = new UnsafeBuffer(0, 0);
+    /** The library's status of this worker (flu_status_t), read and emptied here rather than by calls. */
+    private final UnsafeBuffer status;
     private final List<UctIface> ifaces = new ArrayList<>();
     private boolean draining;
     private boolean closed;
@@ -30,6 +32,7 @@ final class UctWorker implements AutoCloseable {
         this.opMemory = UcxNative.allocate(Layout.OP_SIZE);
         this.opAddress = opMemory.address();
         this.op = new UnsafeBuffer(opAddress, Layout.OP_SIZE);
+        this.status = new UnsafeBuffer(shim.flu_worker_status(handle), Layout.ST_SIZE);
     }
 
     /**
@@ -101,11 +104,11 @@ final class UctWorker implements AutoCloseable {
      * @throws UctException if events were lost (the native library ran out of memory)
      */
     int drain(UctEventHandler handler) {
-        long length = shim.flu_events_length(handle);
+        long length = status.getLong(Layout.ST_LENGTH);
         if (length == 0) {
             return 0;
         }
-        events.wrap(shim.flu_events(handle), (int) length);
+        events.wrap(status.getLong(Layout.ST_EVENTS), (int) length);
         draining = true;
         int n = 0;
         try {
@@ -131,9 +134,9 @@ final class UctWorker implements AutoCloseable {
             }
         } finally {
             draining = false;
-            shim.flu_events_clear(handle);
+            status.putLong(Layout.ST_LENGTH, 0);
         }
-        long dropped = shim.flu_events_dropped(handle);
+        long dropped = status.getLong(Layout.ST_DROPPED);
         if (dropped != 0) {
             throw new UctException("draining events", -1, dropped + " events were lost for lack of native memory");
         }

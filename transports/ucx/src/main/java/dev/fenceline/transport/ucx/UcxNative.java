@@ -22,7 +22,7 @@ import jnr.ffi.Runtime;
  */
 public final class UcxNative {
     /** The ABI of the native library this class was written for ({@code FLU_ABI}). */
-    static final int ABI = 2;
+    static final int ABI = 3;
 
     private static final String RESOURCE = "/dev/fenceline/transport/ucx/native/linux-x86_64/libfenceline-uct.so";
 
@@ -39,8 +39,9 @@ public final class UcxNative {
         try {
             Path lib = extract();
             keepSignalsForTheJvm();
-            shim = LibraryLoader.create(Shim.class).search(lib.getParent().toString()).failImmediately()
-                    .load(libraryName(lib));
+            // No function reports through errno (each returns its status), so calls skip saving it
+            shim = LibraryLoader.create(Shim.class).option(jnr.ffi.LibraryOption.IgnoreError, true)
+                    .search(lib.getParent().toString()).failImmediately().load(libraryName(lib));
             runtime = Runtime.getRuntime(shim);
             Ucp ucp = LibraryLoader.create(Ucp.class).failImmediately().load("libucp.so.0");
             int[] major = new int[1];
