@@ -60,6 +60,13 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
     private final Set<DataSegment> ownSegments = ConcurrentHashMap.newKeySet();
     private final Map<String, DataSegment.Peer> peerSegments = new ConcurrentHashMap<>();
     private final Map<String, Inbox> peerInboxes = new ConcurrentHashMap<>();
+    /** Bumped after each change of {@link #peerInboxes}: the polling thread then takes a new {@link #inboxes}. */
+    private final AtomicInteger inboxesChanged = new AtomicInteger();
+    /** Polling thread: the peer inboxes as of {@link #inboxesSeen}; an array, so a pass allocates no iterator. */
+    private Inbox[] inboxes = new Inbox[0];
+    private int inboxesSeen;
+    /** Polling thread: the inbox's reader, made once rather than a method reference per pass. */
+    private final org.agrona.concurrent.MessageHandler messages = this::onMessage;
     /** Origin side: this worker's lanes by connection id. */
     private final Map<Long, ShmLane> lanes = new ConcurrentHashMap<>();
     /** Connections whose CONNECT is out: their CONNECTED goes to the transport actor, any other is dropped. */
@@ -386,7 +393,9 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
     /** Transport actor: the polling thread fails the peer's lanes and forgets its connections. */
     @Override
     public void peerGone(Inbox peer) {
-        peerInboxes.remove(peer.name, peer); // a new connect maps it again, and finds the process gone
+        if (peerInboxes.remove(peer.name, peer)) { // a new connect maps it again, and finds the process gone
+            inboxesChanged.incrementAndGet();
+        }
         deaths.add(peer);
     }
 
@@ -414,6 +423,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
             if (before != null) {
                 return before;
             }
+            inboxesChanged.incrementAndGet();
             ActorRef<ShmTransportActor.Command> a = actor;
             if (a != null) {
                 a.tell(new ShmTransportActor.PeerSeen(opened)); // its process is watched from now on
@@ -470,8 +480,13 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
 
     @Override
     public int doWork() {
-        int work = inbox.ring.read(this::onMessage, 256);
-        for (Inbox o : peerInboxes.values()) {
+        int work = inbox.ring.read(messages, 256);
+        int changed = inboxesChanged.get();
+        if (changed != inboxesSeen) { // bumped after the change: this look sees the map with it
+            inboxesSeen = changed;
+            inboxes = peerInboxes.values().toArray(new Inbox[0]);
+        }
+        for (Inbox o : inboxes) {
             if (!o.backlog.isEmpty()) {
                 work += target.drainBacklog(o);
             }
