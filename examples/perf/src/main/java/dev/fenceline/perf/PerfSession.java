@@ -143,10 +143,21 @@ final class PerfSession implements AutoCloseable {
     @Override
     public void close() throws java.io.IOException {
         try {
-            fenceline.close();
+            if (target != null) { // the target flushes its pongs while this worker still answers them
+                target.out().write("DONE\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+                target.out().flush();
+                String said = PerfTarget.expect(target.in(), "FLUSH");
+                if (!said.equals("FLUSHED")) {
+                    throw new java.io.IOException("the target: " + said);
+                }
+            }
         } finally {
-            if (target != null) {
-                target.end().close(); // the target serves until our side closes
+            try {
+                fenceline.close();
+            } finally {
+                if (target != null) {
+                    target.end().close(); // the target serves until our side closes
+                }
             }
         }
     }

@@ -83,13 +83,22 @@ public final class PerfTarget {
             out.println("READY");
             out.flush();
             setUp.done();
-            while (in.read() >= 0) {
-                // serve until the driver closes its side
-            }
-            try {
-                back.flush().toCompletableFuture().get(30, TimeUnit.SECONDS); // a failed pong fails here
-            } catch (java.util.concurrent.ExecutionException e) {
-                throw new IOException("the pongs' flush failed: " + e.getCause(), e.getCause());
+            // Serve until the driver closes its side. Its DONE comes first: the pongs are flushed then,
+            // while the driver's worker still answers (after it closed, a flush could only fail).
+            boolean flushed = false;
+            for (String line; (line = readLine(in)) != null;) {
+                if (line.equals("DONE") && !flushed) {
+                    flushed = true;
+                    try {
+                        back.flush().toCompletableFuture().get(30, TimeUnit.SECONDS); // a failed pong fails here
+                    } catch (java.util.concurrent.ExecutionException e) {
+                        out.println("FLUSH-FAILED " + e.getCause());
+                        out.flush();
+                        throw new IOException("the pongs' flush failed: " + e.getCause(), e.getCause());
+                    }
+                    out.println("FLUSHED");
+                    out.flush();
+                }
             }
         }
     }
