@@ -60,6 +60,13 @@ class UcxDirectActiveMessageTest {
                 + (tls.equals("tcp") ? "fenceline.transport.ucx.devices = [lo]\n" : "")));
     }
 
+    /** @return the seed ({@code -Dfenceline.test.seed}, else fixed), printed with the test's name */
+    private static long seed(String test, String tls) {
+        long seed = Long.getLong("fenceline.test.seed", 20261202L);
+        System.out.println("UcxDirectActiveMessageTest " + test + " " + tls + " seed " + seed);
+        return seed;
+    }
+
     private static ByteBuffer number(long n) {
         return ByteBuffer.allocate(8).order(ByteOrder.nativeOrder()).putLong(0, n);
     }
@@ -79,8 +86,7 @@ class UcxDirectActiveMessageTest {
     @ParameterizedTest(name = "over UCT {0}")
     @ValueSource(strings = {"posix", "tcp"})
     void everyMessageArrivesOnceInOrderAndAFlushWaitsForItsHandlers(String tls) throws Exception {
-        long seed = Long.getLong("fenceline.test.seed", 20261202L);
-        System.out.println("UcxDirectActiveMessageTest " + tls + " seed " + seed);
+        long seed = seed("ordered", tls);
         try (Fenceline f = fenceline(tls)) {
             Worker a = await(f.newWorker("a"));
             Worker b = await(f.newWorker("b"));
@@ -167,8 +173,7 @@ class UcxDirectActiveMessageTest {
     @ParameterizedTest(name = "over UCT {0}")
     @ValueSource(strings = {"posix", "tcp"})
     void concurrentSendersEachFindTheirOwnMessagesHandledAtTheirFlush(String tls) throws Exception {
-        long seed = Long.getLong("fenceline.test.seed", 20261202L);
-        System.out.println("UcxDirectActiveMessageTest concurrent " + tls + " seed " + seed);
+        long seed = seed("concurrent", tls);
         int threads = 4;
         int rounds = 200;
         try (Fenceline f = fenceline(tls)) {
@@ -240,8 +245,7 @@ class UcxDirectActiveMessageTest {
     @ParameterizedTest(name = "over UCT {0}")
     @ValueSource(strings = {"posix", "tcp"})
     void aHandlerAnsweringWithAMessageKeepsOrderWithTheEndpointsOtherSenders(String tls) throws Exception {
-        long seed = Long.getLong("fenceline.test.seed", 20261202L);
-        System.out.println("UcxDirectActiveMessageTest answering " + tls + " seed " + seed);
+        long seed = seed("answering", tls);
         int pings = 3000;
         int sides = 3000;
         try (Fenceline f = fenceline(tls)) {
