@@ -351,12 +351,19 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
 
     private void peerGone(UUID id) {
         UcxPeer p = wiring.peerOf(id);
-        if (p == null) {
-            return;
+        if (p != null) {
+            peerEnded(p, new EndpointFailedException("ucx: the process of peer worker " + id + " is gone"));
         }
+    }
+
+    /** A peer worker said it closed (wireup's LEAVING): it applies nothing more, as if its process had gone. */
+    void peerLeft(UcxPeer p) {
+        LOG.debug("ucx {}: peer worker {} closed", workerName, p.id);
+        peerEnded(p, new EndpointFailedException("ucx: peer worker " + p.id + " closed"));
+    }
+
+    private void peerEnded(UcxPeer p, EndpointFailedException why) {
         p.dead = true;
-        EndpointFailedException why = new EndpointFailedException("ucx: the process of peer worker " + id
-                + " is gone");
         for (UcxChannel c : List.copyOf(p.originChannels)) {
             channelFailed(c, why, true);
         }
@@ -388,6 +395,7 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
     @Override
     public void onClose() {
         closed = true;
+        wiring.leaving(); // before the channels go: the peers' lanes fail now, not at a timeout
         EndpointFailedException why = new EndpointFailedException("ucx: worker '" + workerName
                 + "' closed its transport");
         for (UcxChannel c : wiring.allChannels()) {

@@ -22,7 +22,7 @@ import java.util.UUID;
  * For an endpoint-to-endpoint channel the origin then connects its endpoint and repeats
  * {@link Hello} on it until the target's {@link HelloAck} comes back on the same pair: only then are
  * both directions up (UCT's tcp drops what one side sends behind its connection request).
- * {@link Bye} tells the target a lane is closed.
+ * {@link Bye} tells the target a lane is closed; {@link Leaving}, that the sending worker closed.
  */
 final class UcxWireup {
     private static final byte CONNECT = 1;
@@ -31,6 +31,7 @@ final class UcxWireup {
     private static final byte HELLO = 4;
     private static final byte HELLO_ACK = 5;
     private static final byte BYE = 6;
+    private static final byte LEAVING = 7;
     private static final byte VERSION = 1;
 
     /** More channels than a connect names: one per iface. */
@@ -181,6 +182,16 @@ final class UcxWireup {
     record Bye(long conn) implements Message {
     }
 
+    /**
+     * The sending worker closed: it applies nothing more. It names one channel between the two
+     * workers, an unguessable id only they know, so that nobody else can part them.
+     *
+     * @param worker the closing worker's id
+     * @param channel a channel between it and the receiver
+     */
+    record Leaving(UUID worker, long channel) implements Message {
+    }
+
     private UcxWireup() {
     }
 
@@ -212,6 +223,9 @@ final class UcxWireup {
             out.put(HELLO_ACK).putLong(h.channel());
         } else if (m instanceof Bye b) {
             out.put(BYE).putLong(b.conn());
+        } else if (m instanceof Leaving l) {
+            out.put(LEAVING).putLong(l.worker().getMostSignificantBits()).putLong(l.worker().getLeastSignificantBits())
+                    .putLong(l.channel());
         }
         return out.array();
     }
@@ -233,6 +247,9 @@ final class UcxWireup {
         }
         if (m instanceof Refused r) {
             return 1 + 8 + 2 + text(r.reason()).length;
+        }
+        if (m instanceof Leaving) {
+            return 1 + 16 + 8;
         }
         return 9; // Hello, HelloAck, Bye
     }
@@ -270,6 +287,7 @@ final class UcxWireup {
                 case HELLO -> new Hello(in.getLong());
                 case HELLO_ACK -> new HelloAck(in.getLong());
                 case BYE -> new Bye(in.getLong());
+                case LEAVING -> new Leaving(new UUID(in.getLong(), in.getLong()), in.getLong());
                 default -> throw new FencelineException("ucx: a wireup message of unknown type " + type);
             };
             if (in.hasRemaining()) {

@@ -365,6 +365,40 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
             }
         } else if (m instanceof UcxWireup.Bye b) {
             target.close(b.conn());
+        } else if (m instanceof UcxWireup.Leaving l) {
+            UcxChannel ch = origins.get(l.channel());
+            if (ch == null) {
+                ch = replies.get(l.channel());
+            }
+            if (ch != null && ch.peer.id.equals(l.worker())) { // only a party to the channel knows its id
+                agent.peerLeft(ch.peer);
+            } else {
+                LOG.debug("ucx {}: a LEAVING from {} naming no channel of ours with it, dropped", workerName,
+                        l.worker());
+            }
+        }
+    }
+
+    /**
+     * Tells every peer this worker is closing, on one ready channel to each that carries messages
+     * (best effort: a peer that does not hear it finds out by UCT or keepalive).
+     */
+    void leaving() {
+        for (UcxPeer p : allPeers()) {
+            UcxChannel ch = null;
+            for (UcxChannel c : p.originChannels) {
+                if (ch == null && c.ready() && c.iface.attributes().has(UctIfaceAttributes.AM_BCOPY)) {
+                    ch = c;
+                }
+            }
+            for (UcxChannel c : p.replyChannels.values()) {
+                if (ch == null && c.ready() && c.iface.attributes().has(UctIfaceAttributes.AM_BCOPY)) {
+                    ch = c;
+                }
+            }
+            if (ch != null) {
+                send(ch, new UcxWireup.Leaving(workerId, ch.id));
+            }
         }
     }
 

@@ -25,7 +25,8 @@ class UcxWireupTest {
     static List<UcxWireup.Message> samples() {
         return List.of(connect(), new UcxWireup.Connected(77, List.of(new UcxWireup.End(12, new byte[] {6, 6}),
                 new UcxWireup.End(11, new byte[0]))), new UcxWireup.Refused(77, "no room: ünïcode"),
-                new UcxWireup.Hello(12), new UcxWireup.HelloAck(12), new UcxWireup.Bye(42));
+                new UcxWireup.Hello(12), new UcxWireup.HelloAck(12), new UcxWireup.Bye(42),
+                new UcxWireup.Leaving(new UUID(3, 4), 12));
     }
 
     private static UcxWireup.Message decode(byte[] b) {
@@ -45,6 +46,9 @@ class UcxWireupTest {
         assertEquals(UcxWireup.Mode.ENDPOINT, c.channels().get(1).mode());
         assertArrayEquals(new byte[] {5, 5, 5, 5}, c.channels().get(1).endpoint());
         assertEquals(42L, c.lanes().get(1).conn());
+        UcxWireup.Leaving l = (UcxWireup.Leaving) decode(UcxWireup.encode(new UcxWireup.Leaving(new UUID(3, 4), 12)));
+        assertEquals(new UUID(3, 4), l.worker());
+        assertEquals(12L, l.channel());
     }
 
     @Test
