@@ -73,7 +73,7 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
         this.data = new UcxDataPath(this, sender, maxMessage);
         this.wiring = new UcxWiring(this, sender, target, settings, workerId, workerName, ifaces, localAddress, reports);
         this.canSleep = worker.canWait();
-        this.spins = ifaces.stream().allMatch(i -> i.resource().deviceType().equals("shm")) ? 100 : 0;
+        this.spins = settings.spinsFor(ifaces.stream().map(i -> i.resource().transport()).toList());
     }
 
     /** @return the wake-up to sleep on, or null where some iface has no event file descriptor */
@@ -155,7 +155,7 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
         worker.wake();
     }
 
-    /** Spins only where every iface polls memory (posix, sysv): a tcp iface's every pass is a system call. */
+    /** As {@code spin-passes} says ({@link UcxSettings#spinsFor}). */
     @Override
     public int spinsBeforeWait() {
         return spins;

@@ -44,10 +44,21 @@ class UcxSettingsTest {
                 {"max-registrations = 0", "max-registrations"}, {"connect-timeout = 0s", "connect-timeout"},
                 {"reconnect.give-up-after = 0s", "reconnect.give-up-after"}, {"uct = 5", "uct"},
                 {"uct { posix = 3 }", "uct.posix"}, {"uct { tcp { tx_seg_size = 1 } }", "uct.tcp.tx_seg_size"},
-                {"uct { tcp { TX_SEG_SIZE = [1] } }", "uct.tcp.TX_SEG_SIZE"}}) {
+                {"uct { tcp { TX_SEG_SIZE = [1] } }", "uct.tcp.TX_SEG_SIZE"}, {"spin-passes = -1", "spin-passes"},
+                {"spin-passes = lots", "spin-passes"}, {"spin-passes = 1000001", "spin-passes"}}) {
             ConfigurationException e = assertThrows(ConfigurationException.class, () -> settings(bad[0]), bad[0]);
             assertTrue(e.getMessage().startsWith(UcxSettings.SECTION + "." + bad[1]), e.getMessage());
         }
+    }
+
+    @Test
+    void spinPassesAreAutoOrANumber() {
+        UcxSettings auto = settings("");
+        assertEquals(100, auto.spinsFor(List.of("posix", "cma")));
+        assertEquals(100, auto.spinsFor(List.of("rc_mlx5", "posix")), "RDMA polls memory: a pass is cheap");
+        assertEquals(0, auto.spinsFor(List.of("posix", "tcp")), "a tcp pass is a system call");
+        assertEquals(5000, settings("spin-passes = 5000").spinsFor(List.of("tcp")));
+        assertEquals(0, settings("spin-passes = 0").spinsFor(List.of("posix")));
     }
 
     @Test
