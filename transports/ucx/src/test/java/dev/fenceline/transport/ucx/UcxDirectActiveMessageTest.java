@@ -20,7 +20,6 @@ import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -321,18 +320,8 @@ class UcxDirectActiveMessageTest {
             Worker b = await(f.newWorker("b"));
             Endpoint ep = await(a.connect(b.address()));
             b.setActiveMessageHandler(PROBE, (h, p) -> { });
-            CountDownLatch release = new CountDownLatch(1);
-            CountDownLatch entered = new CountDownLatch(1);
-            AtomicLong handled = new AtomicLong();
-            b.setActiveMessageHandler(ORDERED, (h, p) -> {
-                entered.countDown();
-                try {
-                    release.await(20, TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-                handled.incrementAndGet();
-            });
+            HeldHandler held = new HeldHandler();
+            b.setActiveMessageHandler(ORDERED, held);
             try {
                 untilDirect(a, ep);
                 long before = a.statistics().direct();
@@ -342,7 +331,7 @@ class UcxDirectActiveMessageTest {
                 assertTrue(a.statistics().direct() - before > 0, "some went directly: " + a.statistics());
                 CompletableFuture<Void> flushed = ep.flush().toCompletableFuture();
                 // Broken once the first message is in its handler: at least that one left.
-                assertTrue(entered.await(20, TimeUnit.SECONDS), "the first message reached its handler");
+                assertTrue(held.entered.await(20, TimeUnit.SECONDS), "the first message reached its handler");
                 UcxLane lane = UcxLane.byId(ep.lanes().get(0).connectionId());
                 assertNotNull(lane, "the UCT lane is live: " + ep.lanes());
                 lane.breakChannel(new EndpointFailedException("test: UCT reported the peer failed"));
@@ -353,7 +342,7 @@ class UcxDirectActiveMessageTest {
                     assertInstanceOf(OutcomeUnknownException.class, e.getCause(), e.getCause().toString());
                 }
             } finally {
-                release.countDown();
+                held.release();
             }
             // Its last lane gone, the endpoint failed; the worker goes on, and a new endpoint to the
             // same peer works on both paths. No message ran twice.
@@ -361,7 +350,7 @@ class UcxDirectActiveMessageTest {
             await(again.sendActiveMessage(PROBE, null, null));
             again.sendActiveMessageImplicit(PROBE, null, null);
             await(again.flush());
-            assertTrue(handled.get() <= 10, "no message ran twice: " + handled.get());
+            assertTrue(held.handled.get() <= 10, "no message ran twice: " + held.handled.get());
         }
     }
 }

@@ -11,9 +11,7 @@ import dev.fenceline.LaneInfo;
 import dev.fenceline.Worker;
 import java.nio.ByteBuffer;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -50,35 +48,25 @@ class UcxSlowHandlerTest {
             Worker z = await(f.newWorker("z"));
             Endpoint toY = await(x.connect(y.address()));
             Endpoint zToY = await(z.connect(y.address()));
-            CountDownLatch release = new CountDownLatch(1);
-            CountDownLatch entered = new CountDownLatch(1);
-            AtomicLong handled = new AtomicLong();
-            y.setActiveMessageHandler(SLOW, (h, p) -> {
-                entered.countDown();
-                try {
-                    release.await(20, TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-                handled.incrementAndGet();
-            });
+            HeldHandler held = new HeldHandler();
+            y.setActiveMessageHandler(SLOW, held);
             try {
                 for (int i = 0; i < 10; i++) {
                     toY.sendActiveMessageImplicit(SLOW, null, ByteBuffer.allocate(8));
                 }
                 CompletableFuture<Void> waiting = toY.flush().toCompletableFuture();
-                assertTrue(entered.await(10, TimeUnit.SECONDS), "the handler runs");
+                assertTrue(held.entered.await(10, TimeUnit.SECONDS), "the handler runs");
                 Thread.sleep(2000); // keepalive's interval and timeout, over and over
                 assertFalse(waiting.isDone(), "the flush waits for the handlers");
                 assertTrue(toY.lanes().stream().allMatch(LaneInfo::live), "slow is not dead: " + toY.lanes());
                 assertTrue(zToY.lanes().stream().allMatch(LaneInfo::live), "another endpoint's lanes keep their"
                         + " keepalive: " + zToY.lanes());
-                release.countDown();
+                held.release();
                 waiting.get(20, TimeUnit.SECONDS);
-                assertEquals(10, handled.get(), "every message ran once the handler let go");
+                assertEquals(10, held.handled.get(), "every message ran once the handler let go");
                 assertEquals(0, x.statistics().restarts() + z.statistics().restarts(), "nothing was sent again");
             } finally {
-                release.countDown();
+                held.release();
             }
         }
     }
