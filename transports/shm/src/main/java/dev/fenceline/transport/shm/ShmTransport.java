@@ -91,9 +91,17 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
     private final Set<Inbox> gone = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
     /** Set by housekeeping: the polling thread looks at {@link #gone} again. */
     private final java.util.concurrent.atomic.AtomicBoolean sweepWanted = new java.util.concurrent.atomic.AtomicBoolean();
-    /** Set by housekeeping: a dead producer may have left the inbox blocked. */
-    private final java.util.concurrent.atomic.AtomicBoolean unblockWanted =
+    /**
+     * Written by the polling thread, read by housekeeping: every inbox record below this position was
+     * claimed before some producer process was found gone, so an uncommitted one may be that
+     * process's, never to be committed. -1 until a death is seen.
+     */
+    private volatile long suspectBelow = -1;
+    /** Set by housekeeping: it removed a dead process's segments (one this worker may never have known). */
+    private final java.util.concurrent.atomic.AtomicBoolean staleRemoved =
             new java.util.concurrent.atomic.AtomicBoolean();
+    /** Set by housekeeping: the inbox's read position it found stuck, to unblock if it still is; -1: none. */
+    private final java.util.concurrent.atomic.AtomicLong unblockAt = new java.util.concurrent.atomic.AtomicLong(-1);
     private volatile boolean closed;
 
     ShmTransport(TransportContext context, ShmSettings settings) {
@@ -506,11 +514,20 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
             sweepGone();
         }
         // A producer killed between claiming a record and committing it blocks this inbox for every
-        // peer; Agrona's unblock() skips such a record. Never under a live producer, which may only be
-        // slow (or stopped): only when some process that could write here died.
-        boolean unblock = someoneDied | (unblockWanted.get() && unblockWanted.getAndSet(false));
-        if (unblock && inbox.ring.unblock()) {
-            LOG.warn("shm {}: skipped a message a dead peer left half-written in the inbox", context.workerName());
+        // peer; Agrona's unblock() skips such a record. Only a record claimed before a death was seen,
+        // and only once housekeeping found the read position stuck at it (a live producer commits in
+        // microseconds, so one still writing is not cut short); a dead process may have left several
+        // (one per thread), each skipped in turn.
+        if (someoneDied | (staleRemoved.get() && staleRemoved.getAndSet(false))) {
+            suspectBelow = inbox.ring.producerPosition();
+        }
+        long stuck = unblockAt.get();
+        if (stuck >= 0) {
+            unblockAt.set(-1); // a request made meanwhile is made again at the next tick, if still stuck
+            if (stuck == inbox.ring.consumerPosition() && stuck < suspectBelow && inbox.ring.unblock()) {
+                LOG.warn("shm {}: skipped a message a dead peer left half-written in the inbox",
+                        context.workerName());
+            }
         }
         return work;
     }
@@ -611,26 +628,31 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
     private long consumerStuckSince;
 
     /**
-     * Transport actor: whether the inbox has had unread messages without the read position moving for
-     * inbox-unblock-after: a producer died mid-write (possibly a process we never knew, if it died
-     * before it connected).
+     * Transport actor: the inbox's read position if it has not moved since the last housekeeping while
+     * messages wait behind it (the record there was not committed, or the polling thread is busy),
+     * else -1.
      */
-    private boolean stalled(long now) {
+    private long stuckPosition(long now) {
         long position = inbox.ring.consumerPosition();
-        if (position != lastConsumerPosition || inbox.ring.producerPosition() == position) {
+        if (inbox.ring.producerPosition() == position) {
+            lastConsumerPosition = -1; // nothing waits: a record claimed from now on is new at the next look
+            return -1;
+        }
+        if (position != lastConsumerPosition) {
             lastConsumerPosition = position;
             consumerStuckSince = now;
-            return false;
+            return -1;
         }
-        return now - consumerStuckSince > settings.unblockAfter().toNanos(); // no live writer takes that long
+        return position;
     }
 
     /**
      * Transport actor, every liveness interval: mappings of segments their owners closed are dropped,
      * gates a stopped peer held are freed once it left them, the polling thread looks again at lanes to
-     * gone peers, and an inbox stuck behind a record no live process will commit is unblocked, when
-     * the directory shows that some process that could have written it died (one we knew or one that
-     * died before it connected).
+     * gone peers, and an inbox stuck behind a record no live process will commit is unblocked: at once
+     * when the record was claimed before a peer process was found gone; after inbox-unblock-after when
+     * the directory shows that some process this worker never knew (one that died before it
+     * connected) is gone.
      */
     @Override
     public void housekeeping() {
@@ -642,8 +664,17 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
             }
         }
         sweepWanted.set(true);
-        if (stalled(System.nanoTime()) && Segments.removeStale(directory) > 0) {
-            unblockWanted.set(true);
+        long now = System.nanoTime();
+        long stuck = stuckPosition(now);
+        if (stuck < 0) {
+            return;
+        }
+        if (stuck < suspectBelow) {
+            unblockAt.set(stuck);
+        } else if (now - consumerStuckSince > settings.unblockAfter().toNanos() // no live writer takes that long
+                && Segments.removeStale(directory) > 0) {
+            staleRemoved.set(true);
+            unblockAt.set(stuck);
         }
     }
 
