@@ -131,8 +131,9 @@ public final class EndpointActor {
                     channel.events().connected(event, m.lanes() == null ? 0 : m.lanes().size(), m.error());
                     return onConnected(m, replyTo);
                 })
-                // Submissions wait in the channel until the lanes are there.
+                // Submissions wait in the channel until the lanes are there; no lane to keep alive yet.
                 .onMessage(DrainSubmissions.class, m -> Behaviors.same())
+                .onMessage(KeepaliveTick.class, m -> Behaviors.same())
                 .onMessage(Close.class, m -> {
                     channel.markClosing();
                     channel.terminate(closedError());
@@ -248,11 +249,9 @@ public final class EndpointActor {
         return ready();
     }
 
+    /** The lanes; keepalive ticks come from the worker's one timer, every keepalive interval. */
     private void install(List<LaneConnection> connections) {
         lanes.installFirst(connections);
-        if (!settings.keepaliveInterval().isZero()) {
-            timers.startTimerWithFixedDelay("keepalive", KeepaliveTick.INSTANCE, settings.keepaliveInterval());
-        }
     }
 
     private void bind(int index, LaneConnection c) {

@@ -7,6 +7,7 @@ import dev.fenceline.spi.Transport;
 import dev.fenceline.spi.TransportActors;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
@@ -19,6 +20,7 @@ import org.apache.pekko.actor.typed.PostStop;
 import org.apache.pekko.actor.typed.Props;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
 
 /**
  * A worker: owns its transports, whose control actors it spawns as children when it starts, and
@@ -51,6 +53,23 @@ public final class WorkerActor {
     public record Close(ActorRef<Done> replyTo) implements Command {
     }
 
+    /**
+     * Timer: every endpoint's keepalive tick, from one timer per worker rather than one per endpoint
+     * (with ten thousand endpoints, ten thousand timers firing at scattered moments woke the
+     * scheduler, a dispatcher and the polling threads once each; one round wakes them once).
+     */
+    private enum KeepaliveRound implements Command {
+        INSTANCE
+    }
+
+    /**
+     * An endpoint actor stopped: it gets no more keepalive ticks.
+     *
+     * @param endpoint the endpoint actor
+     */
+    private record EndpointStopped(ActorRef<EndpointProtocol.Command> endpoint) implements Command {
+    }
+
     private final ActorContext<Command> ctx;
     private final FencelineSettings settings;
     private final String name;
@@ -66,10 +85,17 @@ public final class WorkerActor {
     private dev.fenceline.spi.support.ProgressRunners progress = dev.fenceline.spi.support.ProgressRunners.start(
             "none", List.of(), dev.fenceline.spi.support.ProgressRunners.Threading.DEDICATED, null);
     private boolean transportsClosed;
+    private final TimerScheduler<Command> timers;
+    /**
+     * The endpoints that have not ended, in the order they were made (a deterministic round in
+     * simulations); one that closed or failed leaves at the next round.
+     */
+    private final Map<ActorRef<EndpointProtocol.Command>, EndpointChannel> endpoints = new LinkedHashMap<>();
 
-    private WorkerActor(ActorContext<Command> ctx, FencelineSettings settings, String name,
-            Map<String, Transport> transports, AtomicLong epoch, LaneEvents.Sink laneEvents, Runnable stopped,
-            dev.fenceline.internal.LocalRegions localRegions) {
+    private WorkerActor(ActorContext<Command> ctx, TimerScheduler<Command> timers, FencelineSettings settings,
+            String name, Map<String, Transport> transports, AtomicLong epoch, LaneEvents.Sink laneEvents,
+            Runnable stopped, dev.fenceline.internal.LocalRegions localRegions) {
+        this.timers = timers;
         this.localRegions = localRegions;
         this.ctx = ctx;
         this.stopped = stopped;
@@ -95,8 +121,8 @@ public final class WorkerActor {
     static Behavior<Command> create(FencelineSettings settings, String name, Map<String, Transport> transports,
             AtomicLong epoch, LaneEvents.Sink laneEvents, Runnable stopped,
             dev.fenceline.internal.LocalRegions localRegions) {
-        return Behaviors.setup(ctx -> new WorkerActor(ctx, settings, name, transports, epoch, laneEvents, stopped,
-                localRegions).start());
+        return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> new WorkerActor(ctx, timers, settings, name,
+                transports, epoch, laneEvents, stopped, localRegions).start()));
     }
 
     /**
@@ -151,6 +177,9 @@ public final class WorkerActor {
         }
         progress = dev.fenceline.spi.support.ProgressRunners.start(name, agents, settings.progress().threading(),
                 settings.progress().newIdleStrategy(), settings.progress().parkMax().toNanos());
+        if (!settings.keepaliveInterval().isZero()) {
+            timers.startTimerWithFixedDelay(KeepaliveRound.INSTANCE, settings.keepaliveInterval());
+        }
         return running();
     }
 
@@ -158,12 +187,29 @@ public final class WorkerActor {
         return Behaviors.receive(Command.class)
                 .onMessage(Connect.class, this::onConnect)
                 .onMessage(Close.class, this::onClose)
+                .onMessageEquals(KeepaliveRound.INSTANCE, this::onKeepaliveRound)
+                .onMessage(EndpointStopped.class, m -> {
+                    endpoints.remove(m.endpoint());
+                    return Behaviors.same();
+                })
                 .onSignal(PostStop.class, s -> {
                     closeTransports();
                     stopped.run();
                     return Behaviors.same();
                 })
                 .build();
+    }
+
+    private Behavior<Command> onKeepaliveRound() {
+        for (var it = endpoints.entrySet().iterator(); it.hasNext();) {
+            var e = it.next();
+            if (e.getValue().terminal() != null) {
+                it.remove(); // closed or failed: no lane of it is kept alive any more
+            } else {
+                e.getKey().tell(EndpointProtocol.KeepaliveTick.INSTANCE);
+            }
+        }
+        return Behaviors.same();
     }
 
     private Behavior<Command> onConnect(Connect m) {
@@ -190,6 +236,8 @@ public final class WorkerActor {
                 () -> TransportConnects.connect(over, transports, peer, channel.name(), log), m.replyTo()),
                 "ep-" + n, endpointProps);
         facade.actor(ref);
+        endpoints.put(ref, channel);
+        ctx.watchWith(ref, new EndpointStopped(ref));
         ctx.getLog().debug("worker {}: connecting endpoint {} over {}", name, channel.name(), over);
         return Behaviors.same();
     }
