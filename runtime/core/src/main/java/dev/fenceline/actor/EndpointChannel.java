@@ -33,6 +33,9 @@ public final class EndpointChannel {
     private volatile boolean closing;
     private volatile FencelineException failure;
 
+    /** Written by the endpoint actor at each lane change, read by the worker's keepalive round. */
+    private volatile boolean keepaliveWanted = true;
+
     /**
      * @param name the endpoint's name, for messages
      * @param peer the peer worker
@@ -159,6 +162,18 @@ public final class EndpointChannel {
     /** @return the lane table as last published by the actor */
     public List<LaneInfo> lanes() {
         return lanes;
+    }
+
+    /**
+     * @return whether some live lane is probed by keepalive (else the worker does not tick the
+     *     endpoint: its transports watch every lane's peer themselves)
+     */
+    boolean keepaliveWanted() {
+        return keepaliveWanted;
+    }
+
+    void keepaliveWanted(boolean wanted) {
+        this.keepaliveWanted = wanted;
     }
 
     void publishLanes(List<LaneInfo> snapshot) {

@@ -134,7 +134,7 @@ final class LaneChanges {
             heard(ops.grants().messageLane(), ops.grants().messageConnection());
         }
         long now = clock.getAsLong();
-        Keepalive.Tick tick = keepalive.tick(now, table().liveMask());
+        Keepalive.Tick tick = keepalive.tick(now, table().probedMask());
         for (int i = 0; i < table().size(); i++) {
             if ((tick.probes() & (1L << i)) != 0 && !ops.flushes.issue(FlushTracker.Probe.INSTANCE, i)) {
                 // Answered at once (a lane that checks its peer's liveness itself): heard from now.
@@ -154,6 +154,7 @@ final class LaneChanges {
         keepalive.resize(next.size(), clock.getAsLong());
         ops.slots.install(next);
         channel.publishLanes(next.describe());
+        channel.keepaliveWanted(next.probedMask() != 0);
     }
 
     /**

@@ -205,7 +205,7 @@ public final class WorkerActor {
             var e = it.next();
             if (e.getValue().terminal() != null) {
                 it.remove(); // closed or failed: no lane of it is kept alive any more
-            } else {
+            } else if (e.getValue().keepaliveWanted()) { // else its transports watch every lane's peer
                 e.getKey().tell(EndpointProtocol.KeepaliveTick.INSTANCE);
             }
         }

@@ -77,7 +77,8 @@ public final class WorkerImpl implements Worker {
                 String section = "fenceline.transport." + t;
                 Config tc = config.hasPath(section) ? config.getConfig(section)
                         : com.typesafe.config.ConfigFactory.empty();
-                Transport transport = p.create(new TransportContext(id, name, tc, registrations, windows));
+                Transport transport = p.create(new TransportContext(id, name, tc, registrations, windows,
+                        settings.keepaliveInterval().isZero() ? java.time.Duration.ZERO : settings.keepaliveTimeout()));
                 transports.put(t, transport);
                 addresses.put(t, transport.localAddress());
             }

@@ -89,6 +89,17 @@ public final class LaneTable {
         return connection(index) != null;
     }
 
+    /** @return the live lanes that keepalive probes (those whose transport does not watch their peer) */
+    public long probedMask() {
+        long m = 0;
+        for (int i = 0; i < connections.length; i++) {
+            if (connections[i] != null && !connections[i].watchesLiveness()) {
+                m |= 1L << i;
+            }
+        }
+        return m;
+    }
+
     /** @return the live lanes as a bit mask */
     public long liveMask() {
         long m = 0;

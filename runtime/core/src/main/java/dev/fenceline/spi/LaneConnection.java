@@ -73,6 +73,18 @@ public interface LaneConnection {
         return flush(token);
     }
 
+    /**
+     * Whether the transport itself watches this lane's peer and fails the lane (through its listener)
+     * when the peer stops answering, within the endpoint keepalive's timeout when keepalive is on. The
+     * endpoint then sends the lane no keepalive probes: a transport that watches each peer process
+     * once spares a probe per lane, and an endpoint whose lanes are all watched is not ticked at all.
+     *
+     * @return true if the transport watches the lane's peer; false (the default) to be probed
+     */
+    default boolean watchesLiveness() {
+        return false;
+    }
+
     /** Weak fence: operations posted after it are applied after those posted before it. */
     void fence();
 

@@ -53,6 +53,28 @@ class LaneChangesTest {
     }
 
     @Test
+    void aLaneWhoseTransportWatchesItsPeerIsNeverProbedAndAnEndpointOfOnlySuchLanesIsNotTicked() {
+        RecordingLane watched = ComponentFixture.shortLane(1);
+        watched.watched = true; // as shm's lanes: the transport fails them when the peer stops
+        RecordingLane probed = ComponentFixture.shortLane(2);
+        lanes.installFirst(List.of(watched, probed));
+        assertTrue(f.channel.keepaliveWanted(), "a probed lane lives: the worker ticks the endpoint");
+        for (int t = 0; t < 3; t++) {
+            now.addAndGet(20 * MS);
+            assertEquals(-1, lanes.keepaliveTick().failed());
+            ops.flushed(probed.flushTokens.remove(0)); // the probed lane answers each probe
+        }
+        now.addAndGet(200 * MS); // twice the timeout: the watched lane never answered anything
+        assertEquals(-1, lanes.keepaliveTick().failed(), "the watched lane is not keepalive's to fail");
+        assertEquals(List.of(), watched.flushTokens, "and it got no probe");
+        now.addAndGet(120 * MS);
+        assertEquals(1, lanes.keepaliveTick().failed(), "the probed lane, unanswered, is");
+        assertNull(lanes.laneFailed(1, probed.id, new RuntimeException("keepalive")));
+        assertEquals(List.of(true, false), f.channel.lanes().stream().map(l -> l.live()).toList());
+        assertTrue(!f.channel.keepaliveWanted(), "only a watched lane is left: the endpoint is not ticked");
+    }
+
+    @Test
     void aProbeThatNeverComesBackFailsItsLaneAfterTheTimeout() {
         RecordingLane a = ComponentFixture.shortLane(1);
         RecordingLane b = ComponentFixture.shortLane(2);

@@ -21,6 +21,8 @@ public final class RecordingLane implements LaneConnection {
     public PostStatus answer = PostStatus.IN_PROGRESS;
     /** What {@link #flush} answers. */
     public PostStatus flushAnswer = PostStatus.IN_PROGRESS;
+    /** What {@link #watchesLiveness} answers. */
+    public boolean watched;
     /** What {@link #post} throws, if not null. */
     public dev.fenceline.FencelineException refusal;
 
@@ -81,6 +83,11 @@ public final class RecordingLane implements LaneConnection {
         events.add(op.kind() + ":" + op.bytes());
         ops.add(op);
         return answer;
+    }
+
+    @Override
+    public boolean watchesLiveness() {
+        return watched;
     }
 
     @Override
