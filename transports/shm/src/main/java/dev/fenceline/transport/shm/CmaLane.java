@@ -191,6 +191,12 @@ final class CmaLane extends AbstractLane {
         return live() ? PostStatus.COMPLETED : PostStatus.IN_PROGRESS; // unanswered: keepalive times the lane out
     }
 
+    /** The transport's watcher of the peer process fails this lane when it dies: no probe per lane. */
+    @Override
+    public boolean watchesLiveness() {
+        return true;
+    }
+
     @Override
     public void fence() {
     }

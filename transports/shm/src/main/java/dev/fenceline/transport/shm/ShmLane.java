@@ -561,6 +561,15 @@ final class ShmLane extends AbstractLane implements DirectAccess {
         return PostStatus.IN_PROGRESS;
     }
 
+    /**
+     * The transport watches the peer process's heartbeat once for all its lanes (its watcher fails
+     * them when it stands still for the keepalive timeout) and its death: no probe per lane.
+     */
+    @Override
+    public boolean watchesLiveness() {
+        return true;
+    }
+
     /** Keepalive probes waiting for the peer's heartbeat to move: {token, the count then}. */
     private final java.util.concurrent.ConcurrentLinkedQueue<long[]> probes =
             new java.util.concurrent.ConcurrentLinkedQueue<>();

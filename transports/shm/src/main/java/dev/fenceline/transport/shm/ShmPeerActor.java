@@ -1,6 +1,9 @@
 package dev.fenceline.transport.shm;
 
+import java.time.Duration;
+import java.util.function.LongSupplier;
 import java.util.function.Predicate;
+import java.util.function.ToLongFunction;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
@@ -8,11 +11,13 @@ import org.apache.pekko.actor.typed.javadsl.Behaviors;
 /**
  * Watches one peer process whose control segment this worker mapped: at each of the transport
  * actor's liveness ticks it checks that the process still runs (its pid with the same start time,
- * so a reused pid does not pass), and when it does not, tells the transport actor once and stops.
- * A peer process is the shm backend's own unit: all lanes to it, and all its connections here,
- * share its fate. The tick is the parent's, not a timer per peer: every timer wakes a dispatcher
- * thread beside the spinning polling threads, and per-peer timers cost the AM latency row a
- * measurable share on two cores (docs/transports.md).
+ * so a reused pid does not pass), and when it does not, tells the transport actor once and stops;
+ * and that its heartbeat moved within the keepalive timeout, and when it stood still that long
+ * (the process is stopped or paused), tells the transport actor once per stall. A peer process is
+ * the shm backend's own unit: all lanes to it, and all its connections here, share its fate, so it
+ * is watched once rather than probed through every lane. The tick is the parent's, not a timer per
+ * peer: every timer wakes a dispatcher thread beside the spinning polling threads, and per-peer
+ * timers cost the AM latency row a measurable share on two cores (docs/transports.md).
  */
 final class ShmPeerActor {
     /** The peer watcher's message protocol. */
@@ -25,29 +30,73 @@ final class ShmPeerActor {
         TICK
     }
 
-    private ShmPeerActor() {
+    /**
+     * How a stalled peer is seen.
+     *
+     * @param heartbeat reads a peer's heartbeat count
+     * @param timeout how long it may stand still; zero: a stall fails nothing (keepalive is off)
+     * @param clock nanoseconds
+     */
+    record StallWatch(ToLongFunction<Inbox> heartbeat, Duration timeout, LongSupplier clock) {
+        /** Stalls are not watched. */
+        static final StallWatch OFF = new StallWatch(p -> 0, Duration.ZERO, System::nanoTime);
+    }
+
+    private final Inbox peer;
+    private final Predicate<Inbox> alive;
+    private final StallWatch stall;
+    private final ActorRef<ShmTransportActor.Command> transport;
+    private long lastBeat;
+    private long lastBeatAt;
+    private boolean stalled;
+
+    private ShmPeerActor(Inbox peer, Predicate<Inbox> alive, StallWatch stall,
+            ActorRef<ShmTransportActor.Command> transport) {
+        this.peer = peer;
+        this.alive = alive;
+        this.stall = stall;
+        this.transport = transport;
+        this.lastBeat = stall.heartbeat().applyAsLong(peer);
+        this.lastBeatAt = stall.clock().getAsLong();
     }
 
     /**
      * @param peer the peer's control segment
      * @param alive whether the peer's process still runs
-     * @param transport told {@link ShmTransportActor.PeerDied} once the process is gone
+     * @param stall how a stall is seen
+     * @param transport told {@link ShmTransportActor.PeerDied} once the process is gone, and
+     *     {@link ShmTransportActor.PeerStalled} once per stall
      * @return the behavior
      */
-    static Behavior<Command> create(Inbox peer, Predicate<Inbox> alive, ActorRef<ShmTransportActor.Command> transport) {
-        return watching(peer, alive, transport);
+    static Behavior<Command> create(Inbox peer, Predicate<Inbox> alive, StallWatch stall,
+            ActorRef<ShmTransportActor.Command> transport) {
+        return Behaviors.setup(ctx -> new ShmPeerActor(peer, alive, stall, transport).watching());
     }
 
-    private static Behavior<Command> watching(Inbox peer, Predicate<Inbox> alive,
-            ActorRef<ShmTransportActor.Command> transport) {
+    private Behavior<Command> watching() {
         return Behaviors.receive(Command.class)
-                .onMessageEquals(Check.TICK, () -> {
-                    if (alive.test(peer)) {
-                        return Behaviors.same();
-                    }
-                    transport.tell(new ShmTransportActor.PeerDied(peer));
-                    return Behaviors.stopped();
-                })
+                .onMessageEquals(Check.TICK, this::onTick)
                 .build();
+    }
+
+    private Behavior<Command> onTick() {
+        if (!alive.test(peer)) {
+            transport.tell(new ShmTransportActor.PeerDied(peer));
+            return Behaviors.stopped();
+        }
+        if (stall.timeout().isZero()) {
+            return Behaviors.same();
+        }
+        long beat = stall.heartbeat().applyAsLong(peer);
+        long now = stall.clock().getAsLong();
+        if (beat != lastBeat) {
+            lastBeat = beat;
+            lastBeatAt = now;
+            stalled = false;
+        } else if (!stalled && now - lastBeatAt >= stall.timeout().toNanos()) {
+            stalled = true; // once: lanes made while it stays stopped fail by their connect timeout
+            transport.tell(new ShmTransportActor.PeerStalled(peer, stall.timeout()));
+        }
+        return Behaviors.same();
     }
 }

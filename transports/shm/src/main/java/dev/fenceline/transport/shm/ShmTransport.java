@@ -16,6 +16,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.List;
@@ -316,7 +317,8 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
     @Override
     public void start(TransportActors actors) {
         actor = actors.spawn(ShmTransportActor.create(this, settings.livenessInterval(), settings.connectTimeout(),
-                settings.quarantine(), Inbox::alive), "control");
+                settings.quarantine(), Inbox::alive, new ShmPeerActor.StallWatch(Inbox::heartbeat,
+                        context.livenessTimeout(), System::nanoTime)), "control");
     }
 
     /** Connecting is the transport actor's: it writes the CONNECT, and waits for the answer by a timer. */
@@ -396,6 +398,29 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
     @Override
     public void release(int slot) {
         keySlots.release(slot);
+    }
+
+    /** Peer processes found standing still, for the polling thread to fail their ring lanes. */
+    private final java.util.concurrent.ConcurrentLinkedQueue<Inbox> stalls =
+            new java.util.concurrent.ConcurrentLinkedQueue<>();
+    /** How long the peers in {@link #stalls} stood still, for the lanes' failure message. */
+    private volatile Duration stallTimeout = Duration.ZERO;
+
+    /** Transport actor: the polling thread fails the peer's ring lanes (cma reaches a stopped process). */
+    @Override
+    public void peerStalled(Inbox peer, Duration timeout) {
+        stallTimeout = timeout;
+        stalls.add(peer);
+    }
+
+    /** Polling thread: every live ring lane to a peer that stood still fails, as keepalive failed it. */
+    private void onPeerStalled(Inbox peer) {
+        for (ShmLane l : lanes.values()) {
+            if (l.peer == peer && l.isLive()) {
+                l.fail(new EndpointFailedException("keepalive: shm peer process " + peer.pid + " has not run for "
+                        + stallTimeout + " (stopped or paused)"));
+            }
+        }
     }
 
     /** Transport actor: the polling thread fails the peer's lanes and forgets its connections. */
@@ -502,6 +527,12 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         attendLanes(); // not counted as work, as before: a probe may wait a heartbeat, and must not spin
         for (ShmLane l; (l = leaving.poll()) != null;) {
             l.flushBatch();
+        }
+        if (!stalls.isEmpty()) {
+            for (Inbox s; (s = stalls.poll()) != null;) {
+                onPeerStalled(s);
+                work++;
+            }
         }
         boolean someoneDied = false;
         for (Inbox dead; (dead = deaths.poll()) != null;) {

@@ -79,6 +79,16 @@ final class ShmTransportActor {
     }
 
     /**
+     * A peer's watcher found its heartbeat standing still for the keepalive timeout: the process is
+     * stopped or paused.
+     *
+     * @param peer the peer's control segment
+     * @param timeout how long it stood still
+     */
+    record PeerStalled(Inbox peer, Duration timeout) implements Command {
+    }
+
+    /**
      * A registered region was closed: its memory stays reachable and its slot taken a while.
      *
      * @param slot its key-table slot
@@ -158,6 +168,15 @@ final class ShmTransportActor {
          */
         void peerGone(Inbox peer);
 
+        /**
+         * A peer process has not run for the keepalive timeout: the polling thread fails its ring
+         * lanes, as keepalive failed each of them when they were probed one by one.
+         *
+         * @param peer its control segment
+         * @param timeout how long it stood still
+         */
+        void peerStalled(Inbox peer, Duration timeout);
+
         /** The periodic housekeeping, see the class comment. */
         void housekeeping();
 
@@ -179,13 +198,15 @@ final class ShmTransportActor {
     private final Duration connectTimeout;
     private final Duration quarantine;
     private final Predicate<Inbox> alive;
+    private final ShmPeerActor.StallWatch stall;
     private final Map<Long, Pending> pending = new HashMap<>();
     private final Map<Inbox, ActorRef<ShmPeerActor.Command>> peers = new IdentityHashMap<>();
     private long peerCount;
 
     private ShmTransportActor(ActorContext<Command> ctx, TimerScheduler<Command> timers, Backend backend,
-            Duration connectTimeout, Duration quarantine, Predicate<Inbox> alive) {
+            Duration connectTimeout, Duration quarantine, Predicate<Inbox> alive, ShmPeerActor.StallWatch stall) {
         this.ctx = ctx;
+        this.stall = stall;
         this.timers = timers;
         this.backend = backend;
         this.connectTimeout = connectTimeout;
@@ -199,13 +220,14 @@ final class ShmTransportActor {
      * @param connectTimeout how long a peer may take to answer a CONNECT
      * @param quarantine how long a closed registration stays reachable
      * @param alive whether a peer's process still runs
+     * @param stall how a stopped peer is seen
      * @return the behavior
      */
     static Behavior<Command> create(Backend backend, Duration livenessInterval, Duration connectTimeout,
-            Duration quarantine, Predicate<Inbox> alive) {
+            Duration quarantine, Predicate<Inbox> alive, ShmPeerActor.StallWatch stall) {
         return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
             timers.startTimerWithFixedDelay(Housekeeping.TICK, livenessInterval);
-            return new ShmTransportActor(ctx, timers, backend, connectTimeout, quarantine, alive)
+            return new ShmTransportActor(ctx, timers, backend, connectTimeout, quarantine, alive, stall)
                     .running();
         }));
     }
@@ -217,6 +239,12 @@ final class ShmTransportActor {
                 .onMessage(ConnectTimedOut.class, this::onTimedOut)
                 .onMessage(PeerSeen.class, this::onPeerSeen)
                 .onMessage(PeerDied.class, this::onPeerDied)
+                .onMessage(PeerStalled.class, m -> {
+                    if (peers.containsKey(m.peer())) {
+                        backend.peerStalled(m.peer(), m.timeout());
+                    }
+                    return Behaviors.same();
+                })
                 .onMessage(Quarantine.class, m -> {
                     timers.startSingleTimer(new QuarantineKey(m.slot()), new QuarantineOver(m.slot(), m.memory()),
                             quarantine);
@@ -298,7 +326,7 @@ final class ShmTransportActor {
 
     private void watch(Inbox peer) {
         if (!peers.containsKey(peer)) {
-            peers.put(peer, ctx.spawn(ShmPeerActor.create(peer, alive, ctx.getSelf()),
+            peers.put(peer, ctx.spawn(ShmPeerActor.create(peer, alive, stall, ctx.getSelf()),
                     "peer-" + peer.pid + "-" + (++peerCount)));
         }
     }

@@ -11,10 +11,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * An idle endpoint over shm keeps its lanes: the cma lane answers a keepalive probe at once (it checks
- * that the peer's process lives), and that answer counts. Before, it did not, and every idle shm
- * endpoint lost its bulk lane to keepalive after an interval and a timeout (6 s by default). On wall
- * time, with keepalive shortened, because it is about the real transport staying quiet.
+ * An idle endpoint over shm keeps its lanes: the transport watches the peer process (its pid and
+ * heartbeat) for both lanes, and a running peer fails neither. Once every idle shm endpoint lost its
+ * bulk lane to keepalive after an interval and a timeout (6 s by default), when the cma lane's probe
+ * answer did not count. On wall time, with keepalive shortened, because it is about the real
+ * transport staying quiet.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class IdleKeepaliveTest {

@@ -91,6 +91,11 @@ class ShmTransportActorTest {
         }
 
         @Override
+        public void peerStalled(Inbox p, Duration timeout) {
+            events.getRef().tell("stalled " + p.name + " " + timeout);
+        }
+
+        @Override
         public void housekeeping() {
             events.getRef().tell("housekeeping");
         }
@@ -118,7 +123,23 @@ class ShmTransportActorTest {
 
     private ActorRef<ShmTransportActor.Command> spawn() {
         return KIT.spawn(ShmTransportActor.create(backend, LIVENESS, CONNECT_TIMEOUT, QUARANTINE,
-                p -> !dead.contains(p)));
+                p -> !dead.contains(p), ShmPeerActor.StallWatch.OFF));
+    }
+
+    /** Peers' heartbeats, as the test makes them beat. */
+    private final java.util.Map<Inbox, Long> beats = new ConcurrentHashMap<>();
+    /** The stall watch's clock, moved with manual time by {@link #ticks}. */
+    private final AtomicLong nanos = new AtomicLong();
+
+    /** {@code n} liveness ticks pass; the peer beats at each if {@code beating}. */
+    private void ticks(int n, Inbox p, boolean beating) {
+        for (int i = 0; i < n; i++) {
+            if (beating) {
+                beats.merge(p, 1L, Long::sum);
+            }
+            nanos.addAndGet(LIVENESS.toNanos());
+            TIME.timePasses(LIVENESS);
+        }
     }
 
     /** Skips the housekeeping ticks among the recorded calls. */
@@ -248,6 +269,27 @@ class ShmTransportActorTest {
         dead.add(other);
         TIME.timePasses(LIVENESS);
         assertEquals("gone " + other.name, next());
+        KIT.stop(a);
+    }
+
+    @Test
+    void aPeerWhoseHeartbeatStandsStillForTheTimeoutIsReportedStalledOncePerStall() {
+        Duration timeout = Duration.ofSeconds(1);
+        ActorRef<ShmTransportActor.Command> a = KIT.spawn(ShmTransportActor.create(backend, LIVENESS,
+                CONNECT_TIMEOUT, QUARANTINE, p -> !dead.contains(p),
+                new ShmPeerActor.StallWatch(p -> beats.getOrDefault(p, 0L), timeout, nanos::get)));
+        a.tell(new ShmTransportActor.PeerSeen(peer));
+        ticks(30, peer, true);
+        onlyHousekeeping(30); // beating: never stalled
+        ticks(9, peer, false);
+        onlyHousekeeping(9); // 0.9 s still: not yet
+        ticks(1, peer, false);
+        assertEquals("stalled " + peer.name + " PT1S", next());
+        ticks(20, peer, false);
+        onlyHousekeeping(20); // the same stall is reported once
+        ticks(1, peer, true); // it runs again
+        ticks(10, peer, false);
+        assertEquals("stalled " + peer.name + " PT1S", next()); // and a second stall is reported again
         KIT.stop(a);
     }
 

@@ -92,7 +92,7 @@ class StalledPeerTest {
             CompletableFuture<?> laterAdd = ep.atomicFetch64(AtomicOp.ADD, counters.baseAddress(), counters, 100)
                     .toCompletableFuture();
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (ep.lanes().get(0).live()) { // keepalive gives the ring lane up: its probe waits in the inbox
+            while (ep.lanes().get(0).live()) { // the peer's heartbeat stands still: the watcher fails the ring lane
                 assertTrue(System.nanoTime() < deadline, "keepalive never gave the stopped peer's lane up");
                 Thread.sleep(50);
             }
