@@ -92,23 +92,15 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
     private final Set<Inbox> gone = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
     /** Set by housekeeping: the polling thread looks at {@link #gone} again. */
     private final java.util.concurrent.atomic.AtomicBoolean sweepWanted = new java.util.concurrent.atomic.AtomicBoolean();
-    /**
-     * Written by the polling thread, read by housekeeping: every inbox record below this position was
-     * claimed before some producer process was found gone, so an uncommitted one may be that
-     * process's, never to be committed. -1 until a death is seen.
-     */
-    private volatile long suspectBelow = -1;
-    /** Set by housekeeping: it removed a dead process's segments (one this worker may never have known). */
-    private final java.util.concurrent.atomic.AtomicBoolean staleRemoved =
-            new java.util.concurrent.atomic.AtomicBoolean();
-    /** Set by housekeeping: the inbox's read position it found stuck, to unblock if it still is; -1: none. */
-    private final java.util.concurrent.atomic.AtomicLong unblockAt = new java.util.concurrent.atomic.AtomicLong(-1);
+    /** When a record a dead producer left half-written in the inbox is skipped. */
+    private final HalfWrittenRule halfWritten;
     private volatile boolean closed;
 
     ShmTransport(TransportContext context, ShmSettings settings) {
         this.context = context;
         this.settings = settings;
         this.directory = settings.directory();
+        this.halfWritten = new HalfWrittenRule(settings.unblockAfter().toNanos());
         if (!Files.isDirectory(directory) || !Files.isWritable(directory)) {
             throw new FencelineException("shm: " + directory + " is not a writable directory ("
                     + ShmSettings.SECTION + ".directory); shared memory is unavailable here");
@@ -549,16 +541,12 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         // and only once housekeeping found the read position stuck at it (a live producer commits in
         // microseconds, so one still writing is not cut short); a dead process may have left several
         // (one per thread), each skipped in turn.
-        if (someoneDied | (staleRemoved.get() && staleRemoved.getAndSet(false))) {
-            suspectBelow = inbox.ring.producerPosition();
+        if (someoneDied) {
+            halfWritten.deathSeen(inbox.ring.producerPosition());
         }
-        long stuck = unblockAt.get();
-        if (stuck >= 0) {
-            unblockAt.set(-1); // a request made meanwhile is made again at the next tick, if still stuck
-            if (stuck == inbox.ring.consumerPosition() && stuck < suspectBelow && inbox.ring.unblock()) {
-                LOG.warn("shm {}: skipped a message a dead peer left half-written in the inbox",
-                        context.workerName());
-            }
+        if (halfWritten.asked() && halfWritten.take(inbox.ring.producerPosition(), inbox.ring.consumerPosition())
+                && inbox.ring.unblock()) {
+            LOG.warn("shm {}: skipped a message a dead peer left half-written in the inbox", context.workerName());
         }
         return work;
     }
@@ -655,28 +643,6 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         gone.retainAll(stillHeld);
     }
 
-    private long lastConsumerPosition = -1;
-    private long consumerStuckSince;
-
-    /**
-     * Transport actor: the inbox's read position if it has not moved since the last housekeeping while
-     * messages wait behind it (the record there was not committed, or the polling thread is busy),
-     * else -1.
-     */
-    private long stuckPosition(long now) {
-        long position = inbox.ring.consumerPosition();
-        if (inbox.ring.producerPosition() == position) {
-            lastConsumerPosition = -1; // nothing waits: a record claimed from now on is new at the next look
-            return -1;
-        }
-        if (position != lastConsumerPosition) {
-            lastConsumerPosition = position;
-            consumerStuckSince = now;
-            return -1;
-        }
-        return position;
-    }
-
     /**
      * Transport actor, every liveness interval: mappings of segments their owners closed are dropped,
      * gates a stopped peer held are freed once it left them, the polling thread looks again at lanes to
@@ -695,17 +661,10 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
             }
         }
         sweepWanted.set(true);
-        long now = System.nanoTime();
-        long stuck = stuckPosition(now);
-        if (stuck < 0) {
-            return;
-        }
-        if (stuck < suspectBelow) {
-            unblockAt.set(stuck);
-        } else if (now - consumerStuckSince > settings.unblockAfter().toNanos() // no live writer takes that long
-                && Segments.removeStale(directory) > 0) {
-            staleRemoved.set(true);
-            unblockAt.set(stuck);
+        long read = inbox.ring.consumerPosition();
+        if (halfWritten.tick(System.nanoTime(), read, inbox.ring.producerPosition())
+                == HalfWrittenRule.Verdict.UNBLOCK_IF_SOME_PROCESS_DIED && Segments.removeStale(directory) > 0) {
+            halfWritten.staleRemoved(read);
         }
     }
 
