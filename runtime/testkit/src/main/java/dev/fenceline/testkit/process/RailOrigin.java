@@ -101,6 +101,25 @@ public final class RailOrigin {
     }
 
     /**
+     * As {@link #await}, but only lines printed from now on count: those already read and not yet
+     * looked at (a loaded machine may leave several queued) are dropped first, so the progress
+     * returned was taken after this call began, give or take the reader's lag.
+     *
+     * @param until what the progress must show
+     * @param what for the failure message
+     * @return the first fresh progress that shows it
+     * @throws AssertionError after 30 s without it, or if the origin ended
+     * @throws InterruptedException if interrupted
+     * @throws IOException if its log cannot be read
+     */
+    public Progress awaitFresh(Predicate<Progress> until, String what) throws InterruptedException, IOException {
+        for (String l; (l = lines.peek()) != null && !"EOF".equals(l);) {
+            lines.poll(); // the end stays queued: await reports it
+        }
+        return await(until, what);
+    }
+
+    /**
      * Waits (at most 30 s) for a progress line that satisfies {@code until}.
      *
      * @param until the condition

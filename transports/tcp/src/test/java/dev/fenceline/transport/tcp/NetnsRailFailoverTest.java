@@ -64,7 +64,7 @@ class NetnsRailFailoverTest {
             System.out.printf("rail 1 up: lane 0 recovered after %d ms, as connection %d%n",
                     (System.nanoTime() - upAt) / 1_000_000, recovered.lanes().get(0).connection());
             long before = net.txBytes(net.a, "va1");
-            long iterationsBefore = recovered.iterations();
+            long iterationsBefore = origin.awaitFresh(p -> true, "progress after lane 0 recovered").iterations();
             origin.await(p -> p.iterations() > iterationsBefore + 2000, "more traffic");
             long sent = net.txBytes(net.a, "va1") - before;
             assertTrue(sent > 1_000_000, "rail 1 carried only " + sent + " bytes after it recovered");

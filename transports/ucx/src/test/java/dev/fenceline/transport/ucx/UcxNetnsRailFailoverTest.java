@@ -57,9 +57,12 @@ class UcxNetnsRailFailoverTest {
             // traffic moves to rail 2 until it is back; then the window is measured again).
             RailOrigin.Progress measured = null;
             for (int attempt = 0; attempt < 3 && measured == null; attempt++) {
-                RailOrigin.Progress start = origin.await(p -> p.up(0) && p.up(1), "both lanes up");
+                // The byte counts first, then a progress line printed after them: the bytes counted
+                // span at least the window's iterations (a queued, older line undercounted them on a
+                // loaded machine, and the check failed with the UCT lane carrying every put).
                 long before = net.txBytes(net.a, "va1");
                 long rail2Before = net.txBytes(net.a, "va2");
+                RailOrigin.Progress start = origin.awaitFresh(p -> p.up(0) && p.up(1), "both lanes up");
                 RailOrigin.Progress end = origin.await(p -> p.iterations() > start.iterations() + 500, "more traffic");
                 if (!end.up(0) || end.lanes().get(0).connection() != start.lanes().get(0).connection()) {
                     System.out.println("the UCT lane did not stay up through the window: " + start.lanes() + " -> "
@@ -94,7 +97,8 @@ class UcxNetnsRailFailoverTest {
                     && p.lanes().get(0).connection() != running.lanes().get(0).connection(), "the UCT lane to recover");
             System.out.printf("rail 1 up: the UCT lane recovered after %d ms%n", (System.nanoTime() - upAt) / 1_000_000);
             long again = net.txBytes(net.a, "va1");
-            origin.await(p -> p.iterations() > recovered.iterations() + 2000, "traffic after rail 1 came back");
+            RailOrigin.Progress from = origin.awaitFresh(p -> true, "progress after rail 1 came back");
+            origin.await(p -> p.iterations() > from.iterations() + 2000, "traffic after rail 1 came back");
             assertTrue(net.txBytes(net.a, "va1") - again > 1000 * 4096, "the recovered UCT lane carries the puts again");
 
             String result = origin.stop();
