@@ -41,6 +41,8 @@ final class UcxChannel {
     boolean pendingAdded;
     /** Greetings sent without an answer (endpoint-to-endpoint channels while wiring). */
     int hellos;
+    /** The longest message that goes as a short active message (its first 8 bytes as UCT's header); 0: none. */
+    final int amShortMax;
 
     UcxChannel(long id, UcxPeer peer, UctIface iface, int ifaceIndex, int peerIface, UctEndpoint ep,
             UcxWireup.Mode mode, boolean origin, State state) {
@@ -53,6 +55,9 @@ final class UcxChannel {
         this.mode = mode;
         this.origin = origin;
         this.state = state;
+        UctIfaceAttributes a = iface == null ? null : iface.attributes();
+        this.amShortMax = a == null || (a.caps() & UctIfaceAttributes.AM_SHORT) == 0 ? 0
+                : (int) Math.min(a.amMaxShort(), Integer.MAX_VALUE);
     }
 
     boolean ready() {

@@ -82,7 +82,12 @@ final class UcxSender {
         if (channel.blocked()) {
             return Sent.NO_ROOM;
         }
-        int s = channel.ep.activeMessageCopy(id, message.addressOffset(), length);
+        // A message that fits goes short: UCT writes it straight into the transport's buffer, without
+        // the pack callback's copy (its first 8 bytes are UCT's header and arrive first, so the peer
+        // reads the same bytes either way).
+        int s = length >= 8 && length <= channel.amShortMax
+                ? channel.ep.activeMessageShort(id, message.getLong(0), message.addressOffset() + 8, length - 8)
+                : channel.ep.activeMessageCopy(id, message.addressOffset(), length);
         if (s == UctStatus.OK) {
             return Sent.SENT;
         }

@@ -94,14 +94,18 @@ class UcxLargeMessageTest {
                 }
                 sizes.addAndGet(size);
             });
-            // Around the size of one UCT message, then the bound itself, then random sizes.
-            int[] edges = {8000, 8096, 8097, 8176, 8177, 16_272, 16_273, 100_000, (1 << 20) - 8};
+            // Small ones, which go as short active messages where they fit the iface's am_short limit
+            // (header included), around the size of one UCT message, the bound itself; then random
+            // sizes, half of them small, so short and copied messages alternate on the channel.
+            int[] edges = {0, 1, 7, 8, 9, 40, 64, 100, 128, 200, 256, 8000, 8096, 8097, 8176, 8177, 16_272, 16_273,
+                100_000, (1 << 20) - 8};
             SplittableRandom rnd = new SplittableRandom(seed);
             long n = 0;
             long bytes = 0;
             CompletableFuture<Void> last = CompletableFuture.completedFuture(null);
             for (int i = 0; i < edges.length + 200; i++) {
-                int size = i < edges.length ? edges[i] : rnd.nextInt((1 << 20) - 8 + 1);
+                int size = i < edges.length ? edges[i] : rnd.nextBoolean() ? rnd.nextInt(300)
+                        : rnd.nextInt((1 << 20) - 8 + 1);
                 ByteBuffer p = payload(n, size);
                 if (rnd.nextBoolean()) {
                     last = ep.sendActiveMessage(CHECK, header(n), p).toCompletableFuture();
