@@ -47,6 +47,21 @@ public final class ProcessFaults {
         signal(p, "CONT");
     }
 
+    /**
+     * Kills the process (SIGKILL) and waits up to 10 s for it to be gone, for {@code close()} of a
+     * test's forked peer; an interrupt is kept for the caller.
+     *
+     * @param p the process
+     */
+    public static void kill(Process p) {
+        p.destroyForcibly();
+        try {
+            p.waitFor(10, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
     private static void signal(Process p, String name) throws IOException, InterruptedException {
         Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(p.pid())).inheritIO().start();
         if (!kill.waitFor(10, java.util.concurrent.TimeUnit.SECONDS) || kill.exitValue() != 0) {

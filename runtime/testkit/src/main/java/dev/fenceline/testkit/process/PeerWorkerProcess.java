@@ -10,7 +10,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 /**
  * A forked {@link PeerWorker}, on this JVM's class path: its process, its output, and what it
@@ -55,11 +54,6 @@ public record PeerWorkerProcess(Process process, BufferedReader out, WorkerAddre
 
     @Override
     public void close() {
-        process.destroyForcibly();
-        try {
-            process.waitFor(10, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        dev.fenceline.testkit.ProcessFaults.kill(process);
     }
 }

@@ -42,12 +42,7 @@ class DeadProducerTest {
     private record Writer(Process process, BufferedReader out, PrintStream in) implements AutoCloseable {
         @Override
         public void close() {
-            process.destroyForcibly();
-            try {
-                process.waitFor(10, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
+            dev.fenceline.testkit.ProcessFaults.kill(process);
         }
 
         void kill() {

@@ -77,12 +77,7 @@ class UctTwoProcessTest {
 
         @Override
         public void close() {
-            process.destroyForcibly();
-            try {
-                process.waitFor(10, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
+            dev.fenceline.testkit.ProcessFaults.kill(process);
         }
     }
 
