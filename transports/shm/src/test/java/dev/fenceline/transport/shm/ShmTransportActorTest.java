@@ -131,14 +131,40 @@ class ShmTransportActorTest {
     /** The stall watch's clock, moved with manual time by {@link #ticks}. */
     private final AtomicLong nanos = new AtomicLong();
 
-    /** {@code n} liveness ticks pass; the peer beats at each if {@code beating}. */
+    /** How often the peer watcher read the stall watch's clock: once when made, then once per check. */
+    private final AtomicLong clockReads = new AtomicLong();
+
+    /** The stall watch's clock, counting its reads. */
+    private long clock() {
+        long now = nanos.get();
+        clockReads.incrementAndGet();
+        return now;
+    }
+
+    /** Waits until the peer watcher read the clock {@code reads} times (it runs on its own). */
+    private void awaitClockReads(long reads) {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (clockReads.get() < reads) {
+            assertTrue(System.nanoTime() < deadline, "the peer watcher read the clock " + clockReads.get()
+                    + " times, not " + reads);
+            Thread.onSpinWait();
+        }
+    }
+
+    /**
+     * {@code n} liveness ticks pass; the peer beats at each if {@code beating}. Each waits until the
+     * peer watcher checked (it reads the heartbeat, then the clock), so the time and beats it reads are
+     * the tick's and not a later one's.
+     */
     private void ticks(int n, Inbox p, boolean beating) {
         for (int i = 0; i < n; i++) {
             if (beating) {
                 beats.merge(p, 1L, Long::sum);
             }
             nanos.addAndGet(LIVENESS.toNanos());
+            long reads = clockReads.get() + 1;
             TIME.timePasses(LIVENESS);
+            awaitClockReads(reads);
         }
     }
 
@@ -277,8 +303,9 @@ class ShmTransportActorTest {
         Duration timeout = Duration.ofSeconds(1);
         ActorRef<ShmTransportActor.Command> a = KIT.spawn(ShmTransportActor.create(backend, LIVENESS,
                 CONNECT_TIMEOUT, QUARANTINE, p -> !dead.contains(p),
-                new ShmPeerActor.StallWatch(p -> beats.getOrDefault(p, 0L), timeout, nanos::get)));
+                new ShmPeerActor.StallWatch(p -> beats.getOrDefault(p, 0L), timeout, this::clock)));
         a.tell(new ShmTransportActor.PeerSeen(peer));
+        awaitClockReads(1); // the watcher is made: its stall clock starts now
         ticks(30, peer, true);
         onlyHousekeeping(30); // beating: never stalled
         ticks(9, peer, false);
