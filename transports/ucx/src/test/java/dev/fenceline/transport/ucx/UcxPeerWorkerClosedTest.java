@@ -10,9 +10,12 @@ import dev.fenceline.EndpointFailedException;
 import dev.fenceline.Fenceline;
 import dev.fenceline.LaneInfo;
 import dev.fenceline.Worker;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -56,6 +59,83 @@ class UcxPeerWorkerClosedTest {
             assertInstanceOf(EndpointFailedException.class, t, t.toString());
             assertTrue(String.valueOf(t.getMessage()).contains("peer worker " + b.address().workerId() + " closed"),
                     t.getMessage());
+        }
+    }
+
+    /**
+     * A third worker cannot part two others: its LEAVING naming another worker, over its own channel
+     * or one it made up, is dropped (a check that took the channel's peer for the leaver would part the
+     * sender itself, and this test sees that); only a LEAVING naming the sender and a channel of the
+     * two parts them. The messages are forged on the sender's agent thread, in a handler.
+     */
+    @Test
+    void aLeavingNamingAnotherWorkerOrAChannelNotOfTheTwoIsDropped() throws Exception {
+        try (Fenceline f = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [ucx]\n"
+                + "fenceline.transport.ucx.tls = [posix]\n"
+                + "fenceline.endpoint.keepalive.timeout = 60s"))) {
+            Worker a = await(f.newWorker("a"));
+            Worker b = await(f.newWorker("b"));
+            Worker c = await(f.newWorker("c"));
+            a.setActiveMessageHandler(1, (h, p) -> { });
+            b.setActiveMessageHandler(1, (h, p) -> { });
+            Endpoint ab = await(a.connect(b.address()));
+            Endpoint ca = await(c.connect(a.address()));
+            await(ab.sendActiveMessage(1, null, null));
+            await(ca.sendActiveMessage(1, null, null));
+            UcxLane lane = UcxLane.byId(ca.lanes().get(0).connectionId());
+            assertTrue(lane != null, "c's UCT lane to a is live");
+            UcxChannel toA = lane.channel;
+            java.lang.reflect.Field agentField = UcxLane.class.getDeclaredField("agent");
+            agentField.setAccessible(true);
+            java.lang.reflect.Field wiringField = UcxAgent.class.getDeclaredField("wiring");
+            wiringField.setAccessible(true);
+            UcxWiring wiring = (UcxWiring) wiringField.get(agentField.get(lane));
+            java.lang.reflect.Method send = UcxWiring.class.getDeclaredMethod("send", UcxChannel.class,
+                    UcxWireup.Message.class);
+            send.setAccessible(true);
+            AtomicReference<UcxWireup.Message[]> forged = new AtomicReference<>();
+            AtomicReference<Throwable> failed = new AtomicReference<>();
+            c.setActiveMessageHandler(9, (h, p) -> { // on c's agent thread, which alone may touch UCT
+                try {
+                    for (UcxWireup.Message m : forged.get()) {
+                        send.invoke(wiring, toA, m);
+                    }
+                } catch (ReflectiveOperationException e) {
+                    failed.set(e);
+                }
+            });
+            c.setActiveMessageHandler(1, (h, p) -> { });
+            Endpoint ac = await(a.connect(c.address()));
+            UUID bId = b.address().workerId();
+            forged.set(new UcxWireup.Message[] {new UcxWireup.Leaving(bId, toA.id),
+                new UcxWireup.Leaving(bId, toA.id ^ 0x5DEECE66DL), new UcxWireup.Leaving(c.address().workerId(),
+                        toA.id ^ 0x5DEECE66DL)});
+            await(ac.sendActiveMessage(9, null, null));
+            assertTrue(failed.get() == null, String.valueOf(failed.get()));
+            // Behind the forged messages on the same channel: once a has run this, it has read them.
+            await(ca.sendActiveMessage(1, null, null));
+            // Parting c would have failed a's lanes to it on a's agent thread before that answer: the
+            // message below would fail.
+            await(ab.sendActiveMessage(1, null, null));
+            await(ac.sendActiveMessage(1, null, null));
+            assertTrue(ab.lanes().stream().allMatch(LaneInfo::live), "a and b were not parted: " + ab.lanes());
+            assertTrue(ac.lanes().stream().allMatch(LaneInfo::live), "nor a from c: " + ac.lanes());
+
+            // The sender naming itself and a channel of the two: that one parts them (the path works).
+            // The message that made c send it is parted from with it: its outcome is unknown to a.
+            forged.set(new UcxWireup.Message[] {new UcxWireup.Leaving(c.address().workerId(), toA.id)});
+            Throwable outcome = ac.sendActiveMessage(9, null, null).toCompletableFuture()
+                    .handle((v, e) -> e instanceof java.util.concurrent.CompletionException ? e.getCause() : e)
+                    .get(20, TimeUnit.SECONDS);
+            assertTrue(outcome == null || outcome instanceof dev.fenceline.OutcomeUnknownException,
+                    String.valueOf(outcome));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (ac.lanes().stream().anyMatch(LaneInfo::live)) {
+                assertTrue(System.nanoTime() < deadline, "a did not part from c: " + ac.lanes());
+                Thread.sleep(10);
+            }
+            await(ab.sendActiveMessage(1, null, null));
+            assertTrue(ab.lanes().stream().allMatch(LaneInfo::live), "a and b still: " + ab.lanes());
         }
     }
 }
