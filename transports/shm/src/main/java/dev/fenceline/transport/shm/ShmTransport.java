@@ -393,24 +393,21 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
     }
 
     /** Peer processes found standing still, for the polling thread to fail their ring lanes. */
-    private final java.util.concurrent.ConcurrentLinkedQueue<Inbox> stalls =
+    private final java.util.concurrent.ConcurrentLinkedQueue<ShmTransportActor.PeerStalled> stalls =
             new java.util.concurrent.ConcurrentLinkedQueue<>();
-    /** How long the peers in {@link #stalls} stood still, for the lanes' failure message. */
-    private volatile Duration stallTimeout = Duration.ZERO;
 
     /** Transport actor: the polling thread fails the peer's ring lanes (cma reaches a stopped process). */
     @Override
     public void peerStalled(Inbox peer, Duration timeout) {
-        stallTimeout = timeout;
-        stalls.add(peer);
+        stalls.add(new ShmTransportActor.PeerStalled(peer, timeout));
     }
 
     /** Polling thread: every live ring lane to a peer that stood still fails, as keepalive failed it. */
-    private void onPeerStalled(Inbox peer) {
+    private void onPeerStalled(ShmTransportActor.PeerStalled stall) {
         for (ShmLane l : lanes.values()) {
-            if (l.peer == peer && l.isLive()) {
-                l.fail(new EndpointFailedException("keepalive: shm peer process " + peer.pid + " has not run for "
-                        + stallTimeout + " (stopped or paused)"));
+            if (l.peer == stall.peer() && l.isLive()) {
+                l.fail(new EndpointFailedException("keepalive: shm peer process " + stall.peer().pid
+                        + " has not run for " + stall.timeout() + " (stopped or paused)"));
             }
         }
     }
@@ -520,11 +517,9 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         for (ShmLane l; (l = leaving.poll()) != null;) {
             l.flushBatch();
         }
-        if (!stalls.isEmpty()) {
-            for (Inbox s; (s = stalls.poll()) != null;) {
-                onPeerStalled(s);
-                work++;
-            }
+        for (ShmTransportActor.PeerStalled s; (s = stalls.poll()) != null;) {
+            onPeerStalled(s);
+            work++;
         }
         boolean someoneDied = false;
         for (Inbox dead; (dead = deaths.poll()) != null;) {

@@ -55,9 +55,8 @@ final class UcxChannel {
         this.mode = mode;
         this.origin = origin;
         this.state = state;
-        UctIfaceAttributes a = iface == null ? null : iface.attributes();
-        this.amShortMax = a == null || (a.caps() & UctIfaceAttributes.AM_SHORT) == 0 ? 0
-                : (int) Math.min(a.amMaxShort(), Integer.MAX_VALUE);
+        UctIfaceAttributes a = iface.attributes();
+        this.amShortMax = a.has(UctIfaceAttributes.AM_SHORT) ? (int) Math.min(a.amMaxShort(), Integer.MAX_VALUE) : 0;
     }
 
     boolean ready() {
