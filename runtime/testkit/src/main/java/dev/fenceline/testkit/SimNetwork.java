@@ -35,6 +35,11 @@ public final class SimNetwork {
         final long[] connection = new long[64];
         /** 0: no pending change; 1: live (replaced, recovered, added); -1: failed. */
         final byte[] pending = new byte[64];
+        /**
+         * The endpoint closed the connection a pending change put in the slot (it had moved on): its
+         * table is the truth again, and a fault finding the slot failed there has nothing to act on.
+         */
+        final boolean[] refused = new boolean[64];
         int size;
     }
 
@@ -67,6 +72,7 @@ public final class SimNetwork {
             int i = l.index();
             if (l.live()) {
                 s.lastLive[i] = l.connectionId();
+                s.refused[i] = false; // live again in the table: a fault has something to act on
             }
             boolean shown = s.pending[i] > 0 ? l.live() && l.connectionId() == s.connection[i]
                     : s.pending[i] < 0 && !l.live();
@@ -77,6 +83,7 @@ public final class SimNetwork {
         for (int i = 0; i < s.size; i++) {
             if (s.pending[i] > 0 && !SimFaults.isOpen(s.connection[i])) {
                 s.pending[i] = 0; // the endpoint refused the new connection (and closed it)
+                s.refused[i] = true;
             }
         }
         return s;
@@ -101,11 +108,12 @@ public final class SimNetwork {
      */
     private static long live(Endpoint ep, int laneIndex, boolean failedIsNothing) {
         synchronized (SLOTS) {
-            Slot slot = slot(slots(ep), ep, laneIndex);
+            Slots s = slots(ep);
+            Slot slot = slot(s, ep, laneIndex);
             if (slot.live()) {
                 return slot.connection();
             }
-            if (failedIsNothing) {
+            if (failedIsNothing || s.refused[laneIndex]) {
                 return 0;
             }
             throw new IllegalStateException("lane " + laneIndex + " of " + ep + " is not live");
@@ -133,10 +141,9 @@ public final class SimNetwork {
     private static long onLive(Endpoint ep, int laneIndex, java.util.function.LongConsumer fault,
             boolean failedIsNothing) {
         long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(5);
-        boolean raced = false;
         while (true) {
             // one look decides both whether the slot is live and which connection it holds
-            long c = live(ep, laneIndex, raced || failedIsNothing);
+            long c = live(ep, laneIndex, failedIsNothing);
             if (c == 0) {
                 return 0; // failed already: the fault has nothing to act on
             }
@@ -148,9 +155,10 @@ public final class SimNetwork {
                     throw closed;
                 }
                 synchronized (SLOTS) {
-                    slots(ep).pending[laneIndex] = 0;
+                    Slots s = slots(ep);
+                    s.pending[laneIndex] = 0;
+                    s.refused[laneIndex] = true;
                 }
-                raced = true;
                 Thread.onSpinWait();
             }
         }
@@ -161,6 +169,7 @@ public final class SimNetwork {
             Slots s = slots(ep);
             s.connection[laneIndex] = connection;
             s.pending[laneIndex] = (byte) (live ? 1 : -1);
+            s.refused[laneIndex] = false;
             s.size = Math.max(s.size, laneIndex + 1);
         }
     }
