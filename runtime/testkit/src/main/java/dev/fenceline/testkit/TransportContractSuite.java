@@ -112,6 +112,15 @@ public abstract class TransportContractSuite {
      */
     protected abstract void breakConnection(LaneConnection lane);
 
+    /**
+     * A transport's own check of how its lane carried the operations of
+     * {@code operationsAreAnsweredOnceAndAFlushFollowsThem}, once all were answered (default: none).
+     *
+     * @param lane the lane they went on
+     */
+    protected void afterOperations(LaneConnection lane) {
+    }
+
     /** @return which of a connect's lanes the suite checks (default 0, the first) */
     protected int laneIndex() {
         return 0;
@@ -231,6 +240,7 @@ public abstract class TransportContractSuite {
             assertTrue(fetched.equals(List.of(0L, 5L)), "two fetch-adds of 5 from 0 fetch 0 then 5: " + fetched);
             assertEquals(10, memory.word(64));
         }
+        afterOperations(l.lane);
     }
 
     /** {@code NO_RESOURCE} takes nothing; {@code onReady} comes once there is room, and the same operation then goes. */

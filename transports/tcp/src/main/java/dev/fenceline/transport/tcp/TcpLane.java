@@ -14,18 +14,16 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
-import io.netty.util.internal.PlatformDependent;
 import java.nio.ByteBuffer;
 import java.util.EnumSet;
-import java.util.Queue;
 import java.util.Set;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * One authenticated TCP connection used as a lane. The endpoint actor posts (encoding frames and
- * handing them to the event loop through a queue, flushed once per batch); the event loop matches
+ * handing them to its {@link FrameWriter}: the event loop writes them in batches, or the actor's
+ * thread at once when the lane had nothing else outstanding); the event loop matches
  * replies against the {@link ReplyRing} and tells the listener. Operations are applied at the
  * target in send order, so the lane is ordered and a weak fence costs nothing.
  */
@@ -38,9 +36,7 @@ final class TcpLane extends AbstractLane {
     private final TcpSettings settings;
     private final ReplyRing ring;
     private final AtomicLong bytesOutstanding = new AtomicLong();
-    private final Queue<ByteBuf> outbound = PlatformDependent.newSpscQueue();
-    private final AtomicBoolean drainScheduled = new AtomicBoolean();
-    private final Runnable drain = this::drain;
+    private final FrameWriter writer;
     private final AtomicBoolean failureReported = new AtomicBoolean();
     private volatile Throwable failure;
     private volatile boolean wantReady;
@@ -58,6 +54,9 @@ final class TcpLane extends AbstractLane {
         this.channel = channel;
         this.settings = settings;
         this.ring = new ReplyRing(settings.queueDepth());
+        this.writer = new FrameWriter(channel,
+                settings.directWrites() ? DirectSocket.of(channel) : null,
+                () -> failed(new EndpointFailedException("tcp: the transport is closed")));
         this.capabilities = new LaneCapabilities(Math.min(COPY_MAX, maxFragment), 0, maxFragment, false,
                 java.util.Set.of(), java.util.Set.of(), false, true, true);
     }
@@ -77,6 +76,11 @@ final class TcpLane extends AbstractLane {
     private Protocol protocol(TransportOp op, int payload) {
         Protocol p = op.protocol();
         return p != null ? p : Protocols.rma(payload, capabilities, false);
+    }
+
+    /** @return how many frames the endpoint's thread wrote into the socket itself */
+    long directFrames() {
+        return writer.directFrames();
     }
 
     /** @return the lane's connection (a fault injected in a test closes it) */
@@ -190,7 +194,9 @@ final class TcpLane extends AbstractLane {
             }
         }
         bytesOutstanding.addAndGet(payload);
-        schedule();
+        // Alone on the lane and small: written at once, on this thread. A large payload is left to
+        // the event loop, which copies it into the socket while this thread goes on.
+        writer.send(ring.size() == 1 && (payload <= COPY_MAX || op.kind() == TransportOp.Kind.GET));
         return PostStatus.IN_PROGRESS;
     }
 
@@ -220,7 +226,7 @@ final class TcpLane extends AbstractLane {
         }
         ring.offer(token, ReplyRing.FLUSH, 0, null);
         enqueue(FrameEncoder.flush(channel.alloc(), token));
-        schedule();
+        writer.send(ring.size() == 1);
         return PostStatus.IN_PROGRESS;
     }
 
@@ -248,44 +254,7 @@ final class TcpLane extends AbstractLane {
     }
 
     private void enqueue(ByteBuf b) {
-        outbound.offer(b);
-    }
-
-    private void schedule() {
-        if (drainScheduled.compareAndSet(false, true)) {
-            try {
-                channel.eventLoop().execute(drain);
-            } catch (RejectedExecutionException shutDown) {
-                drainScheduled.set(false);
-                releaseOutbound();
-                failed(new EndpointFailedException("tcp: the transport is closed"));
-            }
-        }
-    }
-
-    /** Event loop: writes everything queued, then one flush (one syscall for the batch). */
-    private void drain() {
-        drainScheduled.set(false);
-        if (!channel.isActive()) {
-            releaseOutbound();
-            return;
-        }
-        ByteBuf b;
-        boolean wrote = false;
-        while ((b = outbound.poll()) != null) {
-            channel.write(b, channel.voidPromise());
-            wrote = true;
-        }
-        if (wrote) {
-            channel.flush();
-        }
-    }
-
-    private void releaseOutbound() {
-        ByteBuf b;
-        while ((b = outbound.poll()) != null) {
-            b.release();
-        }
+        writer.enqueue(b);
     }
 
     // ------------------------------------------------------------------ event-loop side
@@ -353,7 +322,7 @@ final class TcpLane extends AbstractLane {
     /** The connection died under the lane (event loop, or a rejected hand-over). */
     void failed(Throwable cause) {
         reportCompletions(); // what completed before the connection died did complete
-        releaseOutbound();
+        writer.release();
         ring.dropSinks(); // event loop: the consumer; keeps no user buffer alive after the end
         if (markFailed()) {
             failure = cause;

@@ -20,6 +20,7 @@ import java.util.Set;
  * @param security how peers authenticate and what protects the frames
  * @param io auto, epoll or nio
  * @param ioThreads event-loop threads
+ * @param directWrites whether the endpoint's thread may write a frame into an idle lane's socket
  * @param activeMessageThreads threads that run active-message handlers, 0 for the event loops
  * @param connectTimeout TCP connect plus handshake
  * @param userTimeout TCP_USER_TIMEOUT, zero for the kernel default
@@ -39,7 +40,7 @@ import java.util.Set;
  * @param keysRead every key read, for the completeness test
  */
 record TcpSettings(List<InetSocketAddress> listen, int maxRails, Security security, String io, int ioThreads,
-        int activeMessageThreads,
+        boolean directWrites, int activeMessageThreads,
         Duration connectTimeout, Duration userTimeout, Duration keepaliveIdle, Duration keepaliveInterval,
         int keepaliveCount, Duration minBackoff, Duration maxBackoff, Duration giveUpAfter, Duration stableAfter,
         int maxFragment,
@@ -131,6 +132,7 @@ record TcpSettings(List<InetSocketAddress> listen, int maxRails, Security securi
         Security security = security(r);
         String io = r.oneOf("io", List.of("auto", "epoll", "nio"));
         int ioThreads = r.intIn("io-threads", 1, 64);
+        boolean directWrites = r.bool("direct-writes");
         int amThreads = r.intIn("active-message-threads", 0, 64);
         Duration connectTimeout = r.durationIn("connect-timeout", Duration.ofMillis(1), Duration.ofMinutes(10));
         Duration userTimeout = r.durationIn("user-timeout", Duration.ZERO, Duration.ofHours(1));
@@ -152,7 +154,7 @@ record TcpSettings(List<InetSocketAddress> listen, int maxRails, Security securi
                 r.durationIn("limits.unread-timeout", Duration.ofMillis(100), Duration.ofHours(1)),
                 r.durationIn("limits.refusal-log-interval", Duration.ofMillis(1), Duration.ofHours(1)));
         Duration shutdownGrace = r.durationIn("shutdown-grace", Duration.ZERO, Duration.ofMinutes(10));
-        return new TcpSettings(List.copyOf(listen), maxRails, security, io, ioThreads, amThreads, connectTimeout, userTimeout, idle,
+        return new TcpSettings(List.copyOf(listen), maxRails, security, io, ioThreads, directWrites, amThreads, connectTimeout, userTimeout, idle,
                 interval, count, minBackoff, maxBackoff, giveUp, stable, maxFragment, queueDepth, window, maxRead,
                 shutdownGrace, limits, r.keysRead());
     }
