@@ -34,4 +34,17 @@ public interface Wakeup {
     default int spinsBeforeWait() {
         return 0;
     }
+
+    /**
+     * The longest single wait, given the bound the runtime is configured with
+     * ({@code fenceline.progress.idle-park-max}): that bound keeps the cost of a missed event small.
+     * A backend that is told of every piece of work for its agent, so that no event is missed, may
+     * wait longer, and an idle agent then wakes less often for nothing.
+     *
+     * @param configured the runtime's bound, positive
+     * @return the bound for this wake-up, positive (default: the runtime's)
+     */
+    default long maxWaitNanos(long configured) {
+        return configured;
+    }
 }

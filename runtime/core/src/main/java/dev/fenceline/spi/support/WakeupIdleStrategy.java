@@ -6,9 +6,9 @@ import org.agrona.concurrent.IdleStrategy;
 /**
  * Idles a progress agent that has a {@link Wakeup}: spins as many passes as the wake-up says
  * ({@link Wakeup#spinsBeforeWait}), yields, then waits on the backend's event (bounded by
- * {@code maxWaitNanos}, so a missed event costs at most that), and back to polling as soon as the
- * agent does work. Unlike a backoff strategy's park, the wait ends when the event comes rather than
- * when a guessed time has passed.
+ * {@code maxWaitNanos}, or by the wake-up's own bound ({@link Wakeup#maxWaitNanos}), so a missed event
+ * costs at most that), and back to polling as soon as the agent does work. Unlike a backoff
+ * strategy's park, the wait ends when the event comes rather than when a guessed time has passed.
  *
  * <p>Spinning pays only where a pass is cheap: an agent whose every pass is a system call (UCT's tcp
  * polls its sockets) and that spins takes a core from the threads that answer its completions. On
@@ -46,7 +46,8 @@ public final class WakeupIdleStrategy implements IdleStrategy {
         }
         this.wakeup = wakeup;
         this.spins = Math.max(0, wakeup.spinsBeforeWait());
-        this.maxWaitNanos = maxWaitNanos;
+        long own = wakeup.maxWaitNanos(maxWaitNanos);
+        this.maxWaitNanos = own > 0 ? own : maxWaitNanos;
         this.closing = closing;
     }
 

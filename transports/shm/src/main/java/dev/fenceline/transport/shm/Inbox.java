@@ -23,6 +23,7 @@ import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
  * <pre>
  * 0 magic u32 "FLCT"  4 version u32  8 pid u64  16 start u64  24 worker id 16  40 key slots u32
  * 44 gate slots u32  48 heartbeat u64 (counts up while the process runs: see spi.support.Heartbeat)
+ * 56 doorbell u32  60 polling thread asleep u32 (see Doorbell)
  * 64 key table: key slots x (key id u64, state u32, access u32, base u64, length u64)
  * 64 + 32 * key slots: gate table: gate slots x (conn u64, word u64)
  * then: ring
@@ -35,7 +36,7 @@ final class Inbox implements Heartbeat.Beating {
     static final int OPEN = 1;
     static final int CLOSED = 2;
     private static final int MAGIC = 0x464C4354;
-    private static final int VERSION = 2;
+    private static final int VERSION = 3;
 
     final String name;
     final long pid;
@@ -46,6 +47,8 @@ final class Inbox implements Heartbeat.Beating {
     final UnsafeBuffer keys;
     /** The gates of this worker's ring connections (see the class comment). */
     final Gates gates;
+    /** Rung after committing a record in this inbox: its polling thread may be asleep. */
+    final Doorbell doorbell;
     private final UnsafeBuffer header;
     private static final int HEARTBEAT = 48;
     /** Replies that did not fit yet (the peer is slow): sent in order before any newer one. */
@@ -57,6 +60,7 @@ final class Inbox implements Heartbeat.Beating {
     private Inbox(String name, long pid, long start, UUID worker, UnsafeBuffer header, UnsafeBuffer keys, Gates gates,
             ManyToOneRingBuffer ring) {
         this.header = header;
+        this.doorbell = new Doorbell(header);
         this.keys = keys;
         this.gates = gates;
         this.name = name;

@@ -469,6 +469,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
     private boolean commit(ManyToOneRingBuffer ring, int at) {
         try {
             ring.commit(at);
+            peer.doorbell.ring();
             return true;
         } catch (IllegalStateException skipped) {
             unanswered.decrementAndGet();

@@ -14,7 +14,7 @@ import java.util.Set;
  * @param ringSize bytes of each inbox ring
  * @param maxFragment largest payload through the ring
  * @param queueDepth unanswered ring operations per lane
- * @param idleStrategy backoff, yield, busy-spin or sleep
+ * @param idleStrategy doorbell, backoff, yield, busy-spin or sleep
  * @param idleParkMin the shortest park of the backoff strategy
  * @param idleParkMax the longest park of the backoff strategy, and the sleep strategy's park
  * @param connectTimeout connecting to a peer
@@ -51,7 +51,7 @@ record ShmSettings(Path directory, int ringSize, int maxFragment, int queueDepth
                     + MESSAGE_OVERHEAD + " = " + (ring / 8 - MESSAGE_OVERHEAD) + " (the ring's largest message)");
         }
         int queueDepth = r.intIn("queue-depth", 1, 65536);
-        String idle = r.oneOf("idle-strategy", List.of("backoff", "yield", "busy-spin", "sleep"));
+        String idle = r.oneOf("idle-strategy", List.of("doorbell", "backoff", "yield", "busy-spin", "sleep"));
         Duration parkMin = r.durationIn("idle-park-min", Duration.ofNanos(1), Duration.ofMillis(1));
         Duration parkMax = r.durationIn("idle-park-max", parkMin, Duration.ofSeconds(1));
         Duration connect = r.durationIn("connect-timeout", Duration.ofMillis(1), Duration.ofMinutes(10));

@@ -172,6 +172,7 @@ final class ShmTarget {
             if (at >= 0) {
                 w.write(to.ring.buffer(), at);
                 to.ring.commit(at);
+                to.doorbell.ring();
                 return;
             }
         }
@@ -195,6 +196,9 @@ final class ShmTarget {
             to.backlog.pollFirst();
             to.backlogTypes.pollFirst();
             sent++;
+        }
+        if (sent > 0) {
+            to.doorbell.ring();
         }
         return sent;
     }

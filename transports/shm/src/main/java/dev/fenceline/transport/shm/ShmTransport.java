@@ -135,10 +135,46 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         };
     }
 
-    /** The polling loop: the runtime runs it on a thread of its own, with this transport's idle strategy. */
+    /**
+     * The polling loop: the runtime runs it on a thread of its own, with this transport's idle
+     * strategy; with {@code doorbell} (and futexes), it sleeps on the inbox's doorbell when idle.
+     */
     @Override
     public List<dev.fenceline.spi.ProgressAgent> progressAgents() {
-        return List.of(new dev.fenceline.spi.ProgressAgent(this, idle(settings)));
+        if (!settings.idleStrategy().equals("doorbell")) {
+            return List.of(new dev.fenceline.spi.ProgressAgent(this, idle(settings)));
+        }
+        if (!Doorbell.available()) {
+            LOG.info("shm {}: the polling thread parks when idle instead of sleeping on a doorbell: {}",
+                    context.workerName(), Futex.unavailable());
+            return List.of(new dev.fenceline.spi.ProgressAgent(this, idle(settings)));
+        }
+        return List.of(new dev.fenceline.spi.ProgressAgent(this, idle(settings), new InboxWakeup(inbox.doorbell,
+                this::look, settings.idleParkMax().toNanos(), settings.livenessInterval().toNanos())));
+    }
+
+    /** Polling thread: the inbox's producer position at the start of the last pass. */
+    private long producerSeen;
+
+    /**
+     * Polling thread, with the doorbell armed, before it sleeps: whether anything came since the
+     * last pass, or waits there to be polled again, or nothing at all.
+     */
+    private InboxWakeup.Idleness look() {
+        long produced = inbox.ring.producerPosition();
+        if (produced != producerSeen || !attention.isEmpty() || !leaving.isEmpty() || !stalls.isEmpty()
+                || !deaths.isEmpty() || sweepWanted.get() || inboxesChanged.get() != inboxesSeen) {
+            return InboxWakeup.Idleness.WORK;
+        }
+        if (produced != inbox.ring.consumerPosition() || !attending.isEmpty() || halfWritten.asked()) {
+            return InboxWakeup.Idleness.POLL_AGAIN; // a claimed record not committed yet; lanes owed answers
+        }
+        for (Inbox o : inboxes) {
+            if (!o.backlog.isEmpty()) {
+                return InboxWakeup.Idleness.POLL_AGAIN; // replies waiting for room in a peer's ring
+            }
+        }
+        return InboxWakeup.Idleness.QUIET;
     }
 
     /** @return this worker's gates, in its control segment */
@@ -360,6 +396,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         b.putInt(at + 44, name.length);
         b.putBytes(at + 48, name);
         peer.ring.commit(at);
+        peer.doorbell.ring();
         return new ShmTransportActor.Dial(conn, peer, lane);
     }
 
@@ -400,6 +437,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
     @Override
     public void peerStalled(Inbox peer, Duration timeout) {
         stalls.add(new ShmTransportActor.PeerStalled(peer, timeout));
+        inbox.doorbell.ring();
     }
 
     /** Polling thread: every live ring lane to a peer that stood still fails, as keepalive failed it. */
@@ -419,6 +457,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
             inboxesChanged.incrementAndGet();
         }
         deaths.add(peer);
+        inbox.doorbell.ring();
     }
 
     private Inbox peerInbox(byte[] address) {
@@ -446,6 +485,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
                 return before;
             }
             inboxesChanged.incrementAndGet();
+            inbox.doorbell.ring();
             ActorRef<ShmTransportActor.Command> a = actor;
             if (a != null) {
                 a.tell(new ShmTransportActor.PeerSeen(opened)); // its process is watched from now on
@@ -485,6 +525,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
     void closed(ShmLane lane) {
         lanes.remove(lane.conn);
         leaving.add(lane);
+        inbox.doorbell.ring();
         inbox.gates.revoke(lane.gate); // nothing more of it is applied, whatever still waits in the peer's inbox
         releaseGate(lane.gate);
         int at = lane.peer.ring.tryClaim(ShmWire.BYE, 8);
@@ -492,6 +533,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
             lane.peer.ring.buffer().putLong(at, lane.conn);
             try {
                 lane.peer.ring.commit(at);
+                lane.peer.doorbell.ring();
             } catch (IllegalStateException skipped) {
                 // the peer skipped it (it took this process for dead): it forgets the connection anyway
             }
@@ -502,6 +544,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
 
     @Override
     public int doWork() {
+        producerSeen = inbox.ring.producerPosition();
         int work = inbox.ring.read(messages, 256);
         int changed = inboxesChanged.get();
         if (changed != inboxesSeen) { // bumped after the change: this look sees the map with it
@@ -558,9 +601,12 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
 
     /** Any thread: the lane has something for the polling thread. */
     void attend(ShmLane lane) {
-        if (lane.markQueued() && !attention.offer(lane)) {
-            lane.unqueued();
-            throw new IllegalStateException("shm: the attention queue is full, with at most one entry per lane");
+        if (lane.markQueued()) {
+            if (!attention.offer(lane)) {
+                lane.unqueued();
+                throw new IllegalStateException("shm: the attention queue is full, with at most one entry per lane");
+            }
+            inbox.doorbell.ring();
         }
     }
 
@@ -661,6 +707,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
                 == HalfWrittenRule.Verdict.UNBLOCK_IF_SOME_PROCESS_DIED && Segments.removeStale(directory) > 0) {
             halfWritten.staleRemoved(read);
         }
+        inbox.doorbell.ring(); // the polling thread may sleep: the sweep and any unblock are its work
     }
 
     /** Polling thread: malformed messages dropped so far. */
