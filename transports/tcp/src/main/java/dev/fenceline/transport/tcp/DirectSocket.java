@@ -44,6 +44,11 @@ final class DirectSocket {
     private final FileDescriptor fd;
     private boolean closed;
 
+    /** @return whether direct writes are possible in this process (libc is bound) */
+    static boolean available() {
+        return LIBC != null;
+    }
+
     private DirectSocket(FileDescriptor fd) {
         this.fd = fd;
     }

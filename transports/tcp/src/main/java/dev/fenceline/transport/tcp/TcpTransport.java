@@ -74,6 +74,9 @@ final class TcpTransport implements Transport, RailActor.Connector {
                 : !security.passphrase().isEmpty() ? Handshake.fromPassphrase(security.passphrase()) : Handshake.TLS_ONLY;
         this.tls = security.tlsOn() ? TlsContexts.create(security.tls(), context.workerName(), settings.connectTimeout()) : null;
         this.io = NettyIo.choose(settings.io());
+        if (settings.directWrites() && io.epoll() && tls == null) {
+            DirectSocket.available(); // binds libc here, not on an event loop at the first lane
+        }
         this.windows = context.windows();
         this.exactlyOnce = windows.exactlyOnce();
         long inFlight = (long) settings.maxRails() * settings.queueDepth();
