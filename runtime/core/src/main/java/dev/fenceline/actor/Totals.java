@@ -9,7 +9,9 @@ import dev.fenceline.actor.EndpointCounters.Counter;
  * failed (answered read before sent, failures last: no count runs ahead of another).
  */
 final class Totals {
-    private static final int FAST = Counter.values().length;
+    /** Read once: {@code values()} copies its array at every call, and a worker's totals add every endpoint. */
+    private static final Counter[] COUNTERS = Counter.values();
+    private static final int FAST = COUNTERS.length;
     private static final int FAST_FLUSHES = FAST + 1;
     private static final int FAST_FAILED = FAST + 2;
     private static final int DIRECT_ANSWERED = FAST + 3;
@@ -35,7 +37,7 @@ final class Totals {
     /** @param c an endpoint whose counts join these */
     void add(EndpointChannel c) {
         EndpointCounters counters = c.counters();
-        for (Counter k : Counter.values()) {
+        for (Counter k : COUNTERS) {
             long v = counters.get(k);
             t[k.ordinal()] = k == Counter.MAX_FENCE_QUEUE_DEPTH ? Math.max(t[k.ordinal()], v) : t[k.ordinal()] + v;
         }
