@@ -235,7 +235,7 @@ final class PerfRunner {
                 }
                 default -> throw new IllegalArgumentException(test.id());
             };
-            await(op);
+            awaitPolling(op);
             h.recordValue(System.nanoTime() - t0);
             progress.accept(i);
         }
@@ -339,6 +339,23 @@ final class PerfRunner {
         }
         progress.accept(n);
         return PerfResult.throughput(test.id(), s.transport, size, n, (System.nanoTime() - start) / 1e9);
+    }
+
+    /**
+     * Waits for one operation the way the ping-pongs wait for their pong, and ucx_perftest for its
+     * completion: polling (spin, then yield), not parked until another thread wakes this one, a
+     * wake-up that would be measured as the operation's latency.
+     */
+    private static void awaitPolling(CompletionStage<?> s) throws Exception {
+        CompletableFuture<?> f = s.toCompletableFuture();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(TIMEOUT_S);
+        for (int spins = 0; !f.isDone(); spins++) {
+            if (System.nanoTime() > deadline) {
+                throw new java.util.concurrent.TimeoutException("no completion within " + TIMEOUT_S + " s: " + f);
+            }
+            idle(spins);
+        }
+        f.get(); // the result, or the failure as ExecutionException
     }
 
     private static void await(CompletionStage<?> s) throws Exception {
