@@ -54,11 +54,17 @@ final class DirectSocket {
     }
 
     /**
+     * Called on the channel's event loop, so the descriptor cannot be closed (and its number reused)
+     * between the check that it is open and its duplication.
+     *
      * @param channel an active lane connection
      * @return its socket for direct writes, or null where frames must go through the event loop
      *     (NIO, TLS, or no libc binding)
      */
     static DirectSocket of(Channel channel) {
+        if (!channel.eventLoop().inEventLoop()) {
+            throw new IllegalStateException("tcp: a socket is duplicated on its channel's event loop only");
+        }
         if (LIBC == null || !(channel instanceof UnixChannel unix) || channel.pipeline().get(SslHandler.class) != null
                 || !unix.fd().isOpen()) {
             return null;

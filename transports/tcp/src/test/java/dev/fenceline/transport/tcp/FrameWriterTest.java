@@ -100,6 +100,20 @@ class FrameWriterTest {
                 .connect(InetAddress.getLoopbackAddress(), reader.server.getLocalPort()).sync().channel();
     }
 
+    /** As the lane does: on the channel's event loop. */
+    private static DirectSocket duplicate(Channel ch) throws Exception {
+        return ch.eventLoop().submit(() -> DirectSocket.of(ch)).get(10, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void aSocketIsDuplicatedOnItsEventLoopOnly() throws Exception {
+        try (SlowReader reader = new SlowReader(3)) {
+            Channel ch = connect(reader);
+            org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class, () -> DirectSocket.of(ch));
+            ch.close().sync();
+        }
+    }
+
     @Test
     void directAndBatchedFramesArriveWholeAndInOrder() throws Exception {
         long seed = Long.getLong("fenceline.test.seed", System.nanoTime());
@@ -108,7 +122,7 @@ class FrameWriterTest {
         ByteArrayOutputStream expected = new ByteArrayOutputStream();
         try (SlowReader reader = new SlowReader(seed)) {
             Channel ch = connect(reader);
-            DirectSocket socket = DirectSocket.of(ch);
+            DirectSocket socket = duplicate(ch);
             assertNotNull(socket, "a plain epoll connection can be written directly");
             AtomicInteger rejected = new AtomicInteger();
             FrameWriter w = new FrameWriter(ch, socket, rejected::incrementAndGet);
@@ -145,7 +159,7 @@ class FrameWriterTest {
     void nothingIsWrittenThroughAClosedConnection() throws Exception {
         try (SlowReader reader = new SlowReader(1)) {
             Channel ch = connect(reader);
-            DirectSocket socket = DirectSocket.of(ch);
+            DirectSocket socket = duplicate(ch);
             assertNotNull(socket);
             FrameWriter w = new FrameWriter(ch, socket, () -> { });
             ch.close().sync();
@@ -167,7 +181,7 @@ class FrameWriterTest {
             Channel ch = new Bootstrap().group(nio).channel(NioSocketChannel.class)
                     .handler(new ChannelInboundHandlerAdapter())
                     .connect(InetAddress.getLoopbackAddress(), reader.server.getLocalPort()).sync().channel();
-            assertNull(DirectSocket.of(ch));
+            assertNull(duplicate(ch));
             FrameWriter w = new FrameWriter(ch, null, () -> { });
             w.enqueue(PooledByteBufAllocator.DEFAULT.directBuffer(8).writeLong(7));
             w.send(true);
