@@ -27,6 +27,7 @@ class IdleDoorbellTest {
     void anIdlePollingThreadSleepsUntilAMessageRingsIt() throws Exception {
         assumeTrue(Doorbell.available(), () -> "no futexes here: " + Futex.unavailable());
         try (Fenceline f = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [shm]\n"
+                + "fenceline.transport.shm.idle-strategy = doorbell\n"
                 + "fenceline.transport.shm.liveness-interval = 1m\n"
                 + "fenceline.endpoint.keepalive.interval = 0"))) {
             Worker a = f.newWorker("a").toCompletableFuture().get(10, TimeUnit.SECONDS);

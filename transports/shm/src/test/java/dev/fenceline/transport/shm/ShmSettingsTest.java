@@ -32,7 +32,7 @@ class ShmSettingsTest {
         assertEquals(documented, new TreeSet<>(settings("").keysRead()));
         ShmSettings s = settings("");
         assertEquals(4 << 20, s.ringSize());
-        assertEquals("doorbell", s.idleStrategy());
+        assertEquals("backoff", s.idleStrategy());
         assertTrue(s.cma());
     }
 
