@@ -6,9 +6,10 @@ import dev.fenceline.spi.Wakeup;
  * How the polling thread of an idle shm worker sleeps: on its inbox's {@link Doorbell}, which peer
  * processes ring after every record they commit there and this process's threads ring after
  * queueing anything for the polling thread. Asleep, the thread costs nothing until there is work.
- * While something must be polled again whatever happens (answers owed to a lane, replies waiting
- * for room in a peer's ring, a record a producer has claimed and not committed), it sleeps at most
- * the short bound; with nothing at all, up to the long one.
+ * While something must be polled again whatever happens (a lane with completions to report or an
+ * endpoint waiting for room, replies waiting for room in a peer's ring, a record a producer has
+ * claimed and not committed), it sleeps at most the short bound; with nothing at all, up to the
+ * long one.
  */
 final class InboxWakeup implements Wakeup {
     /** What the polling thread has, as it is about to sleep. */

@@ -167,7 +167,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
             return InboxWakeup.Idleness.WORK;
         }
         if (produced != inbox.ring.consumerPosition() || !attending.isEmpty() || halfWritten.asked()) {
-            return InboxWakeup.Idleness.POLL_AGAIN; // a claimed record not committed yet; lanes owed answers
+            return InboxWakeup.Idleness.POLL_AGAIN; // a claimed record not committed yet; lanes that asked for attention
         }
         for (Inbox o : inboxes) {
             if (!o.backlog.isEmpty()) {

@@ -49,7 +49,8 @@ final class FrameWriter {
     }
 
     /**
-     * Sends what was queued (producer only).
+     * Sends what was queued: the producer, or the event loop handing what was queued meanwhile to a
+     * batch ({@link #release}).
      *
      * @param direct whether to write on this thread if nothing else is being written
      */
