@@ -8,6 +8,7 @@ import dev.fenceline.testkit.history.History;
 import dev.fenceline.testkit.history.HistoryChecker;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -79,6 +80,7 @@ public final class FaultCell {
     private final List<Long> tags = new ArrayList<>();
     private final List<CompletableFuture<?>> messages = new ArrayList<>();
     private long unknown;
+    private CompletableFuture<?> drain;
 
     /**
      * @param endpoint a fresh endpoint to the target
@@ -103,7 +105,7 @@ public final class FaultCell {
     }
 
     /**
-     * Runs the program and waits (up to 30 s each) for every call's outcome.
+     * Runs the program and waits (up to 30 s in all) for every call's outcome.
      *
      * @param call the kind of call
      * @param point where {@code fault} runs
@@ -112,6 +114,23 @@ public final class FaultCell {
      * @throws InterruptedException if interrupted while pausing or waiting
      */
     public FaultCell run(Call call, Point point, Runnable fault) throws InterruptedException {
+        return run(call, point, fault, Duration.ofSeconds(30));
+    }
+
+    /**
+     * Runs the program and waits up to {@code patience} in all for the calls' outcomes. A call may
+     * rightly wait for as long as its fault lasts (an atomic a stopped peer had taken when it stopped
+     * is answered when it runs again, and work fenced behind it waits for that answer): such a cell
+     * gives its calls a short patience, ends the fault, then {@link #settle}s them.
+     *
+     * @param call the kind of call
+     * @param point where {@code fault} runs
+     * @param fault the fault, injected on the calling thread
+     * @param patience how long to wait for the outcomes before returning
+     * @return this
+     * @throws InterruptedException if interrupted while pausing or waiting
+     */
+    public FaultCell run(Call call, Point point, Runnable fault, Duration patience) throws InterruptedException {
         for (int i = 0; i < 3; i++) {
             issue(call, i);
         }
@@ -133,10 +152,32 @@ public final class FaultCell {
             fault.run();
         }
         issue(call, 1);
-        for (CompletableFuture<?> c : calls) {
-            settle(c);
+        drain = raw.flush().toCompletableFuture(); // unrecorded: it covers every call before it
+        settle(patience);
+        return this;
+    }
+
+    /**
+     * Waits up to {@code within} in all for the outcomes of the calls still open.
+     *
+     * @param within how long
+     * @return this
+     * @throws InterruptedException if interrupted while waiting
+     */
+    public FaultCell settle(Duration within) throws InterruptedException {
+        long until = System.nanoTime() + within.toNanos();
+        List<CompletableFuture<?>> all = new ArrayList<>(calls);
+        if (drain != null) {
+            all.add(drain);
         }
-        settle(raw.flush().toCompletableFuture());
+        for (CompletableFuture<?> c : all) {
+            try {
+                c.get(Math.max(0, until - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (ExecutionException | TimeoutException failedOrStuck) {
+                // checked through the history (a call still open at the check fails the completion check)
+            }
+        }
+        unknown = 0;
         for (CompletableFuture<?> c : calls) {
             if (c.isCompletedExceptionally()) {
                 try {
@@ -232,11 +273,4 @@ public final class FaultCell {
         }
     }
 
-    private static void settle(CompletableFuture<?> f) throws InterruptedException {
-        try {
-            f.get(30, TimeUnit.SECONDS);
-        } catch (ExecutionException | TimeoutException failedOrStuck) {
-            // checked through the history (a call still open after 30 s fails the completion check)
-        }
-    }
 }

@@ -34,7 +34,11 @@ import org.junit.jupiter.api.Timeout;
  * in its inbox must then not apply); the target process killed (SIGKILL). The target's regions are
  * registered memory, so calls go through its inbox (the ring lane) or cross-memory attach (the cma
  * lane, which reaches a stopped process). Each cell is checked for lost, duplicated and stale
- * applications and for the truth of every outcome, as on the simulation and on tcp.
+ * applications and for the truth of every outcome, as on the simulation and on tcp. Calls to a
+ * stopped peer get a few seconds for their outcomes, then the peer resumes and the rest settle: an
+ * atomic it had taken when it stopped is answered only when it runs again, and work fenced behind
+ * that atomic rightly waits for the answer (waiting 30 s for each such call made two cells in three
+ * runs take minutes).
  *
  * <p>The default suite runs every (call, fault point) cell once, the fence mode alternating from cell
  * to cell (28 cells, about two minutes); {@code -Dfenceline.faults.full=true} runs every cell in both
@@ -46,6 +50,8 @@ class ShmFaultMatrixTest {
     enum When { STOPPED_BEFORE_FENCE, STOPPED_WHILE_FENCING, STOPPED_AFTER_FLUSH, KILLED }
 
     private static final int CELL = 1024;
+    /** How long calls to a stopped peer get before it resumes: the keepalive timeout and then some. */
+    private static final Duration STOPPED_PATIENCE = Duration.ofSeconds(8);
 
     @Test
     void everyCellHolds() throws Exception {
@@ -123,16 +129,19 @@ class ShmFaultMatrixTest {
                 throw new IllegalStateException("cannot stop the peer process", e);
             }
         };
+        // A stopped peer may hold its calls' outcomes until it runs again (an atomic it had taken is
+        // answered then, and work fenced behind it waits for that): they get a while, then it resumes.
         c.run(call, switch (when) {
             case STOPPED_WHILE_FENCING -> FaultCell.Point.WHILE_FENCING;
             case STOPPED_AFTER_FLUSH -> FaultCell.Point.AFTER_FLUSH;
             default -> FaultCell.Point.BEFORE_FENCE;
-        }, fault);
+        }, fault, when == When.KILLED ? Duration.ofSeconds(30) : STOPPED_PATIENCE);
         String bad;
         if (when == When.KILLED) {
             bad = c.check(null, null, 0);
         } else {
             ProcessFaults.resume(peer.process());
+            c.settle(Duration.ofSeconds(30));
             Thread.sleep(300); // the resumed peer takes whatever still waits in its inbox (it must skip it)
             Map<Long, Long> memory = read(origin, peer, c.addresses(), key);
             bad = c.check(a -> memory.getOrDefault(a, 0L), null, messagesRun(origin, peer) - messagesBefore);
