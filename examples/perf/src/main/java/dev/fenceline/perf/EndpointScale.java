@@ -38,6 +38,7 @@ final class EndpointScale {
      * @param connectSeconds the time to connect them
      * @param connectFailure the first connect's failure, or null
      * @param heapPerEndpoint bytes of heap retained per connected endpoint (after a full collection)
+     * @param heapPerUsedEndpoint the same once each has carried a put and a flush and is idle again
      * @param putFlushSeconds the time of a put and a flush over every endpoint
      * @param verified words of the peer's region that hold what their endpoint put
      * @param idleCoreFraction the process's CPU over the idle period, in cores (1.0 = one core busy)
@@ -45,7 +46,7 @@ final class EndpointScale {
      * @param closeSeconds the time to close them all
      */
     record Result(String transport, int endpoints, int connected, double connectSeconds, String connectFailure,
-            double heapPerEndpoint, double putFlushSeconds, int verified, double idleCoreFraction, double idleSeconds,
+            double heapPerEndpoint, double heapPerUsedEndpoint, double putFlushSeconds, int verified, double idleCoreFraction, double idleSeconds,
             double closeSeconds) {
         double connectsPerSecond() {
             return connected / connectSeconds;
@@ -53,18 +54,18 @@ final class EndpointScale {
 
         String text() {
             return String.format(Locale.ROOT, "endpoints %-4s %7d: connected %d in %.2f s (%,.0f/s), %,.0f B heap"
-                    + " each, put+flush over all %.2f s, %d verified, idle %.1f%% of a core over %.0f s, closed in"
+                    + " each (%,.0f B once used), put+flush over all %.2f s, %d verified, idle %.1f%% of a core over %.0f s, closed in"
                     + " %.2f s%s", transport, endpoints, connected, connectSeconds, connectsPerSecond(),
-                    heapPerEndpoint, putFlushSeconds, verified, idleCoreFraction * 100, idleSeconds, closeSeconds,
+                    heapPerEndpoint, heapPerUsedEndpoint, putFlushSeconds, verified, idleCoreFraction * 100, idleSeconds, closeSeconds,
                     connectFailure == null ? "" : "; first connect failure: " + connectFailure);
         }
 
         String json() {
             return String.format(Locale.ROOT, "{\"test\": \"endpoints\", \"transport\": \"%s\", \"endpoints\": %d,"
                     + " \"connected\": %d, \"connect_s\": %.3f, \"connects_per_s\": %.1f, \"heap_per_endpoint\": %.0f,"
-                    + " \"put_flush_s\": %.3f, \"verified\": %d, \"idle_cores\": %.4f, \"idle_s\": %.1f,"
+                    + " \"heap_per_used_endpoint\": %.0f, \"put_flush_s\": %.3f, \"verified\": %d, \"idle_cores\": %.4f, \"idle_s\": %.1f,"
                     + " \"close_s\": %.3f, \"connect_failure\": %s}", transport, endpoints, connected, connectSeconds,
-                    connectsPerSecond(), heapPerEndpoint, putFlushSeconds, verified, idleCoreFraction, idleSeconds,
+                    connectsPerSecond(), heapPerEndpoint, heapPerUsedEndpoint, putFlushSeconds, verified, idleCoreFraction, idleSeconds,
                     closeSeconds, connectFailure == null ? "null" : "\"" + connectFailure.replace("\\", "\\\\")
                             .replace("\"", "\\\"") + "\"");
         }
@@ -140,6 +141,7 @@ final class EndpointScale {
             }
             CompletableFuture.allOf(connects.toArray(CompletableFuture[]::new)).get(10, TimeUnit.MINUTES);
             double connectSeconds = (System.nanoTime() - t0) / 1e9;
+            connects.clear(); // the benchmark's own futures are not the endpoints' heap
             long heapAfter = usedHeapAfterGc();
             int connected = endpoints.size();
 
@@ -157,6 +159,8 @@ final class EndpointScale {
             }
             CompletableFuture.allOf(puts.toArray(CompletableFuture[]::new)).get(5, TimeUnit.MINUTES);
             double putFlushSeconds = (System.nanoTime() - t1) / 1e9;
+            puts.clear();
+            long heapAfterUse = usedHeapAfterGc();
             int verified = 0;
             ByteBuffer memory = region.buffer().order(ByteOrder.nativeOrder());
             for (int i = 0; i < connected; i++) {
@@ -176,7 +180,8 @@ final class EndpointScale {
             double closeSeconds = (System.nanoTime() - t2) / 1e9;
             return new Result(transport, n, connected, connectSeconds, failure.get() == null ? null
                     : failed.get() + " failed, the first: " + failure.get(),
-                    connected == 0 ? 0 : (double) (heapAfter - heapBefore) / connected, putFlushSeconds, verified,
+                    connected == 0 ? 0 : (double) (heapAfter - heapBefore) / connected,
+                    connected == 0 ? 0 : (double) (heapAfterUse - heapBefore) / connected, putFlushSeconds, verified,
                     idleCores, idleSeconds, closeSeconds);
         }
     }

@@ -41,6 +41,9 @@ class PerfCommandTest {
         Matcher heap = Pattern.compile("\"heap_per_endpoint\": ([0-9]+)").matcher(json);
         assertTrue(heap.find(), json);
         assertTrue(Long.parseLong(heap.group(1)) > 0, "an endpoint retains some heap: " + json);
+        Matcher used = Pattern.compile("\"heap_per_used_endpoint\": ([0-9]+)").matcher(json);
+        assertTrue(used.find(), json);
+        assertTrue(Long.parseLong(used.group(1)) > 0, "a used endpoint retains some heap: " + json);
     }
 
     @Test
