@@ -1,7 +1,9 @@
 package dev.fenceline;
 
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Set;
 
 /**
@@ -29,8 +31,28 @@ public record LaneInfo(int index, long generation, Set<LaneType> types, String t
      * @param connectionId the connection's identity, or 0
      */
     public LaneInfo {
-        EnumSet<LaneType> copy = EnumSet.noneOf(LaneType.class);
-        copy.addAll(types);
-        types = Collections.unmodifiableSet(copy);
+        int bits = 0;
+        for (LaneType t : types) {
+            bits |= 1 << t.ordinal();
+        }
+        types = TYPE_SETS.get(bits); // shared: a worker holds a snapshot for every lane of every endpoint
+    }
+
+    /** Every combination of lane types, immutable, by the bits of their ordinals. */
+    private static final List<Set<LaneType>> TYPE_SETS = typeSets();
+
+    private static List<Set<LaneType>> typeSets() {
+        LaneType[] all = LaneType.values();
+        List<Set<LaneType>> sets = new ArrayList<>(1 << all.length);
+        for (int bits = 0; bits < 1 << all.length; bits++) {
+            EnumSet<LaneType> s = EnumSet.noneOf(LaneType.class);
+            for (LaneType t : all) {
+                if ((bits & 1 << t.ordinal()) != 0) {
+                    s.add(t);
+                }
+            }
+            sets.add(Collections.unmodifiableSet(s));
+        }
+        return List.copyOf(sets);
     }
 }

@@ -2,6 +2,8 @@ package dev.fenceline.actor;
 
 import dev.fenceline.FencelineException;
 import dev.fenceline.spi.DirectAnswers;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -9,8 +11,6 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The account of an endpoint's direct active messages: those the calling thread wrote into a peer's
@@ -23,13 +23,34 @@ import java.util.concurrent.atomic.LongAdder;
  * it reports it.
  */
 final class DirectLedger {
-    private final AtomicLong sent = new AtomicLong();
-    private final AtomicLong answered = new AtomicLong();
+    private static final VarHandle SENT;
+    private static final VarHandle ANSWERED;
+    private static final VarHandle HEARD;
+    private static final VarHandle FAILURES;
+
+    static {
+        try {
+            MethodHandles.Lookup l = MethodHandles.lookup();
+            SENT = l.findVarHandle(DirectLedger.class, "sent", long.class);
+            ANSWERED = l.findVarHandle(DirectLedger.class, "answered", long.class);
+            HEARD = l.findVarHandle(DirectLedger.class, "heard", long.class);
+            FAILURES = l.findVarHandle(DirectLedger.class, "failures", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    // Counts in fields with handles rather than atomic objects: every endpoint has a ledger.
+    private volatile long sent;
+    private volatile long answered;
     /** Answers that came from a peer (not abandoned): for keepalive, proof that the lane is alive. */
-    private final AtomicLong heard = new AtomicLong();
-    /** Guarded by itself: failures by message number, taken by flushes in the order of their targets. */
-    private final TreeMap<Long, FencelineException> errors = new TreeMap<>();
-    private final LongAdder failures = new LongAdder();
+    private volatile long heard;
+    private volatile long failures;
+    /**
+     * Guarded by the ledger's lock (this): failures by message number, taken by flushes in the order
+     * of their targets; null until the first.
+     */
+    private TreeMap<Long, FencelineException> errors;
     /** The answered count a waiting flush needs: the answer that reaches it wakes the actor. */
     private volatile long wanted = Long.MAX_VALUE;
     private final ConcurrentLinkedQueue<DirectFlush> flushes = new ConcurrentLinkedQueue<>();
@@ -44,27 +65,30 @@ final class DirectLedger {
     final DirectAnswers answers = new DirectAnswers() {
         @Override
         public long queued() {
-            return sent.getAndIncrement();
+            return (long) SENT.getAndAdd(DirectLedger.this, 1L);
         }
 
         @Override
         public void answered(long index, FencelineException error) {
             if (error != null) { // before the count: the flush it releases must see it
-                failures.increment();
-                synchronized (errors) {
+                FAILURES.getAndAdd(DirectLedger.this, 1L);
+                synchronized (DirectLedger.this) {
+                    if (errors == null) {
+                        errors = new TreeMap<>();
+                    }
                     errors.putIfAbsent(index, error);
                 }
             }
-            heard.incrementAndGet();
-            settled(answered.incrementAndGet());
+            HEARD.getAndAdd(DirectLedger.this, 1L);
+            settled((long) ANSWERED.getAndAdd(DirectLedger.this, 1L) + 1);
         }
 
         @Override
         public void abandoned(int count, FencelineException error) {
-            failures.add(count);
+            FAILURES.getAndAdd(DirectLedger.this, (long) count);
             // Sent after every flush that has completed: the next flush to complete reports it.
             implicit.failed(error, 0);
-            settled(answered.addAndGet(count));
+            settled((long) ANSWERED.getAndAdd(DirectLedger.this, (long) count) + count);
         }
     };
 
@@ -89,28 +113,28 @@ final class DirectLedger {
 
     /** @return whether every direct active message sent so far was answered */
     boolean settled() {
-        long s = sent.get(); // first: answers counted after this read cover at least these
-        return answered.get() >= s;
+        long s = sent; // first: answers counted after this read cover at least these
+        return answered >= s;
     }
 
     /** @return direct active messages answered by their peer so far (keepalive's evidence) */
     long heard() {
-        return heard.get();
+        return heard;
     }
 
     /** @return direct active messages sent so far: what a flush started now waits for */
     long sent() {
-        return sent.get();
+        return sent;
     }
 
     /** @return direct active messages answered or given up so far */
     long answered() {
-        return answered.get();
+        return answered;
     }
 
     /** @return direct active messages whose handler failed or whose lane died first */
     long failures() {
-        return failures.sum();
+        return failures;
     }
 
     /**
@@ -124,8 +148,8 @@ final class DirectLedger {
     FencelineException flushError(long before, long target) {
         FencelineException first = implicit.take(before);
         FencelineException direct;
-        synchronized (errors) {
-            Map.Entry<Long, FencelineException> e = errors.firstEntry();
+        synchronized (this) {
+            Map.Entry<Long, FencelineException> e = errors == null ? null : errors.firstEntry();
             direct = e == null || e.getKey() >= target ? null : e.getValue();
             if (direct != null) {
                 errors.headMap(target).clear();
@@ -141,14 +165,14 @@ final class DirectLedger {
      * @return true if they are in; otherwise the answer that brings them wakes the actor
      */
     boolean answeredOrWake(long target) {
-        if (answered.get() >= target) {
+        if (answered >= target) {
             return true;
         }
         // The smallest wish wins (flushes are checked in order); every reset to MAX comes with a
         // wake-up, after which the actor wishes again.
         wanted = Math.min(wanted, target);
         // Re-read after publishing the wish: an answer counted in between saw the old wish.
-        return answered.get() >= target;
+        return answered >= target;
     }
 
     /**
@@ -162,7 +186,7 @@ final class DirectLedger {
     CompletableFuture<Void> flush(long target, long before) {
         CompletableFuture<Void> done = new CompletableFuture<>();
         flushes.add(new DirectFlush(target, before, done));
-        release(answered.get()); // the last answer may have come before the add
+        release(answered); // the last answer may have come before the add
         FencelineException ended = submissions.terminal(); // after the add
         if (ended != null) {
             fail(ended); // the actor may have failed the waiting ones just before the add
@@ -174,7 +198,7 @@ final class DirectLedger {
         List<DirectFlush> ready = null;
         // One thread at a time, smallest target first: each flush takes the failures of the
         // messages it waited for, and a later one cannot take them first.
-        synchronized (errors) {
+        synchronized (this) {
             for (DirectFlush d : flushes) {
                 if (d.target() <= count && flushes.remove(d)) {
                     if (ready == null) {

@@ -7,6 +7,7 @@ import dev.fenceline.FencelineException;
 import dev.fenceline.actor.EndpointProtocol.Abort;
 import dev.fenceline.actor.EndpointProtocol.Close;
 import dev.fenceline.actor.EndpointProtocol.Command;
+import dev.fenceline.actor.EndpointProtocol.Connect;
 import dev.fenceline.actor.EndpointProtocol.ConnectResult;
 import dev.fenceline.actor.EndpointProtocol.Connected;
 import dev.fenceline.actor.EndpointProtocol.DrainFenceQueue;
@@ -26,7 +27,6 @@ import dev.fenceline.internal.Keepalive;
 import dev.fenceline.spi.LaneConnection;
 import java.util.List;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.CompletionStage;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.apache.pekko.Done;
@@ -51,6 +51,7 @@ import org.slf4j.Logger;
  * {@link EndpointProtocol}'s.
  */
 public final class EndpointActor {
+    private static final Logger LOG = org.slf4j.LoggerFactory.getLogger(EndpointActor.class);
 
     private final ActorContext<Command> ctx;
     /** The system scheduler's time: virtual under the test kit's deterministic simulation. */
@@ -70,7 +71,9 @@ public final class EndpointActor {
         this.ctx = ctx;
         this.clock = SystemClock.of(ctx.getSystem());
         this.timers = timers;
-        this.log = ctx.getLog();
+        // A class logger, not the context's: that one keeps the actor's path and source strings for
+        // the actor's life (about 150 bytes an endpoint); the messages name the endpoint themselves.
+        this.log = LOG;
         this.settings = settings;
         this.channel = channel;
         this.facade = facade;
@@ -90,18 +93,11 @@ public final class EndpointActor {
      * @param settings the runtime settings
      * @param channel shared with the facade
      * @param facade what the connect requester receives
-     * @param connect starts the transport connection
-     * @param replyTo told when the endpoint is ready or failed to connect
-     * @return the behavior
+     * @return the behavior; its first message is {@link Connect}
      */
-    public static Behavior<Command> create(FencelineSettings settings, EndpointChannel channel, Endpoint facade,
-            Supplier<CompletionStage<List<LaneConnection>>> connect, ActorRef<ConnectResult> replyTo) {
-        return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
-            EndpointActor a = new EndpointActor(ctx, timers, settings, channel, facade);
-            dev.fenceline.jfr.ConnectEvent event = channel.events().connecting();
-            ctx.pipeToSelf(LaneChanges.bounded(connect.get(), settings.connectTimeout()), Connected::new);
-            return a.connecting(replyTo, event);
-        }));
+    public static Behavior<Command> create(FencelineSettings settings, EndpointChannel channel, Endpoint facade) {
+        return Behaviors.setup(ctx -> Behaviors.withTimers(timers ->
+                new EndpointActor(ctx, timers, settings, channel, facade).starting()));
     }
 
     /**
@@ -125,6 +121,18 @@ public final class EndpointActor {
 
     // ---------------------------------------------------------------- states
 
+    private Behavior<Command> starting() {
+        return Behaviors.receive(Command.class)
+                .onMessage(Connect.class, m -> {
+                    dev.fenceline.jfr.ConnectEvent event = channel.events().connecting();
+                    ctx.pipeToSelf(LaneChanges.bounded(m.lanes().get(), settings.connectTimeout()), Connected::new);
+                    return connecting(m.replyTo(), event);
+                })
+                .onMessage(DrainSubmissions.class, m -> Behaviors.same())
+                .onMessage(Close.class, this::onCloseBeforeReady)
+                .build();
+    }
+
     private Behavior<Command> connecting(ActorRef<ConnectResult> replyTo, dev.fenceline.jfr.ConnectEvent event) {
         return Behaviors.receive(Command.class)
                 .onMessage(Connected.class, m -> {
@@ -134,14 +142,16 @@ public final class EndpointActor {
                 // Submissions wait in the channel until the lanes are there; no lane to keep alive yet.
                 .onMessage(DrainSubmissions.class, m -> Behaviors.same())
                 .onMessage(KeepaliveTick.class, m -> Behaviors.same())
-                .onMessage(Close.class, m -> {
-                    channel.markClosing();
-                    channel.terminate(closedError());
-                    rejectSubmissions(this::closedError);
-                    m.replyTo().tell(Done.getInstance());
-                    return closed();
-                })
+                .onMessage(Close.class, this::onCloseBeforeReady)
                 .build();
+    }
+
+    private Behavior<Command> onCloseBeforeReady(Close m) {
+        channel.markClosing();
+        channel.terminate(closedError());
+        rejectSubmissions(this::closedError);
+        m.replyTo().tell(Done.getInstance());
+        return closed();
     }
 
     /**

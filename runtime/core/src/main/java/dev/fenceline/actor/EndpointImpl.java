@@ -10,6 +10,8 @@ import dev.fenceline.LaneStatistics;
 import dev.fenceline.RemoteKey;
 import dev.fenceline.WorkerAddress;
 import dev.fenceline.internal.RegistrationTable;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Objects;
@@ -17,7 +19,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicLong;
 import java.time.Duration;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
@@ -30,13 +31,27 @@ import org.slf4j.LoggerFactory;
  * Never reads actor state.
  */
 final class EndpointImpl implements Endpoint {
+    private static final VarHandle FENCES;
+    private static final VarHandle CLOSE_STARTED;
+
+    static {
+        try {
+            MethodHandles.Lookup l = MethodHandles.lookup();
+            FENCES = l.findVarHandle(EndpointImpl.class, "endpointFences", long.class);
+            CLOSE_STARTED = l.findVarHandle(EndpointImpl.class, "closeStarted", boolean.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     private final EndpointChannel channel;
     private final FastPath fast;
     private final AtomicLong workerEpoch;
-    private final AtomicLong endpointFences = new AtomicLong();
+    /** Fences issued on this endpoint (fields with handles, not atomic objects: less heap per endpoint). */
+    private volatile long endpointFences;
     private final ActorSystem<?> system;
     private final Duration closeTimeout;
-    private final AtomicBoolean closeStarted = new AtomicBoolean();
+    private volatile boolean closeStarted;
     private final CompletableFuture<Void> closed = new CompletableFuture<>();
     private volatile ActorRef<EndpointProtocol.Command> actor;
     /** Set once its worker has folded its counts into the retired totals; guarded by the worker's lock. */
@@ -87,7 +102,7 @@ final class EndpointImpl implements Endpoint {
 
     /** The epoch a request captures at issue: worker fences plus this endpoint's own fences. */
     private long epoch() {
-        return workerEpoch.get() + endpointFences.get();
+        return workerEpoch.get() + endpointFences;
     }
 
     @Override
@@ -274,7 +289,7 @@ final class EndpointImpl implements Endpoint {
 
     @Override
     public void fence() {
-        endpointFences.incrementAndGet();
+        FENCES.getAndAdd(this, 1L);
     }
 
     @Override
@@ -320,7 +335,7 @@ final class EndpointImpl implements Endpoint {
      */
     @Override
     public CompletionStage<Void> close() {
-        if (!closeStarted.compareAndSet(false, true)) {
+        if (!CLOSE_STARTED.compareAndSet(this, false, true)) {
             return closed;
         }
         channel.markClosing();

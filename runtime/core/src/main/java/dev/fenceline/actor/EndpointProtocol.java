@@ -10,6 +10,8 @@ import dev.fenceline.actor.LaneProtocol.LaneRecovered;
 import dev.fenceline.actor.LaneProtocol.LaneReplaced;
 import dev.fenceline.spi.LaneConnection;
 import java.util.List;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.typed.ActorRef;
 
@@ -26,9 +28,22 @@ public final class EndpointProtocol {
      * The endpoint's message protocol: the messages below, and the lane events of
      * {@link LaneProtocol}, which transports cause (through the endpoint's listener).
      */
-    public sealed interface Command permits DrainSubmissions, Close, Abort, ProbeLanes, Connected, DrainFenceQueue,
+    public sealed interface Command permits Connect, DrainSubmissions, Close, Abort, ProbeLanes, Connected,
+            DrainFenceQueue,
             ReplayDone, KeepaliveTick, StrongFenceDone, LaneProtocol.Answer, LaneFlushFailed,
             LaneReady, LaneFailed, LaneReplaced, LaneRecovered, LaneAdded {
+    }
+
+    /**
+     * The first message: connect the lanes, and tell {@code replyTo} when the endpoint is ready or
+     * could not connect. A message rather than the actor's initial behavior's arguments, which the
+     * actor system keeps for the actor's life (with the reply's promise and its answer).
+     *
+     * @param lanes starts the transport connection
+     * @param replyTo told the result
+     */
+    public record Connect(Supplier<CompletionStage<List<LaneConnection>>> lanes, ActorRef<ConnectResult> replyTo)
+            implements Command {
     }
 
     /** Take the queued submissions (sent by the facade, at most one in the mailbox at a time). */

@@ -27,11 +27,13 @@ final class InflightTable {
     private long nextOrder = 1;
     private long nextSn;
     /** Requests with sequence numbers, in sequence order, until they complete: the low-water mark. */
-    private final ArrayDeque<Request> bySequence = new ArrayDeque<>();
+    private final ArrayDeque<Request> bySequence = new ArrayDeque<>(1); // grows with the load; idle endpoints stay small
     private final Long2ObjectHashMap<Fragment> byToken = new Long2ObjectHashMap<>();
-    private final Long2ObjectHashMap<Request> outstanding = new Long2ObjectHashMap<>();
-    /** Tokens of fragments on given-up connections that will still answer. */
-    private final org.agrona.collections.LongHashSet held = new org.agrona.collections.LongHashSet();
+    /** Accepted and not retired, in order of acceptance: a list through the requests themselves. */
+    private Request oldestOutstanding;
+    private Request newestOutstanding;
+    /** Tokens of fragments on given-up connections that will still answer; null until the first. */
+    private org.agrona.collections.LongHashSet held;
     /** Requests with held fragments, in no particular order (few, and only after a failover). */
     private final List<Request> holding = new ArrayList<>();
     /** Gets posted and not yet retired: fenced work of a later epoch waits for them. */
@@ -50,18 +52,47 @@ final class InflightTable {
 
     /** @param r an accepted operation, outstanding until {@link #retire} */
     void admit(Request r) {
-        outstanding.put(r.seq, r);
+        if (r.outstanding) {
+            return;
+        }
+        r.outstanding = true;
+        r.previousOutstanding = newestOutstanding;
+        r.nextOutstanding = null;
+        if (newestOutstanding == null) {
+            oldestOutstanding = r;
+        } else {
+            newestOutstanding.nextOutstanding = r;
+        }
+        newestOutstanding = r;
     }
 
     /** @param r an outstanding request that is about to complete: it no longer counts */
     void retire(Request r) {
-        outstanding.remove(r.seq);
+        if (r.outstanding) {
+            unlink(r);
+        }
         if (r.readOpen) {
             r.readOpen = false;
             if (reads.closed(r.epoch)) {
                 readsAnswered.run();
             }
         }
+    }
+
+    private void unlink(Request r) {
+        if (r.previousOutstanding == null) {
+            oldestOutstanding = r.nextOutstanding;
+        } else {
+            r.previousOutstanding.nextOutstanding = r.nextOutstanding;
+        }
+        if (r.nextOutstanding == null) {
+            newestOutstanding = r.previousOutstanding;
+        } else {
+            r.nextOutstanding.previousOutstanding = r.previousOutstanding;
+        }
+        r.outstanding = false;
+        r.previousOutstanding = null;
+        r.nextOutstanding = null;
     }
 
     /** @param action what to do when the oldest open get was answered (fenced work may go) */
@@ -79,7 +110,7 @@ final class InflightTable {
 
     /** @return whether no accepted operation is outstanding */
     boolean isEmpty() {
-        return outstanding.isEmpty();
+        return oldestOutstanding == null;
     }
 
     /**
@@ -88,7 +119,7 @@ final class InflightTable {
      */
     int outstandingBefore(long seq) {
         int n = 0;
-        for (Request r : outstanding.values()) {
+        for (Request r = oldestOutstanding; r != null; r = r.nextOutstanding) {
             if (r.seq < seq) {
                 n++;
             }
@@ -146,7 +177,7 @@ final class InflightTable {
      */
     Fragment take(long token) {
         Fragment f = byToken.remove(token);
-        if (f != null && held.remove(token)) {
+        if (f != null && held != null && held.remove(token)) {
             Request r = f.request();
             if (--r.held == 0) {
                 holding.remove(r);
@@ -160,6 +191,9 @@ final class InflightTable {
      */
     void hold(long token) {
         Fragment f = byToken.get(token);
+        if (f != null && held == null) {
+            held = new org.agrona.collections.LongHashSet();
+        }
         if (f != null && held.add(token)) {
             Request r = f.request();
             if (r.held++ == 0) {
@@ -168,9 +202,12 @@ final class InflightTable {
         }
     }
 
-    /** @return tokens held on given-up connections (a live view) */
-    org.agrona.collections.LongHashSet held() {
-        return held;
+    /**
+     * @param token a fragment's token
+     * @return whether it is held on a given-up connection
+     */
+    boolean isHeld(long token) {
+        return held != null && held.contains(token);
     }
 
     /**
@@ -209,7 +246,7 @@ final class InflightTable {
         for (Long2ObjectHashMap<Fragment>.EntryIterator it = byToken.entrySet().iterator(); it.hasNext();) {
             it.next();
             long token = it.getLongKey();
-            if (!parked.contains(token) && (held.contains(token)
+            if (!parked.contains(token) && (isHeld(token)
                     || revocations.fate(it.getValue().connectionId(), token) != Revocation.Fate.REVOKED)) {
                 it.getValue().request().mayHaveApplied = true;
             }
@@ -222,10 +259,13 @@ final class InflightTable {
      * @return the outstanding operations, in order
      */
     List<Request> clear() {
-        List<Request> all = new ArrayList<>(outstanding.values());
-        outstanding.clear();
+        List<Request> all = new ArrayList<>();
+        while (oldestOutstanding != null) {
+            all.add(oldestOutstanding);
+            unlink(oldestOutstanding);
+        }
         byToken.clear();
-        held.clear();
+        held = null;
         holding.clear();
         all.sort((a, b) -> Long.compare(a.seq, b.seq));
         return all;

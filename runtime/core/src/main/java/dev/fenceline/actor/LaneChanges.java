@@ -245,7 +245,7 @@ final class LaneChanges {
         keepalive.reset(changed, clock.getAsLong());
         channel.counters().increment(Counter.RECONFIGURATIONS);
         ReplayPlanner.Plan plan = ReplayPlanner.plan(ops.inflight.fragments(), ops.slots.unpark(changed),
-                ops.inflight.held(), ops.slots::current, ops.revocations::fate);
+                ops.inflight::isHeld, ops.slots::current, ops.revocations::fate);
         for (long token : plan.held()) {
             ops.inflight.hold(token); // its old connection will answer it; fenced work after it waits
         }

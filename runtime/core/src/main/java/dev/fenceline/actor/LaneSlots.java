@@ -82,7 +82,7 @@ final class LaneSlots {
     private static ArrayDeque<Pending>[] newParked(int n) {
         ArrayDeque<Pending>[] p = new ArrayDeque[n];
         for (int i = 0; i < n; i++) {
-            p[i] = new ArrayDeque<>();
+            p[i] = new ArrayDeque<>(1); // parking is rare: start small (it grows as any deque)
         }
         return p;
     }

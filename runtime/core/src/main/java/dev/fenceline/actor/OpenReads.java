@@ -11,11 +11,15 @@ import org.agrona.collections.Long2LongHashMap;
  * endpoint actor; no allocation per get.
  */
 final class OpenReads {
-    private final Long2LongHashMap open = new Long2LongHashMap(0);
+    /** Null until the first get: an endpoint that never reads does not hold the table. */
+    private Long2LongHashMap open;
     private long oldest = Long.MAX_VALUE;
 
     /** @param epoch a get of this epoch was posted */
     void opened(long epoch) {
+        if (open == null) {
+            open = new Long2LongHashMap(0);
+        }
         open.put(epoch, open.get(epoch) + 1);
         oldest = Math.min(oldest, epoch);
     }

@@ -264,7 +264,7 @@ final class Operations implements LaneSlots.Answers {
 
     @Override
     public void completed(long token, long value) {
-        boolean wasHeld = inflight.held().contains(token);
+        boolean wasHeld = inflight.isHeld(token);
         InflightTable.Fragment f = inflight.take(token);
         if (f != null) {
             fragmentDone(f.request(), value);
@@ -276,7 +276,7 @@ final class Operations implements LaneSlots.Answers {
 
     @Override
     public void failed(long token, FencelineException e) {
-        boolean wasHeld = inflight.held().contains(token);
+        boolean wasHeld = inflight.isHeld(token);
         InflightTable.Fragment f = inflight.take(token);
         if (wasHeld) {
             fences.heldResolved();

@@ -92,7 +92,7 @@ final class ReplayPlanner {
      * @return what to drop, what to hold and what to restart
      */
     static Plan plan(Long2ObjectHashMap<InflightTable.Fragment> fragments, LongHashSet neverSent,
-            LongHashSet alreadyHeld, Current current, Fates fates) {
+            java.util.function.LongPredicate alreadyHeld, Current current, Fates fates) {
         TreeMap<Long, List<InflightTable.Fragment>> byRequest = new TreeMap<>();
         TreeMap<Long, boolean[]> risks = new TreeMap<>(); // by request: {may have applied, may still apply}
         LongArrayList dropped = new LongArrayList();
@@ -102,7 +102,7 @@ final class ReplayPlanner {
             it.next();
             long token = it.getLongKey();
             InflightTable.Fragment f = it.getValue();
-            if (current.test(f.lane(), f.connectionId()) || alreadyHeld.contains(token)) {
+            if (current.test(f.lane(), f.connectionId()) || alreadyHeld.test(token)) {
                 continue;
             }
             Request r = f.request();

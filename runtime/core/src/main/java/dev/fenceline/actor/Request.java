@@ -84,6 +84,11 @@ public final class Request {
     boolean mayHaveApplied;
     /** Fragments on given-up connections that will still answer ({@code Revocation.Fate.ANSWER_FOLLOWS}). */
     int held;
+    /** Whether it is accepted and not yet retired: in its endpoint's list of outstanding requests. */
+    boolean outstanding;
+    /** Neighbors in that list (intrusive: no map entry, and no map per endpoint). */
+    Request previousOutstanding;
+    Request nextOutstanding;
 
     private Request(Kind kind, long epoch, ByteBuffer local, long remoteAddress, RemoteKey key, AtomicOp atomicOp,
             int width, long operand, long compare, int amId, ByteBuffer header, boolean intResult) {

@@ -10,7 +10,8 @@ import org.slf4j.LoggerFactory;
  * asked once per connection. Owned by the endpoint actor.
  */
 final class Revocations {
-    private final Long2ObjectHashMap<Revocation> byConnection = new Long2ObjectHashMap<>();
+    /** Null until a connection is given up: most endpoints never give one up. */
+    private Long2ObjectHashMap<Revocation> byConnection;
 
     /**
      * Asks a given-up connection (closed or aborted already) what became of its copies, once.
@@ -18,7 +19,9 @@ final class Revocations {
      * @param c the connection
      */
     void revoke(LaneConnection c) {
-        if (byConnection.containsKey(c.id())) {
+        if (byConnection == null) {
+            byConnection = new Long2ObjectHashMap<>();
+        } else if (byConnection.containsKey(c.id())) {
             return;
         }
         Revocation r;
@@ -39,7 +42,7 @@ final class Revocations {
      *     that was never asked (the safe answer)
      */
     Revocation.Fate fate(long connectionId, long token) {
-        Revocation r = byConnection.get(connectionId);
+        Revocation r = byConnection == null ? null : byConnection.get(connectionId);
         Revocation.Fate f = r == null ? null : r.fate(token);
         return f == null ? Revocation.Fate.MAY_STILL_APPLY : f;
     }

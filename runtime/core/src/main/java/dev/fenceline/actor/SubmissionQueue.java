@@ -2,9 +2,9 @@ package dev.fenceline.actor;
 
 import dev.fenceline.FencelineException;
 import dev.fenceline.spi.support.Tracing;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The batching front of an endpoint actor's mailbox (like Aeron's command queue): calling threads
@@ -14,9 +14,23 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class SubmissionQueue {
     private final ConcurrentLinkedQueue<Request> queue = new ConcurrentLinkedQueue<>();
-    private final AtomicBoolean drainScheduled = new AtomicBoolean();
+    private static final VarHandle DRAIN_SCHEDULED;
+    private static final VarHandle SUBMITTED;
+
+    static {
+        try {
+            MethodHandles.Lookup l = MethodHandles.lookup();
+            DRAIN_SCHEDULED = l.findVarHandle(SubmissionQueue.class, "drainScheduled", boolean.class);
+            SUBMITTED = l.findVarHandle(SubmissionQueue.class, "submitted", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /** Fields with handles rather than atomic objects: a worker holds thousands of these queues. */
+    private volatile boolean drainScheduled;
     /** Submissions ever offered; a grant is valid only while it equals the grant's stamp. */
-    private final AtomicLong submitted = new AtomicLong();
+    private volatile long submitted;
     /** Actor only: submissions ever taken. */
     private long polled;
     private volatile Runnable wakeup = () -> { };
@@ -40,7 +54,7 @@ final class SubmissionQueue {
     void submit(Request r) {
         // Before the offer: a grant stamped earlier is void from now on.
         r.trace = Tracing.take();
-        r.submissionNumber = submitted.incrementAndGet();
+        r.submissionNumber = (long) SUBMITTED.getAndAdd(this, 1L) + 1;
         queue.offer(r);
         FencelineException t = terminal;
         if (t != null) {
@@ -52,14 +66,14 @@ final class SubmissionQueue {
             }
             return;
         }
-        if (drainScheduled.compareAndSet(false, true)) {
+        if (DRAIN_SCHEDULED.compareAndSet(this, false, true)) {
             wakeup.run();
         }
     }
 
     /** @return submissions ever offered */
     long submitted() {
-        return submitted.get();
+        return submitted;
     }
 
     /** @return actor only: submissions ever taken */
@@ -81,12 +95,12 @@ final class SubmissionQueue {
 
     /** Actor: the drain message was received; later submissions schedule another. */
     void drainStarted() {
-        drainScheduled.set(false);
+        drainScheduled = false;
     }
 
     /** Actor: more remains after a batch; keep the flag and send another drain message. */
     void drainAgain() {
-        drainScheduled.set(true);
+        drainScheduled = true;
         wakeup.run();
     }
 

@@ -232,9 +232,10 @@ public final class WorkerActor {
         EndpointImpl facade = new EndpointImpl(channel, epoch, system, settings.connectTimeout().plus(Duration.ofSeconds(5)));
         List<String> over = List.copyOf(shared);
         org.slf4j.Logger log = ctx.getLog(); // the connect runs on the endpoint actor; the logger is thread-safe
-        ActorRef<EndpointProtocol.Command> ref = ctx.spawn(EndpointActor.create(settings, channel, facade,
-                () -> TransportConnects.connect(over, transports, peer, channel.name(), log), m.replyTo()),
+        ActorRef<EndpointProtocol.Command> ref = ctx.spawn(EndpointActor.create(settings, channel, facade),
                 "ep-" + n, endpointProps);
+        ref.tell(new EndpointProtocol.Connect(() -> TransportConnects.connect(over, transports, peer, channel.name(),
+                log), m.replyTo()));
         facade.actor(ref);
         endpoints.put(ref, channel);
         ctx.watchWith(ref, new EndpointStopped(ref));

@@ -5,6 +5,7 @@ import dev.fenceline.LaneType;
 import dev.fenceline.spi.LaneCapabilities;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Protocol selection: which lanes an operation class may use, as a pure function of the lane table,
@@ -18,6 +19,34 @@ import java.util.List;
  */
 public final class LaneSelector {
     private static final int[] NONE = new int[0];
+    /**
+     * Selections already computed, shared: every endpoint over the same kind of lanes has the same
+     * one (a worker with ten thousand endpoints would hold ten thousand copies of a few hundred
+     * bytes). Bounded; past the bound a selection is simply not shared.
+     */
+    private static final ConcurrentHashMap<Selection, int[][]> SHARED = new ConcurrentHashMap<>();
+    private static final int MAX_SHARED = 4096;
+
+    /** A selection as a key: compared by content. */
+    private record Selection(int[][] lanes) {
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Selection s && Arrays.deepEquals(lanes, s.lanes);
+        }
+
+        @Override
+        public int hashCode() {
+            return Arrays.deepHashCode(lanes);
+        }
+    }
+
+    private static int[][] shared(int[][] computed) {
+        if (SHARED.size() >= MAX_SHARED) {
+            int[][] known = SHARED.get(new Selection(computed));
+            return known != null ? known : computed;
+        }
+        return SHARED.computeIfAbsent(new Selection(computed), Selection::lanes);
+    }
 
     private LaneSelector() {
     }
@@ -91,7 +120,8 @@ public final class LaneSelector {
     /**
      * @param table the lane table
      * @param atomicLanes the lanes of the atomic class
-     * @return {@link #atomicLanesFor} of every operation and width, indexed by {@link #atomicIndex}
+     * @return {@link #atomicLanesFor} of every operation and width, indexed by {@link #atomicIndex};
+     *     shared, do not modify
      */
     public static int[][] selectAtomics(LaneTable table, int[] atomicLanes) {
         int[][] out = new int[(AtomicOp.values().length + 1) * 2][];
@@ -101,7 +131,7 @@ public final class LaneSelector {
             }
             out[atomicIndex(null, width)] = atomicLanesFor(table, atomicLanes, null, width);
         }
-        return out;
+        return shared(out);
     }
 
     private static boolean servesAny(LaneTable table, int lane, List<LaneType> types) {
@@ -115,7 +145,7 @@ public final class LaneSelector {
 
     /**
      * @param table the lane table
-     * @return the candidate lanes for every {@link OpClass}, indexed by ordinal
+     * @return the candidate lanes for every {@link OpClass}, indexed by ordinal; shared, do not modify
      */
     public static int[][] select(LaneTable table) {
         OpClass[] classes = OpClass.values();
@@ -123,7 +153,7 @@ public final class LaneSelector {
         for (OpClass c : classes) {
             lanes[c.ordinal()] = lanesFor(table, c);
         }
-        return lanes;
+        return shared(lanes);
     }
 
     /**

@@ -44,7 +44,8 @@ class EndpointConnectTest {
         EndpointImpl facade = new EndpointImpl(channel, new AtomicLong(), KIT.system(), Duration.ofSeconds(1));
         CompletableFuture<List<LaneConnection>> transport = new CompletableFuture<>();
         TestProbe<EndpointProtocol.ConnectResult> probe = KIT.createTestProbe();
-        KIT.spawn(EndpointActor.create(s, channel, facade, () -> transport, probe.getRef()));
+        KIT.spawn(EndpointActor.create(s, channel, facade))
+                .tell(new EndpointProtocol.Connect(() -> transport, probe.getRef()));
         EndpointProtocol.ConnectResult r = probe.receiveMessage(Duration.ofSeconds(10));
         assertNotNull(r.error(), "the connect timed out");
         assertInstanceOf(EndpointFailedException.class, r.error());

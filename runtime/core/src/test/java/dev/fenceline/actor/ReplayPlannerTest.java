@@ -42,7 +42,7 @@ class ReplayPlannerTest {
     }
 
     private ReplayPlanner.Plan plan(LongHashSet neverSent) {
-        return ReplayPlanner.plan(fragments, neverSent, new LongHashSet(), current, byToken);
+        return ReplayPlanner.plan(fragments, neverSent, token -> false, current, byToken);
     }
 
     @Test
@@ -126,7 +126,7 @@ class ReplayPlannerTest {
         assertArrayEquals(new int[] {1}, plan.restarts().get(1).fragments(), "only the revoked fragment");
         LongHashSet already = new LongHashSet();
         already.add(51);
-        ReplayPlanner.Plan again = ReplayPlanner.plan(fragments, new LongHashSet(), already, current, byToken);
+        ReplayPlanner.Plan again = ReplayPlanner.plan(fragments, new LongHashSet(), already::contains, current, byToken);
         assertEquals(0, again.held().length, "held since an earlier change: left as it is");
     }
 

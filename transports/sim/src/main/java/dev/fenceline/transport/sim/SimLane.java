@@ -34,10 +34,12 @@ final class SimLane implements LaneConnection, DirectAccess {
     private final int maxFragment;
     private final int queueDepth;
     private final AtomicInteger undelivered = new AtomicInteger();
-    /** Tokens posted whose answer has not been handed to the endpoint yet. Guarded by this. */
-    private final java.util.Set<Long> unanswered = new java.util.HashSet<>();
-    /** Of those, the ones applied at the target (their answer is lost if the lane dies). Guarded by this. */
-    private final java.util.Set<Long> appliedUnanswered = new java.util.HashSet<>();
+    /**
+     * Tokens posted whose answer has not been handed to the endpoint yet, each with whether the
+     * target applied it (then its answer is lost if the lane dies). Guarded by this; null until the
+     * first post (a simulated worker may hold ten thousand idle lanes).
+     */
+    private java.util.HashMap<Long, Boolean> unanswered;
     /** Guarded by this: the operation the target is applying right now (outside the lock), if any. */
     private boolean applying;
     /** Guarded by this: its token. */
@@ -117,8 +119,11 @@ final class SimLane implements LaneConnection, DirectAccess {
     public dev.fenceline.spi.Revocation revoke() {
         synchronized (this) { // a delivery or an answer in progress finishes first, and none starts after
             dead = true;
-            java.util.Set<Long> waiting = new java.util.HashSet<>(unanswered);
-            java.util.Set<Long> applied = new java.util.HashSet<>(appliedUnanswered);
+            java.util.Set<Long> waiting = new java.util.HashSet<>();
+            java.util.Set<Long> applied = new java.util.HashSet<>();
+            if (unanswered != null) {
+                unanswered.forEach((token, wasApplied) -> (wasApplied ? applied : waiting).add(token));
+            }
             if (applying) {
                 // The target is inside it. A write or an atomic ends soon and what is fenced behind
                 // it must wait for it: its answer follows. A handler may take any time and a get's
@@ -286,13 +291,21 @@ final class SimLane implements LaneConnection, DirectAccess {
         });
     }
 
+    /** @return the unanswered tokens, created at first use; call holding the lock */
+    private java.util.HashMap<Long, Boolean> unanswered() {
+        if (unanswered == null) {
+            unanswered = new java.util.HashMap<>();
+        }
+        return unanswered;
+    }
+
     @Override
     public PostStatus post(TransportOp op) {
         if (dead) {
             // Like a write into a dead socket: accepted and lost. The failure (or replacement) report
             // is already on its way to the endpoint, which restarts what this lane did not finish.
             synchronized (this) {
-                unanswered.add(op.token()); // never applied: revoked when the endpoint asks
+                unanswered().put(op.token(), false); // never applied: revoked when the endpoint asks
             }
             return PostStatus.IN_PROGRESS;
         }
@@ -304,7 +317,7 @@ final class SimLane implements LaneConnection, DirectAccess {
         }
         undelivered.incrementAndGet();
         synchronized (this) {
-            unanswered.add(op.token());
+            unanswered().put(op.token(), false);
         }
         fabric.schedule(nextDue(), () -> deliver(op));
         return PostStatus.IN_PROGRESS;
@@ -412,14 +425,13 @@ final class SimLane implements LaneConnection, DirectAccess {
                 }
                 op.local().put(op.local().position(), read, 0, read.remaining());
             }
-            appliedUnanswered.add(op.token());
+            unanswered().put(op.token(), true);
         }
         long v = value;
         FencelineException e = error;
         long token = op.token();
         acknowledge(owed, () -> {
-            unanswered.remove(token);
-            appliedUnanswered.remove(token);
+            unanswered().remove(token);
             if (e == null) {
                 l.onCompleted(token, v);
             } else {
@@ -438,7 +450,7 @@ final class SimLane implements LaneConnection, DirectAccess {
     /** Guarded by this. */
     private boolean stalled;
     /** Guarded by this: what the stalled target has not taken, in order. */
-    private final java.util.ArrayDeque<Held> held = new java.util.ArrayDeque<>();
+    private final java.util.ArrayDeque<Held> held = new java.util.ArrayDeque<>(1); // rarely used: start small
 
     /**
      * The target stops taking this lane's deliveries (a paused process, a full inbox): they wait, in
