@@ -15,6 +15,7 @@ import dev.fenceline.actor.EndpointProtocol.DrainSubmissions;
 import dev.fenceline.actor.EndpointProtocol.KeepaliveTick;
 import dev.fenceline.actor.EndpointProtocol.ProbeLanes;
 import dev.fenceline.actor.EndpointProtocol.ReplayDone;
+import dev.fenceline.actor.EndpointProtocol.Retire;
 import dev.fenceline.actor.EndpointProtocol.StrongFenceDone;
 import dev.fenceline.actor.LaneProtocol.LaneAdded;
 import dev.fenceline.actor.LaneProtocol.LaneFailed;
@@ -58,6 +59,8 @@ public final class EndpointActor {
     private final LongSupplier clock;
     private final TimerScheduler<Command> timers;
     private final Logger log;
+    /** Set while the actor stops after an internal error: no timers then. */
+    private boolean stopping;
     private final FencelineSettings settings;
     private final EndpointChannel channel;
     private final Endpoint facade;
@@ -147,6 +150,7 @@ public final class EndpointActor {
     }
 
     private Behavior<Command> onCloseBeforeReady(Close m) {
+        retireLater();
         channel.markClosing();
         channel.terminate(closedError());
         rejectSubmissions(this::closedError);
@@ -216,6 +220,7 @@ public final class EndpointActor {
      * supervision stops a failed actor). Nothing may hang: every request completes with an error.
      */
     private Behavior<Command> onUnexpectedStop() {
+        stopping = true;
         enterFailed(new EndpointFailedException("endpoint " + channel.name()
                 + " stopped after an internal error (see the log); its requests are failed"));
         return Behaviors.same();
@@ -225,6 +230,7 @@ public final class EndpointActor {
     private Behavior<Command> closed() {
         return Behaviors.receive(Command.class)
                 .onMessage(DrainSubmissions.class, m -> rejectSubmissions(this::closedError))
+                .onMessage(Retire.class, m -> Behaviors.stopped())
                 .onMessage(Close.class, m -> {
                     m.replyTo().tell(Done.getInstance());
                     return Behaviors.same();
@@ -237,6 +243,7 @@ public final class EndpointActor {
     private Behavior<Command> failed(EndpointFailedException cause) {
         return Behaviors.receive(Command.class)
                 .onMessage(DrainSubmissions.class, m -> rejectSubmissions(() -> cause))
+                .onMessage(Retire.class, m -> Behaviors.stopped())
                 .onMessage(Close.class, m -> {
                     channel.markClosing();
                     m.replyTo().tell(Done.getInstance());
@@ -254,6 +261,8 @@ public final class EndpointActor {
             r.connection().close();
         } else if (m instanceof LaneAdded a) {
             a.connection().close();
+        } else if (m instanceof Connected c && c.lanes() != null) {
+            c.lanes().forEach(LaneConnection::close); // closed while connecting
         }
         return Behaviors.same();
     }
@@ -379,6 +388,9 @@ public final class EndpointActor {
         channel.events().endpointFailed(e);
         channel.grant().revoke();
         timers.cancelAll();
+        if (!stopping) {
+            retireLater();
+        }
         channel.publishFailure(e);
         channel.terminate(e);
         ops.slots.closeAll(ops.revocations); // first: what they say decides each request's error
@@ -390,6 +402,7 @@ public final class EndpointActor {
 
     private Behavior<Command> onClose(Close m) {
         timers.cancelAll();
+        retireLater();
         channel.markClosing();
         if (log.isDebugEnabled()) {
             log.debug("endpoint {} closing: {}", channel.name(), counters);
@@ -404,6 +417,16 @@ public final class EndpointActor {
         rejectSubmissions(this::closedError);
         m.replyTo().tell(Done.getInstance());
         return closed();
+    }
+
+    /**
+     * The endpoint ended: the actor stops after connect-timeout, so that a worker whose services
+     * connect and close endpoints all day does not keep every one it ever had. Until then it closes
+     * any connection still handed to it (a connect that completes late, a replacement lane); the
+     * facade needs no actor once the endpoint ended (its submissions fail on the caller's thread).
+     */
+    private void retireLater() {
+        timers.startSingleTimer("retire", Retire.INSTANCE, settings.connectTimeout());
     }
 
     private EndpointClosedException closedError() {

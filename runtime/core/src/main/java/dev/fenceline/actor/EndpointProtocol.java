@@ -30,7 +30,7 @@ public final class EndpointProtocol {
      */
     public sealed interface Command permits Connect, DrainSubmissions, Close, Abort, ProbeLanes, Connected,
             DrainFenceQueue,
-            ReplayDone, KeepaliveTick, StrongFenceDone, LaneProtocol.Answer, LaneFlushFailed,
+            ReplayDone, KeepaliveTick, StrongFenceDone, Retire, LaneProtocol.Answer, LaneFlushFailed,
             LaneReady, LaneFailed, LaneReplaced, LaneRecovered, LaneAdded {
     }
 
@@ -91,6 +91,14 @@ public final class EndpointProtocol {
     /** Timer: probe idle lanes, fail lanes whose probe is overdue. */
     record KeepaliveTick() implements Command {
         static final KeepaliveTick INSTANCE = new KeepaliveTick();
+    }
+
+    /**
+     * Timer, once the endpoint ended (closed or failed): the actor stops. It lingers until then
+     * (connect-timeout) to close what a connect or a lane replacement still hands it.
+     */
+    record Retire() implements Command {
+        static final Retire INSTANCE = new Retire();
     }
 
     /** Self-message: the in-flight strong fence's lane flushes all completed. */

@@ -53,4 +53,57 @@ class EndpointConnectTest {
         transport.complete(List.of(late));
         assertTrue(late.events.contains("close"), "the late lane was closed, not leaked");
     }
+
+    /** An ended endpoint's actor stops after its linger: a worker does not keep every endpoint it had. */
+    @Test
+    void aClosedEndpointStopsAfterItsLingerAndClosesWhatArrivesMeanwhile() {
+        FencelineSettings s = FencelineSettings.fromConfig(ConfigFactory.parseString(
+                "fenceline.endpoint.connect-timeout = 300ms").withFallback(ConfigFactory.defaultReference()).resolve());
+        WorkerAddress peer = new WorkerAddress(UUID.randomUUID(), "peer", Map.of("recording", new byte[0]));
+        EndpointChannel channel = new EndpointChannel("linger", peer);
+        EndpointImpl facade = new EndpointImpl(channel, new AtomicLong(), KIT.system(), Duration.ofSeconds(1));
+        RecordingLane lane = new RecordingLane(11, Set.of(LaneType.AM, LaneType.RMA));
+        TestProbe<EndpointProtocol.ConnectResult> connected = KIT.createTestProbe();
+        var ref = KIT.spawn(EndpointActor.create(s, channel, facade));
+        ref.tell(new EndpointProtocol.Connect(() -> CompletableFuture.completedFuture(List.of(lane)),
+                connected.getRef()));
+        assertNotNull(connected.receiveMessage(Duration.ofSeconds(10)).endpoint(), "connected");
+        TestProbe<org.apache.pekko.Done> closed = KIT.createTestProbe();
+        ref.tell(new EndpointProtocol.Close(closed.getRef()));
+        closed.receiveMessage(Duration.ofSeconds(10));
+        RecordingLane late = new RecordingLane(12, Set.of(LaneType.AM));
+        ref.tell(new LaneProtocol.LaneAdded(late));
+        TestProbe<Object> watcher = KIT.createTestProbe();
+        watcher.expectTerminated(ref, Duration.ofSeconds(10));
+        assertTrue(lane.events.contains("close"), "its lane was closed at close: " + lane.events);
+        assertTrue(late.events.contains("close"), "a lane handed over after the end was closed: " + late.events);
+        assertTrue(channel.terminal() != null, "the facade knows it ended, without the actor");
+    }
+
+    @Test
+    void lanesOfAConnectThatCompletesAfterACloseAreClosed() {
+        FencelineSettings s = FencelineSettings.fromConfig(ConfigFactory.parseString(
+                "fenceline.endpoint.connect-timeout = 5s").withFallback(ConfigFactory.defaultReference()).resolve());
+        WorkerAddress peer = new WorkerAddress(UUID.randomUUID(), "peer", Map.of("recording", new byte[0]));
+        EndpointChannel channel = new EndpointChannel("closed-while-connecting", peer);
+        EndpointImpl facade = new EndpointImpl(channel, new AtomicLong(), KIT.system(), Duration.ofSeconds(1));
+        CompletableFuture<List<LaneConnection>> transport = new CompletableFuture<>();
+        TestProbe<EndpointProtocol.ConnectResult> connected = KIT.createTestProbe();
+        var ref = KIT.spawn(EndpointActor.create(s, channel, facade));
+        ref.tell(new EndpointProtocol.Connect(() -> transport, connected.getRef()));
+        TestProbe<org.apache.pekko.Done> closed = KIT.createTestProbe();
+        ref.tell(new EndpointProtocol.Close(closed.getRef()));
+        closed.receiveMessage(Duration.ofSeconds(10));
+        RecordingLane lane = new RecordingLane(13, Set.of(LaneType.AM));
+        transport.complete(List.of(lane));
+        TestProbe<Object> sync = KIT.createTestProbe();
+        // The actor handles messages in order: once it answers a later Close, it has taken the lanes.
+        ref.tell(new EndpointProtocol.Close(closed.getRef()));
+        closed.receiveMessage(Duration.ofSeconds(10));
+        sync.awaitAssert(() -> {
+            assertTrue(lane.events.contains("close"), "a lane of a connect that completed after the close was closed: "
+                    + lane.events);
+            return null;
+        });
+    }
 }
