@@ -1,6 +1,7 @@
 package dev.fenceline.perf;
 
 import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
 import dev.fenceline.Endpoint;
 import dev.fenceline.Fenceline;
 import dev.fenceline.MemoryRegion;
@@ -39,6 +40,7 @@ final class EndpointScale {
      * @param connectFailure the first connect's failure, or null
      * @param heapPerEndpoint bytes of heap retained per connected endpoint (after a full collection)
      * @param heapPerUsedEndpoint the same once each has carried a put and a flush and is idle again
+     * @param heapPerClosedEndpoint what is left of each once all are closed and their actors stopped
      * @param putFlushSeconds the time of a put and a flush over every endpoint
      * @param verified words of the peer's region that hold what their endpoint put
      * @param idleCoreFraction the process's CPU over the idle period, in cores (1.0 = one core busy)
@@ -46,27 +48,30 @@ final class EndpointScale {
      * @param closeSeconds the time to close them all
      */
     record Result(String transport, int endpoints, int connected, double connectSeconds, String connectFailure,
-            double heapPerEndpoint, double heapPerUsedEndpoint, double putFlushSeconds, int verified, double idleCoreFraction, double idleSeconds,
-            double closeSeconds) {
+            double heapPerEndpoint, double heapPerUsedEndpoint, double heapPerClosedEndpoint, double putFlushSeconds,
+            int verified, double idleCoreFraction, double idleSeconds, double closeSeconds) {
         double connectsPerSecond() {
             return connected / connectSeconds;
         }
 
         String text() {
             return String.format(Locale.ROOT, "endpoints %-4s %7d: connected %d in %.2f s (%,.0f/s), %,.0f B heap"
-                    + " each (%,.0f B once used), put+flush over all %.2f s, %d verified, idle %.1f%% of a core over %.0f s, closed in"
-                    + " %.2f s%s", transport, endpoints, connected, connectSeconds, connectsPerSecond(),
-                    heapPerEndpoint, heapPerUsedEndpoint, putFlushSeconds, verified, idleCoreFraction * 100, idleSeconds, closeSeconds,
-                    connectFailure == null ? "" : "; first connect failure: " + connectFailure);
+                    + " each (%,.0f B once used), put+flush over all %.2f s, %d verified, idle %.1f%% of a core"
+                    + " over %.0f s, closed in %.2f s (%,.0f B heap each left after)%s", transport, endpoints,
+                    connected, connectSeconds, connectsPerSecond(), heapPerEndpoint, heapPerUsedEndpoint,
+                    putFlushSeconds, verified, idleCoreFraction * 100, idleSeconds, closeSeconds,
+                    heapPerClosedEndpoint, connectFailure == null ? "" : "; first connect failure: " + connectFailure);
         }
 
         String json() {
             return String.format(Locale.ROOT, "{\"test\": \"endpoints\", \"transport\": \"%s\", \"endpoints\": %d,"
-                    + " \"connected\": %d, \"connect_s\": %.3f, \"connects_per_s\": %.1f, \"heap_per_endpoint\": %.0f,"
-                    + " \"heap_per_used_endpoint\": %.0f, \"put_flush_s\": %.3f, \"verified\": %d, \"idle_cores\": %.4f, \"idle_s\": %.1f,"
-                    + " \"close_s\": %.3f, \"connect_failure\": %s}", transport, endpoints, connected, connectSeconds,
-                    connectsPerSecond(), heapPerEndpoint, heapPerUsedEndpoint, putFlushSeconds, verified, idleCoreFraction, idleSeconds,
-                    closeSeconds, connectFailure == null ? "null" : "\"" + connectFailure.replace("\\", "\\\\")
+                    + " \"connected\": %d, \"connect_s\": %.3f, \"connects_per_s\": %.1f,"
+                    + " \"heap_per_endpoint\": %.0f, \"heap_per_used_endpoint\": %.0f, \"put_flush_s\": %.3f,"
+                    + " \"verified\": %d, \"idle_cores\": %.4f, \"idle_s\": %.1f, \"close_s\": %.3f,"
+                    + " \"heap_per_closed_endpoint\": %.0f, \"connect_failure\": %s}", transport, endpoints, connected,
+                    connectSeconds, connectsPerSecond(), heapPerEndpoint, heapPerUsedEndpoint, putFlushSeconds,
+                    verified, idleCoreFraction, idleSeconds, closeSeconds, heapPerClosedEndpoint,
+                    connectFailure == null ? "null" : "\"" + connectFailure.replace("\\", "\\\\")
                             .replace("\"", "\\\"") + "\"");
         }
     }
@@ -178,10 +183,18 @@ final class EndpointScale {
             }
             CompletableFuture.allOf(closes.toArray(CompletableFuture[]::new)).get(5, TimeUnit.MINUTES);
             double closeSeconds = (System.nanoTime() - t2) / 1e9;
+            closes.clear();
+            endpoints.clear(); // the application lets go of its endpoints too
+            // A closed endpoint's actor lingers for connect-timeout (to close what a connect still
+            // hands it), then stops.
+            Thread.sleep(config.withFallback(ConfigFactory.defaultReference())
+                    .getDuration("fenceline.endpoint.connect-timeout").toMillis() + 500);
+            long heapAfterClose = usedHeapAfterGc();
             return new Result(transport, n, connected, connectSeconds, failure.get() == null ? null
                     : failed.get() + " failed, the first: " + failure.get(),
                     connected == 0 ? 0 : (double) (heapAfter - heapBefore) / connected,
-                    connected == 0 ? 0 : (double) (heapAfterUse - heapBefore) / connected, putFlushSeconds, verified,
+                    connected == 0 ? 0 : (double) (heapAfterUse - heapBefore) / connected,
+                    connected == 0 ? 0 : (double) (heapAfterClose - heapBefore) / connected, putFlushSeconds, verified,
                     idleCores, idleSeconds, closeSeconds);
         }
     }

@@ -33,10 +33,10 @@ class PerfCommandTest {
     /** The scale mode connects every endpoint, puts and flushes over each, and checks the words it wrote. */
     @Test
     void endpointsConnectsEveryEndpointAndVerifiesEveryPut() {
-        String json = run("--transport", "sim", "--endpoints", "300", "--idle-seconds", "0.2", "--json");
-        assertTrue(json.contains("\"test\": \"endpoints\", \"transport\": \"sim\", \"endpoints\": 300,"
-                + " \"connected\": 300,"), json);
-        assertTrue(json.contains("\"verified\": 300,"), json);
+        String json = run("--transport", "sim", "--endpoints", "3000", "--idle-seconds", "0.2", "--json");
+        assertTrue(json.contains("\"test\": \"endpoints\", \"transport\": \"sim\", \"endpoints\": 3000,"
+                + " \"connected\": 3000,"), json);
+        assertTrue(json.contains("\"verified\": 3000,"), json);
         assertTrue(json.contains("\"connect_failure\": null"), json);
         Matcher heap = Pattern.compile("\"heap_per_endpoint\": ([0-9]+)").matcher(json);
         assertTrue(heap.find(), json);
@@ -44,6 +44,10 @@ class PerfCommandTest {
         Matcher used = Pattern.compile("\"heap_per_used_endpoint\": ([0-9]+)").matcher(json);
         assertTrue(used.find(), json);
         assertTrue(Long.parseLong(used.group(1)) > 0, "a used endpoint retains some heap: " + json);
+        Matcher closed = Pattern.compile("\"heap_per_closed_endpoint\": (-?[0-9]+)").matcher(json);
+        assertTrue(closed.find(), json);
+        assertTrue(Long.parseLong(closed.group(1)) < Long.parseLong(used.group(1)) / 2,
+                "closed endpoints give their heap back (their actors stop): " + json);
     }
 
     @Test
