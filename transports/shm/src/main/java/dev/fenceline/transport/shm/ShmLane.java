@@ -50,7 +50,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
     private final AtomicInteger unanswered = new AtomicInteger();
     private final Map<Long, ByteBuffer> gets = new ConcurrentHashMap<>();
     /** Actor thread only: the peer segment behind each key seen (null: not directly reachable). */
-    private final Map<RemoteKey, DataSegment.Peer> segments = new IdentityHashMap<>();
+    private final Map<RemoteKey, DataSegment.Peer> segments = new IdentityHashMap<>(4); // grows if need be
     private volatile boolean wantReady;
     /** Whether the lane is in its transport's attention queue (see {@link ShmTransport#attend}). */
     private final java.util.concurrent.atomic.AtomicBoolean queued = new java.util.concurrent.atomic.AtomicBoolean();
@@ -71,16 +71,17 @@ final class ShmLane extends AbstractLane implements DirectAccess {
     private long answeredCount;
     /** Under directLock: the endpoint gave the lane up and asked what became of its messages. */
     private boolean revoked;
+    // The sets only a lane's end fills are created then (null until): a worker holds thousands of lanes.
     /** Under directLock: tokens the peer took before the revocation, whose answers the endpoint still waits for. */
-    private final org.agrona.collections.LongHashSet held = new org.agrona.collections.LongHashSet();
+    private org.agrona.collections.LongHashSet held;
     /** Under directLock: tokens the lane took while it was no longer live, and never sent. */
-    private final org.agrona.collections.LongHashSet neverSent = new org.agrona.collections.LongHashSet();
+    private org.agrona.collections.LongHashSet neverSent;
     /** Under directLock: tokens of gets sent and not answered (their buffers may be let go at the give-up). */
     private final org.agrona.collections.LongHashSet getTokens = new org.agrona.collections.LongHashSet();
     /** Under directLock: tokens of active messages sent through the actor and not answered. */
     private final org.agrona.collections.LongHashSet amTokens = new org.agrona.collections.LongHashSet();
     /** Under directLock: gets whose answer came after the lane was given up, and went nowhere. */
-    private final org.agrona.collections.LongHashSet droppedGets = new org.agrona.collections.LongHashSet();
+    private org.agrona.collections.LongHashSet droppedGets;
     /** Under directLock: direct active messages queued and not yet answered. */
     private int directUnanswered;
     /** Under directLock: the endpoint gave the lane up while answers were owed; close after them. */
@@ -157,7 +158,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
                 boolean answerFollows = alive && wasTaken && !getTokens.contains(token) && (k < done || !message);
                 if (answerFollows) {
                     if (token >= 0) {
-                        held.add(token); // its answer follows (a direct message's is counted apart)
+                        held = added(held, token); // its answer follows (a direct message's is counted apart)
                     }
                     continue;
                 }
@@ -173,8 +174,12 @@ final class ShmLane extends AbstractLane implements DirectAccess {
                 }
             }
             directUnanswered -= directNotTaken + directStopped;
-            notTaken.addAll(neverSent);
-            stopped.addAll(droppedGets); // a get has no effect, but its answer went nowhere: send it again
+            if (neverSent != null) {
+                notTaken.addAll(neverSent);
+            }
+            if (droppedGets != null) {
+                stopped.addAll(droppedGets);
+            } // a get has no effect, but its answer went nowhere: send it again
         }
         if (directNotTaken > 0) {
             answers.abandoned(directNotTaken, new dev.fenceline.EndpointFailedException("shm: " + directNotTaken
@@ -216,7 +221,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
     public PostStatus post(TransportOp op) {
         if (!live()) {
             synchronized (directLock) {
-                neverSent.add(op.token()); // lost with the lane: its failure report is on the way
+                neverSent = added(neverSent, op.token()); // lost with the lane: its failure report is on the way
             }
             return PostStatus.IN_PROGRESS;
         }
@@ -305,10 +310,17 @@ final class ShmLane extends AbstractLane implements DirectAccess {
         }
     }
 
+    /** @return {@code set} with {@code token} added, the set created if it was null */
+    private static org.agrona.collections.LongHashSet added(org.agrona.collections.LongHashSet set, long token) {
+        org.agrona.collections.LongHashSet s = set != null ? set : new org.agrona.collections.LongHashSet();
+        s.add(token);
+        return s;
+    }
+
     /** @return whether answers are owed on this lane (even after it was given up): held ones, direct ones */
     boolean awaitingAnswers() {
         synchronized (directLock) {
-            return directUnanswered > 0 || !held.isEmpty();
+            return directUnanswered > 0 || (held != null && !held.isEmpty());
         }
     }
 
@@ -316,7 +328,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
     private void forgetIfAnswered() {
         boolean close;
         synchronized (directLock) {
-            close = closeWhenAnswered && revoked && directUnanswered == 0 && held.isEmpty();
+            close = closeWhenAnswered && revoked && directUnanswered == 0 && (held == null || held.isEmpty());
             if (close) {
                 closeWhenAnswered = false;
             }
@@ -333,12 +345,14 @@ final class ShmLane extends AbstractLane implements DirectAccess {
         synchronized (directLock) {
             n = directUnanswered;
             directUnanswered = 0;
-            owed = new long[held.size()];
-            org.agrona.collections.LongHashSet.LongIterator it = held.iterator();
-            for (int i = 0; it.hasNext(); i++) {
-                owed[i] = it.nextValue();
+            owed = new long[held == null ? 0 : held.size()];
+            if (held != null) {
+                org.agrona.collections.LongHashSet.LongIterator it = held.iterator();
+                for (int i = 0; it.hasNext(); i++) {
+                    owed[i] = it.nextValue();
+                }
             }
-            held.clear();
+            held = null;
         }
         if (n > 0) {
             answers.abandoned(n, new OutcomeUnknownException("shm: " + n + " active message(s) sent directly on the"
@@ -428,7 +442,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
         }
         synchronized (directLock) { // claim order is the order answers come in
             if (revoked) {
-                neverSent.add(op.token());
+                neverSent = added(neverSent, op.token());
                 return PostStatus.IN_PROGRESS;
             }
             if (!reserve()) {
@@ -454,7 +468,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
             if (commit(ring, at)) {
                 posted.addLong(op.token());
             } else {
-                neverSent.add(op.token()); // skipped by the peer, never applied; the lane fails
+                neverSent = added(neverSent, op.token()); // skipped by the peer, never applied; the lane fails
             }
         }
         return PostStatus.IN_PROGRESS;
@@ -673,17 +687,17 @@ final class ShmLane extends AbstractLane implements DirectAccess {
                 }
                 deliver = false;
             } else {
-                deliver = inOrder && (!revoked || held.remove(token));
+                deliver = inOrder && (!revoked || (held != null && held.remove(token)));
                 if (deliver && (type == ShmWire.GET_DATA || type == ShmWire.NACK)) {
                     dst = gets.remove(token);
                     if (type == ShmWire.GET_DATA) {
                         if (dst == null) {
-                            droppedGets.add(token); // given up first: no buffer to write, no answer
+                            droppedGets = added(droppedGets, token); // given up first: no buffer to write, no answer
                             deliver = false;
                         } else if (length != dst.remaining()) {
                             bad = new FencelineException("shm: GET_DATA of " + length + " bytes for a get of "
                                     + dst.remaining() + " from " + peer.name);
-                            droppedGets.add(token);
+                            droppedGets = added(droppedGets, token);
                             deliver = false;
                         } else {
                             buffer.getBytes(offset, dst, dst.position(), dst.remaining()); // under the lock: before any give-up
