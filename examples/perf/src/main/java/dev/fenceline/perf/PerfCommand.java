@@ -260,7 +260,16 @@ public final class PerfCommand implements Callable<Integer> {
                 throw new CommandLine.ParameterException(spec.commandLine(), "--endpoints " + n + ": 1 to 1000000");
             }
         }
-        EndpointScale.run(config, transport, endpointCounts, idleSeconds, json, out);
+        Config scaled = config;
+        if (transport.equals("tcp")) {
+            // Every endpoint is a connection per rail from the one address of the peer worker in
+            // this JVM: the hostile-peer bounds (4,096 in all, 1,024 per address) would refuse the
+            // rest. The scale run is about the runtime, not those bounds: they are raised to fit.
+            long most = Math.min(1 << 20, Math.max(4096L, 2L * rails * java.util.Collections.max(endpointCounts)));
+            scaled = ConfigFactory.parseString("fenceline.transport.tcp.limits { connections = " + most
+                    + ", connections-per-address = " + most + " }").withFallback(config);
+        }
+        EndpointScale.run(scaled, transport, endpointCounts, idleSeconds, json, out);
         return 0;
     }
 
