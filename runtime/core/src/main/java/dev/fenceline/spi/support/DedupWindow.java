@@ -78,7 +78,12 @@ public final class DedupWindow {
     private static final byte APPLIED = 1;
     private static final byte FAILED = 2;
     private static final byte IN_PROGRESS = 3;
-    private static final int INITIAL = 1024;
+    /**
+     * Entries a window starts with; it doubles as the spread of sequence numbers in flight needs.
+     * Small: a target holds a window for every origin endpoint that ever sent it an operation, and
+     * most carry a few at a time (1,024 entries were 12 KiB an endpoint).
+     */
+    static final int INITIAL = 16;
 
     private final int maxSpread;
     private final Budget budget;

@@ -104,15 +104,21 @@ class DedupWindowTest {
         DedupBudget peer = new DedupBudget("per peer", 4096, total);
         DedupWindow a = DedupWindow.within(1 << 20, peer);
         DedupWindow b = DedupWindow.within(1 << 20, peer);
-        assertEquals(2048, peer.used(), "each window starts with 1024 entries");
+        int initial = DedupWindow.INITIAL;
+        assertEquals(initial, a.capacity(), "a window starts small");
+        assertEquals(2 * initial, peer.used(), "each window starts with its initial entries");
         assertEquals(Seen.NEW, a.lookup(2047, 0), "grows a to 2048 entries: within the budget");
         assertEquals(Seen.OVER_BUDGET, b.lookup(4095, 0), "would grow b to 4096: over the peer's 4096");
-        assertEquals(Seen.NEW, b.lookup(1023, 0), "what b already holds still works");
-        b.record(1023, 7);
-        assertEquals(Seen.DUPLICATE, b.lookup(1023, 0));
+        assertEquals(Seen.NEW, b.lookup(initial - 1, 0), "what b already holds still works");
+        b.record(initial - 1, 7);
+        assertEquals(Seen.DUPLICATE, b.lookup(initial - 1, 0));
+        assertEquals(Seen.NEW, b.lookup(1023, 0), "grows b to 1024 entries: 3072 of the peer's 4096");
+        assertEquals(Seen.DUPLICATE, b.lookup(initial - 1, 0), "what it held survives the growth");
         assertEquals(3072, peer.used());
         assertEquals(3072, total.used());
-        assertNotNull(DedupWindow.within(1 << 20, peer), "1024 more makes 4096: granted");
+        for (int i = 0; i < 1024 / initial; i++) {
+            assertNotNull(DedupWindow.within(1 << 20, peer), "up to 4096 in all: granted");
+        }
         assertEquals(4096, peer.used());
         assertNull(DedupWindow.within(1 << 20, peer), "one more window: over the budget, none made");
         a.release();
@@ -123,8 +129,9 @@ class DedupWindowTest {
         DedupWindow c = DedupWindow.within(1 << 20, other);
         assertNotNull(c);
         assertEquals(Seen.NEW, c.lookup(4095, 0), "4096 for c: 6144 of the total");
-        assertNotNull(DedupWindow.within(1 << 13, other), "1024 more: 7168 of the total 8192, granted");
-        assertNotNull(DedupWindow.within(1 << 13, other), "1024 more: 8192, granted");
+        for (int i = 0; i < 2048 / initial; i++) {
+            assertNotNull(DedupWindow.within(1 << 13, other), "up to the total's 8192: granted");
+        }
         assertNull(DedupWindow.within(1 << 13, other), "the total's 8192 is reached: refused");
         assertEquals(8192, total.used());
     }

@@ -64,11 +64,11 @@ class ExactlyOnceWindowsTest {
 
     @Test
     void onePeersWindowsAreBoundedAndTheOthersServed() {
-        ExactlyOnceWindows w = windows(2048, 1 << 22); // two windows' initial storage of 1,024 entries
+        ExactlyOnceWindows w = windows(2 * DedupWindow.INITIAL, 1 << 22); // two windows' initial storage
         assertNotNull(w.retain(peer, ExactlyOnceWindows.MEMBER, 1));
         assertNotNull(w.retain(peer, ExactlyOnceWindows.MEMBER, 2));
         assertNull(w.retain(peer, ExactlyOnceWindows.MEMBER, 3), "over the peer's bound");
         assertNotNull(w.retain(UUID.randomUUID(), ExactlyOnceWindows.MEMBER, 3), "another peer is served");
-        assertTrue(w.entries() <= 3 * 1024, "entries: " + w.entries());
+        assertTrue(w.entries() <= 3 * DedupWindow.INITIAL, "entries: " + w.entries());
     }
 }

@@ -182,7 +182,9 @@ class TargetExactlyOnceTest {
         for (long origin = 2; origin < 10 && refusal == null; origin++) {
             EmbeddedChannel ch = authenticated(CLIENT_GREEDY);
             connections.add(ch);
-            send(ch, FrameEncoder.atomic(ch.alloc(), 1, origin, 0, 0, 9, 64, Wire.ATOMIC_POST, AtomicOp.ADD, 8, 1, 0));
+            // Sequence 1023 over a low-water mark of 0: the window grows to 1,024 entries (it starts small).
+            send(ch, FrameEncoder.atomic(ch.alloc(), 1, origin, 1023, 0, 9, 64, Wire.ATOMIC_POST, AtomicOp.ADD, 8, 1,
+                    0));
             List<Object> r = reply(ch);
             if (r.get(0).equals("ACK")) {
                 granted++;
