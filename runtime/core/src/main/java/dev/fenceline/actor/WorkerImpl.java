@@ -25,10 +25,11 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.pekko.Done;
@@ -47,8 +48,12 @@ public final class WorkerImpl implements Worker {
     private final WorkerAddress address;
     private final AtomicLong epoch = new AtomicLong();
     private final ActorRef<WorkerActor.Command> actor;
-    /** The open endpoints; a closed one is forgotten (its counts kept in {@link #retired}). */
-    private final List<EndpointImpl> endpoints = new CopyOnWriteArrayList<>();
+    /**
+     * The open endpoints; a closed one is forgotten (its counts kept in {@link #retired}). A
+     * concurrent set: a list copied at every connect and close made connecting and closing tens of
+     * thousands of endpoints quadratic.
+     */
+    private final Set<EndpointImpl> endpoints = ConcurrentHashMap.newKeySet();
     /** Guarded by itself: the totals of the endpoints that were closed. */
     private final Totals retired = new Totals();
     private final AtomicLong endpointCount = new AtomicLong();
