@@ -1,6 +1,7 @@
 package dev.fenceline.actor;
 
 import dev.fenceline.FencelineException;
+import dev.fenceline.internal.VarHandles;
 import dev.fenceline.spi.DirectAnswers;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -23,22 +24,10 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * it reports it.
  */
 final class DirectLedger {
-    private static final VarHandle SENT;
-    private static final VarHandle ANSWERED;
-    private static final VarHandle HEARD;
-    private static final VarHandle FAILURES;
-
-    static {
-        try {
-            MethodHandles.Lookup l = MethodHandles.lookup();
-            SENT = l.findVarHandle(DirectLedger.class, "sent", long.class);
-            ANSWERED = l.findVarHandle(DirectLedger.class, "answered", long.class);
-            HEARD = l.findVarHandle(DirectLedger.class, "heard", long.class);
-            FAILURES = l.findVarHandle(DirectLedger.class, "failures", long.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
+    private static final VarHandle SENT = VarHandles.field(MethodHandles.lookup(), "sent", long.class);
+    private static final VarHandle ANSWERED = VarHandles.field(MethodHandles.lookup(), "answered", long.class);
+    private static final VarHandle HEARD = VarHandles.field(MethodHandles.lookup(), "heard", long.class);
+    private static final VarHandle FAILURES = VarHandles.field(MethodHandles.lookup(), "failures", long.class);
 
     // Counts in fields with handles rather than atomic objects: every endpoint has a ledger.
     private volatile long sent;

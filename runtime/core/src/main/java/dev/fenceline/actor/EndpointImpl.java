@@ -10,6 +10,7 @@ import dev.fenceline.LaneStatistics;
 import dev.fenceline.RemoteKey;
 import dev.fenceline.WorkerAddress;
 import dev.fenceline.internal.RegistrationTable;
+import dev.fenceline.internal.VarHandles;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
@@ -31,18 +32,9 @@ import org.slf4j.LoggerFactory;
  * Never reads actor state.
  */
 final class EndpointImpl implements Endpoint {
-    private static final VarHandle FENCES;
-    private static final VarHandle CLOSE_STARTED;
-
-    static {
-        try {
-            MethodHandles.Lookup l = MethodHandles.lookup();
-            FENCES = l.findVarHandle(EndpointImpl.class, "endpointFences", long.class);
-            CLOSE_STARTED = l.findVarHandle(EndpointImpl.class, "closeStarted", boolean.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
+    private static final VarHandle FENCES = VarHandles.field(MethodHandles.lookup(), "endpointFences", long.class);
+    private static final VarHandle CLOSE_STARTED = VarHandles.field(MethodHandles.lookup(), "closeStarted",
+            boolean.class);
 
     private final EndpointChannel channel;
     private final FastPath fast;

@@ -1,6 +1,7 @@
 package dev.fenceline.actor;
 
 import dev.fenceline.FencelineException;
+import dev.fenceline.internal.VarHandles;
 import dev.fenceline.spi.support.Tracing;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -14,18 +15,9 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  */
 final class SubmissionQueue {
     private final ConcurrentLinkedQueue<Request> queue = new ConcurrentLinkedQueue<>();
-    private static final VarHandle DRAIN_SCHEDULED;
-    private static final VarHandle SUBMITTED;
-
-    static {
-        try {
-            MethodHandles.Lookup l = MethodHandles.lookup();
-            DRAIN_SCHEDULED = l.findVarHandle(SubmissionQueue.class, "drainScheduled", boolean.class);
-            SUBMITTED = l.findVarHandle(SubmissionQueue.class, "submitted", long.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
+    private static final VarHandle DRAIN_SCHEDULED = VarHandles.field(MethodHandles.lookup(), "drainScheduled",
+            boolean.class);
+    private static final VarHandle SUBMITTED = VarHandles.field(MethodHandles.lookup(), "submitted", long.class);
 
     /** Fields with handles rather than atomic objects: a worker holds thousands of these queues. */
     private volatile boolean drainScheduled;

@@ -13,21 +13,12 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * thread-per-task application does not grow the counter without bound.
  */
 public final class ThreadCounter {
-    private static final VarHandle VALUE;
-    private static final VarHandle LAST;
-
-    static {
-        try {
-            MethodHandles.Lookup l = MethodHandles.lookup();
-            VALUE = l.findVarHandle(Cell.class, "value", long.class);
-            LAST = l.findVarHandle(ThreadCounter.class, "last", Cell.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
+    private static final VarHandle VALUE = Cell.VALUE;
+    private static final VarHandle LAST = VarHandles.field(MethodHandles.lookup(), "last", Cell.class);
 
     /** One thread's count. */
     private static final class Cell {
+        static final VarHandle VALUE = VarHandles.field(MethodHandles.lookup(), "value", long.class);
         final Thread owner;
         @SuppressWarnings("unused") // through VALUE
         private long value;

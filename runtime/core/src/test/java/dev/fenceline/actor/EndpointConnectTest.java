@@ -57,10 +57,8 @@ class EndpointConnectTest {
     /** An ended endpoint's actor stops after its linger: a worker does not keep every endpoint it had. */
     @Test
     void aClosedEndpointStopsAfterItsLingerAndClosesWhatArrivesMeanwhile() {
-        FencelineSettings s = FencelineSettings.fromConfig(ConfigFactory.parseString(
-                "fenceline.endpoint.connect-timeout = 300ms").withFallback(ConfigFactory.defaultReference()).resolve());
-        WorkerAddress peer = new WorkerAddress(UUID.randomUUID(), "peer", Map.of("recording", new byte[0]));
-        EndpointChannel channel = new EndpointChannel("linger", peer);
+        FencelineSettings s = connectTimeout("300ms");
+        EndpointChannel channel = channel("linger");
         EndpointImpl facade = new EndpointImpl(channel, new AtomicLong(), KIT.system(), Duration.ofSeconds(1));
         RecordingLane lane = new RecordingLane(11, Set.of(LaneType.AM, LaneType.RMA));
         TestProbe<EndpointProtocol.ConnectResult> connected = KIT.createTestProbe();
@@ -82,10 +80,8 @@ class EndpointConnectTest {
 
     @Test
     void lanesOfAConnectThatCompletesAfterACloseAreClosed() {
-        FencelineSettings s = FencelineSettings.fromConfig(ConfigFactory.parseString(
-                "fenceline.endpoint.connect-timeout = 5s").withFallback(ConfigFactory.defaultReference()).resolve());
-        WorkerAddress peer = new WorkerAddress(UUID.randomUUID(), "peer", Map.of("recording", new byte[0]));
-        EndpointChannel channel = new EndpointChannel("closed-while-connecting", peer);
+        FencelineSettings s = connectTimeout("5s");
+        EndpointChannel channel = channel("closed-while-connecting");
         EndpointImpl facade = new EndpointImpl(channel, new AtomicLong(), KIT.system(), Duration.ofSeconds(1));
         CompletableFuture<List<LaneConnection>> transport = new CompletableFuture<>();
         TestProbe<EndpointProtocol.ConnectResult> connected = KIT.createTestProbe();
@@ -105,5 +101,14 @@ class EndpointConnectTest {
                     + lane.events);
             return null;
         });
+    }
+
+    private static FencelineSettings connectTimeout(String duration) {
+        return FencelineSettings.fromConfig(ConfigFactory.parseString("fenceline.endpoint.connect-timeout = " + duration)
+                .withFallback(ConfigFactory.defaultReference()).resolve());
+    }
+
+    private static EndpointChannel channel(String name) {
+        return new EndpointChannel(name, new WorkerAddress(UUID.randomUUID(), "peer", Map.of("recording", new byte[0])));
     }
 }

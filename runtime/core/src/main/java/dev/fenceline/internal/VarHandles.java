@@ -1,0 +1,28 @@
+package dev.fenceline.internal;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+/**
+ * Handles on a class's own fields, for counters and flags kept as plain volatile fields rather than
+ * atomic objects (a worker holds thousands of the objects that own them).
+ */
+public final class VarHandles {
+    private VarHandles() {
+    }
+
+    /**
+     * @param lookup the field owner's lookup ({@code MethodHandles.lookup()} in that class)
+     * @param name the field's name
+     * @param type the field's type
+     * @return the handle
+     * @throws ExceptionInInitializerError if there is no such field (a static initializer's error)
+     */
+    public static VarHandle field(MethodHandles.Lookup lookup, String name, Class<?> type) {
+        try {
+            return lookup.findVarHandle(lookup.lookupClass(), name, type);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+}
