@@ -41,8 +41,8 @@ import org.junit.jupiter.api.Timeout;
  * runs take minutes).
  *
  * <p>The default suite runs every (call, fault point) cell once, the fence mode alternating from cell
- * to cell (28 cells, about two minutes); {@code -Dfenceline.faults.full=true} runs every cell in both
- * fence modes (56 cells, about four).
+ * to cell (28 cells, about a minute); {@code -Dfenceline.faults.full=true} runs every cell in both
+ * fence modes (56 cells, about two minutes).
  */
 @Timeout(value = 600, unit = TimeUnit.SECONDS)
 class ShmFaultMatrixTest {
