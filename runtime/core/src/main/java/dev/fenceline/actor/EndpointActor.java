@@ -59,8 +59,6 @@ public final class EndpointActor {
     private final LongSupplier clock;
     private final TimerScheduler<Command> timers;
     private final Logger log;
-    /** Set while the actor stops after an internal error: no timers then. */
-    private boolean stopping;
     private final FencelineSettings settings;
     private final EndpointChannel channel;
     private final Endpoint facade;
@@ -220,8 +218,7 @@ public final class EndpointActor {
      * supervision stops a failed actor). Nothing may hang: every request completes with an error.
      */
     private Behavior<Command> onUnexpectedStop() {
-        stopping = true;
-        enterFailed(new EndpointFailedException("endpoint " + channel.name()
+        end(new EndpointFailedException("endpoint " + channel.name()
                 + " stopped after an internal error (see the log); its requests are failed"));
         return Behaviors.same();
     }
@@ -385,19 +382,25 @@ public final class EndpointActor {
     // ---------------------------------------------------------------- failure and close
 
     private Behavior<Command> enterFailed(EndpointFailedException e) {
+        timers.cancelAll();
+        retireLater();
+        end(e);
+        return failed(e);
+    }
+
+    /**
+     * The endpoint failed: every request fails with {@code e} and its lanes close. No timer: it runs
+     * as the actor stops, too.
+     */
+    private void end(EndpointFailedException e) {
         channel.events().endpointFailed(e);
         channel.grant().revoke();
-        timers.cancelAll();
-        if (!stopping) {
-            retireLater();
-        }
         channel.publishFailure(e);
         channel.terminate(e);
         ops.slots.closeAll(ops.revocations); // first: what they say decides each request's error
         channel.publishLanesDown();
         ops.failEverything(e);
         rejectSubmissions(() -> e);
-        return failed(e);
     }
 
     private Behavior<Command> onClose(Close m) {

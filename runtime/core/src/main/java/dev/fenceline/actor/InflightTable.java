@@ -52,10 +52,9 @@ final class InflightTable {
 
     /** @param r an accepted operation, outstanding until {@link #retire} */
     void admit(Request r) {
-        if (r.outstanding) {
+        if (isOutstanding(r)) {
             return;
         }
-        r.outstanding = true;
         r.previousOutstanding = newestOutstanding;
         r.nextOutstanding = null;
         if (newestOutstanding == null) {
@@ -68,7 +67,7 @@ final class InflightTable {
 
     /** @param r an outstanding request that is about to complete: it no longer counts */
     void retire(Request r) {
-        if (r.outstanding) {
+        if (isOutstanding(r)) {
             unlink(r);
         }
         if (r.readOpen) {
@@ -77,6 +76,11 @@ final class InflightTable {
                 readsAnswered.run();
             }
         }
+    }
+
+    /** @return whether {@code r} is in the list: the head, or linked behind another */
+    private boolean isOutstanding(Request r) {
+        return r.previousOutstanding != null || oldestOutstanding == r;
     }
 
     private void unlink(Request r) {
@@ -90,7 +94,6 @@ final class InflightTable {
         } else {
             r.nextOutstanding.previousOutstanding = r.previousOutstanding;
         }
-        r.outstanding = false;
         r.previousOutstanding = null;
         r.nextOutstanding = null;
     }

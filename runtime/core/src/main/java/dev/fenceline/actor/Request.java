@@ -84,9 +84,10 @@ public final class Request {
     boolean mayHaveApplied;
     /** Fragments on given-up connections that will still answer ({@code Revocation.Fate.ANSWER_FOLLOWS}). */
     int held;
-    /** Whether it is accepted and not yet retired: in its endpoint's list of outstanding requests. */
-    boolean outstanding;
-    /** Neighbors in that list (intrusive: no map entry, and no map per endpoint). */
+    /**
+     * Neighbors in its endpoint's list of requests accepted and not yet retired (intrusive: no map
+     * entry, and no map per endpoint); see {@code InflightTable}.
+     */
     Request previousOutstanding;
     Request nextOutstanding;
 
