@@ -14,24 +14,41 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
- * The account of an endpoint's direct active messages: those the calling thread wrote into a peer's
- * queue under the grant, answered later on a transport's polling thread. Two monotonic counts,
+ * The account of an endpoint's direct operations that are answered later: active messages the
+ * calling thread wrote into a peer's queue under the grant, and operations callers posted on a lane
+ * themselves ({@link PostedRequest}), answered on a transport's thread. Two monotonic counts,
  * never decremented (a count taken back could strand a flush that had already read it). The lane
- * numbers each message when it is sure to be queued and reports one lane's answers in that order;
+ * numbers each operation when it is sure to be sent and reports one lane's answers in that order;
  * the actor moves the grant to another lane only once every answer is in. So "answered >= n" means
- * exactly "the first n messages were answered", and a flush that started when n had been sent
- * completes once it holds. A message's failure is kept under its number: the flush that waited for
- * it reports it.
+ * exactly "the first n were answered", and a flush that started when n had been sent completes once
+ * it holds. A message's failure is kept under its number: the flush that waited for it reports it.
+ * The ledger also holds the endpoint's exactly-once numbering, which posting threads share with the
+ * actor, the count of posted operations still out (the actor's barrier), and the operations a lane
+ * gave back when it ended.
  */
 final class DirectLedger {
     private static final VarHandle SENT = VarHandles.field(MethodHandles.lookup(), "sent", long.class);
     private static final VarHandle ANSWERED = VarHandles.field(MethodHandles.lookup(), "answered", long.class);
+    private static final VarHandle COUNTED = VarHandles.field(MethodHandles.lookup(), "counted", long.class);
     private static final VarHandle HEARD = VarHandles.field(MethodHandles.lookup(), "heard", long.class);
     private static final VarHandle FAILURES = VarHandles.field(MethodHandles.lookup(), "failures", long.class);
+    private static final VarHandle NEXT_SEQUENCE = VarHandles.field(MethodHandles.lookup(), "nextSequence",
+            long.class);
+    private static final VarHandle POSTING = VarHandles.field(MethodHandles.lookup(), "posting", long.class);
+    private static final VarHandle POSTED_TOKENS = VarHandles.field(MethodHandles.lookup(), "postedTokens",
+            long.class);
+    private static final VarHandle RETURNED = VarHandles.field(MethodHandles.lookup(), "returned",
+            ConcurrentLinkedQueue.class);
 
     // Counts in fields with handles rather than atomic objects: every endpoint has a ledger.
     private volatile long sent;
     private volatile long answered;
+    /**
+     * Answers as statistics count them: a posted operation's before its future completes (a caller
+     * that saw its result sees it counted), its place in {@link #answered} only after, so that no
+     * flush can complete before the operations it covers.
+     */
+    private volatile long counted;
     /** Answers that came from a peer (not abandoned): for keepalive, proof that the lane is alive. */
     private volatile long heard;
     private volatile long failures;
@@ -43,6 +60,25 @@ final class DirectLedger {
     /** The answered count a waiting flush needs: the answer that reaches it wakes the actor. */
     private volatile long wanted = Long.MAX_VALUE;
     private final ConcurrentLinkedQueue<DirectFlush> flushes = new ConcurrentLinkedQueue<>();
+    /**
+     * The endpoint's exactly-once numbering, shared by the actor and by threads posting on a lane
+     * themselves (an atomic count: the two never take the same number).
+     */
+    private volatile long nextSequence;
+    /**
+     * Operations calling threads are posting, or have posted and not seen answered or taken back by
+     * the actor: while there are any, the actor takes no submission (it waits, so that nothing it
+     * sends can pass them, and its low-water mark cannot pass their numbers).
+     */
+    private volatile long posting;
+    /** Actor-written: posted operations it took back, and how many of those it retired since. */
+    private volatile long taken;
+    private volatile long takenRetired;
+    /** Set by the actor while it waits for {@link #posting} to reach zero. */
+    private volatile boolean postingWanted;
+    private volatile long postedTokens;
+    /** Posted operations whose lane ended before their answer: the actor takes them back. Null until the first. */
+    private volatile ConcurrentLinkedQueue<PostedRequest> returned;
     private final ImplicitErrors implicit;
     private final SubmissionQueue submissions;
 
@@ -69,6 +105,7 @@ final class DirectLedger {
                 }
             }
             HEARD.getAndAdd(DirectLedger.this, 1L);
+            COUNTED.getAndAdd(DirectLedger.this, 1L);
             settled((long) ANSWERED.getAndAdd(DirectLedger.this, 1L) + 1);
         }
 
@@ -77,6 +114,7 @@ final class DirectLedger {
             FAILURES.getAndAdd(DirectLedger.this, (long) count);
             // Sent after every flush that has completed: the next flush to complete reports it.
             implicit.failed(error, 0);
+            COUNTED.getAndAdd(DirectLedger.this, (long) count);
             settled((long) ANSWERED.getAndAdd(DirectLedger.this, (long) count) + count);
         }
     };
@@ -88,6 +126,120 @@ final class DirectLedger {
     DirectLedger(ImplicitErrors implicit, SubmissionQueue submissions) {
         this.implicit = implicit;
         this.submissions = submissions;
+    }
+
+    /**
+     * @param n how many numbers to take
+     * @return the first of {@code n} consecutive sequence numbers
+     */
+    long takeSequences(int n) {
+        return (long) NEXT_SEQUENCE.getAndAdd(this, (long) n);
+    }
+
+    /** @return the next sequence number to be taken: the low-water mark when nothing is unanswered */
+    long nextSequence() {
+        return nextSequence;
+    }
+
+    /** @return a token for an operation posted by a calling thread (negative: never one of the actor's) */
+    long postedToken() {
+        return Long.MIN_VALUE + (long) POSTED_TOKENS.getAndAdd(this, 1L);
+    }
+
+    /** A calling thread starts posting: before it checks the grant (the actor's barrier reads this). */
+    void postingStarted() {
+        POSTING.getAndAdd(this, 1L);
+    }
+
+    /**
+     * Posted operations are over (answered, refused before sending, or taken back and retired by the
+     * actor).
+     *
+     * @param n how many
+     */
+    void postingEnded(long n) {
+        long left = (long) POSTING.getAndAdd(this, -n) - n;
+        if (left == 0 && postingWanted) {
+            postingWanted = false;
+            submissions.wake();
+        }
+    }
+
+    /**
+     * Actor: whether no posted operation is outstanding; if one is, the last to end wakes the actor.
+     *
+     * @return true if none is
+     */
+    boolean postingSettledOrWake() {
+        if (posting == 0) {
+            return true;
+        }
+        postingWanted = true;
+        return posting == 0; // re-read after the wish: an end counted in between saw no wish
+    }
+
+    /** @param p a posted operation its lane gave back (any thread) */
+    void returned(PostedRequest p) {
+        ConcurrentLinkedQueue<PostedRequest> q = returned;
+        if (q == null) {
+            RETURNED.compareAndExchange(this, null, new ConcurrentLinkedQueue<PostedRequest>());
+            q = returned;
+        }
+        q.add(p);
+    }
+
+    /** @return actor: the next operation a lane gave back, in the order given, or null */
+    PostedRequest pollReturned() {
+        ConcurrentLinkedQueue<PostedRequest> q = returned;
+        return q == null ? null : q.poll();
+    }
+
+    /**
+     * Actor: posted operations it took back were all retired (restarted and answered, or failed):
+     * they count as answered now, in one step, so a flush that waited for any of them waited for
+     * all (they may complete in any order once restarted).
+     *
+     * @param n how many
+     */
+    void adoptedRetired(long n) {
+        takenRetired = takenRetired + n; // before the counts: statistics never count them twice
+        COUNTED.getAndAdd(this, n);
+        settled((long) ANSWERED.getAndAdd(this, n) + n);
+        postingEnded(n);
+    }
+
+    /** @param n actor: posted operations it took back (the actor counts them from now on) */
+    void took(long n) {
+        taken = taken + n;
+    }
+
+    /** @return posted operations the actor took back */
+    long taken() {
+        return taken;
+    }
+
+    /** @return of those, how many it retired (and counted answered here) */
+    long takenRetired() {
+        return takenRetired;
+    }
+
+    /**
+     * A posted operation was answered by its target: counted for statistics, before its future
+     * completes. Its error (if any) is its future's, not a flush's.
+     *
+     * @param failed whether the target refused it
+     */
+    void postedCounted(boolean failed) {
+        if (failed) {
+            FAILURES.getAndAdd(this, 1L);
+        }
+        COUNTED.getAndAdd(this, 1L);
+    }
+
+    /** A posted operation's future completed: it counts as answered for flushes and keepalive now. */
+    void postedSettled() {
+        HEARD.getAndAdd(this, 1L);
+        settled((long) ANSWERED.getAndAdd(this, 1L) + 1);
     }
 
     private void settled(long count) {
@@ -119,6 +271,11 @@ final class DirectLedger {
     /** @return direct active messages answered or given up so far */
     long answered() {
         return answered;
+    }
+
+    /** @return answers as statistics count them (see {@link #counted}) */
+    long counted() {
+        return counted;
     }
 
     /** @return direct active messages whose handler failed or whose lane died first */

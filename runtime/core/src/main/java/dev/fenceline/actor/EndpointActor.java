@@ -302,6 +302,15 @@ public final class EndpointActor {
 
     private Behavior<Command> onDrainSubmissions() {
         channel.submissions().drainStarted();
+        if (!channel.direct().postingSettledOrWake()) {
+            // Calling threads posted operations that are not answered yet: nothing submitted after
+            // them may pass them, nor take numbers below theirs. The last answer wakes the actor.
+            if (ops.flushes.hasUserFlushes()) {
+                ops.progressFlushes();
+            }
+            ops.updateGrant();
+            return Behaviors.same();
+        }
         int budget = settings.submitBatch();
         Request r;
         while (budget-- > 0 && (r = channel.submissions().poll()) != null) {

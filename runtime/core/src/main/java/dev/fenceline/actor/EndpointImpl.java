@@ -11,6 +11,7 @@ import dev.fenceline.RemoteKey;
 import dev.fenceline.WorkerAddress;
 import dev.fenceline.internal.RegistrationTable;
 import dev.fenceline.internal.VarHandles;
+import dev.fenceline.spi.TransportOp;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
@@ -123,7 +124,58 @@ final class EndpointImpl implements Endpoint {
             fast.refused(e, false);
             return CompletableFuture.failedFuture(e);
         }
+        GrantSlot.Grant g = fast.postingGrant();
+        if (g != null) {
+            Request r = Request.rma(kind, epoch(), local.slice(), remoteAddress, key);
+            return voidStage(postOrSubmit(g, r, TransportOp.rma(kind == Request.Kind.PUT ? TransportOp.Kind.PUT
+                    : TransportOp.Kind.GET, fast.postedToken(), remoteAddress, key, r.local)));
+        }
         return submitVoid(Request.rma(kind, epoch(), local.slice(), remoteAddress, key));
+    }
+
+    /**
+     * Posts a request on the granted lane from this thread, or submits it if the lane does not take
+     * it now.
+     */
+    private CompletionStage<Object> postOrSubmit(GrantSlot.Grant g, Request r, TransportOp op) {
+        try {
+            if (fast.post(g, r, op)) {
+                return r.future();
+            }
+        } catch (FencelineException e) {
+            fast.refused(e, false);
+            return CompletableFuture.failedFuture(e);
+        }
+        return submit(r);
+    }
+
+    /**
+     * Posts an implicit operation on the granted lane from this thread, or submits it.
+     *
+     * @param explicit the operation, built to be posted
+     * @param op what the lane sends
+     */
+    private void postOrSubmitImplicit(GrantSlot.Grant g, Request explicit, TransportOp op) {
+        Request r = Request.implicit(explicit, channel.implicit()::failed);
+        r.submissionNumber = g.stamp(); // its error sorts after everything submitted before it
+        try {
+            if (fast.post(g, r, op)) {
+                return;
+            }
+        } catch (FencelineException e) {
+            fast.refused(e, true);
+            return;
+        }
+        FencelineException closed = OriginChecks.open(channel);
+        if (closed != null) {
+            throw closed;
+        }
+        channel.submit(r);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static CompletionStage<Void> voidStage(CompletionStage<Object> s) {
+        return (CompletionStage<Void>) (CompletionStage<?>) s;
     }
 
     @Override
@@ -141,6 +193,13 @@ final class EndpointImpl implements Endpoint {
             fast.refused(e, true);
             return;
         }
+        GrantSlot.Grant g = fast.postingGrant();
+        if (g != null) {
+            Request r = Request.rma(Request.Kind.PUT, epoch(), src.slice(), remoteAddress, key);
+            postOrSubmitImplicit(g, r, TransportOp.rma(TransportOp.Kind.PUT, fast.postedToken(), remoteAddress, key,
+                    r.local));
+            return;
+        }
         submitImplicit(Request.rma(Request.Kind.PUT, epoch(), src.slice(), remoteAddress, key));
     }
 
@@ -156,6 +215,13 @@ final class EndpointImpl implements Endpoint {
             }
         } catch (FencelineException e) {
             fast.refused(e, true);
+            return;
+        }
+        GrantSlot.Grant g = fast.postingGrant();
+        if (g != null) {
+            postOrSubmitImplicit(g, Request.atomic(Request.Kind.ATOMIC_POST, epoch(), remoteAddress, key, op, 8, operand,
+                    0), TransportOp.atomic(TransportOp.Kind.ATOMIC_POST, fast.postedToken(), remoteAddress, key, op, 8,
+                    operand, 0));
             return;
         }
         submitImplicit(Request.atomic(Request.Kind.ATOMIC_POST, epoch(), remoteAddress, key, op, 8, operand, 0));
@@ -198,6 +264,12 @@ final class EndpointImpl implements Endpoint {
             fast.refused(e, false);
             return CompletableFuture.failedFuture(e);
         }
+        GrantSlot.Grant g = fast.postingGrant();
+        if (g != null) {
+            return voidStage(postOrSubmit(g, Request.atomic(Request.Kind.ATOMIC_POST, epoch(), remoteAddress, key, op,
+                    width, operand, 0), TransportOp.atomic(TransportOp.Kind.ATOMIC_POST,
+                    fast.postedToken(), remoteAddress, key, op, width, operand, 0)));
+        }
         return submitVoid(Request.atomic(Request.Kind.ATOMIC_POST, epoch(), remoteAddress, key, op, width, operand, 0));
     }
 
@@ -239,6 +311,13 @@ final class EndpointImpl implements Endpoint {
         } catch (FencelineException e) {
             fast.refused(e, false);
             return CompletableFuture.failedFuture(e);
+        }
+        GrantSlot.Grant g = fast.postingGrant();
+        if (g != null) {
+            return (CompletionStage<T>) postOrSubmit(g, Request.atomic(kind, epoch(), remoteAddress, key, op, width,
+                    operand, compare), TransportOp.atomic(kind == Request.Kind.CSWAP
+                    ? TransportOp.Kind.CSWAP : TransportOp.Kind.ATOMIC_FETCH, fast.postedToken(), remoteAddress, key,
+                    op, width, operand, compare));
         }
         Request r = Request.atomic(kind, epoch(), remoteAddress, key, op, width, operand, compare);
         return (CompletionStage<T>) submit(r);

@@ -3,6 +3,7 @@ package dev.fenceline.actor;
 import dev.fenceline.AtomicOp;
 import dev.fenceline.FencelineException;
 import dev.fenceline.RemoteKey;
+import dev.fenceline.spi.TransportOp;
 import java.nio.ByteBuffer;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -34,27 +35,70 @@ final class FastPath {
         this.dispatcher = dispatcher;
     }
 
+    /** @return the grant if it is valid and for a lane that takes posted operations, else null */
+    GrantSlot.Grant postingGrant() {
+        GrantSlot.Grant g = channel.grant().valid();
+        return g != null && g.posting() != null ? g : null;
+    }
+
+    /**
+     * Posts a request on the granted lane from this thread (the lane numbers it, writes it, and its
+     * answer completes the request there: on the transport's reading thread, which runs what the
+     * user chained on it, in completion order, as the actor does on its own thread).
+     *
+     * @param g a grant from {@link #postingGrant()}
+     * @param r the request
+     * @param op what the lane sends
+     * @return whether the lane took it; if not, nothing was sent and the caller submits {@code r}
+     */
+    boolean post(GrantSlot.Grant g, Request r, TransportOp op) {
+        DirectLedger ledger = channel.direct();
+        ledger.postingStarted(); // before the lane checks the grant: the actor's barrier sees it
+        boolean taken = false;
+        try {
+            r.trace = dev.fenceline.spi.support.Tracing.take();
+            op.trace(r.trace);
+            taken = g.posting().postNow(new PostedRequest(channel, g, r, op));
+        } finally {
+            if (!taken) {
+                ledger.postingEnded(1);
+            }
+        }
+        return taken; // counted by the direct ledger when the lane numbers it
+    }
+
+    /** @return a token for a posted operation */
+    long postedToken() {
+        return channel.direct().postedToken();
+    }
+
+    /** @return the grant if it is valid and for a lane that acts complete on return, else null */
+    private GrantSlot.Grant accessGrant() {
+        GrantSlot.Grant g = channel.grant().valid();
+        return g != null && g.lane() != null ? g : null;
+    }
+
     /** @return whether the put was done here */
     boolean put(ByteBuffer src, long remoteAddress, RemoteKey key) {
-        GrantSlot.Grant g = channel.grant().valid();
+        GrantSlot.Grant g = accessGrant();
         return g != null && done(g.lane().putNow(key, remoteAddress, src));
     }
 
     /** @return whether the get was done here */
     boolean get(ByteBuffer dst, long remoteAddress, RemoteKey key) {
-        GrantSlot.Grant g = channel.grant().valid();
+        GrantSlot.Grant g = accessGrant();
         return g != null && done(g.lane().getNow(key, remoteAddress, dst));
     }
 
     /** @return whether the posted atomic was done here */
     boolean atomicPost(AtomicOp op, long remoteAddress, RemoteKey key, int width, long operand) {
-        GrantSlot.Grant g = channel.grant().valid();
+        GrantSlot.Grant g = accessGrant();
         return g != null && done(g.lane().atomicPostNow(key, remoteAddress, op, width, operand));
     }
 
     /** @return the old value (sign-extended for width 4) if the fetching atomic was done here, else null */
     Long fetch(AtomicOp op, long remoteAddress, RemoteKey key, int width, long operand, long compare) {
-        GrantSlot.Grant g = channel.grant().valid();
+        GrantSlot.Grant g = accessGrant();
         if (g == null) {
             return null;
         }
@@ -67,7 +111,7 @@ final class FastPath {
 
     /** @return whether the active message was queued here (its answer comes to the direct ledger) */
     boolean activeMessage(int id, ByteBuffer header, ByteBuffer payload) {
-        GrantSlot.Grant g = channel.grant().valid();
+        GrantSlot.Grant g = accessGrant();
         if (g == null || !g.activeMessages()
                 || !g.lane().activeMessageNow(id, header, payload, channel.endpointId(), channel.direct().answers)) {
             return false;

@@ -4,14 +4,18 @@ import dev.fenceline.LaneType;
 import dev.fenceline.internal.LaneTable;
 import dev.fenceline.internal.OpClass;
 import dev.fenceline.spi.DirectAccess;
+import dev.fenceline.spi.DirectPosting;
 import dev.fenceline.spi.LaneConnection;
 
 /**
  * When calling threads may act on a lane themselves (the fast path by grant, docs/architecture.md): only while
  * nothing of the endpoint is outstanding (no request, fence, flush, parked work or replay), and only
  * on one lane that can act directly and carries both short RMA and atomics. Any submission voids the
- * grant (its stamp), so a thread's direct operation never passes anything it submitted before; a
- * direct operation is complete and visible on return, so fences and flushes need nothing from it.
+ * grant (its stamp), so a thread's direct operation never passes anything it submitted before. On a
+ * {@link DirectAccess} lane a direct operation is complete and visible on return, so fences and
+ * flushes need nothing from it; on a {@link DirectPosting} lane it is answered later, counted by the
+ * direct ledger (flushes wait for it), and the actor takes no submission until every posted
+ * operation is answered or taken back.
  * Owned by the endpoint actor.
  */
 final class GrantPolicy {
@@ -64,26 +68,50 @@ final class GrantPolicy {
         }
         int[] rma = slots.candidates(OpClass.RMA_SHORT);
         int[] amo = slots.candidates(OpClass.ATOMIC);
-        LaneConnection lane = rma.length == 1 ? slots.table().connection(rma[0]) : null;
-        if (lane == null || amo.length != 1 || rma[0] != amo[0] || !(lane instanceof DirectAccess direct)) {
+        LaneConnection single = rma.length == 1 && amo.length == 1 && rma[0] == amo[0]
+                ? slots.table().connection(rma[0]) : null;
+        DirectAccess direct = single instanceof DirectAccess d ? d : null;
+        int slot = direct != null ? rma[0] : postingSlot(rma, amo);
+        if (slot < 0) {
             channel.grant().revoke();
             return;
         }
+        LaneConnection lane = slots.table().connection(slot);
+        DirectPosting posting = direct == null ? (DirectPosting) lane : null;
         int[] am = slots.candidates(OpClass.ACTIVE_MESSAGE);
         // Active messages are ordered per lane: direct ones only on the lane the others take.
-        boolean messages = am.length == 1 && am[0] == rma[0] && !standbyForMessages(rma[0]);
-        if (messages && lane.id() != messageConnection && !channel.direct().settled()) {
-            // Direct messages still out on another lane: their answers and this lane's would
+        boolean messages = direct != null && am.length == 1 && am[0] == slot && !standbyForMessages(slot);
+        boolean counted = messages || posting != null; // answers the direct ledger counts come from this lane
+        if (counted && lane.id() != messageConnection && !channel.direct().settled()) {
+            // Direct operations still out on another lane: their answers and this lane's would
             // interleave, and a flush counts answers. Grant again once they are in.
             channel.grant().revoke();
             channel.direct().answeredOrWake(channel.direct().sent());
             return;
         }
-        if (messages) {
-            messageLane = rma[0];
+        if (counted) {
+            messageLane = slot;
             messageConnection = lane.id();
         }
-        channel.grant().publish(direct, messages);
+        channel.grant().publish(direct, posting, slot, messages);
+    }
+
+    /**
+     * The lane calling threads post on: the first that carries both short RMA and atomics and takes
+     * posted operations. Where several rails carry them, idle-time operations all go to that one
+     * (ordered among themselves by its connection); the actor spreads the rest as before.
+     *
+     * @return its slot, or -1
+     */
+    private int postingSlot(int[] rma, int[] amo) {
+        for (int i : rma) {
+            for (int j : amo) {
+                if (i == j && slots.table().connection(i) instanceof DirectPosting p && p.postsDirectly()) {
+                    return i;
+                }
+            }
+        }
+        return -1;
     }
 
     /** @return the slot whose connection carried the last granted active messages, or -1 */

@@ -1,6 +1,7 @@
 package dev.fenceline.actor;
 
 import dev.fenceline.spi.DirectAccess;
+import dev.fenceline.spi.DirectPosting;
 
 /**
  * Where the endpoint actor publishes the fast path's grant (docs/architecture.md) for calling threads: valid
@@ -11,11 +12,14 @@ final class GrantSlot {
     /**
      * Permission for calling threads to perform operations directly on {@code lane}.
      *
-     * @param lane the lane that performs them
+     * @param lane the lane that performs them, complete on return; null if {@code posting} is set
+     * @param posting the lane that takes them from calling threads and answers later; null if
+     *     {@code lane} is set
+     * @param slot the lane's slot
      * @param stamp the submission count when it was published
      * @param activeMessages whether active messages may go directly too
      */
-    record Grant(DirectAccess lane, long stamp, boolean activeMessages) {
+    record Grant(DirectAccess lane, DirectPosting posting, int slot, long stamp, boolean activeMessages) {
     }
 
     private final SubmissionQueue submissions;
@@ -40,12 +44,20 @@ final class GrantSlot {
     /**
      * Actor: publishes a grant if every submission so far has been taken (and, by the caller, completed).
      *
-     * @param lane the lane that acts directly
+     * @param lane the lane that acts directly, complete on return (or null)
+     * @param posting the lane that takes posted operations (or null)
+     * @param slot the lane's slot
      * @param activeMessages whether active messages may go directly too
      */
-    void publish(DirectAccess lane, boolean activeMessages) {
+    void publish(DirectAccess lane, DirectPosting posting, int slot, boolean activeMessages) {
         long n = submissions.submitted();
-        grant = n == submissions.polled() ? new Grant(lane, n, activeMessages) : null;
+        Grant g = grant;
+        if (n != submissions.polled()) {
+            grant = null;
+        } else if (g == null || g.lane() != lane || g.posting() != posting || g.slot() != slot || g.stamp() != n
+                || g.activeMessages() != activeMessages) {
+            grant = new Grant(lane, posting, slot, n, activeMessages);
+        }
     }
 
     /**

@@ -25,7 +25,8 @@ final class InflightTable {
     }
 
     private long nextOrder = 1;
-    private long nextSn;
+    /** The endpoint's sequence numbers, shared with threads that post on a lane themselves. */
+    private final DirectLedger sequences;
     /** Requests with sequence numbers, in sequence order, until they complete: the low-water mark. */
     private final ArrayDeque<Request> bySequence = new ArrayDeque<>(1); // grows with the load; idle endpoints stay small
     private final Long2ObjectHashMap<Fragment> byToken = new Long2ObjectHashMap<>();
@@ -40,6 +41,16 @@ final class InflightTable {
     private final OpenReads reads = new OpenReads();
     /** Told when the oldest open get's epoch moves on. */
     private Runnable readsAnswered = () -> { };
+
+    /** @param sequences where the endpoint's sequence numbers come from */
+    InflightTable(DirectLedger sequences) {
+        this.sequences = sequences;
+    }
+
+    /** A table with a numbering of its own (no calling thread posts beside it). */
+    InflightTable() {
+        this(new DirectLedger(new ImplicitErrors(), new SubmissionQueue()));
+    }
 
     /**
      * Gives a request (or a flush) its place in the endpoint's order.
@@ -143,11 +154,33 @@ final class InflightTable {
             reads.opened(r.epoch);
         }
         if (r.firstSn < 0) {
-            r.firstSn = nextSn;
-            nextSn += fragments;
+            r.firstSn = sequences.takeSequences(fragments);
             r.fragmentsOutstanding = fragments;
             bySequence.addLast(r);
         }
+    }
+
+    /**
+     * Takes over a request a calling thread posted, numbered and sent as one fragment, whose lane
+     * ended before its answer: it is outstanding from now on, as if the actor had posted it. The
+     * actor takes no submission while posted requests are out, so these are the oldest numbers;
+     * call in their numbering order.
+     *
+     * @param r the request, numbered ({@code firstSn}) by its lane
+     * @param token the token it was sent with
+     * @param fragment where it went
+     */
+    void adopt(Request r, long token, Fragment fragment) {
+        order(r);
+        admit(r);
+        r.posted = true;
+        r.fragmentsOutstanding = 1;
+        if (r.kind == Request.Kind.GET && !r.readOpen) {
+            r.readOpen = true;
+            reads.opened(r.epoch);
+        }
+        bySequence.addLast(r);
+        track(token, fragment);
     }
 
     /**
@@ -162,7 +195,7 @@ final class InflightTable {
         while ((h = bySequence.peekFirst()) != null && h.done) {
             bySequence.pollFirst();
         }
-        return h == null ? nextSn : h.firstSn;
+        return h == null ? sequences.nextSequence() : h.firstSn;
     }
 
     /**

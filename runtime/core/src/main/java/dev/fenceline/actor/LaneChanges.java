@@ -239,6 +239,7 @@ final class LaneChanges {
      */
     private void reconfigure(LaneTable next, long changed) {
         ops.replayStarted();
+        ops.adoptReturned(); // posted on a connection that ended: restarted with the rest
         long had = table().liveMask() & changed;
         install(next);
         ops.slots.forgetUse(changed);

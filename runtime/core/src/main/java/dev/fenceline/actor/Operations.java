@@ -34,7 +34,7 @@ final class Operations implements LaneSlots.Answers {
     private final EndpointCounters counters;
     private final Logger log;
     final LaneSlots slots;
-    final InflightTable inflight = new InflightTable();
+    final InflightTable inflight;
     /** What the connections this endpoint gave up said of their copies. */
     final Revocations revocations = new Revocations();
     /**
@@ -68,6 +68,7 @@ final class Operations implements LaneSlots.Answers {
         this.log = log;
         this.keepalive = keepalive;
         this.slots = new LaneSlots(this, channel.laneCounters());
+        this.inflight = new InflightTable(channel.direct());
         this.flushes = new FlushTracker(slots, inflight, channel, counters, clock);
         this.fences = new FenceAdmission(settings.fenceMode(), slots, flushes, counters, log, channel.name(),
                 tellFenceDone, tellDrain, clock, channel.fenceLatency());
@@ -311,10 +312,11 @@ final class Operations implements LaneSlots.Answers {
         channel.grant().completing(true);
         updateGrant();
         if (error == null) {
-            r.succeed(value); // last: the user's callbacks run here (a future keeps their exceptions)
+            r.succeed(value); // the user's callbacks run here (a future keeps their exceptions)
         } else {
             r.fail(error);
         }
+        completed(r);
         channel.grant().completing(false);
         progressFlushes();
     }
@@ -324,12 +326,77 @@ final class Operations implements LaneSlots.Answers {
         retire(r);
         counters.increment(Counter.FAILED);
         r.fail(e);
+        completed(r);
     }
 
     /** Bookkeeping before completion: unlink the request and release the flushes that waited for it. */
     private void retire(Request r) {
         inflight.retire(r);
         flushes.retired(r.seq);
+    }
+
+    /** After a request's completion: a posted one taken back counts as answered once all of its batch are. */
+    private static void completed(Request r) {
+        if (r.adopted != null) {
+            r.adopted.retired();
+            r.adopted = null;
+        }
+    }
+
+    // ---------------------------------------------------------------- posted requests taken back
+
+    /**
+     * Requests the actor took back together from their ended lane: the direct ledger counts them
+     * answered once all are retired (restarted ones complete in any order).
+     */
+    static final class Adopted {
+        private final DirectLedger ledger;
+        /** How many were taken back together, and how many of those are not retired yet. */
+        private int count;
+        private int left;
+
+        Adopted(DirectLedger ledger) {
+            this.ledger = ledger;
+        }
+
+        void retired() {
+            if (--left == 0) {
+                ledger.adoptedRetired(count);
+            }
+        }
+    }
+
+    /**
+     * Takes back what calling threads posted on a lane that ended before answering: each becomes
+     * an outstanding request on that lane's old connection, which the replay then restarts under
+     * its sequence number (or fails, with the outcome its lane's end allows). Called as a
+     * reconfiguration starts and as the endpoint ends, after the ended connections were closed or
+     * aborted (they give their posted requests back as they end).
+     *
+     * @return how many were taken back
+     */
+    int adoptReturned() {
+        DirectLedger ledger = channel.direct();
+        PostedRequest p = ledger.pollReturned();
+        if (p == null) {
+            return 0;
+        }
+        Adopted batch = new Adopted(ledger);
+        for (; p != null; p = ledger.pollReturned()) {
+            Request r = p.request;
+            LaneConnection conn = p.connection();
+            r.lane = p.slot();
+            r.fragmentSize = r.local == null ? 0 : Math.max(1, r.local.remaining());
+            r.adopted = batch;
+            batch.left++;
+            batch.count++;
+            counters.increment(Counter.OPERATIONS);
+            inflight.adopt(r, p.op().token(), new InflightTable.Fragment(r, 0, r.lane, conn.id(),
+                    conn.exactlyOnceScope()));
+        }
+        ledger.took(batch.count);
+        log.debug("endpoint {}: took back {} operations posted on a lane that ended", channel.name(), batch.count);
+        return batch.count;
     }
 
     // ---------------------------------------------------------------- flushes and fences
@@ -507,6 +574,7 @@ final class Operations implements LaneSlots.Answers {
      * @param e the endpoint's end (its failure, or its close)
      */
     void failEverything(FencelineException e) {
+        adoptReturned(); // posted on a lane that ended with the endpoint: their outcome is reported here too
         inflight.markMaybeApplied(slots.parkedTokens(), revocations);
         fences.clear();
         List<Request> victims = inflight.clear();

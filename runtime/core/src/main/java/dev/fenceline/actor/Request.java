@@ -11,7 +11,8 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * One user operation on an endpoint. Built and epoch-stamped by the calling thread, then owned by the
- * endpoint actor alone. Completing it is the last thing the actor does with it: the
+ * endpoint actor alone (or, posted by the calling thread under the grant, by its lane until the
+ * answer completes it, or until the lane gives it back and the actor takes it over). Completing it is the last thing the actor does with it: the
  * user's callbacks run inside {@code complete}, and may drop or reuse the buffers at once.
  */
 public final class Request {
@@ -90,6 +91,12 @@ public final class Request {
      */
     Request previousOutstanding;
     Request nextOutstanding;
+
+    /**
+     * A posted request the actor took back from its ended lane, with the others taken back at the
+     * same time; null otherwise.
+     */
+    Operations.Adopted adopted;
 
     private Request(Kind kind, long epoch, ByteBuffer local, long remoteAddress, RemoteKey key, AtomicOp atomicOp,
             int width, long operand, long compare, int amId, ByteBuffer header, boolean intResult) {

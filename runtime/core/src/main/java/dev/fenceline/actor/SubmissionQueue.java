@@ -45,7 +45,9 @@ final class SubmissionQueue {
      */
     void submit(Request r) {
         // Before the offer: a grant stamped earlier is void from now on.
-        r.trace = Tracing.take();
+        if (r.trace == null) { // a fast-path attempt that fell back took it already
+            r.trace = Tracing.take();
+        }
         r.submissionNumber = (long) SUBMITTED.getAndAdd(this, 1L) + 1;
         queue.offer(r);
         FencelineException t = terminal;

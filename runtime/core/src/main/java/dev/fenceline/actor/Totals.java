@@ -44,8 +44,9 @@ final class Totals {
         t[FAST] += c.fastOperations();
         t[FAST_FLUSHES] += c.fastFlushes();
         t[FAST_FAILED] += c.fastFailures();
-        t[DIRECT_ANSWERED] += c.direct().answered();
-        t[DIRECT_SENT] += c.direct().sent();
+        // Posted operations the actor took back are its own from then on: counted once, by it.
+        t[DIRECT_ANSWERED] += c.direct().counted() - c.direct().takenRetired();
+        t[DIRECT_SENT] += c.direct().sent() - c.direct().taken();
         t[DIRECT_FAILED] += c.direct().failures();
     }
 

@@ -59,15 +59,15 @@ class ChannelPartsTest {
     @Test
     void aGrantIsVoidOnceAnythingIsSubmittedAndNotPublishedOverUntakenWork() {
         GrantSlot g = f.channel.grant();
-        g.publish(null, false);
+        g.publish(null, null, 0, false);
         assertNotNull(g.valid());
         f.channel.submit(f.put(8, 0));
         assertNull(g.valid(), "stamped before the submission");
-        g.publish(null, false);
+        g.publish(null, null, 0, false);
         assertNull(g.valid(), "a submission the actor has not taken");
         f.channel.submissions().drainStarted();
         f.channel.submissions().poll();
-        g.publish(null, true);
+        g.publish(null, null, 0, true);
         assertTrue(g.valid().activeMessages());
         g.revoke();
         assertNull(g.valid());

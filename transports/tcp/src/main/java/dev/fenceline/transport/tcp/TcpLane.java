@@ -3,7 +3,9 @@ package dev.fenceline.transport.tcp;
 import dev.fenceline.EndpointFailedException;
 import dev.fenceline.FencelineException;
 import dev.fenceline.LaneType;
+import dev.fenceline.spi.DirectPosting;
 import dev.fenceline.spi.LaneListener;
+import dev.fenceline.spi.PostedOperation;
 import dev.fenceline.spi.PostStatus;
 import dev.fenceline.spi.LaneCapabilities;
 import dev.fenceline.spi.Protocol;
@@ -26,8 +28,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * thread at once when the lane had nothing else outstanding); the event loop matches
  * replies against the {@link ReplyRing} and tells the listener. Operations are applied at the
  * target in send order, so the lane is ordered and a weak fence costs nothing.
+ *
+ * <p>Under the endpoint's grant, calling threads post short operations themselves
+ * ({@link DirectPosting}): numbered, framed and written on the caller's thread, completed by the
+ * event loop that reads the answer. One lock orders every producer (the actor and the posting
+ * threads) and the end of the lane against the event loop taking a posted operation's answer, so
+ * each posted operation is answered or given back exactly once.
  */
-final class TcpLane extends AbstractLane {
+final class TcpLane extends AbstractLane implements DirectPosting {
     private static final Set<LaneType> TYPES = EnumSet.of(LaneType.AM, LaneType.RMA, LaneType.RMA_BW, LaneType.AMO);
     /** Payloads up to this size are copied into the frame rather than sent from the caller's buffer. */
     private static final int COPY_MAX = 1024;
@@ -40,6 +48,13 @@ final class TcpLane extends AbstractLane {
     private final AtomicBoolean failureReported = new AtomicBoolean();
     private volatile Throwable failure;
     private volatile boolean wantReady;
+
+    /** Orders the ring's producers, the lane's end, and the taking of a posted operation's answer. */
+    private final Object lock = new Object();
+    /** Guarded by {@link #lock}: posted operations unanswered, and the lowest number among them. */
+    private int postedOut;
+    private long postedLow;
+    private final boolean directOperations;
 
     private final int maxFragment;
     private final dev.fenceline.spi.support.ExactlyOnceScope scope;
@@ -57,6 +72,7 @@ final class TcpLane extends AbstractLane {
         this.writer = new FrameWriter(channel,
                 settings.directWrites() ? DirectSocket.of(channel) : null,
                 () -> failed(new EndpointFailedException("tcp: the transport is closed")));
+        this.directOperations = settings.directOperations();
         this.capabilities = new LaneCapabilities(Math.min(COPY_MAX, maxFragment), 0, maxFragment, false,
                 java.util.Set.of(), java.util.Set.of(), false, true, true);
     }
@@ -145,20 +161,60 @@ final class TcpLane extends AbstractLane {
 
     @Override
     public PostStatus post(TransportOp op) {
-        if (!live()) {
-            // Like a write into a dead socket: lost. The failure report is on its way (or the
-            // endpoint already gave up on this connection), and the endpoint restarts it elsewhere.
-            return PostStatus.IN_PROGRESS;
+        int payload = checkedPayload(op);
+        synchronized (lock) {
+            if (!live()) {
+                // Like a write into a dead socket: lost. The failure report is on its way (or the
+                // endpoint already gave up on this connection), and the endpoint restarts it elsewhere.
+                return PostStatus.IN_PROGRESS;
+            }
+            if (!reserve(payload)) {
+                return PostStatus.NO_RESOURCE;
+            }
+            write(op, payload, null);
+        }
+        return PostStatus.IN_PROGRESS;
+    }
+
+    @Override
+    public boolean postsDirectly() {
+        return directOperations;
+    }
+
+    /** Short operations only: a larger payload is the event loop's to stream, in the actor's order. */
+    @Override
+    public boolean postNow(PostedOperation posted) {
+        TransportOp op = posted.op();
+        if (op.kind() == TransportOp.Kind.AM || op.local() != null && op.local().remaining() > capabilities.maxShort()) {
+            return false; // the actor fragments and streams it
         }
         int payload = checkedPayload(op);
-        if (!reserve(payload)) {
-            return PostStatus.NO_RESOURCE;
+        synchronized (lock) {
+            if (!live() || !room(payload)) {
+                return false;
+            }
+            long sn = posted.sequence();
+            if (sn < 0) {
+                return false; // the grant ended: the caller submits it to the actor
+            }
+            if (postedOut++ == 0) {
+                postedLow = sn;
+            }
+            // Below the oldest unanswered posted number the target may forget: all answered.
+            op.identify(op.originId(), sn, postedLow);
+            write(op, payload, posted);
         }
+        return true;
+    }
+
+    /** Frames one operation and sends it; under {@link #lock}. */
+    private void write(TransportOp op, int payload, PostedOperation posted) {
         ByteBufAllocator alloc = channel.alloc();
         long key = op.key() == null ? 0 : op.key().keyId();
+        byte mark = posted == null ? 0 : ReplyRing.POSTED;
         switch (op.kind()) {
             case PUT -> {
-                ring.offer(op.token(), ReplyRing.OP, payload, null);
+                ring.offer(op.token(), (byte) (ReplyRing.OP | mark), payload, posted);
                 if (protocol(op, payload) == Protocol.SHORT) {
                     enqueue(FrameEncoder.put(alloc, op.token(), op.originId(), op.sequence(), op.lowWater(), key,
                             op.remoteAddress(), op.local()));
@@ -171,7 +227,7 @@ final class TcpLane extends AbstractLane {
                 enqueue(Unpooled.wrappedBuffer(op.local()));
             }
             case GET -> {
-                ring.offer(op.token(), ReplyRing.GET, payload, op.local());
+                ring.offer(op.token(), (byte) (ReplyRing.GET | mark), payload, posted != null ? posted : op.local());
                 enqueue(FrameEncoder.get(alloc, op.token(), op.originId(), op.sequence(), op.lowWater(), key,
                         op.remoteAddress(), payload));
             }
@@ -181,7 +237,7 @@ final class TcpLane extends AbstractLane {
                     case ATOMIC_FETCH -> Wire.ATOMIC_FETCH;
                     default -> Wire.ATOMIC_CSWAP;
                 };
-                ring.offer(op.token(), ReplyRing.OP, 0, null);
+                ring.offer(op.token(), (byte) (ReplyRing.OP | mark), 0, posted);
                 enqueue(FrameEncoder.atomic(alloc, op.token(), op.originId(), op.sequence(), op.lowWater(), key,
                         op.remoteAddress(), kind, op.atomicOp(), op.width(), op.operand(), op.compare()));
             }
@@ -197,7 +253,6 @@ final class TcpLane extends AbstractLane {
         // Alone on the lane and small: written at once, on this thread. A large payload is left to
         // the event loop, which copies it into the socket while this thread goes on.
         writer.send(ring.size() == 1 && (payload <= COPY_MAX || op.kind() == TransportOp.Kind.GET));
-        return PostStatus.IN_PROGRESS;
     }
 
     @Override
@@ -221,12 +276,14 @@ final class TcpLane extends AbstractLane {
     }
 
     private PostStatus probe(long token) {
-        if (!reserve(0)) {
-            return PostStatus.NO_RESOURCE;
+        synchronized (lock) {
+            if (!reserve(0)) {
+                return PostStatus.NO_RESOURCE;
+            }
+            ring.offer(token, ReplyRing.FLUSH, 0, null);
+            enqueue(FrameEncoder.flush(channel.alloc(), token));
+            writer.send(ring.size() == 1);
         }
-        ring.offer(token, ReplyRing.FLUSH, 0, null);
-        enqueue(FrameEncoder.flush(channel.alloc(), token));
-        writer.send(ring.size() == 1);
         return PostStatus.IN_PROGRESS;
     }
 
@@ -237,7 +294,13 @@ final class TcpLane extends AbstractLane {
 
     @Override
     public void close() {
-        Phase before = end(Phase.CLOSED); // no GET copies into a user buffer once this returns
+        Phase before;
+        synchronized (lock) {
+            before = end(Phase.CLOSED); // no GET copies into a user buffer once this returns
+            if (before == Phase.LIVE) {
+                ring.takePosted(PostedOperation::returned); // written: the endpoint reports their outcome
+            }
+        }
         rail.stop(this);
         if (before != Phase.CLOSED) {
             channel.close();
@@ -246,8 +309,15 @@ final class TcpLane extends AbstractLane {
 
     @Override
     public void abort(Throwable cause) {
-        // The endpoint restarts this lane's GETs as soon as this returns.
-        if (end(Phase.ABORTED) == Phase.LIVE) {
+        // The endpoint restarts this lane's GETs, and what callers posted here, as soon as this returns.
+        boolean ended;
+        synchronized (lock) {
+            ended = end(Phase.ABORTED) == Phase.LIVE;
+            if (ended) {
+                ring.takePosted(PostedOperation::returned);
+            }
+        }
+        if (ended) {
             channel.close();
             rail.lost(this, listener(), cause);
         }
@@ -261,32 +331,49 @@ final class TcpLane extends AbstractLane {
 
     /** @return why the reply does not fit, or null after handling it */
     String answered(byte expectedKind, long token, long value, FencelineException error, ByteBuf data) {
-        if (!live()) {
-            return null; // the endpoint gave this lane up: late replies are dropped
-        }
-        if (ring.isEmpty()) {
-            return "a reply for token " + token + " with nothing outstanding";
-        }
-        if (ring.token() != token) {
-            return "a reply for token " + token + " while " + ring.token() + " is the oldest outstanding";
-        }
-        byte kind = ring.kind();
-        boolean fits = error != null ? kind != ReplyRing.FLUSH : kind == expectedKind;
-        if (!fits) {
-            return "a reply of the wrong kind for token " + token;
-        }
-        ByteBuffer sink = ring.sink();
-        if (data != null && error == null) {
-            if (data.readableBytes() != sink.remaining()) {
-                return "GET_DATA of " + data.readableBytes() + " bytes for a get of " + sink.remaining();
+        PostedOperation posted;
+        byte kind;
+        synchronized (lock) { // against the lane's end giving posted operations back
+            if (!live()) {
+                return null; // the endpoint gave this lane up: late replies are dropped
             }
-            if (!copyIntoSink(data, data.readerIndex(), sink, TcpLane::copyGet)) {
-                return null;
+            if (ring.isEmpty()) {
+                return "a reply for token " + token + " with nothing outstanding";
+            }
+            if (ring.token() != token) {
+                return "a reply for token " + token + " while " + ring.token() + " is the oldest outstanding";
+            }
+            kind = ring.kind();
+            boolean fits = error != null ? kind != ReplyRing.FLUSH : kind == expectedKind;
+            if (!fits) {
+                return "a reply of the wrong kind for token " + token;
+            }
+            ByteBuffer sink = ring.sink();
+            if (data != null && error == null) {
+                if (data.readableBytes() != sink.remaining()) {
+                    return "GET_DATA of " + data.readableBytes() + " bytes for a get of " + sink.remaining();
+                }
+                if (!copyIntoSink(data, data.readerIndex(), sink, TcpLane::copyGet)) {
+                    return null;
+                }
+            }
+            posted = ring.posted();
+            int payload = ring.payload();
+            ring.pop();
+            bytesOutstanding.addAndGet(-payload);
+            if (posted != null) {
+                postedOut--;
+                postedLow = posted.op().sequence() + 1; // answers come in order: the next one's, or above all
             }
         }
-        int payload = ring.payload();
-        ring.pop();
-        bytesOutstanding.addAndGet(-payload);
+        if (posted != null) {
+            if (error == null) {
+                posted.completed(value);
+            } else {
+                posted.failed(error);
+            }
+            return null;
+        }
         if (error == null && kind == ReplyRing.OP) {
             completed(token, value);
             return null;
@@ -323,8 +410,15 @@ final class TcpLane extends AbstractLane {
     void failed(Throwable cause) {
         reportCompletions(); // what completed before the connection died did complete
         writer.release();
-        ring.dropSinks(); // event loop: the consumer; keeps no user buffer alive after the end
-        if (markFailed()) {
+        boolean first;
+        synchronized (lock) {
+            first = markFailed();
+            if (first) {
+                ring.takePosted(PostedOperation::returned); // before the endpoint hears of the failure
+            }
+            ring.dropSinks(); // keeps no user buffer alive after the end
+        }
+        if (first) {
             failure = cause;
             reportFailure();
         }

@@ -21,6 +21,8 @@ import java.util.Set;
  * @param io auto, epoll or nio
  * @param ioThreads event-loop threads
  * @param directWrites whether the endpoint's thread may write a frame into an idle lane's socket
+ * @param directOperations whether calling threads may post operations on a lane themselves, under the
+ *     endpoint's grant (the fast path by grant)
  * @param activeMessageThreads threads that run active-message handlers, 0 for the event loops
  * @param connectTimeout TCP connect plus handshake
  * @param userTimeout TCP_USER_TIMEOUT, zero for the kernel default
@@ -40,7 +42,7 @@ import java.util.Set;
  * @param keysRead every key read, for the completeness test
  */
 record TcpSettings(List<InetSocketAddress> listen, int maxRails, Security security, String io, int ioThreads,
-        boolean directWrites, int activeMessageThreads,
+        boolean directWrites, boolean directOperations, int activeMessageThreads,
         Duration connectTimeout, Duration userTimeout, Duration keepaliveIdle, Duration keepaliveInterval,
         int keepaliveCount, Duration minBackoff, Duration maxBackoff, Duration giveUpAfter, Duration stableAfter,
         int maxFragment,
@@ -133,6 +135,7 @@ record TcpSettings(List<InetSocketAddress> listen, int maxRails, Security securi
         String io = r.oneOf("io", List.of("auto", "epoll", "nio"));
         int ioThreads = r.intIn("io-threads", 1, 64);
         boolean directWrites = r.bool("direct-writes");
+        boolean directOperations = r.bool("direct-operations");
         int amThreads = r.intIn("active-message-threads", 0, 64);
         Duration connectTimeout = r.durationIn("connect-timeout", Duration.ofMillis(1), Duration.ofMinutes(10));
         Duration userTimeout = r.durationIn("user-timeout", Duration.ZERO, Duration.ofHours(1));
@@ -154,7 +157,7 @@ record TcpSettings(List<InetSocketAddress> listen, int maxRails, Security securi
                 r.durationIn("limits.unread-timeout", Duration.ofMillis(100), Duration.ofHours(1)),
                 r.durationIn("limits.refusal-log-interval", Duration.ofMillis(1), Duration.ofHours(1)));
         Duration shutdownGrace = r.durationIn("shutdown-grace", Duration.ZERO, Duration.ofMinutes(10));
-        return new TcpSettings(List.copyOf(listen), maxRails, security, io, ioThreads, directWrites, amThreads, connectTimeout, userTimeout, idle,
+        return new TcpSettings(List.copyOf(listen), maxRails, security, io, ioThreads, directWrites, directOperations, amThreads, connectTimeout, userTimeout, idle,
                 interval, count, minBackoff, maxBackoff, giveUp, stable, maxFragment, queueDepth, window, maxRead,
                 shutdownGrace, limits, r.keysRead());
     }

@@ -1,0 +1,213 @@
+package dev.fenceline.transport.tcp;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.typesafe.config.ConfigFactory;
+import dev.fenceline.AtomicOp;
+import dev.fenceline.Endpoint;
+import dev.fenceline.Fenceline;
+import dev.fenceline.MemoryRegion;
+import dev.fenceline.RemoteAccessException;
+import dev.fenceline.RemoteKey;
+import dev.fenceline.Worker;
+import dev.fenceline.WorkerAddress;
+import dev.fenceline.spi.RequestTrace;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The fast path by grant on tcp: a calling thread posts a short operation on the endpoint's lane
+ * itself and the event loop that reads the answer completes it (and runs its callbacks, in order); when the lane fails with posted
+ * operations unanswered, the endpoint takes them back and restarts them on the other rail, each
+ * applied once (the target's exactly-once window recognizes copies that arrive late).
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class TcpPostedOperationsTest {
+    @AfterAll
+    static void noLeaks() throws InterruptedException {
+        LeakGuard.assertNoLeaks();
+    }
+
+    /** Records what the endpoint did with one request. */
+    private static final class Trace implements RequestTrace {
+        final List<String> events = new CopyOnWriteArrayList<>();
+
+        @Override
+        public void admitted(int lane, long sequence, boolean deduplicated, boolean visibilityReported) {
+            events.add("admitted " + lane + " #" + sequence);
+        }
+
+        @Override
+        public void visible(long sequence) {
+            events.add("visible #" + sequence);
+        }
+    }
+
+    private static <T> T await(CompletionStage<T> s) throws Exception {
+        return s.toCompletableFuture().get(20, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void anIdleEndpointsCallerPostsItselfAndCallbacksRunInCompletionOrder() throws Exception {
+        try (Fenceline f = Fenceline.create(TcpConfigs.loopback("127.0.0.1:0"))) {
+            Worker a = f.newWorker("origin").toCompletableFuture().get(10, TimeUnit.SECONDS);
+            Worker b = f.newWorker("target").toCompletableFuture().get(10, TimeUnit.SECONDS);
+            MemoryRegion region = b.allocate(4096);
+            Endpoint ep = a.connect(b.address()).toCompletableFuture().get(10, TimeUnit.SECONDS);
+            RemoteKey key = a.unpackRemoteKey(region.remoteKey().toBytes());
+            long base = region.address();
+            await(ep.flush()); // the actor is idle: the grant is published after its flush
+
+            Trace trace = new Trace();
+            CompletionStage<Long> first = RequestTrace.during(trace,
+                    () -> ep.atomicFetch64(AtomicOp.ADD, base, key, 1));
+            assertEquals(0L, await(first));
+            assertTrue(trace.events.size() == 1 && trace.events.get(0).startsWith("admitted -1 #"),
+                    "posted by the caller: " + trace.events);
+
+            for (long i = 1; i < 200; i++) {
+                assertEquals(i, await(ep.atomicFetch64(AtomicOp.ADD, base, key, 1)), "fetch-add " + i);
+            }
+            ByteBuffer src = ByteBuffer.allocateDirect(64);
+            for (int i = 0; i < 64; i++) {
+                src.put(i, (byte) (i + 1));
+            }
+            await(ep.put(src, base + 512, key));
+            ep.putImplicit(src, base + 1024, key);
+            await(ep.flush());
+            ByteBuffer dst = ByteBuffer.allocateDirect(64);
+            await(ep.get(dst, base + 1024, key));
+            assertEquals(src, dst, "the implicit put, read back by a posted get");
+            assertEquals(0, await(ep.compareAndSwap32(base + 8, key, 0, 2)));
+            assertEquals(2, await(ep.compareAndSwap32(base + 8, key, 0, 3)), "not swapped: 2 is not 0");
+
+            // Callbacks run in completion order (on the event loop that read the answers): an
+            // operation's before the callback of a flush issued after it.
+            List<String> order = new CopyOnWriteArrayList<>();
+            ep.atomicFetch64(AtomicOp.ADD, base, key, 1).thenRun(() -> order.add("fetch-add"));
+            await(ep.flush().thenRun(() -> order.add("flush")));
+            assertEquals(List.of("fetch-add", "flush"), order);
+
+            // A refusal at the target fails the call with a typed error; the endpoint serves on.
+            MemoryRegion closed = b.allocate(4096);
+            RemoteKey closedKey = a.unpackRemoteKey(closed.remoteKey().toBytes());
+            await(ep.put(src, closed.address(), closedKey));
+            closed.close();
+            ExecutionException bad = assertThrows(ExecutionException.class,
+                    () -> await(ep.atomicFetch64(AtomicOp.ADD, closed.address(), closedKey, 1)));
+            RemoteAccessException refused = assertInstanceOf(RemoteAccessException.class, bad.getCause(),
+                    bad.toString());
+            assertEquals(RemoteAccessException.Reason.REGION_CLOSED, refused.reason());
+            assertEquals(201L, await(ep.atomicFetch64(AtomicOp.ADD, base, key, 1)));
+            var stats = ep.statistics();
+            assertTrue(stats.fastPath() >= 200, "posted by callers: " + stats);
+            assertEquals(0, stats.outstanding(), stats.toString());
+            await(ep.close());
+        }
+    }
+
+    /**
+     * Rail 0 (the one callers post on) stops answering while a window of fetch-adds is posted on it;
+     * keepalive gives it up, the endpoint takes the fetch-adds back and restarts them on rail 1, and
+     * the held bytes reach the target afterwards: every fetch-add is applied exactly once.
+     */
+    @Test
+    void postedOperationsOnARailThatStopsAreRestartedOnTheOtherRailAndAppliedOnce() throws Exception {
+        int window = 64;
+        try (Fenceline f = Fenceline.create(ConfigFactory.parseString("""
+                fenceline.endpoint.keepalive { interval = 100ms, timeout = 1s }
+                fenceline.transport.tcp.connect-timeout = 1s
+                fenceline.transport.tcp.reconnect { min-backoff = 20ms, max-backoff = 200ms }
+                """).withFallback(TcpConfigs.loopback("127.0.0.1:0", "127.0.0.2:0")))) {
+            Worker a = f.newWorker("origin").toCompletableFuture().get(10, TimeUnit.SECONDS);
+            Worker b = f.newWorker("target").toCompletableFuture().get(10, TimeUnit.SECONDS);
+            MemoryRegion region = b.allocate(4096);
+            List<InetSocketAddress> rails = TcpAddress.decode(b.address().transportAddress("tcp"));
+            try (LoopbackProxy relay = new LoopbackProxy("127.0.0.3", rails.get(0))) {
+                WorkerAddress viaRelay = new WorkerAddress(b.address().workerId(), b.address().name(),
+                        Map.of("tcp", TcpAddress.encode(List.of(relay.address(), rails.get(1)))));
+                Endpoint ep = a.connect(viaRelay).toCompletableFuture().get(10, TimeUnit.SECONDS);
+                assertEquals(2, ep.lanes().size(), ep.lanes().toString());
+                RemoteKey key = a.unpackRemoteKey(region.remoteKey().toBytes());
+                long counter = region.address();
+                await(ep.flush());
+                assertEquals(0L, await(ep.atomicFetch64(AtomicOp.ADD, counter, key, 1)));
+
+                relay.hold(); // rail 0 looks alive and answers nothing
+                Trace trace = new Trace();
+                List<CompletableFuture<Long>> posted = new ArrayList<>();
+                posted.add(RequestTrace.during(trace, () -> ep.atomicFetch64(AtomicOp.ADD, counter, key, 1))
+                        .toCompletableFuture());
+                for (int i = 1; i < window; i++) {
+                    posted.add(ep.atomicFetch64(AtomicOp.ADD, counter, key, 1).toCompletableFuture());
+                }
+                Set<Long> seen = new HashSet<>();
+                for (CompletableFuture<Long> p : posted) {
+                    long v = p.get(20, TimeUnit.SECONDS);
+                    assertTrue(v >= 1 && v <= window, "fetched " + v);
+                    assertTrue(seen.add(v), "value " + v + " fetched twice: " + seen);
+                }
+                assertTrue(trace.events.size() == 2 && trace.events.get(0).startsWith("admitted -1 #")
+                        && trace.events.get(1).startsWith("admitted 1 #")
+                        && trace.events.get(0).substring(trace.events.get(0).indexOf('#'))
+                                .equals(trace.events.get(1).substring(trace.events.get(1).indexOf('#'))),
+                        "posted on rail 0, then restarted on rail 1 under the same number: " + trace.events);
+                relay.release(); // the held copies reach the target now: recognized, not applied again
+                Lanes.awaitLaneZero(ep, l -> l.live(), "rail 0 to come back");
+                await(ep.flush());
+                assertEquals(window + 1L, await(ep.atomicFetch64(AtomicOp.ADD, counter, key, 0)),
+                        "every fetch-add applied once");
+                var stats = a.statistics();
+                assertEquals(0, stats.failed(), stats.toString());
+                assertEquals(0, stats.outstanding(), stats.toString());
+                assertTrue(stats.restarts() >= window, "restarted on rail 1: " + stats);
+                await(ep.close());
+            }
+        }
+    }
+
+    /** A lane ends under posted operations with no other rail: their outcome is unknown, never "not applied". */
+    @Test
+    void postedOperationsOnALastLaneThatFailsEndUnknown() throws Exception {
+        try (Fenceline f = Fenceline.create(ConfigFactory.parseString("""
+                fenceline.endpoint.keepalive { interval = 100ms, timeout = 1s }
+                fenceline.transport.tcp.connect-timeout = 1s
+                """).withFallback(TcpConfigs.loopback("127.0.0.1:0")))) {
+            Worker a = f.newWorker("origin").toCompletableFuture().get(10, TimeUnit.SECONDS);
+            Worker b = f.newWorker("target").toCompletableFuture().get(10, TimeUnit.SECONDS);
+            MemoryRegion region = b.allocate(4096);
+            List<InetSocketAddress> rails = TcpAddress.decode(b.address().transportAddress("tcp"));
+            try (LoopbackProxy relay = new LoopbackProxy("127.0.0.3", rails.get(0))) {
+                WorkerAddress viaRelay = new WorkerAddress(b.address().workerId(), b.address().name(),
+                        Map.of("tcp", TcpAddress.encode(List.of(relay.address()))));
+                Endpoint ep = a.connect(viaRelay).toCompletableFuture().get(10, TimeUnit.SECONDS);
+                RemoteKey key = a.unpackRemoteKey(region.remoteKey().toBytes());
+                await(ep.flush());
+                relay.blackHole();
+                CompletableFuture<Long> lost = ep.atomicFetch64(AtomicOp.ADD, region.address(), key, 1)
+                        .toCompletableFuture();
+                ExecutionException e = assertThrows(ExecutionException.class,
+                        () -> lost.get(20, TimeUnit.SECONDS));
+                assertInstanceOf(dev.fenceline.OutcomeUnknownException.class, e.getCause(), e.toString());
+            }
+        }
+    }
+
+}
