@@ -12,8 +12,9 @@ import java.util.concurrent.CompletableFuture;
 /**
  * One user operation on an endpoint. Built and epoch-stamped by the calling thread, then owned by the
  * endpoint actor alone (or, posted by the calling thread under the grant, by its lane until the
- * answer completes it, or until the lane gives it back and the actor takes it over). Completing it is the last thing the actor does with it: the
- * user's callbacks run inside {@code complete}, and may drop or reuse the buffers at once.
+ * answer completes it, or until the lane gives it back and the actor takes it over). Completing it
+ * is the last thing its owner does with it: the user's callbacks run inside {@code complete}, and
+ * may drop or reuse the buffers at once.
  */
 public final class Request {
     /** What the request does. */
