@@ -5,6 +5,7 @@ import io.netty.bootstrap.AbstractBootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.AdaptiveRecvByteBufAllocator;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.SelectStrategy;
 import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.epoll.Epoll;
 import io.netty.channel.epoll.EpollChannelOption;
@@ -28,7 +29,12 @@ record NettyIo(boolean epoll, IoHandlerFactory handlers, Class<? extends SocketC
     private static final Logger LOG = LoggerFactory.getLogger(NettyIo.class);
     private static final AtomicBoolean FALLBACK_LOGGED = new AtomicBoolean();
 
-    static NettyIo choose(String io) {
+    /**
+     * @param io auto, epoll or nio
+     * @param busyPoll whether epoll event loops spin instead of sleeping in epoll_wait
+     * @return the choice
+     */
+    static NettyIo choose(String io, boolean busyPoll) {
         boolean useEpoll = switch (io) {
             case "nio" -> false;
             case "epoll" -> {
@@ -48,9 +54,15 @@ record NettyIo(boolean epoll, IoHandlerFactory handlers, Class<? extends SocketC
             }
         };
         return useEpoll
-                ? new NettyIo(true, EpollIoHandler.newFactory(), EpollSocketChannel.class,
+                ? new NettyIo(true, busyPoll ? EpollIoHandler.newFactory(0, NettyIo::busyWait)
+                        : EpollIoHandler.newFactory(), EpollSocketChannel.class,
                         EpollServerSocketChannel.class)
                 : new NettyIo(false, NioIoHandler.newFactory(), NioSocketChannel.class, NioServerSocketChannel.class);
+    }
+
+    /** Every pass of the event loop spins on epoll_wait without a timeout: no sleep, no wake-up. */
+    private static SelectStrategy busyWait() {
+        return (tasks, hasTasks) -> SelectStrategy.BUSY_WAIT;
     }
 
     /** Options for a lane's client channel. */

@@ -21,6 +21,7 @@ import java.util.Set;
  * @param io auto, epoll or nio
  * @param ioThreads event-loop threads
  * @param directWrites whether the endpoint's thread may write a frame into an idle lane's socket
+ * @param busyPoll whether the epoll event loops spin rather than sleep while waiting for events
  * @param directOperations whether calling threads may post operations on a lane themselves, under the
  *     endpoint's grant (the fast path by grant)
  * @param activeMessageThreads threads that run active-message handlers, 0 for the event loops
@@ -42,7 +43,7 @@ import java.util.Set;
  * @param keysRead every key read, for the completeness test
  */
 record TcpSettings(List<InetSocketAddress> listen, int maxRails, Security security, String io, int ioThreads,
-        boolean directWrites, boolean directOperations, int activeMessageThreads,
+        boolean directWrites, boolean directOperations, boolean busyPoll, int activeMessageThreads,
         Duration connectTimeout, Duration userTimeout, Duration keepaliveIdle, Duration keepaliveInterval,
         int keepaliveCount, Duration minBackoff, Duration maxBackoff, Duration giveUpAfter, Duration stableAfter,
         int maxFragment,
@@ -136,6 +137,7 @@ record TcpSettings(List<InetSocketAddress> listen, int maxRails, Security securi
         int ioThreads = r.intIn("io-threads", 1, 64);
         boolean directWrites = r.bool("direct-writes");
         boolean directOperations = r.bool("direct-operations");
+        boolean busyPoll = r.bool("busy-poll");
         int amThreads = r.intIn("active-message-threads", 0, 64);
         Duration connectTimeout = r.durationIn("connect-timeout", Duration.ofMillis(1), Duration.ofMinutes(10));
         Duration userTimeout = r.durationIn("user-timeout", Duration.ZERO, Duration.ofHours(1));
@@ -157,7 +159,7 @@ record TcpSettings(List<InetSocketAddress> listen, int maxRails, Security securi
                 r.durationIn("limits.unread-timeout", Duration.ofMillis(100), Duration.ofHours(1)),
                 r.durationIn("limits.refusal-log-interval", Duration.ofMillis(1), Duration.ofHours(1)));
         Duration shutdownGrace = r.durationIn("shutdown-grace", Duration.ZERO, Duration.ofMinutes(10));
-        return new TcpSettings(List.copyOf(listen), maxRails, security, io, ioThreads, directWrites, directOperations, amThreads, connectTimeout, userTimeout, idle,
+        return new TcpSettings(List.copyOf(listen), maxRails, security, io, ioThreads, directWrites, directOperations, busyPoll, amThreads, connectTimeout, userTimeout, idle,
                 interval, count, minBackoff, maxBackoff, giveUp, stable, maxFragment, queueDepth, window, maxRead,
                 shutdownGrace, limits, r.keysRead());
     }

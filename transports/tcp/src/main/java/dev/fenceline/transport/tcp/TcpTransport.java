@@ -73,7 +73,7 @@ final class TcpTransport implements Transport, RailActor.Connector {
         this.handshake = security.key() != null ? Handshake.fromKey(security.key())
                 : !security.passphrase().isEmpty() ? Handshake.fromPassphrase(security.passphrase()) : Handshake.TLS_ONLY;
         this.tls = security.tlsOn() ? TlsContexts.create(security.tls(), context.workerName(), settings.connectTimeout()) : null;
-        this.io = NettyIo.choose(settings.io());
+        this.io = NettyIo.choose(settings.io(), settings.busyPoll());
         if (settings.directWrites() && io.epoll() && tls == null) {
             DirectSocket.available(); // binds libc here, not on an event loop at the first lane
         }

@@ -183,6 +183,24 @@ class TcpPostedOperationsTest {
         }
     }
 
+    /** busy-poll only changes how the event loops wait: the same operations, the same answers. */
+    @Test
+    void busyPollingEventLoopsServeTheSameOperations() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(io.netty.channel.epoll.Epoll.isAvailable(), "needs native epoll");
+        try (Fenceline f = Fenceline.create(ConfigFactory.parseString("fenceline.transport.tcp.busy-poll = on")
+                .withFallback(TcpConfigs.loopback("127.0.0.1:0")))) {
+            Worker a = f.newWorker("origin").toCompletableFuture().get(10, TimeUnit.SECONDS);
+            Worker b = f.newWorker("target").toCompletableFuture().get(10, TimeUnit.SECONDS);
+            MemoryRegion region = b.allocate(4096);
+            Endpoint ep = a.connect(b.address()).toCompletableFuture().get(10, TimeUnit.SECONDS);
+            RemoteKey key = a.unpackRemoteKey(region.remoteKey().toBytes());
+            for (long i = 0; i < 20; i++) {
+                assertEquals(i, await(ep.atomicFetch64(AtomicOp.ADD, region.address(), key, 1)));
+            }
+            await(ep.close());
+        }
+    }
+
     /** A lane ends under posted operations with no other rail: their outcome is unknown, never "not applied". */
     @Test
     void postedOperationsOnALastLaneThatFailsEndUnknown() throws Exception {
