@@ -316,7 +316,7 @@ final class Operations implements LaneSlots.Answers {
         } else {
             r.fail(error);
         }
-        completed(r);
+        TakenBack.completed(r);
         channel.grant().completing(false);
         progressFlushes();
     }
@@ -326,7 +326,7 @@ final class Operations implements LaneSlots.Answers {
         retire(r);
         counters.increment(Counter.FAILED);
         r.fail(e);
-        completed(r);
+        TakenBack.completed(r);
     }
 
     /** Bookkeeping before completion: unlink the request and release the flushes that waited for it. */
@@ -335,68 +335,15 @@ final class Operations implements LaneSlots.Answers {
         flushes.retired(r.seq);
     }
 
-    /** After a request's completion: a posted one taken back counts as answered once all of its batch are. */
-    private static void completed(Request r) {
-        if (r.adopted != null) {
-            r.adopted.retired();
-            r.adopted = null;
-        }
-    }
-
-    // ---------------------------------------------------------------- posted requests taken back
-
     /**
-     * Requests the actor took back together from their ended lane: the direct ledger counts them
-     * answered once all are retired (restarted ones complete in any order).
+     * Takes back what calling threads posted on a lane that ended before answering (see
+     * {@link TakenBack}); called as a reconfiguration starts and as the endpoint ends.
      */
-    static final class Adopted {
-        private final DirectLedger ledger;
-        /** How many were taken back together, and how many of those are not retired yet. */
-        private int count;
-        private int left;
-
-        Adopted(DirectLedger ledger) {
-            this.ledger = ledger;
+    void adoptReturned() {
+        int n = TakenBack.takeBack(channel.direct(), inflight, counters);
+        if (n > 0) {
+            log.debug("endpoint {}: took back {} operations posted on a lane that ended", channel.name(), n);
         }
-
-        void retired() {
-            if (--left == 0) {
-                ledger.adoptedRetired(count);
-            }
-        }
-    }
-
-    /**
-     * Takes back what calling threads posted on a lane that ended before answering: each becomes
-     * an outstanding request on that lane's old connection, which the replay then restarts under
-     * its sequence number (or fails, with the outcome its lane's end allows). Called as a
-     * reconfiguration starts and as the endpoint ends, after the ended connections were closed or
-     * aborted (they give their posted requests back as they end).
-     *
-     * @return how many were taken back
-     */
-    int adoptReturned() {
-        DirectLedger ledger = channel.direct();
-        PostedRequest p = ledger.pollReturned();
-        if (p == null) {
-            return 0;
-        }
-        Adopted batch = new Adopted(ledger);
-        for (; p != null; p = ledger.pollReturned()) {
-            Request r = p.request;
-            LaneConnection conn = p.connection();
-            r.lane = p.slot();
-            r.fragmentSize = r.local == null ? 0 : Math.max(1, r.local.remaining());
-            r.adopted = batch;
-            batch.left++;
-            batch.count++;
-            counters.increment(Counter.OPERATIONS);
-            inflight.adopt(r, p.op().token(), new InflightTable.Fragment(r, 0, r.lane, conn.id(),
-                    conn.exactlyOnceScope()));
-        }
-        ledger.took(batch.count);
-        log.debug("endpoint {}: took back {} operations posted on a lane that ended", channel.name(), batch.count);
-        return batch.count;
     }
 
     // ---------------------------------------------------------------- flushes and fences

@@ -10,7 +10,7 @@ import dev.fenceline.spi.TransportOp;
  * A request a calling thread posted on its endpoint's granted lane itself (the fast path by grant
  * on a lane whose operations are answered later, docs/architecture.md): the lane numbers it, the
  * thread that reads its answer completes it, and if the lane ends first the actor takes it back
- * ({@link Operations#adoptReturned}) and restarts it under the same sequence number.
+ * ({@link TakenBack}) and restarts it under the same sequence number.
  */
 final class PostedRequest implements PostedOperation {
     private final EndpointChannel channel;

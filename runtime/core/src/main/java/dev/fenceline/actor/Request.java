@@ -97,7 +97,7 @@ public final class Request {
      * A posted request the actor took back from its ended lane, with the others taken back at the
      * same time; null otherwise.
      */
-    Operations.Adopted adopted;
+    TakenBack takenBack;
 
     private Request(Kind kind, long epoch, ByteBuffer local, long remoteAddress, RemoteKey key, AtomicOp atomicOp,
             int width, long operand, long compare, int amId, ByteBuffer header, boolean intResult) {
