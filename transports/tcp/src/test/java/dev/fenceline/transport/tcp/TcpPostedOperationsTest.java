@@ -183,6 +183,85 @@ class TcpPostedOperationsTest {
         }
     }
 
+    /**
+     * Several threads share one endpoint: each runs a seeded random mix of fetch-adds on one counter
+     * (posted while the grant holds), puts too large to post (through the actor, which waits for
+     * every posted operation first) and flushes. Every fetch-add is applied once and fetches a
+     * distinct value; every flush covers its thread's puts. The seed is printed.
+     */
+    @Test
+    void threadsPostingAndSubmittingAtOnceKeepEveryOperationOnce() throws Exception {
+        long seed = Long.getLong("fenceline.test.seed", 20261202L);
+        int threads = 4;
+        int perThread = 1500;
+        System.out.printf("TcpPostedOperationsTest threads seed %d: reproduce with"
+                + " -Dtest=TcpPostedOperationsTest -Dfenceline.test.seed=%d%n", seed, seed);
+        try (Fenceline f = Fenceline.create(TcpConfigs.loopback("127.0.0.1:0"))) {
+            Worker a = f.newWorker("origin").toCompletableFuture().get(10, TimeUnit.SECONDS);
+            Worker b = f.newWorker("target").toCompletableFuture().get(10, TimeUnit.SECONDS);
+            MemoryRegion region = b.allocate(threads * 8192L + 64);
+            Endpoint ep = a.connect(b.address()).toCompletableFuture().get(10, TimeUnit.SECONDS);
+            RemoteKey key = a.unpackRemoteKey(region.remoteKey().toBytes());
+            long counter = region.address();
+            List<CompletableFuture<List<Long>>> runs = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                int id = t;
+                java.util.Random random = new java.util.Random(seed + t);
+                runs.add(CompletableFuture.supplyAsync(() -> {
+                    List<Long> fetched = new ArrayList<>();
+                    List<CompletableFuture<Long>> window = new ArrayList<>();
+                    long slot = counter + 64 + id * 8192L;
+                    ByteBuffer big = ByteBuffer.allocateDirect(4096);
+                    try {
+                        for (int i = 0; i < perThread; i++) {
+                            int pick = random.nextInt(100);
+                            if (pick < 3) {
+                                big.putLong(0, i);
+                                await(ep.put(big, slot, key)); // too large to post: the actor's
+                                await(ep.flush());
+                                ByteBuffer back = ByteBuffer.allocateDirect(8);
+                                await(ep.get(back, slot, key));
+                                assertEquals(i, back.getLong(0), "thread " + id + " put " + i + " after its flush");
+                            } else {
+                                window.add(ep.atomicFetch64(AtomicOp.ADD, counter, key, 1).toCompletableFuture());
+                            }
+                            if (window.size() >= 1 + random.nextInt(16)) {
+                                for (CompletableFuture<Long> w : window) {
+                                    fetched.add(w.get(20, TimeUnit.SECONDS));
+                                }
+                                window.clear();
+                            }
+                        }
+                        for (CompletableFuture<Long> w : window) {
+                            fetched.add(w.get(20, TimeUnit.SECONDS));
+                        }
+                    } catch (Exception e) {
+                        throw new java.util.concurrent.CompletionException(e);
+                    }
+                    return fetched;
+                }));
+            }
+            Set<Long> all = new HashSet<>();
+            int total = 0;
+            for (CompletableFuture<List<Long>> r : runs) {
+                List<Long> fetched = r.get(90, TimeUnit.SECONDS);
+                total += fetched.size();
+                for (long v : fetched) {
+                    assertTrue(all.add(v), "value " + v + " fetched twice (seed " + seed + ")");
+                }
+            }
+            assertEquals(total, await(ep.atomicFetch64(AtomicOp.ADD, counter, key, 0)),
+                    "every fetch-add applied once (seed " + seed + ")");
+            for (long v = 0; v < total; v++) {
+                assertTrue(all.contains(v), "value " + v + " never fetched (seed " + seed + ")");
+            }
+            var stats = ep.statistics();
+            assertTrue(stats.fastPath() > 0, "some were posted by the callers: " + stats);
+            assertEquals(0, stats.outstanding(), stats.toString());
+            await(ep.close());
+        }
+    }
+
     /** busy-poll only changes how the event loops wait: the same operations, the same answers. */
     @Test
     void busyPollingEventLoopsServeTheSameOperations() throws Exception {
