@@ -11,6 +11,8 @@ import dev.fenceline.LaneType;
 import dev.fenceline.RemoteKey;
 import dev.fenceline.internal.LaneTable;
 import dev.fenceline.spi.DirectAccess;
+import dev.fenceline.spi.DirectPosting;
+import dev.fenceline.spi.PostedOperation;
 import dev.fenceline.spi.LaneConnection;
 import dev.fenceline.spi.LaneListener;
 import dev.fenceline.spi.PostStatus;
@@ -30,11 +32,11 @@ class GrantPolicyTest {
     private final LaneSlots slots = new LaneSlots(f.answers, new LaneCounters());
     private final GrantPolicy grants = new GrantPolicy(slots, f.channel, true);
 
-    /** A lane that can act directly. */
-    private static final class DirectLane implements LaneConnection, DirectAccess {
+    /** A lane of every type that carries nothing. */
+    private abstract static class TestLane implements LaneConnection {
         private final long id;
 
-        DirectLane(long id) {
+        TestLane(long id) {
             this.id = id;
         }
 
@@ -84,6 +86,13 @@ class GrantPolicyTest {
 
         @Override
         public void close() {
+        }
+    }
+
+    /** A lane that can act directly. */
+    private static final class DirectLane extends TestLane implements DirectAccess {
+        DirectLane(long id) {
+            super(id);
         }
 
         @Override
@@ -162,6 +171,52 @@ class GrantPolicyTest {
         alone.install(LaneTable.of(List.of(new DirectLane(11), standby), List.of("direct", "tcp")).withFailed(1));
         new GrantPolicy(alone, f.channel, true).update(true);
         assertTrue(f.channel.grant().valid().activeMessages(), "the standby lane failed: direct again");
+    }
+
+    /** A lane that takes posted operations (or, turned off, does not). */
+    private static final class PostingLane extends TestLane implements DirectPosting {
+        private final boolean on;
+
+        PostingLane(long id, boolean on) {
+            super(id);
+            this.on = on;
+        }
+
+        @Override
+        public boolean postsDirectly() {
+            return on;
+        }
+
+        @Override
+        public boolean postNow(PostedOperation op) {
+            return false;
+        }
+    }
+
+    @Test
+    void postingLanesAreGrantedTheFirstRailAndTheGrantMovesOnlyOnceEveryPostedAnswerIsIn() {
+        PostingLane first = new PostingLane(21, true);
+        PostingLane second = new PostingLane(22, true);
+        slots.install(LaneTable.of(List.of(first, second)));
+        grants.update(true);
+        GrantSlot.Grant g = f.channel.grant().valid();
+        assertNotNull(g, "posting needs no single lane: idle-time operations take the first rail");
+        assertTrue(g.posting() == first && g.lane() == null && g.slot() == 0, g.toString());
+        assertFalse(g.activeMessages(), "active messages are never posted");
+
+        f.channel.direct().answers.queued(); // posted on the first rail, not answered yet
+        slots.install(LaneTable.of(List.of(first, second)).withFailed(0));
+        grants.update(true);
+        assertNull(f.channel.grant().valid(), "answers of two rails would interleave in the ledger");
+        f.channel.direct().postedCounted(false);
+        f.channel.direct().postedSettled();
+        grants.update(true);
+        assertTrue(f.channel.grant().valid().posting() == second, "granted on the live rail once answered");
+
+        LaneSlots off = new LaneSlots(f.answers, new LaneCounters());
+        off.install(LaneTable.of(List.of(new PostingLane(23, false))));
+        new GrantPolicy(off, f.channel, true).update(true);
+        assertNull(f.channel.grant().valid(), "direct-operations = off");
     }
 
     @Test

@@ -2,12 +2,27 @@ package dev.fenceline.transport.tcp;
 
 import dev.fenceline.Endpoint;
 import dev.fenceline.LaneInfo;
+import dev.fenceline.Worker;
+import dev.fenceline.WorkerAddress;
+import java.net.InetSocketAddress;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
-/** Waiting for an endpoint's lane 0 to reach a state, for the failover tests. */
+/** For the failover tests: a target's address through relays, and waiting for lane 0 to reach a state. */
 final class Lanes {
     private Lanes() {
+    }
+
+    /**
+     * @param target the target worker
+     * @param rails the addresses to reach its rails by (a relay's, or a rail's own)
+     * @return the target's address with those rails
+     */
+    static WorkerAddress through(Worker target, InetSocketAddress... rails) {
+        return new WorkerAddress(target.address().workerId(), target.address().name(),
+                Map.of("tcp", TcpAddress.encode(List.of(rails))));
     }
 
     /** Waits up to 20 s for lane 0 of {@code ep} to satisfy {@code condition}, else fails naming {@code what}. */

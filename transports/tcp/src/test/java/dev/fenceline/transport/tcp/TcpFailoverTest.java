@@ -13,7 +13,6 @@ import dev.fenceline.WorkerAddress;
 import dev.fenceline.testkit.ModelCheckedWorkload;
 import java.net.InetSocketAddress;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -55,8 +54,7 @@ class TcpFailoverTest {
             MemoryRegion counters = b.allocate(COUNTERS * 8L);
             List<InetSocketAddress> rails = TcpAddress.decode(b.address().transportAddress("tcp"));
             try (LoopbackProxy relay = new LoopbackProxy("127.0.0.3", rails.get(0))) {
-                WorkerAddress viaRelay = new WorkerAddress(b.address().workerId(), b.address().name(),
-                        Map.of("tcp", TcpAddress.encode(List.of(relay.address(), rails.get(1)))));
+                WorkerAddress viaRelay = Lanes.through(b, relay.address(), rails.get(1));
                 Endpoint ep = a.connect(viaRelay).toCompletableFuture().get(10, TimeUnit.SECONDS);
                 assertEquals(2, ep.lanes().size(), ep.lanes().toString());
                 long firstConnection = ep.lanes().get(0).connectionId();

@@ -21,7 +21,6 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -141,8 +140,7 @@ class TcpPostedOperationsTest {
             MemoryRegion region = b.allocate(4096);
             List<InetSocketAddress> rails = TcpAddress.decode(b.address().transportAddress("tcp"));
             try (LoopbackProxy relay = new LoopbackProxy("127.0.0.3", rails.get(0))) {
-                WorkerAddress viaRelay = new WorkerAddress(b.address().workerId(), b.address().name(),
-                        Map.of("tcp", TcpAddress.encode(List.of(relay.address(), rails.get(1)))));
+                WorkerAddress viaRelay = Lanes.through(b, relay.address(), rails.get(1));
                 Endpoint ep = a.connect(viaRelay).toCompletableFuture().get(10, TimeUnit.SECONDS);
                 assertEquals(2, ep.lanes().size(), ep.lanes().toString());
                 RemoteKey key = a.unpackRemoteKey(region.remoteKey().toBytes());
@@ -292,8 +290,7 @@ class TcpPostedOperationsTest {
             MemoryRegion region = b.allocate(4096);
             List<InetSocketAddress> rails = TcpAddress.decode(b.address().transportAddress("tcp"));
             try (LoopbackProxy relay = new LoopbackProxy("127.0.0.3", rails.get(0))) {
-                WorkerAddress viaRelay = new WorkerAddress(b.address().workerId(), b.address().name(),
-                        Map.of("tcp", TcpAddress.encode(List.of(relay.address()))));
+                WorkerAddress viaRelay = Lanes.through(b, relay.address());
                 Endpoint ep = a.connect(viaRelay).toCompletableFuture().get(10, TimeUnit.SECONDS);
                 RemoteKey key = a.unpackRemoteKey(region.remoteKey().toBytes());
                 await(ep.flush());

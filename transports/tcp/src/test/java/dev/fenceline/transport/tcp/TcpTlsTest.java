@@ -172,8 +172,7 @@ class TcpTlsTest {
             MemoryRegion counters = b.allocate(16 * 8L);
             List<InetSocketAddress> rails = TcpAddress.decode(b.address().transportAddress("tcp"));
             try (LoopbackProxy relay = new LoopbackProxy("127.0.0.3", rails.get(0))) {
-                WorkerAddress viaRelay = new WorkerAddress(b.address().workerId(), b.address().name(),
-                        Map.of("tcp", TcpAddress.encode(List.of(relay.address(), rails.get(1)))));
+                WorkerAddress viaRelay = Lanes.through(b, relay.address(), rails.get(1));
                 Endpoint ep = await(a.connect(viaRelay));
                 assertEquals(2, ep.lanes().size(), ep.lanes().toString());
                 long firstConnection = ep.lanes().get(0).connectionId();
