@@ -39,6 +39,8 @@ final class DirectLedger {
             long.class);
     private static final VarHandle RETURNED = VarHandles.field(MethodHandles.lookup(), "returned",
             ConcurrentLinkedQueue.class);
+    private static final VarHandle FLUSHES = VarHandles.field(MethodHandles.lookup(), "flushes",
+            ConcurrentLinkedQueue.class);
 
     // Counts in fields with handles rather than atomic objects: every endpoint has a ledger.
     private volatile long sent;
@@ -59,7 +61,8 @@ final class DirectLedger {
     private TreeMap<Long, FencelineException> errors;
     /** The answered count a waiting flush needs: the answer that reaches it wakes the actor. */
     private volatile long wanted = Long.MAX_VALUE;
-    private final ConcurrentLinkedQueue<DirectFlush> flushes = new ConcurrentLinkedQueue<>();
+    /** Flushes waiting for direct answers; null until the first (most endpoints never have one). */
+    private volatile ConcurrentLinkedQueue<DirectFlush> flushes;
     /**
      * The endpoint's exactly-once numbering, shared by the actor and by threads posting on a lane
      * themselves (an atomic count: the two never take the same number).
@@ -243,7 +246,8 @@ final class DirectLedger {
     }
 
     private void settled(long count) {
-        if (!flushes.isEmpty()) {
+        ConcurrentLinkedQueue<DirectFlush> waiting = flushes;
+        if (waiting != null && !waiting.isEmpty()) {
             release(count);
         }
         if (count >= wanted) {
@@ -331,7 +335,12 @@ final class DirectLedger {
      */
     CompletableFuture<Void> flush(long target, long before) {
         CompletableFuture<Void> done = new CompletableFuture<>();
-        flushes.add(new DirectFlush(target, before, done));
+        ConcurrentLinkedQueue<DirectFlush> waiting = flushes;
+        if (waiting == null) {
+            FLUSHES.compareAndExchange(this, null, new ConcurrentLinkedQueue<DirectFlush>());
+            waiting = flushes;
+        }
+        waiting.add(new DirectFlush(target, before, done));
         release(answered); // the last answer may have come before the add
         FencelineException ended = submissions.terminal(); // after the add
         if (ended != null) {
@@ -341,12 +350,16 @@ final class DirectLedger {
     }
 
     private void release(long count) {
+        ConcurrentLinkedQueue<DirectFlush> waiting = flushes;
+        if (waiting == null) {
+            return;
+        }
         List<DirectFlush> ready = null;
         // One thread at a time, smallest target first: each flush takes the failures of the
         // messages it waited for, and a later one cannot take them first.
         synchronized (this) {
-            for (DirectFlush d : flushes) {
-                if (d.target() <= count && flushes.remove(d)) {
+            for (DirectFlush d : waiting) {
+                if (d.target() <= count && waiting.remove(d)) {
                     if (ready == null) {
                         ready = new ArrayList<>(2);
                     }
@@ -374,8 +387,12 @@ final class DirectLedger {
      * @param e the endpoint's end
      */
     void fail(FencelineException e) {
-        for (DirectFlush d : flushes) {
-            if (flushes.remove(d)) {
+        ConcurrentLinkedQueue<DirectFlush> waiting = flushes;
+        if (waiting == null) {
+            return;
+        }
+        for (DirectFlush d : waiting) {
+            if (waiting.remove(d)) {
                 d.done().completeExceptionally(e);
             }
         }

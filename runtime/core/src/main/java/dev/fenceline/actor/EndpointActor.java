@@ -283,7 +283,9 @@ public final class EndpointActor {
             replyTo.tell(new ConnectResult(null, e));
             return enterFailed(new EndpointFailedException(e.getMessage(), e));
         }
-        log.debug("endpoint {} connected: {}", channel.name(), channel.lanes());
+        if (log.isDebugEnabled()) { // the lanes are described when asked
+            log.debug("endpoint {} connected: {}", channel.name(), channel.lanes());
+        }
         replyTo.tell(new ConnectResult(facade, null));
         onDrainSubmissions();
         return ready();

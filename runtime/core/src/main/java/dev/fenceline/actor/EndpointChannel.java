@@ -3,6 +3,7 @@ package dev.fenceline.actor;
 import dev.fenceline.FencelineException;
 import dev.fenceline.LaneInfo;
 import dev.fenceline.WorkerAddress;
+import dev.fenceline.internal.LaneTable;
 import java.security.SecureRandom;
 import java.util.List;
 
@@ -29,7 +30,9 @@ public final class EndpointChannel {
     private final LatencyRecorder flushLatency = new LatencyRecorder();
     private final LatencyRecorder fenceLatency = new LatencyRecorder();
     private final LaneEvents events;
-    private volatile List<LaneInfo> lanes = List.of();
+    /** The lane table as last published by the actor; described when asked. */
+    private volatile LaneTable laneTable;
+    private volatile boolean lanesDown;
     private volatile boolean closing;
     private volatile FencelineException failure;
 
@@ -161,7 +164,16 @@ public final class EndpointChannel {
 
     /** @return the lane table as last published by the actor */
     public List<LaneInfo> lanes() {
-        return lanes;
+        LaneTable t = laneTable;
+        if (t == null) {
+            return List.of();
+        }
+        List<LaneInfo> all = t.describe(); // made when asked: an endpoint keeps only its table
+        if (!lanesDown) {
+            return all;
+        }
+        return all.stream().map(l -> l.live() ? new LaneInfo(l.index(), l.generation(), l.types(), l.transport(),
+                false, l.connectionId()) : l).toList();
     }
 
     /**
@@ -176,17 +188,14 @@ public final class EndpointChannel {
         this.keepaliveWanted = wanted;
     }
 
-    void publishLanes(List<LaneInfo> snapshot) {
-        this.lanes = snapshot;
+    /** @param table the actor's lane table now (immutable) */
+    void publishLanes(LaneTable table) {
+        this.laneTable = table;
     }
 
     /** The endpoint ended: its lanes are closed, so none is listed as live any more. */
     void publishLanesDown() {
-        List<LaneInfo> now = lanes;
-        if (now != null) {
-            lanes = now.stream().map(l -> l.live() ? new LaneInfo(l.index(), l.generation(), l.types(), l.transport(),
-                    false, l.connectionId()) : l).toList();
-        }
+        lanesDown = true;
     }
 
     /** @return whether the user closed (or is closing) the endpoint */

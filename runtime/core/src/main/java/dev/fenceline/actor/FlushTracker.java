@@ -64,7 +64,15 @@ final class FlushTracker {
     private final EndpointChannel channel;
     private final EndpointCounters counters;
     private final java.util.function.LongSupplier clock;
-    private final Long2ObjectHashMap<Token> tokens = new Long2ObjectHashMap<>();
+    /** Lane flushes out, but a lane's keepalive probe: made at the first (idle endpoints never flush). */
+    private Long2ObjectHashMap<Token> tokens;
+    /**
+     * A keepalive probe out per lane, by slot: its token (0: none) and the connection probed. Idle
+     * endpoints are probed every interval; in a map each would keep 176 bytes of table for it.
+     */
+    private long[] probeTokens = NO_PROBES;
+    private long[] probeConnections = NO_PROBES;
+    private static final long[] NO_PROBES = new long[0];
     private final ArrayList<UserFlush> flushes = new ArrayList<>();
 
     FlushTracker(LaneSlots slots, InflightTable inflight, EndpointChannel channel, EndpointCounters counters,
@@ -93,12 +101,41 @@ final class FlushTracker {
      */
     boolean issue(Owner owner, int lane) {
         long token = slots.nextToken();
-        tokens.put(token, new Token(owner, lane, slots.table().connection(lane).id()));
-        if (!slots.flush(lane, token, owner instanceof Probe)) {
-            tokens.remove(token);
+        long connectionId = slots.table().connection(lane).id();
+        boolean probe = owner instanceof Probe;
+        if (probe && lane >= probeTokens.length) {
+            probeTokens = java.util.Arrays.copyOf(probeTokens, lane + 1);
+            probeConnections = java.util.Arrays.copyOf(probeConnections, lane + 1);
+        }
+        boolean inSlot = probe && probeTokens[lane] == 0; // a second probe on the lane goes to the map
+        if (inSlot) {
+            probeTokens[lane] = token;
+            probeConnections[lane] = connectionId;
+        } else {
+            if (tokens == null) {
+                tokens = new Long2ObjectHashMap<>();
+            }
+            tokens.put(token, new Token(owner, lane, connectionId));
+        }
+        if (!slots.flush(lane, token, probe)) {
+            if (inSlot) {
+                probeTokens[lane] = 0;
+            } else {
+                tokens.remove(token);
+            }
             return false;
         }
         return true;
+    }
+
+    /** @return the slot of a probe out with this token, or -1 */
+    private int probeSlot(long token) {
+        for (int i = 0; i < probeTokens.length; i++) {
+            if (probeTokens[i] == token) {
+                return i;
+            }
+        }
+        return -1;
     }
 
     /**
@@ -121,7 +158,12 @@ final class FlushTracker {
      * @return its record, removed, or null if a reconfiguration or a failure dropped it
      */
     Token take(long token) {
-        return tokens.remove(token);
+        int slot = probeSlot(token);
+        if (slot >= 0) {
+            probeTokens[slot] = 0;
+            return new Token(Probe.INSTANCE, slot, probeConnections[slot]);
+        }
+        return tokens == null ? null : tokens.remove(token);
     }
 
     /**
@@ -129,12 +171,21 @@ final class FlushTracker {
      * @return its record (kept), or null
      */
     Token peek(long token) {
-        return tokens.get(token);
+        int slot = probeSlot(token);
+        if (slot >= 0) {
+            return new Token(Probe.INSTANCE, slot, probeConnections[slot]);
+        }
+        return tokens == null ? null : tokens.get(token);
     }
 
     /** @param owner every lane flush of this owner is forgotten: their answers will be ignored */
     void dropAll(Owner owner) {
-        tokens.values().removeIf(t -> t.owner() == owner);
+        if (owner instanceof Probe) {
+            java.util.Arrays.fill(probeTokens, 0);
+        }
+        if (tokens != null) {
+            tokens.values().removeIf(t -> t.owner() == owner);
+        }
     }
 
     /**
@@ -171,6 +222,14 @@ final class FlushTracker {
      */
     int dropStale() {
         int fenceLost = 0;
+        for (int i = 0; i < probeTokens.length; i++) {
+            if (probeTokens[i] != 0 && !slots.current(i, probeConnections[i])) {
+                probeTokens[i] = 0;
+            }
+        }
+        if (tokens == null) {
+            return 0;
+        }
         for (Iterator<Token> it = tokens.values().iterator(); it.hasNext();) {
             Token t = it.next();
             if (slots.current(t.lane(), t.connectionId())) {
@@ -258,7 +317,8 @@ final class FlushTracker {
             all.add(f.request);
         }
         flushes.clear();
-        tokens.clear();
+        tokens = null;
+        java.util.Arrays.fill(probeTokens, 0);
         return all;
     }
 }

@@ -1,6 +1,9 @@
 package dev.fenceline.actor;
 
 import dev.fenceline.FencelineException;
+import dev.fenceline.internal.VarHandles;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.Map;
 import java.util.concurrent.ConcurrentSkipListMap;
 
@@ -10,15 +13,28 @@ import java.util.concurrent.ConcurrentSkipListMap;
  * thread may add (the actor, a fast-path caller, a lane's answering thread); flushes take them.
  */
 final class ImplicitErrors {
-    private final ConcurrentSkipListMap<Long, FencelineException> errors = new ConcurrentSkipListMap<>();
+    private static final VarHandle ERRORS =
+            VarHandles.field(MethodHandles.lookup(), "errors", ConcurrentSkipListMap.class);
+
+    /** Made at the first error: most endpoints never have one, and a map costs about 100 bytes. */
+    private volatile ConcurrentSkipListMap<Long, FencelineException> errors;
 
     /**
      * @param e the failed operation's error, kept for the first flush submitted after it
      * @param number its submission number (for the fast path: the submission count when it failed, so
      *     that it sorts after everything submitted before it)
      */
+    @SuppressWarnings("unchecked")
     void failed(FencelineException e, long number) {
-        errors.putIfAbsent(number, e);
+        ConcurrentSkipListMap<Long, FencelineException> m = errors;
+        if (m == null) {
+            ConcurrentSkipListMap<Long, FencelineException> made = new ConcurrentSkipListMap<>();
+            m = (ConcurrentSkipListMap<Long, FencelineException>) ERRORS.compareAndExchange(this, null, made);
+            if (m == null) {
+                m = made;
+            }
+        }
+        m.putIfAbsent(number, e);
     }
 
     /**
@@ -27,11 +43,15 @@ final class ImplicitErrors {
      *     consumed (one flush reports one)
      */
     FencelineException take(long before) {
-        Map.Entry<Long, FencelineException> first = errors.firstEntry();
+        ConcurrentSkipListMap<Long, FencelineException> m = errors;
+        if (m == null) {
+            return null;
+        }
+        Map.Entry<Long, FencelineException> first = m.firstEntry();
         if (first == null || first.getKey() >= before) {
             return null;
         }
-        errors.headMap(before).clear();
+        m.headMap(before).clear();
         return first.getValue();
     }
 }

@@ -29,14 +29,14 @@ final class InflightTable {
     private final DirectLedger sequences;
     /** Requests with sequence numbers, in sequence order, until they complete: the low-water mark. */
     private final ArrayDeque<Request> bySequence = new ArrayDeque<>(1); // grows with the load; idle endpoints stay small
-    private final Long2ObjectHashMap<Fragment> byToken = new Long2ObjectHashMap<>();
+    private Long2ObjectHashMap<Fragment> byToken; // made at the first fragment: idle endpoints hold none
     /** Accepted and not retired, in order of acceptance: a list through the requests themselves. */
     private Request oldestOutstanding;
     private Request newestOutstanding;
     /** Tokens of fragments on given-up connections that will still answer; null until the first. */
     private org.agrona.collections.LongHashSet held;
     /** Requests with held fragments, in no particular order (few, and only after a failover). */
-    private final List<Request> holding = new ArrayList<>();
+    private List<Request> holding; // made with held
     /** Gets posted and not yet retired: fenced work of a later epoch waits for them. */
     private final OpenReads reads = new OpenReads();
     /** Told when the oldest open get's epoch moves on. */
@@ -203,7 +203,7 @@ final class InflightTable {
      * @param fragment where it went
      */
     void track(long token, Fragment fragment) {
-        byToken.put(token, fragment);
+        fragments().put(token, fragment);
     }
 
     /**
@@ -212,7 +212,7 @@ final class InflightTable {
      *     (a fragment of a connection that a reconfiguration dropped)
      */
     Fragment take(long token) {
-        Fragment f = byToken.remove(token);
+        Fragment f = byToken == null ? null : byToken.remove(token);
         if (f != null && held != null && held.remove(token)) {
             Request r = f.request();
             if (--r.held == 0) {
@@ -226,9 +226,10 @@ final class InflightTable {
      * @param token a fragment that stays in flight on its given-up connection, which will answer it
      */
     void hold(long token) {
-        Fragment f = byToken.get(token);
+        Fragment f = byToken == null ? null : byToken.get(token);
         if (f != null && held == null) {
             held = new org.agrona.collections.LongHashSet();
+            holding = new ArrayList<>(2);
         }
         if (f != null && held.add(token)) {
             Request r = f.request();
@@ -252,7 +253,7 @@ final class InflightTable {
      *     the request must wait for it, or it could be applied before that copy
      */
     boolean heldBefore(long epoch) {
-        for (int i = 0; i < holding.size(); i++) {
+        for (int i = 0; holding != null && i < holding.size(); i++) {
             Request h = holding.get(i);
             if (h.kind.fenced() && h.epoch < epoch) {
                 return true;
@@ -263,11 +264,19 @@ final class InflightTable {
 
     /** @return whether any request waits for a given-up connection's answer */
     boolean holding() {
-        return !holding.isEmpty();
+        return holding != null && !holding.isEmpty();
+    }
+
+    /** @return whether any fragment is on a lane */
+    boolean anyFragments() {
+        return byToken != null && !byToken.isEmpty();
     }
 
     /** @return every fragment on a lane, by token (a live view, for the replay planner) */
     Long2ObjectHashMap<Fragment> fragments() {
+        if (byToken == null) {
+            byToken = new Long2ObjectHashMap<>();
+        }
         return byToken;
     }
 
@@ -279,6 +288,9 @@ final class InflightTable {
      * @param revocations what the given-up connections said of their copies
      */
     void markMaybeApplied(org.agrona.collections.LongHashSet parked, Revocations revocations) {
+        if (byToken == null) {
+            return;
+        }
         for (Long2ObjectHashMap<Fragment>.EntryIterator it = byToken.entrySet().iterator(); it.hasNext();) {
             it.next();
             long token = it.getLongKey();
@@ -300,9 +312,9 @@ final class InflightTable {
             all.add(oldestOutstanding);
             unlink(oldestOutstanding);
         }
-        byToken.clear();
+        byToken = null;
         held = null;
-        holding.clear();
+        holding = null;
         all.sort((a, b) -> Long.compare(a.seq, b.seq));
         return all;
     }

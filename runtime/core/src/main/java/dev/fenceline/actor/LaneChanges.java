@@ -15,6 +15,7 @@ import dev.fenceline.internal.LaneTable;
 import dev.fenceline.spi.LaneConnection;
 import java.util.List;
 import java.util.function.LongSupplier;
+import org.agrona.collections.LongHashSet;
 import org.slf4j.Logger;
 
 /**
@@ -153,7 +154,7 @@ final class LaneChanges {
     void install(LaneTable next) {
         keepalive.resize(next.size(), clock.getAsLong());
         ops.slots.install(next);
-        channel.publishLanes(next.describe());
+        channel.publishLanes(next);
         channel.keepaliveWanted(next.probedMask() != 0);
     }
 
@@ -245,8 +246,11 @@ final class LaneChanges {
         ops.slots.forgetUse(changed);
         keepalive.reset(changed, clock.getAsLong());
         channel.counters().increment(Counter.RECONFIGURATIONS);
-        ReplayPlanner.Plan plan = ReplayPlanner.plan(ops.inflight.fragments(), ops.slots.unpark(changed),
-                ops.inflight::isHeld, ops.slots::current, ops.revocations::fate);
+        LongHashSet neverSent = ops.slots.unpark(changed);
+        // Nothing in flight (every connect's first table): no plan, and no table made for it.
+        ReplayPlanner.Plan plan = !ops.inflight.anyFragments() ? ReplayPlanner.Plan.NONE
+                : ReplayPlanner.plan(ops.inflight.fragments(), neverSent, ops.inflight::isHeld, ops.slots::current,
+                        ops.revocations::fate);
         for (long token : plan.held()) {
             ops.inflight.hold(token); // its old connection will answer it; fenced work after it waits
         }

@@ -50,7 +50,8 @@ final class LaneSlots {
     private long nextToken = 1;
     /** Per slot, the last connection given up while failing over: closed when the endpoint ends. */
     // Grown to the slots used, not LaneTable.MAX_LANES: with ten thousand endpoints 64 slots each are megabytes.
-    private LaneConnection[] givenUp = new LaneConnection[0];
+    private LaneConnection[] givenUp = NO_CONNECTIONS;
+    private static final LaneConnection[] NO_CONNECTIONS = new LaneConnection[0];
 
     /**
      * @param answers receives what lanes answer synchronously
@@ -80,11 +81,21 @@ final class LaneSlots {
 
     @SuppressWarnings({"unchecked", "rawtypes"}) // a generic array: one queue per lane
     private static ArrayDeque<Pending>[] newParked(int n) {
-        ArrayDeque<Pending>[] p = new ArrayDeque[n];
-        for (int i = 0; i < n; i++) {
-            p[i] = new ArrayDeque<>(1); // parking is rare: start small (it grows as any deque)
+        return new ArrayDeque[n]; // each lane's queue is made when something first parks there: parking is rare
+    }
+
+    /** @return the lane's queue, made if it has none */
+    private ArrayDeque<Pending> parking(int lane) {
+        ArrayDeque<Pending> q = parked[lane];
+        if (q == null) {
+            q = new ArrayDeque<>(1); // it grows as any deque
+            parked[lane] = q;
         }
-        return p;
+        return q;
+    }
+
+    private static boolean empty(ArrayDeque<Pending> q) {
+        return q == null || q.isEmpty();
     }
 
     /**
@@ -150,7 +161,7 @@ final class LaneSlots {
     /** @return whether anything waits on any lane */
     boolean anyParked() {
         for (ArrayDeque<Pending> p : parked) {
-            if (!p.isEmpty()) {
+            if (!empty(p)) {
                 return true;
             }
         }
@@ -176,13 +187,13 @@ final class LaneSlots {
     void post(int lane, TransportOp op) {
         used |= 1L << lane;
         ArrayDeque<Pending> waiting = parked[lane];
-        if (!waiting.isEmpty()) {
+        if (!empty(waiting)) {
             waiting.add(new Pending.Op(op));
             return;
         }
         if (!tryPost(lane, op)) {
             counters.add(lane, LaneCounters.Counter.PARKS, 1);
-            waiting.addFirst(new Pending.Op(op));
+            parking(lane).addFirst(new Pending.Op(op));
         }
     }
 
@@ -216,14 +227,14 @@ final class LaneSlots {
     boolean flush(int lane, long token, boolean probe) {
         used |= 1L << lane;
         ArrayDeque<Pending> waiting = parked[lane];
-        if (!waiting.isEmpty()) {
+        if (!empty(waiting)) {
             waiting.add(new Pending.Flush(token, probe));
             return true;
         }
         PostStatus s = send(table.connection(lane), token, probe);
         if (s == PostStatus.NO_RESOURCE) {
             counters.add(lane, LaneCounters.Counter.PARKS, 1);
-            waiting.add(new Pending.Flush(token, probe));
+            parking(lane).add(new Pending.Flush(token, probe));
             return true;
         }
         return s != PostStatus.COMPLETED;
@@ -240,7 +251,7 @@ final class LaneSlots {
      */
     void ready(int lane) {
         ArrayDeque<Pending> waiting = parked[lane];
-        while (!waiting.isEmpty()) {
+        while (!empty(waiting)) {
             Pending head = waiting.poll();
             if (head instanceof Pending.Op o) {
                 if (!tryPost(lane, o.op())) {
@@ -270,7 +281,7 @@ final class LaneSlots {
     LongHashSet unpark(long slots) {
         LongHashSet neverSent = new LongHashSet();
         for (int i = 0; i < parked.length; i++) {
-            if ((slots & (1L << i)) != 0) {
+            if ((slots & (1L << i)) != 0 && parked[i] != null) {
                 for (Pending p : parked[i]) {
                     if (p instanceof Pending.Op o) {
                         neverSent.add(o.op().token());
@@ -285,7 +296,9 @@ final class LaneSlots {
     /** Drops everything that waits (the endpoint ended). */
     void clearParked() {
         for (ArrayDeque<Pending> p : parked) {
-            p.clear();
+            if (p != null) {
+                p.clear();
+            }
         }
     }
 
@@ -326,7 +339,7 @@ final class LaneSlots {
     LongHashSet parkedTokens() {
         LongHashSet tokens = new LongHashSet();
         for (ArrayDeque<Pending> p : parked) {
-            for (Pending x : p) {
+            for (Pending x : p == null ? java.util.List.<Pending>of() : p) {
                 if (x instanceof Pending.Op o) {
                     tokens.add(o.op().token());
                 }

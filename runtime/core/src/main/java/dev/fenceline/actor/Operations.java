@@ -216,7 +216,8 @@ final class Operations implements LaneSlots.Answers {
      * Each lane's capabilities, read once per connection (a slot's connection changes on failover);
      * grown to the slots used rather than sized for the most an endpoint may have.
      */
-    private LaneConnection[] capabilitiesOf = new LaneConnection[0];
+    private LaneConnection[] capabilitiesOf = NO_CONNECTIONS;
+    private static final LaneConnection[] NO_CONNECTIONS = new LaneConnection[0];
     private LaneCapabilities[] capabilities = new LaneCapabilities[0];
 
     private LaneCapabilities capabilities(int lane, LaneConnection conn) {

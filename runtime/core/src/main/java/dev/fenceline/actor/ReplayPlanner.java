@@ -81,6 +81,8 @@ final class ReplayPlanner {
      * @param restarts the requests to restart, in issue order
      */
     record Plan(long[] dropped, long[] held, List<Restart> restarts) {
+        /** Nothing was in flight. */
+        static final Plan NONE = new Plan(new long[0], new long[0], List.of());
     }
 
     /**

@@ -79,6 +79,8 @@ public final class WorkerActor {
     private final LaneEvents.Sink laneEvents;
     private final Runnable stopped;
     private final Props endpointProps;
+    /** How long an endpoint's close waits for its actor: one for all (an endpoint is kept small). */
+    private final Duration closeTimeout;
     private int endpointCount;
     private final dev.fenceline.internal.LocalRegions localRegions;
     /** The transports' progress agents, running once the worker started. */
@@ -100,6 +102,7 @@ public final class WorkerActor {
         this.ctx = ctx;
         this.stopped = stopped;
         this.endpointProps = props(settings);
+        this.closeTimeout = settings.connectTimeout().plus(Duration.ofSeconds(5));
         this.settings = settings;
         this.name = name;
         this.transports = transports;
@@ -229,7 +232,7 @@ public final class WorkerActor {
         int n = ++endpointCount;
         EndpointChannel channel = new EndpointChannel(name + "->" + peer.name() + "#" + n, peer, laneEvents);
         channel.localRegions(localRegions);
-        EndpointImpl facade = new EndpointImpl(channel, epoch, system, settings.connectTimeout().plus(Duration.ofSeconds(5)));
+        EndpointImpl facade = new EndpointImpl(channel, epoch, system, closeTimeout);
         List<String> over = List.copyOf(shared);
         org.slf4j.Logger log = ctx.getLog(); // the connect runs on the endpoint actor; the logger is thread-safe
         ActorRef<EndpointProtocol.Command> ref = ctx.spawn(EndpointActor.create(settings, channel, facade),

@@ -2,7 +2,6 @@ package dev.fenceline.internal;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * An exact counter for a path that many threads take at a high rate: each thread counts in a cell
@@ -11,10 +10,14 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * store buffer cost more than the rest of an 8-byte put on the fast path (JFR). When a new thread
  * registers, the cells of threads that have ended are folded into one total and dropped, so a
  * thread-per-task application does not grow the counter without bound.
+ *
+ * <p>A thread finds its cell by the last one used, else by a scan of the (few) cells: no thread-local,
+ * whose entry in every counting thread's map and whose list would cost each endpoint about 100 bytes.
  */
 public final class ThreadCounter {
     private static final VarHandle VALUE = Cell.VALUE;
     private static final VarHandle LAST = VarHandles.field(MethodHandles.lookup(), "last", Cell.class);
+    private static final Cell[] NONE = new Cell[0];
 
     /** One thread's count. */
     private static final class Cell {
@@ -28,36 +31,54 @@ public final class ThreadCounter {
         }
     }
 
-    private final CopyOnWriteArrayList<Cell> cells = new CopyOnWriteArrayList<>();
-    private final ThreadLocal<Cell> mine = ThreadLocal.withInitial(this::register);
-    /** What the cells of ended threads had counted. */
+    /** Copied on write, under this: a thread registers once (or after the fold dropped its cell, never). */
+    private volatile Cell[] cells = NONE;
+    /** Guarded by this: what the cells of ended threads had counted. */
     private long retired;
     /**
-     * The cell used last, so that a thread calling again finds its own without a thread-local
-     * lookup. Read and written plainly (opaque): a stale value only costs that lookup, and a cell's
-     * owner is final, so a racy read never yields another thread's cell as its own.
+     * The cell used last, so that a thread calling again finds its own without a scan. Read and
+     * written plainly (opaque): a stale value only costs that scan, and a cell's owner is final, so a
+     * racy read never yields another thread's cell as its own.
      */
     @SuppressWarnings("unused") // through LAST
     private Cell last;
 
-    private synchronized Cell register() {
-        // A thread that has ended wrote its cell for the last time before isAlive() turned false.
+    private Cell find(Thread t) {
         for (Cell c : cells) {
-            if (!c.owner.isAlive()) {
-                retired += (long) VALUE.getAcquire(c);
-                cells.remove(c);
+            if (c.owner == t) {
+                return c;
             }
         }
-        Cell c = new Cell(Thread.currentThread());
-        cells.add(c);
+        return register(t);
+    }
+
+    private synchronized Cell register(Thread t) {
+        Cell[] now = cells;
+        int live = 0;
+        Cell[] next = new Cell[now.length + 1];
+        for (Cell c : now) {
+            if (c.owner == t) {
+                return c; // registered between the scan and the lock: never by another thread
+            }
+            // A thread that has ended wrote its cell for the last time before isAlive() turned false.
+            if (c.owner.isAlive()) {
+                next[live++] = c;
+            } else {
+                retired += (long) VALUE.getAcquire(c);
+            }
+        }
+        Cell c = new Cell(t);
+        next[live++] = c;
+        cells = live == next.length ? next : java.util.Arrays.copyOf(next, live);
         return c;
     }
 
     /** Adds one for the calling thread. */
     public void increment() {
+        Thread t = Thread.currentThread();
         Cell c = (Cell) LAST.getOpaque(this);
-        if (c == null || c.owner != Thread.currentThread()) {
-            c = mine.get();
+        if (c == null || c.owner != t) {
+            c = find(t);
             LAST.setOpaque(this, c);
         }
         VALUE.setRelease(c, (long) VALUE.getOpaque(c) + 1);
