@@ -15,7 +15,7 @@ import dev.fenceline.spi.TransportOp;
 import java.nio.ByteBuffer;
 import java.util.Set;
 import java.util.SplittableRandom;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
 /**
  * One simulated connection. Each operation is delivered after a delay drawn from the lane's range,
@@ -30,10 +30,15 @@ final class SimLane implements LaneConnection, DirectAccess {
     private final SimTransport origin;
     private final SimFabric fabric;
     private final SimTransport peer;
-    private final SplittableRandom random;
+    /** Seeds the delay draws; their generators (48 B each) are made at the first draw, which idle lanes never make. */
+    private final long seed;
+    private SplittableRandom random; // actor thread
     private final int maxFragment;
     private final int queueDepth;
-    private final AtomicInteger undelivered = new AtomicInteger();
+    private static final AtomicIntegerFieldUpdater<SimLane> UNDELIVERED =
+            AtomicIntegerFieldUpdater.newUpdater(SimLane.class, "undelivered");
+    /** Operations on their way to the target, through {@link #UNDELIVERED} (a field: no atomic object per lane). */
+    private volatile int undelivered;
     /**
      * Tokens posted whose answer has not been handed to the endpoint yet, each with whether the
      * target applied it (then its answer is lost if the lane dies). Guarded by this; null until the
@@ -59,7 +64,7 @@ final class SimLane implements LaneConnection, DirectAccess {
     private volatile long maxDelay;
     private long lastDue; // actor thread
     private long lastAckDue; // fabric thread
-    private final SplittableRandom ackRandom;
+    private SplittableRandom ackRandom; // fabric thread
 
     SimLane(int index, SimLaneSpec spec, SimTransport origin, SimFabric fabric, SimTransport peer, long seed,
             int maxFragment, int queueDepth) {
@@ -68,11 +73,10 @@ final class SimLane implements LaneConnection, DirectAccess {
         this.origin = origin;
         this.minDelay = spec.minDelay().toNanos();
         this.maxDelay = spec.maxDelay().toNanos();
-        this.ackRandom = new SplittableRandom(~seed);
+        this.seed = seed;
         SimLanes.register(this);
         this.fabric = fabric;
         this.peer = peer;
-        this.random = new SplittableRandom(seed);
         this.maxFragment = maxFragment;
         this.queueDepth = queueDepth;
     }
@@ -263,14 +267,27 @@ final class SimLane implements LaneConnection, DirectAccess {
         });
     }
 
-    private long delay(SplittableRandom r) {
+    /** @param ack an acknowledgement's delay (the fabric thread draws it) or an operation's (the actor's) */
+    private long delay(boolean ack) {
         long min = minDelay;
         long max = maxDelay;
-        return max > min ? min + r.nextLong(max - min + 1) : min;
+        if (max <= min) {
+            return min;
+        }
+        SplittableRandom r = ack ? ackRandom : random;
+        if (r == null) {
+            r = new SplittableRandom(ack ? ~seed : seed);
+            if (ack) {
+                ackRandom = r;
+            } else {
+                random = r;
+            }
+        }
+        return min + r.nextLong(max - min + 1);
     }
 
     private long nextDue() {
-        lastDue = Math.max(lastDue, fabric.now() + delay(random));
+        lastDue = Math.max(lastDue, fabric.now() + delay(false));
         return lastDue;
     }
 
@@ -281,7 +298,7 @@ final class SimLane implements LaneConnection, DirectAccess {
 
     /** @param owed whether a revoke promised this answer: then it comes even though the lane is dead */
     private void acknowledge(boolean owed, Runnable ack) {
-        lastAckDue = Math.max(lastAckDue, fabric.now() + delay(ackRandom));
+        lastAckDue = Math.max(lastAckDue, fabric.now() + delay(true));
         fabric.schedule(lastAckDue, () -> {
             synchronized (this) { // against revoke: an answer is handed over before the lane dies, or never
                 if (owed || (!dead && !cut())) {
@@ -309,13 +326,13 @@ final class SimLane implements LaneConnection, DirectAccess {
             }
             return PostStatus.IN_PROGRESS;
         }
-        if (undelivered.get() >= queueDepth) {
+        if (undelivered >= queueDepth) {
             wantReady = true;
-            if (undelivered.get() >= queueDepth) { // re-check: a delivery may have raced the flag
+            if (undelivered >= queueDepth) { // re-check: a delivery may have raced the flag
                 return PostStatus.NO_RESOURCE;
             }
         }
-        undelivered.incrementAndGet();
+        UNDELIVERED.incrementAndGet(this);
         synchronized (this) {
             unanswered().put(op.token(), false);
         }
@@ -374,7 +391,7 @@ final class SimLane implements LaneConnection, DirectAccess {
      *     gave the lane up meanwhile (it was in the target's inbox), and its answer goes nowhere
      */
     private void apply(TransportOp op, boolean late) {
-        int left = undelivered.decrementAndGet();
+        int left = UNDELIVERED.decrementAndGet(this);
         LaneListener l = listener;
         RemoteAccessTarget target;
         synchronized (this) { // against revoke: a copy starts before the lane dies, or never
@@ -499,7 +516,7 @@ final class SimLane implements LaneConnection, DirectAccess {
      * and nothing it was given is still on its way (so the lane keeps post order).
      */
     private RemoteAccessTarget directTarget() {
-        if (!origin.settings().directAccess() || dead || cut() || undelivered.get() != 0) {
+        if (!origin.settings().directAccess() || dead || cut() || undelivered != 0) {
             return null;
         }
         return peer.target();

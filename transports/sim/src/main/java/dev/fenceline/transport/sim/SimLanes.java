@@ -1,7 +1,7 @@
 package dev.fenceline.transport.sim;
 
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
+import org.agrona.collections.Long2ObjectHashMap;
 
 /**
  * Every open sim lane in this JVM by connection id, for fault injection, and the most recently
@@ -9,7 +9,11 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 final class SimLanes {
     private static final int RETIRED = 4096;
-    private static final Map<Long, SimLane> LANES = new ConcurrentHashMap<>();
+    /**
+     * Guarded by itself. Long keys without boxing: a simulated worker may hold tens of thousands of
+     * lanes, and a concurrent map's node and boxed key cost 56 B each; lookups are fault injection's.
+     */
+    private static final Long2ObjectHashMap<SimLane> LANES = new Long2ObjectHashMap<>();
     private static final Map<Long, SimLane> CLOSED = java.util.Collections.synchronizedMap(
             new java.util.LinkedHashMap<Long, SimLane>() {
                 private static final long serialVersionUID = 1L;
@@ -24,17 +28,25 @@ final class SimLanes {
     }
 
     static void register(SimLane lane) {
-        LANES.put(lane.id(), lane);
+        synchronized (LANES) {
+            LANES.put(lane.id(), lane);
+        }
     }
 
     static void forget(SimLane lane) {
-        if (LANES.remove(lane.id(), lane)) {
+        boolean removed;
+        synchronized (LANES) {
+            removed = LANES.get(lane.id()) == lane && LANES.remove(lane.id()) != null;
+        }
+        if (removed) {
             CLOSED.put(lane.id(), lane);
         }
     }
 
     static SimLane find(long connectionId) {
-        return LANES.get(connectionId);
+        synchronized (LANES) {
+            return LANES.get(connectionId);
+        }
     }
 
     static SimLane findClosed(long connectionId) {
