@@ -119,6 +119,29 @@ class FlushTrackerTest {
     }
 
     @Test
+    void probesKeepTheirLaneAndConnectionAndASecondProbeOnALaneIsKeptToo() {
+        assertTrue(flushes.issue(FlushTracker.Probe.INSTANCE, 0));
+        assertTrue(flushes.issue(FlushTracker.Probe.INSTANCE, 0)); // the first still out: both are tracked
+        assertTrue(flushes.issue(FlushTracker.Probe.INSTANCE, 1));
+        long first = l0.flushTokens.get(0);
+        long second = l0.flushTokens.get(1);
+        FlushTracker.Token a = flushes.take(second);
+        assertEquals(new FlushTracker.Token(FlushTracker.Probe.INSTANCE, 0, l0.id()), a);
+        assertNull(flushes.take(second), "answered once");
+        assertEquals(new FlushTracker.Token(FlushTracker.Probe.INSTANCE, 0, l0.id()), flushes.peek(first));
+        assertEquals(new FlushTracker.Token(FlushTracker.Probe.INSTANCE, 0, l0.id()), flushes.take(first));
+        assertNull(flushes.peek(first));
+
+        RecordingLane l1b = ComponentFixture.bulkLane(3);
+        slots.install(slots.table().withSlot(1, l1b));
+        assertEquals(0, flushes.dropStale(), "a probe is not a fence flush");
+        assertNull(flushes.take(l1.flushTokens.get(0)), "the replaced connection's probe is forgotten");
+        assertTrue(flushes.issue(FlushTracker.Probe.INSTANCE, 1));
+        assertEquals(new FlushTracker.Token(FlushTracker.Probe.INSTANCE, 1, l1b.id()),
+                flushes.take(l1b.flushTokens.get(0)), "the slot serves the new connection");
+    }
+
+    @Test
     void aFlushReportsTheFirstImplicitFailureBeforeItAndAFailedLaneFlushFailsIt() throws Exception {
         FencelineException earlier = new FencelineException("an implicit put failed");
         f.channel.implicit().failed(earlier, 0);
