@@ -5,7 +5,7 @@ import dev.fenceline.spi.LaneConnection;
 import dev.fenceline.spi.LaneListener;
 import dev.fenceline.spi.TransportOp;
 import java.nio.ByteBuffer;
-import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.AtomicReferenceFieldUpdater;
 
 /**
  * What every lane that answers on its own thread shares: its identity, its phase (live, failed by
@@ -43,10 +43,14 @@ public abstract class AbstractLane implements LaneConnection {
 
     private final long id = ConnectionIds.next();
     private final String transport;
-    private final AtomicReference<Phase> phase = new AtomicReference<>(Phase.LIVE);
+    private static final AtomicReferenceFieldUpdater<AbstractLane, Phase> PHASE =
+            AtomicReferenceFieldUpdater.newUpdater(AbstractLane.class, Phase.class, "phase");
+    /** Through {@link #PHASE}: a field, not an atomic object (a worker may hold tens of thousands of lanes). */
+    private volatile Phase phase = Phase.LIVE;
     /** Held while a GET's data is copied into the user's buffer, and while the endpoint takes the lane away. */
     private final Object sinkGuard = new Object();
-    private final CompletionBatch batch = new CompletionBatch(8, 256);
+    /** Starts empty: an idle lane (of ten thousand) holds no arrays; a busy one grows them once. */
+    private final CompletionBatch batch = new CompletionBatch(0, 256);
     private volatile LaneListener listener;
 
     /** @param transport the transport's name, as in {@code fenceline.transports} */
@@ -106,17 +110,17 @@ public abstract class AbstractLane implements LaneConnection {
 
     /** @return whether the lane carries operations */
     protected final boolean live() {
-        return phase.get() == Phase.LIVE;
+        return phase == Phase.LIVE;
     }
 
     /** @return the lane's phase */
     protected final Phase phase() {
-        return phase.get();
+        return phase;
     }
 
     /** @return whether this call ended a live lane as failed (the transport saw it die) */
     protected final boolean markFailed() {
-        return phase.compareAndSet(Phase.LIVE, Phase.FAILED);
+        return PHASE.compareAndSet(this, Phase.LIVE, Phase.FAILED);
     }
 
     /**
@@ -129,9 +133,9 @@ public abstract class AbstractLane implements LaneConnection {
     protected final Phase end(Phase to) {
         synchronized (sinkGuard) {
             if (to == Phase.ABORTED) {
-                return phase.compareAndSet(Phase.LIVE, Phase.ABORTED) ? Phase.LIVE : phase.get();
+                return PHASE.compareAndSet(this, Phase.LIVE, Phase.ABORTED) ? Phase.LIVE : phase;
             }
-            return phase.getAndSet(to);
+            return PHASE.getAndSet(this, to);
         }
     }
 

@@ -21,17 +21,19 @@ public final class CompletionBatch {
     }
 
     /**
-     * @param initial room at first
+     * @param initial room at first (0: none until the first completion)
      * @param capacity the most completions gathered before they are reported anyway
      */
     public CompletionBatch(int initial, int capacity) {
-        if (initial < 1 || initial > capacity) {
+        if (initial < 0 || capacity < 1 || initial > capacity) {
             throw new IllegalArgumentException("a batch of " + initial + " growing to " + capacity);
         }
         this.capacity = capacity;
-        this.tokens = new long[initial];
-        this.values = new long[initial];
+        this.tokens = initial == 0 ? NONE : new long[initial];
+        this.values = initial == 0 ? NONE : new long[initial];
     }
+
+    private static final long[] NONE = new long[0];
 
     /**
      * @param token a completed operation's token
@@ -39,18 +41,14 @@ public final class CompletionBatch {
      * @return true if the batch is full now: report it before adding more
      */
     public boolean add(long token, long value) {
+        if (size == tokens.length) { // never at the most: a full batch was reported
+            int grown = Math.min(capacity, Math.max(1, tokens.length * 2));
+            tokens = java.util.Arrays.copyOf(tokens, grown);
+            values = java.util.Arrays.copyOf(values, grown);
+        }
         tokens[size] = token;
         values[size] = value;
-        if (++size < tokens.length) {
-            return false;
-        }
-        if (tokens.length == capacity) {
-            return true;
-        }
-        int grown = Math.min(capacity, tokens.length * 2);
-        tokens = java.util.Arrays.copyOf(tokens, grown);
-        values = java.util.Arrays.copyOf(values, grown);
-        return false;
+        return ++size == capacity;
     }
 
     /**

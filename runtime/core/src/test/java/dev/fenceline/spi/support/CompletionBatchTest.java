@@ -32,12 +32,28 @@ class CompletionBatchTest {
     }
 
     @Test
+    void anEmptyBatchHoldsNothingUntilItsFirstCompletion() {
+        CompletionBatch b = new CompletionBatch(0, 4);
+        assertEquals(0, b.size());
+        BatchRecorder r = new BatchRecorder();
+        b.report(r);
+        assertEquals(java.util.List.of(), r.batches, "nothing to report");
+        assertFalse(b.add(7, 70));
+        assertFalse(b.add(8, 80));
+        assertFalse(b.add(9, 90));
+        assertTrue(b.add(10, 100), "full at its most");
+        b.report(r);
+        assertEquals(java.util.List.of("7=70 8=80 9=90 10=100"), r.batches);
+    }
+
+    @Test
     void aFixedBatchIsFullAtItsCapacityAndBadSizesAreRefused() {
         CompletionBatch b = new CompletionBatch(3);
         assertFalse(b.add(1, 0));
         assertFalse(b.add(2, 0));
         assertTrue(b.add(3, 0));
-        assertThrows(IllegalArgumentException.class, () -> new CompletionBatch(0, 4));
+        assertThrows(IllegalArgumentException.class, () -> new CompletionBatch(-1, 4));
+        assertThrows(IllegalArgumentException.class, () -> new CompletionBatch(0, 0));
         assertThrows(IllegalArgumentException.class, () -> new CompletionBatch(8, 4));
     }
 }
