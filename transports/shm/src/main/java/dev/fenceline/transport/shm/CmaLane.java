@@ -26,26 +26,37 @@ final class CmaLane extends AbstractLane {
     private static final Set<LaneType> TYPES = EnumSet.of(LaneType.RMA_BW);
     static final byte KEY_MAGIC = 0x52;
 
-    /** Live lanes by connection id, so a test can replace one as a transport rebuild would. */
-    private static final java.util.Map<Long, CmaLane> LIVE = new java.util.concurrent.ConcurrentHashMap<>();
+    /**
+     * Live lanes by connection id, so a test can replace one as a transport rebuild would. Guarded by
+     * itself; long keys unboxed (a concurrent map's node and key were 56 bytes a lane).
+     */
+    private static final org.agrona.collections.Long2ObjectHashMap<CmaLane> LIVE =
+            new org.agrona.collections.Long2ObjectHashMap<>();
 
     private final ShmTransport transport;
     final Inbox peer;
     private final int maxFragment;
-    private final Cma cma;
+    /**
+     * Made at the first transfer to another process (posts come from the endpoint actor only): its
+     * staging buffer and iovecs are of no use between workers of one process, nor to an idle lane.
+     */
+    private Cma cma;
 
     CmaLane(ShmTransport transport, Inbox peer, int maxFragment) {
         super(ShmTransportProvider.NAME);
         this.transport = transport;
         this.peer = peer;
         this.maxFragment = maxFragment;
-        this.cma = new Cma(maxFragment);
-        LIVE.put(id(), this);
+        synchronized (LIVE) {
+            LIVE.put(id(), this);
+        }
     }
 
     /** @return the live lane with this connection id, or null */
     static CmaLane byId(long connectionId) {
-        return LIVE.get(connectionId);
+        synchronized (LIVE) {
+            return LIVE.get(connectionId);
+        }
     }
 
     ShmTransport owner() {
@@ -126,6 +137,9 @@ final class CmaLane extends AbstractLane {
             peerGone();
             return PostStatus.IN_PROGRESS;
         }
+        if (cma == null) {
+            cma = new Cma(maxFragment);
+        }
         Integer errno = op.kind() == TransportOp.Kind.PUT ? cma.write(peer.pid, op.remoteAddress(), op.local())
                 : cma.read(peer.pid, op.remoteAddress(), op.local());
         if (errno != null) {
@@ -204,21 +218,27 @@ final class CmaLane extends AbstractLane {
     @Override
     public void close() {
         end(Phase.CLOSED);
-        LIVE.remove(id());
+        forgetLive();
         transport.closed(this);
     }
 
     /** The peer process is gone: the lane fails (its endpoint fails over or fails). */
     void peerGone() {
         if (markFailed()) {
-            LIVE.remove(id());
+            forgetLive();
             reportFailed(new EndpointFailedException("shm: peer process " + peer.pid + " is gone"));
+        }
+    }
+
+    private void forgetLive() {
+        synchronized (LIVE) {
+            LIVE.remove(id());
         }
     }
 
     void replacedBy() {
         end(Phase.CLOSED);
-        LIVE.remove(id());
+        forgetLive();
     }
 
     @Override

@@ -16,8 +16,9 @@ import java.util.EnumSet;
 import java.util.IdentityHashMap;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
+import java.util.concurrent.atomic.AtomicReferenceFieldUpdater;
+import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.concurrent.AtomicBuffer;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 
@@ -47,13 +48,23 @@ final class ShmLane extends AbstractLane implements DirectAccess {
     private final ShmTransport transport;
     private final int queueDepth;
     private volatile int maxFragment;
-    private final AtomicInteger unanswered = new AtomicInteger();
-    private final Map<Long, ByteBuffer> gets = new ConcurrentHashMap<>();
+    private static final AtomicIntegerFieldUpdater<ShmLane> UNANSWERED =
+            AtomicIntegerFieldUpdater.newUpdater(ShmLane.class, "unanswered");
+    private static final AtomicIntegerFieldUpdater<ShmLane> QUEUED =
+            AtomicIntegerFieldUpdater.newUpdater(ShmLane.class, "queued");
+    private static final AtomicIntegerFieldUpdater<ShmLane> FORGOTTEN =
+            AtomicIntegerFieldUpdater.newUpdater(ShmLane.class, "forgotten");
+    // Counts and flags are fields with updaters, and tables are made at first use: a worker may
+    // hold ten thousand lanes, most of them idle.
+    /** Messages in the peer's ring not answered yet (through {@link #UNANSWERED}). */
+    private volatile int unanswered;
+    /** Under directLock: the user's buffers of gets sent and not answered, by token; null until the first. */
+    private Long2ObjectHashMap<ByteBuffer> gets;
     /** Actor thread only: the peer segment behind each key seen (null: not directly reachable). */
-    private final Map<RemoteKey, DataSegment.Peer> segments = new IdentityHashMap<>(4); // grows if need be
+    private Map<RemoteKey, DataSegment.Peer> segments; // made at the first key
     private volatile boolean wantReady;
     /** Whether the lane is in its transport's attention queue (see {@link ShmTransport#attend}). */
-    private final java.util.concurrent.atomic.AtomicBoolean queued = new java.util.concurrent.atomic.AtomicBoolean();
+    private volatile int queued; // 1: queued, through QUEUED
 
     private final Set<LaneType> types;
 
@@ -65,8 +76,15 @@ final class ShmLane extends AbstractLane implements DirectAccess {
      */
     private final Object directLock = new Object();
     /** Under directLock: the tokens of ring messages claimed and not yet answered, in claim order. */
-    private final org.agrona.collections.LongArrayQueue posted = new org.agrona.collections.LongArrayQueue(
-            Long.MAX_VALUE);
+    private org.agrona.collections.LongArrayQueue posted; // made at the first message
+
+    /** Under directLock: {@link #posted}, made if need be. */
+    private org.agrona.collections.LongArrayQueue posted() {
+        if (posted == null) {
+            posted = new org.agrona.collections.LongArrayQueue(Long.MAX_VALUE);
+        }
+        return posted;
+    }
     /** Under directLock: answers taken so far (the peer answers in claim order). */
     private long answeredCount;
     /** Under directLock: the endpoint gave the lane up and asked what became of its messages. */
@@ -77,9 +95,9 @@ final class ShmLane extends AbstractLane implements DirectAccess {
     /** Under directLock: tokens the lane took while it was no longer live, and never sent. */
     private org.agrona.collections.LongHashSet neverSent;
     /** Under directLock: tokens of gets sent and not answered (their buffers may be let go at the give-up). */
-    private final org.agrona.collections.LongHashSet getTokens = new org.agrona.collections.LongHashSet();
+    private org.agrona.collections.LongHashSet getTokens;
     /** Under directLock: tokens of active messages sent through the actor and not answered. */
-    private final org.agrona.collections.LongHashSet amTokens = new org.agrona.collections.LongHashSet();
+    private org.agrona.collections.LongHashSet amTokens;
     /** Under directLock: gets whose answer came after the lane was given up, and went nowhere. */
     private org.agrona.collections.LongHashSet droppedGets;
     /** Under directLock: direct active messages queued and not yet answered. */
@@ -88,7 +106,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
     private boolean closeWhenAnswered;
     private volatile DirectAnswers answers;
     /** The transport forgets the connection once, whoever gets there first (close, fail, last answer). */
-    private final java.util.concurrent.atomic.AtomicBoolean forgotten = new java.util.concurrent.atomic.AtomicBoolean();
+    private volatile int forgotten; // 1: forgotten, through FORGOTTEN
 
     ShmLane(ShmTransport transport, long conn, int gate, Inbox peer, int queueDepth, int maxFragment,
             boolean besideCma) {
@@ -147,15 +165,15 @@ final class ShmLane extends AbstractLane implements DirectAccess {
             // Taken completely: answered already (in this worker's inbox, or the peer's backlog).
             long done = Math.max(0, g.taken() - answeredCount);
             long taken = Math.max(0, g.taken() + (g.inProgress() ? 1 : 0) - answeredCount);
-            org.agrona.collections.LongArrayQueue.LongIterator it = posted.iterator();
+            org.agrona.collections.LongArrayQueue.LongIterator it = posted().iterator();
             for (long k = 0; it.hasNext(); k++) {
                 long token = it.nextValue();
                 boolean wasTaken = k < taken;
                 // What the peer is still working on: an atomic or a write ends within microseconds once
                 // the peer runs, and work fenced behind it must wait for it; a handler may take any time,
                 // and nothing is fenced behind a message, so the endpoint does not wait for one.
-                boolean message = token < 0 || amTokens.contains(token);
-                boolean answerFollows = alive && wasTaken && !getTokens.contains(token) && (k < done || !message);
+                boolean message = token < 0 || contains(amTokens, token);
+                boolean answerFollows = alive && wasTaken && !contains(getTokens, token) && (k < done || !message);
                 if (answerFollows) {
                     if (token >= 0) {
                         held = added(held, token); // its answer follows (a direct message's is counted apart)
@@ -170,7 +188,9 @@ final class ShmLane extends AbstractLane implements DirectAccess {
                     }
                 } else {
                     (wasTaken ? stopped : notTaken).add(token);
-                    gets.remove(token); // no answer will write into its buffer
+                    if (gets != null) {
+                        gets.remove(token); // no answer will write into its buffer
+                    }
                 }
             }
             directUnanswered -= directNotTaken + directStopped;
@@ -225,7 +245,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
             }
             return PostStatus.IN_PROGRESS;
         }
-        if (op.key() != null && op.kind() != TransportOp.Kind.AM && unanswered.get() == 0) {
+        if (op.key() != null && op.kind() != TransportOp.Kind.AM && unanswered == 0) {
             DataSegment.Peer seg = segment(op.key());
             if (seg != null) {
                 op.result(Direct.apply(op, seg));
@@ -238,7 +258,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
     /** The fast path: any thread, while the endpoint's grant holds; only with no ring message pending. */
     @Override
     public boolean putNow(RemoteKey key, long address, ByteBuffer src) {
-        if (!live() || unanswered.get() != 0) {
+        if (!live() || unanswered != 0) {
             return false;
         }
         DataSegment.Peer seg = transport.peerSegment(key);
@@ -269,7 +289,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
             ManyToOneRingBuffer ring = peer.ring;
             int at = ring.tryClaim(ShmWire.AM, ShmWire.AM_DATA + payloadBytes);
             if (at < 0) {
-                unanswered.decrementAndGet();
+                UNANSWERED.decrementAndGet(this);
                 return false; // full: the normal path waits for room
             }
             AtomicBuffer b = ring.buffer();
@@ -285,7 +305,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
                 b.putBytes(at + ShmWire.AM_DATA + h, payload, payload.position(), payload.remaining());
             } catch (RuntimeException e) {
                 ring.abort(at); // never leave a claimed record behind: it would block the peer's inbox
-                unanswered.decrementAndGet();
+                UNANSWERED.decrementAndGet(this);
                 throw e;
             }
             // Numbered only now that nothing can stop it, and under the lock its answer takes too:
@@ -297,7 +317,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
                         + " active message this lane had half written: not run"));
                 return true; // numbered, and answered as abandoned
             }
-            posted.addLong(DIRECT | index);
+            posted().addLong(DIRECT | index);
             directUnanswered++;
             return true;
         }
@@ -305,8 +325,18 @@ final class ShmLane extends AbstractLane implements DirectAccess {
 
     /** The transport forgets the connection (and tells the peer); once. */
     void forget() {
-        if (forgotten.compareAndSet(false, true)) {
+        if (FORGOTTEN.compareAndSet(this, 0, 1)) {
             transport.closed(this);
+        }
+    }
+
+    private static boolean contains(org.agrona.collections.LongHashSet set, long token) {
+        return set != null && set.contains(token);
+    }
+
+    private static void remove(org.agrona.collections.LongHashSet set, long token) {
+        if (set != null) {
+            set.remove(token);
         }
     }
 
@@ -369,7 +399,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
 
     @Override
     public boolean atomicPostNow(RemoteKey key, long address, dev.fenceline.AtomicOp op, int width, long operand) {
-        if (!live() || unanswered.get() != 0) {
+        if (!live() || unanswered != 0) {
             return false;
         }
         DataSegment.Peer seg = transport.peerSegment(key);
@@ -382,7 +412,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
 
     @Override
     public boolean getNow(RemoteKey key, long address, ByteBuffer dst) {
-        if (!live() || unanswered.get() != 0) {
+        if (!live() || unanswered != 0) {
             return false;
         }
         DataSegment.Peer seg = transport.peerSegment(key);
@@ -396,7 +426,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
     @Override
     public Long atomicFetchNow(RemoteKey key, long address, dev.fenceline.AtomicOp op, int width, long operand,
             long compare) {
-        if (!live() || unanswered.get() != 0) {
+        if (!live() || unanswered != 0) {
             return null;
         }
         DataSegment.Peer seg = transport.peerSegment(key);
@@ -407,7 +437,9 @@ final class ShmLane extends AbstractLane implements DirectAccess {
     }
 
     private DataSegment.Peer segment(RemoteKey key) {
-        if (segments.containsKey(key)) {
+        if (segments == null) {
+            segments = new IdentityHashMap<>(4); // grows if need be
+        } else if (segments.containsKey(key)) {
             return segments.get(key);
         }
         DataSegment.Peer seg = transport.peerSegment(key);
@@ -451,7 +483,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
             ManyToOneRingBuffer ring = peer.ring;
             int at = ring.tryClaim(type, length);
             if (at < 0) {
-                unanswered.decrementAndGet();
+                UNANSWERED.decrementAndGet(this);
                 needRoom(); // the peer's ring is full; the polling thread says when it has room
                 return PostStatus.NO_RESOURCE;
             }
@@ -459,14 +491,16 @@ final class ShmLane extends AbstractLane implements DirectAccess {
                 write(op, ring.buffer(), at, payload);
             } catch (RuntimeException e) {
                 ring.abort(at); // never leave a claimed record behind: it would block the peer's inbox
-                unanswered.decrementAndGet();
-                gets.remove(op.token());
-                getTokens.remove(op.token());
-                amTokens.remove(op.token());
+                UNANSWERED.decrementAndGet(this);
+                if (gets != null) {
+                    gets.remove(op.token());
+                }
+                remove(getTokens, op.token());
+                remove(amTokens, op.token());
                 throw e;
             }
             if (commit(ring, at)) {
-                posted.addLong(op.token());
+                posted().addLong(op.token());
             } else {
                 neverSent = added(neverSent, op.token()); // skipped by the peer, never applied; the lane fails
             }
@@ -486,7 +520,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
             peer.doorbell.ring();
             return true;
         } catch (IllegalStateException skipped) {
-            unanswered.decrementAndGet();
+            UNANSWERED.decrementAndGet(this);
             fail(new dev.fenceline.EndpointFailedException("shm: " + peer.name + " skipped a message this lane had"
                     + " half written (" + skipped.getMessage() + "); the lane is not usable"));
             return false;
@@ -510,12 +544,15 @@ final class ShmLane extends AbstractLane implements DirectAccess {
                 b.putLong(at + ShmWire.BODY, key);
                 b.putLong(at + ShmWire.BODY + 8, op.remoteAddress());
                 b.putInt(at + ShmWire.GET_LENGTH, payload);
+                if (gets == null) {
+                    gets = new Long2ObjectHashMap<>();
+                }
                 gets.put(op.token(), op.local());
-                getTokens.add(op.token());
+                getTokens = added(getTokens, op.token());
             }
             case AM -> {
                 int h = op.header().remaining();
-                amTokens.add(op.token());
+                amTokens = added(amTokens, op.token());
                 b.putInt(at + ShmWire.AM_ID, op.amId());
                 b.putInt(at + ShmWire.AM_HEADER_LENGTH, h);
                 b.putBytes(at + ShmWire.AM_DATA, op.header(), op.header().position(), h);
@@ -541,10 +578,10 @@ final class ShmLane extends AbstractLane implements DirectAccess {
 
     /** Counts one more unanswered ring message, or says there is no room. */
     private boolean reserve() {
-        if (unanswered.incrementAndGet() <= queueDepth) {
+        if (UNANSWERED.incrementAndGet(this) <= queueDepth) {
             return true;
         }
-        unanswered.decrementAndGet();
+        UNANSWERED.decrementAndGet(this);
         needRoom();
         return false;
     }
@@ -554,7 +591,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
         if (!live()) {
             return PostStatus.IN_PROGRESS;
         }
-        if (unanswered.get() == 0) {
+        if (unanswered == 0) {
             return PostStatus.COMPLETED; // direct accesses are complete on return, ring ones answered
         }
         return probe(token);
@@ -571,7 +608,12 @@ final class ShmLane extends AbstractLane implements DirectAccess {
         if (!live()) {
             return PostStatus.IN_PROGRESS;
         }
-        probes.add(new long[] {token, peer.heartbeat()});
+        java.util.concurrent.ConcurrentLinkedQueue<long[]> q = probes;
+        if (q == null) {
+            PROBES.compareAndSet(this, null, new java.util.concurrent.ConcurrentLinkedQueue<long[]>());
+            q = probes;
+        }
+        q.add(new long[] {token, peer.heartbeat()});
         transport.attend(this);
         return PostStatus.IN_PROGRESS;
     }
@@ -585,17 +627,21 @@ final class ShmLane extends AbstractLane implements DirectAccess {
         return true;
     }
 
-    /** Keepalive probes waiting for the peer's heartbeat to move: {token, the count then}. */
-    private final java.util.concurrent.ConcurrentLinkedQueue<long[]> probes =
-            new java.util.concurrent.ConcurrentLinkedQueue<>();
+    @SuppressWarnings("rawtypes") // the updater's field type
+    private static final AtomicReferenceFieldUpdater<ShmLane, java.util.concurrent.ConcurrentLinkedQueue> PROBES =
+            AtomicReferenceFieldUpdater.newUpdater(ShmLane.class, java.util.concurrent.ConcurrentLinkedQueue.class,
+                    "probes");
+    /** Keepalive probes waiting for the peer's heartbeat to move: {token, the count then}; null until the first. */
+    private volatile java.util.concurrent.ConcurrentLinkedQueue<long[]> probes;
 
     /** Polling thread: answers the probes whose peer beat since. */
     void answerProbes() {
-        if (probes.isEmpty()) {
+        java.util.concurrent.ConcurrentLinkedQueue<long[]> waiting = probes;
+        if (waiting == null || waiting.isEmpty()) {
             return;
         }
         long beat = peer.heartbeat();
-        for (java.util.Iterator<long[]> it = probes.iterator(); it.hasNext();) {
+        for (java.util.Iterator<long[]> it = waiting.iterator(); it.hasNext();) {
             long[] p = it.next();
             if (p[1] != beat) {
                 it.remove();
@@ -617,14 +663,14 @@ final class ShmLane extends AbstractLane implements DirectAccess {
             }
             int at = peer.ring.tryClaim(ShmWire.FLUSH, 16);
             if (at < 0) {
-                unanswered.decrementAndGet();
+                UNANSWERED.decrementAndGet(this);
                 needRoom();
                 return PostStatus.NO_RESOURCE;
             }
             peer.ring.buffer().putLong(at + ShmWire.CONN, conn);
             peer.ring.buffer().putLong(at + ShmWire.TOKEN, token);
             if (commit(peer.ring, at)) {
-                posted.addLong(token);
+                posted().addLong(token);
             }
         }
         return PostStatus.IN_PROGRESS;
@@ -649,7 +695,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
     private void giveUp() {
         if (end(Phase.CLOSED) != Phase.CLOSED) {
             synchronized (directLock) {
-                gets.clear(); // no reply writes into a GET buffer after this returns
+                gets = null; // no reply writes into a GET buffer after this returns
                 closeWhenAnswered = true; // forgotten once revoked and no answer is owed
             }
             forgetIfAnswered();
@@ -672,13 +718,13 @@ final class ShmLane extends AbstractLane implements DirectAccess {
         ByteBuffer dst = null;
         FencelineException bad = null;
         synchronized (directLock) {
-            inOrder = !posted.isEmpty() && posted.peekLong() == token;
+            inOrder = posted != null && !posted.isEmpty() && posted.peekLong() == token;
             if (inOrder) {
                 posted.pollLong();
                 answeredCount++;
-                unanswered.decrementAndGet();
-                getTokens.remove(token);
-                amTokens.remove(token);
+                UNANSWERED.decrementAndGet(this);
+                remove(getTokens, token);
+                remove(amTokens, token);
             }
             if (token < 0) {
                 direct = inOrder && directUnanswered > 0; // not if the lane's end already abandoned it
@@ -689,7 +735,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
             } else {
                 deliver = inOrder && (!revoked || (held != null && held.remove(token)));
                 if (deliver && (type == ShmWire.GET_DATA || type == ShmWire.NACK)) {
-                    dst = gets.remove(token);
+                    dst = gets == null ? null : gets.remove(token);
                     if (type == ShmWire.GET_DATA) {
                         if (dst == null) {
                             droppedGets = added(droppedGets, token); // given up first: no buffer to write, no answer
@@ -746,17 +792,18 @@ final class ShmLane extends AbstractLane implements DirectAccess {
 
     /** @return whether the polling thread has something to do for this lane: completions, room, probes */
     boolean needsPolling() {
-        return completionsPending() || wantReady || !probes.isEmpty();
+        java.util.concurrent.ConcurrentLinkedQueue<long[]> q = probes;
+        return completionsPending() || wantReady || (q != null && !q.isEmpty());
     }
 
     /** @return whether the lane was not queued and now is (then the caller queues it) */
     boolean markQueued() {
-        return !queued.get() && queued.compareAndSet(false, true);
+        return queued == 0 && QUEUED.compareAndSet(this, 0, 1);
     }
 
     /** The polling thread took the lane off its list. */
     void unqueued() {
-        queued.set(false);
+        queued = 0;
     }
 
     /** Reports the completions gathered so far (polling thread). */
@@ -767,7 +814,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
     /** After a polling pass: the gathered completions, and room again in the lane and the peer's ring. */
     void pollComplete() {
         reportCompletions();
-        if (wantReady && unanswered.get() < queueDepth && peer.ring.size() < peer.ring.capacity() / 2) {
+        if (wantReady && unanswered < queueDepth && peer.ring.size() < peer.ring.capacity() / 2) {
             wantReady = false;
             LaneListener l = listener();
             if (l != null) {
@@ -786,7 +833,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
         boolean failedNow = markFailed();
         if (failedNow) {
             synchronized (directLock) {
-                gets.clear();
+                gets = null; // no reply writes into a GET buffer after this
             }
             reportFailed(cause);
         } else if (revoked) {
