@@ -34,8 +34,8 @@ import org.slf4j.LoggerFactory;
  */
 final class EndpointImpl implements Endpoint {
     private static final VarHandle FENCES = VarHandles.field(MethodHandles.lookup(), "endpointFences", long.class);
-    private static final VarHandle CLOSE_STARTED = VarHandles.field(MethodHandles.lookup(), "closeStarted",
-            boolean.class);
+    private static final VarHandle CLOSED = VarHandles.field(MethodHandles.lookup(), "closed",
+            CompletableFuture.class);
 
     private final EndpointChannel channel;
     private final FastPath fast;
@@ -44,8 +44,8 @@ final class EndpointImpl implements Endpoint {
     private volatile long endpointFences;
     private final ActorSystem<?> system;
     private final Duration closeTimeout;
-    private volatile boolean closeStarted;
-    private final CompletableFuture<Void> closed = new CompletableFuture<>();
+    /** The close's stage, set by the first close (an endpoint that is never closed holds none). */
+    private volatile CompletableFuture<Void> closed;
     private volatile ActorRef<EndpointProtocol.Command> actor;
     /** Set once its worker has folded its counts into the retired totals; guarded by the worker's lock. */
     private boolean forgotten;
@@ -80,7 +80,7 @@ final class EndpointImpl implements Endpoint {
         if (cleanly) {
             onClosed.run();
         }
-        closed.complete(null);
+        closed.complete(null); // set by close(), the only way here
     }
 
     /** The worker counted this endpoint into its retired totals. */
@@ -406,8 +406,11 @@ final class EndpointImpl implements Endpoint {
      */
     @Override
     public CompletionStage<Void> close() {
-        if (!CLOSE_STARTED.compareAndSet(this, false, true)) {
-            return closed;
+        CompletableFuture<Void> mine = new CompletableFuture<>();
+        @SuppressWarnings("unchecked")
+        CompletableFuture<Void> first = (CompletableFuture<Void>) CLOSED.compareAndExchange(this, null, mine);
+        if (first != null) {
+            return first;
         }
         channel.markClosing();
         if (channel.terminal() != null) {
