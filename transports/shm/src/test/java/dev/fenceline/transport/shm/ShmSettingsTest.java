@@ -32,7 +32,7 @@ class ShmSettingsTest {
         assertEquals(documented, new TreeSet<>(settings("").keysRead()));
         ShmSettings s = settings("");
         assertEquals(4 << 20, s.ringSize());
-        assertEquals("backoff", s.idleStrategy());
+        assertEquals("doorbell", s.idleStrategy());
         assertTrue(s.cma());
     }
 
