@@ -1,6 +1,7 @@
 package dev.fenceline.actor;
 
-import java.util.concurrent.atomic.AtomicLongArray;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 
 /**
  * An endpoint's counters: written only by its actor (single writer, so {@code lazySet} of the
@@ -33,15 +34,24 @@ public final class EndpointCounters {
         RESTARTS
     }
 
-    private final AtomicLongArray values = new AtomicLongArray(Counter.values().length);
+    private static final VarHandle VALUES = MethodHandles.arrayElementVarHandle(long[].class);
+    private static final int COUNT = Counter.values().length;
+
+    /**
+     * Through {@link #VALUES}: a plain array rather than an {@code AtomicLongArray}, one object less
+     * for every endpoint to hold and for the statistics' walk over every endpoint to visit.
+     */
+    private final long[] values = new long[COUNT];
 
     void increment(Counter c) {
-        values.lazySet(c.ordinal(), values.get(c.ordinal()) + 1);
+        int i = c.ordinal();
+        VALUES.setRelease(values, i, (long) VALUES.get(values, i) + 1);
     }
 
     void max(Counter c, long v) {
-        if (v > values.get(c.ordinal())) {
-            values.lazySet(c.ordinal(), v);
+        int i = c.ordinal();
+        if (v > (long) VALUES.get(values, i)) {
+            VALUES.setRelease(values, i, v);
         }
     }
 
@@ -50,7 +60,7 @@ public final class EndpointCounters {
      * @return its value
      */
     public long get(Counter c) {
-        return values.get(c.ordinal());
+        return (long) VALUES.getAcquire(values, c.ordinal());
     }
 
     @Override

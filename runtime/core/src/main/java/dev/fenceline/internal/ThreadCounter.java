@@ -33,8 +33,14 @@ public final class ThreadCounter {
 
     /** Copied on write, under this: a thread registers once (or after the fold dropped its cell, never). */
     private volatile Cell[] cells = NONE;
-    /** Guarded by this: what the cells of ended threads had counted. */
-    private long retired;
+    /** Written under this: what the cells of ended threads had counted. */
+    private volatile long retired;
+    /**
+     * Odd while a registration folds ended threads' cells into {@link #retired} (written under
+     * this): {@link #sum()} reads without the lock, and again if a fold ran meanwhile, so a cell is
+     * never counted both in its place and in the retired total.
+     */
+    private volatile int folds;
     /**
      * The cell used last, so that a thread calling again finds its own without a scan. Read and
      * written plainly (opaque): a stale value only costs that scan, and a cell's owner is final, so a
@@ -53,6 +59,15 @@ public final class ThreadCounter {
     }
 
     private synchronized Cell register(Thread t) {
+        folds++; // odd: a fold is under way
+        try {
+            return fold(t);
+        } finally {
+            folds++;
+        }
+    }
+
+    private Cell fold(Thread t) {
         Cell[] now = cells;
         int live = 0;
         Cell[] next = new Cell[now.length + 1];
@@ -84,15 +99,25 @@ public final class ThreadCounter {
         VALUE.setRelease(c, (long) VALUE.getOpaque(c) + 1);
     }
 
-    /** @return the total over every thread (a snapshot: increments racing with it may be missed) */
+    /**
+     * Reads without a lock (statistics walk every endpoint's counter once a second: a lock is a write
+     * to each counter's line).
+     *
+     * @return the total over every thread (a snapshot: increments racing with it may be missed)
+     */
     public long sum() {
-        long s;
-        synchronized (this) {
-            s = retired;
-            for (Cell c : cells) {
-                s += (long) VALUE.getAcquire(c);
+        while (true) {
+            int before = folds;
+            if ((before & 1) == 0) {
+                long s = retired;
+                for (Cell c : cells) {
+                    s += (long) VALUE.getAcquire(c);
+                }
+                if (folds == before) {
+                    return s;
+                }
             }
+            Thread.onSpinWait(); // a registration is folding: it takes microseconds
         }
-        return s;
     }
 }
