@@ -20,8 +20,11 @@ import org.slf4j.LoggerFactory;
  */
 final class SlowHandlers {
     private static final Logger LOG = LoggerFactory.getLogger(SlowHandlers.class);
-    /** How often the watchdog looks at running handlers. */
-    private static final long WATCH_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+    /**
+     * How often the watchdog looks at running handlers: a handler over its bound (100 ms by default)
+     * is reported within this much more; each look is a wake-up of an otherwise idle process.
+     */
+    private static final long WATCH_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
     /** Every worker's handlers, watched by one daemon thread for the whole process. */
     private static final Set<SlowHandlers> WATCHED = ConcurrentHashMap.newKeySet();
     private static ScheduledExecutorService watchdog;
