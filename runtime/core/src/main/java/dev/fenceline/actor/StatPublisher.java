@@ -169,6 +169,9 @@ public final class StatPublisher {
         // Only the endpoints that hold slots are remembered as seen: with ten thousand endpoints and
         // a file of a thousand counters, a map of every endpoint was most of this method's work.
         Map<Endpoint, Boolean> seenEndpoints = new IdentityHashMap<>(endpointSlots.size());
+        // A full file takes no new endpoint: while it stays full, only the endpoints holding slots are
+        // visited, not every endpoint of every worker (a copy of the list and a lookup each).
+        boolean full = warnedFull && freeCount < ENDPOINT.length;
         for (Worker w : workers.get()) {
             seenWorkers.put(w, Boolean.TRUE);
             int[] slots = workerSlots.computeIfAbsent(w, x -> allocate(WORKER, "worker " + x.name(), x.name()));
@@ -177,6 +180,9 @@ public final class StatPublisher {
                 long[] v = {s.operations(), s.completed(), s.failed(), s.outstanding(), s.flushes(), s.strongFences(),
                     s.reconfigurations(), s.restarts(), s.direct(), s.openEndpoints()};
                 set(slots, v);
+            }
+            if (full) {
+                continue; // below
             }
             for (Endpoint e : w.endpoints()) {
                 int[] es = endpointSlots.get(e);
@@ -192,20 +198,33 @@ public final class StatPublisher {
                 }
                 if (es != null) {
                     seenEndpoints.put(e, Boolean.TRUE);
-                    long bytes = 0;
-                    long live = 0;
-                    for (LaneStatistics l : s.lanes()) {
-                        bytes += l.bytes();
-                        live += l.live() ? 1 : 0;
-                    }
-                    set(es, new long[] {s.operations(), s.outstanding(), s.failed(), bytes, live,
-                        s.flushLatency().p99() / 1_000});
+                    publish(es, s);
+                }
+            }
+        }
+        if (full) {
+            for (Map.Entry<Endpoint, int[]> held : endpointSlots.entrySet()) {
+                Endpoint e = held.getKey();
+                // Its worker forgets it when it closes (a closed worker closes its endpoints first).
+                if (!(e instanceof EndpointImpl i) || !i.isForgotten()) {
+                    seenEndpoints.put(e, Boolean.TRUE);
+                    publish(held.getValue(), e.statistics());
                 }
             }
         }
         release(workerSlots, seenWorkers);
         release(endpointSlots, seenEndpoints);
         StatLayout.LONG.setRelease(buffer, StatLayout.UPDATED_OFFSET, System.currentTimeMillis());
+    }
+
+    private void publish(int[] slots, EndpointStatistics s) {
+        long bytes = 0;
+        long live = 0;
+        for (LaneStatistics l : s.lanes()) {
+            bytes += l.bytes();
+            live += l.live() ? 1 : 0;
+        }
+        set(slots, new long[] {s.operations(), s.outstanding(), s.failed(), bytes, live, s.flushLatency().p99() / 1_000});
     }
 
     private void set(int[] slots, long[] values) {

@@ -84,6 +84,35 @@ class StatPublishingTest {
     }
 
     @Test
+    void aFullFileKeepsUpdatingTheEndpointsInItAndAClosedOnesSlotsGoToOneLeftOut() throws Exception {
+        // 64 slots (the fewest): two workers' ten counters and seven endpoints' six; the eighth is left out.
+        try (Fenceline f = Fenceline.create(config("fenceline.stat.counters = 64"))) {
+            Worker a = f.newWorker("a").toCompletableFuture().get(10, TimeUnit.SECONDS);
+            Worker b = f.newWorker("b").toCompletableFuture().get(10, TimeUnit.SECONDS);
+            List<dev.fenceline.Endpoint> eps = new java.util.ArrayList<>();
+            for (int i = 0; i < 8; i++) {
+                eps.add(a.connect(b.address()).toCompletableFuture().get(10, TimeUnit.SECONDS));
+            }
+            List<StatValue> v = awaitValues(x -> owners(x, StatCounter.Scope.ENDPOINT).size() == 7);
+            Set<String> in = owners(v, StatCounter.Scope.ENDPOINT);
+            dev.fenceline.Endpoint inFile = eps.stream().filter(e -> in.contains(e.statistics().endpoint()))
+                    .findFirst().orElseThrow();
+            String out = eps.stream().map(e -> e.statistics().endpoint()).filter(n -> !in.contains(n))
+                    .findFirst().orElseThrow();
+            // While full, the endpoints in the file are still updated: an operation shows.
+            dev.fenceline.MemoryRegion region = b.allocate(8);
+            inFile.put(java.nio.ByteBuffer.allocateDirect(8), region.address(), region.remoteKey())
+                    .toCompletableFuture().get(10, TimeUnit.SECONDS);
+            String name = inFile.statistics().endpoint();
+            awaitValues(x -> x.stream().anyMatch(c -> c.owner().equals(name) && c.counter() == StatCounter.ENDPOINT_OPERATIONS
+                    && c.value() == 1));
+            inFile.close().toCompletableFuture().get(10, TimeUnit.SECONDS);
+            v = awaitValues(x -> owners(x, StatCounter.Scope.ENDPOINT).contains(out));
+            assertTrue(!owners(v, StatCounter.Scope.ENDPOINT).contains(name), "the closed one's slots were freed: " + v);
+        }
+    }
+
+    @Test
     void aFileLeftByAProcessThatIsGoneIsRemovedByTheNextRuntime() throws Exception {
         Files.createDirectories(dir);
         Path stale = dir.resolve(Long.MAX_VALUE + "-1.stat");
