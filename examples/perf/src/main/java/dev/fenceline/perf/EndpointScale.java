@@ -27,8 +27,15 @@ import java.util.concurrent.atomic.AtomicReference;
 final class EndpointScale {
     /** Connects in flight at once: enough to measure the worker, not the caller's patience. */
     private static final int IN_FLIGHT = 256;
-    /** Idle time before the idle CPU is measured: JIT compilation and collection of the burst end. */
-    private static final long SETTLE_MS = 3000;
+    /**
+     * The idle period.
+     *
+     * @param settleSeconds idle time before the CPU is measured: JIT compilation and collection of
+     *     the burst end (the compilers keep working for a minute after ten thousand connects)
+     * @param seconds how long the CPU is measured
+     */
+    record Idle(double settleSeconds, double seconds) {
+    }
 
     /**
      * One measurement.
@@ -44,12 +51,13 @@ final class EndpointScale {
      * @param putFlushSeconds the time of a put and a flush over every endpoint
      * @param verified words of the peer's region that hold what their endpoint put
      * @param idleCoreFraction the process's CPU over the idle period, in cores (1.0 = one core busy)
-     * @param idleSeconds how long they sat idle
+     * @param idleSeconds how long they sat idle while measured
+     * @param idleSettleSeconds how long they sat idle before
      * @param closeSeconds the time to close them all
      */
     record Result(String transport, int endpoints, int connected, double connectSeconds, String connectFailure,
             double heapPerEndpoint, double heapPerUsedEndpoint, double heapPerClosedEndpoint, double putFlushSeconds,
-            int verified, double idleCoreFraction, double idleSeconds, double closeSeconds) {
+            int verified, double idleCoreFraction, double idleSeconds, double idleSettleSeconds, double closeSeconds) {
         double connectsPerSecond() {
             return connected / connectSeconds;
         }
@@ -57,9 +65,9 @@ final class EndpointScale {
         String text() {
             return String.format(Locale.ROOT, "endpoints %-4s %7d: connected %d in %.2f s (%,.0f/s), %,.0f B heap"
                     + " each (%,.0f B once used), put+flush over all %.2f s, %d verified, idle %.1f%% of a core"
-                    + " over %.0f s, closed in %.2f s (%,.0f B heap each left after)%s", transport, endpoints,
-                    connected, connectSeconds, connectsPerSecond(), heapPerEndpoint, heapPerUsedEndpoint,
-                    putFlushSeconds, verified, idleCoreFraction * 100, idleSeconds, closeSeconds,
+                    + " over %.0f s (after %.0f s), closed in %.2f s (%,.0f B heap each left after)%s", transport,
+                    endpoints, connected, connectSeconds, connectsPerSecond(), heapPerEndpoint, heapPerUsedEndpoint,
+                    putFlushSeconds, verified, idleCoreFraction * 100, idleSeconds, idleSettleSeconds, closeSeconds,
                     heapPerClosedEndpoint, connectFailure == null ? "" : "; first connect failure: " + connectFailure);
         }
 
@@ -67,10 +75,11 @@ final class EndpointScale {
             return String.format(Locale.ROOT, "{\"test\": \"endpoints\", \"transport\": \"%s\", \"endpoints\": %d,"
                     + " \"connected\": %d, \"connect_s\": %.3f, \"connects_per_s\": %.1f,"
                     + " \"heap_per_endpoint\": %.0f, \"heap_per_used_endpoint\": %.0f, \"put_flush_s\": %.3f,"
-                    + " \"verified\": %d, \"idle_cores\": %.4f, \"idle_s\": %.1f, \"close_s\": %.3f,"
-                    + " \"heap_per_closed_endpoint\": %.0f, \"connect_failure\": %s}", transport, endpoints, connected,
-                    connectSeconds, connectsPerSecond(), heapPerEndpoint, heapPerUsedEndpoint, putFlushSeconds,
-                    verified, idleCoreFraction, idleSeconds, closeSeconds, heapPerClosedEndpoint,
+                    + " \"verified\": %d, \"idle_cores\": %.4f, \"idle_s\": %.1f, \"idle_settle_s\": %.1f,"
+                    + " \"close_s\": %.3f, \"heap_per_closed_endpoint\": %.0f, \"connect_failure\": %s}", transport,
+                    endpoints, connected, connectSeconds, connectsPerSecond(), heapPerEndpoint, heapPerUsedEndpoint,
+                    putFlushSeconds, verified, idleCoreFraction, idleSeconds, idleSettleSeconds, closeSeconds,
+                    heapPerClosedEndpoint,
                     connectFailure == null ? "null" : "\"" + connectFailure.replace("\\", "\\\\")
                             .replace("\"", "\\\"") + "\"");
         }
@@ -85,16 +94,16 @@ final class EndpointScale {
      * @param config the configuration
      * @param transport the transport's name
      * @param counts the endpoint counts
-     * @param idleSeconds the idle period
+     * @param idle the idle period
      * @param json whether to print JSON
      * @param out where to print
      * @throws Exception if the workers cannot start
      */
-    static void run(Config config, String transport, List<Integer> counts, double idleSeconds, boolean json,
+    static void run(Config config, String transport, List<Integer> counts, Idle idle, boolean json,
             java.io.PrintStream out) throws Exception {
         List<Result> results = new ArrayList<>();
         for (int n : counts) {
-            Result r = measure(config, transport, n, idleSeconds);
+            Result r = measure(config, transport, n, idle);
             results.add(r);
             if (!json) {
                 out.println(r.text());
@@ -113,11 +122,11 @@ final class EndpointScale {
      * @param config the configuration (its transports)
      * @param transport the transport's name, for the report
      * @param n how many endpoints
-     * @param idleSeconds how long they sit idle while the process's CPU is measured
+     * @param idle how long they sit idle before and while the process's CPU is measured
      * @return the measurement
      * @throws Exception if the workers cannot start
      */
-    static Result measure(Config config, String transport, int n, double idleSeconds) throws Exception {
+    static Result measure(Config config, String transport, int n, Idle idle) throws Exception {
         try (Fenceline f = Fenceline.create(config)) {
             Worker alpha = f.newWorker("alpha").toCompletableFuture().get(30, TimeUnit.SECONDS);
             Worker beta = f.newWorker("beta").toCompletableFuture().get(30, TimeUnit.SECONDS);
@@ -174,7 +183,7 @@ final class EndpointScale {
                 }
             }
 
-            double idleCores = idleCpu(idleSeconds);
+            double idleCores = idleCpu(idle);
 
             long t2 = System.nanoTime();
             List<CompletableFuture<Void>> closes = new ArrayList<>(connected);
@@ -195,7 +204,7 @@ final class EndpointScale {
                     connected == 0 ? 0 : (double) (heapAfter - heapBefore) / connected,
                     connected == 0 ? 0 : (double) (heapAfterUse - heapBefore) / connected,
                     connected == 0 ? 0 : (double) (heapAfterClose - heapBefore) / connected, putFlushSeconds, verified,
-                    idleCores, idleSeconds, closeSeconds);
+                    idleCores, idle.seconds(), idle.settleSeconds(), closeSeconds);
         }
     }
 
@@ -212,11 +221,12 @@ final class EndpointScale {
     }
 
     /**
-     * @return the process's CPU over {@code seconds} of doing nothing, in cores, after a settling
-     *     period in which the compiler and the collector finish with the burst before it
+     * @return the process's CPU over the idle period's seconds of doing nothing, in cores, after its
+     *     settling period, in which the compiler and the collector finish with the burst before it
      */
-    private static double idleCpu(double seconds) throws InterruptedException {
-        Thread.sleep(SETTLE_MS);
+    private static double idleCpu(Idle idle) throws InterruptedException {
+        double seconds = idle.seconds();
+        Thread.sleep((long) (idle.settleSeconds() * 1000));
         com.sun.management.OperatingSystemMXBean os = (com.sun.management.OperatingSystemMXBean)
                 ManagementFactory.getOperatingSystemMXBean();
         long cpu0 = os.getProcessCpuTime();

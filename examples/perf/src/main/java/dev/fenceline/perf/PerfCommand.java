@@ -131,6 +131,11 @@ public final class PerfCommand implements Callable<Integer> {
             description = "With --endpoints: how long the endpoints sit idle while the process's CPU is measured.")
     double idleSeconds;
 
+    @Option(names = "--idle-settle-seconds", defaultValue = "3",
+            description = "With --endpoints: how long the endpoints sit idle before that (the JIT compilers and the"
+                    + " collector finish with the connects meanwhile).")
+    double idleSettleSeconds;
+
     @Option(names = "--json", description = "Print the results as a JSON array instead of text.")
     boolean json;
 
@@ -260,6 +265,10 @@ public final class PerfCommand implements Callable<Integer> {
                 throw new CommandLine.ParameterException(spec.commandLine(), "--endpoints " + n + ": 1 to 1000000");
             }
         }
+        if (!(idleSeconds > 0 && idleSeconds <= 3600 && idleSettleSeconds >= 0 && idleSettleSeconds <= 3600)) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--idle-seconds " + idleSeconds
+                    + " and --idle-settle-seconds " + idleSettleSeconds + ": more than 0 and 0 or more, at most 3600");
+        }
         Config scaled = config;
         if (transport.equals("tcp")) {
             // Every endpoint is a connection per rail from the one address of the peer worker in
@@ -269,7 +278,8 @@ public final class PerfCommand implements Callable<Integer> {
             scaled = ConfigFactory.parseString("fenceline.transport.tcp.limits { connections = " + most
                     + ", connections-per-address = " + most + " }").withFallback(config);
         }
-        EndpointScale.run(scaled, transport, endpointCounts, idleSeconds, json, out);
+        EndpointScale.run(scaled, transport, endpointCounts, new EndpointScale.Idle(idleSettleSeconds, idleSeconds),
+                json, out);
         return 0;
     }
 

@@ -33,7 +33,9 @@ class PerfCommandTest {
     /** The scale mode connects every endpoint, puts and flushes over each, and checks the words it wrote. */
     @Test
     void endpointsConnectsEveryEndpointAndVerifiesEveryPut() {
-        String json = run("--transport", "sim", "--endpoints", "3000", "--idle-seconds", "0.2", "--json");
+        String json = run("--transport", "sim", "--endpoints", "3000", "--idle-seconds", "0.2",
+                "--idle-settle-seconds", "0.5", "--json");
+        assertTrue(json.contains("\"idle_s\": 0.2, \"idle_settle_s\": 0.5,"), json);
         assertTrue(json.contains("\"test\": \"endpoints\", \"transport\": \"sim\", \"endpoints\": 3000,"
                 + " \"connected\": 3000,"), json);
         assertTrue(json.contains("\"verified\": 3000,"), json);
