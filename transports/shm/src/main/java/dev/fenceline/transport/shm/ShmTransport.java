@@ -57,9 +57,8 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
     private final String prefix;
     private final Inbox inbox;
     private final Path inboxFile;
-    private final AtomicInteger segmentCount = new AtomicInteger();
-    private final Set<DataSegment> ownSegments = ConcurrentHashMap.newKeySet();
-    private final Map<String, DataSegment.Peer> peerSegments = new ConcurrentHashMap<>();
+    /** Its regions' segments, their key slots, and the peers' segments it mapped. */
+    private final ShmMemory memory;
     private final Map<String, Inbox> peerInboxes = new ConcurrentHashMap<>();
     /** Bumped after each change of {@link #peerInboxes}: the polling thread then takes a new {@link #inboxes}. */
     private final AtomicInteger inboxesChanged = new AtomicInteger();
@@ -82,8 +81,6 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
     private final ShmTarget target;
     /** Whether endpoints get the cross-memory-attach lane. */
     private final boolean cma;
-    /** Key-table slots of registered regions. */
-    private final SlotPool keySlots;
     private final Set<CmaLane> cmaLanes = ConcurrentHashMap.newKeySet();
     /** Peer processes the transport actor found gone, for the polling thread to act on. */
     private final java.util.concurrent.ConcurrentLinkedQueue<Inbox> deaths =
@@ -116,7 +113,6 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         }
         this.gatePool = new SlotPool(inbox.gates.slots());
         this.attention = new org.agrona.concurrent.ManyToOneConcurrentArrayQueue<>(Math.max(2, inbox.gates.slots()));
-        this.keySlots = new SlotPool(inbox.slots());
         this.target = new ShmTarget(context, settings, this::openInbox, this::dropped);
         Heartbeat.start(inbox);
         String noCma = settings.cma() ? Cma.unavailable() : "switched off (" + ShmSettings.SECTION + ".cma = off)";
@@ -124,6 +120,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         if (!cma) {
             LOG.debug("shm {}: no cross-memory-attach lane: {}", context.workerName(), noCma);
         }
+        this.memory = new ShmMemory(context, settings, prefix, inbox, cma, () -> actor);
     }
 
     private static IdleStrategy idle(ShmSettings s) {
@@ -223,121 +220,22 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
 
     @Override
     public SharedMemory allocateShared(long bytes) {
-        if (bytes > Integer.MAX_VALUE - DataSegment.HEADER) {
-            return null;
-        }
-        Path file = directory.resolve(prefix + "seg" + segmentCount.incrementAndGet() + "-" + Segments.unguessable());
-        try {
-            DataSegment[] self = new DataSegment[1];
-            self[0] = DataSegment.create(file, bytes, () -> ownSegments.remove(self[0]));
-            ownSegments.add(self[0]);
-            return self[0];
-        } catch (IOException e) {
-            throw new FencelineException("shm: cannot create segment " + file + ": " + e, e);
-        }
+        return memory.allocate(bytes);
     }
 
-    /** Registered memory gets a key-table slot, so peers can check its key before a cross-memory access. */
     @Override
-    public dev.fenceline.spi.RegionHandle registerRegion(ByteBuffer memory) {
-        if (!cma) {
-            return null; // reached through the ring, where the owner checks the key
-        }
-        int slot = keySlots.take();
-        if (slot < 0) {
-            throw new FencelineException("shm: worker '" + context.workerName() + "' has "
-                    + settings.maxRegistrations() + " registered regions, the most "
-                    + ShmSettings.SECTION + ".max-registrations allows");
-        }
-        inbox.claim(slot, com.kenai.jffi.MemoryIO.getInstance().getDirectBufferAddress(memory), memory.capacity());
-        byte[] data = CmaLane.keyData(slot, inbox.name);
-        return new dev.fenceline.spi.RegionHandle() {
-            @Override
-            public byte[] transportData() {
-                return data.clone();
-            }
-
-            @Override
-            public void registered(long keyId) {
-                registered(keyId, dev.fenceline.Access.all());
-            }
-
-            /** Peers' cma lanes check the slot's access before each transfer. */
-            @Override
-            public void registered(long keyId, Set<dev.fenceline.Access> access) {
-                inbox.open(slot, keyId, dev.fenceline.Access.bits(access));
-            }
-
-            /**
-             * Peers check the slot before each cross-memory access, but a check and the copy are not
-             * one step: the transport actor keeps the memory reachable (not freed) and the slot taken
-             * for the registration quarantine, far longer than any access that passed the check can
-             * take. With the actor gone (the worker stopped) the slot is never reused.
-             */
-            @Override
-            public void close() {
-                inbox.close(slot);
-                ActorRef<ShmTransportActor.Command> a = actor;
-                if (a != null) {
-                    a.tell(new ShmTransportActor.Quarantine(slot, memory));
-                }
-            }
-        };
+    public dev.fenceline.spi.RegionHandle registerRegion(ByteBuffer region) {
+        return memory.register(region);
     }
 
     @Override
     public void keyUnpacked(RemoteKey key) {
-        peerSegment(key);
+        memory.peerSegment(key);
     }
 
     /** @return this process's mapping of the key's segment, or null if it is not reachable directly */
-    /**
-     * A mapping found for a key, tagged with the transport that mapped it (a key may meet several):
-     * a token, not the transport, so a cached key does not keep a closed transport reachable.
-     */
-    private record CachedSegment(Object owner, DataSegment.Peer segment) {
-    }
-
-    /** This transport's tag in keys' caches. */
-    private final Object cacheTag = new Object();
-
     DataSegment.Peer peerSegment(RemoteKey key) {
-        // Per operation on the fast path: parsing the segment's name out of the key and hashing it
-        // was most of the cost of an 8-byte put (JFR), so the key remembers its mapping.
-        Object cached = key.transportCache();
-        if (cached instanceof CachedSegment c && c.owner() == cacheTag) {
-            if (c.segment().open()) {
-                return c.segment();
-            }
-            key.transportCache(null); // the owner closed the region: let the mapping go
-        }
-        DataSegment.Peer seg = lookUpSegment(key);
-        if (seg != null && seg.open() && !(cached instanceof CachedSegment other && other.owner() != cacheTag
-                && other.segment().open())) {
-            key.transportCache(new CachedSegment(cacheTag, seg)); // never evict another worker's live entry
-        }
-        return seg;
-    }
-
-    private DataSegment.Peer lookUpSegment(RemoteKey key) {
-        String name = DataSegment.nameOf(key.part(ShmTransportProvider.NAME));
-        if (name == null) {
-            return null;
-        }
-        DataSegment.Peer seg = peerSegments.get(name);
-        if (seg != null) {
-            return seg;
-        }
-        Path file = directory.resolve(name);
-        try {
-            seg = DataSegment.map(file);
-        } catch (IOException | RuntimeException e) {
-            LOG.debug("shm {}: {} not mapped ({}); operations on it go through the owner", context.workerName(),
-                    file, e.toString());
-            return null;
-        }
-        DataSegment.Peer before = peerSegments.putIfAbsent(name, seg);
-        return before != null ? before : seg;
+        return memory.peerSegment(key);
     }
 
     // ------------------------------------------------------------------ wireup
@@ -426,7 +324,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
     /** Transport actor: a closed registration's quarantine is over. */
     @Override
     public void release(int slot) {
-        keySlots.release(slot);
+        memory.release(slot);
     }
 
     /** Peer processes found standing still, for the polling thread to fail their ring lanes. */
@@ -694,7 +592,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
      */
     @Override
     public void housekeeping() {
-        peerSegments.values().removeIf(seg -> !seg.open());
+        memory.forgetClosedPeerSegments();
         for (int n = gatesToFree.size(); n > 0; n--) {
             Integer slot = gatesToFree.poll();
             if (slot != null) {
@@ -788,9 +686,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         for (ShmLane l : all) {
             l.fail(new EndpointFailedException("shm: worker '" + context.workerName() + "' closed its transport"));
         }
-        for (DataSegment s : new ArrayList<>(ownSegments)) {
-            s.close();
-        }
+        memory.close();
         Segments.remove(inboxFile);
     }
 
