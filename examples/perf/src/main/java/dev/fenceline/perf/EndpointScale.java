@@ -226,7 +226,7 @@ final class EndpointScale {
      */
     private static double idleCpu(Idle idle) throws InterruptedException {
         double seconds = idle.seconds();
-        Thread.sleep((long) (idle.settleSeconds() * 1000));
+        Thread.sleep((long) (idle.settleSeconds() * 1000)); // the benchmark's own thread waits: nothing else to do
         com.sun.management.OperatingSystemMXBean os = (com.sun.management.OperatingSystemMXBean)
                 ManagementFactory.getOperatingSystemMXBean();
         long cpu0 = os.getProcessCpuTime();

@@ -183,12 +183,7 @@ final class DirectLedger {
 
     /** @param p a posted operation its lane gave back (any thread) */
     void returned(PostedRequest p) {
-        ConcurrentLinkedQueue<PostedRequest> q = returned;
-        if (q == null) {
-            RETURNED.compareAndExchange(this, null, new ConcurrentLinkedQueue<PostedRequest>());
-            q = returned;
-        }
-        q.add(p);
+        VarHandles.<ConcurrentLinkedQueue<PostedRequest>>made(RETURNED, this, ConcurrentLinkedQueue::new).add(p);
     }
 
     /** @return actor: the next operation a lane gave back, in the order given, or null */
@@ -335,12 +330,8 @@ final class DirectLedger {
      */
     CompletableFuture<Void> flush(long target, long before) {
         CompletableFuture<Void> done = new CompletableFuture<>();
-        ConcurrentLinkedQueue<DirectFlush> waiting = flushes;
-        if (waiting == null) {
-            FLUSHES.compareAndExchange(this, null, new ConcurrentLinkedQueue<DirectFlush>());
-            waiting = flushes;
-        }
-        waiting.add(new DirectFlush(target, before, done));
+        VarHandles.<ConcurrentLinkedQueue<DirectFlush>>made(FLUSHES, this, ConcurrentLinkedQueue::new)
+                .add(new DirectFlush(target, before, done));
         release(answered); // the last answer may have come before the add
         FencelineException ended = submissions.terminal(); // after the add
         if (ended != null) {

@@ -47,8 +47,11 @@ final class EndpointImpl implements Endpoint {
     /** The close's stage, set by the first close (an endpoint that is never closed holds none). */
     private volatile CompletableFuture<Void> closed;
     private volatile ActorRef<EndpointProtocol.Command> actor;
-    /** Set once its worker has folded its counts into the retired totals; guarded by the worker's lock. */
-    private boolean forgotten;
+    /**
+     * Set once its worker has folded its counts into the retired totals, under the worker's lock;
+     * volatile for the counters file, which reads it without that lock.
+     */
+    private volatile boolean forgotten;
 
     EndpointImpl(EndpointChannel channel, AtomicLong workerEpoch, ActorSystem<?> system, Duration closeTimeout) {
         this.channel = channel;
@@ -88,7 +91,7 @@ final class EndpointImpl implements Endpoint {
         forgotten = true;
     }
 
-    /** @return whether the worker counted it into its retired totals (read under the worker's lock) */
+    /** @return whether the worker counted it into its retired totals (under the worker's lock for its totals) */
     boolean isForgotten() {
         return forgotten;
     }

@@ -24,17 +24,9 @@ final class ImplicitErrors {
      * @param number its submission number (for the fast path: the submission count when it failed, so
      *     that it sorts after everything submitted before it)
      */
-    @SuppressWarnings("unchecked")
     void failed(FencelineException e, long number) {
-        ConcurrentSkipListMap<Long, FencelineException> m = errors;
-        if (m == null) {
-            ConcurrentSkipListMap<Long, FencelineException> made = new ConcurrentSkipListMap<>();
-            m = (ConcurrentSkipListMap<Long, FencelineException>) ERRORS.compareAndExchange(this, null, made);
-            if (m == null) {
-                m = made;
-            }
-        }
-        m.putIfAbsent(number, e);
+        VarHandles.<ConcurrentSkipListMap<Long, FencelineException>>made(ERRORS, this, ConcurrentSkipListMap::new)
+                .putIfAbsent(number, e);
     }
 
     /**

@@ -339,7 +339,10 @@ final class LaneSlots {
     LongHashSet parkedTokens() {
         LongHashSet tokens = new LongHashSet();
         for (ArrayDeque<Pending> p : parked) {
-            for (Pending x : p == null ? java.util.List.<Pending>of() : p) {
+            if (p == null) {
+                continue;
+            }
+            for (Pending x : p) {
                 if (x instanceof Pending.Op o) {
                     tokens.add(o.op().token());
                 }

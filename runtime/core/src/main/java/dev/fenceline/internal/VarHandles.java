@@ -25,4 +25,24 @@ public final class VarHandles {
             throw new ExceptionInInitializerError(e);
         }
     }
+
+    /**
+     * A field made at first use by whichever thread gets there first (tables most owners never need).
+     *
+     * @param <T> the field's type
+     * @param handle the field's handle
+     * @param owner the object that holds the field
+     * @param make makes a value; every thread but the first one's is dropped
+     * @return the field's value, made if it was null
+     */
+    @SuppressWarnings("unchecked")
+    public static <T> T made(VarHandle handle, Object owner, java.util.function.Supplier<T> make) {
+        T now = (T) handle.getAcquire(owner);
+        if (now != null) {
+            return now;
+        }
+        T mine = make.get();
+        T first = (T) handle.compareAndExchange(owner, null, mine);
+        return first != null ? first : mine;
+    }
 }
