@@ -89,6 +89,9 @@ class StatPublishingTest {
         try (Fenceline f = Fenceline.create(config("fenceline.stat.counters = 64"))) {
             Worker a = f.newWorker("a").toCompletableFuture().get(10, TimeUnit.SECONDS);
             Worker b = f.newWorker("b").toCompletableFuture().get(10, TimeUnit.SECONDS);
+            // Both workers in the file first: else an update between the connects gives the endpoints
+            // the slots of a worker not yet seen.
+            awaitValues(x -> owners(x, StatCounter.Scope.WORKER).equals(Set.of("a", "b")));
             List<dev.fenceline.Endpoint> eps = new java.util.ArrayList<>();
             for (int i = 0; i < 8; i++) {
                 eps.add(a.connect(b.address()).toCompletableFuture().get(10, TimeUnit.SECONDS));
