@@ -86,8 +86,9 @@ public final class PerfCommand implements Callable<Integer> {
     String fenceMode;
 
     @Option(names = "--baseline", description = "Also measure the floor under the transport in the same run:"
-            + " raw Netty over loopback (a byte stream and a ping-pong at each size) for tcp, a memcpy between"
-            + " direct buffers at each size for shm.")
+            + " raw Netty over loopback (a byte stream and a ping-pong at each size) for tcp; for shm a memcpy"
+            + " between direct buffers and a ping-pong of two threads through memory at each size, and"
+            + " fetch-adds on a word of memory.")
     boolean baseline;
 
     @Option(names = "--processes", defaultValue = "1", description = "1: both workers in this JVM; 2: the target"
@@ -226,7 +227,13 @@ public final class PerfCommand implements Callable<Integer> {
                 int n = count(PerfTest.PUT_BW, size);
                 results.add(Memcpy.measure(size, Math.min(warmup, n), n));
                 print(results, out);
+                int m = count(PerfTest.PUT_LAT, size);
+                results.add(MemoryFloors.pingPong(size, Math.min(warmup, m), m));
+                print(results, out);
             }
+            int m = count(PerfTest.FADD_MR, 8);
+            results.add(MemoryFloors.fetchAdd(Math.min(warmup, m), m));
+            print(results, out);
         } else if (baseline) {
             try (RawNettyBaseline raw = new RawNettyBaseline()) {
                 for (int size : sizeList) {

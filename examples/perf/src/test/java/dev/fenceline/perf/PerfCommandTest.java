@@ -96,6 +96,25 @@ class PerfCommandTest {
         }
     }
 
+    /** shm's floors: a copy and a two-thread ping-pong at each size, fetch-adds on a word, each measured. */
+    @Test
+    void shmBaselineMeasuresItsFloors() {
+        String json = run("--transport", "shm", "--tests", "put_lat", "--sizes", "8,64", "-n", "2000", "-w", "200",
+                "--json", "--baseline");
+        for (String size : new String[] {"8", "64"}) {
+            assertTrue(json.contains("\"test\":\"memcpy\",\"transport\":\"memcpy\",\"size\":" + size), json);
+            Matcher lat = Pattern.compile("\"test\":\"core_lat\",\"transport\":\"memory\",\"size\":" + size
+                    + ",\"iterations\":2000,.*?\"p50_us\":([0-9.]+),\"p99_us\":([0-9.]+)").matcher(json);
+            assertTrue(lat.find(), "core_lat at " + size + " missing in " + json);
+            double p50 = Double.parseDouble(lat.group(1));
+            assertTrue(p50 > 0 && Double.parseDouble(lat.group(2)) >= p50, lat.group());
+        }
+        Matcher atomics = Pattern.compile("\"test\":\"atomic_mr\",\"transport\":\"memory\",\"size\":8,"
+                + "\"iterations\":2000,.*?\"rate\":([0-9.]+)").matcher(json);
+        assertTrue(atomics.find(), "atomic_mr missing in " + json);
+        assertTrue(Double.parseDouble(atomics.group(1)) > 0, atomics.group());
+    }
+
     /** A run across hosts, here two sides in one JVM: a server takes the driver's control connection. */
     @Test
     void serverAndConnectOverShm() throws Exception {
