@@ -31,7 +31,12 @@ public final class MappedMemory {
      * @param src the bytes (position to limit; not moved)
      */
     public static void put(ByteBuffer data, int at, ByteBuffer src) {
-        data.put(at, src, src.position(), src.remaining());
+        int n = src.remaining();
+        if (n == 8) { // one store: a bulk copy's checks and stub call were most of an 8-byte put (perf record)
+            LONG.set(data, at, (long) LONG.get(src, src.position()));
+        } else {
+            data.put(at, src, src.position(), n);
+        }
         VarHandle.releaseFence();
     }
 
@@ -42,7 +47,12 @@ public final class MappedMemory {
      */
     public static void get(ByteBuffer data, int at, ByteBuffer dst) {
         VarHandle.acquireFence();
-        dst.put(dst.position(), data, at, dst.remaining());
+        int n = dst.remaining();
+        if (n == 8) {
+            LONG.set(dst, dst.position(), (long) LONG.get(data, at));
+        } else {
+            dst.put(dst.position(), data, at, n);
+        }
     }
 
     /**
