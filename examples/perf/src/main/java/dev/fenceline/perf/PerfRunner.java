@@ -293,11 +293,16 @@ final class PerfRunner {
             }
             inFlight.release();
         };
+        // A permit this thread holds: an operation done on return gives it back to this thread, with
+        // no atomic instruction (ucx_perftest counts its window in plain variables too); only one
+        // that completes later takes it along, and its completion releases it to the semaphore.
+        boolean holding = false;
         long start = System.nanoTime();
         for (long i = 1; i <= n; i++) {
-            if (!inFlight.tryAcquire(TIMEOUT_S, TimeUnit.SECONDS)) {
+            if (!holding && !inFlight.tryAcquire(TIMEOUT_S, TimeUnit.SECONDS)) {
                 throw new IllegalStateException(test.id() + " stalled at " + i);
             }
+            holding = true;
             CompletionStage<?> op = switch (test) {
                 case PUT_BW -> ep.put(buf, addr, key);
                 case GET_BW -> ep.get(buf, addr, key);
@@ -311,12 +316,11 @@ final class PerfRunner {
                 }
                 default -> throw new IllegalArgumentException(test.id());
             };
-            // A future done on the calling thread (a fast path) has nothing to wait for: a release,
-            // where whenComplete would make and complete another stage
+            // A future done on the calling thread (a fast path) has nothing to wait for: its permit stays
+            // here, where whenComplete would make and complete another stage
             CompletableFuture<?> f = op.toCompletableFuture();
-            if (f.isDone() && !f.isCompletedExceptionally()) {
-                inFlight.release();
-            } else {
+            if (!f.isDone() || f.isCompletedExceptionally()) {
+                holding = false;
                 f.whenComplete(onComplete);
             }
             if ((i & 255) == 0) {
@@ -325,6 +329,9 @@ final class PerfRunner {
                     throw new java.util.concurrent.ExecutionException(test.id() + " failed", failure.get());
                 }
             }
+        }
+        if (holding) {
+            inFlight.release();
         }
         // Like ucx_perftest: a fence and a sentinel, so everything is visible at the target.
         ep.fence();
