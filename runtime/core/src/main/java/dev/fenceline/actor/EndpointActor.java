@@ -79,7 +79,8 @@ public final class EndpointActor {
         this.channel = channel;
         this.facade = facade;
         this.counters = channel.counters();
-        this.keepalive = new Keepalive(settings.keepaliveInterval().toNanos(), settings.keepaliveTimeout().toNanos());
+        this.keepalive = new Keepalive(settings.keepaliveInterval().toNanos(),
+                settings.keepaliveIdleInterval().toNanos(), settings.keepaliveTimeout().toNanos());
         ActorRef<Command> self = ctx.getSelf();
         this.ops = new Operations(settings, channel, log, keepalive, clock, () -> self.tell(StrongFenceDone.INSTANCE),
                 () -> self.tell(DrainFenceQueue.INSTANCE));
@@ -351,6 +352,7 @@ public final class EndpointActor {
     private Behavior<Command> onKeepaliveTick() {
         Keepalive.Tick tick = lanes.keepaliveTick();
         if (tick.failed() < 0) {
+            ops.scheduleKeepalive();
             return Behaviors.same();
         }
         LaneConnection c = ops.slots.table().connection(tick.failed());

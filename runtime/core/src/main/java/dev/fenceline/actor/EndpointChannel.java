@@ -38,6 +38,12 @@ public final class EndpointChannel {
 
     /** Written by the endpoint actor at each lane change, read by the worker's keepalive round. */
     private volatile boolean keepaliveWanted = true;
+    /**
+     * The worker's round ticks the endpoint only from this time on (the actor's clock): 0 while work
+     * waits for a lane (every round), later while the endpoint is quiet. Lowered to 0 by whoever makes
+     * work wait (the actor, a posting thread); raised only by the actor after a tick.
+     */
+    private volatile long keepaliveDue;
 
     /**
      * @param name the endpoint's name, for messages
@@ -186,6 +192,23 @@ public final class EndpointChannel {
 
     void keepaliveWanted(boolean wanted) {
         this.keepaliveWanted = wanted;
+    }
+
+    /** @return from when the worker's keepalive round ticks the endpoint */
+    long keepaliveDue() {
+        return keepaliveDue;
+    }
+
+    /** @param due the actor's clock: from when the worker's round ticks the endpoint again */
+    void keepaliveDue(long due) {
+        this.keepaliveDue = due;
+    }
+
+    /** Work waits for a lane: the worker ticks the endpoint every round again. Any thread. */
+    void keepaliveNow() {
+        if (keepaliveDue != 0) { // a read, and a write only on the change: this is on posting threads' path
+            keepaliveDue = 0;
+        }
     }
 
     /** @param table the actor's lane table now (immutable) */

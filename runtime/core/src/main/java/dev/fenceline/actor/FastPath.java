@@ -59,6 +59,9 @@ final class FastPath {
             r.trace = dev.fenceline.spi.support.Tracing.take();
             op.trace(r.trace);
             taken = g.posting().postNow(new PostedRequest(channel, g, r, op));
+            if (taken) {
+                channel.keepaliveNow(); // after the ledger counts it sent: see Operations.scheduleKeepalive()
+            }
         } finally {
             if (!taken) {
                 ledger.postingEnded(1);
@@ -116,6 +119,7 @@ final class FastPath {
                 || !g.lane().activeMessageNow(id, header, payload, channel.endpointId(), channel.direct().answers)) {
             return false;
         }
+        channel.keepaliveNow(); // after the ledger counts it sent: see Operations.scheduleKeepalive()
         channel.fast().message();
         return true;
     }

@@ -122,7 +122,8 @@ final class LaneChanges {
     }
 
     /**
-     * A keepalive tick: probes go to the lanes not heard from for an interval.
+     * A keepalive tick: probes go to the lanes not heard from for an interval (the idle interval
+     * while nothing waits for a lane).
      *
      * @return what the tick found; the endpoint fails {@link Keepalive.Tick#failed()} if it is a slot
      */
@@ -135,7 +136,7 @@ final class LaneChanges {
             heard(ops.grants().messageLane(), ops.grants().messageConnection());
         }
         long now = clock.getAsLong();
-        Keepalive.Tick tick = keepalive.tick(now, table().probedMask());
+        Keepalive.Tick tick = keepalive.tick(now, table().probedMask(), ops.quiet());
         for (int i = 0; i < table().size(); i++) {
             if ((tick.probes() & (1L << i)) != 0 && !ops.flushes.issue(FlushTracker.Probe.INSTANCE, i)) {
                 // Answered at once (a lane that checks its peer's liveness itself): heard from now.
@@ -156,6 +157,7 @@ final class LaneChanges {
         ops.slots.install(next);
         channel.publishLanes(next);
         channel.keepaliveWanted(next.probedMask() != 0);
+        channel.keepaliveNow(); // new slots: the next round ticks the endpoint and it says when next
     }
 
     /**

@@ -85,7 +85,42 @@ final class Operations implements LaneSlots.Answers {
 
     /** Publishes the fast path's grant if nothing of the endpoint is outstanding, else revokes it. */
     void updateGrant() {
-        grants.update(inflight.isEmpty() && fences.settled() && !flushes.hasUserFlushes() && !replaying);
+        boolean idle = idle();
+        grants.update(idle);
+        if (!idle) {
+            channel.keepaliveNow(); // work waits for a lane: keepalive's short interval, every round
+        }
+    }
+
+    private boolean idle() {
+        return inflight.isEmpty() && fences.settled() && !flushes.hasUserFlushes() && !replaying;
+    }
+
+    /**
+     * @return whether nothing the endpoint accepted waits for a lane: no operation, fence or flush of
+     *     the actor's, no direct operation unanswered (keepalive then probes at its idle interval)
+     */
+    boolean quiet() {
+        return idle() && channel.direct().settled();
+    }
+
+    /**
+     * After a keepalive tick that failed nothing, or a probe's answer: a quiet endpoint tells the
+     * worker when its next tick is due (work that comes to wait sooner brings the ticks back:
+     * {@link EndpointChannel#keepaliveNow()}); one with work waiting is ticked every round.
+     */
+    void scheduleKeepalive() {
+        if (!quiet()) {
+            channel.keepaliveDue(0);
+            return;
+        }
+        channel.keepaliveDue(keepalive.nextQuietDue(slots.table().probedMask()));
+        // A calling thread may have posted meanwhile: it counts its operation sent, then lowers the due
+        // time if it sees one; this writes the due time, then looks for such work. One of the two sees
+        // the other's write (all volatile), so a posted operation never waits for a quiet tick.
+        if (!quiet()) {
+            channel.keepaliveDue(0);
+        }
     }
 
     // ---------------------------------------------------------------- acceptance and posting
@@ -367,6 +402,7 @@ final class Operations implements LaneSlots.Answers {
         } else if (t.owner() instanceof FlushTracker.Probe) {
             if (slots.current(t.lane(), t.connectionId())) {
                 keepalive.probeAnswered(t.lane());
+                scheduleKeepalive(); // its deadline needs no tick now
             }
         } else if (t.owner() instanceof FlushTracker.UserFlush f) {
             flushes.answered(f);

@@ -93,6 +93,8 @@ public final class WorkerActor {
      * simulations); one that closed or failed leaves at the next round.
      */
     private final Map<ActorRef<EndpointProtocol.Command>, EndpointChannel> endpoints = new LinkedHashMap<>();
+    /** The endpoints' clock (virtual in a deterministic simulation): their keepalive due times are on it. */
+    private final java.util.function.LongSupplier clock;
 
     private WorkerActor(ActorContext<Command> ctx, TimerScheduler<Command> timers, FencelineSettings settings,
             String name, Map<String, Transport> transports, AtomicLong epoch, LaneEvents.Sink laneEvents,
@@ -108,6 +110,7 @@ public final class WorkerActor {
         this.transports = transports;
         this.epoch = epoch;
         this.system = ctx.getSystem();
+        this.clock = SystemClock.of(system);
         this.laneEvents = laneEvents;
     }
 
@@ -204,11 +207,15 @@ public final class WorkerActor {
     }
 
     private Behavior<Command> onKeepaliveRound() {
+        long now = clock.getAsLong();
         for (var it = endpoints.entrySet().iterator(); it.hasNext();) {
             var e = it.next();
-            if (e.getValue().terminal() != null) {
+            EndpointChannel c = e.getValue();
+            if (c.terminal() != null) {
                 it.remove(); // closed or failed: no lane of it is kept alive any more
-            } else if (e.getValue().keepaliveWanted()) { // else its transports watch every lane's peer
+            } else if (c.keepaliveWanted() && now - c.keepaliveDue() >= 0) {
+                // Else its transports watch every lane's peer, or it is quiet and nothing is due yet:
+                // a message per endpoint per interval was most of an idle worker's CPU.
                 e.getKey().tell(EndpointProtocol.KeepaliveTick.INSTANCE);
             }
         }

@@ -21,6 +21,8 @@ import java.util.Set;
  * @param submitBatch how many submitted operations an endpoint takes per mailbox turn
  * @param keepaliveInterval idle time after which a lane is probed; zero disables keepalive
  * @param keepaliveTimeout how long a probe may stay unanswered before the lane fails
+ * @param keepaliveIdleInterval idle time after which a lane is probed while nothing waits for the
+ *     endpoint's lanes (never shorter than {@code keepaliveInterval})
  * @param shortMax RMA up to this size prefers an RMA lane
  * @param bandwidthThreshold RMA from this size prefers an RMA_BW lane
  * @param fragmentSize the largest single transport operation
@@ -33,7 +35,7 @@ import java.util.Set;
  * @param keysRead every key read, for the completeness test
  */
 public record FencelineSettings(List<String> transports, boolean lanesFromEveryTransport, FenceMode fenceMode, ErrorMode errorMode,
-        Duration connectTimeout, int submitBatch, Duration keepaliveInterval, Duration keepaliveTimeout, long shortMax, long bandwidthThreshold, int fragmentSize,
+        Duration connectTimeout, int submitBatch, Duration keepaliveInterval, Duration keepaliveTimeout, Duration keepaliveIdleInterval, long shortMax, long bandwidthThreshold, int fragmentSize,
         boolean jmx, Duration handlerTimeBound, Stat stat, Actors actors, Progress progress, ExactlyOnce exactlyOnce,
         Set<String> keysRead) {
 
@@ -133,7 +135,7 @@ public record FencelineSettings(List<String> transports, boolean lanesFromEveryT
                     + " path: add fenceline-transport-shm, fenceline-transport-tcp (or, for tests, fenceline-testkit)");
         }
         return new FencelineSettings(List.copyOf(chosen), lanesFromEveryTransport, fenceMode, errorMode, connectTimeout, submitBatch,
-                keepaliveInterval, keepaliveTimeout, shortMax, bandwidthThreshold, fragmentSize, jmx, handlerTimeBound,
+                keepaliveInterval, keepaliveTimeout, keepaliveIdleInterval, shortMax, bandwidthThreshold, fragmentSize, jmx, handlerTimeBound,
                 stat, actors, progress, exactlyOnce, keysRead);
     }
 
@@ -157,7 +159,7 @@ public record FencelineSettings(List<String> transports, boolean lanesFromEveryT
                     + " this process" + why);
         }
         return new FencelineSettings(left, lanesFromEveryTransport, fenceMode, errorMode, connectTimeout, submitBatch,
-                keepaliveInterval, keepaliveTimeout, shortMax, bandwidthThreshold, fragmentSize, jmx, handlerTimeBound,
+                keepaliveInterval, keepaliveTimeout, keepaliveIdleInterval, shortMax, bandwidthThreshold, fragmentSize, jmx, handlerTimeBound,
                 stat, actors, progress, exactlyOnce, keysRead);
     }
 
@@ -194,6 +196,8 @@ public record FencelineSettings(List<String> transports, boolean lanesFromEveryT
             throw r.invalid("endpoint.keepalive.interval", keepalive.toString(), "0 (off) or at least 1ms");
         }
         Duration keepaliveTimeout = r.durationIn("endpoint.keepalive.timeout", Duration.ofMillis(1),
+                Duration.ofHours(1));
+        Duration keepaliveIdle = r.durationIn("endpoint.keepalive.idle-interval", Duration.ofMillis(1),
                 Duration.ofHours(1));
         long shortMax = r.bytesIn("protocol.short-max", 0, 1 << 20);
         long bw = r.bytesIn("protocol.bandwidth-threshold", 1, 1L << 30);
@@ -233,6 +237,6 @@ public record FencelineSettings(List<String> transports, boolean lanesFromEveryT
         ExactlyOnce once = new ExactlyOnce(r.intIn("exactly-once.window", 16, 1 << 26),
                 r.durationIn("exactly-once.linger", Duration.ofSeconds(1), Duration.ofDays(1)), perPeer, entries);
         return new FencelineSettings(List.copyOf(transports), every, fence, error, connectTimeout, submitBatch, keepalive,
-                keepaliveTimeout, shortMax, bw, fragment, jmx, handlerBound, stat, actors, progress, once, r.keysRead());
+                keepaliveTimeout, keepaliveIdle, shortMax, bw, fragment, jmx, handlerBound, stat, actors, progress, once, r.keysRead());
     }
 }

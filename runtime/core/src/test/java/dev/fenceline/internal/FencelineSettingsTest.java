@@ -43,6 +43,17 @@ class FencelineSettingsTest {
         assertEquals(FenceMode.ENDPOINT, s.fenceMode(), "auto is endpoint");
         assertEquals(ErrorMode.FAILOVER, s.errorMode());
         assertTrue(s.bandwidthThreshold() > s.shortMax());
+        assertEquals(java.time.Duration.ofSeconds(1), s.keepaliveInterval());
+        assertEquals(java.time.Duration.ofSeconds(20), s.keepaliveIdleInterval(), "idle lanes probed less often");
+    }
+
+    @Test
+    void theKeepaliveIdleIntervalIsADurationInItsBounds() {
+        assertEquals(java.time.Duration.ofMillis(1500), FencelineSettings.fromConfig(
+                with("fenceline.endpoint.keepalive.idle-interval = 1500ms")).keepaliveIdleInterval());
+        ConfigurationException e = assertThrows(ConfigurationException.class,
+                () -> FencelineSettings.fromConfig(with("fenceline.endpoint.keepalive.idle-interval = 0s")));
+        assertTrue(e.getMessage().contains("fenceline.endpoint.keepalive.idle-interval"), e.getMessage());
     }
 
     @Test

@@ -27,6 +27,66 @@ class KeepaliveTest {
     }
 
     @Test
+    void whileTheEndpointIsQuietItsLanesAreProbedAfterTheIdleIntervalOnly() {
+        Keepalive idle = new Keepalive(1 * S, 10 * S, 5 * S);
+        idle.resize(2, 0);
+        assertSame(Keepalive.Tick.QUIET, idle.tick(S, 0b11, true), "quiet: the interval is not enough");
+        assertSame(Keepalive.Tick.QUIET, idle.tick(10 * S - 1, 0b11, true));
+        assertEquals(0b11, idle.tick(10 * S, 0b11, true).probes());
+        idle.heard(0, 10 * S + 1);
+        idle.probeAnswered(0);
+        assertEquals(-1, idle.tick(15 * S, 0b11, true).failed(), "lane 0 answered; lane 1 not yet overdue");
+        assertEquals(1, idle.tick(15 * S + 1, 0b11, true).failed(), "a quiet lane's probe still has the timeout");
+    }
+
+    @Test
+    void workWaitingOnAQuietEndpointGetsItsSilentLanesProbedAtTheNextTick() {
+        Keepalive idle = new Keepalive(1 * S, 10 * S, 5 * S);
+        idle.resize(2, 0);
+        idle.heard(1, 3 * S);
+        assertSame(Keepalive.Tick.QUIET, idle.tick(3 * S, 0b11, true));
+        Keepalive.Tick busy = idle.tick(3 * S + 1, 0b11, false);
+        assertEquals(0b01, busy.probes(), "lane 0 unheard for 3 s: probed at once; lane 1 heard just now");
+        assertEquals(0b10, idle.tick(4 * S, 0b11, false).probes(), "lane 1 after the (busy) interval");
+    }
+
+    @Test
+    void aQuietEndpointsNextTickIsDueWhenItsFirstLaneIsDueAProbeOrItsProbeIsOverdue() {
+        Keepalive idle = new Keepalive(1 * S, 10 * S, 5 * S);
+        idle.resize(3, 0);
+        idle.heard(0, 2 * S);
+        idle.heard(1, 4 * S);
+        assertEquals(10 * S, idle.nextQuietDue(0b111), "lane 2, unheard since 0, is due a probe at 10 s");
+        assertEquals(12 * S, idle.nextQuietDue(0b011), "lane 2 not live: lane 0 at 2 + 10 s");
+        assertSame(Keepalive.Tick.QUIET, idle.tick(10 * S - 1, 0b011, true), "nothing before it is due");
+        assertEquals(0b100, idle.tick(10 * S, 0b111, true).probes());
+        assertEquals(12 * S, idle.nextQuietDue(0b111), "lane 0 comes before lane 2's probe deadline (15 s)");
+        idle.heard(0, 12 * S);
+        idle.heard(1, 12 * S);
+        assertEquals(15 * S + 1, idle.nextQuietDue(0b111), "the first time lane 2's probe is overdue");
+        assertEquals(-1, idle.tick(15 * S, 0b111, true).failed());
+        assertEquals(2, idle.tick(15 * S + 1, 0b111, true).failed());
+        assertEquals(Long.MAX_VALUE, idle.nextQuietDue(0), "no live lane: never");
+    }
+
+    @Test
+    void anIdleIntervalShorterThanTheIntervalIsTheInterval() {
+        Keepalive odd = new Keepalive(2 * S, S, 5 * S);
+        odd.resize(1, 0);
+        assertSame(Keepalive.Tick.QUIET, odd.tick(2 * S - 1, 1, true));
+        assertEquals(1, odd.tick(2 * S, 1, true).probes());
+    }
+
+    @Test
+    void aSuspectedPeerOfAQuietEndpointIsProbedAtOnce() {
+        Keepalive idle = new Keepalive(1 * S, 10 * S, 5 * S);
+        idle.resize(1, 0);
+        idle.heard(0, 20 * S);
+        idle.suspect(20 * S + 1);
+        assertEquals(1, idle.tick(20 * S + 1, 1, true).probes(), "not an idle interval later");
+    }
+
+    @Test
     void aProbeUnansweredPastTheTimeoutFailsItsLaneAndLaterLanesWaitForTheNextTick() {
         k.resize(3, 0);
         k.tick(S, 0b011); // lanes 0 and 1 probed; lane 2 is not live

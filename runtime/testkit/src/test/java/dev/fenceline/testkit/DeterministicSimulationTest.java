@@ -138,14 +138,38 @@ class DeterministicSimulationTest {
             Worker b = sim.await(sim.fenceline().newWorker("b"));
             Endpoint ep = sim.await(a.connect(b.address()));
             sim.network().silenceLane(ep, 0);
-            sim.advance(Duration.ofSeconds(4)); // interval 1 s + timeout 5 s: not yet
+            // Nothing waits for the lane: idle interval 20 s + timeout 5 s, not yet.
+            sim.advance(Duration.ofSeconds(24));
             assertTrue(ep.lanes().get(0).live(), "failed before the keepalive timeout: " + ep.lanes());
-            sim.advance(Duration.ofSeconds(4));
+            sim.advance(Duration.ofSeconds(3));
             assertFalse(ep.lanes().get(0).live(), "keepalive found the silenced lane: " + ep.lanes());
-            assertTrue(sim.elapsed().compareTo(Duration.ofSeconds(8)) >= 0, "virtual time " + sim.elapsed());
+            assertTrue(sim.elapsed().compareTo(Duration.ofSeconds(27)) >= 0, "virtual time " + sim.elapsed());
         }
-        assertTrue(System.nanoTime() - real < TimeUnit.SECONDS.toNanos(8), "eight virtual seconds took "
+        assertTrue(System.nanoTime() - real < TimeUnit.SECONDS.toNanos(8), "27 virtual seconds took "
                 + (System.nanoTime() - real) / 1_000_000 + " ms of real time");
+    }
+
+    /** Work waiting for a silent lane brings keepalive back to its short interval: found in seconds. */
+    @Test
+    void workWaitingOnSilencedLanesFindsThemWithinTheIntervalAndTimeout() {
+        try (DeterministicSimulation sim = DeterministicSimulation.start(9, LANES)) {
+            Worker a = sim.await(sim.fenceline().newWorker("a"));
+            Worker b = sim.await(sim.fenceline().newWorker("b"));
+            MemoryRegion region = b.allocate(64);
+            Endpoint ep = sim.await(a.connect(b.address()));
+            sim.advance(Duration.ofSeconds(50)); // long idle: every lane heard from by its idle probes
+            assertTrue(ep.lanes().stream().allMatch(l -> l.live()), "idle lanes answer their probes: " + ep.lanes());
+            for (int lane = 0; lane < 3; lane++) {
+                sim.network().silenceLane(ep, lane);
+            }
+            CompletableFuture<Void> put = ep.put(ByteBuffer.allocate(8), region.address(),
+                    a.unpackRemoteKey(region.remoteKey().toBytes())).toCompletableFuture();
+            sim.advance(Duration.ofSeconds(5)); // probed within two ticks (1 s each), timeout 5 s: not yet
+            assertTrue(ep.lanes().stream().allMatch(l -> l.live()), "before the timeout: " + ep.lanes());
+            sim.advance(Duration.ofSeconds(4)); // an idle endpoint's lanes would wait 20 s for their probe
+            assertTrue(ep.lanes().stream().noneMatch(l -> l.live()), "not an idle interval later: " + ep.lanes());
+            assertTrue(put.isDone(), "the endpoint failed, and with it the put that waited: " + put);
+        }
     }
 
     @Test

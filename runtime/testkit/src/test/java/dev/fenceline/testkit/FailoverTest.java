@@ -309,7 +309,8 @@ class FailoverTest {
     void lostKeepalivesOnAnIdleLaneFailItOverAndNothingIsLost() {
         try (SimRig r = SimRig.of(32, THREE_LANES, 1 << 20)) {
             r.net().dropKeepalives(r.ep(), 1);
-            r.sim().advance(java.time.Duration.ofSeconds(5));
+            // Idle: probed after the idle interval (20 s), failed when the probe's timeout (5 s) ends.
+            r.sim().advance(java.time.Duration.ofSeconds(24));
             assertTrue(r.ep().lanes().get(1).live(), "not before the timeout: " + r.ep().lanes());
             r.sim().advance(java.time.Duration.ofSeconds(3));
             assertFalse(r.ep().lanes().get(1).live(), "keepalive declared the idle lane dead");

@@ -89,7 +89,7 @@ class SimNetworkOrderTest {
             Worker b = sim.await(sim.fenceline().newWorker("b"));
             Endpoint ep = sim.await(a.connect(b.address()));
             sim.network().silenceLane(ep, 0);
-            sim.advance(java.time.Duration.ofSeconds(10)); // keepalive fails it
+            sim.advance(java.time.Duration.ofSeconds(27)); // keepalive fails it (idle: 20 s, then the 5 s timeout)
             assertTrue(!ep.lanes().get(0).live(), ep.lanes().toString());
             sim.network().recoverLane(ep, 0);
             sim.advance(java.time.Duration.ofMillis(10));
