@@ -24,8 +24,8 @@ final class MemoryFloors {
     }
 
     /**
-     * A ping-pong between two threads: each copies {@code size} bytes, whose last 8 are a sequence
-     * number, into the other's area (then a release fence), and the other spins on that number
+     * A ping-pong between two threads: each copies {@code size} bytes, whose last aligned 8 are a
+     * sequence number, into the other's area (then a release fence), and the other spins on that number
      * (acquire): the put ping-pong's pattern through a peer's mapping, without the runtime. Half a
      * round trip is recorded.
      *
@@ -39,7 +39,7 @@ final class MemoryFloors {
         ByteBuffer areas = ByteBuffer.allocateDirect(2 * stride + 128).order(ByteOrder.nativeOrder());
         int ping = 0;
         int pong = stride;
-        int word = bytes - 8;
+        int word = (bytes - 8) & ~7; // the last aligned word: an acquiring read needs its alignment
         long total = (long) warmup + n;
         AtomicReference<Throwable> failure = new AtomicReference<>();
         Thread responder = new Thread(() -> {

@@ -61,7 +61,7 @@ final class PerfRunner {
 
     /** alpha puts into beta's memory, beta's poller sees the sequence number and puts back. */
     private PerfResult putPingPong(int size, int n, LongConsumer progress) throws Exception {
-        int flag = size - 8;
+        int flag = (size - 8) & ~7; // the last aligned word: an acquiring read needs its alignment
         ByteBuffer ping = ByteBuffer.allocateDirect(size).order(ByteOrder.nativeOrder());
         ByteBuffer pong = ByteBuffer.allocateDirect(size).order(ByteOrder.nativeOrder());
         ByteBuffer alphaView = s.atAlpha.buffer();
