@@ -15,7 +15,8 @@ import dev.fenceline.spi.LaneConnection;
  * {@link DirectAccess} lane a direct operation is complete and visible on return, so fences and
  * flushes need nothing from it; on a {@link DirectPosting} lane it is answered later, counted by the
  * direct ledger (flushes wait for it), and the actor takes no submission until every posted
- * operation is answered or taken back.
+ * operation is answered or taken back. A lane may be both: a direct try it declines (memory it does
+ * not reach) is then posted there.
  * Owned by the endpoint actor.
  */
 final class GrantPolicy {
@@ -77,7 +78,10 @@ final class GrantPolicy {
             return;
         }
         LaneConnection lane = slots.table().connection(slot);
-        DirectPosting posting = direct == null ? (DirectPosting) lane : null;
+        // A lane may do both: act on memory it reaches, and take the rest posted (its direct tries
+        // decline what it cannot reach, and the caller posts that instead).
+        DirectPosting posting = direct == null ? (DirectPosting) lane
+                : lane instanceof DirectPosting p && p.postsDirectly() ? p : null;
         int[] am = slots.candidates(OpClass.ACTIVE_MESSAGE);
         // Active messages are ordered per lane: direct ones only on the lane the others take.
         boolean messages = direct != null && am.length == 1 && am[0] == slot && !standbyForMessages(slot);

@@ -517,7 +517,11 @@ final class UcxDataPath {
 
     private void failLocked(UcxLane lane, UcxOp op, FencelineException e) {
         if (lane.answeredLocked(op.token) != null) {
-            lane.deliverFailed(op.token, e);
+            if (op.posted != null) {
+                UcxLane.postedAnswered(op, 0, e); // refused before it left: not applied
+            } else {
+                lane.deliverFailed(op.token, e);
+            }
         }
     }
 
@@ -559,35 +563,56 @@ final class UcxDataPath {
             case UcxWire.FLUSHED -> lane.deliverFlushed(token);
             case UcxWire.ACK -> {
                 long value = data.getLong(at + UcxWire.REPLY_VALUE);
+                UcxOp op;
                 synchronized (lane.lock) {
-                    if (lane.answeredLocked(token) != null) {
+                    op = lane.answeredLocked(token);
+                    if (op != null && op.posted == null) {
                         lane.deliverCompleted(token, value);
                     }
                 }
+                if (op != null && op.posted != null) {
+                    UcxLane.postedAnswered(op, value, null);
+                }
             }
             case UcxWire.DATA -> {
+                UcxOp op;
+                FencelineException wrong = null;
                 synchronized (lane.lock) {
-                    UcxOp op = lane.answeredLocked(token);
+                    op = lane.answeredLocked(token);
                     if (op != null) {
                         ByteBuffer sink = op.local;
                         if (op.kind != UcxOp.Kind.GET || n != sink.remaining()) {
-                            lane.deliverFailed(token, new FencelineException("ucx: a reply of " + n + " bytes to "
-                                    + op + " of " + (op.kind == UcxOp.Kind.GET ? sink.remaining() + " bytes" : "no data")));
+                            wrong = new FencelineException("ucx: a reply of " + n + " bytes to " + op + " of "
+                                    + (op.kind == UcxOp.Kind.GET ? sink.remaining() + " bytes" : "no data"));
                         } else {
                             data.getBytes(at + UcxWire.REPLY_HEADER, sink, sink.position(), n);
-                            lane.deliverCompleted(token, 0);
+                        }
+                        if (op.posted == null) {
+                            if (wrong != null) {
+                                lane.deliverFailed(token, wrong);
+                            } else {
+                                lane.deliverCompleted(token, 0);
+                            }
                         }
                     }
+                }
+                if (op != null && op.posted != null) {
+                    UcxLane.postedAnswered(op, 0, wrong);
                 }
             }
             case UcxWire.NACK -> {
                 String text = data.getStringWithoutLengthUtf8(at + UcxWire.REPLY_HEADER, n);
                 FencelineException e = WireCodes.rebuild(data.getByte(at + UcxWire.REPLY_CODE),
                         data.getByte(at + UcxWire.REPLY_REASON), text);
+                UcxOp op;
                 synchronized (lane.lock) {
-                    if (lane.answeredLocked(token) != null) {
+                    op = lane.answeredLocked(token);
+                    if (op != null && op.posted == null) {
                         lane.deliverFailed(token, e);
                     }
+                }
+                if (op != null && op.posted != null) {
+                    UcxLane.postedAnswered(op, 0, e);
                 }
             }
             default -> lane.fail(new FencelineException("ucx: a reply of unknown type " + type + " on " + lane));

@@ -39,7 +39,8 @@ import org.agrona.collections.LongHashSet;
  * applied by a live peer (its target's exactly-once window, shared by every ucx lane to that peer,
  * recognizes a copy sent again) and will not be by a dead one.
  */
-final class UcxLane extends AbstractLane implements DirectAccess, UcxRecovery.Recoverable {
+final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.spi.DirectPosting,
+        UcxRecovery.Recoverable {
     final long conn;
     final UcxChannel channel;
     /** Whether its iface reaches the peer's memory directly (shared memory on this host): the fast path's. */
@@ -73,6 +74,29 @@ final class UcxLane extends AbstractLane implements DirectAccess, UcxRecovery.Re
     private final java.util.ArrayDeque<UcxOp> directs = new java.util.ArrayDeque<>();
     /** The endpoint's ledger for them (one endpoint per lane: always the same). */
     private volatile dev.fenceline.spi.DirectAnswers answers;
+
+    /**
+     * Tokens of operations calling threads posted ({@link #postNow}): bit 62, then the lane's count
+     * (the endpoint actor's tokens stay far below it, and direct messages have the sign bit).
+     */
+    static final long POSTED = 1L << 62;
+    /** The largest put or get a calling thread posts; larger ones are the actor's to send. */
+    static final int POSTED_MAX = 1024;
+    /** The transport's {@code direct-operations} setting. */
+    private final boolean directOperations;
+    /** Whether calling threads post here: software requests only, which the target's windows recognize. */
+    private final boolean postsDirectly;
+    /** Under lock: operations calling threads posted and not answered, in the order they were numbered. */
+    private final java.util.ArrayDeque<UcxOp> posted = new java.util.ArrayDeque<>();
+    /** Under lock: tokens given to posted operations, and the lowest number among those unanswered. */
+    private long postedTokens;
+    private long postedLow;
+    /**
+     * Under lock: the endpoint's tokens of posted operations given back when the lane ended, those
+     * the agent had sent and those it had not; null until the first (the revocation says their fate).
+     */
+    private LongHashSet postedSent;
+    private LongHashSet postedUnsent;
 
     /** Data operations queued or unanswered: the lane's flow control. */
     private final AtomicInteger unanswered = new AtomicInteger();
@@ -122,7 +146,7 @@ final class UcxLane extends AbstractLane implements DirectAccess, UcxRecovery.Re
     }
 
     UcxLane(UcxAgent agent, long conn, UcxChannel channel, Set<LaneType> types, LaneCapabilities capabilities,
-            int maxMessage, int queueDepth, Object scope) {
+            int maxMessage, int queueDepth, Object scope, boolean directOperations) {
         super(UcxTransportProvider.NAME);
         LIVE.put(id(), this);
         this.agent = agent;
@@ -135,6 +159,12 @@ final class UcxLane extends AbstractLane implements DirectAccess, UcxRecovery.Re
         this.maxMessage = maxMessage;
         this.queueDepth = queueDepth;
         this.scope = scope;
+        this.directOperations = directOperations;
+        UctIfaceAttributes a = channel.iface.attributes();
+        // Every operation on such a lane is a software request (the iface's hardware reaches no
+        // memory a key guards), so a copy given back and sent again is recognized at the target.
+        this.postsDirectly = directOperations && scope != null && !memoryLane && !a.keyedMemory()
+                && a.has(UctIfaceAttributes.AM_BCOPY);
     }
 
     @Override
@@ -284,7 +314,7 @@ final class UcxLane extends AbstractLane implements DirectAccess, UcxRecovery.Re
      * @return a lane like this one on another connection
      */
     UcxLane successor(long conn, UcxChannel on) {
-        return new UcxLane(agent, conn, on, types, capabilities, maxMessage, queueDepth, scope);
+        return new UcxLane(agent, conn, on, types, capabilities, maxMessage, queueDepth, scope, directOperations);
     }
 
     /** The replacement is up: the endpoint binds it (agent thread). */
@@ -363,6 +393,7 @@ final class UcxLane extends AbstractLane implements DirectAccess, UcxRecovery.Re
         if (end(Phase.CLOSED) != Phase.CLOSED) {
             synchronized (lock) {
                 ended = true; // the agent sends nothing more of it
+                returnPosted();
             }
             agent.submitControl(new UcxCommand.LaneEnded(this));
         }
@@ -412,6 +443,13 @@ final class UcxLane extends AbstractLane implements DirectAccess, UcxRecovery.Re
                 }
             }
             withdrawn.addAll(neverSent);
+            // Posted operations were given back already; the endpoint asks after them by its own tokens.
+            if (postedUnsent != null) {
+                withdrawn.addAll(postedUnsent);
+            }
+            if (postedSent != null) {
+                (dead ? stopped : mayApply).addAll(postedSent);
+            }
         }
         // The sent ones are the older (the agent sends in order): the next flush reports them first.
         if (directSent > 0) {
@@ -547,6 +585,88 @@ final class UcxLane extends AbstractLane implements DirectAccess, UcxRecovery.Re
         }
     }
 
+    // ------------------------------------------------------------------ posted by calling threads
+
+    @Override
+    public boolean postsDirectly() {
+        return postsDirectly;
+    }
+
+    /**
+     * A put or get of up to {@link #POSTED_MAX} bytes, or an atomic, from the calling thread (under
+     * the endpoint's grant): numbered and queued for the agent in one step, under the lane's lock, so
+     * the agent sends them in number order; the agent's thread completes it when the target answers.
+     * If the lane ends first it is given back ({@link #returnPosted}); a copy already sent may still
+     * be applied, and the target's window recognizes the one the endpoint sends again.
+     */
+    @Override
+    public boolean postNow(dev.fenceline.spi.PostedOperation p) {
+        TransportOp op = p.op();
+        if (!postsDirectly || op.kind() == TransportOp.Kind.AM
+                || op.local() != null && op.local().remaining() > POSTED_MAX) {
+            return false; // messages have their own fast path; large payloads the actor sends
+        }
+        checkedPayload(op);
+        synchronized (lock) {
+            if (ended || revoked || !live() || unanswered.get() >= queueDepth || !agent.hasRoom()) {
+                return false;
+            }
+            long sn = p.sequence();
+            if (sn < 0) {
+                return false; // the grant ended: the caller submits it to the actor
+            }
+            if (posted.isEmpty()) {
+                postedLow = sn;
+            }
+            // Below the oldest unanswered posted number the target may forget: all answered.
+            op.identify(op.originId(), sn, postedLow);
+            UcxOp u = UcxOp.posted(this, POSTED | postedTokens++, p);
+            unanswered.incrementAndGet();
+            ops.put(u.token, u);
+            posted.add(u);
+            if (!agent.takeHere(u) && !agent.submit(u)) { // the agent closed meanwhile: numbered, never sent
+                returnPosted();
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Gives every unanswered posted operation back to its endpoint, oldest first, before the lane's
+     * end is reported (the caller holds {@link #lock}); an answer that comes later goes nowhere.
+     */
+    private void returnPosted() {
+        UcxOp u;
+        while ((u = posted.pollFirst()) != null) {
+            ops.remove(u.token);
+            unanswered.decrementAndGet();
+            long token = u.posted.op().token();
+            if (u.state == UcxOp.State.SENT) {
+                (postedSent == null ? postedSent = new LongHashSet() : postedSent).add(token);
+            } else {
+                u.state = UcxOp.State.WITHDRAWN; // the agent skips it
+                (postedUnsent == null ? postedUnsent = new LongHashSet() : postedUnsent).add(token);
+            }
+            u.posted.returned();
+        }
+    }
+
+    /**
+     * Completes a posted operation the target answered (agent thread, outside the lane's lock: the
+     * user's callbacks run here, in answer order).
+     *
+     * @param op what {@link #answeredLocked} gave
+     * @param value the fetched value, or 0
+     * @param error the target's refusal, or null
+     */
+    static void postedAnswered(UcxOp op, long value, FencelineException error) {
+        if (error == null) {
+            op.posted.completed(value);
+        } else {
+            op.posted.failed(error);
+        }
+    }
+
     // ------------------------------------------------------------------ progress agent
 
     /**
@@ -575,9 +695,14 @@ final class UcxLane extends AbstractLane implements DirectAccess, UcxRecovery.Re
     UcxOp answeredLocked(long token) {
         UcxOp op = ops.remove(token);
         if (op == null) {
-            return null; // given up and revoked as not owed
+            return null; // given up and revoked as not owed, or a posted one given back
         }
         unanswered.decrementAndGet();
+        if (op.posted != null) { // answers come in order: the oldest posted one
+            posted.remove(op);
+            postedLow = op.sequence + 1;
+            return op;
+        }
         if (revoked && !held.remove(token)) {
             return null;
         }
@@ -652,6 +777,9 @@ final class UcxLane extends AbstractLane implements DirectAccess, UcxRecovery.Re
     void fail(Throwable cause) {
         reportCompletions(); // what completed before the failure did complete
         if (markFailed()) {
+            synchronized (lock) {
+                returnPosted(); // after the mark: no caller posts here any more
+            }
             reportFailed(cause);
         }
         synchronized (lock) {

@@ -53,11 +53,14 @@ final class UcxOp implements UcxCommand {
     int partSent;
     /** Progress agent: the direct buffer standing in for a heap {@link #local} while UCT uses it, or null. */
     ByteBuffer bounce;
+    /** Where the answer goes when a calling thread posted it ({@link UcxLane#postNow}); null for the endpoint actor's. */
+    final dev.fenceline.spi.PostedOperation posted;
 
     private UcxOp(UcxLane lane, Kind kind, long token, long remoteAddress, RemoteKey key, ByteBuffer local,
             AtomicOp atomicOp, int width, long operand, long compare, int amId, ByteBuffer header, long origin,
-            long sequence, long lowWater, long localMemoryHandle) {
+            long sequence, long lowWater, long localMemoryHandle, dev.fenceline.spi.PostedOperation posted) {
         this.lane = lane;
+        this.posted = posted;
         this.kind = kind;
         this.token = token;
         this.remoteAddress = remoteAddress;
@@ -82,6 +85,11 @@ final class UcxOp implements UcxCommand {
      * @return its copy
      */
     static UcxOp of(UcxLane lane, TransportOp op, long memh) {
+        return of(lane, op, op.token(), memh, null);
+    }
+
+    private static UcxOp of(UcxLane lane, TransportOp op, long token, long memh,
+            dev.fenceline.spi.PostedOperation posted) {
         Kind kind = switch (op.kind()) {
             case PUT -> Kind.PUT;
             case GET -> Kind.GET;
@@ -90,8 +98,22 @@ final class UcxOp implements UcxCommand {
             case CSWAP -> Kind.CSWAP;
             case AM -> Kind.MESSAGE;
         };
-        return new UcxOp(lane, kind, op.token(), op.remoteAddress(), op.key(), op.local(), op.atomicOp(), op.width(),
-                op.operand(), op.compare(), op.amId(), op.header(), op.originId(), op.sequence(), op.lowWater(), memh);
+        return new UcxOp(lane, kind, token, op.remoteAddress(), op.key(), op.local(), op.atomicOp(), op.width(),
+                op.operand(), op.compare(), op.amId(), op.header(), op.originId(), op.sequence(), op.lowWater(), memh,
+                posted);
+    }
+
+    /**
+     * An operation a calling thread posted under the endpoint's grant (numbered and identified
+     * already), sent as a software request under a token of the lane's own.
+     *
+     * @param lane the lane
+     * @param token {@link UcxLane#POSTED} | the lane's count
+     * @param posted the operation and where its answer goes
+     * @return its copy
+     */
+    static UcxOp posted(UcxLane lane, long token, dev.fenceline.spi.PostedOperation posted) {
+        return of(lane, posted.op(), token, 0, posted);
     }
 
     /**
@@ -108,7 +130,8 @@ final class UcxOp implements UcxCommand {
      * @return the message
      */
     static UcxOp direct(UcxLane lane, long token, int amId, ByteBuffer header, ByteBuffer payload, long origin) {
-        return new UcxOp(lane, Kind.MESSAGE, token, 0, null, payload, null, 0, 0, 0, amId, header, origin, -1, -1, 0);
+        return new UcxOp(lane, Kind.MESSAGE, token, 0, null, payload, null, 0, 0, 0, amId, header, origin, -1, -1, 0,
+                null);
     }
 
     /** @return whether it is an active message sent on the fast path (answered to the endpoint's direct ledger) */
@@ -125,7 +148,7 @@ final class UcxOp implements UcxCommand {
      */
     static UcxOp flush(UcxLane lane, long token, boolean keepalive) {
         return new UcxOp(lane, keepalive ? Kind.KEEPALIVE : Kind.FLUSH, token, 0, null, null, null, 0, 0, 0, 0, null, 0,
-                -1, -1, 0);
+                -1, -1, 0, null);
     }
 
     boolean isFlush() {

@@ -30,6 +30,8 @@ import java.util.TreeMap;
  * @param quarantine how long a closed region's memory and slot are kept
  * @param maxLanesPerPeer connection ids one peer may hold here
  * @param reconnect how a lane the endpoint gave up, but still wants, is reconnected
+ * @param directOperations whether calling threads may post operations on a lane whose every
+ *     operation is a software request (UCT's tcp), under the endpoint's grant
  * @param uct UCT settings per UCT transport (names as {@code ucx_info -c} lists them without the
  *     {@code UCX_<TL>_} prefix), applied to this worker's ifaces of that transport
  * @param keysRead every key read, for the completeness test
@@ -37,7 +39,8 @@ import java.util.TreeMap;
 record UcxSettings(List<String> tls, List<String> devices, boolean connectToEndpoint, int maxFragment, int queueDepth,
         Duration connectTimeout, Duration livenessInterval, String idleStrategy, Duration idleParkMin,
         Duration idleParkMax, int spinPasses, int maxRegistrations, Duration quarantine, int maxLanesPerPeer,
-        ReconnectPolicy reconnect, Map<String, Map<String, String>> uct, Set<String> keysRead) {
+        ReconnectPolicy reconnect, boolean directOperations, Map<String, Map<String, String>> uct,
+        Set<String> keysRead) {
     static final String SECTION = "fenceline.transport.ucx";
 
     static UcxSettings fromSection(Config section) {
@@ -66,10 +69,11 @@ record UcxSettings(List<String> tls, List<String> devices, boolean connectToEndp
         Duration maxBackoff = r.durationIn("reconnect.max-backoff", minBackoff, Duration.ofMinutes(10));
         Duration giveUp = r.durationIn("reconnect.give-up-after", Duration.ofSeconds(1), Duration.ofDays(7));
         Duration stable = r.durationIn("reconnect.stable-after", Duration.ofMillis(1), Duration.ofHours(1));
+        boolean directOperations = r.bool("direct-operations");
         Map<String, Map<String, String>> uct = uct(r);
         return new UcxSettings(tls, devices, toEndpoint, maxFragment, queueDepth, connect, liveness, idle, parkMin,
                 parkMax, spins, registrations, quarantine, lanes, new ReconnectPolicy(minBackoff, maxBackoff, giveUp, stable),
-                uct, r.keysRead());
+                directOperations, uct, r.keysRead());
     }
 
     /** {@code spin-passes}: auto (-1), or 0 to 1,000,000. */

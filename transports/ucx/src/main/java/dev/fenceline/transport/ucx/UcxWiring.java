@@ -148,7 +148,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
             long conn = RANDOM.nextLong();
             LaneCapabilities caps = planner.capabilities(p);
             UcxLane lane = new UcxLane(agent, conn, ch, p.types(), caps, planner.maxMessage(p, caps),
-                    settings.queueDepth(), UcxLanePlanner.scope(p.candidate().iface(), peer));
+                    settings.queueDepth(), UcxLanePlanner.scope(p.candidate().iface(), peer), settings.directOperations());
             made.add(lane);
             lanesOut.add(new UcxWireup.Lane(conn, channels.indexOf(ch)));
         }

@@ -53,7 +53,7 @@ class UcxAndTcpTest {
                 + " -Dfenceline.test.seed=S -Dfenceline.test.rounds=1%n", seed, seed + rounds - 1);
         List<String> bad = new ArrayList<>();
         for (int i = 0; i < rounds; i++) {
-            String problem = round(seed + i);
+            String problem = round(seed + i, "posix");
             if (problem != null) {
                 bad.add("seed " + (seed + i) + ": " + problem);
             }
@@ -61,15 +61,37 @@ class UcxAndTcpTest {
         assertEquals(List.of(), bad);
     }
 
-    private static String round(long seed) throws Exception {
+    /**
+     * The same over a UCT tcp lane, whose every operation is a software request: the calling threads
+     * post short operations on it themselves while the endpoint is idle, and those it had unanswered
+     * when its channel failed are given back and restarted over tcp under the same numbers.
+     */
+    @Test
+    void anEndpointFailsOverFromAUctTcpLaneWithPostedOperationsExactlyOnce() throws Exception {
+        long seed = Long.getLong("fenceline.test.seed", 20261203L);
+        int rounds = Integer.getInteger("fenceline.test.rounds", 2);
+        System.out.printf("UcxAndTcpTest (UCT tcp) seeds %d to %d: reproduce one with -Dtest=UcxAndTcpTest"
+                + " -Dfenceline.test.seed=S -Dfenceline.test.rounds=1%n", seed, seed + rounds - 1);
+        List<String> bad = new ArrayList<>();
+        for (int i = 0; i < rounds; i++) {
+            String problem = round(seed + i, "tcp");
+            if (problem != null) {
+                bad.add("seed " + (seed + i) + ": " + problem);
+            }
+        }
+        assertEquals(List.of(), bad);
+    }
+
+    private static String round(long seed, String tl) throws Exception {
         try (Fenceline f = Fenceline.create(ConfigFactory.parseString("""
                 fenceline.transports = [ucx, tcp]
                 fenceline.endpoint.lane-transports = all
                 fenceline.endpoint.keepalive { interval = 100ms, timeout = 1s }
-                fenceline.transport.ucx.tls = [posix]
+                fenceline.transport.ucx.tls = [%s]
+                fenceline.transport.ucx.devices = [%s]
                 fenceline.transport.tcp.listen = ["127.0.0.1:0"]
                 fenceline.transport.tcp.secret = "%s"
-                """.formatted(SECRET)))) {
+                """.formatted(tl, tl.equals("tcp") ? "lo" : "all", SECRET)))) {
             Worker a = await(f.newWorker("origin"));
             Worker b = await(f.newWorker("target"));
             MemoryRegion data = b.allocate(256 << 10);
