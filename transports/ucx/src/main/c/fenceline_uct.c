@@ -955,6 +955,21 @@ static size_t pack(void *dest, void *arg) {
     return a->length;
 }
 
+/* Two pieces, one message: a request's header and its payload, each copied once, from where it is. */
+typedef struct gather_arg {
+    const void *first;
+    size_t first_length;
+    const void *second;
+    size_t second_length;
+} gather_arg_t;
+
+static size_t pack_gather(void *dest, void *arg) {
+    gather_arg_t *a = arg;
+    memcpy(dest, a->first, a->first_length);
+    memcpy((uint8_t *)dest + a->first_length, a->second, a->second_length);
+    return a->first_length + a->second_length;
+}
+
 static void unpack(void *arg, const void *data, size_t length) {
     memcpy(arg, data, length);
 }
@@ -1022,7 +1037,9 @@ static int refuse(const flu_iface_t *i, const flu_op_t *op) {
                 : op->length + sizeof(uint64_t) > a->cap.am.max_short ? UCS_ERR_EXCEEDS_LIMIT : 0;
     case FLU_AM_BCOPY:
         return !(f & UCT_IFACE_FLAG_AM_BCOPY) || op->am_id >= UCT_AM_ID_MAX ? UCS_ERR_UNSUPPORTED
-                : op->length > a->cap.am.max_bcopy ? UCS_ERR_EXCEEDS_LIMIT : 0;
+                : op->length > a->cap.am.max_bcopy
+                        || (op->remote != 0 && op->compare > a->cap.am.max_bcopy - op->length)
+                ? UCS_ERR_EXCEEDS_LIMIT : 0;
     case FLU_PENDING:
         return !(f & UCT_IFACE_FLAG_PENDING) ? UCS_ERR_UNSUPPORTED : 0;
     case FLU_FLUSH:
@@ -1102,6 +1119,11 @@ int flu_post(flu_ep_t *e, flu_op_t *op) {
     case FLU_AM_BCOPY: {
         if (op->am_id >= UCT_AM_ID_MAX) {
             return UCS_ERR_INVALID_PARAM;
+        }
+        if (op->remote != 0) {
+            gather_arg_t g = {local, op->length, (const void *)(uintptr_t)op->remote, op->compare};
+            ssize_t n = uct_ep_am_bcopy(ep, (uint8_t)op->am_id, pack_gather, &g, 0);
+            return n < 0 ? (int)n : UCS_OK;
         }
         copy_arg_t a = {local, op->length};
         ssize_t n = uct_ep_am_bcopy(ep, (uint8_t)op->am_id, pack, &a, 0);

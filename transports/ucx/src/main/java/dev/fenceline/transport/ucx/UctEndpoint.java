@@ -114,6 +114,16 @@ final class UctEndpoint implements AutoCloseable {
         return post(Layout.AM_BCOPY, payload, length, 0, 0, 0);
     }
 
+    /**
+     * One message of two pieces, each copied once into UCT's buffer: a request's header, then its
+     * payload from where the caller keeps it (native memory, valid during the call).
+     */
+    int activeMessageCopy(int id, long first, long firstLength, long second, long secondLength) {
+        op.putInt(Layout.OP_AM_ID, id);
+        op.putLong(Layout.OP_COMPARE, secondLength);
+        return post(Layout.AM_BCOPY, first, firstLength, second, 0, 0);
+    }
+
     /** Everything posted before completes remotely before the token's completion (or OK at once). */
     int flush(long token) {
         return post(Layout.FLUSH, 0, 0, 0, 0, token);

@@ -367,7 +367,10 @@ final class UcxDataPath {
             }
         }
         int length = writeRequest(lane, op);
-        UcxSender.Sent s = sender.trySend(lane.channel, UcxWire.AM_REQUEST, request, length);
+        UcxSender.Sent s = gathered(op)
+                ? sender.trySend(lane.channel, UcxWire.AM_REQUEST, request, length,
+                        org.agrona.BufferUtil.address(op.local) + op.local.position(), op.local.remaining())
+                : sender.trySend(lane.channel, UcxWire.AM_REQUEST, request, length);
         if (s == UcxSender.Sent.NO_ROOM) {
             return false;
         }
@@ -439,6 +442,18 @@ final class UcxDataPath {
         b.putLong(UcxWire.COMPARE, op.compare);
     }
 
+    /** Puts from native memory at least this large are sent from where they are ({@link #gathered}). */
+    private static final int GATHER_MIN = 4096;
+
+    /**
+     * @return whether a software put's payload goes into UCT's buffer straight from the caller's
+     *     native memory, one copy fewer than through the request buffer (small ones go short, or are
+     *     cheap to copy twice)
+     */
+    private static boolean gathered(UcxOp op) {
+        return op.kind == UcxOp.Kind.PUT && op.local.isDirect() && op.local.remaining() >= GATHER_MIN;
+    }
+
     private int writeRequest(UcxLane lane, UcxOp op) {
         requestFields(lane, op);
         UnsafeBuffer b = request;
@@ -447,8 +462,10 @@ final class UcxDataPath {
             case PUT -> {
                 b.putByte(UcxWire.KIND, UcxWire.PUT);
                 b.putInt(UcxWire.LENGTH, op.local.remaining());
-                b.putBytes(length, op.local, op.local.position(), op.local.remaining());
-                length += op.local.remaining();
+                if (!gathered(op)) { // else UCT's pack callback copies it from the caller's buffer
+                    b.putBytes(length, op.local, op.local.position(), op.local.remaining());
+                    length += op.local.remaining();
+                }
             }
             case GET -> {
                 b.putByte(UcxWire.KIND, UcxWire.GET);

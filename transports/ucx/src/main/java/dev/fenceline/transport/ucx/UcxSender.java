@@ -76,6 +76,19 @@ final class UcxSender {
      * @return what became of it
      */
     Sent trySend(UcxChannel channel, int id, UnsafeBuffer message, int length) {
+        return trySend(channel, id, message, length, 0, 0);
+    }
+
+    /**
+     * Sends a message of two pieces only if it can go now: {@code message}'s first {@code length}
+     * bytes, then {@code tailLength} bytes of native memory at {@code tail} (a put's payload, copied
+     * once, straight into UCT's buffer).
+     *
+     * @param tail the second piece's address, or 0 for none
+     * @param tailLength its bytes
+     * @return what became of it
+     */
+    Sent trySend(UcxChannel channel, int id, UnsafeBuffer message, int length, long tail, int tailLength) {
         if (channel.state == UcxChannel.State.FAILED) {
             return Sent.FAILED;
         }
@@ -85,7 +98,8 @@ final class UcxSender {
         // A message that fits goes short: UCT writes it straight into the transport's buffer, without
         // the pack callback's copy (its first 8 bytes are UCT's header and arrive first, so the peer
         // reads the same bytes either way).
-        int s = length >= 8 && length <= channel.amShortMax
+        int s = tail != 0 ? channel.ep.activeMessageCopy(id, message.addressOffset(), length, tail, tailLength)
+                : length >= 8 && length <= channel.amShortMax
                 ? channel.ep.activeMessageShort(id, message.getLong(0), message.addressOffset() + 8, length - 8)
                 : channel.ep.activeMessageCopy(id, message.addressOffset(), length);
         if (s == UctStatus.OK) {

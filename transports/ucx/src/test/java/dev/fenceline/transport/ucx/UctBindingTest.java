@@ -133,13 +133,20 @@ class UctBindingTest {
             local.put(0, text);
             assertEquals(UctStatus.OK, ep.activeMessageShort(3, 0x4142434445464748L, src, text.length));
             assertEquals(UctStatus.OK, ep.activeMessageCopy(4, src, text.length));
+            // Two pieces, one message: a request's header and a payload kept elsewhere.
+            byte[] tail = " world".getBytes(java.nio.charset.StandardCharsets.ISO_8859_1);
+            local.put(64, tail);
+            assertEquals(UctStatus.OK, ep.activeMessageCopy(5, src, text.length, src + 64, tail.length));
+            assertEquals(UctStatus.EXCEEDS_LIMIT, ep.activeMessageCopy(5, src, text.length, src + 64,
+                    attrs.amMaxBcopy() - text.length + 1), "both pieces count against the copy limit");
             flushed(w, ev, ep, 46);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (ev.messages.size() < 2 && System.nanoTime() < deadline) {
+            while (ev.messages.size() < 3 && System.nanoTime() < deadline) {
                 w.progress();
                 w.drain(ev);
             }
-            assertEquals(List.of("3:HGFEDCBAhello", "4:hello"), ev.messages, "the short message's header comes first");
+            assertEquals(List.of("3:HGFEDCBAhello", "4:hello", "5:hello world"), ev.messages,
+                    "the short message's header comes first; the pieces in order");
             assertEquals(UctStatus.OK, ep.fence());
         }
     }
