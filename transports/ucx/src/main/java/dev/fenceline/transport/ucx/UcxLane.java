@@ -70,10 +70,8 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
 
     /** Tokens of active messages sent on the fast path: the sign bit, then the endpoint's index. */
     static final long DIRECT = Long.MIN_VALUE;
-    /** Under lock: active messages sent on the fast path and not answered, in the order they were numbered. */
-    private final java.util.ArrayDeque<UcxOp> directs = new java.util.ArrayDeque<>();
-    /** The endpoint's ledger for them (one endpoint per lane: always the same). */
-    private volatile dev.fenceline.spi.DirectAnswers answers;
+    /** Active messages sent on the fast path and not answered, and the endpoint's ledger for them. */
+    private final UcxDirectMessages directs = new UcxDirectMessages();
 
     /**
      * Tokens of operations calling threads posted ({@link #postNow}): bit 62, then the lane's count
@@ -86,17 +84,8 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
     private final boolean directOperations;
     /** Whether calling threads post here: software requests only, which the target's windows recognize. */
     private final boolean postsDirectly;
-    /** Under lock: operations calling threads posted and not answered, in the order they were numbered. */
-    private final java.util.ArrayDeque<UcxOp> posted = new java.util.ArrayDeque<>();
-    /** Under lock: tokens given to posted operations, and the lowest number among those unanswered. */
-    private long postedTokens;
-    private long postedLow;
-    /**
-     * Under lock: the endpoint's tokens of posted operations given back when the lane ended, those
-     * the agent had sent and those it had not; null until the first (the revocation says their fate).
-     */
-    private LongHashSet postedSent;
-    private LongHashSet postedUnsent;
+    /** Under lock: operations calling threads posted and not answered, and those given back. */
+    private final UcxPostedQueue posted = new UcxPostedQueue();
 
     /** Data operations queued or unanswered: the lane's flow control. */
     private final AtomicInteger unanswered = new AtomicInteger();
@@ -406,20 +395,11 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
         LongHashSet withdrawn = new LongHashSet();
         LongHashSet stopped = new LongHashSet();
         LongHashSet mayApply = new LongHashSet();
-        int directNotSent = 0;
-        int directSent = 0;
+        long direct;
         synchronized (lock) {
             revoked = true;
             ended = true;
-            for (UcxOp d : directs) {
-                if (d.state == UcxOp.State.SENT) {
-                    directSent++;
-                } else {
-                    d.state = UcxOp.State.WITHDRAWN; // the agent skips it
-                    directNotSent++;
-                }
-            }
-            directs.clear();
+            direct = directs.revoke();
             for (Long2ObjectHashMap<UcxOp>.ValueIterator it = ops.values().iterator(); it.hasNext();) {
                 UcxOp o = it.next();
                 switch (o.state) {
@@ -444,23 +424,9 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
             }
             withdrawn.addAll(neverSent);
             // Posted operations were given back already; the endpoint asks after them by its own tokens.
-            if (postedUnsent != null) {
-                withdrawn.addAll(postedUnsent);
-            }
-            if (postedSent != null) {
-                (dead ? stopped : mayApply).addAll(postedSent);
-            }
+            posted.fates(withdrawn, dead ? stopped : mayApply);
         }
-        // The sent ones are the older (the agent sends in order): the next flush reports them first.
-        if (directSent > 0) {
-            answers.abandoned(directSent, new dev.fenceline.OutcomeUnknownException("ucx: " + directSent + " active"
-                    + " message(s) sent directly on " + this + " had no answer when the lane was given up"
-                    + (dead ? " (the peer is gone)" : "") + ": each may or may not have run its handler"));
-        }
-        if (directNotSent > 0) {
-            answers.abandoned(directNotSent, new dev.fenceline.EndpointFailedException("ucx: " + directNotSent
-                    + " active message(s) sent directly on " + this + " were withdrawn before they left: not run"));
-        }
+        directs.reportRevoked(direct, this, dead);
         return token -> withdrawn.contains(token) ? Revocation.Fate.REVOKED
                 : stopped.contains(token) ? Revocation.Fate.STOPPED
                 : mayApply.contains(token) ? Revocation.Fate.MAY_STILL_APPLY
@@ -542,9 +508,7 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
         if (!live() || !channel.iface.attributes().has(UctIfaceAttributes.AM_BCOPY)) {
             return false;
         }
-        if (answers == null) {
-            answers = a;
-        }
+        directs.ledger(a);
         ByteBuffer h = ByteBuffer.allocate(header.remaining()).put(header.duplicate()).flip();
         ByteBuffer p = ByteBuffer.allocate(payload.remaining()).put(payload.duplicate()).flip();
         synchronized (lock) { // numbered and queued in one step: answers come in this order
@@ -573,15 +537,13 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
     void directAnswered(long token, dev.fenceline.FencelineException error) {
         boolean mine;
         synchronized (lock) {
-            UcxOp head = directs.peekFirst();
-            mine = head != null && head.token == token;
+            mine = directs.answered(token);
             if (mine) {
-                directs.pollFirst();
                 unanswered.decrementAndGet();
             }
         }
         if (mine) {
-            answers.answered(token & ~DIRECT, error);
+            directs.report(token, error);
         }
     }
 
@@ -615,15 +577,9 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
             if (sn < 0) {
                 return false; // the grant ended: the caller submits it to the actor
             }
-            if (posted.isEmpty()) {
-                postedLow = sn;
-            }
-            // Below the oldest unanswered posted number the target may forget: all answered.
-            op.identify(op.originId(), sn, postedLow);
-            UcxOp u = UcxOp.posted(this, POSTED | postedTokens++, p);
+            UcxOp u = posted.add(this, p, sn);
             unanswered.incrementAndGet();
             ops.put(u.token, u);
-            posted.add(u);
             if (!agent.takeHere(u) && !agent.submit(u)) { // the agent closed meanwhile: numbered, never sent
                 returnPosted();
             }
@@ -636,19 +592,10 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
      * end is reported (the caller holds {@link #lock}); an answer that comes later goes nowhere.
      */
     private void returnPosted() {
-        UcxOp u;
-        while ((u = posted.pollFirst()) != null) {
+        posted.returnAll(u -> {
             ops.remove(u.token);
             unanswered.decrementAndGet();
-            long token = u.posted.op().token();
-            if (u.state == UcxOp.State.SENT) {
-                (postedSent == null ? postedSent = new LongHashSet() : postedSent).add(token);
-            } else {
-                u.state = UcxOp.State.WITHDRAWN; // the agent skips it
-                (postedUnsent == null ? postedUnsent = new LongHashSet() : postedUnsent).add(token);
-            }
-            u.posted.returned();
-        }
+        });
     }
 
     /**
@@ -699,8 +646,7 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
         }
         unanswered.decrementAndGet();
         if (op.posted != null) { // answers come in order: the oldest posted one
-            posted.remove(op);
-            postedLow = op.sequence + 1;
+            posted.answered(op);
             return op;
         }
         if (revoked && !held.remove(token)) {
