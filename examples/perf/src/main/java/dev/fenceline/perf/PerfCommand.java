@@ -3,9 +3,7 @@ package dev.fenceline.perf;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import java.io.PrintStream;
-import java.security.SecureRandom;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
@@ -31,7 +29,7 @@ public final class PerfCommand implements Callable<Integer> {
     /** The control port of --server and --connect (next to ucx_perftest's 13337, not on it). */
     static final int DEFAULT_PORT = 13347;
     /** How long either side waits for the other during set-up. */
-    private static final int SETUP_TIMEOUT_MS = 120_000;
+    static final int SETUP_TIMEOUT_MS = 120_000;
 
     @Spec
     CommandSpec spec;
@@ -180,8 +178,9 @@ public final class PerfCommand implements Callable<Integer> {
             return serve(config, hostPort(server, "--server", true));
         }
         int regionBytes = Math.max(largest, 64);
-        try (PerfSession session = connect != null ? new PerfSession(config, regionBytes, dial(hostPort(connect,
-                "--connect", false), transport)) : processes == 2 ? new PerfSession(config, regionBytes, fork(config))
+        try (PerfSession session = connect != null ? new PerfSession(config, regionBytes,
+                PerfPeers.dial(hostPort(connect, "--connect", false), transport))
+                : processes == 2 ? new PerfSession(config, regionBytes, PerfPeers.fork(config))
                         : new PerfSession(config, regionBytes)) {
             if (!completion.equals("per-op") && !completion.equals("implicit")) {
                 throw new CommandLine.ParameterException(spec.commandLine(), "--completion " + completion
@@ -290,76 +289,6 @@ public final class PerfCommand implements Callable<Integer> {
         return 0;
     }
 
-    /** Starts the target process with the same configuration; a tcp secret travels in its environment. */
-    private PerfSession.Peer fork(Config config) throws java.io.IOException {
-        // Never on a command line: the secret goes through the environment, which reference.conf reads.
-        String hocon = config.withoutPath("fenceline.transport.tcp.secret")
-                .withoutPath("fenceline.transport.tcp.tls.key-store-password")
-                .withoutPath("fenceline.transport.tcp.tls.trust-store-password").getConfig("fenceline").root()
-                .render(com.typesafe.config.ConfigRenderOptions.concise());
-        List<String> cmd = new ArrayList<>(List.of(java.nio.file.Path.of(System.getProperty("java.home"), "bin",
-                "java").toString(), "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED", "-cp",
-                System.getProperty("java.class.path"), PerfTarget.class.getName(), "{\"fenceline\":" + hocon + "}"));
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
-        if (config.hasPath("fenceline.transport.tcp.secret")) {
-            pb.environment().put("FENCELINE_TCP_SECRET", config.getString("fenceline.transport.tcp.secret"));
-        }
-        if (config.hasPath("fenceline.transport.tcp.tls.key-store-password")) {
-            pb.environment().put("FENCELINE_TLS_KEY_STORE_PASSWORD", config.getString(
-                    "fenceline.transport.tcp.tls.key-store-password"));
-            pb.environment().put("FENCELINE_TLS_TRUST_STORE_PASSWORD", config.getString(
-                    "fenceline.transport.tcp.tls.trust-store-password"));
-        }
-        Process p = pb.start();
-        return new PerfSession.Peer(p.getInputStream(), p.getOutputStream(), () -> { }, () -> {
-            p.getOutputStream().close(); // the target serves until its stdin closes
-            try {
-                if (!p.waitFor(20, java.util.concurrent.TimeUnit.SECONDS)) {
-                    p.destroyForcibly();
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                p.destroyForcibly();
-            }
-        });
-    }
-
-    /** The driver's side of --connect: a control connection to the server. */
-    private static PerfSession.Peer dial(java.net.InetSocketAddress at, String transport) throws java.io.IOException {
-        java.net.Socket control = new java.net.Socket();
-        try {
-            control.connect(at, 10_000);
-            control.setTcpNoDelay(true);
-            control.setSoTimeout(SETUP_TIMEOUT_MS); // PerfSession lifts it once set up
-            String hello = PerfTarget.readLine(control.getInputStream());
-            String expected = PerfTarget.GREETING + " " + transport;
-            if (hello == null || !hello.startsWith(PerfTarget.GREETING + " ")) {
-                throw new java.io.IOException("what answers at " + at + " is not a fenceline perf --server (it said "
-                        + (hello == null ? "nothing" : "'" + hello.substring(0, Math.min(60, hello.length())) + "'")
-                        + ")");
-            }
-            if (!hello.equals(expected)) {
-                throw new java.io.IOException("the server at " + at + " runs '" + hello.substring(
-                        PerfTarget.GREETING.length() + 1) + "', this side -x " + transport + ": use the same on both");
-            }
-        } catch (java.io.IOException e) {
-            control.close();
-            throw new java.io.IOException("fenceline perf --connect " + at + ": " + e.getMessage(), e);
-        }
-        return new PerfSession.Peer(control.getInputStream(), control.getOutputStream(), () -> control.setSoTimeout(0),
-                () -> {
-            control.shutdownOutput(); // the server serves until our side closes, then closes its own
-            control.setSoTimeout(20_000);
-            try {
-                while (control.getInputStream().read() >= 0) {
-                    // drain until the server is done
-                }
-            } finally {
-                control.close();
-            }
-        });
-    }
-
     /** --server: one driver, one run, then exit (as ucx_perftest's server). */
     private int serve(Config config, java.net.InetSocketAddress at) throws Exception {
         try (java.net.ServerSocket listener = new java.net.ServerSocket()) {
@@ -439,101 +368,10 @@ public final class PerfCommand implements Callable<Integer> {
     }
 
     private Config config() {
-        Config base = ConfigFactory.load();
-        if (fenceMode != null) {
-            base = ConfigFactory.parseString("fenceline.fence.mode = \"" + fenceMode + "\"").withFallback(base);
-        }
-        switch (transport) {
-            case "sim":
-                return ConfigFactory.parseString("fenceline.transports = [sim]").withFallback(base);
-            case "shm":
-                return ConfigFactory.parseString("fenceline.transports = [shm]").withFallback(base);
-            case "ucx":
-                return ConfigFactory.parseString("fenceline.transports = [ucx]\n"
-                        + "fenceline.transport.ucx.tls = " + hoconList(ucxTls) + "\n"
-                        + "fenceline.transport.ucx.devices = " + hoconList(ucxDevices)).withFallback(base);
-            case "tcp": {
-                if (rails < 1 || rails > 16) {
-                    throw new CommandLine.ParameterException(spec.commandLine(), "--rails " + rails
-                            + ": expected 1 to 16");
-                }
-                StringBuilder listen = new StringBuilder();
-                if (tcpListen != null && !tcpListen.isEmpty()) {
-                    if (tcpListen.size() > 16) {
-                        throw new CommandLine.ParameterException(spec.commandLine(), "--tcp-listen: " + tcpListen.size()
-                                + " addresses, at most 16 rails");
-                    }
-                    for (String a : tcpListen) {
-                        listen.append(listen.length() == 0 ? "" : ", ").append('"').append(a.trim()).append('"');
-                    }
-                    rails = tcpListen.size();
-                } else if (server != null || connect != null) {
-                    throw new CommandLine.ParameterException(spec.commandLine(), "tcp between two hosts needs"
-                            + " --tcp-listen with an address the other host reaches (loopback rails are the default"
-                            + " in one host only)");
-                } else {
-                    for (int i = 1; i <= rails; i++) {
-                        listen.append(i == 1 ? "" : ", ").append("\"127.0.0.").append(i).append(":0\"");
-                    }
-                }
-                if (tls) {
-                    if (server != null || connect != null) {
-                        throw new CommandLine.ParameterException(spec.commandLine(), "--tls makes throwaway"
-                                + " certificates for one host; across hosts, configure fenceline.transport.tcp.tls");
-                    }
-                    return ConfigFactory.parseString("fenceline.transports = [tcp]\n"
-                            + "fenceline.transport.tcp.listen = [" + listen + "]\n"
-                            + "fenceline.transport.tcp.max-rails = " + rails).withFallback(throwawayTls())
-                            .withFallback(base.withoutPath("fenceline.transport.tcp.secret")).resolve();
-                }
-                String secret = base.getString("fenceline.transport.tcp.secret");
-                if (secret.isEmpty() && (server != null || connect != null)) {
-                    throw new CommandLine.ParameterException(spec.commandLine(), "tcp between two hosts needs the"
-                            + " same secret on both sides: set FENCELINE_TCP_SECRET (for example to the output of"
-                            + " `openssl rand -hex 24`) for the server and the driver");
-                }
-                if (secret.isEmpty()) {
-                    byte[] random = new byte[24];
-                    new SecureRandom().nextBytes(random);
-                    secret = HexFormat.of().formatHex(random); // both workers are in this JVM
-                }
-                return ConfigFactory.parseString("fenceline.transports = [tcp]\n"
-                        + "fenceline.transport.tcp.listen = [" + listen + "]\n"
-                        + "fenceline.transport.tcp.max-rails = " + rails + "\n"
-                        + "fenceline.transport.tcp.secret = \"" + secret + "\"").withFallback(base);
-            }
-            default:
-                throw new CommandLine.ParameterException(spec.commandLine(), "--transport " + transport
-                        + ": expected sim, tcp, shm or ucx");
-        }
-    }
-
-    /** @return the names as a HOCON list of quoted strings */
-    private static String hoconList(List<String> names) {
-        StringBuilder b = new StringBuilder("[");
-        for (String n : names) {
-            b.append(b.length() == 1 ? "" : ", ").append(com.typesafe.config.ConfigUtil.quoteString(n.trim()));
-        }
-        return b.append(']').toString();
-    }
-
-    /** Certificates for both workers of this host, deleted when the JVM exits. */
-    private static Config throwawayTls() {
-        try {
-            java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("fenceline-perf-tls");
-            Config c = dev.fenceline.testkit.TestCertificates.create(dir, "perf").tcpConfig("perf");
-            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-                try (var files = java.nio.file.Files.list(dir)) {
-                    files.forEach(f -> f.toFile().delete());
-                } catch (java.io.IOException ignored) {
-                    // a temporary directory: best effort
-                }
-                dir.toFile().delete();
-            }));
-            return c;
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
-        }
+        Config c = PerfConfig.build(spec.commandLine(), new PerfConfig.Options(transport, fenceMode, ucxTls, ucxDevices,
+                rails, tcpListen, server != null || connect != null, tls));
+        rails = PerfConfig.rails(rails, tcpListen);
+        return c;
     }
 
     static String size(int bytes) {

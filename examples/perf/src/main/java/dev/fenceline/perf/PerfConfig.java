@@ -1,0 +1,148 @@
+package dev.fenceline.perf;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import java.security.SecureRandom;
+import java.util.HexFormat;
+import java.util.List;
+import picocli.CommandLine;
+
+/**
+ * The runtime configuration a perf run asks for, from its options: the transport and its rails,
+ * devices and credentials (a throwaway secret or throwaway certificates within one host), over
+ * what {@code application.conf} and the environment say.
+ */
+final class PerfConfig {
+    /**
+     * What the options say.
+     *
+     * @param transport sim, tcp, shm or ucx
+     * @param fenceMode the fence mode, or null for the configuration's
+     * @param ucxTls UCT transports
+     * @param ucxDevices UCT devices
+     * @param rails tcp rails over loopback
+     * @param tcpListen tcp addresses to listen on, or null
+     * @param acrossHosts whether the peer is another host's (--server or --connect)
+     * @param tls whether tcp runs under throwaway certificates
+     */
+    record Options(String transport, String fenceMode, List<String> ucxTls, List<String> ucxDevices, int rails,
+            List<String> tcpListen, boolean acrossHosts, boolean tls) {
+    }
+
+    private PerfConfig() {
+    }
+
+    /** @return the rails a run uses: one per --tcp-listen address, else --rails */
+    static int rails(int rails, List<String> tcpListen) {
+        return tcpListen != null && !tcpListen.isEmpty() ? tcpListen.size() : rails;
+    }
+
+    /**
+     * @param cl the command, for errors that name the option
+     * @param o what the options say
+     * @return the runtime configuration the run asks for
+     * @throws CommandLine.ParameterException an option out of its bounds, or a combination that cannot work
+     */
+    static Config build(CommandLine cl, Options o) {
+        Config base = ConfigFactory.load();
+        String fenceMode = o.fenceMode();
+        String transport = o.transport();
+        int rails = o.rails();
+        List<String> tcpListen = o.tcpListen();
+        boolean acrossHosts = o.acrossHosts();
+        if (fenceMode != null) {
+            base = ConfigFactory.parseString("fenceline.fence.mode = \"" + fenceMode + "\"").withFallback(base);
+        }
+        switch (transport) {
+            case "sim":
+                return ConfigFactory.parseString("fenceline.transports = [sim]").withFallback(base);
+            case "shm":
+                return ConfigFactory.parseString("fenceline.transports = [shm]").withFallback(base);
+            case "ucx":
+                return ConfigFactory.parseString("fenceline.transports = [ucx]\n"
+                        + "fenceline.transport.ucx.tls = " + hoconList(o.ucxTls()) + "\n"
+                        + "fenceline.transport.ucx.devices = " + hoconList(o.ucxDevices())).withFallback(base);
+            case "tcp": {
+                if (rails < 1 || rails > 16) {
+                    throw new CommandLine.ParameterException(cl, "--rails " + rails
+                            + ": expected 1 to 16");
+                }
+                StringBuilder listen = new StringBuilder();
+                if (tcpListen != null && !tcpListen.isEmpty()) {
+                    if (tcpListen.size() > 16) {
+                        throw new CommandLine.ParameterException(cl, "--tcp-listen: " + tcpListen.size()
+                                + " addresses, at most 16 rails");
+                    }
+                    for (String a : tcpListen) {
+                        listen.append(listen.length() == 0 ? "" : ", ").append('"').append(a.trim()).append('"');
+                    }
+                    rails = tcpListen.size();
+                } else if (acrossHosts) {
+                    throw new CommandLine.ParameterException(cl, "tcp between two hosts needs"
+                            + " --tcp-listen with an address the other host reaches (loopback rails are the default"
+                            + " in one host only)");
+                } else {
+                    for (int i = 1; i <= rails; i++) {
+                        listen.append(i == 1 ? "" : ", ").append("\"127.0.0.").append(i).append(":0\"");
+                    }
+                }
+                if (o.tls()) {
+                    if (acrossHosts) {
+                        throw new CommandLine.ParameterException(cl, "--tls makes throwaway"
+                                + " certificates for one host; across hosts, configure fenceline.transport.tcp.tls");
+                    }
+                    return ConfigFactory.parseString("fenceline.transports = [tcp]\n"
+                            + "fenceline.transport.tcp.listen = [" + listen + "]\n"
+                            + "fenceline.transport.tcp.max-rails = " + rails).withFallback(throwawayTls())
+                            .withFallback(base.withoutPath("fenceline.transport.tcp.secret")).resolve();
+                }
+                String secret = base.getString("fenceline.transport.tcp.secret");
+                if (secret.isEmpty() && (acrossHosts)) {
+                    throw new CommandLine.ParameterException(cl, "tcp between two hosts needs the"
+                            + " same secret on both sides: set FENCELINE_TCP_SECRET (for example to the output of"
+                            + " `openssl rand -hex 24`) for the server and the driver");
+                }
+                if (secret.isEmpty()) {
+                    byte[] random = new byte[24];
+                    new SecureRandom().nextBytes(random);
+                    secret = HexFormat.of().formatHex(random); // both workers are in this JVM
+                }
+                return ConfigFactory.parseString("fenceline.transports = [tcp]\n"
+                        + "fenceline.transport.tcp.listen = [" + listen + "]\n"
+                        + "fenceline.transport.tcp.max-rails = " + rails + "\n"
+                        + "fenceline.transport.tcp.secret = \"" + secret + "\"").withFallback(base);
+            }
+            default:
+                throw new CommandLine.ParameterException(cl, "--transport " + transport
+                        + ": expected sim, tcp, shm or ucx");
+        }
+    }
+
+    /** @return the names as a HOCON list of quoted strings */
+    private static String hoconList(List<String> names) {
+        StringBuilder b = new StringBuilder("[");
+        for (String n : names) {
+            b.append(b.length() == 1 ? "" : ", ").append(com.typesafe.config.ConfigUtil.quoteString(n.trim()));
+        }
+        return b.append(']').toString();
+    }
+
+    /** Certificates for both workers of this host, deleted when the JVM exits. */
+    private static Config throwawayTls() {
+        try {
+            java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("fenceline-perf-tls");
+            Config c = dev.fenceline.testkit.TestCertificates.create(dir, "perf").tcpConfig("perf");
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                try (var files = java.nio.file.Files.list(dir)) {
+                    files.forEach(f -> f.toFile().delete());
+                } catch (java.io.IOException ignored) {
+                    // a temporary directory: best effort
+                }
+                dir.toFile().delete();
+            }));
+            return c;
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+}

@@ -1,0 +1,85 @@
+package dev.fenceline.perf;
+
+import com.typesafe.config.Config;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * How a run reaches its target worker when it is not in this JVM: a forked process on this host
+ * ({@code --processes 2}), or a {@code fenceline perf --server} over a control connection
+ * ({@code --connect}).
+ */
+final class PerfPeers {
+    private PerfPeers() {
+    }
+
+    /** Starts the target process with the same configuration; a tcp secret travels in its environment. */
+    static PerfSession.Peer fork(Config config) throws java.io.IOException {
+        // Never on a command line: the secret goes through the environment, which reference.conf reads.
+        String hocon = config.withoutPath("fenceline.transport.tcp.secret")
+                .withoutPath("fenceline.transport.tcp.tls.key-store-password")
+                .withoutPath("fenceline.transport.tcp.tls.trust-store-password").getConfig("fenceline").root()
+                .render(com.typesafe.config.ConfigRenderOptions.concise());
+        List<String> cmd = new ArrayList<>(List.of(java.nio.file.Path.of(System.getProperty("java.home"), "bin",
+                "java").toString(), "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED", "-cp",
+                System.getProperty("java.class.path"), PerfTarget.class.getName(), "{\"fenceline\":" + hocon + "}"));
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
+        if (config.hasPath("fenceline.transport.tcp.secret")) {
+            pb.environment().put("FENCELINE_TCP_SECRET", config.getString("fenceline.transport.tcp.secret"));
+        }
+        if (config.hasPath("fenceline.transport.tcp.tls.key-store-password")) {
+            pb.environment().put("FENCELINE_TLS_KEY_STORE_PASSWORD", config.getString(
+                    "fenceline.transport.tcp.tls.key-store-password"));
+            pb.environment().put("FENCELINE_TLS_TRUST_STORE_PASSWORD", config.getString(
+                    "fenceline.transport.tcp.tls.trust-store-password"));
+        }
+        Process p = pb.start();
+        return new PerfSession.Peer(p.getInputStream(), p.getOutputStream(), () -> { }, () -> {
+            p.getOutputStream().close(); // the target serves until its stdin closes
+            try {
+                if (!p.waitFor(20, java.util.concurrent.TimeUnit.SECONDS)) {
+                    p.destroyForcibly();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                p.destroyForcibly();
+            }
+        });
+    }
+
+    /** The driver's side of --connect: a control connection to the server. */
+    static PerfSession.Peer dial(java.net.InetSocketAddress at, String transport) throws java.io.IOException {
+        java.net.Socket control = new java.net.Socket();
+        try {
+            control.connect(at, 10_000);
+            control.setTcpNoDelay(true);
+            control.setSoTimeout(PerfCommand.SETUP_TIMEOUT_MS); // PerfSession lifts it once set up
+            String hello = PerfTarget.readLine(control.getInputStream());
+            String expected = PerfTarget.GREETING + " " + transport;
+            if (hello == null || !hello.startsWith(PerfTarget.GREETING + " ")) {
+                throw new java.io.IOException("what answers at " + at + " is not a fenceline perf --server (it said "
+                        + (hello == null ? "nothing" : "'" + hello.substring(0, Math.min(60, hello.length())) + "'")
+                        + ")");
+            }
+            if (!hello.equals(expected)) {
+                throw new java.io.IOException("the server at " + at + " runs '" + hello.substring(
+                        PerfTarget.GREETING.length() + 1) + "', this side -x " + transport + ": use the same on both");
+            }
+        } catch (java.io.IOException e) {
+            control.close();
+            throw new java.io.IOException("fenceline perf --connect " + at + ": " + e.getMessage(), e);
+        }
+        return new PerfSession.Peer(control.getInputStream(), control.getOutputStream(), () -> control.setSoTimeout(0),
+                () -> {
+            control.shutdownOutput(); // the server serves until our side closes, then closes its own
+            control.setSoTimeout(20_000);
+            try {
+                while (control.getInputStream().read() >= 0) {
+                    // drain until the server is done
+                }
+            } finally {
+                control.close();
+            }
+        });
+    }
+}
