@@ -11,24 +11,17 @@ import dev.fenceline.actor.LaneProtocol.OpsCompleted;
 import dev.fenceline.internal.ErrorMode;
 import dev.fenceline.internal.FencelineSettings;
 import dev.fenceline.internal.Keepalive;
-import dev.fenceline.spi.LaneConnection;
-import dev.fenceline.spi.LaneCapabilities;
-import dev.fenceline.spi.Protocol;
-import dev.fenceline.spi.RegionHandle;
-import dev.fenceline.spi.support.Protocols;
-import dev.fenceline.spi.TransportOp;
-import java.nio.ByteBuffer;
 import java.util.List;
 import org.slf4j.Logger;
 
 /**
  * The life of an endpoint's requests from acceptance to completion: lane selection, fence
- * admission, fragmentation and posting, completions, flushes, and restarts after a
- * reconfiguration. It ties the endpoint's parts together ({@link LaneSlots}, {@link InflightTable},
+ * admission, posting, completions, flushes, and restarts after a reconfiguration. It ties the
+ * endpoint's parts together ({@link LaneSlots}, {@link InflightTable}, {@link RequestPoster},
  * {@link FlushTracker}, {@link FenceAdmission}, {@link GrantPolicy}); the endpoint actor routes
  * messages here. Owned by that actor; no other thread touches it.
  */
-final class Operations implements LaneSlots.Answers {
+final class Operations implements LaneSlots.Answers, RequestPoster.Outcomes {
     private final FencelineSettings settings;
     private final EndpointChannel channel;
     private final EndpointCounters counters;
@@ -50,6 +43,7 @@ final class Operations implements LaneSlots.Answers {
     private boolean replaying;
     /** Built once: progressFlushes runs after every completion. */
     private final java.util.function.LongPredicate queuedBefore;
+    private final RequestPoster poster;
 
     /**
      * @param settings the runtime settings
@@ -76,6 +70,7 @@ final class Operations implements LaneSlots.Answers {
         this.fences.holds(inflight);
         this.grants = new GrantPolicy(slots, channel, settings.errorMode() == ErrorMode.FAILOVER);
         this.queuedBefore = fences::queuedBefore;
+        this.poster = new RequestPoster(settings, channel, slots, inflight, this);
     }
 
     /** @return the grant policy (keepalive reads which lane carries direct active messages) */
@@ -189,96 +184,7 @@ final class Operations implements LaneSlots.Answers {
 
     /** Posts a request's fragments (after a restart, just those it names) on its lane. */
     private void post(Request r) {
-        r.posted = true;
-        channel.laneCounters().add(r.lane, LaneCounters.Counter.OPERATIONS, 1);
-        LaneConnection conn = slots.table().connection(r.lane);
-        int[] only = r.resend;
-        r.resend = null;
-        LaneCapabilities caps = capabilities(r.lane, conn);
-        switch (r.kind) {
-            case PUT, GET -> {
-                ByteBuffer local = r.local;
-                int total = local.remaining();
-                // Only a lane whose zero-copy needs registered memory pays for the lookup.
-                RegionHandle handle = caps.zcopyNeedsRegisteredLocal() && caps.maxZcopy() > 0
-                        ? channel.localRegions().handle(local, conn.transport()) : null;
-                int usable = Protocols.maxPayload(caps, handle != null);
-                if (r.fragmentSize == 0) {
-                    r.fragmentSize = Math.max(1, Math.min(settings.fragmentSize(), usable));
-                } else if (usable < r.fragmentSize) {
-                    // A restart must resend the same byte ranges under the same sequence numbers.
-                    refuse(r, new EndpointFailedException("endpoint " + channel.name() + ": " + r + " was split"
-                            + " into fragments of " + r.fragmentSize + " bytes, but lane " + r.lane + " takes at most "
-                            + usable + " after a reconfiguration"));
-                    return;
-                }
-                int frag = r.fragmentSize;
-                int n = total == 0 ? 0 : (total + frag - 1) / frag;
-                if (n == 0) {
-                    complete(r, 0, null);
-                    return;
-                }
-                inflight.number(r, n);
-                TransportOp.Kind kind = r.kind == Request.Kind.PUT ? TransportOp.Kind.PUT : TransportOp.Kind.GET;
-                int count = only == null ? n : only.length;
-                for (int k = 0; k < count && !r.done; k++) {
-                    int fragment = only == null ? k : only[k];
-                    int off = fragment * frag;
-                    int len = Math.min(frag, total - off);
-                    postOp(r, fragment, TransportOp.rma(kind, slots.nextToken(), r.remoteAddress + off, r.key,
-                            local.slice(local.position() + off, len)).localHandle(handle)
-                            .protocol(Protocols.rma(len, caps, handle != null)));
-                }
-            }
-            case ATOMIC_POST, ATOMIC_FETCH, CSWAP -> {
-                inflight.number(r, 1);
-                TransportOp.Kind kind = r.kind == Request.Kind.ATOMIC_POST ? TransportOp.Kind.ATOMIC_POST
-                        : r.kind == Request.Kind.ATOMIC_FETCH ? TransportOp.Kind.ATOMIC_FETCH : TransportOp.Kind.CSWAP;
-                TransportOp op = TransportOp.atomic(kind, slots.nextToken(), r.remoteAddress, r.key, r.atomicOp,
-                        r.width, r.operand, r.compare);
-                postOp(r, 0, op.protocol(Protocols.choose(op, caps, false)));
-            }
-            case AM -> {
-                inflight.number(r, 1);
-                postOp(r, 0, TransportOp.activeMessage(slots.nextToken(), r.amId, r.header, r.local)
-                        .protocol(Protocol.ACTIVE_MESSAGE));
-            }
-            default -> throw new IllegalStateException("cannot post " + r);
-        }
-    }
-
-    /**
-     * Each lane's capabilities, read once per connection (a slot's connection changes on failover);
-     * grown to the slots used rather than sized for the most an endpoint may have.
-     */
-    private LaneConnection[] capabilitiesOf = NO_CONNECTIONS;
-    private static final LaneConnection[] NO_CONNECTIONS = new LaneConnection[0];
-    private LaneCapabilities[] capabilities = new LaneCapabilities[0];
-
-    private LaneCapabilities capabilities(int lane, LaneConnection conn) {
-        if (lane >= capabilitiesOf.length) {
-            capabilitiesOf = java.util.Arrays.copyOf(capabilitiesOf, lane + 1);
-            capabilities = java.util.Arrays.copyOf(capabilities, lane + 1);
-        }
-        if (capabilitiesOf[lane] != conn) {
-            capabilities[lane] = conn.capabilities();
-            capabilitiesOf[lane] = conn;
-        }
-        return capabilities[lane];
-    }
-
-    private void postOp(Request r, int fragment, TransportOp op) {
-        op.identify(channel.endpointId(), r.firstSn + fragment, inflight.lowWater());
-        LaneConnection conn = slots.table().connection(r.lane);
-        if (r.trace != null) {
-            op.trace(r.trace);
-            r.trace.admitted(r.lane, op.sequence(), conn.deduplicates(), conn.reportsVisibility());
-        }
-        inflight.track(op.token(), new InflightTable.Fragment(r, fragment, r.lane, conn.id(), conn.exactlyOnceScope()));
-        LaneCounters lanes = channel.laneCounters();
-        lanes.add(r.lane, LaneCounters.Counter.FRAGMENTS, 1);
-        lanes.add(r.lane, LaneCounters.Counter.BYTES, op.bytes());
-        slots.post(r.lane, op);
+        poster.post(r);
     }
 
     // ---------------------------------------------------------------- answers and completion
@@ -340,7 +246,8 @@ final class Operations implements LaneSlots.Answers {
     }
 
     /** Completes a request whose fragments are all back: bookkeeping and grant first, completion last. */
-    private void complete(Request r, long value, FencelineException error) {
+    @Override
+    public void complete(Request r, long value, FencelineException error) {
         retire(r);
         counters.increment(error == null ? Counter.COMPLETED : Counter.FAILED);
         // The grant before the completion, so a thread that waited finds the fast path open; while
@@ -358,7 +265,8 @@ final class Operations implements LaneSlots.Answers {
     }
 
     /** Fails a request that cannot go (or go on) at all; the caller goes on with its own work. */
-    private void refuse(Request r, FencelineException e) {
+    @Override
+    public void refuse(Request r, FencelineException e) {
         retire(r);
         counters.increment(Counter.FAILED);
         r.fail(e);
