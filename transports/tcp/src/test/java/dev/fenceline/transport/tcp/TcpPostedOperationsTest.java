@@ -1,7 +1,6 @@
 package dev.fenceline.transport.tcp;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -11,20 +10,18 @@ import dev.fenceline.AtomicOp;
 import dev.fenceline.Endpoint;
 import dev.fenceline.Fenceline;
 import dev.fenceline.MemoryRegion;
-import dev.fenceline.RemoteAccessException;
 import dev.fenceline.RemoteKey;
 import dev.fenceline.Worker;
 import dev.fenceline.WorkerAddress;
 import dev.fenceline.spi.RequestTrace;
+import dev.fenceline.testkit.PostedOperationChecks;
 import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -44,21 +41,6 @@ class TcpPostedOperationsTest {
         LeakGuard.assertNoLeaks();
     }
 
-    /** Records what the endpoint did with one request. */
-    private static final class Trace implements RequestTrace {
-        final List<String> events = new CopyOnWriteArrayList<>();
-
-        @Override
-        public void admitted(int lane, long sequence, boolean deduplicated, boolean visibilityReported) {
-            events.add("admitted " + lane + " #" + sequence);
-        }
-
-        @Override
-        public void visible(long sequence) {
-            events.add("visible #" + sequence);
-        }
-    }
-
     private static <T> T await(CompletionStage<T> s) throws Exception {
         return s.toCompletableFuture().get(20, TimeUnit.SECONDS);
     }
@@ -68,56 +50,8 @@ class TcpPostedOperationsTest {
         try (Fenceline f = Fenceline.create(TcpConfigs.loopback("127.0.0.1:0"))) {
             Worker a = f.newWorker("origin").toCompletableFuture().get(10, TimeUnit.SECONDS);
             Worker b = f.newWorker("target").toCompletableFuture().get(10, TimeUnit.SECONDS);
-            MemoryRegion region = b.allocate(4096);
             Endpoint ep = a.connect(b.address()).toCompletableFuture().get(10, TimeUnit.SECONDS);
-            RemoteKey key = a.unpackRemoteKey(region.remoteKey().toBytes());
-            long base = region.address();
-            await(ep.flush()); // the actor is idle: the grant is published after its flush
-
-            Trace trace = new Trace();
-            CompletionStage<Long> first = RequestTrace.during(trace,
-                    () -> ep.atomicFetch64(AtomicOp.ADD, base, key, 1));
-            assertEquals(0L, await(first));
-            assertTrue(trace.events.size() == 1 && trace.events.get(0).startsWith("admitted -1 #"),
-                    "posted by the caller: " + trace.events);
-
-            for (long i = 1; i < 200; i++) {
-                assertEquals(i, await(ep.atomicFetch64(AtomicOp.ADD, base, key, 1)), "fetch-add " + i);
-            }
-            ByteBuffer src = ByteBuffer.allocateDirect(64);
-            for (int i = 0; i < 64; i++) {
-                src.put(i, (byte) (i + 1));
-            }
-            await(ep.put(src, base + 512, key));
-            ep.putImplicit(src, base + 1024, key);
-            await(ep.flush());
-            ByteBuffer dst = ByteBuffer.allocateDirect(64);
-            await(ep.get(dst, base + 1024, key));
-            assertEquals(src, dst, "the implicit put, read back by a posted get");
-            assertEquals(0, await(ep.compareAndSwap32(base + 8, key, 0, 2)));
-            assertEquals(2, await(ep.compareAndSwap32(base + 8, key, 0, 3)), "not swapped: 2 is not 0");
-
-            // Callbacks run in completion order (on the event loop that read the answers): an
-            // operation's before the callback of a flush issued after it.
-            List<String> order = new CopyOnWriteArrayList<>();
-            ep.atomicFetch64(AtomicOp.ADD, base, key, 1).thenRun(() -> order.add("fetch-add"));
-            await(ep.flush().thenRun(() -> order.add("flush")));
-            assertEquals(List.of("fetch-add", "flush"), order);
-
-            // A refusal at the target fails the call with a typed error; the endpoint serves on.
-            MemoryRegion closed = b.allocate(4096);
-            RemoteKey closedKey = a.unpackRemoteKey(closed.remoteKey().toBytes());
-            await(ep.put(src, closed.address(), closedKey));
-            closed.close();
-            ExecutionException bad = assertThrows(ExecutionException.class,
-                    () -> await(ep.atomicFetch64(AtomicOp.ADD, closed.address(), closedKey, 1)));
-            RemoteAccessException refused = assertInstanceOf(RemoteAccessException.class, bad.getCause(),
-                    bad.toString());
-            assertEquals(RemoteAccessException.Reason.REGION_CLOSED, refused.reason());
-            assertEquals(201L, await(ep.atomicFetch64(AtomicOp.ADD, base, key, 1)));
-            var stats = ep.statistics();
-            assertTrue(stats.fastPath() >= 200, "posted by callers: " + stats);
-            assertEquals(0, stats.outstanding(), stats.toString());
+            PostedOperationChecks.callersPostAndCallbacksRunInAnswerOrder(a, b, ep);
             await(ep.close());
         }
     }
@@ -146,10 +80,10 @@ class TcpPostedOperationsTest {
                 RemoteKey key = a.unpackRemoteKey(region.remoteKey().toBytes());
                 long counter = region.address();
                 await(ep.flush());
-                assertEquals(0L, await(ep.atomicFetch64(AtomicOp.ADD, counter, key, 1)));
+                long before = PostedOperationChecks.untilPosted(ep, counter, key, 0);
 
                 relay.hold(); // rail 0 looks alive and answers nothing
-                Trace trace = new Trace();
+                PostedOperationChecks.Trace trace = new PostedOperationChecks.Trace();
                 List<CompletableFuture<Long>> posted = new ArrayList<>();
                 posted.add(RequestTrace.during(trace, () -> ep.atomicFetch64(AtomicOp.ADD, counter, key, 1))
                         .toCompletableFuture());
@@ -159,18 +93,18 @@ class TcpPostedOperationsTest {
                 Set<Long> seen = new HashSet<>();
                 for (CompletableFuture<Long> p : posted) {
                     long v = p.get(20, TimeUnit.SECONDS);
-                    assertTrue(v >= 1 && v <= window, "fetched " + v);
+                    assertTrue(v >= before && v < before + window, "fetched " + v);
                     assertTrue(seen.add(v), "value " + v + " fetched twice: " + seen);
                 }
-                assertTrue(trace.events.size() == 2 && trace.events.get(0).startsWith("admitted -1 #")
-                        && trace.events.get(1).startsWith("admitted 1 #")
-                        && trace.events.get(0).substring(trace.events.get(0).indexOf('#'))
-                                .equals(trace.events.get(1).substring(trace.events.get(1).indexOf('#'))),
-                        "posted on rail 0, then restarted on rail 1 under the same number: " + trace.events);
+                assertTrue(trace.events().size() == 2 && trace.events().get(0).startsWith("admitted -1 #")
+                        && trace.events().get(1).startsWith("admitted 1 #")
+                        && trace.events().get(0).substring(trace.events().get(0).indexOf('#'))
+                                .equals(trace.events().get(1).substring(trace.events().get(1).indexOf('#'))),
+                        "posted on rail 0, then restarted on rail 1 under the same number: " + trace.events());
                 relay.release(); // the held copies reach the target now: recognized, not applied again
                 Lanes.awaitLaneZero(ep, l -> l.live(), "rail 0 to come back");
                 await(ep.flush());
-                assertEquals(window + 1L, await(ep.atomicFetch64(AtomicOp.ADD, counter, key, 0)),
+                assertEquals(before + window, await(ep.atomicFetch64(AtomicOp.ADD, counter, key, 0)),
                         "every fetch-add applied once");
                 var stats = a.statistics();
                 assertEquals(0, stats.failed(), stats.toString());
@@ -190,72 +124,13 @@ class TcpPostedOperationsTest {
     @Test
     void threadsPostingAndSubmittingAtOnceKeepEveryOperationOnce() throws Exception {
         long seed = Long.getLong("fenceline.test.seed", 20261202L);
-        int threads = 4;
-        int perThread = 1500;
         System.out.printf("TcpPostedOperationsTest threads seed %d: reproduce with"
                 + " -Dtest=TcpPostedOperationsTest -Dfenceline.test.seed=%d%n", seed, seed);
         try (Fenceline f = Fenceline.create(TcpConfigs.loopback("127.0.0.1:0"))) {
             Worker a = f.newWorker("origin").toCompletableFuture().get(10, TimeUnit.SECONDS);
             Worker b = f.newWorker("target").toCompletableFuture().get(10, TimeUnit.SECONDS);
-            MemoryRegion region = b.allocate(threads * 8192L + 64);
             Endpoint ep = a.connect(b.address()).toCompletableFuture().get(10, TimeUnit.SECONDS);
-            RemoteKey key = a.unpackRemoteKey(region.remoteKey().toBytes());
-            long counter = region.address();
-            List<CompletableFuture<List<Long>>> runs = new ArrayList<>();
-            for (int t = 0; t < threads; t++) {
-                int id = t;
-                java.util.Random random = new java.util.Random(seed + t);
-                runs.add(CompletableFuture.supplyAsync(() -> {
-                    List<Long> fetched = new ArrayList<>();
-                    List<CompletableFuture<Long>> window = new ArrayList<>();
-                    long slot = counter + 64 + id * 8192L;
-                    ByteBuffer big = ByteBuffer.allocateDirect(4096);
-                    try {
-                        for (int i = 0; i < perThread; i++) {
-                            int pick = random.nextInt(100);
-                            if (pick < 3) {
-                                big.putLong(0, i);
-                                await(ep.put(big, slot, key)); // too large to post: the actor's
-                                await(ep.flush());
-                                ByteBuffer back = ByteBuffer.allocateDirect(8);
-                                await(ep.get(back, slot, key));
-                                assertEquals(i, back.getLong(0), "thread " + id + " put " + i + " after its flush");
-                            } else {
-                                window.add(ep.atomicFetch64(AtomicOp.ADD, counter, key, 1).toCompletableFuture());
-                            }
-                            if (window.size() >= 1 + random.nextInt(16)) {
-                                for (CompletableFuture<Long> w : window) {
-                                    fetched.add(w.get(20, TimeUnit.SECONDS));
-                                }
-                                window.clear();
-                            }
-                        }
-                        for (CompletableFuture<Long> w : window) {
-                            fetched.add(w.get(20, TimeUnit.SECONDS));
-                        }
-                    } catch (Exception e) {
-                        throw new java.util.concurrent.CompletionException(e);
-                    }
-                    return fetched;
-                }));
-            }
-            Set<Long> all = new HashSet<>();
-            int total = 0;
-            for (CompletableFuture<List<Long>> r : runs) {
-                List<Long> fetched = r.get(90, TimeUnit.SECONDS);
-                total += fetched.size();
-                for (long v : fetched) {
-                    assertTrue(all.add(v), "value " + v + " fetched twice (seed " + seed + ")");
-                }
-            }
-            assertEquals(total, await(ep.atomicFetch64(AtomicOp.ADD, counter, key, 0)),
-                    "every fetch-add applied once (seed " + seed + ")");
-            for (long v = 0; v < total; v++) {
-                assertTrue(all.contains(v), "value " + v + " never fetched (seed " + seed + ")");
-            }
-            var stats = ep.statistics();
-            assertTrue(stats.fastPath() > 0, "some were posted by the callers: " + stats);
-            assertEquals(0, stats.outstanding(), stats.toString());
+            PostedOperationChecks.threadsPostingAndSubmittingKeepEveryOperationOnce(a, b, ep, seed, 4, 1500);
             await(ep.close());
         }
     }
