@@ -47,18 +47,28 @@ class UcxAndTcpTest {
 
     @Test
     void anEndpointFailsOverFromAUctLaneToATcpLaneExactlyOnce() throws Exception {
-        long seed = Long.getLong("fenceline.test.seed", 20261202L);
-        int rounds = Integer.getInteger("fenceline.test.rounds", 3);
-        System.out.printf("UcxAndTcpTest seeds %d to %d: reproduce one with -Dtest=UcxAndTcpTest"
-                + " -Dfenceline.test.seed=S -Dfenceline.test.rounds=1%n", seed, seed + rounds - 1);
+        assertEquals(List.of(), rounds("posix", 20261202L, 3));
+    }
+
+    /**
+     * Rounds with seeds in a row ({@code fenceline.test.seed} and {@code fenceline.test.rounds}
+     * override the defaults), each printed.
+     *
+     * @return what went wrong, per seed
+     */
+    private static List<String> rounds(String tl, long defaultSeed, int defaultRounds) throws Exception {
+        long seed = Long.getLong("fenceline.test.seed", defaultSeed);
+        int rounds = Integer.getInteger("fenceline.test.rounds", defaultRounds);
+        System.out.printf("UcxAndTcpTest (UCT %s) seeds %d to %d: reproduce one with -Dtest=UcxAndTcpTest"
+                + " -Dfenceline.test.seed=S -Dfenceline.test.rounds=1%n", tl, seed, seed + rounds - 1);
         List<String> bad = new ArrayList<>();
         for (int i = 0; i < rounds; i++) {
-            String problem = round(seed + i, "posix");
+            String problem = round(seed + i, tl);
             if (problem != null) {
                 bad.add("seed " + (seed + i) + ": " + problem);
             }
         }
-        assertEquals(List.of(), bad);
+        return bad;
     }
 
     /**
@@ -68,18 +78,7 @@ class UcxAndTcpTest {
      */
     @Test
     void anEndpointFailsOverFromAUctTcpLaneWithPostedOperationsExactlyOnce() throws Exception {
-        long seed = Long.getLong("fenceline.test.seed", 20261203L);
-        int rounds = Integer.getInteger("fenceline.test.rounds", 2);
-        System.out.printf("UcxAndTcpTest (UCT tcp) seeds %d to %d: reproduce one with -Dtest=UcxAndTcpTest"
-                + " -Dfenceline.test.seed=S -Dfenceline.test.rounds=1%n", seed, seed + rounds - 1);
-        List<String> bad = new ArrayList<>();
-        for (int i = 0; i < rounds; i++) {
-            String problem = round(seed + i, "tcp");
-            if (problem != null) {
-                bad.add("seed " + (seed + i) + ": " + problem);
-            }
-        }
-        assertEquals(List.of(), bad);
+        assertEquals(List.of(), rounds("tcp", 20261203L, 2));
     }
 
     private static String round(long seed, String tl) throws Exception {
