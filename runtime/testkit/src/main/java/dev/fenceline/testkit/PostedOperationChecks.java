@@ -97,6 +97,43 @@ public final class PostedOperationChecks {
     }
 
     /**
+     * Posts a window of fetch-adds of 1 on a counter without waiting, the first one traced.
+     *
+     * @param ep the endpoint
+     * @param at the counter's address
+     * @param key its key
+     * @param window how many
+     * @param first records what the endpoint did with the first one
+     * @return their futures, in call order
+     */
+    public static List<CompletableFuture<Long>> fetchAddWindow(Endpoint ep, long at, RemoteKey key, int window,
+            Trace first) {
+        List<CompletableFuture<Long>> posted = new ArrayList<>();
+        posted.add(RequestTrace.during(first, () -> ep.atomicFetch64(AtomicOp.ADD, at, key, 1)).toCompletableFuture());
+        for (int i = 1; i < window; i++) {
+            posted.add(ep.atomicFetch64(AtomicOp.ADD, at, key, 1).toCompletableFuture());
+        }
+        return posted;
+    }
+
+    /**
+     * Waits for a window of fetch-adds on a counter that held {@code from}: each fetches a value of
+     * its own, all in {@code [from, from + window)}.
+     *
+     * @param posted the window's futures
+     * @param from what the counter held before the window
+     * @throws Exception if one fails, times out, or fetches a value outside or twice
+     */
+    public static void fetchedOnceEach(List<CompletableFuture<Long>> posted, long from) throws Exception {
+        Set<Long> seen = new HashSet<>();
+        for (CompletableFuture<Long> p : posted) {
+            long v = p.get(TIMEOUT_S, TimeUnit.SECONDS);
+            assertTrue(v >= from && v < from + posted.size(), "fetched " + v);
+            assertTrue(seen.add(v), "value " + v + " fetched twice: " + seen);
+        }
+    }
+
+    /**
      * An idle endpoint's caller posts fetch-adds, puts (with a future and implicit), gets and 4-byte
      * compare-and-swaps itself; a fetch-add's callback runs before that of a flush issued after it;
      * a refusal at the target (a closed region) fails the call with its typed error and the endpoint

@@ -13,13 +13,9 @@ import dev.fenceline.MemoryRegion;
 import dev.fenceline.RemoteKey;
 import dev.fenceline.Worker;
 import dev.fenceline.WorkerAddress;
-import dev.fenceline.spi.RequestTrace;
 import dev.fenceline.testkit.PostedOperationChecks;
 import java.net.InetSocketAddress;
-import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
@@ -84,18 +80,9 @@ class TcpPostedOperationsTest {
 
                 relay.hold(); // rail 0 looks alive and answers nothing
                 PostedOperationChecks.Trace trace = new PostedOperationChecks.Trace();
-                List<CompletableFuture<Long>> posted = new ArrayList<>();
-                posted.add(RequestTrace.during(trace, () -> ep.atomicFetch64(AtomicOp.ADD, counter, key, 1))
-                        .toCompletableFuture());
-                for (int i = 1; i < window; i++) {
-                    posted.add(ep.atomicFetch64(AtomicOp.ADD, counter, key, 1).toCompletableFuture());
-                }
-                Set<Long> seen = new HashSet<>();
-                for (CompletableFuture<Long> p : posted) {
-                    long v = p.get(20, TimeUnit.SECONDS);
-                    assertTrue(v >= before && v < before + window, "fetched " + v);
-                    assertTrue(seen.add(v), "value " + v + " fetched twice: " + seen);
-                }
+                List<CompletableFuture<Long>> posted = PostedOperationChecks.fetchAddWindow(ep, counter, key, window,
+                        trace);
+                PostedOperationChecks.fetchedOnceEach(posted, before);
                 assertTrue(trace.events().size() == 2 && trace.events().get(0).startsWith("admitted -1 #")
                         && trace.events().get(1).startsWith("admitted 1 #")
                         && trace.events().get(0).substring(trace.events().get(0).indexOf('#'))

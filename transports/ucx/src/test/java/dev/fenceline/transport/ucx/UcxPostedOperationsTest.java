@@ -14,12 +14,8 @@ import dev.fenceline.LaneInfo;
 import dev.fenceline.MemoryRegion;
 import dev.fenceline.RemoteKey;
 import dev.fenceline.Worker;
-import dev.fenceline.spi.RequestTrace;
 import dev.fenceline.testkit.PostedOperationChecks;
-import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
@@ -120,19 +116,10 @@ class UcxPostedOperationsTest {
             assertNotNull(uct, "the UCT lane is live");
 
             PostedOperationChecks.Trace trace = new PostedOperationChecks.Trace();
-            List<CompletableFuture<Long>> posted = new ArrayList<>();
-            posted.add(RequestTrace.during(trace, () -> ep.atomicFetch64(AtomicOp.ADD, counter, key, 1))
-                    .toCompletableFuture());
-            for (int i = 1; i < window; i++) {
-                posted.add(ep.atomicFetch64(AtomicOp.ADD, counter, key, 1).toCompletableFuture());
-            }
+            List<CompletableFuture<Long>> posted = PostedOperationChecks.fetchAddWindow(ep, counter, key, window,
+                    trace);
             uct.breakChannel(new EndpointFailedException("test: UCT reported the peer failed"));
-            Set<Long> seen = new HashSet<>();
-            for (CompletableFuture<Long> p : posted) {
-                long v = p.get(20, TimeUnit.SECONDS);
-                assertTrue(v >= before && v < before + window, "fetched " + v);
-                assertTrue(seen.add(v), "value " + v + " fetched twice: " + seen);
-            }
+            PostedOperationChecks.fetchedOnceEach(posted, before);
             assertTrue(trace.events().get(0).startsWith("admitted -1 #"), "posted by the caller: " + trace.events());
             await(ep.flush());
             assertEquals(before + window, await(ep.atomicFetch64(AtomicOp.ADD, counter, key, 0)),
