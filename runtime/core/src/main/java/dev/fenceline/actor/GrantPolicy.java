@@ -86,9 +86,11 @@ final class GrantPolicy {
         // Active messages are ordered per lane: direct ones only on the lane the others take.
         boolean messages = direct != null && am.length == 1 && am[0] == slot && !standbyForMessages(slot);
         boolean counted = messages || posting != null; // answers the direct ledger counts come from this lane
-        if (counted && lane.id() != messageConnection && !channel.direct().settled()) {
-            // Direct operations still out on another lane: their answers and this lane's would
-            // interleave, and a flush counts answers. Grant again once they are in.
+        if (lane.id() != messageConnection && !channel.direct().settled()) {
+            // Direct operations still out on another lane. Their answers and this lane's would
+            // interleave, and a flush counts answers; and a caller's fence never reaches the actor,
+            // so an operation done here could pass one posted there before the fence. Grant again
+            // once they are in.
             channel.grant().revoke();
             channel.direct().answeredOrWake(channel.direct().sent());
             return;

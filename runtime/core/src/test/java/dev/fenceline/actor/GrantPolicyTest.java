@@ -35,6 +35,8 @@ class GrantPolicyTest {
     /** A lane of every type that carries nothing. */
     private abstract static class TestLane implements LaneConnection {
         private final long id;
+        /** Its transport's name: the lane table's tiers go by it. */
+        String transport = "direct";
 
         TestLane(long id) {
             this.id = id;
@@ -47,7 +49,7 @@ class GrantPolicyTest {
 
         @Override
         public String transport() {
-            return "direct";
+            return transport;
         }
 
         @Override
@@ -217,6 +219,32 @@ class GrantPolicyTest {
         off.install(LaneTable.of(List.of(new PostingLane(23, false))));
         new GrantPolicy(off, f.channel, true).update(true);
         assertNull(f.channel.grant().valid(), "direct-operations = off");
+    }
+
+    /**
+     * A failed UCT lane came back while operations posted on the tcp standby were unanswered: a caller's
+     * fence does not reach the actor, so a direct get on the recovered lane could read memory a posted put
+     * before the fence had not written yet (seen once in UcxAndTcpTest).
+     */
+    @Test
+    void aDirectGrantWaitsUntilOperationsPostedOnAnotherLaneAreAnswered() {
+        PostingLane standby = new PostingLane(31, true);
+        standby.transport = "tcp";
+        slots.install(LaneTable.of(List.of(new DirectLane(30), standby), List.of("direct", "tcp")).withFailed(0));
+        grants.update(true);
+        assertTrue(f.channel.grant().valid().posting() == standby, "the standby takes posted operations");
+
+        f.channel.direct().answers.queued(); // posted on the standby, not answered yet
+        DirectLane recovered = new DirectLane(32);
+        slots.install(LaneTable.of(List.of(recovered, standby), List.of("direct", "tcp")));
+        grants.update(true);
+        assertNull(f.channel.grant().valid(), "a direct operation would pass the posted one");
+        f.channel.direct().postedCounted(false);
+        f.channel.direct().postedSettled();
+        grants.update(true);
+        GrantSlot.Grant g = f.channel.grant().valid();
+        assertNotNull(g, "granted on the recovered lane once the posted one is answered");
+        assertTrue(g.lane() == recovered && g.posting() == null, g.toString());
     }
 
     @Test
