@@ -3,11 +3,8 @@ package dev.fenceline.transport.ucx;
 import dev.fenceline.Access;
 import dev.fenceline.FencelineException;
 import dev.fenceline.RemoteAccessException;
-import dev.fenceline.RemoteKey;
 import dev.fenceline.spi.support.WireCodes;
 import java.nio.ByteBuffer;
-import java.util.IdentityHashMap;
-import java.util.Map;
 import org.agrona.BufferUtil;
 import org.agrona.DirectBuffer;
 import org.agrona.collections.Long2ObjectHashMap;
@@ -20,9 +17,6 @@ import org.agrona.concurrent.UnsafeBuffer;
  * completions that answer them.
  */
 final class UcxDataPath {
-    /** The most keys unpacked at once (keys are few and long-lived); more go as messages. */
-    private static final int MAX_KEYS = 4096;
-
     private final UcxSender sender;
     private final UcxAgent agent;
     private final ByteBuffer requestBuffer;
@@ -32,32 +26,20 @@ final class UcxDataPath {
     /** Hardware operations in flight (zero-copy), by the token UCT echoes. */
     private final Long2ObjectHashMap<UcxOp> inFlight = new Long2ObjectHashMap<>();
     private long nextToken = 1;
-    /** Keys this worker used, with their parts unpacked per iface. */
-    private final Map<RemoteKey, KeyEntry> keys = new IdentityHashMap<>();
-
-    /** A key's ucx part and its UCT keys, unpacked per iface as lanes need them. */
-    private static final class KeyEntry {
-        final UcxKeyPart part;
-        final long digest;
-        final UctRemoteKey[] unpacked;
-        final boolean[] tried;
-        /** Whether a mapping of it went to calling threads: its UCT key is never released then. */
-        boolean published;
-
-        KeyEntry(UcxKeyPart part, int ifaces) {
-            this.part = part;
-            this.digest = part.digest();
-            this.unpacked = new UctRemoteKey[ifaces];
-            this.tried = new boolean[ifaces];
-        }
-    }
+    private final UcxRemoteKeys keys;
 
     UcxDataPath(UcxAgent agent, UcxSender sender, int maxRequest) {
         this.agent = agent;
         this.sender = sender;
+        this.keys = new UcxRemoteKeys(agent);
         this.requestBuffer = ByteBuffer.allocateDirect(Math.max(maxRequest, UcxWire.REQUEST_HEADER))
                 .order(java.nio.ByteOrder.nativeOrder());
         this.request = new UnsafeBuffer(requestBuffer);
+    }
+
+    /** Releases the unpacked keys no calling thread may use (agent thread, at close). */
+    void releaseKeys() {
+        keys.release();
     }
 
     // ------------------------------------------------------------------ issuing
@@ -81,7 +63,7 @@ final class UcxDataPath {
     private boolean issue(UcxLane lane, UcxOp op) {
         UcxChannel ch = lane.channel;
         UctIface iface = ch.iface;
-        UctRemoteKey rkey = op.kind == UcxOp.Kind.MESSAGE ? null : hardwareKey(lane, op);
+        UctRemoteKey rkey = op.kind == UcxOp.Kind.MESSAGE ? null : keys.hardwareKey(lane, op);
         boolean hardware = rkey != null && hardwareDoes(iface.attributes(), op);
         if (hardware ? lane.softwareInFlight > 0 : lane.hardwareInFlight > 0) {
             return false; // one path never overtakes the other within a lane
@@ -135,111 +117,6 @@ final class UcxDataPath {
         };
     }
 
-    /**
-     * The UCT key through which this lane's iface reaches the operation's region, or null: the key
-     * has no part for the iface's memory domain, or the iface's hardware would reach memory that no
-     * check guards (UCT's tcp writes any address of the target without a key; shared memory is
-     * checked against the owner's key table, so it needs the table mapped).
-     */
-    private UctRemoteKey hardwareKey(UcxLane lane, UcxOp op) {
-        UcxChannel ch = lane.channel;
-        UctIfaceAttributes a = ch.iface.attributes();
-        boolean memory = ch.iface.resource().deviceType().equals("shm");
-        boolean checked = ch.peer.table != null && memory;
-        if (!checked && !a.keyedMemory()) {
-            return null;
-        }
-
-        KeyEntry e = entry(op.key);
-        if (e == null) {
-            return null;
-        }
-        int i = ch.ifaceIndex;
-        if (!e.tried[i]) {
-            e.tried[i] = true;
-            byte[] packed = e.part.rkey(ch.iface.resource().memoryDomain());
-            if (packed != null && (!checked || e.part.slot() != UcxKeyPart.NO_SLOT)) {
-                try {
-                    e.unpacked[i] = ch.iface.unpack(packed);
-                } catch (UctException refused) {
-                    e.unpacked[i] = null; // the target applies it instead
-                }
-                if (checked && e.unpacked[i] != null && a.has(UctIfaceAttributes.MD_RKEY_PTR)) {
-                    publish(op.key, e, e.unpacked[i], ch.peer);
-                }
-            }
-        }
-        return e.unpacked[i];
-    }
-
-    /**
-     * Gives calling threads the region through the key's pointer, in the key's transport cache (not
-     * over another transport's live entry: a key may meet several).
-     */
-    private void publish(RemoteKey key, KeyEntry e, UctRemoteKey rkey, UcxPeer peer) {
-        long pointer = rkey.pointer(key.baseAddress());
-        Object cached = key.transportCache();
-        if (pointer == 0 || key.length() > Integer.MAX_VALUE
-                || cached != null && !(cached instanceof UcxMapping m && m.owner() == agent)) {
-            return;
-        }
-        e.published = true;
-        peer.tablePublished = true;
-        key.transportCache(new UcxMapping(agent, peer.id, peer.table, e.part.slot(), e.digest, key.baseAddress(),
-                com.kenai.jffi.MemoryIO.getInstance().newDirectByteBuffer(pointer, (int) key.length())
-                        .order(java.nio.ByteOrder.nativeOrder())));
-    }
-
-    private KeyEntry entry(RemoteKey key) {
-        KeyEntry e = keys.get(key);
-        if (e != null) {
-            return e;
-        }
-        byte[] part = key.part(UcxTransportProvider.NAME);
-        if (part.length == 0) {
-            return null;
-        }
-        UcxKeyPart decoded;
-        try {
-            decoded = UcxKeyPart.decode(part);
-        } catch (FencelineException malformed) {
-            return null; // the target refuses what it must
-        }
-        if (keys.size() >= MAX_KEYS) {
-            return null; // past the bound, such keys go as messages (their UCT keys would never be released)
-        }
-        e = new KeyEntry(decoded, agent.ifaceCount());
-        keys.put(key, e);
-        return e;
-    }
-
-    /**
-     * Releases the unpacked keys no calling thread may use (agent thread). A key whose mapping was
-     * published stays mapped as long as the process: a thread may be inside an access through it
-     * when the transport closes, and unmapping it then would crash the process.
-     */
-    void releaseKeys() {
-        for (KeyEntry e : keys.values()) {
-            for (UctRemoteKey k : e.unpacked) {
-                if (k != null && !e.published) {
-                    k.close();
-                }
-            }
-        }
-        keys.clear();
-    }
-
-    /** Checks the region's slot in its owner's key table, where the iface reaches memory unguarded. */
-    private void check(UcxLane lane, UcxOp op, Access needed, long bytes) {
-        KeyTable.View table = lane.channel.peer.table;
-        if (table != null && lane.channel.iface.resource().deviceType().equals("shm")) {
-            KeyEntry e = keys.get(op.key);
-            table.check(e.part.slot(), e.digest, op.key, op.remoteAddress, bytes, needed);
-        } else {
-            op.key.checkBounds(op.remoteAddress, bytes);
-        }
-    }
-
     /** The caller holds the lane's lock. @return whether the operation left the queue */
     private boolean hardware(UcxLane lane, UcxOp op, UctRemoteKey rkey) {
         UctEndpoint ep = lane.channel.ep;
@@ -250,7 +127,7 @@ final class UcxDataPath {
         int status;
         switch (op.kind) {
             case PUT -> {
-                check(lane, op, Access.WRITE, n);
+                keys.check(lane, op, Access.WRITE, n);
                 long src = address(op, true);
                 if (a.has(UctIfaceAttributes.PUT_SHORT) && n <= a.putMaxShort()) {
                     status = ep.putShort(src, n, op.remoteAddress, r);
@@ -261,7 +138,7 @@ final class UcxDataPath {
                 }
             }
             case GET -> {
-                check(lane, op, Access.READ, n);
+                keys.check(lane, op, Access.READ, n);
                 long dst = address(op, false);
                 if (a.has(UctIfaceAttributes.GET_SHORT) && n <= a.getMaxShort()) {
                     status = ep.getShort(dst, n, op.remoteAddress, r);
@@ -312,7 +189,7 @@ final class UcxDataPath {
             throw new RemoteAccessException(RemoteAccessException.Reason.MISALIGNED, "ucx: address 0x"
                     + Long.toHexString(op.remoteAddress) + " is not aligned to " + op.width + " bytes");
         }
-        check(lane, op, Access.ATOMIC, op.width);
+        keys.check(lane, op, Access.ATOMIC, op.width);
     }
 
     private static long signed(long value, int width) {
