@@ -174,6 +174,79 @@ class UcxAndTcpTest {
         }
     }
 
+    /**
+     * While the UCT lane is down, calling threads post their operations on the tcp standby; when the
+     * UCT lane comes back, a get done directly on it must not pass a put posted on tcp before a fence
+     * (a caller's fence never reaches the actor). Each step puts its number into one of 64 words,
+     * fences and reads back the word an earlier step wrote, with up to 64 operations out, through
+     * 32 failures and reconnects. Before the grant waited for the posted answers, 16 reconnects
+     * found stale reads in 1 run of 3 (and the unit test in GrantPolicyTest every time).
+     */
+    @Test
+    void aReconnectedUctLaneTakesDirectGetsOnlyAfterWhatWasPostedOnTcpBeforeThem() throws Exception {
+        try (Fenceline f = Fenceline.create(ConfigFactory.parseString("""
+                fenceline.transports = [ucx, tcp]
+                fenceline.endpoint.lane-transports = all
+                fenceline.transport.ucx.tls = [posix]
+                fenceline.transport.ucx.reconnect { min-backoff = 20ms, max-backoff = 50ms }
+                fenceline.transport.tcp.listen = ["127.0.0.1:0"]
+                fenceline.transport.tcp.secret = "%s"
+                """.formatted(SECRET)))) {
+            Worker a = await(f.newWorker("origin"));
+            Worker b = await(f.newWorker("target"));
+            int words = 64;
+            MemoryRegion region = b.allocate(8L * words);
+            dev.fenceline.RemoteKey key = a.unpackRemoteKey(region.remoteKey().toBytes());
+            Endpoint ep = await(a.connect(b.address()));
+            java.util.ArrayDeque<CompletableFuture<?>> out = new java.util.ArrayDeque<>();
+            List<String> wrong = java.util.Collections.synchronizedList(new ArrayList<>());
+            long step = 0;
+            for (int recovery = 0; recovery < 32; recovery++) {
+                long before = ep.lanes().get(0).connectionId();
+                UcxLane uct = UcxLane.byId(before);
+                assertNotNull(uct, "the UCT lane is live");
+                uct.breakChannel(new EndpointFailedException("test: UCT reported the peer failed"));
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+                long fastBefore = -1;
+                // Until the reconnected lane has done direct operations for a while.
+                while (fastBefore < 0 || ep.statistics().fastPath() < fastBefore + 1000) {
+                    assertTrue(System.nanoTime() < deadline, "the UCT lane was not reconnected: " + ep.lanes());
+                    if (fastBefore < 0 && ep.lanes().get(0).live() && ep.lanes().get(0).connectionId() != before) {
+                        fastBefore = ep.statistics().fastPath();
+                    }
+                    step++;
+                    java.nio.ByteBuffer v = java.nio.ByteBuffer.allocateDirect(8).order(java.nio.ByteOrder.nativeOrder());
+                    v.putLong(0, step);
+                    out.add(ep.put(v, region.address() + 8 * (step % words), key).toCompletableFuture());
+                    ep.fence();
+                    long earlier = step - 1 - step % 16;
+                    if (earlier > 0) {
+                        java.nio.ByteBuffer got = java.nio.ByteBuffer.allocateDirect(8)
+                                .order(java.nio.ByteOrder.nativeOrder());
+                        long s = step;
+                        out.add(ep.get(got, region.address() + 8 * (earlier % words), key).toCompletableFuture()
+                                .thenRun(() -> {
+                                    if (got.getLong(0) != earlier) {
+                                        wrong.add("step " + s + " read " + got.getLong(0) + " where step " + earlier
+                                                + " wrote");
+                                    }
+                                }));
+                    }
+                    while (out.size() > 64) {
+                        out.poll().get(20, TimeUnit.SECONDS);
+                    }
+                }
+            }
+            for (CompletableFuture<?> c : out) {
+                c.get(20, TimeUnit.SECONDS);
+            }
+            await(ep.flush());
+            assertEquals(List.of(), wrong.subList(0, Math.min(wrong.size(), 5)), wrong.size() + " stale reads in "
+                    + step + " steps");
+            assertEquals(0, a.statistics().failed(), a.statistics().toString());
+        }
+    }
+
     /** @return operations the UCT lane carried: posted on it, or done on the fast path, which only it offers */
     private static long uctCarried(EndpointStatistics s) {
         return operations(s, "ucx") + s.fastPath();
