@@ -12,9 +12,14 @@ import dev.fenceline.Fenceline;
 import dev.fenceline.LaneInfo;
 import dev.fenceline.LaneStatistics;
 import dev.fenceline.MemoryRegion;
+import dev.fenceline.RemoteKey;
 import dev.fenceline.Worker;
 import dev.fenceline.testkit.ModelCheckedWorkload;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -132,20 +137,25 @@ class UcxAndTcpTest {
         }
     }
 
-    @Test
-    void aFailedUctLaneIsReconnectedAndCarriesTrafficAgain() throws Exception {
-        try (Fenceline f = Fenceline.create(ConfigFactory.parseString("""
+    /** @return a runtime whose endpoints hold a UCT posix lane, reconnected with this backoff, and a tcp lane */
+    private static Fenceline reconnectingPosixAndTcp(String minBackoff, String maxBackoff) {
+        return Fenceline.create(ConfigFactory.parseString("""
                 fenceline.transports = [ucx, tcp]
                 fenceline.endpoint.lane-transports = all
                 fenceline.transport.ucx.tls = [posix]
-                fenceline.transport.ucx.reconnect { min-backoff = 50ms, max-backoff = 200ms }
+                fenceline.transport.ucx.reconnect { min-backoff = %s, max-backoff = %s }
                 fenceline.transport.tcp.listen = ["127.0.0.1:0"]
                 fenceline.transport.tcp.secret = "%s"
-                """.formatted(SECRET)))) {
+                """.formatted(minBackoff, maxBackoff, SECRET)));
+    }
+
+    @Test
+    void aFailedUctLaneIsReconnectedAndCarriesTrafficAgain() throws Exception {
+        try (Fenceline f = reconnectingPosixAndTcp("50ms", "200ms")) {
             Worker a = await(f.newWorker("origin"));
             Worker b = await(f.newWorker("target"));
             MemoryRegion counters = b.allocate(64);
-            dev.fenceline.RemoteKey key = a.unpackRemoteKey(counters.remoteKey().toBytes());
+            RemoteKey key = a.unpackRemoteKey(counters.remoteKey().toBytes());
             Endpoint ep = await(a.connect(b.address()));
             long first = ep.lanes().get(0).connectionId();
             UcxLane uct = UcxLane.byId(first);
@@ -170,80 +180,103 @@ class UcxAndTcpTest {
                 await(ep.atomicFetch64(dev.fenceline.AtomicOp.ADD, counters.address(), key, 1));
                 adds++;
             }
-            assertEquals(adds, counters.buffer().order(java.nio.ByteOrder.nativeOrder()).getLong(0));
+            assertEquals(adds, counters.buffer().order(ByteOrder.nativeOrder()).getLong(0));
         }
     }
 
     /**
      * While the UCT lane is down, calling threads post their operations on the tcp standby; when the
      * UCT lane comes back, a get done directly on it must not pass a put posted on tcp before a fence
-     * (a caller's fence never reaches the actor). Each step puts its number into one of 64 words,
-     * fences and reads back the word an earlier step wrote, with up to 64 operations out, through
-     * 32 failures and reconnects. Before the grant waited for the posted answers, 16 reconnects
-     * found stale reads in 1 run of 3 (and the unit test in GrantPolicyTest every time).
+     * (a caller's fence never reaches the actor). {@link StaleReads} steps on through 32 failures and
+     * reconnects. Before the grant waited for the posted answers, it found stale reads in 3 runs of 3
+     * (and GrantPolicyTest's case every time).
      */
     @Test
     void aReconnectedUctLaneTakesDirectGetsOnlyAfterWhatWasPostedOnTcpBeforeThem() throws Exception {
-        try (Fenceline f = Fenceline.create(ConfigFactory.parseString("""
-                fenceline.transports = [ucx, tcp]
-                fenceline.endpoint.lane-transports = all
-                fenceline.transport.ucx.tls = [posix]
-                fenceline.transport.ucx.reconnect { min-backoff = 20ms, max-backoff = 50ms }
-                fenceline.transport.tcp.listen = ["127.0.0.1:0"]
-                fenceline.transport.tcp.secret = "%s"
-                """.formatted(SECRET)))) {
+        try (Fenceline f = reconnectingPosixAndTcp("20ms", "50ms")) {
             Worker a = await(f.newWorker("origin"));
             Worker b = await(f.newWorker("target"));
-            int words = 64;
-            MemoryRegion region = b.allocate(8L * words);
-            dev.fenceline.RemoteKey key = a.unpackRemoteKey(region.remoteKey().toBytes());
+            MemoryRegion region = b.allocate(8L * StaleReads.WORDS);
             Endpoint ep = await(a.connect(b.address()));
-            java.util.ArrayDeque<CompletableFuture<?>> out = new java.util.ArrayDeque<>();
-            List<String> wrong = java.util.Collections.synchronizedList(new ArrayList<>());
-            long step = 0;
+            StaleReads reads = new StaleReads(ep, region.address(), a.unpackRemoteKey(region.remoteKey().toBytes()));
             for (int recovery = 0; recovery < 32; recovery++) {
-                long before = ep.lanes().get(0).connectionId();
-                UcxLane uct = UcxLane.byId(before);
-                assertNotNull(uct, "the UCT lane is live");
-                uct.breakChannel(new EndpointFailedException("test: UCT reported the peer failed"));
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-                long fastBefore = -1;
-                // Until the reconnected lane has done direct operations for a while.
-                while (fastBefore < 0 || ep.statistics().fastPath() < fastBefore + 1000) {
+                UcxLane uct;
+                while ((uct = liveUctLane(ep)) == null) { // reconnected in the table, perhaps not ready yet
                     assertTrue(System.nanoTime() < deadline, "the UCT lane was not reconnected: " + ep.lanes());
-                    if (fastBefore < 0 && ep.lanes().get(0).live() && ep.lanes().get(0).connectionId() != before) {
-                        fastBefore = ep.statistics().fastPath();
-                    }
-                    step++;
-                    java.nio.ByteBuffer v = java.nio.ByteBuffer.allocateDirect(8).order(java.nio.ByteOrder.nativeOrder());
-                    v.putLong(0, step);
-                    out.add(ep.put(v, region.address() + 8 * (step % words), key).toCompletableFuture());
-                    ep.fence();
-                    long earlier = step - 1 - step % 16;
-                    if (earlier > 0) {
-                        java.nio.ByteBuffer got = java.nio.ByteBuffer.allocateDirect(8)
-                                .order(java.nio.ByteOrder.nativeOrder());
-                        long s = step;
-                        out.add(ep.get(got, region.address() + 8 * (earlier % words), key).toCompletableFuture()
-                                .thenRun(() -> {
-                                    if (got.getLong(0) != earlier) {
-                                        wrong.add("step " + s + " read " + got.getLong(0) + " where step " + earlier
-                                                + " wrote");
-                                    }
-                                }));
-                    }
-                    while (out.size() > 64) {
-                        out.poll().get(20, TimeUnit.SECONDS);
-                    }
+                    reads.step();
+                }
+                uct.breakChannel(new EndpointFailedException("test: UCT reported the peer failed"));
+                UcxLane failed = uct;
+                while (liveUctLane(ep) == null || liveUctLane(ep) == failed) {
+                    assertTrue(System.nanoTime() < deadline, "the UCT lane was not reconnected: " + ep.lanes());
+                    reads.step();
+                }
+                long fast = ep.statistics().fastPath();
+                while (ep.statistics().fastPath() < fast + 1000) { // a while on the reconnected lane, and after
+                    assertTrue(System.nanoTime() < deadline, "no fast path: " + ep.statistics());
+                    reads.step();
                 }
             }
+            List<String> wrong = reads.finish();
+            assertEquals(List.of(), wrong.subList(0, Math.min(wrong.size(), 5)), wrong.size() + " stale reads in "
+                    + reads.steps + " steps");
+            assertEquals(0, a.statistics().failed(), a.statistics().toString());
+        }
+    }
+
+    /** @return the endpoint's UCT lane if the table has it live and its transport knows it, else null */
+    private static UcxLane liveUctLane(Endpoint ep) {
+        LaneInfo l = ep.lanes().get(0);
+        return l.live() ? UcxLane.byId(l.connectionId()) : null;
+    }
+
+    /**
+     * Steps that each put their number into one of 64 words, fence, and read back the word an earlier
+     * step wrote (1 to 16 steps back), with up to 64 operations out.
+     */
+    private static final class StaleReads {
+        static final int WORDS = 64;
+        private final Endpoint ep;
+        private final long base;
+        private final RemoteKey key;
+        private final ArrayDeque<CompletableFuture<?>> out = new ArrayDeque<>();
+        private final List<String> wrong = Collections.synchronizedList(new ArrayList<>());
+        long steps;
+
+        StaleReads(Endpoint ep, long base, RemoteKey key) {
+            this.ep = ep;
+            this.base = base;
+            this.key = key;
+        }
+
+        void step() throws Exception {
+            long step = ++steps;
+            ByteBuffer v = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder());
+            v.putLong(0, step);
+            out.add(ep.put(v, base + 8 * (step % WORDS), key).toCompletableFuture());
+            ep.fence();
+            long earlier = step - 1 - step % 16;
+            if (earlier > 0) {
+                ByteBuffer got = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder());
+                out.add(ep.get(got, base + 8 * (earlier % WORDS), key).toCompletableFuture().thenRun(() -> {
+                    if (got.getLong(0) != earlier) {
+                        wrong.add("step " + step + " read " + got.getLong(0) + " where step " + earlier + " wrote");
+                    }
+                }));
+            }
+            while (out.size() > 64) {
+                out.poll().get(20, TimeUnit.SECONDS);
+            }
+        }
+
+        /** @return the stale reads, once every operation completed */
+        List<String> finish() throws Exception {
             for (CompletableFuture<?> c : out) {
                 c.get(20, TimeUnit.SECONDS);
             }
             await(ep.flush());
-            assertEquals(List.of(), wrong.subList(0, Math.min(wrong.size(), 5)), wrong.size() + " stale reads in "
-                    + step + " steps");
-            assertEquals(0, a.statistics().failed(), a.statistics().toString());
+            return List.copyOf(wrong);
         }
     }
 
