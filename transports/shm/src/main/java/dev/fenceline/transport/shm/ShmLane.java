@@ -10,7 +10,6 @@ import dev.fenceline.spi.LaneListener;
 import dev.fenceline.spi.PostStatus;
 import dev.fenceline.spi.TransportOp;
 import dev.fenceline.spi.support.AbstractLane;
-import dev.fenceline.spi.support.WireCodes;
 import java.nio.ByteBuffer;
 import java.util.EnumSet;
 import java.util.IdentityHashMap;
@@ -295,14 +294,8 @@ final class ShmLane extends AbstractLane implements DirectAccess {
             AtomicBuffer b = ring.buffer();
             long index;
             try {
-                b.putLong(at + ShmWire.CONN, conn);
-                b.putLong(at + ShmWire.ORIGIN, origin);
-                b.putLong(at + ShmWire.SEQ, -1); // no exactly-once number: see abandonDirect()
-                b.putLong(at + ShmWire.LOW, -1);
-                b.putInt(at + ShmWire.AM_ID, id);
-                b.putInt(at + ShmWire.AM_HEADER_LENGTH, h);
-                b.putBytes(at + ShmWire.AM_DATA, header, header.position(), h);
-                b.putBytes(at + ShmWire.AM_DATA + h, payload, payload.position(), payload.remaining());
+                // No exactly-once number: see abandonDirect().
+                ShmRecords.directActiveMessage(b, at, conn, origin, id, header, h, payload);
             } catch (RuntimeException e) {
                 ring.abort(at); // never leave a claimed record behind: it would block the peer's inbox
                 UNANSWERED.decrementAndGet(this);
@@ -311,7 +304,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
             // Numbered only now that nothing can stop it, and under the lock its answer takes too:
             // answers come back in this order.
             index = a.queued();
-            b.putLong(at + ShmWire.TOKEN, DIRECT | index);
+            ShmRecords.token(b, at, DIRECT | index);
             if (!commit(ring, at)) {
                 a.abandoned(1, new dev.fenceline.EndpointFailedException("shm: " + peer.name + " skipped a direct"
                         + " active message this lane had half written: not run"));
@@ -488,7 +481,21 @@ final class ShmLane extends AbstractLane implements DirectAccess {
                 return PostStatus.NO_RESOURCE;
             }
             try {
-                write(op, ring.buffer(), at, payload);
+                // The ledger learns of an active message before its body is written and of a get
+                // after; the catch below forgets either.
+                AtomicBuffer b = ring.buffer();
+                ShmRecords.prefix(b, at, conn, op);
+                if (op.kind() == TransportOp.Kind.AM) {
+                    amTokens = added(amTokens, op.token());
+                }
+                ShmRecords.body(b, at, op, payload);
+                if (op.kind() == TransportOp.Kind.GET) {
+                    if (gets == null) {
+                        gets = new Long2ObjectHashMap<>();
+                    }
+                    gets.put(op.token(), op.local());
+                    getTokens = added(getTokens, op.token());
+                }
             } catch (RuntimeException e) {
                 ring.abort(at); // never leave a claimed record behind: it would block the peer's inbox
                 UNANSWERED.decrementAndGet(this);
@@ -524,55 +531,6 @@ final class ShmLane extends AbstractLane implements DirectAccess {
             fail(new dev.fenceline.EndpointFailedException("shm: " + peer.name + " skipped a message this lane had"
                     + " half written (" + skipped.getMessage() + "); the lane is not usable"));
             return false;
-        }
-    }
-
-    private void write(TransportOp op, AtomicBuffer b, int at, int payload) {
-        b.putLong(at + ShmWire.CONN, conn);
-        b.putLong(at + ShmWire.TOKEN, op.token());
-        b.putLong(at + ShmWire.ORIGIN, op.originId());
-        b.putLong(at + ShmWire.SEQ, op.sequence());
-        b.putLong(at + ShmWire.LOW, op.lowWater());
-        long key = op.key() == null ? 0 : op.key().keyId();
-        switch (op.kind()) {
-            case PUT -> {
-                b.putLong(at + ShmWire.BODY, key);
-                b.putLong(at + ShmWire.BODY + 8, op.remoteAddress());
-                b.putBytes(at + ShmWire.RMA_DATA, op.local(), op.local().position(), payload);
-            }
-            case GET -> {
-                b.putLong(at + ShmWire.BODY, key);
-                b.putLong(at + ShmWire.BODY + 8, op.remoteAddress());
-                b.putInt(at + ShmWire.GET_LENGTH, payload);
-                if (gets == null) {
-                    gets = new Long2ObjectHashMap<>();
-                }
-                gets.put(op.token(), op.local());
-                getTokens = added(getTokens, op.token());
-            }
-            case AM -> {
-                int h = op.header().remaining();
-                amTokens = added(amTokens, op.token());
-                b.putInt(at + ShmWire.AM_ID, op.amId());
-                b.putInt(at + ShmWire.AM_HEADER_LENGTH, h);
-                b.putBytes(at + ShmWire.AM_DATA, op.header(), op.header().position(), h);
-                b.putBytes(at + ShmWire.AM_DATA + h, op.local(), op.local().position(), op.local().remaining());
-            }
-            default -> {
-                b.putLong(at + ShmWire.BODY, key);
-                b.putLong(at + ShmWire.BODY + 8, op.remoteAddress());
-                byte kind = switch (op.kind()) {
-                    case ATOMIC_POST -> ShmWire.KIND_POST;
-                    case ATOMIC_FETCH -> ShmWire.KIND_FETCH;
-                    default -> ShmWire.KIND_CSWAP;
-                };
-                b.putByte(at + ShmWire.ATOMIC_KIND, kind);
-                b.putByte(at + ShmWire.ATOMIC_KIND + 1,
-                        kind == ShmWire.KIND_CSWAP ? 0 : WireCodes.atomicCode(op.atomicOp()));
-                b.putByte(at + ShmWire.ATOMIC_KIND + 2, (byte) op.width());
-                b.putLong(at + ShmWire.ATOMIC_OPERAND, op.operand());
-                b.putLong(at + ShmWire.ATOMIC_COMPARE, op.compare());
-            }
         }
     }
 
@@ -667,8 +625,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
                 needRoom();
                 return PostStatus.NO_RESOURCE;
             }
-            peer.ring.buffer().putLong(at + ShmWire.CONN, conn);
-            peer.ring.buffer().putLong(at + ShmWire.TOKEN, token);
+            ShmRecords.flush(peer.ring.buffer(), at, conn, token);
             if (commit(peer.ring, at)) {
                 posted().addLong(token);
             }
