@@ -566,12 +566,12 @@ final class ShmLane extends AbstractLane implements DirectAccess {
         if (!live()) {
             return PostStatus.IN_PROGRESS;
         }
-        java.util.concurrent.ConcurrentLinkedQueue<long[]> q = probes;
-        if (q == null) {
-            PROBES.compareAndSet(this, null, new java.util.concurrent.ConcurrentLinkedQueue<long[]>());
-            q = probes;
+        HeartbeatProbes p = probes;
+        if (p == null) {
+            PROBES.compareAndSet(this, null, new HeartbeatProbes(peer::heartbeat, this::probeAnswered));
+            p = probes;
         }
-        q.add(new long[] {token, peer.heartbeat()});
+        p.add(token);
         transport.attend(this);
         return PostStatus.IN_PROGRESS;
     }
@@ -585,29 +585,24 @@ final class ShmLane extends AbstractLane implements DirectAccess {
         return true;
     }
 
-    @SuppressWarnings("rawtypes") // the updater's field type
-    private static final AtomicReferenceFieldUpdater<ShmLane, java.util.concurrent.ConcurrentLinkedQueue> PROBES =
-            AtomicReferenceFieldUpdater.newUpdater(ShmLane.class, java.util.concurrent.ConcurrentLinkedQueue.class,
-                    "probes");
-    /** Keepalive probes waiting for the peer's heartbeat to move: {token, the count then}; null until the first. */
-    private volatile java.util.concurrent.ConcurrentLinkedQueue<long[]> probes;
+    private static final AtomicReferenceFieldUpdater<ShmLane, HeartbeatProbes> PROBES =
+            AtomicReferenceFieldUpdater.newUpdater(ShmLane.class, HeartbeatProbes.class, "probes");
+    /** Keepalive probes waiting for the peer's heartbeat to move; null until the first (through {@link #PROBES}). */
+    private volatile HeartbeatProbes probes;
 
     /** Polling thread: answers the probes whose peer beat since. */
     void answerProbes() {
-        java.util.concurrent.ConcurrentLinkedQueue<long[]> waiting = probes;
-        if (waiting == null || waiting.isEmpty()) {
-            return;
+        HeartbeatProbes p = probes;
+        if (p != null) {
+            p.answer();
         }
-        long beat = peer.heartbeat();
-        for (java.util.Iterator<long[]> it = waiting.iterator(); it.hasNext();) {
-            long[] p = it.next();
-            if (p[1] != beat) {
-                it.remove();
-                LaneListener l = listener();
-                if (live() && l != null) {
-                    l.onFlushed(p[0]);
-                }
-            }
+    }
+
+    /** Polling thread: the peer's heartbeat moved since this keepalive probe was queued. */
+    private void probeAnswered(long token) {
+        LaneListener l = listener();
+        if (live() && l != null) {
+            l.onFlushed(token);
         }
     }
 
@@ -749,8 +744,8 @@ final class ShmLane extends AbstractLane implements DirectAccess {
 
     /** @return whether the polling thread has something to do for this lane: completions, room, probes */
     boolean needsPolling() {
-        java.util.concurrent.ConcurrentLinkedQueue<long[]> q = probes;
-        return completionsPending() || wantReady || (q != null && !q.isEmpty());
+        HeartbeatProbes p = probes;
+        return completionsPending() || wantReady || (p != null && !p.isEmpty());
     }
 
     /** @return whether the lane was not queued and now is (then the caller queues it) */
