@@ -1,15 +1,21 @@
 package dev.fenceline.transport.shm;
 
+import dev.fenceline.AtomicOp;
+import dev.fenceline.EndpointFailedException;
 import dev.fenceline.FencelineException;
 import dev.fenceline.LaneType;
-import dev.fenceline.RemoteKey;
 import dev.fenceline.OutcomeUnknownException;
+import dev.fenceline.RemoteKey;
 import dev.fenceline.spi.DirectAccess;
 import dev.fenceline.spi.DirectAnswers;
 import dev.fenceline.spi.LaneListener;
 import dev.fenceline.spi.PostStatus;
+import dev.fenceline.spi.Revocation;
 import dev.fenceline.spi.TransportOp;
 import dev.fenceline.spi.support.AbstractLane;
+import dev.fenceline.spi.support.ExactlyOnceScope;
+import dev.fenceline.spi.support.ExactlyOnceWindows;
+import dev.fenceline.spi.support.Heartbeat;
 import java.nio.ByteBuffer;
 import java.util.EnumSet;
 import java.util.IdentityHashMap;
@@ -17,7 +23,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicReferenceFieldUpdater;
-import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.concurrent.AtomicBuffer;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 
@@ -57,8 +62,6 @@ final class ShmLane extends AbstractLane implements DirectAccess {
     // hold ten thousand lanes, most of them idle.
     /** Messages in the peer's ring not answered yet (through {@link #UNANSWERED}). */
     private volatile int unanswered;
-    /** Under directLock: the user's buffers of gets sent and not answered, by token; null until the first. */
-    private Long2ObjectHashMap<ByteBuffer> gets;
     /** Actor thread only: the peer segment behind each key seen (null: not directly reachable). */
     private Map<RemoteKey, DataSegment.Peer> segments; // made at the first key
     private volatile boolean wantReady;
@@ -70,39 +73,11 @@ final class ShmLane extends AbstractLane implements DirectAccess {
     /** Tokens of direct active messages: the sign bit, then the caller's number. */
     private static final long DIRECT = Long.MIN_VALUE;
     /**
-     * Guards the ring messages' claims, their record and the lane's end: a message is either claimed
-     * and remembered before the lane is revoked (and then answered, or its fate known), or refused.
+     * The ring messages' record, and the lock that guards their claims, that record and the lane's
+     * end: a message is either claimed and remembered before the lane is revoked (and then
+     * answered, or its fate known), or refused.
      */
-    private final Object directLock = new Object();
-    /** Under directLock: the tokens of ring messages claimed and not yet answered, in claim order. */
-    private org.agrona.collections.LongArrayQueue posted; // made at the first message
-
-    /** Under directLock: {@link #posted}, made if need be. */
-    private org.agrona.collections.LongArrayQueue posted() {
-        if (posted == null) {
-            posted = new org.agrona.collections.LongArrayQueue(Long.MAX_VALUE);
-        }
-        return posted;
-    }
-    /** Under directLock: answers taken so far (the peer answers in claim order). */
-    private long answeredCount;
-    /** Under directLock: the endpoint gave the lane up and asked what became of its messages. */
-    private boolean revoked;
-    // The sets only a lane's end fills are created then (null until): a worker holds thousands of lanes.
-    /** Under directLock: tokens the peer took before the revocation, whose answers the endpoint still waits for. */
-    private org.agrona.collections.LongHashSet held;
-    /** Under directLock: tokens the lane took while it was no longer live, and never sent. */
-    private org.agrona.collections.LongHashSet neverSent;
-    /** Under directLock: tokens of gets sent and not answered (their buffers may be let go at the give-up). */
-    private org.agrona.collections.LongHashSet getTokens;
-    /** Under directLock: tokens of active messages sent through the actor and not answered. */
-    private org.agrona.collections.LongHashSet amTokens;
-    /** Under directLock: gets whose answer came after the lane was given up, and went nowhere. */
-    private org.agrona.collections.LongHashSet droppedGets;
-    /** Under directLock: direct active messages queued and not yet answered. */
-    private int directUnanswered;
-    /** Under directLock: the endpoint gave the lane up while answers were owed; close after them. */
-    private boolean closeWhenAnswered;
+    private final ShmMessageLedger ledger = new ShmMessageLedger();
     private volatile DirectAnswers answers;
     /** The transport forgets the connection once, whoever gets there first (close, fail, last answer). */
     private volatile int forgotten; // 1: forgotten, through FORGOTTEN
@@ -142,7 +117,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
     /** The target applies through its worker's windows, which every transport of it shares. */
     @Override
     public Object exactlyOnceScope() {
-        return new dev.fenceline.spi.support.ExactlyOnceScope(peer.worker, dev.fenceline.spi.support.ExactlyOnceWindows.MEMBER);
+        return new ExactlyOnceScope(peer.worker, ExactlyOnceWindows.MEMBER);
     }
 
     /**
@@ -152,56 +127,17 @@ final class ShmLane extends AbstractLane implements DirectAccess {
      * never run are reported so at once; GET buffers of messages that will not be answered are let go.
      */
     @Override
-    public dev.fenceline.spi.Revocation revoke() {
+    public Revocation revoke() {
         boolean alive = peer.alive();
-        org.agrona.collections.LongHashSet notTaken = new org.agrona.collections.LongHashSet();
-        org.agrona.collections.LongHashSet stopped = new org.agrona.collections.LongHashSet();
-        int directNotTaken = 0;
-        int directStopped = 0;
-        synchronized (directLock) {
-            revoked = true;
-            Gates.Revoked g = transport.gates().revoke(gate);
-            // Taken completely: answered already (in this worker's inbox, or the peer's backlog).
-            long done = Math.max(0, g.taken() - answeredCount);
-            long taken = Math.max(0, g.taken() + (g.inProgress() ? 1 : 0) - answeredCount);
-            org.agrona.collections.LongArrayQueue.LongIterator it = posted().iterator();
-            for (long k = 0; it.hasNext(); k++) {
-                long token = it.nextValue();
-                boolean wasTaken = k < taken;
-                // What the peer is still working on: an atomic or a write ends within microseconds once
-                // the peer runs, and work fenced behind it must wait for it; a handler may take any time,
-                // and nothing is fenced behind a message, so the endpoint does not wait for one.
-                boolean message = token < 0 || contains(amTokens, token);
-                boolean answerFollows = alive && wasTaken && !contains(getTokens, token) && (k < done || !message);
-                if (answerFollows) {
-                    if (token >= 0) {
-                        held = added(held, token); // its answer follows (a direct message's is counted apart)
-                    }
-                    continue;
-                }
-                if (token < 0) {
-                    if (wasTaken) {
-                        directStopped++;
-                    } else {
-                        directNotTaken++;
-                    }
-                } else {
-                    (wasTaken ? stopped : notTaken).add(token);
-                    if (gets != null) {
-                        gets.remove(token); // no answer will write into its buffer
-                    }
-                }
-            }
-            directUnanswered -= directNotTaken + directStopped;
-            if (neverSent != null) {
-                notTaken.addAll(neverSent);
-            }
-            if (droppedGets != null) {
-                stopped.addAll(droppedGets);
-            } // a get has no effect, but its answer went nowhere: send it again
+        ShmMessageLedger.Fates fates;
+        synchronized (ledger) {
+            ledger.markRevoked();
+            fates = ledger.settle(transport.gates().revoke(gate), alive);
         }
+        int directNotTaken = fates.directNotTaken();
+        int directStopped = fates.directStopped();
         if (directNotTaken > 0) {
-            answers.abandoned(directNotTaken, new dev.fenceline.EndpointFailedException("shm: " + directNotTaken
+            answers.abandoned(directNotTaken, new EndpointFailedException("shm: " + directNotTaken
                     + " active message(s) sent directly on the lane to " + peer.name + " were withdrawn before the"
                     + " peer took them: not run"));
         }
@@ -212,9 +148,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
                             : " died before it answered") + ": each may or may not have run its handler"));
         }
         forgetIfAnswered();
-        return token -> notTaken.contains(token) ? dev.fenceline.spi.Revocation.Fate.REVOKED
-                : stopped.contains(token) ? dev.fenceline.spi.Revocation.Fate.STOPPED
-                : dev.fenceline.spi.Revocation.Fate.ANSWER_FOLLOWS; // taken, or answered already
+        return fates;
     }
 
     /** Answers taken before the revocation were decided then: the endpoint waits for each of them. */
@@ -239,8 +173,8 @@ final class ShmLane extends AbstractLane implements DirectAccess {
     @Override
     public PostStatus post(TransportOp op) {
         if (!live()) {
-            synchronized (directLock) {
-                neverSent = added(neverSent, op.token()); // lost with the lane: its failure report is on the way
+            synchronized (ledger) {
+                ledger.neverSent(op.token()); // lost with the lane: its failure report is on the way
             }
             return PostStatus.IN_PROGRESS;
         }
@@ -281,8 +215,8 @@ final class ShmLane extends AbstractLane implements DirectAccess {
         if (answers == null) {
             answers = a; // one endpoint per lane: always the same
         }
-        synchronized (directLock) {
-            if (!live() || revoked || !reserve()) {
+        synchronized (ledger) {
+            if (!live() || ledger.revoked() || !reserve()) {
                 return false;
             }
             ManyToOneRingBuffer ring = peer.ring;
@@ -306,12 +240,11 @@ final class ShmLane extends AbstractLane implements DirectAccess {
             index = a.queued();
             ShmRecords.token(b, at, DIRECT | index);
             if (!commit(ring, at)) {
-                a.abandoned(1, new dev.fenceline.EndpointFailedException("shm: " + peer.name + " skipped a direct"
+                a.abandoned(1, new EndpointFailedException("shm: " + peer.name + " skipped a direct"
                         + " active message this lane had half written: not run"));
                 return true; // numbered, and answered as abandoned
             }
-            posted().addLong(DIRECT | index);
-            directUnanswered++;
+            ledger.postedDirect(DIRECT | index);
             return true;
         }
     }
@@ -323,38 +256,18 @@ final class ShmLane extends AbstractLane implements DirectAccess {
         }
     }
 
-    private static boolean contains(org.agrona.collections.LongHashSet set, long token) {
-        return set != null && set.contains(token);
-    }
-
-    private static void remove(org.agrona.collections.LongHashSet set, long token) {
-        if (set != null) {
-            set.remove(token);
-        }
-    }
-
-    /** @return {@code set} with {@code token} added, the set created if it was null */
-    private static org.agrona.collections.LongHashSet added(org.agrona.collections.LongHashSet set, long token) {
-        org.agrona.collections.LongHashSet s = set != null ? set : new org.agrona.collections.LongHashSet();
-        s.add(token);
-        return s;
-    }
-
     /** @return whether answers are owed on this lane (even after it was given up): held ones, direct ones */
     boolean awaitingAnswers() {
-        synchronized (directLock) {
-            return directUnanswered > 0 || (held != null && !held.isEmpty());
+        synchronized (ledger) {
+            return ledger.awaitingAnswers();
         }
     }
 
     /** After the lane was given up: the transport forgets it once no answer is owed any more. */
     private void forgetIfAnswered() {
         boolean close;
-        synchronized (directLock) {
-            close = closeWhenAnswered && revoked && directUnanswered == 0 && (held == null || held.isEmpty());
-            if (close) {
-                closeWhenAnswered = false;
-            }
+        synchronized (ledger) {
+            close = ledger.takeForgettable();
         }
         if (close) {
             forget();
@@ -365,17 +278,9 @@ final class ShmLane extends AbstractLane implements DirectAccess {
     private void abandonDirect(Throwable cause) {
         int n;
         long[] owed;
-        synchronized (directLock) {
-            n = directUnanswered;
-            directUnanswered = 0;
-            owed = new long[held == null ? 0 : held.size()];
-            if (held != null) {
-                org.agrona.collections.LongHashSet.LongIterator it = held.iterator();
-                for (int i = 0; it.hasNext(); i++) {
-                    owed[i] = it.nextValue();
-                }
-            }
-            held = null;
+        synchronized (ledger) {
+            n = ledger.abandonDirect();
+            owed = ledger.abandonHeld();
         }
         if (n > 0) {
             answers.abandoned(n, new OutcomeUnknownException("shm: " + n + " active message(s) sent directly on the"
@@ -391,7 +296,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
     }
 
     @Override
-    public boolean atomicPostNow(RemoteKey key, long address, dev.fenceline.AtomicOp op, int width, long operand) {
+    public boolean atomicPostNow(RemoteKey key, long address, AtomicOp op, int width, long operand) {
         if (!live() || unanswered != 0) {
             return false;
         }
@@ -417,7 +322,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
     }
 
     @Override
-    public Long atomicFetchNow(RemoteKey key, long address, dev.fenceline.AtomicOp op, int width, long operand,
+    public Long atomicFetchNow(RemoteKey key, long address, AtomicOp op, int width, long operand,
             long compare) {
         if (!live() || unanswered != 0) {
             return null;
@@ -465,9 +370,9 @@ final class ShmLane extends AbstractLane implements DirectAccess {
                 length = ShmWire.ATOMIC_LENGTH;
             }
         }
-        synchronized (directLock) { // claim order is the order answers come in
-            if (revoked) {
-                neverSent = added(neverSent, op.token());
+        synchronized (ledger) { // claim order is the order answers come in
+            if (ledger.revoked()) {
+                ledger.neverSent(op.token());
                 return PostStatus.IN_PROGRESS;
             }
             if (!reserve()) {
@@ -486,30 +391,22 @@ final class ShmLane extends AbstractLane implements DirectAccess {
                 AtomicBuffer b = ring.buffer();
                 ShmRecords.prefix(b, at, conn, op);
                 if (op.kind() == TransportOp.Kind.AM) {
-                    amTokens = added(amTokens, op.token());
+                    ledger.activeMessageSent(op.token());
                 }
                 ShmRecords.body(b, at, op, payload);
                 if (op.kind() == TransportOp.Kind.GET) {
-                    if (gets == null) {
-                        gets = new Long2ObjectHashMap<>();
-                    }
-                    gets.put(op.token(), op.local());
-                    getTokens = added(getTokens, op.token());
+                    ledger.getSent(op.token(), op.local());
                 }
             } catch (RuntimeException e) {
                 ring.abort(at); // never leave a claimed record behind: it would block the peer's inbox
                 UNANSWERED.decrementAndGet(this);
-                if (gets != null) {
-                    gets.remove(op.token());
-                }
-                remove(getTokens, op.token());
-                remove(amTokens, op.token());
+                ledger.writeFailed(op.token());
                 throw e;
             }
             if (commit(ring, at)) {
-                posted().addLong(op.token());
+                ledger.posted(op.token());
             } else {
-                neverSent = added(neverSent, op.token()); // skipped by the peer, never applied; the lane fails
+                ledger.neverSent(op.token()); // skipped by the peer, never applied; the lane fails
             }
         }
         return PostStatus.IN_PROGRESS;
@@ -528,7 +425,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
             return true;
         } catch (IllegalStateException skipped) {
             UNANSWERED.decrementAndGet(this);
-            fail(new dev.fenceline.EndpointFailedException("shm: " + peer.name + " skipped a message this lane had"
+            fail(new EndpointFailedException("shm: " + peer.name + " skipped a message this lane had"
                     + " half written (" + skipped.getMessage() + "); the lane is not usable"));
             return false;
         }
@@ -556,7 +453,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
     }
 
     /**
-     * Answered once the peer's heartbeat moves (see {@link dev.fenceline.spi.support.Heartbeat}): proof that its process runs,
+     * Answered once the peer's heartbeat moves (see {@link Heartbeat}): proof that its process runs,
      * which a message through the ring is not when a slow handler holds the peer's polling thread
      * (the lane is then slow, not dead, and so are the peer's other lanes, which must not fail over
      * for it). A stopped or paused process does not beat: its probe waits, and keepalive fails the lane.
@@ -607,8 +504,8 @@ final class ShmLane extends AbstractLane implements DirectAccess {
     }
 
     private PostStatus probe(long token) {
-        synchronized (directLock) {
-            if (revoked) {
+        synchronized (ledger) {
+            if (ledger.revoked()) {
                 return PostStatus.IN_PROGRESS;
             }
             if (!reserve()) {
@@ -622,7 +519,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
             }
             ShmRecords.flush(peer.ring.buffer(), at, conn, token);
             if (commit(peer.ring, at)) {
-                posted().addLong(token);
+                ledger.posted(token);
             }
         }
         return PostStatus.IN_PROGRESS;
@@ -646,9 +543,8 @@ final class ShmLane extends AbstractLane implements DirectAccess {
 
     private void giveUp() {
         if (end(Phase.CLOSED) != Phase.CLOSED) {
-            synchronized (directLock) {
-                gets = null; // no reply writes into a GET buffer after this returns
-                closeWhenAnswered = true; // forgotten once revoked and no answer is owed
+            synchronized (ledger) {
+                ledger.givenUp(); // no reply writes into a GET buffer after this returns
             }
             forgetIfAnswered();
         }
@@ -669,33 +565,26 @@ final class ShmLane extends AbstractLane implements DirectAccess {
         boolean inOrder;
         ByteBuffer dst = null;
         FencelineException bad = null;
-        synchronized (directLock) {
-            inOrder = posted != null && !posted.isEmpty() && posted.peekLong() == token;
+        synchronized (ledger) {
+            inOrder = ledger.takeAnswer(token);
             if (inOrder) {
-                posted.pollLong();
-                answeredCount++;
                 UNANSWERED.decrementAndGet(this);
-                remove(getTokens, token);
-                remove(amTokens, token);
             }
             if (token < 0) {
-                direct = inOrder && directUnanswered > 0; // not if the lane's end already abandoned it
-                if (direct) {
-                    directUnanswered--;
-                }
+                direct = inOrder && ledger.directAnswered(); // not if the lane's end already abandoned it
                 deliver = false;
             } else {
-                deliver = inOrder && (!revoked || (held != null && held.remove(token)));
+                deliver = inOrder && ledger.awaited(token);
                 if (deliver && (type == ShmWire.GET_DATA || type == ShmWire.NACK)) {
-                    dst = gets == null ? null : gets.remove(token);
+                    dst = ledger.takeGetBuffer(token);
                     if (type == ShmWire.GET_DATA) {
                         if (dst == null) {
-                            droppedGets = added(droppedGets, token); // given up first: no buffer to write, no answer
+                            ledger.getDropped(token); // given up first: no buffer to write, no answer
                             deliver = false;
                         } else if (length != dst.remaining()) {
                             bad = new FencelineException("shm: GET_DATA of " + length + " bytes for a get of "
                                     + dst.remaining() + " from " + peer.name);
-                            droppedGets = added(droppedGets, token);
+                            ledger.getDropped(token);
                             deliver = false;
                         } else {
                             buffer.getBytes(offset, dst, dst.position(), dst.remaining()); // under the lock: before any give-up
@@ -730,7 +619,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
                 }
             }
         }
-        if (revoked) {
+        if (ledger.revoked()) {
             forgetIfAnswered();
         }
         transport.attendHere(this); // its batch is reported, and room looked for, after this pass
@@ -784,11 +673,11 @@ final class ShmLane extends AbstractLane implements DirectAccess {
         reportCompletions(); // what completed before the peer died did complete
         boolean failedNow = markFailed();
         if (failedNow) {
-            synchronized (directLock) {
-                gets = null; // no reply writes into a GET buffer after this
+            synchronized (ledger) {
+                ledger.letGoGetBuffers(); // no reply writes into a GET buffer after this
             }
             reportFailed(cause);
-        } else if (revoked) {
+        } else if (ledger.revoked()) {
             abandonDirect(cause);
         }
     }
