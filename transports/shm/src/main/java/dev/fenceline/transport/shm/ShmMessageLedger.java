@@ -27,8 +27,11 @@ final class ShmMessageLedger {
     private LongArrayQueue posted; // made at the first message
     /** Answers taken so far (the peer answers in claim order). */
     private long answeredCount;
-    /** The endpoint gave the lane up and asked what became of its messages. */
-    private boolean revoked;
+    /**
+     * The endpoint gave the lane up and asked what became of its messages. Volatile: the lane reads it
+     * without the monitor after an answer and on a failure, on threads other than the revoking one.
+     */
+    private volatile boolean revoked;
     // The sets only a lane's end fills are created then (null until): a worker holds thousands of lanes.
     /** Tokens the peer took before the revocation, whose answers the endpoint still waits for. */
     private LongHashSet held;
