@@ -455,64 +455,53 @@ final class UcxDataPath {
         }
         switch (type) {
             case UcxWire.FLUSHED -> lane.deliverFlushed(token);
-            case UcxWire.ACK -> {
-                long value = data.getLong(at + UcxWire.REPLY_VALUE);
-                UcxOp op;
-                synchronized (lane.lock) {
-                    op = lane.answeredLocked(token);
-                    if (op != null && op.posted == null) {
-                        lane.deliverCompleted(token, value);
-                    }
-                }
-                if (op != null && op.posted != null) {
-                    UcxLane.postedAnswered(op, value, null);
-                }
-            }
-            case UcxWire.DATA -> {
-                UcxOp op;
-                FencelineException wrong = null;
-                synchronized (lane.lock) {
-                    op = lane.answeredLocked(token);
-                    if (op != null) {
-                        ByteBuffer sink = op.local;
-                        if (op.kind != UcxOp.Kind.GET || n != sink.remaining()) {
-                            wrong = new FencelineException("ucx: a reply of " + n + " bytes to " + op + " of "
-                                    + (op.kind == UcxOp.Kind.GET ? sink.remaining() + " bytes" : "no data"));
-                        } else {
-                            data.getBytes(at + UcxWire.REPLY_HEADER, sink, sink.position(), n);
-                        }
-                        if (op.posted == null) {
-                            if (wrong != null) {
-                                lane.deliverFailed(token, wrong);
-                            } else {
-                                lane.deliverCompleted(token, 0);
-                            }
-                        }
-                    }
-                }
-                if (op != null && op.posted != null) {
-                    UcxLane.postedAnswered(op, 0, wrong);
-                }
-            }
-            case UcxWire.NACK -> {
-                String text = data.getStringWithoutLengthUtf8(at + UcxWire.REPLY_HEADER, n);
-                FencelineException e = WireCodes.rebuild(data.getByte(at + UcxWire.REPLY_CODE),
-                        data.getByte(at + UcxWire.REPLY_REASON), text);
-                UcxOp op;
-                synchronized (lane.lock) {
-                    op = lane.answeredLocked(token);
-                    if (op != null && op.posted == null) {
-                        lane.deliverFailed(token, e);
-                    }
-                }
-                if (op != null && op.posted != null) {
-                    UcxLane.postedAnswered(op, 0, e);
-                }
-            }
+            case UcxWire.ACK -> answer(lane, token, data.getLong(at + UcxWire.REPLY_VALUE), null, null, 0, 0);
+            case UcxWire.DATA -> answer(lane, token, 0, null, data, at + UcxWire.REPLY_HEADER, n);
+            case UcxWire.NACK -> answer(lane, token, 0, WireCodes.rebuild(data.getByte(at + UcxWire.REPLY_CODE),
+                    data.getByte(at + UcxWire.REPLY_REASON), data.getStringWithoutLengthUtf8(at + UcxWire.REPLY_HEADER, n)),
+                    null, 0, 0);
             default -> lane.fail(new FencelineException("ucx: a reply of unknown type " + type + " on " + lane));
         }
         advance(lane);
         agent.answered(lane);
+    }
+
+    /**
+     * Answers a software request still owed: to the endpoint under the lane's lock, or, if a calling
+     * thread posted it, to that caller after the lock (its callbacks must not run under it).
+     *
+     * @param error its refusal, or null
+     * @param data a DATA reply's buffer (its bytes go into the get's buffer under the lock), or null
+     */
+    private static void answer(UcxLane lane, long token, long value, FencelineException error, DirectBuffer data,
+            int from, int n) {
+        UcxOp op;
+        FencelineException e = error;
+        synchronized (lane.lock) {
+            op = lane.answeredLocked(token);
+            if (op == null) {
+                return; // revoked, or answered already
+            }
+            if (data != null) {
+                ByteBuffer sink = op.local;
+                if (op.kind != UcxOp.Kind.GET || n != sink.remaining()) {
+                    e = new FencelineException("ucx: a reply of " + n + " bytes to " + op + " of "
+                            + (op.kind == UcxOp.Kind.GET ? sink.remaining() + " bytes" : "no data"));
+                } else {
+                    data.getBytes(from, sink, sink.position(), n);
+                }
+            }
+            if (op.posted == null) {
+                if (e != null) {
+                    lane.deliverFailed(token, e);
+                } else {
+                    lane.deliverCompleted(token, value);
+                }
+            }
+        }
+        if (op.posted != null) {
+            UcxLane.postedAnswered(op, value, e);
+        }
     }
 
     /**

@@ -746,11 +746,6 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
         }
     }
 
-    /** @return the local buffer of an answered get, to copy its data into (caller holds the lock) */
-    static ByteBuffer sink(UcxOp op) {
-        return op.local;
-    }
-
     @Override
     public String toString() {
         return "ucx lane " + Long.toHexString(conn) + " on " + channel.iface + " to " + channel.peer;
