@@ -82,6 +82,13 @@ final class DirectLedger {
     private volatile long postedTokens;
     /** Posted operations whose lane ended before their answer: the actor takes them back. Null until the first. */
     private volatile ConcurrentLinkedQueue<PostedRequest> returned;
+    /**
+     * Guarded by the ledger's lock: the gets calling threads posted that are neither answered nor
+     * given back, by epoch; null until the first.
+     */
+    private OpenReads postedReads;
+    /** The oldest epoch of those, written under the lock, read by posting threads without it. */
+    private volatile long oldestPostedRead = Long.MAX_VALUE;
     private final ImplicitErrors implicit;
     private final SubmissionQueue submissions;
 
@@ -179,6 +186,40 @@ final class DirectLedger {
         }
         postingWanted = true;
         return posting == 0; // re-read after the wish: an end counted in between saw no wish
+    }
+
+    /**
+     * A calling thread posts a get (before the lane may send it).
+     *
+     * @param epoch its epoch
+     */
+    synchronized void readPosted(long epoch) {
+        if (postedReads == null) {
+            postedReads = new OpenReads();
+        }
+        postedReads.opened(epoch);
+        oldestPostedRead = postedReads.oldest();
+    }
+
+    /**
+     * A posted get was answered, failed, given back, or not taken by its lane.
+     *
+     * @param epoch its epoch
+     */
+    synchronized void readEnded(long epoch) {
+        postedReads.closed(epoch);
+        oldestPostedRead = postedReads.oldest();
+    }
+
+    /**
+     * Whether a get posted by a calling thread with an earlier epoch is still open: work of this
+     * epoch (but a get) must not be posted behind it (docs/fences.md, reads before a fence).
+     *
+     * @param epoch a request's epoch
+     * @return true if one is
+     */
+    boolean readPostedBefore(long epoch) {
+        return oldestPostedRead < epoch;
     }
 
     /** @param p a posted operation its lane gave back (any thread) */

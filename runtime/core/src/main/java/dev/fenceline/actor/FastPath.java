@@ -50,10 +50,19 @@ final class FastPath {
      * @param r the request
      * @param op what the lane sends
      * @return whether the lane took it; if not, nothing was sent and the caller submits {@code r}
+     *     (as it must when a get of an earlier epoch is unanswered: the actor's barrier then holds it
+     *     until that answer, as an RDMA fence holds a write behind the reads before it)
      */
     boolean post(GrantSlot.Grant g, Request r, TransportOp op) {
         DirectLedger ledger = channel.direct();
+        boolean read = r.kind == Request.Kind.GET;
+        if (!read && ledger.readPostedBefore(r.epoch)) {
+            return false;
+        }
         ledger.postingStarted(); // before the lane checks the grant: the actor's barrier sees it
+        if (read) {
+            ledger.readPosted(r.epoch); // before the lane can send it: a write fenced after it sees it open
+        }
         boolean taken = false;
         try {
             r.trace = dev.fenceline.spi.support.Tracing.take();
@@ -64,6 +73,9 @@ final class FastPath {
             }
         } finally {
             if (!taken) {
+                if (read) {
+                    ledger.readEnded(r.epoch);
+                }
                 ledger.postingEnded(1);
             }
         }

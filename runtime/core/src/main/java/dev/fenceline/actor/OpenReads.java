@@ -53,4 +53,9 @@ final class OpenReads {
     boolean before(long epoch) {
         return oldest < epoch;
     }
+
+    /** @return the oldest epoch with a get still open ({@link Long#MAX_VALUE}: none) */
+    long oldest() {
+        return oldest;
+    }
 }

@@ -59,6 +59,7 @@ final class PostedRequest implements PostedOperation {
     public void completed(long value) {
         DirectLedger ledger = channel.direct();
         ledger.postedCounted(false); // counted first, as the actor counts before it completes
+        readEnded(ledger); // before the callbacks: a write they issue after a fence need not wait
         request.succeed(value); // the user's callbacks run here, in answer order
         settled(ledger);
     }
@@ -67,6 +68,7 @@ final class PostedRequest implements PostedOperation {
     public void failed(FencelineException error) {
         DirectLedger ledger = channel.direct();
         ledger.postedCounted(true);
+        readEnded(ledger);
         request.fail(error); // its future, or the next flush for an implicit operation
         settled(ledger);
     }
@@ -77,9 +79,18 @@ final class PostedRequest implements PostedOperation {
         ledger.postingEnded(1);
     }
 
+    /** A get is no longer open here once answered or given back (the actor's barrier covers the rest). */
+    private void readEnded(DirectLedger ledger) {
+        if (request.kind == Request.Kind.GET) {
+            ledger.readEnded(request.epoch);
+        }
+    }
+
     @Override
     public void returned() {
-        channel.direct().returned(this);
+        DirectLedger ledger = channel.direct();
+        readEnded(ledger);
+        ledger.returned(this);
     }
 
     /** @return the slot of the lane it was posted on */
