@@ -13,8 +13,10 @@ import dev.fenceline.MemoryRegion;
 import dev.fenceline.RemoteKey;
 import dev.fenceline.Worker;
 import dev.fenceline.WorkerAddress;
+import dev.fenceline.spi.RequestTrace;
 import dev.fenceline.testkit.PostedOperationChecks;
 import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -60,11 +62,7 @@ class TcpPostedOperationsTest {
     @Test
     void postedOperationsOnARailThatStopsAreRestartedOnTheOtherRailAndAppliedOnce() throws Exception {
         int window = 64;
-        try (Fenceline f = Fenceline.create(ConfigFactory.parseString("""
-                fenceline.endpoint.keepalive { interval = 100ms, timeout = 1s }
-                fenceline.transport.tcp.connect-timeout = 1s
-                fenceline.transport.tcp.reconnect { min-backoff = 20ms, max-backoff = 200ms }
-                """).withFallback(TcpConfigs.loopback("127.0.0.1:0", "127.0.0.2:0")))) {
+        try (Fenceline f = twoRails()) {
             Worker a = f.newWorker("origin").toCompletableFuture().get(10, TimeUnit.SECONDS);
             Worker b = f.newWorker("target").toCompletableFuture().get(10, TimeUnit.SECONDS);
             MemoryRegion region = b.allocate(4096);
@@ -100,6 +98,76 @@ class TcpPostedOperationsTest {
                 await(ep.close());
             }
         }
+    }
+
+    /** Two loopback rails; keepalive gives a silent one up within a second, and it reconnects. */
+    private static Fenceline twoRails() {
+        return Fenceline.create(ConfigFactory.parseString("""
+                fenceline.endpoint.keepalive { interval = 100ms, timeout = 1s }
+                fenceline.transport.tcp.connect-timeout = 1s
+                fenceline.transport.tcp.reconnect { min-backoff = 20ms, max-backoff = 200ms }
+                """).withFallback(TcpConfigs.loopback("127.0.0.1:0", "127.0.0.2:0")));
+    }
+
+    /**
+     * A get posted by the caller on rail 0, a fence, and a put to the same bytes: the put is not
+     * posted behind the unanswered get (docs/fences.md, reads before a fence). Rail 0 then answers
+     * nothing; keepalive gives it up, the get is restarted on rail 1 and reads what was there before
+     * the fence, and the put is applied after it. Posted behind the get, the put might have been
+     * applied on rail 0 while the get's answer was lost, and the get could only end unknown.
+     */
+    @Test
+    void aPutFencedAfterAPostedGetWaitsForItsAnswerAcrossARailThatStops() throws Exception {
+        try (Fenceline f = twoRails()) {
+            Worker a = f.newWorker("origin").toCompletableFuture().get(10, TimeUnit.SECONDS);
+            Worker b = f.newWorker("target").toCompletableFuture().get(10, TimeUnit.SECONDS);
+            MemoryRegion region = b.allocate(4096);
+            List<InetSocketAddress> rails = TcpAddress.decode(b.address().transportAddress("tcp"));
+            try (LoopbackProxy relay = new LoopbackProxy("127.0.0.3", rails.get(0))) {
+                Endpoint ep = a.connect(Lanes.through(b, relay.address(), rails.get(1))).toCompletableFuture()
+                        .get(10, TimeUnit.SECONDS);
+                RemoteKey key = a.unpackRemoteKey(region.remoteKey().toBytes());
+                long at = region.address() + 512;
+                ByteBuffer before = filled(1);
+                ByteBuffer after = filled(2);
+                await(ep.put(before, at, key));
+                await(ep.flush());
+                PostedOperationChecks.untilPosted(ep, region.address(), key, 0); // the grant is on rail 0
+
+                relay.hold();
+                PostedOperationChecks.Trace getTrace = new PostedOperationChecks.Trace();
+                PostedOperationChecks.Trace putTrace = new PostedOperationChecks.Trace();
+                ByteBuffer read = ByteBuffer.allocateDirect(64);
+                CompletableFuture<Void> get = RequestTrace.during(getTrace, () -> ep.get(read, at, key))
+                        .toCompletableFuture();
+                ep.fence();
+                CompletableFuture<Void> put = RequestTrace.during(putTrace, () -> ep.put(after, at, key))
+                        .toCompletableFuture();
+                assertTrue(getTrace.postedByCaller(), "the get was posted on rail 0: " + getTrace.events());
+                await(get);
+                assertEquals(before, read, "the get reads what was there before the fence");
+                await(put);
+                assertTrue(putTrace.events().stream().noneMatch(e -> e.startsWith("admitted -1 ")),
+                        "the put was not posted behind the get: " + putTrace.events());
+                relay.release();
+                Lanes.awaitLaneZero(ep, l -> l.live(), "rail 0 to come back");
+                ByteBuffer now = ByteBuffer.allocateDirect(64);
+                await(ep.get(now, at, key));
+                assertEquals(after, now, "the put was applied");
+                var stats = a.statistics();
+                assertEquals(0, stats.failed(), stats.toString());
+                assertEquals(0, stats.outstanding(), stats.toString());
+                await(ep.close());
+            }
+        }
+    }
+
+    private static ByteBuffer filled(int value) {
+        ByteBuffer b = ByteBuffer.allocateDirect(64);
+        for (int i = 0; i < 64; i++) {
+            b.put(i, (byte) value);
+        }
+        return b;
     }
 
     /**
