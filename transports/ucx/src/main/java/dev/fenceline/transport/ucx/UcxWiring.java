@@ -10,9 +10,7 @@ import dev.fenceline.transport.ucx.UcxLanePlanner.Planned;
 import java.nio.ByteBuffer;
 import java.security.SecureRandom;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -22,7 +20,8 @@ import org.agrona.concurrent.UnsafeBuffer;
  * connects on their way. An origin plans a connect's lanes from the two workers' ifaces (each lane
  * type to the first iface, in {@code tls} order, that reaches the peer and serves it), makes or
  * reuses a channel per iface and sends the CONNECT; a target makes its end of each channel and
- * answers. See {@link UcxWireup} for the messages.
+ * answers ({@link UcxAcceptor}). The peers and channels, under every name they go by, are
+ * {@link UcxPeers}. See {@link UcxWireup} for the messages.
  */
 final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(UcxWiring.class);
@@ -72,15 +71,9 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
     private final String workerName;
     private final List<UctIface> ifaces;
     private final byte[] localAddress;
-    private final String host;
     private final Reports reports;
-    private final Map<UUID, UcxPeer> peers = new HashMap<>();
-    /** Every channel by its UCT endpoint's handle, for UCT's error and ready events. */
-    private final Long2ObjectHashMap<UcxChannel> byEndpoint = new Long2ObjectHashMap<>();
-    /** Origin channels by id (greeting answers). */
-    private final Long2ObjectHashMap<UcxChannel> origins = new Long2ObjectHashMap<>();
-    /** Reply channels by the origin's channel id (greetings). */
-    private final Long2ObjectHashMap<UcxChannel> replies = new Long2ObjectHashMap<>();
+    private final UcxPeers peers;
+    private final UcxAcceptor acceptor;
     private final Long2ObjectHashMap<Dialing> dials = new Long2ObjectHashMap<>();
     /** Origin lanes by connection id. */
     final Long2ObjectHashMap<UcxLane> lanes = new Long2ObjectHashMap<>();
@@ -99,15 +92,16 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         this.workerName = workerName;
         this.ifaces = ifaces;
         this.localAddress = localAddress;
-        this.host = Host.bootId() + " " + Host.pidNamespaceId();
         this.reports = reports;
+        this.peers = new UcxPeers(ifaces, Host.bootId() + " " + Host.pidNamespaceId(), workerName, reports);
+        this.acceptor = new UcxAcceptor(agent, target, settings, workerName, ifaces, peers, this::send);
         this.planner = new UcxLanePlanner(ifaces, settings, target.maxGet());
         this.recovery = new UcxRecovery<>(workerName, settings.reconnect(), settings.connectTimeout().toNanos(),
                 System::nanoTime, RANDOM::nextLong, this);
     }
 
     UcxChannel channel(long endpoint) {
-        return byEndpoint.get(endpoint);
+        return peers.byEndpoint(endpoint);
     }
 
     // ------------------------------------------------------------------ origin
@@ -124,7 +118,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
     }
 
     private void dialOrFail(UcxCommand.Dial d) {
-        UcxPeer peer = peer(d.peer(), d.address());
+        UcxPeer peer = peers.peer(d.peer(), d.address());
         List<Candidate> candidates = planner.candidates(peer);
         List<Planned> plan = planner.plan(candidates, peer);
         if (plan.isEmpty()) {
@@ -194,51 +188,10 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         }
         ch = new UcxChannel(id, peer, c.iface(), c.local(), c.remote(), ep, mode, true,
                 mode == UcxWireup.Mode.IFACE ? UcxChannel.State.READY : UcxChannel.State.WIRING);
-        peer.originChannels.add(ch);
-        byEndpoint.put(ep.handle, ch);
-        origins.put(id, ch);
+        peers.addOrigin(ch);
         channels.add(ch);
         wired.add(new UcxWireup.Channel(id, c.local(), c.remote(), mode, endpointAddress));
         return ch;
-    }
-
-    /** The peer of an id, new or known; its key table mapped where it is on this host. */
-    private UcxPeer peer(UUID id, UcxAddress address) {
-        UcxPeer p = peers.get(id);
-        if (p == null) {
-            p = new UcxPeer(id, address);
-            peers.put(id, p);
-            if (address.host().equals(host)) {
-                reports.peerSeen(id, address.pid(), address.start());
-            }
-        } else if (p.dead) {
-            throw new EndpointFailedException("ucx: the peer process of worker " + id + " is gone");
-        }
-        if (p.table == null && address.table() != null && address.host().equals(host)) {
-            mapTable(p, address.table());
-        }
-        return p;
-    }
-
-    private void mapTable(UcxPeer p, UcxAddress.Table t) {
-        for (UctIface i : ifaces) {
-            if (i.resource().memoryDomain().equals(t.component())) {
-                try {
-                    UctRemoteKey k = i.unpack(t.rkey());
-                    long at = k.pointer(t.address());
-                    if (at == 0) {
-                        k.close();
-                        return;
-                    }
-                    p.table = new KeyTable.View(at, t.length());
-                    p.tableKey = k;
-                } catch (FencelineException e) {
-                    LOG.debug("ucx {}: the key table of {} is not reachable ({}); its regions go by message",
-                            workerName, p, e.getMessage());
-                }
-                return;
-            }
-        }
     }
 
     /**
@@ -277,7 +230,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
     @Override
     public long redial(UcxLane old) {
         UcxPeer peer = old.channel.peer;
-        if (peer.dead || peers.get(peer.id) != peer) {
+        if (peer.dead || peers.known(peer.id) != peer) {
             return 0;
         }
         Candidate wire = UcxLanePlanner.wireupCandidate(planner.candidates(peer));
@@ -334,7 +287,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
     /** A wireup message arrived (its bytes valid during the call). */
     void onMessage(UcxWireup.Message m) {
         if (m instanceof UcxWireup.Connect c) {
-            onConnect(c);
+            acceptor.onConnect(c);
         } else if (m instanceof UcxWireup.Connected c) {
             onConnected(c);
         } else if (m instanceof UcxWireup.Refused r) {
@@ -352,13 +305,13 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
                 }
             }
         } else if (m instanceof UcxWireup.Hello h) {
-            UcxChannel ch = replies.get(h.channel());
+            UcxChannel ch = peers.reply(h.channel());
             if (ch != null && ch.state != UcxChannel.State.FAILED) {
                 ch.state = UcxChannel.State.READY;
                 send(ch, new UcxWireup.HelloAck(h.channel()));
             }
         } else if (m instanceof UcxWireup.HelloAck h) {
-            UcxChannel ch = origins.get(h.channel());
+            UcxChannel ch = peers.origin(h.channel());
             if (ch != null && ch.state == UcxChannel.State.WIRING) {
                 ch.state = UcxChannel.State.READY;
                 checkDials();
@@ -366,9 +319,9 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         } else if (m instanceof UcxWireup.Bye b) {
             target.close(b.conn());
         } else if (m instanceof UcxWireup.Leaving l) {
-            UcxChannel ch = origins.get(l.channel());
+            UcxChannel ch = peers.origin(l.channel());
             if (ch == null) {
-                ch = replies.get(l.channel());
+                ch = peers.reply(l.channel());
             }
             if (ch != null && ch.peer.id.equals(l.worker())) { // only a party to the channel knows its id
                 agent.peerLeft(ch.peer);
@@ -384,7 +337,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
      * (best effort: a peer that does not hear it finds out by UCT or keepalive).
      */
     void leaving() {
-        for (UcxPeer p : allPeers()) {
+        for (UcxPeer p : peers.allPeers()) {
             UcxChannel ch = null;
             for (UcxChannel c : p.originChannels) {
                 if (ch == null && c.ready() && c.iface.attributes().has(UctIfaceAttributes.AM_BCOPY)) {
@@ -414,7 +367,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         }
         d.answered = true;
         for (UcxWireup.End e : m.ends()) {
-            UcxChannel ch = origins.get(e.id());
+            UcxChannel ch = peers.origin(e.id());
             if (ch == null || !d.channels.contains(ch) || ch.state != UcxChannel.State.WIRING) {
                 continue;
             }
@@ -470,8 +423,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
      */
     void tick() {
         recovery.tick();
-        for (Long2ObjectHashMap<UcxChannel>.ValueIterator it = origins.values().iterator(); it.hasNext();) {
-            UcxChannel ch = it.next();
+        for (UcxChannel ch : peers.origins()) {
             if (ch.state == UcxChannel.State.WIRING && ch.hellos > 0) {
                 send(ch, new UcxWireup.Hello(ch.id));
                 ch.hellos++;
@@ -513,9 +465,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
             return;
         }
         ch.state = UcxChannel.State.FAILED;
-        byEndpoint.remove(ch.ep.handle);
-        origins.remove(ch.id);
-        ch.peer.originChannels.remove(ch);
+        peers.remove(ch);
         ch.ep.close();
     }
 
@@ -536,120 +486,12 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         }
     }
 
-    // ------------------------------------------------------------------ target
-
-    private void onConnect(UcxWireup.Connect m) {
-        UcxAddress address;
-        try {
-            address = UcxAddress.decode(m.address());
-        } catch (FencelineException e) {
-            LOG.warn("ucx {}: a CONNECT from {} with a malformed address, dropped: {}", workerName, m.worker(),
-                    e.getMessage());
-            return;
-        }
-        UcxPeer peer;
-        try {
-            peer = peer(m.worker(), address);
-        } catch (FencelineException e) {
-            LOG.debug("ucx {}: a CONNECT from {} dropped: {}", workerName, m.worker(), e.getMessage());
-            return;
-        }
-        UcxChannel answer = null;
-        List<UcxChannel> made = new ArrayList<>();
-        try {
-            List<UcxChannel> channels = new ArrayList<>();
-            List<UcxWireup.End> ends = new ArrayList<>();
-            for (UcxWireup.Channel c : m.channels()) {
-                UcxChannel ch = replyChannel(peer, c, made);
-                channels.add(ch);
-                if (c.mode() != UcxWireup.Mode.EXISTING) {
-                    ends.add(new UcxWireup.End(c.id(), c.mode() == UcxWireup.Mode.ENDPOINT ? ch.ep.address() : new byte[0]));
-                }
-                if (answer == null) {
-                    if (ch.mode != UcxWireup.Mode.IFACE) {
-                        throw new FencelineException("ucx: the CONNECT's first channel connects endpoint to endpoint;"
-                                + " its answer cannot go there");
-                    }
-                    answer = ch;
-                }
-            }
-            if (peer.incoming + m.lanes().size() > settings.maxLanesPerPeer()) {
-                throw new FencelineException("ucx: worker '" + workerName + "' holds " + peer.incoming + " lanes of "
-                        + peer + ", and " + UcxSettings.SECTION + ".max-lanes-per-peer = "
-                        + settings.maxLanesPerPeer());
-            }
-            for (UcxWireup.Lane l : m.lanes()) {
-                if (!target.open(l.conn(), new UcxTarget.Conn(peer, channels.get(l.channel())))) {
-                    throw new FencelineException("ucx: connection id " + Long.toHexString(l.conn()) + " is taken");
-                }
-            }
-            send(answer, new UcxWireup.Connected(m.dial(), ends));
-        } catch (FencelineException | IllegalArgumentException | IndexOutOfBoundsException e) {
-            for (UcxChannel ch : made) {
-                agent.channelFailed(ch, new EndpointFailedException("ucx: the connect was refused"), false);
-            }
-            LOG.warn("ucx {}: refused a connect from {}: {}", workerName, peer, e.getMessage());
-            if (answer != null && answer.state != UcxChannel.State.FAILED) {
-                send(answer, new UcxWireup.Refused(m.dial(), String.valueOf(e.getMessage())));
-            }
-        }
-    }
-
-    /** This worker's end of a channel a CONNECT names: an existing one of its peer, or a new one. */
-    private UcxChannel replyChannel(UcxPeer peer, UcxWireup.Channel c, List<UcxChannel> made) {
-        UcxChannel known = peer.replyChannels.get(c.id());
-        if (c.mode() == UcxWireup.Mode.EXISTING) {
-            if (known == null || known.state == UcxChannel.State.FAILED) {
-                throw new FencelineException("ucx: the CONNECT names channel " + Long.toHexString(c.id())
-                        + ", which this worker does not have");
-            }
-            return known;
-        }
-        if (known != null) {
-            throw new FencelineException("ucx: the CONNECT makes channel " + Long.toHexString(c.id()) + " again");
-        }
-        if (c.targetIface() >= ifaces.size() || c.originIface() >= peer.address.ifaces().size()) {
-            throw new FencelineException("ucx: the CONNECT names iface " + c.targetIface() + " here (of "
-                    + ifaces.size() + ") and " + c.originIface() + " there (of " + peer.address.ifaces().size() + ")");
-        }
-        UctIface iface = ifaces.get(c.targetIface());
-        UcxAddress.Iface theirs = peer.address.ifaces().get(c.originIface());
-        if (!theirs.transport().equals(iface.resource().transport()) || !iface.reachable(theirs.address())) {
-            throw new FencelineException("ucx: " + iface + " does not reach the peer's " + theirs.transport() + "/"
-                    + theirs.device());
-        }
-        UctEndpoint ep;
-        if (c.mode() == UcxWireup.Mode.IFACE) {
-            ep = iface.connect(theirs.address());
-        } else {
-            ep = iface.unconnected();
-            try {
-                ep.connectTo(theirs.address(), c.endpoint());
-            } catch (FencelineException e) {
-                ep.close();
-                throw e;
-            }
-        }
-        UcxChannel ch = new UcxChannel(c.id(), peer, iface, c.targetIface(), c.originIface(), ep, c.mode(), false,
-                c.mode() == UcxWireup.Mode.IFACE ? UcxChannel.State.READY : UcxChannel.State.WIRING);
-        peer.replyChannels.put(c.id(), ch);
-        byEndpoint.put(ep.handle, ch);
-        replies.put(c.id(), ch);
-        made.add(ch);
-        return ch;
-    }
-
     // ------------------------------------------------------------------ failure
 
     /** Forgets a failed channel's bookkeeping (the agent failed its lanes). */
     void forgetChannel(UcxChannel ch) {
-        byEndpoint.remove(ch.ep.handle);
-        if (ch.origin) {
-            origins.remove(ch.id);
-            ch.peer.originChannels.remove(ch);
-        } else {
-            replies.remove(ch.id);
-            ch.peer.replyChannels.remove(ch.id);
+        peers.remove(ch);
+        if (!ch.origin) {
             target.lost(ch);
         }
         checkDials();
@@ -657,34 +499,23 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
 
     /** @return the peer, or null */
     UcxPeer peerOf(UUID id) {
-        return peers.get(id);
+        return peers.known(id);
     }
 
     /** Forgets a peer whose channels all failed (its process is gone). */
     void forgetPeer(UcxPeer p) {
-        peers.remove(p.id);
+        peers.remove(p);
         target.peerGone(p);
-        if (p.tableKey != null) {
-            if (!p.tablePublished) {
-                p.tableKey.close();
-            }
-            p.tableKey = null;
-            p.table = null;
-        }
+        UcxPeers.unmapTable(p);
     }
 
     /** @return every channel, for the agent's close */
     List<UcxChannel> allChannels() {
-        List<UcxChannel> all = new ArrayList<>();
-        for (UcxPeer p : peers.values()) {
-            all.addAll(p.originChannels);
-            p.replyChannels.values().forEach(all::add);
-        }
-        return all;
+        return peers.allChannels();
     }
 
     /** @return every peer */
     List<UcxPeer> allPeers() {
-        return List.copyOf(peers.values());
+        return peers.allPeers();
     }
 }

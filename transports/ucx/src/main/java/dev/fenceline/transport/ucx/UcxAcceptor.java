@@ -1,0 +1,146 @@
+package dev.fenceline.transport.ucx;
+
+import dev.fenceline.EndpointFailedException;
+import dev.fenceline.FencelineException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.BiConsumer;
+
+/**
+ * The target's side of wireup (see {@link UcxWireup}): a peer's CONNECT is checked (its address, the
+ * channels it names or makes, its lanes against {@code max-lanes-per-peer}), this worker's end of each
+ * new channel is made, the lanes are opened at the target, and CONNECTED goes back on the CONNECT's
+ * first channel; or, where any of that is refused, the channels made for it fail and REFUSED says
+ * why. Everything in a CONNECT is a peer's bytes, checked before it is used. Agent thread only.
+ */
+final class UcxAcceptor {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(UcxAcceptor.class);
+
+    private final UcxAgent agent;
+    private final UcxTarget target;
+    private final UcxSettings settings;
+    private final String workerName;
+    private final List<UctIface> ifaces;
+    private final UcxPeers peers;
+    private final BiConsumer<UcxChannel, UcxWireup.Message> send;
+
+    /**
+     * @param agent fails the channels of a refused connect
+     * @param target where the connect's lanes are opened
+     * @param settings the transport's settings
+     * @param workerName the worker's name, for the log
+     * @param ifaces this worker's ifaces, in the order its address lists them
+     * @param peers the wiring's peers and channels
+     * @param send sends a wireup message on a channel
+     */
+    UcxAcceptor(UcxAgent agent, UcxTarget target, UcxSettings settings, String workerName, List<UctIface> ifaces,
+            UcxPeers peers, BiConsumer<UcxChannel, UcxWireup.Message> send) {
+        this.agent = agent;
+        this.target = target;
+        this.settings = settings;
+        this.workerName = workerName;
+        this.ifaces = ifaces;
+        this.peers = peers;
+        this.send = send;
+    }
+
+    /** @param m a CONNECT from a peer (its bytes decoded, the rest unchecked) */
+    void onConnect(UcxWireup.Connect m) {
+        UcxAddress address;
+        try {
+            address = UcxAddress.decode(m.address());
+        } catch (FencelineException e) {
+            LOG.warn("ucx {}: a CONNECT from {} with a malformed address, dropped: {}", workerName, m.worker(),
+                    e.getMessage());
+            return;
+        }
+        UcxPeer peer;
+        try {
+            peer = peers.peer(m.worker(), address);
+        } catch (FencelineException e) {
+            LOG.debug("ucx {}: a CONNECT from {} dropped: {}", workerName, m.worker(), e.getMessage());
+            return;
+        }
+        UcxChannel answer = null;
+        List<UcxChannel> made = new ArrayList<>();
+        try {
+            List<UcxChannel> channels = new ArrayList<>();
+            List<UcxWireup.End> ends = new ArrayList<>();
+            for (UcxWireup.Channel c : m.channels()) {
+                UcxChannel ch = replyChannel(peer, c, made);
+                channels.add(ch);
+                if (c.mode() != UcxWireup.Mode.EXISTING) {
+                    ends.add(new UcxWireup.End(c.id(), c.mode() == UcxWireup.Mode.ENDPOINT ? ch.ep.address() : new byte[0]));
+                }
+                if (answer == null) {
+                    if (ch.mode != UcxWireup.Mode.IFACE) {
+                        throw new FencelineException("ucx: the CONNECT's first channel connects endpoint to endpoint;"
+                                + " its answer cannot go there");
+                    }
+                    answer = ch;
+                }
+            }
+            if (peer.incoming + m.lanes().size() > settings.maxLanesPerPeer()) {
+                throw new FencelineException("ucx: worker '" + workerName + "' holds " + peer.incoming + " lanes of "
+                        + peer + ", and " + UcxSettings.SECTION + ".max-lanes-per-peer = "
+                        + settings.maxLanesPerPeer());
+            }
+            for (UcxWireup.Lane l : m.lanes()) {
+                if (!target.open(l.conn(), new UcxTarget.Conn(peer, channels.get(l.channel())))) {
+                    throw new FencelineException("ucx: connection id " + Long.toHexString(l.conn()) + " is taken");
+                }
+            }
+            send.accept(answer, new UcxWireup.Connected(m.dial(), ends));
+        } catch (FencelineException | IllegalArgumentException | IndexOutOfBoundsException e) {
+            for (UcxChannel ch : made) {
+                agent.channelFailed(ch, new EndpointFailedException("ucx: the connect was refused"), false);
+            }
+            LOG.warn("ucx {}: refused a connect from {}: {}", workerName, peer, e.getMessage());
+            if (answer != null && answer.state != UcxChannel.State.FAILED) {
+                send.accept(answer, new UcxWireup.Refused(m.dial(), String.valueOf(e.getMessage())));
+            }
+        }
+    }
+
+    /** This worker's end of a channel a CONNECT names: an existing one of its peer, or a new one. */
+    private UcxChannel replyChannel(UcxPeer peer, UcxWireup.Channel c, List<UcxChannel> made) {
+        UcxChannel known = peer.replyChannels.get(c.id());
+        if (c.mode() == UcxWireup.Mode.EXISTING) {
+            if (known == null || known.state == UcxChannel.State.FAILED) {
+                throw new FencelineException("ucx: the CONNECT names channel " + Long.toHexString(c.id())
+                        + ", which this worker does not have");
+            }
+            return known;
+        }
+        if (known != null) {
+            throw new FencelineException("ucx: the CONNECT makes channel " + Long.toHexString(c.id()) + " again");
+        }
+        if (c.targetIface() >= ifaces.size() || c.originIface() >= peer.address.ifaces().size()) {
+            throw new FencelineException("ucx: the CONNECT names iface " + c.targetIface() + " here (of "
+                    + ifaces.size() + ") and " + c.originIface() + " there (of " + peer.address.ifaces().size() + ")");
+        }
+        UctIface iface = ifaces.get(c.targetIface());
+        UcxAddress.Iface theirs = peer.address.ifaces().get(c.originIface());
+        if (!theirs.transport().equals(iface.resource().transport()) || !iface.reachable(theirs.address())) {
+            throw new FencelineException("ucx: " + iface + " does not reach the peer's " + theirs.transport() + "/"
+                    + theirs.device());
+        }
+        UctEndpoint ep;
+        if (c.mode() == UcxWireup.Mode.IFACE) {
+            ep = iface.connect(theirs.address());
+        } else {
+            ep = iface.unconnected();
+            try {
+                ep.connectTo(theirs.address(), c.endpoint());
+            } catch (FencelineException e) {
+                ep.close();
+                throw e;
+            }
+        }
+        UcxChannel ch = new UcxChannel(c.id(), peer, iface, c.targetIface(), c.originIface(), ep, c.mode(), false,
+                c.mode() == UcxWireup.Mode.IFACE ? UcxChannel.State.READY : UcxChannel.State.WIRING);
+        peers.addReply(ch);
+        made.add(ch);
+        return ch;
+    }
+}

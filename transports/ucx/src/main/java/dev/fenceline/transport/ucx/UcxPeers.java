@@ -1,0 +1,173 @@
+package dev.fenceline.transport.ucx;
+
+import dev.fenceline.EndpointFailedException;
+import dev.fenceline.FencelineException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.agrona.collections.Long2ObjectHashMap;
+
+/**
+ * The peers a worker's wiring knows and their channels, under every name UCT's events and the
+ * wireup messages give them: a peer by its worker id, a channel by its UCT endpoint's handle (error
+ * and ready events), an origin channel by its own id (greeting answers), a reply channel by the id
+ * the origin gave it. A channel is in the maps exactly while its peer lists it. Agent thread only.
+ */
+final class UcxPeers {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(UcxPeers.class);
+
+    private final Map<UUID, UcxPeer> peers = new HashMap<>();
+    private final Long2ObjectHashMap<UcxChannel> byEndpoint = new Long2ObjectHashMap<>();
+    private final Long2ObjectHashMap<UcxChannel> origins = new Long2ObjectHashMap<>();
+    private final Long2ObjectHashMap<UcxChannel> replies = new Long2ObjectHashMap<>();
+    private final List<UctIface> ifaces;
+    private final String host;
+    private final String workerName;
+    private final UcxWiring.Reports reports;
+
+    /**
+     * @param ifaces this worker's ifaces (a peer's key table is unpacked on the one of its memory domain)
+     * @param host this host's identity, as addresses carry it
+     * @param workerName the worker's name, for the log
+     * @param reports told of each new peer on this host (its process is watched)
+     */
+    UcxPeers(List<UctIface> ifaces, String host, String workerName, UcxWiring.Reports reports) {
+        this.ifaces = ifaces;
+        this.host = host;
+        this.workerName = workerName;
+        this.reports = reports;
+    }
+
+    /**
+     * @param id a worker's id
+     * @param address its address
+     * @return its peer, new or known; its key table mapped where it is on this host
+     * @throws EndpointFailedException if its process is known to be gone
+     */
+    UcxPeer peer(UUID id, UcxAddress address) {
+        UcxPeer p = peers.get(id);
+        if (p == null) {
+            p = new UcxPeer(id, address);
+            peers.put(id, p);
+            if (address.host().equals(host)) {
+                reports.peerSeen(id, address.pid(), address.start());
+            }
+        } else if (p.dead) {
+            throw new EndpointFailedException("ucx: the peer process of worker " + id + " is gone");
+        }
+        if (p.table == null && address.table() != null && address.host().equals(host)) {
+            mapTable(p, address.table());
+        }
+        return p;
+    }
+
+    private void mapTable(UcxPeer p, UcxAddress.Table t) {
+        for (UctIface i : ifaces) {
+            if (i.resource().memoryDomain().equals(t.component())) {
+                try {
+                    UctRemoteKey k = i.unpack(t.rkey());
+                    long at = k.pointer(t.address());
+                    if (at == 0) {
+                        k.close();
+                        return;
+                    }
+                    p.table = new KeyTable.View(at, t.length());
+                    p.tableKey = k;
+                } catch (FencelineException e) {
+                    LOG.debug("ucx {}: the key table of {} is not reachable ({}); its regions go by message",
+                            workerName, p, e.getMessage());
+                }
+                return;
+            }
+        }
+    }
+
+    /** @return the peer of a worker id, or null */
+    UcxPeer known(UUID id) {
+        return peers.get(id);
+    }
+
+    /** @return the channel of a UCT endpoint's handle, or null */
+    UcxChannel byEndpoint(long handle) {
+        return byEndpoint.get(handle);
+    }
+
+    /** @return the origin channel of an id, or null */
+    UcxChannel origin(long id) {
+        return origins.get(id);
+    }
+
+    /** @return the reply channel of the id its origin gave it, or null */
+    UcxChannel reply(long id) {
+        return replies.get(id);
+    }
+
+    /** @return the origin channels, to iterate (not to change) */
+    Iterable<UcxChannel> origins() {
+        return origins.values();
+    }
+
+    /** @param ch a channel this worker dialed: listed by its peer and known by its names */
+    void addOrigin(UcxChannel ch) {
+        ch.peer.originChannels.add(ch);
+        byEndpoint.put(ch.ep.handle, ch);
+        origins.put(ch.id, ch);
+    }
+
+    /** @param ch this worker's end of a channel a peer dialed: listed by its peer and known by its names */
+    void addReply(UcxChannel ch) {
+        ch.peer.replyChannels.put(ch.id, ch);
+        byEndpoint.put(ch.ep.handle, ch);
+        replies.put(ch.id, ch);
+    }
+
+    /** @param ch a channel that failed or was dropped: no longer listed or known */
+    void remove(UcxChannel ch) {
+        byEndpoint.remove(ch.ep.handle);
+        if (ch.origin) {
+            origins.remove(ch.id);
+            ch.peer.originChannels.remove(ch);
+        } else {
+            replies.remove(ch.id);
+            ch.peer.replyChannels.remove(ch.id);
+        }
+    }
+
+    /** @param p a peer whose channels all failed: no longer known */
+    void remove(UcxPeer p) {
+        peers.remove(p.id);
+    }
+
+    /**
+     * Lets go of a forgotten peer's key table: its key is released unless the table was published
+     * to calling threads (a published mapping is never unmapped).
+     *
+     * @param p the peer
+     */
+    static void unmapTable(UcxPeer p) {
+        if (p.tableKey != null) {
+            if (!p.tablePublished) {
+                p.tableKey.close();
+            }
+            p.tableKey = null;
+            p.table = null;
+        }
+    }
+
+    /** @return every channel, for the agent's close */
+    List<UcxChannel> allChannels() {
+        List<UcxChannel> all = new ArrayList<>();
+        for (UcxPeer p : peers.values()) {
+            all.addAll(p.originChannels);
+            p.replyChannels.values().forEach(all::add);
+        }
+        return all;
+    }
+
+    /** @return every peer */
+    List<UcxPeer> allPeers() {
+        return List.copyOf(peers.values());
+    }
+}
