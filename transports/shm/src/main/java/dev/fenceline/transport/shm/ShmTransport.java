@@ -10,7 +10,6 @@ import dev.fenceline.spi.SharedMemory;
 import dev.fenceline.spi.Transport;
 import dev.fenceline.spi.TransportActors;
 import dev.fenceline.spi.TransportContext;
-import dev.fenceline.spi.support.WireCodes;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -65,8 +64,8 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
     /** Polling thread: the peer inboxes as of {@link #inboxesSeen}; an array, so a pass allocates no iterator. */
     private Inbox[] inboxes = new Inbox[0];
     private int inboxesSeen;
-    /** Polling thread: the inbox's reader, made once rather than a method reference per pass. */
-    private final org.agrona.concurrent.MessageHandler messages = this::onMessage;
+    /** Polling thread: the inbox's reader. */
+    private final ShmInboxReader messages;
     /** Origin side: this worker's lanes by connection id. */
     private final Map<Long, ShmLane> lanes = new ConcurrentHashMap<>();
     /** Connections whose CONNECT is out: their CONNECTED goes to the transport actor, any other is dropped. */
@@ -74,21 +73,14 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
     /** The control actor; set by {@link #start}. */
     private volatile ActorRef<ShmTransportActor.Command> actor;
     /** Origin side: gate slots in use, and those to free once the peer left them. */
-    private final SlotPool gatePool;
-    private final java.util.concurrent.ConcurrentLinkedQueue<Integer> gatesToFree =
-            new java.util.concurrent.ConcurrentLinkedQueue<>();
+    private final ShmGateSlots gateSlots;
     /** The target side: requests from peers, applied and answered on the polling thread. */
     private final ShmTarget target;
     /** Whether endpoints get the cross-memory-attach lane. */
     private final boolean cma;
     private final Set<CmaLane> cmaLanes = ConcurrentHashMap.newKeySet();
-    /** Peer processes the transport actor found gone, for the polling thread to act on. */
-    private final java.util.concurrent.ConcurrentLinkedQueue<Inbox> deaths =
-            new java.util.concurrent.ConcurrentLinkedQueue<>();
-    /** Polling thread: peers found gone whose lanes may still owe answers (see sweepGone). */
-    private final Set<Inbox> gone = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
-    /** Set by housekeeping: the polling thread looks at {@link #gone} again. */
-    private final java.util.concurrent.atomic.AtomicBoolean sweepWanted = new java.util.concurrent.atomic.AtomicBoolean();
+    /** Peers found stopped or gone: their lanes fail on the polling thread. */
+    private final ShmPeerLoss losses;
     /** When a record a dead producer left half-written in the inbox is skipped. */
     private final HalfWrittenRule halfWritten;
     private volatile boolean closed;
@@ -111,9 +103,12 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         } catch (IOException e) {
             throw new FencelineException("shm: cannot create the control segment " + inboxFile + ": " + e, e);
         }
-        this.gatePool = new SlotPool(inbox.gates.slots());
-        this.attention = new org.agrona.concurrent.ManyToOneConcurrentArrayQueue<>(Math.max(2, inbox.gates.slots()));
-        this.target = new ShmTarget(context, settings, this::openInbox, this::dropped);
+        this.gateSlots = new ShmGateSlots(inbox.gates, context.workerName(), settings.maxLanes());
+        this.attention = new ShmAttention(inbox.gates.slots(), conn -> lanes.get(conn), inbox.doorbell::ring);
+        ShmInboxReader.Drops drops = new ShmInboxReader.Drops(context.workerName());
+        this.target = new ShmTarget(context, settings, this::openInbox, drops::dropped);
+        this.messages = new ShmInboxReader(conn -> lanes.get(conn), dialing, () -> actor, target, drops);
+        this.losses = new ShmPeerLoss(context.workerName(), lanes.values(), cmaLanes, target, inbox.doorbell::ring);
         Heartbeat.start(inbox);
         String noCma = settings.cma() ? Cma.unavailable() : "switched off (" + ShmSettings.SECTION + ".cma = off)";
         this.cma = noCma == null;
@@ -159,11 +154,11 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
      */
     private InboxWakeup.Idleness look() {
         long produced = inbox.ring.producerPosition();
-        if (produced != producerSeen || !attention.isEmpty() || !leaving.isEmpty() || !stalls.isEmpty()
-                || !deaths.isEmpty() || sweepWanted.get() || inboxesChanged.get() != inboxesSeen) {
+        if (produced != producerSeen || attention.queued() || !leaving.isEmpty() || losses.pending()
+                || inboxesChanged.get() != inboxesSeen) {
             return InboxWakeup.Idleness.WORK;
         }
-        if (produced != inbox.ring.consumerPosition() || !attending.isEmpty() || halfWritten.asked()) {
+        if (produced != inbox.ring.consumerPosition() || attention.attending() || halfWritten.asked()) {
             return InboxWakeup.Idleness.POLL_AGAIN; // a claimed record not committed yet; lanes that asked for attention
         }
         for (Inbox o : inboxes) {
@@ -177,26 +172,6 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
     /** @return this worker's gates, in its control segment */
     Gates gates() {
         return inbox.gates;
-    }
-
-    private int allocateGate(long conn) {
-        int slot = gatePool.take();
-        if (slot < 0) {
-            throw new EndpointFailedException("shm: worker '" + context.workerName() + "' has "
-                    + settings.maxLanes() + " ring lanes open, the most " + ShmSettings.SECTION
-                    + ".max-lanes allows");
-        }
-        inbox.gates.open(slot, conn);
-        return slot;
-    }
-
-    /** Frees a closed lane's gate once the peer is not inside it (a stopped peer may be). */
-    private void releaseGate(int slot) {
-        if (inbox.gates.busy(slot)) {
-            gatesToFree.add(slot);
-            return;
-        }
-        gatePool.release(slot);
     }
 
     @Override
@@ -273,7 +248,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
     public ShmTransportActor.Dial dial(UUID peerId, byte[] peerAddress) {
         Inbox peer = peerInbox(peerAddress);
         long conn = RANDOM.nextLong();
-        int gate = allocateGate(conn);
+        int gate = gateSlots.open(conn);
         ShmLane lane = new ShmLane(this, conn, gate, peer, settings.queueDepth(), settings.maxFragment(), cma);
         dialing.add(conn);
         lanes.put(conn, lane);
@@ -318,7 +293,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         dialing.remove(d.conn());
         lanes.remove(d.conn());
         inbox.gates.revoke(d.lane().gate);
-        releaseGate(d.lane().gate);
+        gateSlots.release(d.lane().gate);
     }
 
     /** Transport actor: a closed registration's quarantine is over. */
@@ -327,25 +302,10 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         memory.release(slot);
     }
 
-    /** Peer processes found standing still, for the polling thread to fail their ring lanes. */
-    private final java.util.concurrent.ConcurrentLinkedQueue<ShmTransportActor.PeerStalled> stalls =
-            new java.util.concurrent.ConcurrentLinkedQueue<>();
-
     /** Transport actor: the polling thread fails the peer's ring lanes (cma reaches a stopped process). */
     @Override
     public void peerStalled(Inbox peer, Duration timeout) {
-        stalls.add(new ShmTransportActor.PeerStalled(peer, timeout));
-        inbox.doorbell.ring();
-    }
-
-    /** Polling thread: every live ring lane to a peer that stood still fails, as keepalive failed it. */
-    private void onPeerStalled(ShmTransportActor.PeerStalled stall) {
-        for (ShmLane l : lanes.values()) {
-            if (l.peer == stall.peer() && l.isLive()) {
-                l.fail(new EndpointFailedException("keepalive: shm peer process " + stall.peer().pid
-                        + " has not run for " + stall.timeout() + " (stopped or paused)"));
-            }
-        }
+        losses.stalled(peer, timeout);
     }
 
     /** Transport actor: the polling thread fails the peer's lanes and forgets its connections. */
@@ -354,8 +314,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         if (peerInboxes.remove(peer.name, peer)) { // a new connect maps it again, and finds the process gone
             inboxesChanged.incrementAndGet();
         }
-        deaths.add(peer);
-        inbox.doorbell.ring();
+        losses.gone(peer);
     }
 
     private Inbox peerInbox(byte[] address) {
@@ -425,7 +384,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         leaving.add(lane);
         inbox.doorbell.ring();
         inbox.gates.revoke(lane.gate); // nothing more of it is applied, whatever still waits in the peer's inbox
-        releaseGate(lane.gate);
+        gateSlots.release(lane.gate);
         int at = lane.peer.ring.tryClaim(ShmWire.BYE, 8);
         if (at >= 0) {
             lane.peer.ring.buffer().putLong(at, lane.conn);
@@ -454,30 +413,20 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
                 work += target.drainBacklog(o);
             }
         }
-        attendLanes(); // not counted as work, as before: a probe may wait a heartbeat, and must not spin
+        attention.serve(); // not counted as work, as before: a probe may wait a heartbeat, and must not spin
         for (ShmLane l; (l = leaving.poll()) != null;) {
             l.flushBatch();
         }
-        for (ShmTransportActor.PeerStalled s; (s = stalls.poll()) != null;) {
-            onPeerStalled(s);
-            work++;
-        }
-        boolean someoneDied = false;
-        for (Inbox dead; (dead = deaths.poll()) != null;) {
-            onPeerGone(dead);
-            someoneDied = true;
-            work++;
-        }
-        // A plain read on each pass; the write only when the actor asked (every liveness interval).
-        if (sweepWanted.get() && sweepWanted.getAndSet(false)) {
-            sweepGone();
-        }
+        work += losses.serveStalls();
+        int died = losses.serveDeaths();
+        work += died;
+        losses.sweepIfWanted();
         // A producer killed between claiming a record and committing it blocks this inbox for every
         // peer; Agrona's unblock() skips such a record. Only a record claimed before a death was seen,
         // and only once housekeeping found the read position stuck at it (a live producer commits in
         // microseconds, so one still writing is not cut short); a dead process may have left several
         // (one per thread), each skipped in turn.
-        if (someoneDied) {
+        if (died > 0) {
             halfWritten.deathSeen(inbox.ring.producerPosition());
         }
         if (halfWritten.asked() && halfWritten.take(inbox.ring.producerPosition(), inbox.ring.consumerPosition())
@@ -487,99 +436,17 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         return work;
     }
 
-    /**
-     * Lanes with something for the polling thread (gathered completions, an endpoint waiting for
-     * room, keepalive probes), queued once each by whoever gave them that; only these are visited,
-     * so an idle pass costs the same with ten thousand lanes as with one. Bounded by the gate slots:
-     * a lane is queued at most once at a time.
-     */
-    private final org.agrona.concurrent.ManyToOneConcurrentArrayQueue<ShmLane> attention;
-    /** Polling thread: the lanes taken from {@link #attention} that still need it. */
-    private final ArrayList<ShmLane> attending = new ArrayList<>();
+    /** Lanes with something for the polling thread: only these are visited on a pass. */
+    private final ShmAttention attention;
 
     /** Any thread: the lane has something for the polling thread. */
     void attend(ShmLane lane) {
-        if (lane.markQueued()) {
-            if (!attention.offer(lane)) {
-                lane.unqueued();
-                throw new IllegalStateException("shm: the attention queue is full, with at most one entry per lane");
-            }
-            inbox.doorbell.ring();
-        }
+        attention.attend(lane);
     }
 
     /** Polling thread: as {@link #attend}, straight onto its own list (no queue in between). */
     void attendHere(ShmLane lane) {
-        if (lane.markQueued()) {
-            attending.add(lane);
-        }
-    }
-
-    /** Polling thread: serves the lanes that asked, keeps those that still need it. */
-    private void attendLanes() {
-        for (ShmLane l; (l = attention.poll()) != null;) {
-            attending.add(l);
-        }
-        for (int i = 0; i < attending.size();) {
-            ShmLane l = attending.get(i);
-            if (lanes.get(l.conn) != l) { // closed: nothing of it is polled any more, as before
-                l.unqueued();
-                attending.set(i, attending.get(attending.size() - 1));
-                attending.remove(attending.size() - 1);
-                continue;
-            }
-            l.pollComplete();
-            l.answerProbes();
-            if (!l.needsPolling()) {
-                l.unqueued(); // then look again: something may have come between the look and the unqueue
-                if (!l.needsPolling() || !l.markQueued()) {
-                    attending.set(i, attending.get(attending.size() - 1));
-                    attending.remove(attending.size() - 1);
-                    continue;
-                }
-            }
-            i++;
-        }
-    }
-
-    /** Polling thread: a peer process is gone; its lanes fail and its connections here are forgotten. */
-    private void onPeerGone(Inbox dead) {
-        gone.add(dead);
-        for (CmaLane l : cmaLanes) {
-            if (l.peer == dead) {
-                cmaLanes.remove(l);
-                l.peerGone();
-            }
-        }
-        for (ShmLane l : lanes.values()) {
-            if (l.peer == dead && l.isLive()) {
-                LOG.warn("shm {}: peer process {} ({}) is gone; failing its lane", context.workerName(), dead.pid,
-                        dead.name);
-            }
-        }
-        sweepGone();
-        target.peerGone(dead);
-    }
-
-    /**
-     * Polling thread: fails every lane to a gone peer that is live or still owes answers, and keeps
-     * looking while some do. Asked again at each housekeeping: a lane the endpoint gives up just as the
-     * peer is found gone may start to wait for answers after the first look.
-     */
-    private void sweepGone() {
-        if (gone.isEmpty()) {
-            return;
-        }
-        java.util.Set<Inbox> stillHeld = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
-        for (ShmLane l : lanes.values()) {
-            if (gone.contains(l.peer)) {
-                stillHeld.add(l.peer);
-                if (l.isLive() || l.awaitingAnswers()) {
-                    l.fail(new EndpointFailedException("shm: peer process " + l.peer.pid + " is gone"));
-                }
-            }
-        }
-        gone.retainAll(stillHeld);
+        attention.attendHere(lane);
     }
 
     /**
@@ -593,81 +460,14 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
     @Override
     public void housekeeping() {
         memory.forgetClosedPeerSegments();
-        for (int n = gatesToFree.size(); n > 0; n--) {
-            Integer slot = gatesToFree.poll();
-            if (slot != null) {
-                releaseGate(slot); // back on the list while the peer is still inside it
-            }
-        }
-        sweepWanted.set(true);
+        gateSlots.releaseLeft();
+        losses.sweepSoon();
         long read = inbox.ring.consumerPosition();
         if (halfWritten.tick(System.nanoTime(), read, inbox.ring.producerPosition())
                 == HalfWrittenRule.Verdict.UNBLOCK_IF_SOME_PROCESS_DIED && Segments.removeStale(directory) > 0) {
             halfWritten.staleRemoved(read);
         }
         inbox.doorbell.ring(); // the polling thread may sleep: the sweep and any unblock are its work
-    }
-
-    /** Polling thread: malformed messages dropped so far. */
-    private long droppedCount;
-
-    /** A malformed message was dropped: logged the first time and then at every power of two, not per message. */
-    private void dropped(String what) {
-        long n = ++droppedCount;
-        if (Long.bitCount(n) == 1) {
-            LOG.warn("shm {}: dropped {} ({} malformed message(s) dropped so far)", context.workerName(), what, n);
-        }
-    }
-
-    private void onMessage(int type, org.agrona.MutableDirectBuffer buffer, int at, int length) {
-        AtomicBuffer b = (AtomicBuffer) buffer;
-        if (length < 8) {
-            dropped("a message of type " + type + " and " + length + " bytes");
-            return;
-        }
-        long conn = b.getLong(at + ShmWire.CONN);
-        switch (type) {
-            case ShmWire.CONNECT -> target.onConnect(b, at, length);
-            case ShmWire.CONNECTED -> {
-                ActorRef<ShmTransportActor.Command> a = actor;
-                if (a != null && dialing.remove(conn)) { // once: a peer repeating it does not fill the mailbox
-                    a.tell(new ShmTransportActor.Connected(conn, length >= 12 ? b.getInt(at + 8) : -1));
-                }
-            }
-            case ShmWire.BYE -> target.onBye(conn);
-            case ShmWire.ACK, ShmWire.FLUSHED, ShmWire.GET_DATA, ShmWire.NACK -> onReply(type, b, at, length, conn);
-            default -> target.onRequest(type, b, at, length, conn);
-        }
-    }
-
-    /** An answer to one of this worker's lanes; its lengths are checked before use. */
-    private void onReply(int type, AtomicBuffer b, int at, int length, long conn) {
-        ShmLane l = lanes.get(conn);
-        if (l == null) {
-            return;
-        }
-        int least = switch (type) {
-            case ShmWire.ACK -> 24;
-            case ShmWire.NACK -> 20;
-            default -> 16;
-        };
-        if (length < least) {
-            l.fail(new FencelineException("shm: " + l.peer.name + " sent a " + ShmWire.name(type) + " of " + length
-                    + " bytes, less than the " + least + " it needs"));
-            return;
-        }
-        long token = b.getLong(at + ShmWire.TOKEN);
-        switch (type) {
-            case ShmWire.ACK -> l.answered(type, token, b.getLong(at + ShmWire.REPLY_VALUE), null, null, 0, 0);
-            case ShmWire.FLUSHED -> l.answered(type, token, 0, null, null, 0, 0);
-            case ShmWire.GET_DATA -> l.answered(type, token, 0, null, b, at + 16, length - 16);
-            default -> {
-                int n = Short.toUnsignedInt(b.getShort(at + 18));
-                String message = b.getStringWithoutLengthUtf8(at + 20, Math.min(n, length - 20));
-                l.answered(type, token, 0, WireCodes.rebuild(b.getByte(at + 16), b.getByte(at + 17), message), null,
-                        0, 0);
-            }
-        }
     }
 
     // ------------------------------------------------------------------ close
