@@ -73,8 +73,8 @@ final class UcxDataPath {
                     + op.key.shortKey() + " neither through its hardware nor with messages (" + iface
                     + " carries none); its key has no part for " + iface.resource().memoryDomain()));
         }
-        synchronized (lane.lock) {
-            if (!lane.sendable(op)) {
+        synchronized (lane.ledger) {
+            if (!lane.ledger.sendable(op)) {
                 return true;
             }
             try {
@@ -401,8 +401,8 @@ final class UcxDataPath {
     }
 
     private boolean fail(UcxLane lane, UcxOp op, FencelineException e) {
-        synchronized (lane.lock) {
-            if (lane.sendable(op)) {
+        synchronized (lane.ledger) {
+            if (lane.ledger.sendable(op)) {
                 failLocked(lane, op, e);
             }
         }
@@ -477,7 +477,7 @@ final class UcxDataPath {
             int from, int n) {
         UcxOp op;
         FencelineException e = error;
-        synchronized (lane.lock) {
+        synchronized (lane.ledger) {
             op = lane.answeredLocked(token);
             if (op == null) {
                 return; // revoked, or answered already
@@ -518,7 +518,7 @@ final class UcxDataPath {
         }
         UcxLane lane = op.lane;
         lane.hardwareInFlight--;
-        synchronized (lane.lock) {
+        synchronized (lane.ledger) {
             boolean wanted = lane.answeredLocked(op.token) != null;
             unbounce(op, wanted && status == UctStatus.OK); // a get's data only where its answer is owed
             if (wanted) {

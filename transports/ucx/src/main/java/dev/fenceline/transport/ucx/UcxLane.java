@@ -17,8 +17,6 @@ import dev.fenceline.spi.support.ReconnectPolicy;
 import java.nio.ByteBuffer;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.agrona.collections.Long2ObjectHashMap;
-import org.agrona.collections.LongHashSet;
 
 /**
  * One lane of an endpoint over UCT: a connection id on a channel (a UCT endpoint to the peer worker
@@ -33,7 +31,7 @@ import org.agrona.collections.LongHashSet;
  * lane it never lets one overtake the other: hardware operations wait while software requests are
  * unanswered, and the other way round, so the lane applies everything in post order.
  *
- * <p>Every operation's state changes under {@link #lock}, so when the endpoint gives the lane up its
+ * <p>Every operation's state changes under {@link #ledger}, so when the endpoint gives the lane up its
  * revocation is exact: an operation the agent had not taken is withdrawn and never sent; one done
  * through the hardware was answered, or will be; a software request already sent may still be
  * applied by a live peer (its target's exactly-once window, shared by every ucx lane to that peer,
@@ -55,23 +53,14 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
     private final int queueDepth;
     private final Object scope;
 
-    /** Guards the operations' states, the lane's end and its revocation (endpoint actor and agent). */
-    final Object lock = new Object();
-    /** Under lock: data operations posted and not answered, by token. */
-    private final Long2ObjectHashMap<UcxOp> ops = new Long2ObjectHashMap<>();
-    /** Under lock: the endpoint took the lane away (close or abort); nothing more is sent. */
-    private boolean ended;
-    /** Under lock: the endpoint asked what became of the lane's operations. */
-    private boolean revoked;
-    /** Under lock: operations whose answers the endpoint still waits for after the revocation. */
-    private final LongHashSet held = new LongHashSet();
-    /** Under lock: operations posted after the lane died, never sent. */
-    private final LongHashSet neverSent = new LongHashSet();
+    /**
+     * The operations' record, and the lock that guards their states, the lane's end and its
+     * revocation (endpoint actor, calling threads and agent).
+     */
+    final UcxLaneLedger ledger = new UcxLaneLedger();
 
     /** Tokens of active messages sent on the fast path: the sign bit, then the endpoint's index. */
     static final long DIRECT = Long.MIN_VALUE;
-    /** Active messages sent on the fast path and not answered, and the endpoint's ledger for them. */
-    private final UcxDirectMessages directs = new UcxDirectMessages();
 
     /**
      * Tokens of operations calling threads posted ({@link #postNow}): bit 62, then the lane's count
@@ -84,11 +73,11 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
     private final boolean directOperations;
     /** Whether calling threads post here: software requests only, which the target's windows recognize. */
     private final boolean postsDirectly;
-    /** Under lock: operations calling threads posted and not answered, and those given back. */
-    private final UcxPostedQueue posted = new UcxPostedQueue();
 
     /** Data operations queued or unanswered: the lane's flow control. */
     private final AtomicInteger unanswered = new AtomicInteger();
+    /** What the ledger does for each operation it forgets as answered or given back: its place is free. */
+    private final Runnable freed = unanswered::decrementAndGet;
     /** The endpoint waits for room (it got NO_RESOURCE). */
     private volatile boolean wantReady;
     /** The lane's peer process is gone (set by the agent before it fails the lane). */
@@ -209,8 +198,8 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
     @Override
     public PostStatus post(TransportOp op) {
         if (!live()) {
-            synchronized (lock) {
-                neverSent.add(op.token()); // lost with the lane: its failure report is on the way
+            synchronized (ledger) {
+                ledger.neverSent(op.token()); // lost with the lane: its failure report is on the way
             }
             return PostStatus.IN_PROGRESS;
         }
@@ -221,17 +210,15 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
             return PostStatus.NO_RESOURCE;
         }
         UcxOp u = UcxOp.of(this, op, UcxRegions.memoryHandle(op.localHandle(), channel.iface));
-        synchronized (lock) {
-            if (ended) {
-                neverSent.add(op.token());
+        synchronized (ledger) {
+            if (!ledger.register(u)) { // the lane ended meanwhile: never sent
                 unanswered.decrementAndGet();
                 return PostStatus.IN_PROGRESS;
             }
-            ops.put(op.token(), u);
         }
         if (!agent.submit(u)) {
-            synchronized (lock) {
-                ops.remove(op.token());
+            synchronized (ledger) {
+                ledger.forget(op.token());
             }
             unanswered.decrementAndGet();
             needRoom();
@@ -380,9 +367,9 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
 
     private void giveUp() {
         if (end(Phase.CLOSED) != Phase.CLOSED) {
-            synchronized (lock) {
-                ended = true; // the agent sends nothing more of it
-                returnPosted();
+            synchronized (ledger) {
+                ledger.end(); // the agent sends nothing more of it
+                ledger.returnPosted(freed);
             }
             agent.submitControl(new UcxCommand.LaneEnded(this));
         }
@@ -392,45 +379,12 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
     public Revocation revoke() {
         boolean dead = peerDead;
         boolean failed = channelFailed;
-        LongHashSet withdrawn = new LongHashSet();
-        LongHashSet stopped = new LongHashSet();
-        LongHashSet mayApply = new LongHashSet();
-        long direct;
-        synchronized (lock) {
-            revoked = true;
-            ended = true;
-            direct = directs.revoke();
-            for (Long2ObjectHashMap<UcxOp>.ValueIterator it = ops.values().iterator(); it.hasNext();) {
-                UcxOp o = it.next();
-                switch (o.state) {
-                    case QUEUED, WITHDRAWN -> {
-                        o.state = UcxOp.State.WITHDRAWN; // the agent skips it
-                        withdrawn.add(o.token);
-                        it.remove();
-                    }
-                    case SENT -> {
-                        (dead ? stopped : mayApply).add(o.token);
-                        it.remove(); // its answer, if one comes, goes nowhere
-                    }
-                    case POSTED -> {
-                        if (failed) {
-                            stopped.add(o.token);
-                            it.remove();
-                        } else {
-                            held.add(o.token); // UCT completes it, and the endpoint waits for that
-                        }
-                    }
-                }
-            }
-            withdrawn.addAll(neverSent);
-            // Posted operations were given back already; the endpoint asks after them by its own tokens.
-            posted.fates(withdrawn, dead ? stopped : mayApply);
+        UcxLaneLedger.Fates fates;
+        synchronized (ledger) {
+            fates = ledger.revoke(dead, failed);
         }
-        directs.reportRevoked(direct, this, dead);
-        return token -> withdrawn.contains(token) ? Revocation.Fate.REVOKED
-                : stopped.contains(token) ? Revocation.Fate.STOPPED
-                : mayApply.contains(token) ? Revocation.Fate.MAY_STILL_APPLY
-                : Revocation.Fate.ANSWER_FOLLOWS; // held, or answered already (its answer is on its way)
+        ledger.reportRevoked(fates, this, dead);
+        return fates;
     }
 
     private void needRoom() {
@@ -508,19 +462,19 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
         if (!live() || !channel.iface.attributes().has(UctIfaceAttributes.AM_BCOPY)) {
             return false;
         }
-        directs.ledger(a);
+        ledger.answersTo(a);
         ByteBuffer h = ByteBuffer.allocate(header.remaining()).put(header.duplicate()).flip();
         ByteBuffer p = ByteBuffer.allocate(payload.remaining()).put(payload.duplicate()).flip();
-        synchronized (lock) { // numbered and queued in one step: answers come in this order
-            if (ended || revoked || unanswered.get() >= queueDepth || !agent.hasRoom()) {
+        synchronized (ledger) { // numbered and queued in one step: answers come in this order
+            if (ledger.ended() || unanswered.get() >= queueDepth || !agent.hasRoom()) {
                 return false;
             }
             unanswered.incrementAndGet();
             UcxOp op = UcxOp.direct(this, DIRECT | a.queued(), id, h, p, origin);
-            directs.add(op);
+            ledger.directQueued(op);
             // On the agent's thread (a handler answering), sent now: not after this pass's replies
             if (!agent.takeHere(op) && !agent.submit(op)) { // the agent closed meanwhile
-                directs.removeLast();
+                ledger.directNotQueued();
                 unanswered.decrementAndGet();
                 a.abandoned(1, new dev.fenceline.EndpointFailedException("ucx: the transport closed; active message"
                         + " not sent"));
@@ -536,14 +490,14 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
      */
     void directAnswered(long token, dev.fenceline.FencelineException error) {
         boolean mine;
-        synchronized (lock) {
-            mine = directs.answered(token);
+        synchronized (ledger) {
+            mine = ledger.directAnswered(token);
             if (mine) {
                 unanswered.decrementAndGet();
             }
         }
         if (mine) {
-            directs.report(token, error);
+            ledger.reportDirect(token, error);
         }
     }
 
@@ -558,8 +512,8 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
      * A put or get of up to {@link #POSTED_MAX} bytes, or an atomic, from the calling thread (under
      * the endpoint's grant): numbered and queued for the agent in one step, under the lane's lock, so
      * the agent sends them in number order; the agent's thread completes it when the target answers.
-     * If the lane ends first it is given back ({@link #returnPosted}); a copy already sent may still
-     * be applied, and the target's window recognizes the one the endpoint sends again.
+     * If the lane ends first it is given back ({@link UcxLaneLedger#returnPosted}); a copy already
+     * sent may still be applied, and the target's window recognizes the one the endpoint sends again.
      */
     @Override
     public boolean postNow(dev.fenceline.spi.PostedOperation p) {
@@ -569,33 +523,22 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
             return false; // messages have their own fast path; large payloads the actor sends
         }
         checkedPayload(op);
-        synchronized (lock) {
-            if (ended || revoked || !live() || unanswered.get() >= queueDepth || !agent.hasRoom()) {
+        synchronized (ledger) {
+            if (ledger.ended() || !live() || unanswered.get() >= queueDepth || !agent.hasRoom()) {
                 return false;
             }
             long sn = p.sequence();
             if (sn < 0) {
                 return false; // the grant ended: the caller submits it to the actor
             }
-            UcxOp u = posted.add(this, p, sn);
+            UcxOp u = ledger.numberPosted(this, p, sn);
             unanswered.incrementAndGet();
-            ops.put(u.token, u);
+            ledger.track(u);
             if (!agent.takeHere(u) && !agent.submit(u)) { // the agent closed meanwhile: numbered, never sent
-                returnPosted();
+                ledger.returnPosted(freed);
             }
         }
         return true;
-    }
-
-    /**
-     * Gives every unanswered posted operation back to its endpoint, oldest first, before the lane's
-     * end is reported (the caller holds {@link #lock}); an answer that comes later goes nowhere.
-     */
-    private void returnPosted() {
-        posted.returnAll(u -> {
-            ops.remove(u.token);
-            unanswered.decrementAndGet();
-        });
     }
 
     /**
@@ -617,42 +560,14 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
     // ------------------------------------------------------------------ progress agent
 
     /**
-     * Takes an operation to hand it to UCT: only one the endpoint has not given up.
-     *
-     * @return whether the agent may send it (the caller holds {@link #lock})
-     */
-    boolean sendable(UcxOp op) {
-        if (op.state != UcxOp.State.QUEUED) {
-            return false;
-        }
-        if (ended) {
-            op.state = UcxOp.State.WITHDRAWN; // the revocation that follows says REVOKED
-            return false;
-        }
-        return true;
-    }
-
-    /**
-     * An operation is answered (the caller holds {@link #lock}): whether the endpoint still wants the
+     * An operation is answered (the caller holds {@link #ledger}): whether the endpoint still wants the
      * answer.
      *
      * @param token the operation
      * @return the operation if its answer is to be delivered, else null
      */
     UcxOp answeredLocked(long token) {
-        UcxOp op = ops.remove(token);
-        if (op == null) {
-            return null; // given up and revoked as not owed, or a posted one given back
-        }
-        unanswered.decrementAndGet();
-        if (op.posted != null) { // answers come in order: the oldest posted one
-            posted.answered(op);
-            return op;
-        }
-        if (revoked && !held.remove(token)) {
-            return null;
-        }
-        return op;
+        return ledger.answered(token, freed);
     }
 
     /** Delivers a completion gathered by {@link #answeredLocked} (agent thread). */
@@ -711,8 +626,8 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
 
     /** @return whether answers are still owed to the endpoint (held ones) */
     boolean owesAnswers() {
-        synchronized (lock) {
-            return !held.isEmpty();
+        synchronized (ledger) {
+            return ledger.owesAnswers();
         }
     }
 
@@ -723,26 +638,21 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
     void fail(Throwable cause) {
         reportCompletions(); // what completed before the failure did complete
         if (markFailed()) {
-            synchronized (lock) {
-                returnPosted(); // after the mark: no caller posts here any more
+            synchronized (ledger) {
+                ledger.returnPosted(freed); // after the mark: no caller posts here any more
             }
             reportFailed(cause);
         }
-        synchronized (lock) {
-            if (revoked && !held.isEmpty()) {
-                // Held answers will not come: the channel is gone. The endpoint learns that the
-                // lane is dead (it was told once already); each held operation is failed as unknown.
-                for (LongHashSet.LongIterator it = held.iterator(); it.hasNext();) {
-                    long token = it.nextValue();
-                    ops.remove(token);
-                    LaneListener l = listener();
-                    if (l != null) {
-                        l.onFailed(token, new dev.fenceline.OutcomeUnknownException("ucx: " + this + " failed before"
-                                + " the hardware completed operation " + token + ": " + cause));
-                    }
+        synchronized (ledger) {
+            // Held answers will not come: the channel is gone. The endpoint learns that the lane is
+            // dead (it was told once already); each held operation is failed as unknown.
+            ledger.abandonHeld(token -> {
+                LaneListener l = listener();
+                if (l != null) {
+                    l.onFailed(token, new dev.fenceline.OutcomeUnknownException("ucx: " + this + " failed before"
+                            + " the hardware completed operation " + token + ": " + cause));
                 }
-                held.clear();
-            }
+            });
         }
     }
 

@@ -8,7 +8,7 @@ import java.nio.ByteBuffer;
 /**
  * One operation of a lane on its way through the progress agent: the fields of the endpoint's
  * {@link TransportOp}, copied at post (a lane reads the endpoint's op only during the call), and
- * where it stands. Its state changes under the lane's lock ({@link UcxLane#lock}), so the lane's
+ * where it stands. Its state changes under the lane's lock ({@link UcxLane#ledger}), so the lane's
  * revocation knows exactly which operations the agent handed to UCT.
  */
 final class UcxOp implements UcxCommand {
