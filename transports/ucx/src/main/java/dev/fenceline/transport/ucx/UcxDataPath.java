@@ -73,16 +73,20 @@ final class UcxDataPath {
                     + op.key.shortKey() + " neither through its hardware nor with messages (" + iface
                     + " carries none); its key has no part for " + iface.resource().memoryDomain()));
         }
-        synchronized (lane.ledger) {
-            if (!lane.ledger.sendable(op)) {
-                return true;
+        try {
+            synchronized (lane.ledger) {
+                if (!lane.ledger.sendable(op)) {
+                    return true;
+                }
+                try {
+                    return hardware ? hardware(lane, op, rkey) : software(lane, op);
+                } catch (RemoteAccessException e) {
+                    failLocked(lane, op, e);
+                    return true;
+                }
             }
-            try {
-                return hardware ? hardware(lane, op, rkey) : software(lane, op);
-            } catch (RemoteAccessException e) {
-                failLocked(lane, op, e);
-                return true;
-            }
+        } finally {
+            failRefused();
         }
     }
 
@@ -406,16 +410,31 @@ final class UcxDataPath {
                 failLocked(lane, op, e);
             }
         }
+        failRefused();
         return true;
     }
+
+    /** A posted operation refused before it left, and why: failed once the lane's lock is released. */
+    private record Refused(UcxOp op, FencelineException error) {
+    }
+
+    /** Agent thread: posted operations refused under a lane's lock (their callbacks are the user's). */
+    private final java.util.ArrayDeque<Refused> refused = new java.util.ArrayDeque<>();
 
     private void failLocked(UcxLane lane, UcxOp op, FencelineException e) {
         if (lane.answeredLocked(op.token) != null) {
             if (op.posted != null) {
-                UcxLane.postedAnswered(op, 0, e); // refused before it left: not applied
+                refused.add(new Refused(op, e)); // not applied; its caller's callbacks run outside the lock
             } else {
                 lane.deliverFailed(op.token, e);
             }
+        }
+    }
+
+    /** Fails the posted operations refused under the lock just released, in the order refused. */
+    private void failRefused() {
+        for (Refused r; (r = refused.poll()) != null;) {
+            UcxLane.postedAnswered(r.op(), 0, r.error());
         }
     }
 

@@ -377,11 +377,14 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
 
     @Override
     public Revocation revoke() {
-        boolean dead = peerDead;
-        boolean failed = channelFailed;
+        boolean dead;
         UcxLaneLedger.Fates fates;
         synchronized (ledger) {
-            fates = ledger.revoke(dead, failed);
+            // Read under the lock: the agent marks the channel failed before fail() sweeps held
+            // answers under it. Read before, a failure landing in between would find nothing revoked
+            // to sweep, and this would then hold answers the dead channel never gives.
+            dead = peerDead;
+            fates = ledger.revoke(dead, channelFailed);
         }
         ledger.reportRevoked(fates, this, dead);
         return fates;
