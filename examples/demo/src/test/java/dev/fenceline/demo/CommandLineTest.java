@@ -72,6 +72,16 @@ class CommandLineTest {
         assertTrue(run("--help") == 0 && out.toString().contains("70   crashed"), out.toString());
     }
 
+    /** A worker row with 1,234 operations, all done, none failed or outstanding. */
+    private static final String WORKER_DONE = "\\s+stat-a\\s+1,234\\s+1,234\\s+0\\s+0\\s+.*";
+    /** An endpoint row with 1,234 operations, none outstanding or failed, two live lanes. */
+    private static final String ENDPOINT_DONE = "\\s+stat-a->stat-b#1\\s+1,234\\s+0\\s+0\\s+[\\d,]+\\s+2\\s+[\\d,]+";
+
+    /** @return the first line of a stat screen whose text starts with {@code start}, or "" */
+    private static String row(String screen, String start) {
+        return screen.lines().filter(l -> l.trim().startsWith(start)).findFirst().orElse("");
+    }
+
     @Test
     void statShowsARunningRuntimesWorkersAndEndpoints(@TempDir Path dir) throws Exception {
         assertEquals(StatCommand.NOTHING_TO_READ, run("stat", "--dir", dir.toString(), "--once"));
@@ -88,21 +98,17 @@ class CommandLineTest {
             ep.flush().toCompletableFuture().get(10, TimeUnit.SECONDS);
             String screen = "";
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            // A snapshot may fall inside an update; the next update, within 20 ms, shows all of it.
-            while (!(screen.contains("1,234") && screen.contains("stat-a->stat-b#1") && screen.contains(" stat-b "))) {
-                assertTrue(System.nanoTime() < deadline, "stat never showed the puts: " + screen);
+            // The counters are published every 20 ms: a snapshot taken before the flush completed
+            // shows the puts issued and not all done yet; a later one shows the final state.
+            while (!(row(screen, "stat-a ").matches(WORKER_DONE)
+                    && row(screen, "stat-a->stat-b#1 ").matches(ENDPOINT_DONE) && screen.contains(" stat-b "))) {
+                assertTrue(System.nanoTime() < deadline, "stat never showed the puts done (worker: ops done failed"
+                        + " outst; endpoint: ops outst failed bytes live-lanes flush-p99): " + screen);
                 out.getBuffer().setLength(0);
                 assertEquals(0, run("stat", "--dir", dir.toString(), "--once"), err.toString());
                 screen = out.toString();
             }
             assertTrue(screen.contains("pid " + ProcessHandle.current().pid()), screen);
-            String workerRow = screen.lines().filter(l -> l.trim().startsWith("stat-a ")).findFirst().orElse("");
-            assertTrue(workerRow.matches("\\s+stat-a\\s+1,234\\s+1,234\\s+0\\s+0\\s+.*"), "ops done failed outst: "
-                    + screen);
-            String endpointRow = screen.lines().filter(l -> l.trim().startsWith("stat-a->stat-b#1 ")).findFirst()
-                    .orElse("");
-            assertTrue(endpointRow.matches("\\s+stat-a->stat-b#1\\s+1,234\\s+0\\s+0\\s+[\\d,]+\\s+2\\s+[\\d,]+"),
-                    "ops outst failed bytes live-lanes flush-p99: " + screen);
             out.getBuffer().setLength(0);
             assertEquals(0, run("stat", Long.toString(ProcessHandle.current().pid()), "--dir", dir.toString(),
                     "--count", "2", "--interval", "10ms"));
