@@ -23,8 +23,9 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * exactly "the first n were answered", and a flush that started when n had been sent completes once
  * it holds. A message's failure is kept under its number: the flush that waited for it reports it.
  * The ledger also holds the endpoint's exactly-once numbering, which posting threads share with the
- * actor, the count of posted operations still out (the actor's barrier), and the operations a lane
- * gave back when it ended.
+ * actor, the count of posted operations still out (the actor's barrier), the operations a lane
+ * gave back when it ended, and the posted gets still open by epoch (a caller posts no later-epoch
+ * write behind one: docs/fences.md, reads before a fence).
  */
 final class DirectLedger {
     private static final VarHandle SENT = VarHandles.field(MethodHandles.lookup(), "sent", long.class);

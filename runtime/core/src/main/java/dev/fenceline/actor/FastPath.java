@@ -60,22 +60,21 @@ final class FastPath {
             return false;
         }
         ledger.postingStarted(); // before the lane checks the grant: the actor's barrier sees it
+        PostedRequest p = new PostedRequest(channel, g, r, op);
         if (read) {
-            ledger.readPosted(r.epoch); // before the lane can send it: a write fenced after it sees it open
+            p.readOpened(); // before the lane can send it: a write fenced after it sees it open
         }
         boolean taken = false;
         try {
             r.trace = dev.fenceline.spi.support.Tracing.take();
             op.trace(r.trace);
-            taken = g.posting().postNow(new PostedRequest(channel, g, r, op));
+            taken = g.posting().postNow(p);
             if (taken) {
                 channel.keepaliveNow(); // after the ledger counts it sent: see Operations.scheduleKeepalive()
             }
         } finally {
             if (!taken) {
-                if (read) {
-                    ledger.readEnded(r.epoch);
-                }
+                p.readClosed();
                 ledger.postingEnded(1);
             }
         }

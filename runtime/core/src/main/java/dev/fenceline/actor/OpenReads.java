@@ -7,8 +7,10 @@ import org.agrona.collections.Long2LongHashMap;
  * (but gets, which a read cannot disturb) waits until they are answered, like a write behind an
  * RDMA fence waits for the reads before it: a lane's in-order delivery does not make a read's
  * answer arrive before the write after it lands, and a read whose answer is lost with its lane
- * could only be read again after that write, seeing data newer than its fence allows. Owned by the
- * endpoint actor; no allocation per get.
+ * could only be read again after that write, seeing data newer than its fence allows. Not
+ * thread-safe: the endpoint actor owns the table of the gets it posts ({@link InflightTable}); the
+ * {@link DirectLedger} keeps one for the gets calling threads post, under its own lock. No
+ * allocation per get.
  */
 final class OpenReads {
     /** Null until the first get: an endpoint that never reads does not hold the table. */

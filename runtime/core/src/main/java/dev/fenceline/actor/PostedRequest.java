@@ -1,10 +1,13 @@
 package dev.fenceline.actor;
 
 import dev.fenceline.FencelineException;
+import dev.fenceline.internal.VarHandles;
 import dev.fenceline.spi.LaneConnection;
 import dev.fenceline.spi.PostedOperation;
 import dev.fenceline.spi.RequestTrace;
 import dev.fenceline.spi.TransportOp;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 
 /**
  * A request a calling thread posted on its endpoint's granted lane itself (the fast path by grant
@@ -17,6 +20,9 @@ final class PostedRequest implements PostedOperation {
     private final GrantSlot.Grant grant;
     final Request request;
     private final TransportOp op;
+    private static final VarHandle READ_OPEN = VarHandles.field(MethodHandles.lookup(), "readOpen", int.class);
+    /** 1 while it is a get the direct ledger counts open ({@link #readOpened}), else 0. */
+    private volatile int readOpen;
 
     /**
      * @param channel the endpoint's channel
@@ -59,7 +65,7 @@ final class PostedRequest implements PostedOperation {
     public void completed(long value) {
         DirectLedger ledger = channel.direct();
         ledger.postedCounted(false); // counted first, as the actor counts before it completes
-        readEnded(ledger); // before the callbacks: a write they issue after a fence need not wait
+        readClosed(); // before the callbacks: a write they issue after a fence need not wait
         request.succeed(value); // the user's callbacks run here, in answer order
         settled(ledger);
     }
@@ -68,7 +74,7 @@ final class PostedRequest implements PostedOperation {
     public void failed(FencelineException error) {
         DirectLedger ledger = channel.direct();
         ledger.postedCounted(true);
-        readEnded(ledger);
+        readClosed();
         request.fail(error); // its future, or the next flush for an implicit operation
         settled(ledger);
     }
@@ -79,18 +85,28 @@ final class PostedRequest implements PostedOperation {
         ledger.postingEnded(1);
     }
 
-    /** A get is no longer open here once answered or given back (the actor's barrier covers the rest). */
-    private void readEnded(DirectLedger ledger) {
-        if (request.kind == Request.Kind.GET) {
-            ledger.readEnded(request.epoch);
+    /** A posted get counts as open in the ledger (the caller's thread, before the lane may send it). */
+    void readOpened() {
+        channel.direct().readPosted(request.epoch);
+        readOpen = 1;
+    }
+
+    /**
+     * A get is no longer open once answered, failed, given back or not taken (the actor's barrier
+     * covers the rest). Once only, whatever calls it: a lane that numbered the get and then threw
+     * (not taken) may still give it back later, and a second close would close another get of the
+     * same epoch that is still open.
+     */
+    void readClosed() {
+        if (readOpen == 1 && READ_OPEN.compareAndSet(this, 1, 0)) { // the read first: most are not gets
+            channel.direct().readEnded(request.epoch);
         }
     }
 
     @Override
     public void returned() {
-        DirectLedger ledger = channel.direct();
-        readEnded(ledger);
-        ledger.returned(this);
+        readClosed();
+        channel.direct().returned(this);
     }
 
     /** @return the slot of the lane it was posted on */

@@ -3,6 +3,7 @@ package dev.fenceline.actor;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.fenceline.AtomicOp;
@@ -28,9 +29,13 @@ class FastPathPostingTest {
     private final FastPath fast = new FastPath(f.channel, Runnable::run);
     private final Lane lane = new Lane();
 
-    /** A posting lane that numbers and keeps what it is given, and answers only when told. */
+    /**
+     * A posting lane that numbers and keeps what it is given, and answers only when told; told to
+     * break, it numbers the next one, keeps it, and throws (as a frame that failed to be written).
+     */
     private static final class Lane implements DirectPosting {
         final List<PostedOperation> posted = new ArrayList<>();
+        boolean breakNext;
 
         @Override
         public boolean postNow(PostedOperation op) {
@@ -38,6 +43,10 @@ class FastPathPostingTest {
                 return false;
             }
             posted.add(op);
+            if (breakNext) {
+                breakNext = false;
+                throw new IllegalStateException("the frame could not be written");
+            }
             return true;
         }
     }
@@ -77,6 +86,30 @@ class FastPathPostingTest {
         lane.posted.get(2).failed(new FencelineException("refused at the target"));
         assertTrue(atomic(g, 7), "a failed get is answered too");
         assertEquals(5, lane.posted.size());
+    }
+
+    @Test
+    void aWriteFencedAfterAGetFromItsOwnCallbackIsPosted() {
+        GrantSlot.Grant g = grant();
+        Request get = Request.rma(Request.Kind.GET, 1, ByteBuffer.allocate(8), f.key.baseAddress(), f.key);
+        assertTrue(fast.post(g, get, TransportOp.rma(TransportOp.Kind.GET, fast.postedToken(), f.key.baseAddress(),
+                f.key, get.local)));
+        List<Boolean> fromCallback = new ArrayList<>();
+        get.future().thenRun(() -> fromCallback.add(rma(g, Request.Kind.PUT, 2)));
+        lane.posted.get(0).completed(0);
+        assertEquals(List.of(true), fromCallback, "the get is closed before its callbacks run");
+    }
+
+    @Test
+    void aGetALaneNumberedThenThrewOnIsClosedOnceEvenIfGivenBackLater() {
+        GrantSlot.Grant g = grant();
+        assertTrue(rma(g, Request.Kind.GET, 5), "the first get of epoch 5 stays open");
+        lane.breakNext = true;
+        assertThrows(IllegalStateException.class, () -> rma(g, Request.Kind.GET, 5));
+        lane.posted.get(1).returned(); // the lane gives back what it numbered: no second close
+        assertFalse(rma(g, Request.Kind.PUT, 6), "the first get of epoch 5 is still unanswered");
+        lane.posted.get(0).completed(0);
+        assertTrue(rma(g, Request.Kind.PUT, 6));
     }
 
     @Test

@@ -147,8 +147,10 @@ class TcpPostedOperationsTest {
                 await(get);
                 assertEquals(before, read, "the get reads what was there before the fence");
                 await(put);
-                assertTrue(putTrace.events().stream().noneMatch(e -> e.startsWith("admitted -1 ")),
-                        "the put was not posted behind the get: " + putTrace.events());
+                assertTrue(putTrace.events().size() == 1 && putTrace.events().get(0).startsWith("admitted 1 #"),
+                        "the put was not posted behind the get, but sent by the actor on rail 1: " + putTrace.events());
+                assertTrue(getTrace.events().size() == 2 && getTrace.events().get(1).startsWith("admitted 1 #"),
+                        "the get was restarted on rail 1: " + getTrace.events());
                 relay.release();
                 Lanes.awaitLaneZero(ep, l -> l.live(), "rail 0 to come back");
                 ByteBuffer now = ByteBuffer.allocateDirect(64);

@@ -263,8 +263,9 @@ final class UcxLaneLedger {
      * UCT, and held, unless the channel failed under it. Operations given back to calling threads
      * are asked after by the endpoint's own tokens.
      *
-     * @param dead whether the peer process is gone (read before the monitor)
-     * @param failed whether the lane's channel failed (read before the monitor)
+     * @param dead whether the peer process is gone (read under the monitor)
+     * @param failed whether the lane's channel failed (read under the monitor: the agent marks it
+     *     before its held-answer sweep takes the monitor, so one of the two sees the other)
      * @return the fates, and the direct messages' counts for {@link #reportRevoked}
      */
     Fates revoke(boolean dead, boolean failed) {
