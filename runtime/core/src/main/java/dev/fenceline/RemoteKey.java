@@ -44,6 +44,8 @@ public final class RemoteKey {
     /** Part data by transport name, in registration order. */
     private final Map<String, byte[]> parts;
     private final Set<Access> access;
+    /** {@link Access#bits} of {@link #access}: checked on every operation, without the set's indirections. */
+    private final int accessBits;
     /** What a transport derived from this key (a mapping, say), kept so it is not derived per operation. */
     private volatile Object transportCache;
 
@@ -77,6 +79,7 @@ public final class RemoteKey {
             throw new IllegalArgumentException("a remote key must permit some access (READ, WRITE, ATOMIC)");
         }
         this.access = Collections.unmodifiableSet(EnumSet.copyOf(access));
+        this.accessBits = Access.bits(this.access);
         this.ownerId = Objects.requireNonNull(ownerId, "ownerId");
         this.keyId = keyId;
         this.baseAddress = baseAddress;
@@ -176,7 +179,7 @@ public final class RemoteKey {
      * @return whether the key permits it
      */
     public boolean permits(Access a) {
-        return access.contains(a);
+        return (accessBits & (1 << a.ordinal())) != 0;
     }
 
     /** @return the names of the transports that have a part, in registration order */

@@ -28,6 +28,12 @@ final class FastPathCounters {
     /** An operation was done and is visible, on this thread. */
     void operation() {
         operations.increment();
+        if (Tracing.used()) {
+            traced();
+        }
+    }
+
+    private static void traced() {
         RequestTrace t = Tracing.take();
         if (t != null) { // done and visible on this thread, before the call returns
             t.admitted(RequestTrace.DIRECT, -1, true, true);

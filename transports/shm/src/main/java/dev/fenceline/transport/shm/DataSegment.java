@@ -11,6 +11,7 @@ import java.nio.ByteOrder;
 import java.nio.MappedByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import org.agrona.concurrent.UnsafeBuffer;
 
 /**
  * A region's memory in a segment file, mapped by its owner and by every peer process that unpacks
@@ -90,19 +91,57 @@ final class DataSegment implements SharedMemory {
         onClose.run();
     }
 
-    /** A peer's view of a region's segment. */
-    record Peer(String name, ByteBuffer header, ByteBuffer data) {
+    /**
+     * A peer's view of a region's segment. The header is read through an address-based buffer:
+     * the three reads are on every direct operation, and a {@code ByteBuffer} view's checks made
+     * the fast path's compiled code too large for the JIT to inline into the caller (JMH).
+     */
+    static final class Peer {
+        private final String name;
+        private final UnsafeBuffer header;
+        private final ByteBuffer data;
+        private final UnsafeBuffer view;
+        private final int capacity;
+
+        Peer(String name, ByteBuffer header, ByteBuffer data) {
+            this.name = name;
+            this.header = new UnsafeBuffer(header);
+            this.data = data;
+            this.view = new UnsafeBuffer(data);
+            this.capacity = data.capacity();
+        }
+
+        /** @return the segment's file name */
+        String name() {
+            return name;
+        }
+
+        /** @return the region's bytes in this process's mapping */
+        ByteBuffer data() {
+            return data;
+        }
+
+        /** @return the region's bytes, address-based */
+        UnsafeBuffer view() {
+            return view;
+        }
+
+        /** @return the region's length in this mapping */
+        int capacity() {
+            return capacity;
+        }
+
         boolean open() {
-            return (int) INT.getVolatile(header, STATE) != CLOSED;
+            return header.getIntVolatile(STATE) != CLOSED;
         }
 
         long keyId() {
-            return (long) LONG.getAcquire(header, KEY);
+            return header.getLongAcquire(KEY);
         }
 
         /** @return whether the owner registered the region for {@code a} (read after {@link #keyId()}) */
         boolean permits(Access a) {
-            return ((int) INT.get(header, ACCESS) & (1 << a.ordinal())) != 0;
+            return (header.getInt(ACCESS) & (1 << a.ordinal())) != 0;
         }
     }
 

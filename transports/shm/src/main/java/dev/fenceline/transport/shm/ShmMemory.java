@@ -149,10 +149,14 @@ final class ShmMemory {
         // Per operation on the fast path: parsing the segment's name out of the key and hashing it
         // was most of the cost of an 8-byte put (JFR), so the key remembers its mapping.
         Object cached = key.transportCache();
+        if (cached instanceof CachedSegment c && c.owner() == cacheTag && c.segment().open()) {
+            return c.segment();
+        }
+        return peerSegmentUncached(key, cached); // apart: the fast path's compiled code stays small enough to inline
+    }
+
+    private DataSegment.Peer peerSegmentUncached(RemoteKey key, Object cached) {
         if (cached instanceof CachedSegment c && c.owner() == cacheTag) {
-            if (c.segment().open()) {
-                return c.segment();
-            }
             key.transportCache(null); // the owner closed the region: let the mapping go
         }
         DataSegment.Peer seg = lookUpSegment(key);
