@@ -298,7 +298,7 @@ final class UcxDataPath {
     /** Fails the posted operations refused under the lock just released, in the order refused. */
     private void failRefused() {
         for (Refused r; (r = refused.poll()) != null;) {
-            UcxLane.postedAnswered(r.op(), 0, r.error());
+            UcxLanePosting.postedAnswered(r.op(), 0, r.error());
         }
     }
 
@@ -331,7 +331,7 @@ final class UcxDataPath {
             FencelineException error = type == UcxWire.NACK ? WireCodes.rebuild(data.getByte(at + UcxWire.REPLY_CODE),
                     data.getByte(at + UcxWire.REPLY_REASON), data.getStringWithoutLengthUtf8(at + UcxWire.REPLY_HEADER, n))
                     : null;
-            lane.directAnswered(token, error);
+            lane.posting.directAnswered(token, error);
             advance(lane);
             agent.answered(lane);
             return;
@@ -383,7 +383,7 @@ final class UcxDataPath {
             }
         }
         if (op.posted != null) {
-            UcxLane.postedAnswered(op, value, e);
+            UcxLanePosting.postedAnswered(op, value, e);
         }
     }
 

@@ -2,7 +2,6 @@ package dev.fenceline.transport.ucx;
 
 import dev.fenceline.FencelineException;
 import dev.fenceline.LaneType;
-import dev.fenceline.Access;
 import dev.fenceline.AtomicOp;
 import dev.fenceline.RemoteKey;
 import dev.fenceline.spi.DirectAccess;
@@ -12,7 +11,6 @@ import dev.fenceline.spi.PostStatus;
 import dev.fenceline.spi.Revocation;
 import dev.fenceline.spi.TransportOp;
 import dev.fenceline.spi.support.AbstractLane;
-import dev.fenceline.spi.support.MappedMemory;
 import dev.fenceline.spi.support.ReconnectPolicy;
 import java.nio.ByteBuffer;
 import java.util.Set;
@@ -41,10 +39,6 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
         UcxRecovery.Recoverable {
     final long conn;
     final UcxChannel channel;
-    /** Whether its iface reaches the peer's memory directly (shared memory on this host): the fast path's. */
-    private final boolean memoryLane;
-    /** Whether its peer is on this host with a key table mapped here, whose heartbeat answers keepalive. */
-    private final boolean onThisHost;
     private final UcxAgent agent;
     private final Set<LaneType> types;
     private final LaneCapabilities capabilities;
@@ -67,17 +61,17 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
      * (the endpoint actor's tokens stay far below it, and direct messages have the sign bit).
      */
     static final long POSTED = 1L << 62;
-    /** The largest put or get a calling thread posts; larger ones are the actor's to send. */
-    static final int POSTED_MAX = 1024;
     /** The transport's {@code direct-operations} setting. */
     private final boolean directOperations;
-    /** Whether calling threads post here: software requests only, which the target's windows recognize. */
-    private final boolean postsDirectly;
 
     /** Data operations queued or unanswered: the lane's flow control. */
     private final AtomicInteger unanswered = new AtomicInteger();
     /** What the ledger does for each operation it forgets as answered or given back: its place is free. */
     private final Runnable freed = unanswered::decrementAndGet;
+    /** Calling threads' stores, loads and atomics through the peer's mapped memory. */
+    private final UcxMappedAccess mapped;
+    /** The endpoint actor's and calling threads' ways onto the lane. */
+    final UcxLanePosting posting;
     /** The endpoint waits for room (it got NO_RESOURCE). */
     private volatile boolean wantReady;
     /** The lane's peer process is gone (set by the agent before it fails the lane). */
@@ -130,8 +124,7 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
         this.agent = agent;
         this.conn = conn;
         this.channel = channel;
-        this.memoryLane = channel.iface.resource().deviceType().equals("shm");
-        this.onThisHost = channel.peer.table != null; // the agent maps it before it makes the peer's lanes
+        boolean memoryLane = channel.iface.resource().deviceType().equals("shm");
         this.types = types;
         this.capabilities = capabilities;
         this.maxMessage = maxMessage;
@@ -141,8 +134,10 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
         UctIfaceAttributes a = channel.iface.attributes();
         // Every operation on such a lane is a software request (the iface's hardware reaches no
         // memory a key guards), so a copy given back and sent again is recognized at the target.
-        this.postsDirectly = directOperations && scope != null && !memoryLane && !a.keyedMemory()
+        boolean postsDirectly = directOperations && scope != null && !memoryLane && !a.keyedMemory()
                 && a.has(UctIfaceAttributes.AM_BCOPY);
+        this.mapped = new UcxMappedAccess(this, agent, memoryLane, unanswered);
+        this.posting = new UcxLanePosting(this, agent, unanswered, freed, queueDepth, postsDirectly);
     }
 
     @Override
@@ -197,72 +192,18 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
 
     @Override
     public PostStatus post(TransportOp op) {
-        if (!live()) {
-            synchronized (ledger) {
-                ledger.neverSent(op.token()); // lost with the lane: its failure report is on the way
-            }
-            return PostStatus.IN_PROGRESS;
-        }
-        checkedPayload(op);
-        if (unanswered.incrementAndGet() > queueDepth) {
-            unanswered.decrementAndGet();
-            needRoom();
-            return PostStatus.NO_RESOURCE;
-        }
-        UcxOp u = UcxOp.of(this, op, UcxRegions.memoryHandle(op.localHandle(), channel.iface));
-        synchronized (ledger) {
-            if (!ledger.register(u)) { // the lane ended meanwhile: never sent
-                unanswered.decrementAndGet();
-                return PostStatus.IN_PROGRESS;
-            }
-        }
-        if (!agent.submit(u)) {
-            synchronized (ledger) {
-                ledger.forget(op.token());
-            }
-            unanswered.decrementAndGet();
-            needRoom();
-            return PostStatus.NO_RESOURCE;
-        }
-        return PostStatus.IN_PROGRESS;
+        return posting.post(op);
     }
 
     @Override
     public PostStatus flush(long token) {
-        if (!live()) {
-            return PostStatus.IN_PROGRESS; // the failure report is on the way, and fails the flush
-        }
-        if (unanswered.get() == 0) {
-            return PostStatus.COMPLETED; // everything before it was answered: applied, and visible
-        }
-        if (!agent.submit(UcxOp.flush(this, token, false))) {
-            needRoom();
-            return PostStatus.NO_RESOURCE;
-        }
-        return PostStatus.IN_PROGRESS;
+        return posting.flush(token);
     }
 
-    /**
-     * To a peer on this host (its key table mapped here): answered once the peer's heartbeat moves
-     * ({@link UcxHeartbeats}), so a slow handler holding the peer's progress agent fails no lane.
-     * Elsewhere a probe that reaches the target's progress agent and comes back (a software flush),
-     * where the lane carries messages; a lane that does not (cma) is answered while its channel lives
-     * and its peer's process runs: it reaches the peer's memory without the peer.
-     */
+    /** A heartbeat probe to a peer on this host, else a software flush (where the lane carries messages). */
     @Override
     public PostStatus keepalive(long token) {
-        if (!live()) {
-            return PostStatus.IN_PROGRESS;
-        }
-        if (onThisHost) {
-            agent.submitControl(new UcxCommand.HeartbeatProbe(this, token));
-            return PostStatus.IN_PROGRESS;
-        }
-        if (!agent.submit(UcxOp.flush(this, token, true))) {
-            needRoom();
-            return PostStatus.NO_RESOURCE;
-        }
-        return PostStatus.IN_PROGRESS;
+        return posting.keepalive(token);
     }
 
     /** The agent hands operations to UCT in post order and never lets one path overtake the other. */
@@ -390,174 +331,61 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
         return fates;
     }
 
-    private void needRoom() {
+    // For UcxLanePosting and UcxMappedAccess: AbstractLane's own are protected.
+
+    /** The endpoint waits for room: told once there is some ({@link #endOfPass}). */
+    void needRoom() {
         wantReady = true;
         agent.wantsRoom(this);
     }
 
-    // ------------------------------------------------------------------ the fast path
-
-
-    /**
-     * @return the key's region as this process maps it, if the agent published it, this lane reaches
-     *     its owner's memory, and nothing of the lane is outstanding (so post order holds); else null
-     */
-    private UcxMapping direct(RemoteKey key) {
-        Object c = key.transportCache();
-        if (!(c instanceof UcxMapping m) || m.owner() != agent || !memoryLane || !m.peer().equals(channel.peer.id)
-                || !live() || unanswered.get() != 0) {
-            return null;
-        }
-        return m;
+    /** @return whether it carries operations ({@link #live()}) */
+    boolean isLive() {
+        return live();
     }
 
-    /** A store through UCT's shared-memory pointer, on the calling thread, checked as the agent checks. */
+    /** {@link #checkedPayload}: throws if the operation exceeds the lane's limit. */
+    void checked(TransportOp op) {
+        checkedPayload(op);
+    }
+
+    // ------------------------------------------------------------------ calling threads
+
     @Override
     public boolean putNow(RemoteKey key, long address, ByteBuffer src) {
-        UcxMapping m = direct(key);
-        if (m == null) {
-            return false;
-        }
-        MappedMemory.put(m.data(), m.check(key, address, src.remaining(), Access.WRITE), src);
-        return true;
+        return mapped.putNow(key, address, src);
     }
 
     @Override
     public boolean getNow(RemoteKey key, long address, ByteBuffer dst) {
-        UcxMapping m = direct(key);
-        if (m == null) {
-            return false;
-        }
-        MappedMemory.get(m.data(), m.check(key, address, dst.remaining(), Access.READ), dst);
-        return true;
+        return mapped.getNow(key, address, dst);
     }
 
     @Override
     public boolean atomicPostNow(RemoteKey key, long address, AtomicOp op, int width, long operand) {
-        UcxMapping m = direct(key);
-        if (m == null) {
-            return false;
-        }
-        MappedMemory.atomic(m.data(), m.checkAtomic(key, address, width), op, width, operand);
-        return true;
+        return mapped.atomicPostNow(key, address, op, width, operand);
     }
 
     @Override
     public Long atomicFetchNow(RemoteKey key, long address, AtomicOp op, int width, long operand, long compare) {
-        UcxMapping m = direct(key);
-        if (m == null) {
-            return null;
-        }
-        int at = m.checkAtomic(key, address, width);
-        return op == null ? MappedMemory.compareAndSwap(m.data(), at, width, compare, operand)
-                : MappedMemory.atomic(m.data(), at, op, width, operand);
+        return mapped.atomicFetchNow(key, address, op, width, operand, compare);
     }
 
-    /**
-     * An active message from the calling thread (under the endpoint's grant): queued for the agent in
-     * the order it is numbered, so its answer comes back, in order, to the endpoint's ledger without the
-     * endpoint actor. Its bytes are copied here.
-     */
     @Override
     public boolean activeMessageNow(int id, ByteBuffer header, ByteBuffer payload, long origin,
             dev.fenceline.spi.DirectAnswers a) {
         checkPayload(TransportOp.Kind.AM, header.remaining() + payload.remaining());
-        if (!live() || !channel.iface.attributes().has(UctIfaceAttributes.AM_BCOPY)) {
-            return false;
-        }
-        ledger.answersTo(a);
-        ByteBuffer h = ByteBuffer.allocate(header.remaining()).put(header.duplicate()).flip();
-        ByteBuffer p = ByteBuffer.allocate(payload.remaining()).put(payload.duplicate()).flip();
-        synchronized (ledger) { // numbered and queued in one step: answers come in this order
-            if (ledger.ended() || unanswered.get() >= queueDepth || !agent.hasRoom()) {
-                return false;
-            }
-            unanswered.incrementAndGet();
-            UcxOp op = UcxOp.direct(this, DIRECT | a.queued(), id, h, p, origin);
-            ledger.directQueued(op);
-            // On the agent's thread (a handler answering), sent now: not after this pass's replies
-            if (!agent.takeHere(op) && !agent.submit(op)) { // the agent closed meanwhile
-                ledger.directNotQueued();
-                unanswered.decrementAndGet();
-                a.abandoned(1, new dev.fenceline.EndpointFailedException("ucx: the transport closed; active message"
-                        + " not sent"));
-            }
-        }
-        return true;
+        return posting.activeMessageNow(id, header, payload, origin, a);
     }
-
-    /**
-     * A direct message was answered (agent thread): the oldest one, since answers come in order.
-     *
-     * @param error its failure, or null
-     */
-    void directAnswered(long token, dev.fenceline.FencelineException error) {
-        boolean mine;
-        synchronized (ledger) {
-            mine = ledger.directAnswered(token);
-            if (mine) {
-                unanswered.decrementAndGet();
-            }
-        }
-        if (mine) {
-            ledger.reportDirect(token, error);
-        }
-    }
-
-    // ------------------------------------------------------------------ posted by calling threads
 
     @Override
     public boolean postsDirectly() {
-        return postsDirectly;
+        return posting.postsDirectly;
     }
 
-    /**
-     * A put or get of up to {@link #POSTED_MAX} bytes, or an atomic, from the calling thread (under
-     * the endpoint's grant): numbered and queued for the agent in one step, under the lane's lock, so
-     * the agent sends them in number order; the agent's thread completes it when the target answers.
-     * If the lane ends first it is given back ({@link UcxLaneLedger#returnPosted}); a copy already
-     * sent may still be applied, and the target's window recognizes the one the endpoint sends again.
-     */
     @Override
     public boolean postNow(dev.fenceline.spi.PostedOperation p) {
-        TransportOp op = p.op();
-        if (!postsDirectly || op.kind() == TransportOp.Kind.AM
-                || op.local() != null && op.local().remaining() > POSTED_MAX) {
-            return false; // messages have their own fast path; large payloads the actor sends
-        }
-        checkedPayload(op);
-        synchronized (ledger) {
-            if (ledger.ended() || !live() || unanswered.get() >= queueDepth || !agent.hasRoom()) {
-                return false;
-            }
-            long sn = p.sequence();
-            if (sn < 0) {
-                return false; // the grant ended: the caller submits it to the actor
-            }
-            UcxOp u = ledger.numberPosted(this, p, sn);
-            unanswered.incrementAndGet();
-            ledger.track(u);
-            if (!agent.takeHere(u) && !agent.submit(u)) { // the agent closed meanwhile: numbered, never sent
-                ledger.returnPosted(freed);
-            }
-        }
-        return true;
-    }
-
-    /**
-     * Completes a posted operation the target answered (agent thread, outside the lane's lock: the
-     * user's callbacks run here, in answer order).
-     *
-     * @param op what {@link #answeredLocked} gave
-     * @param value the fetched value, or 0
-     * @param error the target's refusal, or null
-     */
-    static void postedAnswered(UcxOp op, long value, FencelineException error) {
-        if (error == null) {
-            op.posted.completed(value);
-        } else {
-            op.posted.failed(error);
-        }
+        return posting.postNow(p);
     }
 
     // ------------------------------------------------------------------ progress agent
