@@ -12,6 +12,7 @@ import dev.fenceline.spi.LaneListener;
 import dev.fenceline.spi.PostStatus;
 import dev.fenceline.spi.RemoteAccessTarget;
 import dev.fenceline.spi.TransportOp;
+import dev.fenceline.transport.sim.SimLaneLedger.Held;
 import java.nio.ByteBuffer;
 import java.util.Set;
 import java.util.SplittableRandom;
@@ -39,20 +40,8 @@ final class SimLane implements LaneConnection, DirectAccess {
             AtomicIntegerFieldUpdater.newUpdater(SimLane.class, "undelivered");
     /** Operations on their way to the target, through {@link #UNDELIVERED} (a field: no atomic object per lane). */
     private volatile int undelivered;
-    /**
-     * Tokens posted whose answer has not been handed to the endpoint yet, each with whether the
-     * target applied it (then its answer is lost if the lane dies). Guarded by this; null until the
-     * first post (a simulated worker may hold ten thousand idle lanes).
-     */
-    private java.util.HashMap<Long, Boolean> unanswered;
-    /** Guarded by this: the operation the target is applying right now (outside the lock), if any. */
-    private boolean applying;
-    /** Guarded by this: its token. */
-    private long applyingToken;
-    /** Guarded by this: its kind. */
-    private TransportOp.Kind applyingKind;
-    /** Guarded by this: a revoke promised the answer of the operation being applied. */
-    private boolean applyingOwed;
+    /** Its operations' record. Guarded by this. */
+    private final SimLaneLedger ledger = new SimLaneLedger();
     private volatile LaneListener listener;
     private volatile boolean wantReady;
     private volatile boolean dead;
@@ -114,41 +103,12 @@ final class SimLane implements LaneConnection, DirectAccess {
                 dev.fenceline.spi.support.ExactlyOnceWindows.MEMBER) : null;
     }
 
-    /**
-     * A dead sim lane delivers nothing more, so the sim knows each copy's fate exactly: its answer is
-     * on its way to the endpoint already, or it was applied and its answer is lost with the lane, or
-     * it will never be applied.
-     */
+    /** A dead sim lane delivers nothing more: each copy's fate is exact ({@link SimLaneLedger#revoke}). */
     @Override
     public dev.fenceline.spi.Revocation revoke() {
         synchronized (this) { // a delivery or an answer in progress finishes first, and none starts after
             dead = true;
-            java.util.Set<Long> waiting = new java.util.HashSet<>();
-            java.util.Set<Long> applied = new java.util.HashSet<>();
-            if (unanswered != null) {
-                unanswered.forEach((token, wasApplied) -> (wasApplied ? applied : waiting).add(token));
-            }
-            if (applying) {
-                // The target is inside it. A write or an atomic ends soon and what is fenced behind
-                // it must wait for it: its answer follows. A handler may take any time and a get's
-                // read goes nowhere now: those are stopped.
-                waiting.remove(applyingToken);
-                if (applyingKind == TransportOp.Kind.AM || applyingKind == TransportOp.Kind.GET) {
-                    applied.add(applyingToken);
-                } else {
-                    applyingOwed = true;
-                }
-            }
-            // A stalled target takes later whatever waits for it, unless the lane lets the origin
-            // withdraw it (as shm does in the shared segment).
-            boolean late = stalled && !spec.revocable();
-            if (stalled && spec.revocable()) {
-                held.removeIf(h -> h.op() != null);
-            }
-            return token -> applied.contains(token) ? dev.fenceline.spi.Revocation.Fate.STOPPED
-                    : waiting.contains(token) ? (late ? dev.fenceline.spi.Revocation.Fate.MAY_STILL_APPLY
-                            : dev.fenceline.spi.Revocation.Fate.REVOKED)
-                    : dev.fenceline.spi.Revocation.Fate.ANSWER_FOLLOWS;
+            return ledger.revoke(spec.revocable());
         }
     }
 
@@ -209,6 +169,11 @@ final class SimLane implements LaneConnection, DirectAccess {
         return dead;
     }
 
+    /** @return operations on their way to the target */
+    int undelivered() {
+        return undelivered;
+    }
+
     void setDelay(long minNanos, long maxNanos) {
         this.minDelay = minNanos;
         this.maxDelay = maxNanos;
@@ -247,7 +212,7 @@ final class SimLane implements LaneConnection, DirectAccess {
     }
 
     /** Delivery and acknowledgement both stop while the two workers are partitioned. */
-    private boolean cut() {
+    boolean cut() {
         return silent || origin.partitionedFrom(peer) || peer.partitionedFrom(origin);
     }
 
@@ -308,21 +273,13 @@ final class SimLane implements LaneConnection, DirectAccess {
         });
     }
 
-    /** @return the unanswered tokens, created at first use; call holding the lock */
-    private java.util.HashMap<Long, Boolean> unanswered() {
-        if (unanswered == null) {
-            unanswered = new java.util.HashMap<>();
-        }
-        return unanswered;
-    }
-
     @Override
     public PostStatus post(TransportOp op) {
         if (dead) {
             // Like a write into a dead socket: accepted and lost. The failure (or replacement) report
             // is already on its way to the endpoint, which restarts what this lane did not finish.
             synchronized (this) {
-                unanswered().put(op.token(), false); // never applied: revoked when the endpoint asks
+                ledger.posted(op.token()); // never applied: revoked when the endpoint asks
             }
             return PostStatus.IN_PROGRESS;
         }
@@ -334,7 +291,7 @@ final class SimLane implements LaneConnection, DirectAccess {
         }
         UNDELIVERED.incrementAndGet(this);
         synchronized (this) {
-            unanswered().put(op.token(), false);
+            ledger.posted(op.token());
         }
         fabric.schedule(nextDue(), () -> deliver(op));
         return PostStatus.IN_PROGRESS;
@@ -353,8 +310,8 @@ final class SimLane implements LaneConnection, DirectAccess {
         };
         fabric.schedule(lastDue, () -> {
             synchronized (this) {
-                if (stalled) {
-                    held.add(new Held(null, answer)); // answered when the target takes what came before
+                if (ledger.stalled()) {
+                    ledger.hold(new Held(null, answer)); // answered when the target takes what came before
                     return;
                 }
             }
@@ -376,8 +333,8 @@ final class SimLane implements LaneConnection, DirectAccess {
 
     private void deliver(TransportOp op) {
         synchronized (this) {
-            if (stalled && (!dead || !spec.revocable())) {
-                held.add(new Held(op, null)); // in the stopped target's inbox, still undelivered
+            if (ledger.stalled() && (!dead || !spec.revocable())) {
+                ledger.hold(new Held(op, null)); // in the stopped target's inbox, still undelivered
                 return;
             }
         }
@@ -413,10 +370,7 @@ final class SimLane implements LaneConnection, DirectAccess {
                 }
                 return;
             }
-            applying = true;
-            applyingToken = op.token();
-            applyingKind = op.kind();
-            applyingOwed = false;
+            ledger.applying(op);
         }
         // Applied outside the lock, so that a revoke (on the endpoint actor) never waits for a slow
         // target or handler: a revoke meanwhile calls it STOPPED. A get reads into a buffer of its
@@ -433,22 +387,20 @@ final class SimLane implements LaneConnection, DirectAccess {
         }
         boolean owed;
         synchronized (this) {
-            applying = false;
-            owed = applyingOwed;
-            applyingOwed = false;
+            owed = ledger.doneApplying();
             if (read != null && error == null) {
                 if (dead) {
                     return; // the endpoint took the lane back, and with it the buffer
                 }
                 op.local().put(op.local().position(), read, 0, read.remaining());
             }
-            unanswered().put(op.token(), true);
+            ledger.applied(op.token());
         }
         long v = value;
         FencelineException e = error;
         long token = op.token();
         acknowledge(owed, () -> {
-            unanswered().remove(token);
+            ledger.answered(token);
             if (e == null) {
                 l.onCompleted(token, v);
             } else {
@@ -459,15 +411,6 @@ final class SimLane implements LaneConnection, DirectAccess {
     }
 
     // ------------------------------------------------------------------ a stalled target
-
-    /** What a stalled target has not taken yet: a delivery, or a flush to answer. */
-    private record Held(TransportOp op, Runnable flushAnswer) {
-    }
-
-    /** Guarded by this. */
-    private boolean stalled;
-    /** Guarded by this: what the stalled target has not taken, in order. */
-    private final java.util.ArrayDeque<Held> held = new java.util.ArrayDeque<>(1); // rarely used: start small
 
     /**
      * The target stops taking this lane's deliveries (a paused process, a full inbox): they wait, in
@@ -481,7 +424,7 @@ final class SimLane implements LaneConnection, DirectAccess {
         fabric.schedule(fabric.now(), () -> {
             synchronized (this) {
                 if (!dead) {
-                    stalled = true;
+                    ledger.stall();
                 }
             }
         });
@@ -496,10 +439,7 @@ final class SimLane implements LaneConnection, DirectAccess {
      */
     private void resume() {
         synchronized (this) {
-            stalled = false;
-            java.util.List<Held> taken = new java.util.ArrayList<>(held);
-            held.clear();
-            for (Held h : taken) {
+            for (Held h : ledger.resume()) {
                 if (h.op() != null) {
                     apply(h.op(), true);
                 } else {
@@ -511,55 +451,24 @@ final class SimLane implements LaneConnection, DirectAccess {
 
     // ------------------------------------------------------------------ fast path by grant
 
-    /**
-     * The peer's memory, if the calling thread may act on it now: the lane is live and reachable
-     * and nothing it was given is still on its way (so the lane keeps post order).
-     */
-    private RemoteAccessTarget directTarget() {
-        if (!origin.settings().directAccess() || dead || cut() || undelivered != 0) {
-            return null;
-        }
-        return peer.target();
-    }
-
     @Override
     public boolean putNow(RemoteKey key, long address, ByteBuffer src) {
-        RemoteAccessTarget t = directTarget();
-        if (t == null) {
-            return false;
-        }
-        t.put(key.keyId(), address, src);
-        return true;
+        return SimDirectAccess.putNow(this, key, address, src);
     }
 
     @Override
     public boolean getNow(RemoteKey key, long address, ByteBuffer dst) {
-        RemoteAccessTarget t = directTarget();
-        if (t == null) {
-            return false;
-        }
-        t.get(key.keyId(), address, dst);
-        return true;
+        return SimDirectAccess.getNow(this, key, address, dst);
     }
 
     @Override
     public boolean atomicPostNow(RemoteKey key, long address, AtomicOp op, int width, long operand) {
-        RemoteAccessTarget t = directTarget();
-        if (t == null) {
-            return false;
-        }
-        t.atomic(key.keyId(), address, width, op, operand);
-        return true;
+        return SimDirectAccess.atomicPostNow(this, key, address, op, width, operand);
     }
 
     @Override
     public Long atomicFetchNow(RemoteKey key, long address, AtomicOp op, int width, long operand, long compare) {
-        RemoteAccessTarget t = directTarget();
-        if (t == null) {
-            return null;
-        }
-        return op == null ? t.compareAndSwap(key.keyId(), address, width, compare, operand)
-                : t.atomic(key.keyId(), address, width, op, operand);
+        return SimDirectAccess.atomicFetchNow(this, key, address, op, width, operand, compare);
     }
 
     private void readyIfWaiting(int left) {
