@@ -7,10 +7,7 @@ import dev.fenceline.RemoteAccessException.Reason;
 import dev.fenceline.RemoteKey;
 import dev.fenceline.spi.TransportOp;
 import dev.fenceline.spi.support.MappedMemory;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 
 /**
  * One-sided access to a peer's region through this process's own mapping of its segment: puts and
@@ -25,28 +22,17 @@ import java.nio.ByteOrder;
  * last access, as on any one-sided transport.
  */
 final class Direct {
-    /** A put's 8 source bytes as one word in memory order, whatever the buffer's byte order. */
-    private static final VarHandle SRC_LONG = MethodHandles.byteBufferViewVarHandle(long[].class,
-            ByteOrder.nativeOrder());
-
     private Direct() {
     }
 
     /** A put done by the calling thread (the fast path). */
     static void put(DataSegment.Peer seg, RemoteKey key, long address, ByteBuffer src) {
-        int n = src.remaining();
-        int at = checked(seg, key, address, n, Access.WRITE);
-        if (n == Long.BYTES) { // the hot size: one store through the address-based view, then the fence
-            seg.view().putLong(at, (long) SRC_LONG.get(src, src.position()));
-            VarHandle.releaseFence();
-        } else {
-            MappedMemory.put(seg.data(), at, src);
-        }
+        MappedMemory.put(seg.data(), seg.view(), checked(seg, key, address, src.remaining(), Access.WRITE), src);
     }
 
     /** A posted atomic done by the calling thread (the fast path). */
     static void atomicPost(DataSegment.Peer seg, RemoteKey key, long address, AtomicOp op, int width, long operand) {
-        atomic(seg, checkedAtomic(seg, key, address, width), op, width, operand);
+        MappedMemory.atomic(seg.data(), seg.view(), checkedAtomic(seg, key, address, width), op, width, operand);
     }
 
     /** A get done by the calling thread (the fast path). */
@@ -59,13 +45,7 @@ final class Direct {
             long compare) {
         int at = checkedAtomic(seg, key, address, width);
         return op == null ? MappedMemory.compareAndSwap(seg.data(), at, width, compare, operand)
-                : atomic(seg, at, op, width, operand);
-    }
-
-    /** The hot one, a 64-bit ADD, through the address-based view; the rest as every mapping does them. */
-    private static long atomic(DataSegment.Peer seg, int at, AtomicOp op, int width, long operand) {
-        return width == Long.BYTES && op == AtomicOp.ADD ? seg.view().getAndAddLong(at, operand)
-                : MappedMemory.atomic(seg.data(), at, op, width, operand);
+                : MappedMemory.atomic(seg.data(), seg.view(), at, op, width, operand);
     }
 
     private static int checkedAtomic(DataSegment.Peer seg, RemoteKey key, long address, int width) {

@@ -46,7 +46,7 @@ final class UcxMappedAccess {
         if (m == null) {
             return false;
         }
-        MappedMemory.put(m.data(), m.check(key, address, src.remaining(), Access.WRITE), src);
+        MappedMemory.put(m.data(), m.view(), m.check(key, address, src.remaining(), Access.WRITE), src);
         return true;
     }
 
@@ -64,7 +64,7 @@ final class UcxMappedAccess {
         if (m == null) {
             return false;
         }
-        MappedMemory.atomic(m.data(), m.checkAtomic(key, address, width), op, width, operand);
+        MappedMemory.atomic(m.data(), m.view(), m.checkAtomic(key, address, width), op, width, operand);
         return true;
     }
 
@@ -75,6 +75,6 @@ final class UcxMappedAccess {
         }
         int at = m.checkAtomic(key, address, width);
         return op == null ? MappedMemory.compareAndSwap(m.data(), at, width, compare, operand)
-                : MappedMemory.atomic(m.data(), at, op, width, operand);
+                : MappedMemory.atomic(m.data(), m.view(), at, op, width, operand);
     }
 }

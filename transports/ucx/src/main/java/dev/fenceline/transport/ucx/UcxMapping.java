@@ -5,6 +5,7 @@ import dev.fenceline.RemoteAccessException;
 import dev.fenceline.RemoteKey;
 import java.nio.ByteBuffer;
 import java.util.UUID;
+import org.agrona.concurrent.UnsafeBuffer;
 
 /**
  * A peer's region as this process reaches it directly: UCT's shared-memory key, unpacked by the
@@ -20,8 +21,14 @@ import java.util.UUID;
  * @param digest the digest of the key's UCT keys
  * @param base the key's first address
  * @param data the region, mapped, from {@code base}
+ * @param view the same bytes, address-based: the hot sizes of the fast path go through it
  */
-record UcxMapping(Object owner, UUID peer, KeyTable.View table, int slot, long digest, long base, ByteBuffer data) {
+record UcxMapping(Object owner, UUID peer, KeyTable.View table, int slot, long digest, long base, ByteBuffer data,
+        UnsafeBuffer view) {
+    UcxMapping(Object owner, UUID peer, KeyTable.View table, int slot, long digest, long base, ByteBuffer data) {
+        this(owner, peer, table, slot, digest, base, data, new UnsafeBuffer(data));
+    }
+
     /**
      * @return the access's offset in {@link #data}, checked against the owner's key table
      * @throws RemoteAccessException unknown key, access denied, closed region, out of bounds
