@@ -179,7 +179,7 @@ public final class RemoteKey {
      * @return whether the key permits it
      */
     public boolean permits(Access a) {
-        return (accessBits & (1 << a.ordinal())) != 0;
+        return a != null && (accessBits & (1 << a.ordinal())) != 0;
     }
 
     /** @return the names of the transports that have a part, in registration order */

@@ -4,13 +4,14 @@ import dev.fenceline.AtomicOp;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
-import org.agrona.concurrent.AtomicBuffer;
 import java.nio.ByteOrder;
+import org.agrona.concurrent.AtomicBuffer;
 
 /**
  * One-sided access to a peer's memory through this process's own mapping of it (a shared segment,
- * a UCT shared-memory key's pointer): puts and gets are copies, atomics are VarHandle operations on
- * the mapping, all done and remotely visible when the call returns. The caller has checked key,
+ * a UCT shared-memory key's pointer): puts and gets are copies, atomics are atomic instructions on
+ * the mapping (VarHandle operations, or the address-based view's for the hot cases), all done and
+ * remotely visible when the call returns. The caller has checked key,
  * access, bounds and alignment; these only touch memory.
  *
  * <p>Memory ordering: the mapping is ordinary cache-coherent memory shared with the owner's process.
@@ -48,7 +49,7 @@ public final class MappedMemory {
      * {@link #put(ByteBuffer, int, ByteBuffer)}.
      *
      * @param data the mapping
-     * @param view the same bytes, address-based (its bounds are checked)
+     * @param view the same bytes, address-based (Agrona checks its bounds)
      * @param at the first byte's offset in both
      * @param src the bytes to write (its position is not moved)
      */

@@ -50,9 +50,12 @@ final class Direct {
 
     private static int checkedAtomic(DataSegment.Peer seg, RemoteKey key, long address, int width) {
         int at = checked(seg, key, address, width, Access.ATOMIC);
-        if ((address & (width - 1)) != 0) {
+        // The offset too: the key's base address is the peer's word, and an aligned address over a
+        // misaligned base is a misaligned atomic on the mapping (the data starts 64-byte aligned).
+        if (((address | at) & (width - 1)) != 0) {
             throw new RemoteAccessException(Reason.MISALIGNED, "shm: address 0x" + Long.toHexString(address)
-                    + " is not aligned to " + width + " bytes");
+                    + " (offset " + at + " in the region of key " + key.shortKey() + ", whose base is 0x"
+                    + Long.toHexString(key.baseAddress()) + ") is not aligned to " + width + " bytes");
         }
         return at;
     }

@@ -5,6 +5,7 @@ import dev.fenceline.RemoteAccessException;
 import dev.fenceline.RemoteKey;
 import java.nio.ByteBuffer;
 import java.util.UUID;
+import org.agrona.BufferUtil;
 import org.agrona.concurrent.UnsafeBuffer;
 
 /**
@@ -25,6 +26,12 @@ import org.agrona.concurrent.UnsafeBuffer;
  */
 record UcxMapping(Object owner, UUID peer, KeyTable.View table, int slot, long digest, long base, ByteBuffer data,
         UnsafeBuffer view) {
+    UcxMapping {
+        if (view.addressOffset() != BufferUtil.address(data) || view.capacity() != data.capacity()) {
+            throw new IllegalArgumentException("ucx: a mapping's view must cover its data");
+        }
+    }
+
     UcxMapping(Object owner, UUID peer, KeyTable.View table, int slot, long digest, long base, ByteBuffer data) {
         this(owner, peer, table, slot, digest, base, data, new UnsafeBuffer(data));
     }
@@ -41,9 +48,11 @@ record UcxMapping(Object owner, UUID peer, KeyTable.View table, int slot, long d
     /** @return the atomic's offset, checked as above and for alignment */
     int checkAtomic(RemoteKey key, long address, int width) {
         int at = check(key, address, width, Access.ATOMIC);
-        if ((address & (width - 1)) != 0) {
+        // Where it lands here too: the pointer comes from the key's base address, the peer's word.
+        if (((address | view.addressOffset() + at) & (width - 1)) != 0) {
             throw new RemoteAccessException(RemoteAccessException.Reason.MISALIGNED, "ucx: address 0x"
-                    + Long.toHexString(address) + " is not aligned to " + width + " bytes");
+                    + Long.toHexString(address) + " of key " + key.shortKey() + " (base 0x"
+                    + Long.toHexString(base) + ") is not aligned to " + width + " bytes where it is mapped");
         }
         return at;
     }
