@@ -43,6 +43,7 @@ public class ShmFastPathBenchmark {
     private static final VarHandle LONG = MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
 
     private Fenceline fenceline;
+    private Worker a;
     private Endpoint ep;
     private MemoryRegion region;
     private RemoteKey key;
@@ -50,6 +51,10 @@ public class ShmFastPathBenchmark {
     private final ByteBuffer src = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder());
     private final ByteBuffer floor = ByteBuffer.allocateDirect(64).order(ByteOrder.nativeOrder());
     private long value;
+    /** Operations this iteration asked for, against which the fast path's own count is checked. */
+    private long calls;
+    private long directBefore;
+    private long failedBefore;
 
     /**
      * Starts two shm workers and waits until the endpoint grants the fast path.
@@ -59,7 +64,7 @@ public class ShmFastPathBenchmark {
     @Setup(Level.Trial)
     public void start() throws Exception {
         fenceline = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [shm]"));
-        Worker a = fenceline.newWorker("a").toCompletableFuture().get(10, TimeUnit.SECONDS);
+        a = fenceline.newWorker("a").toCompletableFuture().get(10, TimeUnit.SECONDS);
         Worker b = fenceline.newWorker("b").toCompletableFuture().get(10, TimeUnit.SECONDS);
         region = b.allocate(4096);
         key = a.unpackRemoteKey(region.remoteKey().toBytes());
@@ -75,6 +80,28 @@ public class ShmFastPathBenchmark {
             if (attempt == 1000) {
                 throw new IllegalStateException("the endpoint never granted the fast path: " + a.statistics());
             }
+        }
+    }
+
+    /** Counts from here. */
+    @Setup(Level.Iteration)
+    public void count() {
+        calls = 0;
+        directBefore = a.statistics().direct();
+        failedBefore = a.statistics().failed();
+    }
+
+    /**
+     * Fails the run if an operation was not done on the calling thread (the grant lapsed and it went
+     * through the actor) or was refused: then this would not measure the fast path.
+     */
+    @TearDown(Level.Iteration)
+    public void check() {
+        long direct = a.statistics().direct() - directBefore;
+        long failed = a.statistics().failed() - failedBefore;
+        if (direct != calls || failed != 0) {
+            throw new IllegalStateException(calls + " operations, " + direct + " on the fast path, " + failed
+                    + " failed: " + a.statistics());
         }
     }
 
@@ -94,6 +121,7 @@ public class ShmFastPathBenchmark {
     /** An implicit 8-byte put. */
     @Benchmark
     public void putImplicit() {
+        calls++;
         src.putLong(0, ++value);
         ep.putImplicit(src, address + 8, key);
     }
@@ -101,6 +129,7 @@ public class ShmFastPathBenchmark {
     /** @return the stage of an 8-byte put (done on return) */
     @Benchmark
     public CompletionStage<Void> putWithStage() {
+        calls++;
         src.putLong(0, ++value);
         return ep.put(src, address + 8, key);
     }
@@ -108,12 +137,14 @@ public class ShmFastPathBenchmark {
     /** A posted 64-bit ADD. */
     @Benchmark
     public void addImplicit() {
+        calls++;
         ep.atomicPostImplicit64(AtomicOp.ADD, address + 16, key, 1);
     }
 
     /** @return the stage of a 64-bit fetch-add (done on return) */
     @Benchmark
     public CompletionStage<Long> fetchAdd() {
+        calls++;
         return ep.atomicFetch64(AtomicOp.ADD, address + 16, key, 1);
     }
 }
