@@ -21,7 +21,8 @@ import org.agrona.concurrent.UnsafeBuffer;
  * type to the first iface, in {@code tls} order, that reaches the peer and serves it), makes or
  * reuses a channel per iface and sends the CONNECT; a target makes its end of each channel and
  * answers ({@link UcxAcceptor}). The peers and channels, under every name they go by, are
- * {@link UcxPeers}. See {@link UcxWireup} for the messages.
+ * {@link UcxPeers}; an origin's channels are made and dropped by {@link UcxOriginChannels}. See
+ * {@link UcxWireup} for the messages.
  */
 final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(UcxWiring.class);
@@ -74,6 +75,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
     private final Reports reports;
     private final UcxPeers peers;
     private final UcxAcceptor acceptor;
+    private final UcxOriginChannels origins;
     private final Long2ObjectHashMap<Dialing> dials = new Long2ObjectHashMap<>();
     /** Origin lanes by connection id. */
     final Long2ObjectHashMap<UcxLane> lanes = new Long2ObjectHashMap<>();
@@ -94,6 +96,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         this.localAddress = localAddress;
         this.reports = reports;
         this.peers = new UcxPeers(ifaces, Host.bootId() + " " + Host.pidNamespaceId(), workerName, reports);
+        this.origins = new UcxOriginChannels(peers, RANDOM);
         this.acceptor = new UcxAcceptor(agent, target, settings, workerName, ifaces, peers, this::send);
         this.planner = new UcxLanePlanner(ifaces, settings, target.maxGet());
         this.recovery = new UcxRecovery<>(workerName, settings.reconnect(), settings.connectTimeout().toNanos(),
@@ -133,12 +136,12 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         }
         List<UcxChannel> channels = new ArrayList<>();
         List<UcxWireup.Channel> wired = new ArrayList<>();
-        UcxChannel wireup = originChannel(peer, wire, UcxWireup.Mode.IFACE, channels, wired);
+        UcxChannel wireup = origins.channel(peer, wire, UcxWireup.Mode.IFACE, channels, wired);
         List<UcxLane> made = new ArrayList<>();
         List<UcxWireup.Lane> lanesOut = new ArrayList<>();
         for (Planned p : plan) {
             UcxWireup.Mode mode = planner.mode(p.candidate().iface());
-            UcxChannel ch = originChannel(peer, p.candidate(), mode, channels, wired);
+            UcxChannel ch = origins.channel(peer, p.candidate(), mode, channels, wired);
             long conn = RANDOM.nextLong();
             LaneCapabilities caps = planner.capabilities(p);
             UcxLane lane = new UcxLane(agent, conn, ch, p.types(), caps, planner.maxMessage(p, caps),
@@ -158,40 +161,6 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         List<String> out = new ArrayList<>();
         a.ifaces().forEach(i -> out.add(i.transport() + "/" + i.device()));
         return out.toString();
-    }
-
-    /** The channel on a candidate in that mode: the peer's existing one, or a new one (added to the lists). */
-    private UcxChannel originChannel(UcxPeer peer, Candidate c, UcxWireup.Mode mode, List<UcxChannel> channels,
-            List<UcxWireup.Channel> wired) {
-        return originChannel(peer, c, mode, channels, wired, false);
-    }
-
-    /** As above; {@code fresh}: a new channel even where one exists (a replacement's). */
-    private UcxChannel originChannel(UcxPeer peer, Candidate c, UcxWireup.Mode mode, List<UcxChannel> channels,
-            List<UcxWireup.Channel> wired, boolean fresh) {
-        UcxChannel ch = fresh ? null : peer.originChannel(c.local(), mode);
-        if (ch != null) {
-            if (!channels.contains(ch)) {
-                channels.add(ch);
-                wired.add(new UcxWireup.Channel(ch.id, c.local(), c.remote(), UcxWireup.Mode.EXISTING, new byte[0]));
-            }
-            return ch;
-        }
-        long id = RANDOM.nextLong();
-        byte[] endpointAddress = new byte[0];
-        UctEndpoint ep;
-        if (mode == UcxWireup.Mode.IFACE) {
-            ep = c.iface().connect(peer.address.ifaces().get(c.remote()).address());
-        } else {
-            ep = c.iface().unconnected();
-            endpointAddress = ep.address();
-        }
-        ch = new UcxChannel(id, peer, c.iface(), c.local(), c.remote(), ep, mode, true,
-                mode == UcxWireup.Mode.IFACE ? UcxChannel.State.READY : UcxChannel.State.WIRING);
-        peers.addOrigin(ch);
-        channels.add(ch);
-        wired.add(new UcxWireup.Channel(id, c.local(), c.remote(), mode, endpointAddress));
-        return ch;
     }
 
     /**
@@ -256,14 +225,14 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         UcxChannel wireup;
         UcxChannel fresh;
         try {
-            wireup = originChannel(peer, wire, UcxWireup.Mode.IFACE, channels, wired, freshWireup);
+            wireup = origins.channel(peer, wire, UcxWireup.Mode.IFACE, channels, wired, freshWireup);
             boolean same = freshWireup && wire.local() == was.ifaceIndex && was.mode == UcxWireup.Mode.IFACE;
-            fresh = same ? wireup : originChannel(peer, new Candidate(was.ifaceIndex, was.peerIface, was.iface),
+            fresh = same ? wireup : origins.channel(peer, new Candidate(was.ifaceIndex, was.peerIface, was.iface),
                     was.mode, channels, wired, true);
         } catch (FencelineException e) {
             for (int i = 0; i < channels.size(); i++) {
                 if (wired.get(i).mode() != UcxWireup.Mode.EXISTING) {
-                    dropChannel(channels.get(i)); // made for this attempt, and used by nothing
+                    origins.drop(channels.get(i)); // made for this attempt, and used by nothing
                 }
             }
             throw e;
@@ -450,23 +419,10 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         if (d.recovery) { // its channels were made for it: a failed reconnect leaves no endpoint behind
             for (UcxChannel ch : d.channels) {
                 if (ch.lanes.isEmpty()) {
-                    dropChannel(ch);
+                    origins.drop(ch);
                 }
             }
         }
-    }
-
-    /**
-     * Closes a channel nothing uses (a failed reconnect attempt's), quietly: its lanes are gone and
-     * no connect waits for it.
-     */
-    private void dropChannel(UcxChannel ch) {
-        if (ch.state == UcxChannel.State.FAILED) {
-            return;
-        }
-        ch.state = UcxChannel.State.FAILED;
-        peers.remove(ch);
-        ch.ep.close();
     }
 
     /** Tells the target a lane is closed, on the lane's channel (after its requests), else the wireup's. */
