@@ -322,53 +322,20 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
         ctx.write(FrameEncoder.ack(ctx.alloc(), token, value));
     }
 
-    // The appliers below run inside once(). Fields, not captures, so an operation costs no
-    // allocation beyond its reply.
-    private RemoteAccessTarget target;
-    private long key;
-    private long address;
-    private ByteBuf data;
-    private ByteBuf header;
-    private int amId;
-    private int kind;
-    private AtomicOp op;
-    private int width;
-    private long operand;
-    private long compare;
-    private final ExactlyOnce.Operation applyPut = this::applyPut;
-    private final ExactlyOnce.Operation applyAtomic = this::applyAtomic;
-    private final ExactlyOnce.Operation applyActiveMessage = this::applyActiveMessage;
-
-    private long applyPut() {
-        if (data.nioBufferCount() == 1) {
-            target.put(key, address, data.nioBuffer());
-        } else { // a frame that spanned socket reads: written from its pieces, not gathered first
-            target.put(key, address, data.nioBuffers());
-        }
-        return 0;
-    }
-
-    private long applyAtomic() {
-        return kind == Wire.ATOMIC_CSWAP ? target.compareAndSwap(key, address, width, compare, operand)
-                : target.atomic(key, address, width, op, operand);
-    }
-
-    private long applyActiveMessage() {
-        target.activeMessage(amId, header.nioBuffer(), data.nioBuffer());
-        return 0;
-    }
+    /** The operation being applied, and its appliers, which run inside once(). */
+    private final TargetAppliers appliers = new TargetAppliers();
 
     @Override
     public void put(long token, long originId, long seq, long low, long k, long a, ByteBuf d)
             throws MalformedFrameException {
-        target = ready();
-        key = k;
-        address = a;
-        data = d;
+        appliers.target = ready();
+        appliers.key = k;
+        appliers.address = a;
+        appliers.data = d;
         try {
-            once(token, originId, seq, low, applyPut);
+            once(token, originId, seq, low, appliers.applyPut);
         } finally {
-            data = null;
+            appliers.data = null;
         }
     }
 
@@ -396,31 +363,31 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
     @Override
     public void atomic(long token, long originId, long seq, long low, long k, long a, int kd, AtomicOp o, int w,
             long operandValue, long compareValue) throws MalformedFrameException {
-        target = ready();
-        key = k;
-        address = a;
-        kind = kd;
-        op = o;
-        width = w;
-        operand = operandValue;
-        compare = compareValue;
-        once(token, originId, seq, low, applyAtomic);
+        appliers.target = ready();
+        appliers.key = k;
+        appliers.address = a;
+        appliers.kind = kd;
+        appliers.op = o;
+        appliers.width = w;
+        appliers.operand = operandValue;
+        appliers.compare = compareValue;
+        once(token, originId, seq, low, appliers.applyAtomic);
     }
 
     @Override
     public void activeMessage(long token, long originId, long seq, long low, int id, ByteBuf h, ByteBuf payload)
             throws MalformedFrameException {
-        target = ready();
+        appliers.target = ready();
         java.util.concurrent.Executor handlers = transport.handlers();
         if (handlers == null) { // active-message-threads = 0: on the event loop
-            amId = id;
-            header = h;
-            data = payload;
+            appliers.amId = id;
+            appliers.header = h;
+            appliers.data = payload;
             try {
-                once(token, originId, seq, low, applyActiveMessage);
+                once(token, originId, seq, low, appliers.applyActiveMessage);
             } finally {
-                header = null;
-                data = null;
+                appliers.header = null;
+                appliers.data = null;
             }
             return;
         }
@@ -450,7 +417,7 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
     private void runHandler(java.util.concurrent.Executor handlers, long token, long originId, long seq,
             DedupWindow w, int id, java.nio.ByteBuffer h, java.nio.ByteBuffer payload) {
         ByteBuf kept = current.retain(); // h and payload view it until the handler returns
-        RemoteAccessTarget t = target;
+        RemoteAccessTarget t = appliers.target;
         handlerRunning = true;
         ctx.channel().config().setAutoRead(false);
         try {
