@@ -18,13 +18,11 @@ import dev.fenceline.spi.support.ExactlyOnceWindows;
 import dev.fenceline.spi.support.Heartbeat;
 import java.nio.ByteBuffer;
 import java.util.EnumSet;
-import java.util.IdentityHashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicReferenceFieldUpdater;
 import org.agrona.concurrent.AtomicBuffer;
-import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 
 /**
  * One lane to a worker in another process (or this one) on the same host. RMA and atomics on a
@@ -49,10 +47,10 @@ final class ShmLane extends AbstractLane implements DirectAccess {
     /** This lane's gate in this worker's control segment. */
     final int gate;
     final Inbox peer;
-    private final ShmTransport transport;
-    private final int queueDepth;
+    final ShmTransport transport;
+    final int queueDepth;
     private volatile int maxFragment;
-    private static final AtomicIntegerFieldUpdater<ShmLane> UNANSWERED =
+    static final AtomicIntegerFieldUpdater<ShmLane> UNANSWERED =
             AtomicIntegerFieldUpdater.newUpdater(ShmLane.class, "unanswered");
     private static final AtomicIntegerFieldUpdater<ShmLane> QUEUED =
             AtomicIntegerFieldUpdater.newUpdater(ShmLane.class, "queued");
@@ -61,9 +59,9 @@ final class ShmLane extends AbstractLane implements DirectAccess {
     // Counts and flags are fields with updaters, and tables are made at first use: a worker may
     // hold ten thousand lanes, most of them idle.
     /** Messages in the peer's ring not answered yet (through {@link #UNANSWERED}). */
-    private volatile int unanswered;
+    volatile int unanswered;
     /** Actor thread only: the peer segment behind each key seen (null: not directly reachable). */
-    private Map<RemoteKey, DataSegment.Peer> segments; // made at the first key
+    Map<RemoteKey, DataSegment.Peer> segments; // made at the first key
     private volatile boolean wantReady;
     /** Whether the lane is in its transport's attention queue (see {@link ShmTransport#attend}). */
     private volatile int queued; // 1: queued, through QUEUED
@@ -71,14 +69,14 @@ final class ShmLane extends AbstractLane implements DirectAccess {
     private final Set<LaneType> types;
 
     /** Tokens of direct active messages: the sign bit, then the caller's number. */
-    private static final long DIRECT = Long.MIN_VALUE;
+    static final long DIRECT = Long.MIN_VALUE;
     /**
      * The ring messages' record, and the lock that guards their claims, that record and the lane's
      * end: a message is either claimed and remembered before the lane is revoked (and then
      * answered, or its fate known), or refused.
      */
-    private final ShmMessageLedger ledger = new ShmMessageLedger();
-    private volatile DirectAnswers answers;
+    final ShmMessageLedger ledger = new ShmMessageLedger();
+    volatile DirectAnswers answers;
     /** The transport forgets the connection once, whoever gets there first (close, fail, last answer). */
     private volatile int forgotten; // 1: forgotten, through FORGOTTEN
 
@@ -168,6 +166,18 @@ final class ShmLane extends AbstractLane implements DirectAccess {
         return live();
     }
 
+    // For ShmLanePosting and ShmDirectAccess: AbstractLane's own are protected.
+
+    /** {@link #checkedPayload}: throws if the operation exceeds the lane's limit. */
+    int checked(TransportOp op) {
+        return checkedPayload(op);
+    }
+
+    /** {@link #checkPayload} for an active message of this many bytes. */
+    void checkMessage(int payloadBytes) {
+        checkPayload(TransportOp.Kind.AM, payloadBytes);
+    }
+
     // ------------------------------------------------------------------ endpoint side
 
     @Override
@@ -179,74 +189,39 @@ final class ShmLane extends AbstractLane implements DirectAccess {
             return PostStatus.IN_PROGRESS;
         }
         if (op.key() != null && op.kind() != TransportOp.Kind.AM && unanswered == 0) {
-            DataSegment.Peer seg = segment(op.key());
+            DataSegment.Peer seg = ShmDirectAccess.segment(this, op.key());
             if (seg != null) {
                 op.result(Direct.apply(op, seg));
                 return PostStatus.COMPLETED;
             }
         }
-        return send(op);
+        return ShmLanePosting.send(this, op);
     }
 
-    /** The fast path: any thread, while the endpoint's grant holds; only with no ring message pending. */
     @Override
     public boolean putNow(RemoteKey key, long address, ByteBuffer src) {
-        if (!live() || unanswered != 0) {
-            return false;
-        }
-        DataSegment.Peer seg = transport.peerSegment(key);
-        if (seg == null) {
-            return false;
-        }
-        Direct.put(seg, key, address, src);
-        return true;
+        return ShmDirectAccess.putNow(this, key, address, src); // a static call: the hot path stays direct
     }
 
-    /**
-     * The peer's inbox takes messages from any thread in claim order, so a direct active message
-     * keeps its place among the lane's other messages. The peer's answer comes back to the polling
-     * thread, which reports it to {@code a} without the endpoint actor.
-     */
+    @Override
+    public boolean atomicPostNow(RemoteKey key, long address, AtomicOp op, int width, long operand) {
+        return ShmDirectAccess.atomicPostNow(this, key, address, op, width, operand);
+    }
+
+    @Override
+    public boolean getNow(RemoteKey key, long address, ByteBuffer dst) {
+        return ShmDirectAccess.getNow(this, key, address, dst);
+    }
+
+    @Override
+    public Long atomicFetchNow(RemoteKey key, long address, AtomicOp op, int width, long operand,
+            long compare) {
+        return ShmDirectAccess.atomicFetchNow(this, key, address, op, width, operand, compare);
+    }
+
     @Override
     public boolean activeMessageNow(int id, ByteBuffer header, ByteBuffer payload, long origin, DirectAnswers a) {
-        int h = header.remaining();
-        int payloadBytes = h + payload.remaining();
-        checkPayload(TransportOp.Kind.AM, payloadBytes);
-        if (answers == null) {
-            answers = a; // one endpoint per lane: always the same
-        }
-        synchronized (ledger) {
-            if (!live() || ledger.revoked() || !reserve()) {
-                return false;
-            }
-            ManyToOneRingBuffer ring = peer.ring;
-            int at = ring.tryClaim(ShmWire.AM, ShmWire.AM_DATA + payloadBytes);
-            if (at < 0) {
-                UNANSWERED.decrementAndGet(this);
-                return false; // full: the normal path waits for room
-            }
-            AtomicBuffer b = ring.buffer();
-            long index;
-            try {
-                // No exactly-once number: see abandonDirect().
-                ShmRecords.directActiveMessage(b, at, conn, origin, id, header, h, payload);
-            } catch (RuntimeException e) {
-                ring.abort(at); // never leave a claimed record behind: it would block the peer's inbox
-                UNANSWERED.decrementAndGet(this);
-                throw e;
-            }
-            // Numbered only now that nothing can stop it, and under the lock its answer takes too:
-            // answers come back in this order.
-            index = a.queued();
-            ShmRecords.token(b, at, DIRECT | index);
-            if (!commit(ring, at)) {
-                a.abandoned(1, new EndpointFailedException("shm: " + peer.name + " skipped a direct"
-                        + " active message this lane had half written: not run"));
-                return true; // numbered, and answered as abandoned
-            }
-            ledger.postedDirect(DIRECT | index);
-            return true;
-        }
+        return ShmLanePosting.activeMessageNow(this, id, header, payload, origin, a);
     }
 
     /** The transport forgets the connection (and tells the peer); once. */
@@ -296,152 +271,6 @@ final class ShmLane extends AbstractLane implements DirectAccess {
     }
 
     @Override
-    public boolean atomicPostNow(RemoteKey key, long address, AtomicOp op, int width, long operand) {
-        if (!live() || unanswered != 0) {
-            return false;
-        }
-        DataSegment.Peer seg = transport.peerSegment(key);
-        if (seg == null) {
-            return false;
-        }
-        Direct.atomicPost(seg, key, address, op, width, operand);
-        return true;
-    }
-
-    @Override
-    public boolean getNow(RemoteKey key, long address, ByteBuffer dst) {
-        if (!live() || unanswered != 0) {
-            return false;
-        }
-        DataSegment.Peer seg = transport.peerSegment(key);
-        if (seg == null) {
-            return false;
-        }
-        Direct.get(seg, key, address, dst);
-        return true;
-    }
-
-    @Override
-    public Long atomicFetchNow(RemoteKey key, long address, AtomicOp op, int width, long operand,
-            long compare) {
-        if (!live() || unanswered != 0) {
-            return null;
-        }
-        DataSegment.Peer seg = transport.peerSegment(key);
-        if (seg == null) {
-            return null;
-        }
-        return Direct.fetch(seg, key, address, op, width, operand, compare);
-    }
-
-    private DataSegment.Peer segment(RemoteKey key) {
-        if (segments == null) {
-            segments = new IdentityHashMap<>(4); // grows if need be
-        } else if (segments.containsKey(key)) {
-            return segments.get(key);
-        }
-        DataSegment.Peer seg = transport.peerSegment(key);
-        if (segments.size() > 4096) {
-            segments.clear(); // a bounded cache: keys are usually few and long-lived
-        }
-        segments.put(key, seg);
-        return seg;
-    }
-
-    private PostStatus send(TransportOp op) {
-        int payload = checkedPayload(op);
-        int type;
-        int length;
-        switch (op.kind()) {
-            case PUT -> {
-                type = ShmWire.PUT;
-                length = ShmWire.RMA_DATA + payload;
-            }
-            case GET -> {
-                type = ShmWire.GET;
-                length = ShmWire.GET_LENGTH + 4;
-            }
-            case AM -> {
-                type = ShmWire.AM;
-                length = ShmWire.AM_DATA + payload;
-            }
-            default -> {
-                type = ShmWire.ATOMIC;
-                length = ShmWire.ATOMIC_LENGTH;
-            }
-        }
-        synchronized (ledger) { // claim order is the order answers come in
-            if (ledger.revoked()) {
-                ledger.neverSent(op.token());
-                return PostStatus.IN_PROGRESS;
-            }
-            if (!reserve()) {
-                return PostStatus.NO_RESOURCE;
-            }
-            ManyToOneRingBuffer ring = peer.ring;
-            int at = ring.tryClaim(type, length);
-            if (at < 0) {
-                UNANSWERED.decrementAndGet(this);
-                needRoom(); // the peer's ring is full; the polling thread says when it has room
-                return PostStatus.NO_RESOURCE;
-            }
-            try {
-                // The ledger learns of an active message before its body is written and of a get
-                // after; the catch below forgets either.
-                AtomicBuffer b = ring.buffer();
-                ShmRecords.prefix(b, at, conn, op);
-                if (op.kind() == TransportOp.Kind.AM) {
-                    ledger.activeMessageSent(op.token());
-                }
-                ShmRecords.body(b, at, op, payload);
-                if (op.kind() == TransportOp.Kind.GET) {
-                    ledger.getSent(op.token(), op.local());
-                }
-            } catch (RuntimeException e) {
-                ring.abort(at); // never leave a claimed record behind: it would block the peer's inbox
-                UNANSWERED.decrementAndGet(this);
-                ledger.writeFailed(op.token());
-                throw e;
-            }
-            if (commit(ring, at)) {
-                ledger.posted(op.token());
-            } else {
-                ledger.neverSent(op.token()); // skipped by the peer, never applied; the lane fails
-            }
-        }
-        return PostStatus.IN_PROGRESS;
-    }
-
-    /**
-     * Commits a claimed record.
-     *
-     * @return false if the peer skipped it meanwhile (it took this process for dead, or a record of
-     *     it for abandoned): then the lane fails, with the reason
-     */
-    private boolean commit(ManyToOneRingBuffer ring, int at) {
-        try {
-            ring.commit(at);
-            peer.doorbell.ring();
-            return true;
-        } catch (IllegalStateException skipped) {
-            UNANSWERED.decrementAndGet(this);
-            fail(new EndpointFailedException("shm: " + peer.name + " skipped a message this lane had"
-                    + " half written (" + skipped.getMessage() + "); the lane is not usable"));
-            return false;
-        }
-    }
-
-    /** Counts one more unanswered ring message, or says there is no room. */
-    private boolean reserve() {
-        if (UNANSWERED.incrementAndGet(this) <= queueDepth) {
-            return true;
-        }
-        UNANSWERED.decrementAndGet(this);
-        needRoom();
-        return false;
-    }
-
-    @Override
     public PostStatus flush(long token) {
         if (!live()) {
             return PostStatus.IN_PROGRESS;
@@ -449,7 +278,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
         if (unanswered == 0) {
             return PostStatus.COMPLETED; // direct accesses are complete on return, ring ones answered
         }
-        return probe(token);
+        return ShmLanePosting.probe(this, token);
     }
 
     /**
@@ -501,28 +330,6 @@ final class ShmLane extends AbstractLane implements DirectAccess {
         if (live() && l != null) {
             l.onFlushed(token);
         }
-    }
-
-    private PostStatus probe(long token) {
-        synchronized (ledger) {
-            if (ledger.revoked()) {
-                return PostStatus.IN_PROGRESS;
-            }
-            if (!reserve()) {
-                return PostStatus.NO_RESOURCE;
-            }
-            int at = peer.ring.tryClaim(ShmWire.FLUSH, 16);
-            if (at < 0) {
-                UNANSWERED.decrementAndGet(this);
-                needRoom();
-                return PostStatus.NO_RESOURCE;
-            }
-            ShmRecords.flush(peer.ring.buffer(), at, conn, token);
-            if (commit(peer.ring, at)) {
-                ledger.posted(token);
-            }
-        }
-        return PostStatus.IN_PROGRESS;
     }
 
     /** Ring messages are applied in order and direct accesses only when none is pending. */
@@ -626,7 +433,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
     }
 
     /** The endpoint waits for room: the polling thread says when there is. */
-    private void needRoom() {
+    void needRoom() {
         wantReady = true;
         transport.attend(this);
     }

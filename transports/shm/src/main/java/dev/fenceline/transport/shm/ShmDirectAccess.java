@@ -1,0 +1,74 @@
+package dev.fenceline.transport.shm;
+
+import dev.fenceline.AtomicOp;
+import dev.fenceline.RemoteKey;
+import java.nio.ByteBuffer;
+import java.util.IdentityHashMap;
+
+/**
+ * A lane's RMA and atomics straight into this process's mapping of the peer's segment ({@link Direct}),
+ * only while no ring message of the lane is unanswered so post order holds: calling threads' under the
+ * endpoint's grant ({@link dev.fenceline.spi.DirectAccess}) and the endpoint actor's key lookup, taking
+ * no lock, and static so that an idle lane carries nothing for it.
+ */
+final class ShmDirectAccess {
+    private ShmDirectAccess() {
+    }
+
+    /**
+     * @return the key's segment as this process maps it, if the lane is live and none of its ring
+     *     messages is unanswered (so post order holds); else null: the operation takes the ring
+     */
+    private static DataSegment.Peer reachable(ShmLane lane, RemoteKey key) {
+        return lane.isLive() && lane.unanswered == 0 ? lane.transport.peerSegment(key) : null;
+    }
+
+    /** The fast path: any thread, while the endpoint's grant holds; only with no ring message pending. */
+    static boolean putNow(ShmLane lane, RemoteKey key, long address, ByteBuffer src) {
+        DataSegment.Peer seg = reachable(lane, key);
+        if (seg == null) {
+            return false;
+        }
+        Direct.put(seg, key, address, src);
+        return true;
+    }
+
+    static boolean atomicPostNow(ShmLane lane, RemoteKey key, long address, AtomicOp op, int width, long operand) {
+        DataSegment.Peer seg = reachable(lane, key);
+        if (seg == null) {
+            return false;
+        }
+        Direct.atomicPost(seg, key, address, op, width, operand);
+        return true;
+    }
+
+    static boolean getNow(ShmLane lane, RemoteKey key, long address, ByteBuffer dst) {
+        DataSegment.Peer seg = reachable(lane, key);
+        if (seg == null) {
+            return false;
+        }
+        Direct.get(seg, key, address, dst);
+        return true;
+    }
+
+    static Long atomicFetchNow(ShmLane lane, RemoteKey key, long address, AtomicOp op, int width, long operand,
+            long compare) {
+        DataSegment.Peer seg = reachable(lane, key);
+        return seg == null ? null : Direct.fetch(seg, key, address, op, width, operand, compare);
+    }
+
+    /** Endpoint actor: the peer segment behind a key (null: not directly reachable), cached on the lane. */
+    static DataSegment.Peer segment(ShmLane lane, RemoteKey key) {
+        if (lane.segments == null) {
+            lane.segments = new IdentityHashMap<>(4); // grows if need be
+        } else if (lane.segments.containsKey(key)) {
+            return lane.segments.get(key);
+        }
+        DataSegment.Peer seg = lane.transport.peerSegment(key);
+        if (lane.segments.size() > 4096) {
+            lane.segments.clear(); // a bounded cache: keys are usually few and long-lived
+        }
+        lane.segments.put(key, seg);
+        return seg;
+    }
+}
