@@ -43,23 +43,18 @@ public final class MappedMemory {
     }
 
     /**
-     * A put into a mapping also reached through an address-based view of the same bytes, for a fast
-     * path: the hot size, 8 bytes, is one store through the view (a {@code ByteBuffer} view handle's
-     * scope, read-only and index checks cost more than the store); other sizes as
-     * {@link #put(ByteBuffer, int, ByteBuffer)}.
+     * The hot size of a fast path's put, 8 bytes, as one store through an address-based view of the
+     * mapping (a {@code ByteBuffer} view handle's scope, read-only and index checks cost more than
+     * the store), then the release fence of every put. The caller has its size at hand for its own
+     * checks and branches on it; other sizes go to {@link #put(ByteBuffer, int, ByteBuffer)}.
      *
-     * @param data the mapping
-     * @param view the same bytes, address-based (Agrona checks its bounds)
-     * @param at the first byte's offset in both
-     * @param src the bytes to write (its position is not moved)
+     * @param view the mapping, address-based (Agrona checks its bounds)
+     * @param at the first byte's offset in it
+     * @param src exactly 8 bytes to write at its position (not moved)
      */
-    public static void put(ByteBuffer data, AtomicBuffer view, int at, ByteBuffer src) {
-        if (src.remaining() == Long.BYTES) {
-            view.putLong(at, (long) LONG.get(src, src.position()));
-            VarHandle.releaseFence();
-        } else {
-            put(data, at, src);
-        }
+    public static void putLong(AtomicBuffer view, int at, ByteBuffer src) {
+        view.putLong(at, (long) LONG.get(src, src.position()));
+        VarHandle.releaseFence();
     }
 
     /**

@@ -46,7 +46,13 @@ final class UcxMappedAccess {
         if (m == null) {
             return false;
         }
-        MappedMemory.put(m.data(), m.view(), m.check(key, address, src.remaining(), Access.WRITE), src);
+        int n = src.remaining();
+        int at = m.check(key, address, n, Access.WRITE);
+        if (n == Long.BYTES) {
+            MappedMemory.putLong(m.view(), at, src);
+        } else {
+            MappedMemory.put(m.data(), at, src);
+        }
         return true;
     }
 
