@@ -48,7 +48,7 @@ public final class MappedMemory {
      * the store), then the release fence of every put. The caller has its size at hand for its own
      * checks and branches on it; other sizes go to {@link #put(ByteBuffer, int, ByteBuffer)}.
      *
-     * @param view the mapping, address-based (Agrona checks its bounds)
+     * @param view the mapping, address-based (the caller checked the range, as for every call here)
      * @param at the first byte's offset in it
      * @param src exactly 8 bytes to write at its position (not moved)
      */

@@ -29,7 +29,9 @@ final class Direct {
     static void put(DataSegment.Peer seg, RemoteKey key, long address, ByteBuffer src) {
         int n = src.remaining();
         int at = checked(seg, key, address, n, Access.WRITE);
-        if (n == Long.BYTES) { // the size read before the header's volatile reads, not after: 11.5 ns against 13.7 (JMH)
+        // The branch on the size read before the header's volatile reads, not after: 11.5 ns an
+        // 8-byte put against 13.7 (JMH).
+        if (n == Long.BYTES) {
             MappedMemory.putLong(seg.view(), at, src);
         } else {
             MappedMemory.put(seg.data(), at, src);
