@@ -57,6 +57,11 @@ public final class PerfCommand implements Callable<Integer> {
             description = "Warm-up iterations before each measurement (default ${DEFAULT-VALUE}).")
     int warmup;
 
+    @Option(names = "--jit-settle-ms", defaultValue = "3000",
+            description = "After each warm-up, wait up to this long for the JIT compilers to go quiet for "
+                    + JitSettle.QUIET_MS + " ms (0: do not wait; default ${DEFAULT-VALUE}).")
+    long jitSettleMs;
+
     @Option(names = "--window", defaultValue = "64",
             description = "Operations in flight in stream tests (default ${DEFAULT-VALUE}).")
     int window;
@@ -186,7 +191,7 @@ public final class PerfCommand implements Callable<Integer> {
                 throw new CommandLine.ParameterException(spec.commandLine(), "--completion " + completion
                         + ": expected per-op or implicit");
             }
-            PerfRunner runner = new PerfRunner(session, window, completion.equals("implicit"));
+            PerfRunner runner = new PerfRunner(session, window, completion.equals("implicit"), jitSettleMs);
             if (!json) {
                 out.printf(Locale.ROOT, "fenceline perf: transport %s, fence mode %s, lanes %d, window %d, %s, %s"
                         + " completion%n", session.transport, session.fenceline.fenceMode(),

@@ -28,12 +28,17 @@ final class PerfRunner {
     private final PerfSession s;
     private final int window;
     private final boolean implicit;
+    private final long jitSettleMs;
 
-    /** @param implicit puts and posted ADDs without futures, completed by a flush every window */
-    PerfRunner(PerfSession session, int window, boolean implicit) {
+    /**
+     * @param implicit puts and posted ADDs without futures, completed by a flush every window
+     * @param jitSettleMs after the warm-up, the longest wait for the JIT compilers to go quiet
+     */
+    PerfRunner(PerfSession session, int window, boolean implicit, long jitSettleMs) {
         this.s = session;
         this.window = window;
         this.implicit = implicit;
+        this.jitSettleMs = jitSettleMs;
     }
 
     PerfResult run(PerfTest test, int size, int warmup, int iterations, LongConsumer progress) throws Exception {
@@ -42,6 +47,7 @@ final class PerfRunner {
         }
         if (warmup > 0) {
             once(test, size, warmup, n -> { });
+            JitSettle.await(jitSettleMs);
         }
         return once(test, size, iterations, progress);
     }
