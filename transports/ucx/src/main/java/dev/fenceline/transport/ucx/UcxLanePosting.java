@@ -127,6 +127,7 @@ final class UcxLanePosting {
         ledger.answersTo(a);
         ByteBuffer h = ByteBuffer.allocate(header.remaining()).put(header.duplicate()).flip();
         ByteBuffer p = ByteBuffer.allocate(payload.remaining()).put(payload.duplicate()).flip();
+        boolean notSent = false;
         synchronized (ledger) { // numbered and queued in one step: answers come in this order
             if (ledger.ended() || unanswered.get() >= queueDepth || !agent.hasRoom()) {
                 return false;
@@ -138,9 +139,12 @@ final class UcxLanePosting {
             if (!agent.takeHere(op) && !agent.submit(op)) { // the agent closed meanwhile
                 ledger.directNotQueued();
                 unanswered.decrementAndGet();
-                a.abandoned(1, new dev.fenceline.EndpointFailedException("ucx: the transport closed; active message"
-                        + " not sent"));
+                notSent = true;
             }
+        }
+        if (notSent) { // outside the lock: it may complete a flush, whose dependents are the user's code
+            a.abandoned(1, new dev.fenceline.EndpointFailedException("ucx: the transport closed; active message"
+                    + " not sent"));
         }
         return true;
     }
