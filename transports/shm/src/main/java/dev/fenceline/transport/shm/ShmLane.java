@@ -44,6 +44,8 @@ final class ShmLane extends AbstractLane implements DirectAccess {
     /** With a cma lane beside it, bulk transfers are the cma lane's. */
     private static final Set<LaneType> BESIDE_CMA = EnumSet.of(LaneType.AM, LaneType.RMA, LaneType.AMO);
     final long conn;
+    /** Set as the lane leaves its transport's {@link ShmLaneTable} (any thread; the polling thread reads it). */
+    volatile boolean unlisted;
     /** This lane's gate in this worker's control segment. */
     final int gate;
     final Inbox peer;

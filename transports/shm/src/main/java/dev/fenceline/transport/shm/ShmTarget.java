@@ -10,11 +10,10 @@ import dev.fenceline.spi.support.ExactlyOnceWindows;
 import dev.fenceline.spi.support.WireCodes;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.util.HashMap;
-import java.util.Iterator;
-import java.util.Map;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import org.agrona.collections.Long2ObjectHashMap;
+import org.agrona.collections.LongArrayList;
 import org.agrona.concurrent.AtomicBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.slf4j.Logger;
@@ -47,10 +46,10 @@ final class ShmTarget {
     private final Consumer<String> dropped;
     private final ExactlyOnceWindows windows;
     private final ExactlyOnce exactlyOnce;
-    /** Who to answer, by connection id. */
-    private final Map<Long, Origin> origins = new HashMap<>();
+    /** Who to answer, by connection id (looked up per request: primitive keys, nothing boxed). */
+    private final Long2ObjectHashMap<Origin> origins = new Long2ObjectHashMap<>();
     /** The window of the origin endpoint each connection carries, once it sent something (retained). */
-    private final Map<Long, ExactlyOnceWindows.Window> connWindows = new HashMap<>();
+    private final Long2ObjectHashMap<ExactlyOnceWindows.Window> connWindows = new Long2ObjectHashMap<>();
 
     /**
      * @param openInbox maps a peer's control segment by name (the transport keeps the mappings)
@@ -77,13 +76,17 @@ final class ShmTarget {
 
     /** A peer process is gone: its connections here are forgotten. */
     void peerGone(Inbox dead) {
-        for (Iterator<Map.Entry<Long, Origin>> it = origins.entrySet().iterator(); it.hasNext();) {
-            Map.Entry<Long, Origin> e = it.next();
-            if (e.getValue().inbox() == dead) {
-                it.remove();
-                dead.incoming--;
-                forgetConnection(e.getKey());
+        LongArrayList gone = new LongArrayList();
+        origins.forEachLong((conn, o) -> {
+            if (o.inbox() == dead) {
+                gone.addLong(conn);
             }
+        });
+        for (int i = 0; i < gone.size(); i++) {
+            long conn = gone.getLong(i);
+            origins.remove(conn);
+            dead.incoming--;
+            forgetConnection(conn);
         }
     }
 

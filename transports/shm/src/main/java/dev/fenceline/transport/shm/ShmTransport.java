@@ -67,7 +67,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
     /** Polling thread: the inbox's reader. */
     private final ShmInboxReader messages;
     /** Origin side: this worker's lanes by connection id. */
-    private final Map<Long, ShmLane> lanes = new ConcurrentHashMap<>();
+    private final ShmLaneTable lanes = new ShmLaneTable();
     /** Connections whose CONNECT is out: their CONNECTED goes to the transport actor, any other is dropped. */
     private final Set<Long> dialing = ConcurrentHashMap.newKeySet();
     /** The control actor; set by {@link #start}. */
@@ -104,11 +104,11 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
             throw new FencelineException("shm: cannot create the control segment " + inboxFile + ": " + e, e);
         }
         this.gateSlots = new ShmGateSlots(inbox.gates, context.workerName(), settings.maxLanes());
-        this.attention = new ShmAttention(inbox.gates.slots(), conn -> lanes.get(conn), inbox.doorbell::ring);
+        this.attention = new ShmAttention(inbox.gates.slots(), lanes::find, inbox.doorbell::ring);
         ShmInboxReader.Drops drops = new ShmInboxReader.Drops(context.workerName());
         this.target = new ShmTarget(context, settings, this::openInbox, drops::dropped);
-        this.messages = new ShmInboxReader(conn -> lanes.get(conn), dialing, () -> actor, target, drops);
-        this.losses = new ShmPeerLoss(context.workerName(), lanes.values(), cmaLanes, target, inbox.doorbell::ring);
+        this.messages = new ShmInboxReader(lanes::find, dialing, () -> actor, target, drops);
+        this.losses = new ShmPeerLoss(context.workerName(), lanes.all(), cmaLanes, target, inbox.doorbell::ring);
         Heartbeat.start(inbox);
         String noCma = settings.cma() ? Cma.unavailable() : "switched off (" + ShmSettings.SECTION + ".cma = off)";
         this.cma = noCma == null;
@@ -251,7 +251,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         int gate = gateSlots.open(conn);
         ShmLane lane = new ShmLane(this, conn, gate, peer, settings.queueDepth(), settings.maxFragment(), cma);
         dialing.add(conn);
-        lanes.put(conn, lane);
+        lanes.add(lane);
         byte[] name = inbox.name.getBytes(StandardCharsets.UTF_8);
         int at = peer.ring.tryClaim(ShmWire.CONNECT, 48 + name.length);
         if (at < 0) {
@@ -291,7 +291,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
     @Override
     public void abandon(ShmTransportActor.Dial d) {
         dialing.remove(d.conn());
-        lanes.remove(d.conn());
+        lanes.remove(d.lane());
         inbox.gates.revoke(d.lane().gate);
         gateSlots.release(d.lane().gate);
     }
@@ -380,7 +380,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
 
     /** A lane was closed or given up by its endpoint, and owes no answer. */
     void closed(ShmLane lane) {
-        lanes.remove(lane.conn);
+        lanes.remove(lane);
         leaving.add(lane);
         inbox.doorbell.ring();
         inbox.gates.revoke(lane.gate); // nothing more of it is applied, whatever still waits in the peer's inbox
@@ -479,7 +479,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         }
         closed = true;
         Heartbeat.stop(inbox); // the runtime stopped the polling loop before this
-        List<ShmLane> all = new ArrayList<>(lanes.values()); // closed() takes them out of the map
+        List<ShmLane> all = new ArrayList<>(lanes.all()); // closed() takes them out of the map
         for (ShmLane l : all) {
             l.forget(); // peers forget the connection now, not when they notice this process is gone
         }

@@ -18,7 +18,6 @@ import dev.fenceline.testkit.ModelCheckedWorkload;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
@@ -192,10 +191,10 @@ class ShmAndTcpTest {
             if (t instanceof ShmTransport shm) {
                 java.lang.reflect.Field lanes = ShmTransport.class.getDeclaredField("lanes");
                 lanes.setAccessible(true);
-                for (Object conn : List.copyOf(((Map<?, ?>) lanes.get(shm)).keySet())) {
+                for (ShmLane lane : List.copyOf(((ShmLaneTable) lanes.get(shm)).all())) {
                     int at = inbox.tryClaim(ShmWire.ACK, 8); // an ACK needs 24 bytes
                     assertTrue(at >= 0, "no room in the inbox for the broken answer (" + why + ")");
-                    inbox.buffer().putLong(at + ShmWire.CONN, (Long) conn);
+                    inbox.buffer().putLong(at + ShmWire.CONN, lane.conn);
                     inbox.commit(at);
                     n++;
                 }
