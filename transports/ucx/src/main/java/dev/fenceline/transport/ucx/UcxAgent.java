@@ -176,7 +176,7 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
     @Override
     public int doWork() {
         int work = drainControl();
-        work += operations.drain(this::take, COMMANDS_PER_PASS);
+        work += operations.drain(taker, COMMANDS_PER_PASS);
         work += worker.progress();
         work += worker.drain(this);
         if (sender.anyBlocked()) {
@@ -224,6 +224,9 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
         }
         return n;
     }
+
+    /** {@link #take}, made once: a method reference written in {@link #doWork} was an object per pass. */
+    private final java.util.function.Consumer<UcxOp> taker = this::take;
 
     private void take(UcxOp op) {
         UcxLane lane = op.lane;
