@@ -100,6 +100,11 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
         return true;
     }
 
+    /** @return whether the calling thread is this agent's */
+    boolean isAgentThread() {
+        return Thread.currentThread() == thread;
+    }
+
     /**
      * Takes a lane's operation at once, without the queue, when called on the agent's own thread (an
      * active-message handler that answers with a message) and nothing is queued that could be ahead of

@@ -118,15 +118,19 @@ final class UcxLanePosting {
     /**
      * An active message from the calling thread (under the endpoint's grant), its size checked by the
      * lane: queued for the agent in the order it is numbered, so its answer comes back, in order, to
-     * the endpoint's ledger without the endpoint actor. Its bytes are copied here.
+     * the endpoint's ledger without the endpoint actor. Its bytes are copied here, or, sent at once
+     * on the agent's thread, written straight from the caller's buffers into the request.
      */
     boolean activeMessageNow(int id, ByteBuffer header, ByteBuffer payload, long origin, DirectAnswers a) {
         if (!lane.isLive() || !lane.channel.iface.attributes().has(UctIfaceAttributes.AM_BCOPY)) {
             return false;
         }
         ledger.answersTo(a);
-        ByteBuffer h = ByteBuffer.allocate(header.remaining()).put(header.duplicate()).flip();
-        ByteBuffer p = ByteBuffer.allocate(payload.remaining()).put(payload.duplicate()).flip();
+        // On the agent's thread (a handler answering) the message is sent now, from the caller's
+        // buffers, and copied only if it has to wait; any other thread's is copied first.
+        boolean here = agent.isAgentThread();
+        ByteBuffer h = here ? header : UcxOp.copy(header);
+        ByteBuffer p = here ? payload : UcxOp.copy(payload);
         boolean notSent = false;
         synchronized (ledger) { // numbered and queued in one step: answers come in this order
             if (ledger.ended() || unanswered.get() >= queueDepth || !agent.hasRoom()) {
@@ -135,8 +139,12 @@ final class UcxLanePosting {
             unanswered.incrementAndGet();
             UcxOp op = UcxOp.direct(lane, UcxLane.DIRECT | a.queued(), id, h, p, origin);
             ledger.directQueued(op);
-            // On the agent's thread (a handler answering), sent now: not after this pass's replies
-            if (!agent.takeHere(op) && !agent.submit(op)) { // the agent closed meanwhile
+            // On the agent's thread, sent now: not after this pass's replies
+            boolean taken = agent.takeHere(op);
+            if (here) {
+                op.ownBytes(); // a no-op once sent; only this thread reads the op until it returns
+            }
+            if (!taken && !agent.submit(op)) { // the agent closed meanwhile
                 ledger.directNotQueued();
                 unanswered.decrementAndGet();
                 notSent = true;

@@ -34,14 +34,18 @@ final class UcxOp implements UcxCommand {
     final long token;
     final long remoteAddress;
     final RemoteKey key;
-    /** Put source, get destination, message payload (the endpoint's buffer, valid until the answer). */
-    final ByteBuffer local;
+    /**
+     * Put source, get destination, message payload (the endpoint's buffer, valid until the answer).
+     * Replaced only by {@link #ownBytes}.
+     */
+    ByteBuffer local;
     final AtomicOp atomicOp;
     final int width;
     final long operand;
     final long compare;
     final int amId;
-    final ByteBuffer header;
+    /** A message's header; replaced only by {@link #ownBytes}. */
+    ByteBuffer header;
     final long origin;
     final long sequence;
     final long lowWater;
@@ -118,7 +122,8 @@ final class UcxOp implements UcxCommand {
 
     /**
      * An active message sent on the fast path ({@link UcxLane#activeMessageNow}): its header and payload
-     * copied (the caller may reuse its buffers), no exactly-once number (it is never sent again), its
+     * copied (the caller may reuse its buffers) or, sent at once on the agent's thread, the caller's
+     * own until {@link #ownBytes}; no exactly-once number (it is never sent again), its
      * token the sign bit and the endpoint's index for it.
      *
      * @param lane the lane
@@ -132,6 +137,23 @@ final class UcxOp implements UcxCommand {
     static UcxOp direct(UcxLane lane, long token, int amId, ByteBuffer header, ByteBuffer payload, long origin) {
         return new UcxOp(lane, Kind.MESSAGE, token, 0, null, payload, null, 0, 0, 0, amId, header, origin, -1, -1, 0,
                 null);
+    }
+
+    /**
+     * A direct message made over its sender's buffers (a handler answering on the agent's thread,
+     * sent at once) and not sent after all keeps copies of its bytes: its sender reuses them once
+     * it returns. Under the lane's lock, on the agent's thread.
+     */
+    void ownBytes() {
+        if (state != State.SENT) {
+            header = copy(header);
+            local = copy(local);
+        }
+    }
+
+    /** @return a heap copy of {@code b}'s bytes from position to limit ({@code b} is not moved) */
+    static ByteBuffer copy(ByteBuffer b) {
+        return ByteBuffer.allocate(b.remaining()).put(b.duplicate()).flip();
     }
 
     /** @return whether it is an active message sent on the fast path (answered to the endpoint's direct ledger) */

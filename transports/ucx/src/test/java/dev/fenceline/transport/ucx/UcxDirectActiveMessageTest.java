@@ -311,6 +311,60 @@ class UcxDirectActiveMessageTest {
         }
     }
 
+    /**
+     * A handler may send from buffers it reuses at once (or from the ones it was given, valid only
+     * during its call): an implicit message takes its bytes before it returns. On the agent's thread
+     * a message that cannot leave at once (UCT's queue to the peer is full) is the case that must
+     * still copy: each ping's handler sends four 2 KiB answers from one buffer it overwrites after
+     * every send, and each answer must arrive with its own bytes, in order.
+     */
+    @ParameterizedTest(name = "over UCT {0}")
+    @ValueSource(strings = {"posix", "tcp"})
+    void aHandlerReusingItsBufferAtOnceStillSendsWhatItWrote(String tls) throws Exception {
+        int pings = 2000;
+        int answers = 4;
+        int size = 2048;
+        try (Fenceline f = fenceline(tls)) {
+            Worker a = await(f.newWorker("a"));
+            Worker b = await(f.newWorker("b"));
+            Endpoint ab = await(a.connect(b.address()));
+            Endpoint ba = await(b.connect(a.address()));
+            a.setActiveMessageHandler(PROBE, (h, p) -> { });
+            b.setActiveMessageHandler(PROBE, (h, p) -> { });
+            AtomicReference<String> wrong = new AtomicReference<>();
+            AtomicLong next = new AtomicLong();
+            a.setActiveMessageHandler(ORDERED, (h, p) -> {
+                ByteBuffer q = p.order(ByteOrder.nativeOrder());
+                long first = q.getLong(0);
+                long last = q.getLong(q.limit() - 8);
+                if (q.remaining() != size || first != next.get() || last != first) {
+                    wrong.compareAndSet(null, "answer " + first + " (ending " + last + ", " + q.remaining()
+                            + " bytes) where " + next.get() + " was due");
+                }
+                next.set(first + 1);
+            });
+            ByteBuffer scratch = ByteBuffer.allocateDirect(size).order(ByteOrder.nativeOrder()); // the agent's thread only
+            b.setActiveMessageHandler(ORDERED, (h, p) -> {
+                long n = p.order(ByteOrder.nativeOrder()).getLong(0);
+                for (int k = 0; k < answers; k++) {
+                    long m = n * answers + k;
+                    scratch.putLong(0, m).putLong(size - 8, m);
+                    ba.sendActiveMessageImplicit(ORDERED, null, scratch);
+                    scratch.putLong(0, -1).putLong(size - 8, -2); // reused at once
+                }
+            });
+            untilDirect(a, ab);
+            untilDirect(b, ba);
+            for (int i = 0; i < pings; i++) {
+                ab.sendActiveMessageImplicit(ORDERED, null, number(i));
+            }
+            await(ab.flush()); // every ping's handler ran, so every answer was sent
+            await(ba.flush()); // and every answer was handled at a
+            assertEquals(null, wrong.get());
+            assertEquals((long) pings * answers, next.get());
+        }
+    }
+
     @ParameterizedTest(name = "over UCT {0}")
     @ValueSource(strings = {"posix", "tcp"})
     void aLaneThatBreaksWithMessagesUnansweredMakesTheNextFlushSayTheirOutcomeIsUnknown(String tls)
