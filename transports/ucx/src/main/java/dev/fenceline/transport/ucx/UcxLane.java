@@ -15,7 +15,6 @@ import dev.fenceline.spi.support.ReconnectPolicy;
 import java.nio.ByteBuffer;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.agrona.collections.LongArrayList;
 
 /**
  * One lane of an endpoint over UCT: a connection id on a channel (a UCT endpoint to the peer worker
@@ -475,17 +474,16 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
             }
             reportFailed(cause);
         }
-        // Held answers will not come: the channel is gone. The endpoint learns that the lane is dead
-        // (it was told once already); each held operation is failed as unknown, outside the lock.
-        LongArrayList abandoned = new LongArrayList();
         synchronized (ledger) {
-            ledger.abandonHeld(abandoned::addLong);
-        }
-        LaneListener l = listener();
-        for (int i = 0; l != null && i < abandoned.size(); i++) {
-            long token = abandoned.getLong(i);
-            l.onFailed(token, new dev.fenceline.OutcomeUnknownException("ucx: " + this + " failed before the hardware"
-                    + " completed operation " + token + ": " + cause));
+            // Held answers will not come: the channel is gone. The endpoint learns that the lane is
+            // dead (it was told once already); each held operation is failed as unknown.
+            ledger.abandonHeld(token -> {
+                LaneListener l = listener();
+                if (l != null) {
+                    l.onFailed(token, new dev.fenceline.OutcomeUnknownException("ucx: " + this + " failed before"
+                            + " the hardware completed operation " + token + ": " + cause));
+                }
+            });
         }
     }
 

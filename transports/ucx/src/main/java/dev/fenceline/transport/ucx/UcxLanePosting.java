@@ -118,8 +118,9 @@ final class UcxLanePosting {
     /**
      * An active message from the calling thread (under the endpoint's grant), its size checked by the
      * lane: queued for the agent in the order it is numbered, so its answer comes back, in order, to
-     * the endpoint's ledger without the endpoint actor. Its bytes are copied here, or, sent at once
-     * on the agent's thread, written straight from the caller's buffers into the request.
+     * the endpoint's ledger without the endpoint actor. Its bytes are copied here; on the agent's
+     * thread it is sent at once, written straight from the caller's buffers into the request, and
+     * copied only if it has to wait ({@link UcxOp#ownBytes}).
      */
     boolean activeMessageNow(int id, ByteBuffer header, ByteBuffer payload, long origin, DirectAnswers a) {
         if (!lane.isLive() || !lane.channel.iface.attributes().has(UctIfaceAttributes.AM_BCOPY)) {
@@ -131,7 +132,6 @@ final class UcxLanePosting {
         boolean here = agent.isAgentThread();
         ByteBuffer h = here ? header : UcxOp.copy(header);
         ByteBuffer p = here ? payload : UcxOp.copy(payload);
-        boolean notSent = false;
         synchronized (ledger) { // numbered and queued in one step: answers come in this order
             if (ledger.ended() || unanswered.get() >= queueDepth || !agent.hasRoom()) {
                 return false;
@@ -144,15 +144,14 @@ final class UcxLanePosting {
             if (here) {
                 op.ownBytes(); // a no-op once sent; only this thread reads the op until it returns
             }
-            if (!taken && !agent.submit(op)) { // the agent closed meanwhile
+            if (!taken && !agent.submit(op)) { // the agent's queue is full (shared by its lanes) or it closed
                 ledger.directNotQueued();
                 unanswered.decrementAndGet();
-                notSent = true;
+                // Counted under the lock, before a later message can be numbered and answered: a
+                // flush waits for a count of answers, which must not include this one's successor.
+                a.abandoned(1, new dev.fenceline.EndpointFailedException("ucx: the progress agent took no more"
+                        + " operations (its queue is full, or the transport closed); active message not sent"));
             }
-        }
-        if (notSent) { // outside the lock: it may complete a flush, whose dependents are the user's code
-            a.abandoned(1, new dev.fenceline.EndpointFailedException("ucx: the transport closed; active message"
-                    + " not sent"));
         }
         return true;
     }
