@@ -1,7 +1,6 @@
 package dev.fenceline.transport.shm;
 
 import java.util.ArrayList;
-import java.util.function.LongFunction;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 
 /**
@@ -15,18 +14,15 @@ final class ShmAttention {
     /** Polling thread: the lanes taken from the queue that still need it. */
     private final ArrayList<ShmLane> attending = new ArrayList<>();
     /** The transport's lane of a connection id, or null once closed. */
-    private final LongFunction<ShmLane> lanes;
     /** Wakes the polling thread. */
     private final Runnable doorbell;
 
     /**
      * @param slots the gate slots: at most this many lanes at once
-     * @param lanes the transport's lane of a connection id, or null once it was closed
      * @param doorbell wakes the polling thread
      */
-    ShmAttention(int slots, LongFunction<ShmLane> lanes, Runnable doorbell) {
+    ShmAttention(int slots, Runnable doorbell) {
         this.queue = new ManyToOneConcurrentArrayQueue<>(Math.max(2, slots));
-        this.lanes = lanes;
         this.doorbell = doorbell;
     }
 
@@ -65,7 +61,7 @@ final class ShmAttention {
         }
         for (int i = 0; i < attending.size();) {
             ShmLane l = attending.get(i);
-            if (lanes.apply(l.conn) != l) { // closed: nothing of it is polled any more
+            if (l.unlisted) { // closed: nothing of it is polled any more
                 l.unqueued();
                 removeAt(i);
                 continue;

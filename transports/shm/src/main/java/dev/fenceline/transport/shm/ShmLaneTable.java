@@ -17,9 +17,11 @@ final class ShmLaneTable {
     /** The polling thread's last lane found ({@link #find}). */
     private ShmLane lastFound;
 
-    /** Any thread: a new lane. */
+    /** Any thread: a new lane (its id drawn at random: one already listed is refused, never replaced). */
     void add(ShmLane lane) {
-        lanes.put(lane.conn, lane);
+        if (lanes.putIfAbsent(lane.conn, lane) != null) {
+            throw new IllegalStateException("shm: connection id " + Long.toHexString(lane.conn) + " is taken");
+        }
     }
 
     /** Any thread: the lane leaves the table (unlisted first, for {@link #find}). */
@@ -43,8 +45,8 @@ final class ShmLaneTable {
         return l;
     }
 
-    /** @return a live view of the listed lanes */
+    /** @return a live, unmodifiable view of the listed lanes */
     Collection<ShmLane> all() {
-        return lanes.values();
+        return java.util.Collections.unmodifiableCollection(lanes.values());
     }
 }

@@ -104,7 +104,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
             throw new FencelineException("shm: cannot create the control segment " + inboxFile + ": " + e, e);
         }
         this.gateSlots = new ShmGateSlots(inbox.gates, context.workerName(), settings.maxLanes());
-        this.attention = new ShmAttention(inbox.gates.slots(), lanes::find, inbox.doorbell::ring);
+        this.attention = new ShmAttention(inbox.gates.slots(), inbox.doorbell::ring);
         ShmInboxReader.Drops drops = new ShmInboxReader.Drops(context.workerName());
         this.target = new ShmTarget(context, settings, this::openInbox, drops::dropped);
         this.messages = new ShmInboxReader(lanes::find, dialing, () -> actor, target, drops);

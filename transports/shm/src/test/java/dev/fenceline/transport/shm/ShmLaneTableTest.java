@@ -3,6 +3,7 @@ package dev.fenceline.transport.shm;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.SplittableRandom;
@@ -42,11 +43,14 @@ class ShmLaneTableTest {
     }
 
     @Test
-    void removingAnotherLaneUnderTheSameIdLeavesTheListedOne() {
+    void removingAStaleLaneUnderTheSameIdLeavesTheListedOne() {
         ShmLaneTable table = new ShmLaneTable();
         ShmLane listed = lane(5);
         table.add(listed);
+        assertSame(listed, table.find(5)); // the one the shortcut holds
         table.remove(lane(5)); // a stale copy: the listed one stays
+        assertSame(listed, table.find(5));
+        assertThrows(IllegalStateException.class, () -> table.add(lane(5)), "an id is never listed twice");
         assertSame(listed, table.find(5));
     }
 

@@ -50,6 +50,8 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
     private volatile boolean closed;
     /** The thread that runs this agent (set as it starts), for sends made on it ({@link #takeHere}). */
     private volatile Thread thread;
+    /** {@link #take}, made once: a method reference written in {@link #doWork} was an object per pass. */
+    private final java.util.function.Consumer<UcxOp> taker = this::take;
 
     UcxAgent(UctWorker worker, List<UctIface> ifaces, UcxSettings settings, UUID workerId, String workerName,
             byte[] localAddress, dev.fenceline.spi.RemoteAccessTarget memory,
@@ -229,9 +231,6 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
         }
         return n;
     }
-
-    /** {@link #take}, made once: a method reference written in {@link #doWork} was an object per pass. */
-    private final java.util.function.Consumer<UcxOp> taker = this::take;
 
     private void take(UcxOp op) {
         UcxLane lane = op.lane;

@@ -35,8 +35,8 @@ final class UcxOp implements UcxCommand {
     final long remoteAddress;
     final RemoteKey key;
     /**
-     * Put source, get destination, message payload (the endpoint's buffer, valid until the answer).
-     * Replaced only by {@link #ownBytes}.
+     * Put source, get destination (the endpoint's buffer, valid until the answer), message payload
+     * (a copy, or a direct message's sender's own, valid only until it returns: see {@link #ownBytes}).
      */
     ByteBuffer local;
     final AtomicOp atomicOp;
@@ -129,8 +129,8 @@ final class UcxOp implements UcxCommand {
      * @param lane the lane
      * @param token {@link UcxLane#DIRECT} | the index
      * @param amId the handler id
-     * @param header the header, copied
-     * @param payload the payload, copied
+     * @param header the header: a copy, or the caller's own until {@link #ownBytes}
+     * @param payload the payload: a copy, or the caller's own until {@link #ownBytes}
      * @param origin the endpoint's id
      * @return the message
      */
