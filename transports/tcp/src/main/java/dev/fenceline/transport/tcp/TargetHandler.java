@@ -295,8 +295,16 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
         return origin.window();
     }
 
+    /**
+     * Queues an answer for the read batch's flush. No promise: nobody waits on one, and a write that
+     * fails reaches {@link #exceptionCaught}, which closes the connection.
+     */
+    private void answer(Object frame) {
+        ctx.write(frame, ctx.voidPromise());
+    }
+
     private void nack(long token, FencelineException e) {
-        ctx.write(FrameEncoder.nack(ctx.alloc(), token, WireCodes.errorCode(e), WireCodes.reasonCode(e),
+        answer(FrameEncoder.nack(ctx.alloc(), token, WireCodes.errorCode(e), WireCodes.reasonCode(e),
                 String.valueOf(e.getMessage())));
     }
 
@@ -319,7 +327,7 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
             nack(token, e);
             return;
         }
-        ctx.write(FrameEncoder.ack(ctx.alloc(), token, value));
+        answer(FrameEncoder.ack(ctx.alloc(), token, value));
     }
 
     /** The operation being applied, and its appliers, which run inside once(). */
@@ -356,8 +364,8 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
             throw e;
         }
         out.writerIndex(length);
-        ctx.write(FrameEncoder.getDataHeader(ctx.alloc(), token, length));
-        ctx.write(out);
+        answer(FrameEncoder.getDataHeader(ctx.alloc(), token, length));
+        answer(out);
     }
 
     @Override
@@ -397,7 +405,7 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
                 w = window(originId);
                 synchronized (w) {
                     if (!transport.exactlyOnce().begin(w, originId, seq, low)) {
-                        ctx.write(FrameEncoder.ack(ctx.alloc(), token, w.result(seq)));
+                        answer(FrameEncoder.ack(ctx.alloc(), token, w.result(seq)));
                         return;
                     }
                 }
@@ -457,7 +465,7 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
         if (error != null) {
             nack(token, error);
         } else {
-            ctx.write(FrameEncoder.ack(ctx.alloc(), token, 0));
+            answer(FrameEncoder.ack(ctx.alloc(), token, 0));
         }
         drainHeld(ctx);
     }
@@ -466,6 +474,6 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
     public void flush(long token) throws MalformedFrameException {
         ready();
         // Everything this connection carried before is applied and answered: the answer says so.
-        ctx.write(FrameEncoder.flushed(ctx.alloc(), token));
+        answer(FrameEncoder.flushed(ctx.alloc(), token));
     }
 }
