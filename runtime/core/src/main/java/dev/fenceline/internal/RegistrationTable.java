@@ -183,6 +183,9 @@ public final class RegistrationTable implements RemoteAccessTarget, LocalRegions
         long k = region.remoteKey().keyId();
         closedKeys.add(k);
         regions.remove(k);
+        if (lastResolved == region) {
+            lastResolved = null; // its memory is not kept for the hint (a racing resolve's is let go at its next miss)
+        }
     }
 
     /**
@@ -237,11 +240,27 @@ public final class RegistrationTable implements RemoteAccessTarget, LocalRegions
         return regions.size();
     }
 
+    /**
+     * The region last resolved (any thread): operations come in runs on one region, and this spares
+     * each a boxed key and a map lookup. A hint, checked like the map's answer: a key id is never
+     * used twice, and a closed region is closed here too.
+     */
+    private volatile RegisteredRegion lastResolved;
+
     private RegisteredRegion resolve(long keyId, long address, long bytes, int align, Access needed) {
-        RegisteredRegion r = regions.get(keyId);
+        RegisteredRegion r = lastResolved;
+        if (r == null || r.remoteKey().keyId() != keyId) {
+            r = regions.get(keyId);
+            if (r != null) {
+                lastResolved = r;
+            }
+        }
         if (r == null || r.isClosed()) {
+            if (r != null && lastResolved == r) {
+                lastResolved = null;
+            }
             String key = String.format("%04x..", keyId >>> 48);
-            if (closedKeys.contains(keyId)) {
+            if (r != null || closedKeys.contains(keyId)) { // found closed: also while its close is under way
                 throw new RemoteAccessException(Reason.REGION_CLOSED,
                         "region of key " + key + " at worker '" + ownerName + "' is closed");
             }
