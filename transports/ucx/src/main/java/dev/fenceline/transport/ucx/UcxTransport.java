@@ -31,6 +31,9 @@ import org.apache.pekko.actor.typed.ActorRef;
  * memory as UCT sees it ({@link UcxRegions}); the control actor ({@link UcxTransportActor}).
  */
 final class UcxTransport implements Transport, UcxTransportActor.Backend {
+    /** UCT transports whose iface settings include UCT's shared-memory table, named with its prefix MM_. */
+    private static final java.util.Set<String> SHARED_MEMORY = java.util.Set.of("posix", "sysv");
+
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(UcxTransport.class);
 
     private final TransportContext context;
@@ -58,7 +61,10 @@ final class UcxTransport implements Transport, UcxTransportActor.Backend {
                     if (e.getMessage().contains("UCT refused the setting")) { // the shim's words for a bad setting
                         throw new ConfigurationException(UcxSettings.SECTION + ".uct." + r.transport() + ": "
                                 + e.getMessage() + " (the names are those `ucx_info -c` lists without UCX_"
-                                + r.transport().toUpperCase(java.util.Locale.ROOT) + "_)", e);
+                                + r.transport().toUpperCase(java.util.Locale.ROOT) + "_"
+                                + (SHARED_MEMORY.contains(r.transport()) ? "; the settings posix and sysv share"
+                                        + " (FIFO_SIZE, SEG_SIZE, FIFO_ELEM_SIZE, ...) take UCT's prefix MM_, as in"
+                                        + " MM_FIFO_SIZE" : "") + ")", e);
                     }
                     refused.add(r + ": " + e.getMessage());
                     LOG.warn("ucx {}: {} not opened: {}", context.workerName(), r, e.getMessage());

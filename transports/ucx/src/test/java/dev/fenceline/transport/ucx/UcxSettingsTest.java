@@ -63,10 +63,10 @@ class UcxSettingsTest {
 
     @Test
     void uctSettingsPassThroughPerTransport() {
-        UcxSettings s = settings("uct { posix { FIFO_SIZE = 128 } }");
-        assertEquals(Map.of("FIFO_SIZE", "128"), s.uct().get("posix"));
+        UcxSettings s = settings("uct { posix { MM_FIFO_SIZE = 128 } }");
+        assertEquals(Map.of("MM_FIFO_SIZE", "128"), s.uct().get("posix"));
         assertEquals(Map.of("TX_SEG_SIZE", "256K", "RX_SEG_SIZE", "256K"), s.uct().get("tcp"), "the default kept");
-        assertTrue(s.keysRead().contains(UcxSettings.SECTION + ".uct.posix.FIFO_SIZE"), s.keysRead().toString());
+        assertTrue(s.keysRead().contains(UcxSettings.SECTION + ".uct.posix.MM_FIFO_SIZE"), s.keysRead().toString());
     }
 
     @Test
@@ -84,6 +84,35 @@ class UcxSettingsTest {
             }
             assertTrue(c != null && c.getMessage().contains(UcxSettings.SECTION + ".uct.posix")
                     && c.getMessage().contains("NO_SUCH_SETTING"), String.valueOf(t));
+        }
+    }
+
+    /**
+     * UCT takes the settings posix and sysv share by its shared-memory table's prefix (MM_FIFO_SIZE),
+     * though `ucx_info -c` lists them without it (UCX_POSIX_FIFO_SIZE): the prefixed name opens, and
+     * the bare one is refused with a message that names the prefixed one.
+     */
+    @Test
+    void posixSharedMemorySettingsTakeTheirTablesPrefix() throws Exception {
+        UcxAssumptions.ucxAvailable();
+        try (dev.fenceline.Fenceline f = dev.fenceline.Fenceline.create(ConfigFactory.parseString("""
+                fenceline.transports = [ucx]
+                fenceline.transport.ucx { tls = [posix], uct { posix { MM_FIFO_SIZE = 16 } } }
+                """))) {
+            assertTrue(f.newWorker("w").toCompletableFuture().get(20, java.util.concurrent.TimeUnit.SECONDS) != null);
+        }
+        try (dev.fenceline.Fenceline f = dev.fenceline.Fenceline.create(ConfigFactory.parseString("""
+                fenceline.transports = [ucx]
+                fenceline.transport.ucx { tls = [posix], uct { posix { FIFO_SIZE = 16 } } }
+                """))) {
+            Throwable t = assertThrows(java.util.concurrent.ExecutionException.class,
+                    () -> f.newWorker("w").toCompletableFuture().get(20, java.util.concurrent.TimeUnit.SECONDS));
+            Throwable c = t.getCause();
+            while (c != null && !(c instanceof ConfigurationException)) {
+                c = c.getCause();
+            }
+            assertTrue(c != null && c.getMessage().contains("FIFO_SIZE=16") && c.getMessage().contains("MM_FIFO_SIZE"),
+                    String.valueOf(t));
         }
     }
 }
