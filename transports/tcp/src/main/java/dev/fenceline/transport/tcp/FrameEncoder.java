@@ -66,8 +66,33 @@ final class FrameEncoder {
         ByteBuf b = start(alloc, Wire.PUT, Wire.RMA_PREFIX, n, n).writeLong(token).writeLong(origin).writeLong(seq)
                 .writeLong(low).writeLong(key).writeLong(address);
         int at = b.writerIndex();
-        b.setBytes(at, data.duplicate());
+        if (n <= SMALL_DATA) {
+            copySmall(data, b, at, n);
+        } else {
+            b.setBytes(at, data.duplicate()); // Netty moves the source it reads: a view of it
+        }
         return b.writerIndex(at + n);
+    }
+
+    /** Up to this many bytes of a put are copied by absolute reads, without a view of the source. */
+    static final int SMALL_DATA = 64;
+
+    /** Copies {@code n} bytes from {@code src}'s position into {@code b} at {@code at}, moving neither. */
+    private static void copySmall(java.nio.ByteBuffer src, ByteBuf b, int at, int n) {
+        int pos = src.position();
+        boolean little = src.order() == java.nio.ByteOrder.LITTLE_ENDIAN; // raw bytes: read and write alike
+        int i = 0;
+        for (; i + 8 <= n; i += 8) {
+            long v = src.getLong(pos + i);
+            if (little) {
+                b.setLongLE(at + i, v);
+            } else {
+                b.setLong(at + i, v);
+            }
+        }
+        for (; i < n; i++) {
+            b.setByte(at + i, src.get(pos + i));
+        }
     }
 
     static ByteBuf get(ByteBufAllocator alloc, long token, long origin, long seq, long low, long key, long address,

@@ -110,6 +110,34 @@ class FrameCodecTest {
         }
     }
 
+    /**
+     * A whole PUT frame copies its data from where the source stands, whatever the source's byte
+     * order, kind and position (small payloads by absolute reads, larger through a view), and leaves
+     * the source where it was.
+     */
+    @Test
+    void aWholePutCarriesItsDataAndLeavesTheSourceAlone() throws Exception {
+        for (int n : new int[] {0, 1, 7, 8, 9, 15, 16, 17, FrameEncoder.SMALL_DATA - 1, FrameEncoder.SMALL_DATA,
+                FrameEncoder.SMALL_DATA + 1, 100}) {
+            byte[] d = bytes(n, n + 3);
+            for (java.nio.ByteOrder order : new java.nio.ByteOrder[] {java.nio.ByteOrder.BIG_ENDIAN,
+                    java.nio.ByteOrder.LITTLE_ENDIAN}) {
+                for (boolean direct : new boolean[] {false, true}) {
+                    java.nio.ByteBuffer src = (direct ? java.nio.ByteBuffer.allocateDirect(n + 5)
+                            : java.nio.ByteBuffer.allocate(n + 5)).order(order);
+                    src.position(3);
+                    src.put(d);
+                    src.position(3).limit(3 + n);
+                    String what = "PUT of " + n + ", " + order + (direct ? ", direct" : ", heap");
+                    assertEquals(List.of("PUT", T, O, 7L, 5L, K, A, hex(d)),
+                            decode(FrameEncoder.put(alloc, T, O, 7, 5, K, A, src)), what);
+                    assertEquals(3, src.position(), what);
+                    assertEquals(3 + n, src.limit(), what);
+                }
+            }
+        }
+    }
+
     @Test
     void getFlushAckFlushed() throws Exception {
         assertEquals(List.of("GET", T, O, -1L, -1L, K, A, 0), decode(FrameEncoder.get(alloc, T, O, -1, -1, K, A, 0)));
