@@ -69,21 +69,30 @@ class UcxSettingsTest {
         assertTrue(s.keysRead().contains(UcxSettings.SECTION + ".uct.posix.MM_FIFO_SIZE"), s.keysRead().toString());
     }
 
+    /** @return a Fenceline over UCT posix with these UCT settings for it */
+    private static dev.fenceline.Fenceline posixWith(String uctSettings) {
+        return dev.fenceline.Fenceline.create(ConfigFactory.parseString("fenceline.transports = [ucx]\n"
+                + "fenceline.transport.ucx { tls = [posix], uct { posix { " + uctSettings + " } } }"));
+    }
+
+    /** @return the message of the configuration error that refused a worker of {@code f} */
+    private static String refusal(dev.fenceline.Fenceline f) {
+        Throwable t = assertThrows(java.util.concurrent.ExecutionException.class,
+                () -> f.newWorker("w").toCompletableFuture().get(20, java.util.concurrent.TimeUnit.SECONDS));
+        Throwable c = t.getCause();
+        while (c != null && !(c instanceof ConfigurationException)) {
+            c = c.getCause();
+        }
+        assertTrue(c != null, "not a configuration error: " + t);
+        return c.getMessage();
+    }
+
     @Test
     void aUctSettingUctDoesNotKnowIsAConfigurationErrorNamingIt() {
         UcxAssumptions.ucxAvailable();
-        try (dev.fenceline.Fenceline f = dev.fenceline.Fenceline.create(ConfigFactory.parseString("""
-                fenceline.transports = [ucx]
-                fenceline.transport.ucx { tls = [posix], uct { posix { NO_SUCH_SETTING = 1 } } }
-                """))) {
-            Throwable t = assertThrows(java.util.concurrent.ExecutionException.class,
-                    () -> f.newWorker("w").toCompletableFuture().get(20, java.util.concurrent.TimeUnit.SECONDS));
-            Throwable c = t.getCause();
-            while (c != null && !(c instanceof ConfigurationException)) {
-                c = c.getCause();
-            }
-            assertTrue(c != null && c.getMessage().contains(UcxSettings.SECTION + ".uct.posix")
-                    && c.getMessage().contains("NO_SUCH_SETTING"), String.valueOf(t));
+        try (dev.fenceline.Fenceline f = posixWith("NO_SUCH_SETTING = 1")) {
+            String m = refusal(f);
+            assertTrue(m.contains(UcxSettings.SECTION + ".uct.posix") && m.contains("NO_SUCH_SETTING"), m);
         }
     }
 
@@ -95,24 +104,12 @@ class UcxSettingsTest {
     @Test
     void posixSharedMemorySettingsTakeTheirTablesPrefix() throws Exception {
         UcxAssumptions.ucxAvailable();
-        try (dev.fenceline.Fenceline f = dev.fenceline.Fenceline.create(ConfigFactory.parseString("""
-                fenceline.transports = [ucx]
-                fenceline.transport.ucx { tls = [posix], uct { posix { MM_FIFO_SIZE = 16 } } }
-                """))) {
+        try (dev.fenceline.Fenceline f = posixWith("MM_FIFO_SIZE = 16")) {
             assertTrue(f.newWorker("w").toCompletableFuture().get(20, java.util.concurrent.TimeUnit.SECONDS) != null);
         }
-        try (dev.fenceline.Fenceline f = dev.fenceline.Fenceline.create(ConfigFactory.parseString("""
-                fenceline.transports = [ucx]
-                fenceline.transport.ucx { tls = [posix], uct { posix { FIFO_SIZE = 16 } } }
-                """))) {
-            Throwable t = assertThrows(java.util.concurrent.ExecutionException.class,
-                    () -> f.newWorker("w").toCompletableFuture().get(20, java.util.concurrent.TimeUnit.SECONDS));
-            Throwable c = t.getCause();
-            while (c != null && !(c instanceof ConfigurationException)) {
-                c = c.getCause();
-            }
-            assertTrue(c != null && c.getMessage().contains("FIFO_SIZE=16") && c.getMessage().contains("MM_FIFO_SIZE"),
-                    String.valueOf(t));
+        try (dev.fenceline.Fenceline f = posixWith("FIFO_SIZE = 16")) {
+            String m = refusal(f);
+            assertTrue(m.contains("FIFO_SIZE=16") && m.contains("MM_FIFO_SIZE"), m);
         }
     }
 }
