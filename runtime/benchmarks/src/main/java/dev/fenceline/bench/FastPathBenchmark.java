@@ -1,4 +1,4 @@
-package dev.fenceline.transport.shm;
+package dev.fenceline.bench;
 
 import com.typesafe.config.ConfigFactory;
 import dev.fenceline.AtomicOp;
@@ -20,6 +20,7 @@ import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
@@ -27,11 +28,12 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * The calling thread's cost of an shm operation done on return (the fast path by grant), through
- * the public API, between two workers of one process: an 8-byte implicit put, a put with its stage,
- * a posted ADD and a fetch-add; beside them the store alone into a direct buffer (what UCX's posix
- * put is), so the runtime's own share reads as the difference. Beside the transport's tests, where
- * the shm transport is on the class path.
+ * The calling thread's cost of an operation done on return (the fast path by grant) over a
+ * shared-memory lane, through the public API, between two workers of one process: an 8-byte implicit
+ * put, a put with its stage, a posted ADD and a fetch-add; beside them the store alone into a direct
+ * buffer (what UCX's posix put is), so the runtime's own share reads as the difference. Over the shm
+ * transport and over the ucx transport's UCT posix lane, whose stores go through UCT's mapping of the
+ * peer's segment; the ucx rows need UCX installed (the set-up says why it is not offered otherwise).
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -39,8 +41,12 @@ import org.openjdk.jmh.annotations.Warmup;
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
 @Fork(value = 1, jvmArgsAppend = {"--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED", "-Xms1g", "-Xmx1g"})
-public class ShmFastPathBenchmark {
+public class FastPathBenchmark {
     private static final VarHandle LONG = MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
+
+    /** shm, or ucx over UCT posix. */
+    @Param({"shm", "ucx"})
+    public String transport;
 
     private Fenceline fenceline;
     private Worker a;
@@ -57,13 +63,18 @@ public class ShmFastPathBenchmark {
     private long failedBefore;
 
     /**
-     * Starts two shm workers and waits until the endpoint grants the fast path.
+     * Starts two workers on the transport and waits until the endpoint grants the fast path.
      *
      * @throws Exception if they do not start, or no grant comes
      */
     @Setup(Level.Trial)
     public void start() throws Exception {
-        fenceline = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [shm]"));
+        String config = switch (transport) {
+            case "shm" -> "fenceline.transports = [shm]";
+            case "ucx" -> "fenceline.transports = [ucx]\nfenceline.transport.ucx.tls = [posix]";
+            default -> throw new IllegalArgumentException("transport: shm or ucx, not " + transport);
+        };
+        fenceline = Fenceline.create(ConfigFactory.parseString(config));
         a = fenceline.newWorker("a").toCompletableFuture().get(10, TimeUnit.SECONDS);
         Worker b = fenceline.newWorker("b").toCompletableFuture().get(10, TimeUnit.SECONDS);
         region = b.allocate(4096);
@@ -111,7 +122,7 @@ public class ShmFastPathBenchmark {
         fenceline.close();
     }
 
-    /** The floor: one 8-byte store into a direct buffer, released, as the shm put's own store is. */
+    /** The floor: one 8-byte store into a direct buffer, released, as the put's own store is. */
     @Benchmark
     public void storeOnly() {
         LONG.set(floor, 8, ++value);
