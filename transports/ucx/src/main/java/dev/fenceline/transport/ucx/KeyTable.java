@@ -160,7 +160,61 @@ final class KeyTable implements Heartbeat.Beating {
                 throw new RemoteAccessException(Reason.UNKNOWN_KEY, "ucx: key " + key.shortKey() + " names key-table"
                         + " slot " + slot + " of the owner's " + slots + " (forged key)");
             }
+            checkRegistration(HEADER + SLOT * slot, digest, key, needed);
+            key.checkBounds(address, bytes);
+            long base = table.getLong(HEADER + SLOT * slot + ADDRESS);
+            long length = table.getLong(HEADER + SLOT * slot + LENGTH);
+            if (address < base || bytes < 0 || address - base > length - bytes) {
+                throw new RemoteAccessException(Reason.OUT_OF_BOUNDS, "ucx: address 0x" + Long.toHexString(address)
+                        + " + " + bytes + " outside the region its owner registered for key " + key.shortKey());
+            }
+        }
+
+        /**
+         * Whether a key's whole extent lies in what its owner registered in the slot, for the key's
+         * mapping ({@link UcxMapping}), before any access through it.
+         *
+         * @param slot the slot the key names
+         * @param digest the digest of the key's UCT keys
+         * @param key the key
+         * @return true if the slot is open for this key and its registered bytes cover the key's
+         */
+        boolean covers(int slot, long digest, RemoteKey key) {
+            if (slot < 0 || slot >= slots) {
+                return false;
+            }
             int at = HEADER + SLOT * slot;
+            if (table.getIntVolatile(at + STATE) != OPEN || table.getLong(at + KEY) != key.keyId()
+                    || table.getLong(at + DIGEST) != digest) {
+                return false;
+            }
+            long base = table.getLong(at + ADDRESS);
+            long length = table.getLong(at + LENGTH);
+            return key.baseAddress() >= base && length >= 0 && key.length() <= length
+                    && key.baseAddress() - base <= length - key.length();
+        }
+
+        /**
+         * Checks an access through a key's mapping, whose extent {@link #covers} accepted: that the slot
+         * still holds the same registration (a new one has a new key id and digest), open, with the
+         * access, and that the access lies in the key's extent. The registered bounds need no second
+         * reading: what the owner writes there later cannot move the key's extent, which bounds the
+         * mapping, and only a new registration could make the bytes another region's.
+         *
+         * @param slot a slot {@link #covers} accepted
+         * @param digest the digest of the key's UCT keys
+         * @param key the key
+         * @param address the first byte
+         * @param bytes how many
+         * @param needed the access it needs
+         * @throws RemoteAccessException unknown key, access denied, closed region or out of bounds
+         */
+        void checkCovered(int slot, long digest, RemoteKey key, long address, long bytes, Access needed) {
+            checkRegistration(HEADER + SLOT * slot, digest, key, needed);
+            key.checkBounds(address, bytes);
+        }
+
+        private void checkRegistration(int at, long digest, RemoteKey key, Access needed) {
             int state = table.getIntVolatile(at + STATE);
             if (table.getLong(at + KEY) != key.keyId() || state == FREE || table.getLong(at + DIGEST) != digest) {
                 throw new RemoteAccessException(Reason.UNKNOWN_KEY, "ucx: key " + key.shortKey() + " does not match"
@@ -173,13 +227,6 @@ final class KeyTable implements Heartbeat.Beating {
             if (state != OPEN) {
                 throw new RemoteAccessException(Reason.REGION_CLOSED, "ucx: the region of key " + key.shortKey()
                         + " was closed by its owner");
-            }
-            key.checkBounds(address, bytes);
-            long base = table.getLong(at + ADDRESS);
-            long length = table.getLong(at + LENGTH);
-            if (address < base || bytes < 0 || address - base > length - bytes) {
-                throw new RemoteAccessException(Reason.OUT_OF_BOUNDS, "ucx: address 0x" + Long.toHexString(address)
-                        + " + " + bytes + " outside the region its owner registered for key " + key.shortKey());
             }
         }
     }

@@ -37,11 +37,12 @@ record UcxMapping(Object owner, UUID peer, KeyTable.View table, int slot, long d
     }
 
     /**
-     * @return the access's offset in {@link #data}, checked against the owner's key table
+     * @return the access's offset in {@link #data}, checked against the owner's key table (the key's
+     *     extent was checked against it when the mapping was made: {@link KeyTable.View#covers})
      * @throws RemoteAccessException unknown key, access denied, closed region, out of bounds
      */
     int check(RemoteKey key, long address, int bytes, Access needed) {
-        table.check(slot, digest, key, address, bytes, needed);
+        table.checkCovered(slot, digest, key, address, bytes, needed);
         return (int) (address - base);
     }
 

@@ -86,8 +86,9 @@ final class UcxRemoteKeys {
         long pointer = rkey.pointer(key.baseAddress());
         Object cached = key.transportCache();
         if (pointer == 0 || key.length() > Integer.MAX_VALUE
-                || cached != null && !(cached instanceof UcxMapping m && m.owner() == agent)) {
-            return;
+                || cached != null && !(cached instanceof UcxMapping m && m.owner() == agent)
+                || !peer.table.covers(e.part.slot(), e.digest, key)) {
+            return; // a key its owner's table does not vouch for whole takes the agent's checked path
         }
         e.published = true;
         peer.tablePublished = true;

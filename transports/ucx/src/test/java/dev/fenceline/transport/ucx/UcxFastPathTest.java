@@ -107,4 +107,44 @@ class UcxFastPathTest {
             }
         }
     }
+
+    @Test
+    void aKeyClaimingMoreThanItsRegionIsNeverMappedAndItsExcessIsRefused() throws Exception {
+        try (Fenceline f = Fenceline.create(ConfigFactory.parseString(
+                "fenceline.transports = [ucx]\nfenceline.transport.ucx.tls = [posix]"))) {
+            Worker a = await(f.newWorker("a"));
+            Worker b = await(f.newWorker("b"));
+            MemoryRegion r = b.allocate(1 << 16);
+            MemoryRegion next = b.allocate(1 << 16);
+            RemoteKey k = a.unpackRemoteKey(r.remoteKey().toBytes());
+            Map<String, byte[]> parts = new LinkedHashMap<>();
+            for (String n : k.partNames()) {
+                parts.put(n, k.part(n));
+            }
+            // The region's own id, slot and UCT keys, with twice its length.
+            RemoteKey longer = new RemoteKey(k.ownerId(), k.keyId(), k.baseAddress(), 2L * k.length(), Access.all(),
+                    parts);
+            Endpoint ep = await(a.connect(b.address()));
+            long before = a.statistics().direct();
+            for (int i = 0; i < 100; i++) { // within the registration: applied, by the progress agent
+                await(ep.put(ByteBuffer.allocate(8).order(ByteOrder.nativeOrder()).putLong(0, i + 1),
+                        r.address() + 8L * i, longer));
+            }
+            assertEquals(before, a.statistics().direct(), "a key its owner's table does not cover was mapped");
+            assertEquals(100, r.buffer().order(ByteOrder.nativeOrder()).getLong(8 * 99));
+            for (long at : new long[] {r.address() + (1 << 16) - 4, r.address() + (1 << 16), r.address() + (1 << 17) - 8}) {
+                Throwable t = assertThrows(ExecutionException.class, () -> await(ep.put(
+                        ByteBuffer.wrap(new byte[] {7, 7, 7, 7, 7, 7, 7, 7}), at, longer))).getCause();
+                assertEquals(RemoteAccessException.Reason.OUT_OF_BOUNDS, assertInstanceOf(RemoteAccessException.class,
+                        t).reason(), t.getMessage());
+            }
+            for (int i = 0; i < (1 << 16); i++) {
+                assertEquals(0, next.buffer().get(i), "byte " + i + " of the next region was written");
+            }
+            await(ep.put(ByteBuffer.allocate(8), r.address(), k)); // the true key still goes directly
+            await(ep.flush());
+            await(ep.put(ByteBuffer.allocate(8), r.address(), k));
+            assertTrue(a.statistics().direct() > before, "the true key never went directly: " + a.statistics());
+        }
+    }
 }
