@@ -160,7 +160,7 @@ final class KeyTable implements Heartbeat.Beating {
                 throw new RemoteAccessException(Reason.UNKNOWN_KEY, "ucx: key " + key.shortKey() + " names key-table"
                         + " slot " + slot + " of the owner's " + slots + " (forged key)");
             }
-            checkRegistration(HEADER + SLOT * slot, digest, key, needed);
+            checkRegistration(table, HEADER + SLOT * slot, digest, key, needed);
             key.checkBounds(address, bytes);
             long base = table.getLong(HEADER + SLOT * slot + ADDRESS);
             long length = table.getLong(HEADER + SLOT * slot + LENGTH);
@@ -195,13 +195,22 @@ final class KeyTable implements Heartbeat.Beating {
         }
 
         /**
+         * @param slot a slot {@link #covers} accepted
+         * @return the slot's bytes alone, for {@link #checkCovered}: read at fixed offsets, with no
+         *     offset to compute and bound per access
+         */
+        UnsafeBuffer slotView(int slot) {
+            return new UnsafeBuffer(table, HEADER + SLOT * slot, SLOT);
+        }
+
+        /**
          * Checks an access through a key's mapping, whose extent {@link #covers} accepted: that the slot
          * still holds the same registration (a new one has a new key id and digest), open, with the
          * access, and that the access lies in the key's extent. The registered bounds need no second
          * reading: what the owner writes there later cannot move the key's extent, which bounds the
          * mapping, and only a new registration could make the bytes another region's.
          *
-         * @param slot a slot {@link #covers} accepted
+         * @param slot the slot's bytes ({@link #slotView})
          * @param digest the digest of the key's UCT keys
          * @param key the key
          * @param address the first byte
@@ -209,12 +218,13 @@ final class KeyTable implements Heartbeat.Beating {
          * @param needed the access it needs
          * @throws RemoteAccessException unknown key, access denied, closed region or out of bounds
          */
-        void checkCovered(int slot, long digest, RemoteKey key, long address, long bytes, Access needed) {
-            checkRegistration(HEADER + SLOT * slot, digest, key, needed);
+        static void checkCovered(UnsafeBuffer slot, long digest, RemoteKey key, long address, long bytes,
+                Access needed) {
+            checkRegistration(slot, 0, digest, key, needed);
             key.checkBounds(address, bytes);
         }
 
-        private void checkRegistration(int at, long digest, RemoteKey key, Access needed) {
+        private static void checkRegistration(UnsafeBuffer table, int at, long digest, RemoteKey key, Access needed) {
             int state = table.getIntVolatile(at + STATE);
             if (table.getLong(at + KEY) != key.keyId() || state == FREE || table.getLong(at + DIGEST) != digest) {
                 throw new RemoteAccessException(Reason.UNKNOWN_KEY, "ucx: key " + key.shortKey() + " does not match"

@@ -23,9 +23,10 @@ import org.agrona.concurrent.UnsafeBuffer;
  * @param base the key's first address
  * @param data the region, mapped, from {@code base}
  * @param view the same bytes, address-based: the hot sizes of the fast path go through it
+ * @param registration the key's slot in the owner's table ({@link KeyTable.View#slotView})
  */
 record UcxMapping(Object owner, UUID peer, KeyTable.View table, int slot, long digest, long base, ByteBuffer data,
-        UnsafeBuffer view) {
+        UnsafeBuffer view, UnsafeBuffer registration) {
     UcxMapping {
         if (view.addressOffset() != BufferUtil.address(data) || view.capacity() != data.capacity()) {
             throw new IllegalArgumentException("ucx: a mapping's view must cover its data");
@@ -33,7 +34,7 @@ record UcxMapping(Object owner, UUID peer, KeyTable.View table, int slot, long d
     }
 
     UcxMapping(Object owner, UUID peer, KeyTable.View table, int slot, long digest, long base, ByteBuffer data) {
-        this(owner, peer, table, slot, digest, base, data, new UnsafeBuffer(data));
+        this(owner, peer, table, slot, digest, base, data, new UnsafeBuffer(data), table.slotView(slot));
     }
 
     /**
@@ -42,7 +43,7 @@ record UcxMapping(Object owner, UUID peer, KeyTable.View table, int slot, long d
      * @throws RemoteAccessException unknown key, access denied, closed region, out of bounds
      */
     int check(RemoteKey key, long address, int bytes, Access needed) {
-        table.checkCovered(slot, digest, key, address, bytes, needed);
+        KeyTable.View.checkCovered(registration, digest, key, address, bytes, needed);
         return (int) (address - base);
     }
 

@@ -15,6 +15,7 @@ import java.util.EnumSet;
 import java.util.Map;
 import java.util.UUID;
 import org.agrona.BufferUtil;
+import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -69,17 +70,22 @@ class KeyTableTest {
         register(2, EnumSet.of(Access.WRITE));
         RemoteKey k = key(KEY_ID, BASE, LENGTH);
         assertTrue(view.covers(2, DIGEST, k));
-        assertDoesNotThrow(() -> view.checkCovered(2, DIGEST, k, BASE + LENGTH - 8, 8, Access.WRITE));
-        assertEquals(Reason.ACCESS_DENIED, refused(() -> view.checkCovered(2, DIGEST, k, BASE, 8, Access.READ)));
-        assertEquals(Reason.OUT_OF_BOUNDS, refused(() -> view.checkCovered(2, DIGEST, k, BASE + LENGTH - 4, 8,
-                Access.WRITE)));
-        assertEquals(Reason.OUT_OF_BOUNDS, refused(() -> view.checkCovered(2, DIGEST, k, BASE - 8, 8, Access.WRITE)));
+        UnsafeBuffer slot = view.slotView(2);
+        assertDoesNotThrow(() -> covered(slot, k, BASE + LENGTH - 8, Access.WRITE));
+        assertEquals(Reason.ACCESS_DENIED, refused(() -> covered(slot, k, BASE, Access.READ)));
+        assertEquals(Reason.OUT_OF_BOUNDS, refused(() -> covered(slot, k, BASE + LENGTH - 4, Access.WRITE)));
+        assertEquals(Reason.OUT_OF_BOUNDS, refused(() -> covered(slot, k, BASE - 8, Access.WRITE)));
         owner.close(2);
-        assertEquals(Reason.REGION_CLOSED, refused(() -> view.checkCovered(2, DIGEST, k, BASE, 8, Access.WRITE)));
+        assertEquals(Reason.REGION_CLOSED, refused(() -> covered(slot, k, BASE, Access.WRITE)));
         // The slot reused for another region: a new key id and digest, so the old key's mapping is refused.
         owner.release(2);
         owner.open(2, KEY_ID + 1, BASE, LENGTH, Access.all(), DIGEST + 1);
-        assertEquals(Reason.UNKNOWN_KEY, refused(() -> view.checkCovered(2, DIGEST, k, BASE, 8, Access.WRITE)));
+        assertEquals(Reason.UNKNOWN_KEY, refused(() -> covered(slot, k, BASE, Access.WRITE)));
+    }
+
+    /** An 8-byte access through a mapping of the slot. */
+    private static void covered(UnsafeBuffer slot, RemoteKey k, long address, Access needed) {
+        KeyTable.View.checkCovered(slot, DIGEST, k, address, 8, needed);
     }
 
     @Test

@@ -132,7 +132,8 @@ class UcxFastPathTest {
             }
             assertEquals(before, a.statistics().direct(), "a key its owner's table does not cover was mapped");
             assertEquals(100, r.buffer().order(ByteOrder.nativeOrder()).getLong(8 * 99));
-            for (long at : new long[] {r.address() + (1 << 16) - 4, r.address() + (1 << 16), r.address() + (1 << 17) - 8}) {
+            long end = r.address() + (1 << 16);
+            for (long at : new long[] {end - 4, end, end + (1 << 16) - 8}) {
                 Throwable t = assertThrows(ExecutionException.class, () -> await(ep.put(
                         ByteBuffer.wrap(new byte[] {7, 7, 7, 7, 7, 7, 7, 7}), at, longer))).getCause();
                 assertEquals(RemoteAccessException.Reason.OUT_OF_BOUNDS, assertInstanceOf(RemoteAccessException.class,
