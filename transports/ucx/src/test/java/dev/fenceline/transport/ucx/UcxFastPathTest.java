@@ -20,15 +20,18 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
  * The fast path by grant over UCT's shared memory: once the agent has unpacked a key, the calling
  * thread stores, loads and runs atomics through the key's pointer itself, checked against the owner's
- * key table as the agent checks; and a key whose packed UCT key was swapped for another region's
- * (which would map another segment of the owner) is refused by the table's digest on either path.
+ * key table as the agent checks; a key whose packed UCT key was swapped for another region's
+ * (which would map another segment of the owner) is refused by the table's digest on either path;
+ * and a key claiming more than its owner registered is never mapped.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class UcxFastPathTest {
@@ -37,115 +40,118 @@ class UcxFastPathTest {
         UcxAssumptions.ucxAvailable();
     }
 
+    private Fenceline f;
+    private Worker a;
+    private Worker b;
+
+    @BeforeEach
+    void workers() throws Exception {
+        f = Fenceline.create(ConfigFactory.parseString(
+                "fenceline.transports = [ucx]\nfenceline.transport.ucx.tls = [posix]"));
+        a = await(f.newWorker("a"));
+        b = await(f.newWorker("b"));
+    }
+
+    @AfterEach
+    void close() {
+        if (f != null) {
+            f.close();
+        }
+    }
+
     private static <T> T await(java.util.concurrent.CompletionStage<T> s) throws Exception {
         return s.toCompletableFuture().get(20, TimeUnit.SECONDS);
     }
 
     @Test
     void operationsGoOnTheCallingThreadOnceTheKeyIsMapped() throws Exception {
-        try (Fenceline f = Fenceline.create(ConfigFactory.parseString(
-                "fenceline.transports = [ucx]\nfenceline.transport.ucx.tls = [posix]"))) {
-            Worker a = await(f.newWorker("a"));
-            Worker b = await(f.newWorker("b"));
-            MemoryRegion r = b.allocate(1 << 16);
-            RemoteKey k = a.unpackRemoteKey(r.remoteKey().toBytes());
-            Endpoint ep = await(a.connect(b.address()));
-            await(ep.put(ByteBuffer.wrap(new byte[8]), r.address(), k)); // the agent unpacks and maps the key
-            await(ep.flush());
-            long before = a.statistics().direct();
-            for (int i = 0; i < 1000; i++) {
-                ByteBuffer v = ByteBuffer.allocate(8).order(ByteOrder.nativeOrder()).putLong(0, i);
-                await(ep.put(v, r.address() + 8L * i, k));
-            }
-            for (int i = 0; i < 100; i++) {
-                await(ep.atomicFetch64(AtomicOp.ADD, r.address() + 8192, k, 1));
-            }
-            ByteBuffer back = ByteBuffer.allocate(8).order(ByteOrder.nativeOrder());
-            await(ep.get(back, r.address() + 8 * 999, k));
-            long direct = a.statistics().direct() - before;
-            assertTrue(direct >= 1000, "went directly: " + direct + " of 1,101 (" + a.statistics() + ")");
-            assertEquals(999, back.getLong(0));
-            ByteBuffer m = r.buffer().order(ByteOrder.nativeOrder());
-            assertEquals(500, m.getLong(8 * 500));
-            assertEquals(100, m.getLong(8192));
-            // The table decides on the fast path too: what the region permits, and its bounds.
-            Throwable t = assertThrows(ExecutionException.class, () -> await(ep.put(ByteBuffer.allocate(16),
-                    r.address() + (1 << 16) - 8, k))).getCause();
-            assertEquals(RemoteAccessException.Reason.OUT_OF_BOUNDS, assertInstanceOf(RemoteAccessException.class, t)
-                    .reason());
+        MemoryRegion r = b.allocate(1 << 16);
+        RemoteKey k = a.unpackRemoteKey(r.remoteKey().toBytes());
+        Endpoint ep = await(a.connect(b.address()));
+        await(ep.put(ByteBuffer.wrap(new byte[8]), r.address(), k)); // the agent unpacks and maps the key
+        await(ep.flush());
+        long before = a.statistics().direct();
+        for (int i = 0; i < 1000; i++) {
+            ByteBuffer v = ByteBuffer.allocate(8).order(ByteOrder.nativeOrder()).putLong(0, i);
+            await(ep.put(v, r.address() + 8L * i, k));
         }
+        for (int i = 0; i < 100; i++) {
+            await(ep.atomicFetch64(AtomicOp.ADD, r.address() + 8192, k, 1));
+        }
+        ByteBuffer back = ByteBuffer.allocate(8).order(ByteOrder.nativeOrder());
+        await(ep.get(back, r.address() + 8 * 999, k));
+        long direct = a.statistics().direct() - before;
+        assertTrue(direct >= 1000, "went directly: " + direct + " of 1,101 (" + a.statistics() + ")");
+        assertEquals(999, back.getLong(0));
+        ByteBuffer m = r.buffer().order(ByteOrder.nativeOrder());
+        assertEquals(500, m.getLong(8 * 500));
+        assertEquals(100, m.getLong(8192));
+        // The table decides on the fast path too: what the region permits, and its bounds.
+        Throwable t = assertThrows(ExecutionException.class, () -> await(ep.put(ByteBuffer.allocate(16),
+                r.address() + (1 << 16) - 8, k))).getCause();
+        assertEquals(RemoteAccessException.Reason.OUT_OF_BOUNDS, assertInstanceOf(RemoteAccessException.class, t)
+                .reason());
     }
 
     @Test
     void aKeyWhoseUctKeyWasSwappedForAnotherRegionsIsRefused() throws Exception {
-        try (Fenceline f = Fenceline.create(ConfigFactory.parseString(
-                "fenceline.transports = [ucx]\nfenceline.transport.ucx.tls = [posix]"))) {
-            Worker a = await(f.newWorker("a"));
-            Worker b = await(f.newWorker("b"));
-            MemoryRegion victim = b.allocate(1 << 16);
-            MemoryRegion mine = b.allocate(1 << 16);
-            RemoteKey vk = a.unpackRemoteKey(victim.remoteKey().toBytes());
-            RemoteKey mk = a.unpackRemoteKey(mine.remoteKey().toBytes());
-            UcxKeyPart theirs = UcxKeyPart.decode(vk.part(UcxTransportProvider.NAME));
-            UcxKeyPart my = UcxKeyPart.decode(mk.part(UcxTransportProvider.NAME));
-            // My region's id, slot and range, with the victim's posix key: it maps the victim's segment.
-            Map<String, byte[]> parts = new LinkedHashMap<>();
-            for (String n : mk.partNames()) {
-                parts.put(n, mk.part(n));
-            }
-            parts.put(UcxTransportProvider.NAME, new UcxKeyPart(my.slot(), theirs.rkeys()).encode());
-            RemoteKey forged = new RemoteKey(mk.ownerId(), mk.keyId(), mk.baseAddress(), mk.length(), Access.all(),
-                    parts);
-            Endpoint ep = await(a.connect(b.address()));
-            Throwable t = assertThrows(ExecutionException.class, () -> await(ep.put(
-                    ByteBuffer.wrap(new byte[] {7, 7, 7, 7, 7, 7, 7, 7}), mk.baseAddress(), forged))).getCause();
-            assertEquals(RemoteAccessException.Reason.UNKNOWN_KEY, assertInstanceOf(RemoteAccessException.class, t)
-                    .reason(), t.getMessage());
-            for (int i = 0; i < (1 << 16); i++) {
-                assertEquals(0, victim.buffer().get(i), "byte " + i + " of the other region was written");
-                assertEquals(0, mine.buffer().get(i), "byte " + i + " of the region was written");
-            }
+        MemoryRegion victim = b.allocate(1 << 16);
+        MemoryRegion mine = b.allocate(1 << 16);
+        RemoteKey vk = a.unpackRemoteKey(victim.remoteKey().toBytes());
+        RemoteKey mk = a.unpackRemoteKey(mine.remoteKey().toBytes());
+        UcxKeyPart theirs = UcxKeyPart.decode(vk.part(UcxTransportProvider.NAME));
+        UcxKeyPart my = UcxKeyPart.decode(mk.part(UcxTransportProvider.NAME));
+        // My region's id, slot and range, with the victim's posix key: it maps the victim's segment.
+        RemoteKey forged = forged(mk, mk.length(), new UcxKeyPart(my.slot(), theirs.rkeys()).encode());
+        Endpoint ep = await(a.connect(b.address()));
+        Throwable t = assertThrows(ExecutionException.class, () -> await(ep.put(
+                ByteBuffer.wrap(new byte[] {7, 7, 7, 7, 7, 7, 7, 7}), mk.baseAddress(), forged))).getCause();
+        assertEquals(RemoteAccessException.Reason.UNKNOWN_KEY, assertInstanceOf(RemoteAccessException.class, t)
+                .reason(), t.getMessage());
+        for (int i = 0; i < (1 << 16); i++) {
+            assertEquals(0, victim.buffer().get(i), "byte " + i + " of the other region was written");
+            assertEquals(0, mine.buffer().get(i), "byte " + i + " of the region was written");
         }
     }
 
     @Test
     void aKeyClaimingMoreThanItsRegionIsNeverMappedAndItsExcessIsRefused() throws Exception {
-        try (Fenceline f = Fenceline.create(ConfigFactory.parseString(
-                "fenceline.transports = [ucx]\nfenceline.transport.ucx.tls = [posix]"))) {
-            Worker a = await(f.newWorker("a"));
-            Worker b = await(f.newWorker("b"));
-            MemoryRegion r = b.allocate(1 << 16);
-            MemoryRegion next = b.allocate(1 << 16);
-            RemoteKey k = a.unpackRemoteKey(r.remoteKey().toBytes());
-            Map<String, byte[]> parts = new LinkedHashMap<>();
-            for (String n : k.partNames()) {
-                parts.put(n, k.part(n));
-            }
-            // The region's own id, slot and UCT keys, with twice its length.
-            RemoteKey longer = new RemoteKey(k.ownerId(), k.keyId(), k.baseAddress(), 2L * k.length(), Access.all(),
-                    parts);
-            Endpoint ep = await(a.connect(b.address()));
-            long before = a.statistics().direct();
-            for (int i = 0; i < 100; i++) { // within the registration: applied, by the progress agent
-                await(ep.put(ByteBuffer.allocate(8).order(ByteOrder.nativeOrder()).putLong(0, i + 1),
-                        r.address() + 8L * i, longer));
-            }
-            assertEquals(before, a.statistics().direct(), "a key its owner's table does not cover was mapped");
-            assertEquals(100, r.buffer().order(ByteOrder.nativeOrder()).getLong(8 * 99));
-            long end = r.address() + (1 << 16);
-            for (long at : new long[] {end - 4, end, end + (1 << 16) - 8}) {
-                Throwable t = assertThrows(ExecutionException.class, () -> await(ep.put(
-                        ByteBuffer.wrap(new byte[] {7, 7, 7, 7, 7, 7, 7, 7}), at, longer))).getCause();
-                assertEquals(RemoteAccessException.Reason.OUT_OF_BOUNDS, assertInstanceOf(RemoteAccessException.class,
-                        t).reason(), t.getMessage());
-            }
-            for (int i = 0; i < (1 << 16); i++) {
-                assertEquals(0, next.buffer().get(i), "byte " + i + " of the next region was written");
-            }
-            await(ep.put(ByteBuffer.allocate(8), r.address(), k)); // the true key still goes directly
-            await(ep.flush());
-            await(ep.put(ByteBuffer.allocate(8), r.address(), k));
-            assertTrue(a.statistics().direct() > before, "the true key never went directly: " + a.statistics());
+        MemoryRegion r = b.allocate(1 << 16);
+        MemoryRegion next = b.allocate(1 << 16);
+        RemoteKey k = a.unpackRemoteKey(r.remoteKey().toBytes());
+        // The region's own id, slot and UCT keys, with twice its length.
+        RemoteKey longer = forged(k, 2L * k.length(), k.part(UcxTransportProvider.NAME));
+        Endpoint ep = await(a.connect(b.address()));
+        long before = a.statistics().direct();
+        for (int i = 0; i < 100; i++) { // within the registration: applied, by the progress agent
+            await(ep.put(ByteBuffer.allocate(8).order(ByteOrder.nativeOrder()).putLong(0, i + 1),
+                    r.address() + 8L * i, longer));
         }
+        assertEquals(before, a.statistics().direct(), "a key its owner's table does not cover was mapped");
+        assertEquals(100, r.buffer().order(ByteOrder.nativeOrder()).getLong(8 * 99));
+        long end = r.address() + (1 << 16);
+        for (long at : new long[] {end - 4, end, end + (1 << 16) - 8}) {
+            Throwable t = assertThrows(ExecutionException.class, () -> await(ep.put(
+                    ByteBuffer.wrap(new byte[] {7, 7, 7, 7, 7, 7, 7, 7}), at, longer))).getCause();
+            assertEquals(RemoteAccessException.Reason.OUT_OF_BOUNDS, assertInstanceOf(RemoteAccessException.class,
+                    t).reason(), t.getMessage());
+        }
+        for (int i = 0; i < (1 << 16); i++) {
+            assertEquals(0, next.buffer().get(i), "byte " + i + " of the next region was written");
+        }
+        await(ep.put(ByteBuffer.allocate(8), r.address(), k)); // the true key still goes directly
+        await(ep.flush());
+        await(ep.put(ByteBuffer.allocate(8), r.address(), k));
+        assertTrue(a.statistics().direct() > before, "the true key never went directly: " + a.statistics());
+    }
+
+    /** @return the key with another length and ucx part, its id, owner, base and other parts kept */
+    private static RemoteKey forged(RemoteKey k, long length, byte[] ucxPart) {
+        Map<String, byte[]> parts = new LinkedHashMap<>();
+        for (String n : k.partNames()) {
+            parts.put(n, k.part(n));
+        }
+        parts.put(UcxTransportProvider.NAME, ucxPart);
+        return new RemoteKey(k.ownerId(), k.keyId(), k.baseAddress(), length, Access.all(), parts);
     }
 }
