@@ -62,7 +62,9 @@ public class FenceOverheadBenchmark {
                 ? "[{ types = [AM, RMA, RMA_BW, AMO], " + lane + " }]"
                 : "[{ types = [AM, RMA, AMO], " + lane + " }, { types = [RMA_BW, AMO], " + lane + " }]";
         fence = scenario.endsWith("-fence");
-        fenceline = Fenceline.create(ConfigFactory.parseString("fenceline.transport.sim.lanes = " + lanes));
+        // sim by name: with shm and ucx on this module's class path, "auto" would pick them instead.
+        fenceline = Fenceline.create(ConfigFactory.parseString(
+                "fenceline.transports = [sim]\nfenceline.transport.sim.lanes = " + lanes));
         Worker a = fenceline.newWorker("a").toCompletableFuture().get(10, TimeUnit.SECONDS);
         Worker b = fenceline.newWorker("b").toCompletableFuture().get(10, TimeUnit.SECONDS);
         region = b.allocate(64);
