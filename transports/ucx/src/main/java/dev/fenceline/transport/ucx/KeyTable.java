@@ -113,7 +113,8 @@ final class KeyTable implements Heartbeat.Beating {
 
     /**
      * A peer's table as this process mapped it. The bytes are the peer's: every read is bounded
-     * here, and what they say is only trusted to refuse.
+     * here, and what they say is trusted to refuse, and to accept only the extent of a key whose id
+     * and digest the slot names ({@link #covers}): the owner vouching for its own memory.
      */
     static final class View {
         private final UnsafeBuffer table;
@@ -190,7 +191,7 @@ final class KeyTable implements Heartbeat.Beating {
             }
             long base = table.getLong(at + ADDRESS);
             long length = table.getLong(at + LENGTH);
-            return key.baseAddress() >= base && length >= 0 && key.length() <= length
+            return key.baseAddress() >= base && length >= 0 && key.length() >= 0 && key.length() <= length
                     && key.baseAddress() - base <= length - key.length();
         }
 

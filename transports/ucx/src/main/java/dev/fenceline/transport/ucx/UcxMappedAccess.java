@@ -9,8 +9,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A lane's stores, loads and atomics on the calling thread ({@link dev.fenceline.spi.DirectAccess})
- * through UCT's shared-memory pointer to the peer's region ({@link UcxMapping}), checked as the agent
- * checks; only while nothing of the lane is outstanding, so post order holds. Takes no lock.
+ * through UCT's shared-memory pointer to the peer's region ({@link UcxMapping}), checked against the
+ * owner's key table ({@link UcxMapping#check}); only while nothing of the lane is outstanding, so post
+ * order holds. Takes no lock.
  */
 final class UcxMappedAccess {
     private final UcxLane lane;
@@ -40,7 +41,7 @@ final class UcxMappedAccess {
         return m;
     }
 
-    /** A store through UCT's shared-memory pointer, on the calling thread, checked as the agent checks. */
+    /** A store through UCT's shared-memory pointer, on the calling thread, checked against the key table. */
     boolean putNow(RemoteKey key, long address, ByteBuffer src) {
         UcxMapping m = direct(key);
         if (m == null) {

@@ -11,30 +11,41 @@ import org.agrona.concurrent.UnsafeBuffer;
 /**
  * A peer's region as this process reaches it directly: UCT's shared-memory key, unpacked by the
  * progress agent, gives a local pointer to the region ({@code uct_rkey_ptr}), over which the calling
- * thread stores, loads and runs atomics itself (the fast path by grant), after the same check of the
- * owner's key table the agent makes. The agent puts it in the key's transport cache once it unpacked
- * the key; the mapping stays as long as the transport (the agent never releases a key it published).
+ * thread stores, loads and runs atomics itself (the fast path by grant), after a check of the owner's
+ * key table: the key's extent against the owner's bounds once, when the agent made the mapping
+ * ({@link KeyTable.View#covers}), and the slot's registration on every access. The agent puts it in
+ * the key's transport cache once it unpacked the key; the mapping stays as long as the transport (the
+ * agent never releases a key it published).
  *
  * @param owner the transport instance that made it (its agent): another transport's entry is not ours
  * @param peer the worker that owns the region
- * @param table the owner's key table, as this process mapped it
- * @param slot the region's slot in it
  * @param digest the digest of the key's UCT keys
  * @param base the key's first address
  * @param data the region, mapped, from {@code base}
  * @param view the same bytes, address-based: the hot sizes of the fast path go through it
  * @param registration the key's slot in the owner's table ({@link KeyTable.View#slotView})
  */
-record UcxMapping(Object owner, UUID peer, KeyTable.View table, int slot, long digest, long base, ByteBuffer data,
-        UnsafeBuffer view, UnsafeBuffer registration) {
+record UcxMapping(Object owner, UUID peer, long digest, long base, ByteBuffer data, UnsafeBuffer view,
+        UnsafeBuffer registration) {
     UcxMapping {
         if (view.addressOffset() != BufferUtil.address(data) || view.capacity() != data.capacity()) {
             throw new IllegalArgumentException("ucx: a mapping's view must cover its data");
         }
     }
 
-    UcxMapping(Object owner, UUID peer, KeyTable.View table, int slot, long digest, long base, ByteBuffer data) {
-        this(owner, peer, table, slot, digest, base, data, new UnsafeBuffer(data), table.slotView(slot));
+    /**
+     * @param owner the transport instance that makes it
+     * @param peer the worker that owns the region
+     * @param table the owner's key table, as this process mapped it
+     * @param slot the region's slot in it, which {@link KeyTable.View#covers} accepted for the key
+     * @param digest the digest of the key's UCT keys
+     * @param base the key's first address
+     * @param data the region, mapped, from {@code base}
+     * @return the mapping of {@code data}
+     */
+    static UcxMapping of(Object owner, UUID peer, KeyTable.View table, int slot, long digest, long base,
+            ByteBuffer data) {
+        return new UcxMapping(owner, peer, digest, base, data, new UnsafeBuffer(data), table.slotView(slot));
     }
 
     /**

@@ -88,11 +88,11 @@ final class UcxRemoteKeys {
         if (pointer == 0 || key.length() > Integer.MAX_VALUE
                 || cached != null && !(cached instanceof UcxMapping m && m.owner() == agent)
                 || !peer.table.covers(e.part.slot(), e.digest, key)) {
-            return; // a key its owner's table does not vouch for whole takes the agent's checked path
+            return; // a key its owner's table does not cover whole: the agent checks each of its accesses
         }
         e.published = true;
         peer.tablePublished = true;
-        key.transportCache(new UcxMapping(agent, peer.id, peer.table, e.part.slot(), e.digest, key.baseAddress(),
+        key.transportCache(UcxMapping.of(agent, peer.id, peer.table, e.part.slot(), e.digest, key.baseAddress(),
                 com.kenai.jffi.MemoryIO.getInstance().newDirectByteBuffer(pointer, (int) key.length())
                         .order(java.nio.ByteOrder.nativeOrder())));
     }

@@ -56,6 +56,7 @@ class KeyTableTest {
         assertFalse(view.covers(1, DIGEST, key(KEY_ID, BASE - 8, LENGTH)), "starting before the region");
         assertFalse(view.covers(1, DIGEST, key(KEY_ID, BASE + 8, LENGTH)), "ending after it");
         assertFalse(view.covers(1, DIGEST, key(KEY_ID, BASE, Long.MAX_VALUE)), "the whole address space");
+        assertFalse(view.covers(1, DIGEST, key(KEY_ID, BASE + 8, -8)), "a negative length");
         assertFalse(view.covers(1, DIGEST, key(KEY_ID + 1, BASE, LENGTH)), "another key id");
         assertFalse(view.covers(1, DIGEST + 1, key(KEY_ID, BASE, LENGTH)), "another region's UCT keys");
         assertFalse(view.covers(0, DIGEST, key(KEY_ID, BASE, LENGTH)), "a free slot");

@@ -1,6 +1,7 @@
 package dev.fenceline.transport.ucx;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -137,12 +138,17 @@ class UcxFastPathTest {
                     t).reason(), t.getMessage());
         }
         for (int i = 0; i < (1 << 16); i++) {
-            assertEquals(0, next.buffer().get(i), "byte " + i + " of the next region was written");
+            assertEquals(0, next.buffer().get(i), "byte " + i + " of another region of the owner was written");
         }
         await(ep.put(ByteBuffer.allocate(8), r.address(), k)); // the true key still goes directly
         await(ep.flush());
         await(ep.put(ByteBuffer.allocate(8), r.address(), k));
         assertTrue(a.statistics().direct() > before, "the true key never went directly: " + a.statistics());
+        // The grant was there, and still the longer key has no mapping: its accesses stay with the agent.
+        assertFalse(longer.transportCache() instanceof UcxMapping, "the longer key was mapped");
+        long direct = a.statistics().direct();
+        await(ep.put(ByteBuffer.allocate(8), r.address(), longer));
+        assertEquals(direct, a.statistics().direct(), "the longer key went directly");
     }
 
     /** @return the key with another length and ucx part, its id, owner, base and other parts kept */
