@@ -14,8 +14,8 @@ import org.agrona.concurrent.UnsafeBuffer;
  * thread stores, loads and runs atomics itself (the fast path by grant), after a check of the owner's
  * key table: the key's extent against the owner's bounds once, when the agent made the mapping
  * ({@link KeyTable.View#covers}), and the slot's registration on every access. The agent puts it in
- * the key's transport cache once it unpacked the key; the mapping stays as long as the transport (the
- * agent never releases a key it published).
+ * the key's transport cache once it unpacked the key; the mapping stays as long as the process (the
+ * agent never releases a key it published: a thread may be inside an access when the transport closes).
  *
  * @param owner the transport instance that made it (its agent): another transport's entry is not ours
  * @param peer the worker that owns the region

@@ -30,7 +30,7 @@ import org.junit.jupiter.api.Timeout;
 /**
  * The fast path by grant over UCT's shared memory: once the agent has unpacked a key, the calling
  * thread stores, loads and runs atomics through the key's pointer itself, checked against the owner's
- * key table as the agent checks; a key whose packed UCT key was swapped for another region's
+ * key table; a key whose packed UCT key was swapped for another region's
  * (which would map another segment of the owner) is refused by the table's digest on either path;
  * and a key claiming more than its owner registered is never mapped.
  */
