@@ -161,10 +161,11 @@ final class KeyTable implements Heartbeat.Beating {
                 throw new RemoteAccessException(Reason.UNKNOWN_KEY, "ucx: key " + key.shortKey() + " names key-table"
                         + " slot " + slot + " of the owner's " + slots + " (forged key)");
             }
-            checkRegistration(table, HEADER + SLOT * slot, digest, key, needed);
+            int at = HEADER + SLOT * slot;
+            checkRegistration(table, at, digest, key, needed);
             key.checkBounds(address, bytes);
-            long base = table.getLong(HEADER + SLOT * slot + ADDRESS);
-            long length = table.getLong(HEADER + SLOT * slot + LENGTH);
+            long base = table.getLong(at + ADDRESS);
+            long length = table.getLong(at + LENGTH);
             if (address < base || bytes < 0 || address - base > length - bytes) {
                 throw new RemoteAccessException(Reason.OUT_OF_BOUNDS, "ucx: address 0x" + Long.toHexString(address)
                         + " + " + bytes + " outside the region its owner registered for key " + key.shortKey());

@@ -70,6 +70,24 @@ class UcxDirectActiveMessageTest {
         return ByteBuffer.allocate(8).order(ByteOrder.nativeOrder()).putLong(0, n);
     }
 
+    /**
+     * Two workers with an endpoint each way, both taking probes ({@link #untilDirect}).
+     *
+     * @param a a worker
+     * @param b another
+     * @param ab a's endpoint to b
+     * @param ba b's endpoint to a
+     */
+    private record TwoWay(Worker a, Worker b, Endpoint ab, Endpoint ba) {
+        static TwoWay start(Fenceline f) throws Exception {
+            Worker a = await(f.newWorker("a"));
+            Worker b = await(f.newWorker("b"));
+            a.setActiveMessageHandler(PROBE, (h, p) -> { });
+            b.setActiveMessageHandler(PROBE, (h, p) -> { });
+            return new TwoWay(a, b, await(a.connect(b.address())), await(b.connect(a.address())));
+        }
+    }
+
     /** Implicit probes and flushes until one goes directly: the grant comes once the endpoint is idle. */
     private static void untilDirect(Worker w, Endpoint e) throws Exception {
         long direct = w.statistics().direct();
@@ -248,12 +266,11 @@ class UcxDirectActiveMessageTest {
         int pings = 3000;
         int sides = 3000;
         try (Fenceline f = fenceline(tls)) {
-            Worker a = await(f.newWorker("a"));
-            Worker b = await(f.newWorker("b"));
-            Endpoint ab = await(a.connect(b.address()));
-            Endpoint ba = await(b.connect(a.address()));
-            a.setActiveMessageHandler(PROBE, (h, p) -> { });
-            b.setActiveMessageHandler(PROBE, (h, p) -> { });
+            TwoWay w = TwoWay.start(f);
+            Worker a = w.a();
+            Worker b = w.b();
+            Endpoint ab = w.ab();
+            Endpoint ba = w.ba();
             AtomicReference<String> wrong = new AtomicReference<>();
             AtomicLong pongs = new AtomicLong();
             AtomicLong sideSeen = new AtomicLong();
@@ -326,12 +343,11 @@ class UcxDirectActiveMessageTest {
         int answers = 16;
         int size = 2048;
         try (Fenceline f = fenceline(tls)) {
-            Worker a = await(f.newWorker("a"));
-            Worker b = await(f.newWorker("b"));
-            Endpoint ab = await(a.connect(b.address()));
-            Endpoint ba = await(b.connect(a.address()));
-            a.setActiveMessageHandler(PROBE, (h, p) -> { });
-            b.setActiveMessageHandler(PROBE, (h, p) -> { });
+            TwoWay w = TwoWay.start(f);
+            Worker a = w.a();
+            Worker b = w.b();
+            Endpoint ab = w.ab();
+            Endpoint ba = w.ba();
             AtomicReference<String> wrong = new AtomicReference<>();
             AtomicLong next = new AtomicLong();
             a.setActiveMessageHandler(ORDERED, (h, p) -> {
