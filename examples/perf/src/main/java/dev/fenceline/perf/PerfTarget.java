@@ -96,6 +96,8 @@ public final class PerfTarget {
                         out.flush();
                         throw new IOException("the pongs' flush failed: " + e.getCause(), e.getCause());
                     }
+                    // Closed before the driver's worker goes, so that going is not this endpoint's failure.
+                    back.close().toCompletableFuture().get(30, TimeUnit.SECONDS);
                     out.println("FLUSHED");
                     out.flush();
                 }
