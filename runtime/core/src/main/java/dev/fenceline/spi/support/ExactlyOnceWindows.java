@@ -44,6 +44,8 @@ public final class ExactlyOnceWindows {
         private final DedupWindow window;
         private int holders;
         private long idleSince;
+        /** Whether the idle queue has an entry for it (at most one, however often it is released). */
+        private boolean queued;
 
         private Window(Key key, DedupWindow window) {
             this.key = key;
@@ -69,7 +71,12 @@ public final class ExactlyOnceWindows {
     private final LongSupplier nanoTime;
     private final Map<Key, Window> windows = new HashMap<>();
     private final Map<Owner, DedupBudget> budgets = new HashMap<>();
-    private final ArrayDeque<Window> idle = new ArrayDeque<>();
+    /** Windows released, each once, in the order of the release its entry names. */
+    private final ArrayDeque<Idle> idle = new ArrayDeque<>();
+
+    /** A queued window and the release the entry was made for. */
+    private record Idle(Window window, long since) {
+    }
 
     /**
      * @param target names the worker in refusals
@@ -141,17 +148,35 @@ public final class ExactlyOnceWindows {
     public synchronized void release(Window w) {
         if (w.holders > 0 && --w.holders == 0) {
             w.idleSince = nanoTime.getAsLong();
-            idle.add(w);
+            if (!w.queued) { // a window released again and again keeps its one entry
+                w.queued = true;
+                idle.add(new Idle(w, w.idleSince));
+            }
         }
         expire();
     }
 
-    /** Drops the windows idle for longer than the linger (the queue is in release order). */
+    /**
+     * Drops the windows idle for longer than the linger. The queue is in the order of its entries'
+     * releases; an entry whose window was retained since leaves the queue, and one whose window was
+     * released again since goes to the back with that release, so no window that is in use or
+     * idle only briefly holds up the ones behind it.
+     */
     private void expire() {
         long now = nanoTime.getAsLong();
-        for (Window w; (w = idle.peekFirst()) != null && now - w.idleSince >= lingerNanos;) {
+        for (Idle e; (e = idle.peekFirst()) != null && now - e.since() >= lingerNanos;) {
             idle.pollFirst();
-            if (w.holders == 0 && windows.remove(w.key, w)) {
+            Window w = e.window();
+            if (w.holders > 0) {
+                w.queued = false; // held again: its next release queues it
+                continue;
+            }
+            if (w.idleSince != e.since()) {
+                idle.addLast(new Idle(w, w.idleSince)); // released again since: it lingers from then
+                continue;
+            }
+            w.queued = false;
+            if (windows.remove(w.key, w)) {
                 w.window.release();
                 Owner owner = new Owner(w.key.peer(), w.key.proof());
                 DedupBudget b = budgets.get(owner);
@@ -160,6 +185,11 @@ public final class ExactlyOnceWindows {
                 }
             }
         }
+    }
+
+    /** @return how many entries the idle queue has (for tests: at most one per window) */
+    synchronized int idleEntries() {
+        return idle.size();
     }
 
     /** @return how many windows are held or lingering */

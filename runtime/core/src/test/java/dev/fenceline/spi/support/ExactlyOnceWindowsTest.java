@@ -63,6 +63,40 @@ class ExactlyOnceWindowsTest {
     }
 
     @Test
+    void aWindowReleasedAgainAndAgainKeepsOneQueueEntry() {
+        ExactlyOnceWindows w = windows(1 << 20, 1 << 22);
+        ExactlyOnceWindows.Window a = w.retain(peer, ExactlyOnceWindows.MEMBER, 1);
+        ExactlyOnceWindows.Window b = w.retain(peer, ExactlyOnceWindows.MEMBER, 2);
+        // A connection whose frames alternate two origins releases one window per frame.
+        for (int i = 0; i < 100_000; i++) {
+            w.release(i % 2 == 0 ? a : b);
+            now.incrementAndGet();
+            assertSame(i % 2 == 0 ? a : b, w.retain(peer, ExactlyOnceWindows.MEMBER, i % 2 == 0 ? 1 : 2));
+        }
+        assertTrue(w.idleEntries() <= 2, "idle entries: " + w.idleEntries());
+        assertEquals(2, w.size());
+    }
+
+    @Test
+    void aWindowReleasedAgainDoesNotHoldUpTheExpiryOfOthers() {
+        ExactlyOnceWindows w = windows(1 << 20, 1 << 22);
+        ExactlyOnceWindows.Window flapping = w.retain(peer, ExactlyOnceWindows.MEMBER, 1);
+        w.release(flapping); // first in the queue
+        now.incrementAndGet();
+        ExactlyOnceWindows.Window done = w.retain(UUID.randomUUID(), ExactlyOnceWindows.MEMBER, 2);
+        w.release(done); // behind it
+        now.addAndGet(Duration.ofSeconds(9).toNanos());
+        assertSame(flapping, w.retain(peer, ExactlyOnceWindows.MEMBER, 1), "its connection came back");
+        w.release(flapping); // and went again: idle from now
+        now.addAndGet(Duration.ofSeconds(2).toNanos());
+        assertEquals(1, w.size(), "the other window's linger is over; the one idle since 2 s lingers");
+        now.addAndGet(Duration.ofSeconds(8).toNanos());
+        assertEquals(0, w.size(), "and it goes once its own linger is over");
+        assertEquals(0, w.idleEntries());
+        assertEquals(0, w.entries());
+    }
+
+    @Test
     void onePeersWindowsAreBoundedAndTheOthersServed() {
         ExactlyOnceWindows w = windows(2 * DedupWindow.INITIAL, 1 << 22); // two windows' initial storage
         assertNotNull(w.retain(peer, ExactlyOnceWindows.MEMBER, 1));
