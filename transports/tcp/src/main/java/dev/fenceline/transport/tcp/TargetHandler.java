@@ -182,6 +182,11 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
 
     @Override
     public void exceptionCaught(ChannelHandlerContext c, Throwable cause) {
+        if (state == State.CLOSED) {
+            // Closing already: Netty fails each queued answer's write (one event per answer, up to
+            // limits.queued-bytes of them); they say nothing new, and must not cost a log line each.
+            return;
+        }
         // A frame over the size limit (TooLongFrameException), a reset, a timeout: that connection ends.
         LOG.warn("tcp {}: closing connection from {}: {}", transport.workerName(), c.channel().remoteAddress(),
                 cause.toString());
