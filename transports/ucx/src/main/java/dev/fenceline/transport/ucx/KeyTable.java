@@ -37,6 +37,8 @@ final class KeyTable implements Heartbeat.Beating {
     private static final int HEARTBEAT = 16;
     static final int HEADER = 64;
     static final int SLOT = 40;
+    /** The most slots a table has ({@code max-registrations}' bound): a peer's claiming more is not one. */
+    static final int MAX_SLOTS = 1 << 20;
     private static final int KEY = 0;
     private static final int ADDRESS = 8;
     private static final int LENGTH = 16;
@@ -131,7 +133,7 @@ final class KeyTable implements Heartbeat.Beating {
             }
             UnsafeBuffer header = new UnsafeBuffer(address, HEADER);
             int n = header.getIntVolatile(8);
-            if (header.getIntVolatile(0) != MAGIC || header.getInt(4) != VERSION || n < 0
+            if (header.getIntVolatile(0) != MAGIC || header.getInt(4) != VERSION || n < 0 || n > MAX_SLOTS
                     || (long) HEADER + (long) SLOT * n > length) {
                 throw new dev.fenceline.FencelineException("ucx: the peer's key table is not one (magic, version or"
                         + " size)");

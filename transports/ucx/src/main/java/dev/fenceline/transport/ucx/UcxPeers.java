@@ -66,8 +66,9 @@ final class UcxPeers {
     private void mapTable(UcxPeer p, UcxAddress.Table t) {
         for (UctIface i : ifaces) {
             if (i.resource().memoryDomain().equals(t.component())) {
+                UctRemoteKey k = null;
                 try {
-                    UctRemoteKey k = i.unpack(t.rkey());
+                    k = i.unpack(t.rkey());
                     long at = k.pointer(t.address());
                     if (at == 0) {
                         k.close();
@@ -76,6 +77,9 @@ final class UcxPeers {
                     p.table = new KeyTable.View(at, t.length());
                     p.tableKey = k;
                 } catch (FencelineException e) {
+                    if (k != null) {
+                        k.close(); // not a table: its mapping goes now, not with the iface
+                    }
                     LOG.debug("ucx {}: the key table of {} is not reachable ({}); its regions go by message",
                             workerName, p, e.getMessage());
                 }

@@ -62,7 +62,7 @@ record UcxSettings(List<String> tls, List<String> devices, boolean connectToEndp
         Duration parkMin = r.durationIn("idle-park-min", Duration.ofNanos(1), Duration.ofMillis(1));
         Duration parkMax = r.durationIn("idle-park-max", parkMin, Duration.ofSeconds(1));
         int spins = spinPasses(r);
-        int registrations = r.intIn("max-registrations", 1, 1 << 20);
+        int registrations = r.intIn("max-registrations", 1, KeyTable.MAX_SLOTS);
         Duration quarantine = r.durationIn("registration-quarantine", Duration.ofMillis(1), Duration.ofMinutes(10));
         int lanes = r.intIn("max-lanes-per-peer", 1, 1 << 20);
         Duration minBackoff = r.durationIn("reconnect.min-backoff", Duration.ofMillis(1), Duration.ofMinutes(10));

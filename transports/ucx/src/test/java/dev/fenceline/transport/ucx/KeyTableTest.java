@@ -90,6 +90,21 @@ class KeyTableTest {
     }
 
     @Test
+    void aTableClaimingMoreSlotsThanAnyHasIsNotOne() {
+        // The slot count and the mapped length are the peer's words: 107,374,183 slots of 40 bytes
+        // and a length past 4 GiB pass a check done in long arithmetic, and their size in int
+        // arithmetic wraps around to 88 bytes.
+        ByteBuffer forged = ByteBuffer.allocateDirect(KeyTable.HEADER).order(java.nio.ByteOrder.nativeOrder());
+        forged.putInt(0, KeyTable.MAGIC).putInt(4, KeyTable.VERSION).putInt(8, 107_374_183);
+        dev.fenceline.FencelineException e = assertThrows(dev.fenceline.FencelineException.class,
+                () -> new KeyTable.View(BufferUtil.address(forged), 1L << 33));
+        assertTrue(e.getMessage().contains("not one"), e.getMessage());
+        forged.putInt(8, KeyTable.MAX_SLOTS + 1);
+        assertThrows(dev.fenceline.FencelineException.class,
+                () -> new KeyTable.View(BufferUtil.address(forged), 1L << 40));
+    }
+
+    @Test
     void theFullCheckStillReadsTheRegisteredBounds() {
         register(3, Access.all());
         RemoteKey longer = key(KEY_ID, BASE, 2 * LENGTH); // its own bounds pass; the owner's do not
