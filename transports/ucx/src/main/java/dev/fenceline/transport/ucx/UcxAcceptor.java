@@ -23,6 +23,7 @@ final class UcxAcceptor {
     private final List<UctIface> ifaces;
     private final UcxPeers peers;
     private final BiConsumer<UcxChannel, UcxWireup.Message> send;
+    private final java.util.function.Consumer<UcxPeer> forget;
 
     /**
      * @param agent fails the channels of a refused connect
@@ -32,10 +33,13 @@ final class UcxAcceptor {
      * @param ifaces this worker's ifaces, in the order its address lists them
      * @param peers the wiring's peers and channels
      * @param send sends a wireup message on a channel
+     * @param forget lets go of a peer known only from a refused connect
      */
     UcxAcceptor(UcxAgent agent, UcxTarget target, UcxSettings settings, String workerName, List<UctIface> ifaces,
-            UcxPeers peers, BiConsumer<UcxChannel, UcxWireup.Message> send) {
+            UcxPeers peers, BiConsumer<UcxChannel, UcxWireup.Message> send,
+            java.util.function.Consumer<UcxPeer> forget) {
         this.agent = agent;
+        this.forget = forget;
         this.target = target;
         this.settings = settings;
         this.workerName = workerName;
@@ -55,6 +59,7 @@ final class UcxAcceptor {
             return;
         }
         UcxPeer peer;
+        boolean stranger = peers.known(m.worker()) == null;
         try {
             peer = peers.peer(m.worker(), address);
         } catch (FencelineException e) {
@@ -98,6 +103,9 @@ final class UcxAcceptor {
             LOG.warn("ucx {}: refused a connect from {}: {}", workerName, peer, e.getMessage());
             if (answer != null && answer.state != UcxChannel.State.FAILED) {
                 send.accept(answer, new UcxWireup.Refused(m.dial(), String.valueOf(e.getMessage())));
+            }
+            if (stranger && peer.originChannels.isEmpty() && peer.replyChannels.isEmpty() && peer.incoming == 0) {
+                forget.accept(peer); // a refused connect of a worker not known before leaves nothing behind
             }
         }
     }

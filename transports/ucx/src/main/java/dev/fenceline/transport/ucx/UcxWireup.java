@@ -183,8 +183,9 @@ final class UcxWireup {
     }
 
     /**
-     * The sending worker closed: it applies nothing more. It names one channel between the two
-     * workers, an unguessable id only they know, so that nobody else can part them.
+     * The sending worker closed: it applies nothing more. Naming a channel whose id the receiver
+     * drew (unguessable, told to the sender alone) it parts the two whole; naming one it drew itself
+     * it ends that channel only, since anyone may make channels in a worker's name.
      *
      * @param worker the closing worker's id
      * @param channel a channel between it and the receiver

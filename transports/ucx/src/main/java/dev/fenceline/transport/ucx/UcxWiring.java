@@ -97,7 +97,8 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         this.reports = reports;
         this.peers = new UcxPeers(ifaces, Host.bootId() + " " + Host.pidNamespaceId(), workerName, reports);
         this.origins = new UcxOriginChannels(peers, RANDOM);
-        this.acceptor = new UcxAcceptor(agent, target, settings, workerName, ifaces, peers, this::send);
+        this.acceptor = new UcxAcceptor(agent, target, settings, workerName, ifaces, peers, this::send,
+                this::forgetPeer);
         this.planner = new UcxLanePlanner(ifaces, settings, target.maxGet());
         this.recovery = new UcxRecovery<>(workerName, settings.reconnect(), settings.connectTimeout().toNanos(),
                 System::nanoTime, RANDOM::nextLong, this);
@@ -288,12 +289,17 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         } else if (m instanceof UcxWireup.Bye b) {
             target.close(b.conn());
         } else if (m instanceof UcxWireup.Leaving l) {
-            UcxChannel ch = peers.origin(l.channel());
-            if (ch == null) {
-                ch = peers.reply(l.channel());
-            }
-            if (ch != null && ch.peer.id.equals(l.worker())) { // only a party to the channel knows its id
-                agent.peerLeft(ch.peer);
+            // UCT does not say who sent a message, and anyone may CONNECT in any worker's name, making
+            // channels whose ids it draws itself. Only an id this worker drew (one of its own
+            // channels to the peer, told to the peer alone) proves the peer: that parts them. An id
+            // the sender drew ends that channel only, which is all its drawer can ask for.
+            UcxChannel ours = peers.origin(l.channel());
+            UcxChannel theirs = ours == null ? peers.reply(l.channel()) : null;
+            if (ours != null && ours.peer.id.equals(l.worker())) {
+                agent.peerLeft(ours.peer);
+            } else if (theirs != null && theirs.peer.id.equals(l.worker())) {
+                agent.channelFailed(theirs, new EndpointFailedException("ucx: peer worker " + l.worker()
+                        + " closed " + theirs), true);
             } else {
                 LOG.debug("ucx {}: a LEAVING from {} naming no channel of ours with it, dropped", workerName,
                         l.worker());
@@ -307,21 +313,28 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
      */
     void leaving() {
         for (UcxPeer p : peers.allPeers()) {
-            UcxChannel ch = null;
-            for (UcxChannel c : p.originChannels) {
-                if (ch == null && c.ready() && c.iface.attributes().has(UctIfaceAttributes.AM_BCOPY)) {
-                    ch = c;
-                }
-            }
+            // A channel the peer drew the id of proves this worker to it and parts them whole; else
+            // each channel this worker drew ends alone (the peer's end of it, which it serves).
+            UcxChannel drawnByPeer = null;
             for (UcxChannel c : p.replyChannels.values()) {
-                if (ch == null && c.ready() && c.iface.attributes().has(UctIfaceAttributes.AM_BCOPY)) {
-                    ch = c;
+                if (drawnByPeer == null && carriesWireup(c)) {
+                    drawnByPeer = c;
                 }
             }
-            if (ch != null) {
-                send(ch, new UcxWireup.Leaving(workerId, ch.id));
+            if (drawnByPeer != null) {
+                send(drawnByPeer, new UcxWireup.Leaving(workerId, drawnByPeer.id));
+                continue;
+            }
+            for (UcxChannel c : p.originChannels) {
+                if (carriesWireup(c)) {
+                    send(c, new UcxWireup.Leaving(workerId, c.id));
+                }
             }
         }
+    }
+
+    private static boolean carriesWireup(UcxChannel c) {
+        return c.ready() && c.iface.attributes().has(UctIfaceAttributes.AM_BCOPY);
     }
 
     private static String printable(String s) {

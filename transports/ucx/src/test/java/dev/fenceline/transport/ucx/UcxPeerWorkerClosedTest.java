@@ -10,6 +10,7 @@ import dev.fenceline.EndpointFailedException;
 import dev.fenceline.Fenceline;
 import dev.fenceline.LaneInfo;
 import dev.fenceline.Worker;
+import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.ExecutionException;
@@ -107,9 +108,15 @@ class UcxPeerWorkerClosedTest {
             c.setActiveMessageHandler(1, (h, p) -> { });
             Endpoint ac = await(a.connect(c.address()));
             UUID bId = b.address().workerId();
+            // c in b's name: a CONNECT with b's id and address making a channel whose id c drew
+            // (a's end of it reaches b's iface), then a LEAVING in b's name naming that channel.
+            long drawnByC = toA.id ^ 0x1234_5678_9ABCL;
+            UcxWireup.Message impersonation = new UcxWireup.Connect(77, bId, b.address().transportAddress("ucx"),
+                    List.of(new UcxWireup.Channel(drawnByC, 0, toA.peerIface, UcxWireup.Mode.IFACE, new byte[0])),
+                    List.of());
             forged.set(new UcxWireup.Message[] {new UcxWireup.Leaving(bId, toA.id),
                 new UcxWireup.Leaving(bId, toA.id ^ 0x5DEECE66DL), new UcxWireup.Leaving(c.address().workerId(),
-                        toA.id ^ 0x5DEECE66DL)});
+                        toA.id ^ 0x5DEECE66DL), impersonation, new UcxWireup.Leaving(bId, drawnByC)});
             await(ac.sendActiveMessage(9, null, null));
             assertTrue(failed.get() == null, String.valueOf(failed.get()));
             // Behind the forged messages on the same channel: once a has run this, it has read them.
@@ -121,9 +128,12 @@ class UcxPeerWorkerClosedTest {
             assertTrue(ab.lanes().stream().allMatch(LaneInfo::live), "a and b were not parted: " + ab.lanes());
             assertTrue(ac.lanes().stream().allMatch(LaneInfo::live), "nor a from c: " + ac.lanes());
 
-            // The sender naming itself and a channel of the two: that one parts them (the path works).
-            // The message that made c send it is parted from with it: its outcome is unknown to a.
-            forged.set(new UcxWireup.Message[] {new UcxWireup.Leaving(c.address().workerId(), toA.id)});
+            // The sender naming itself and a channel a drew (a's channel to c, whose id c was told):
+            // that one parts them (the path works). The message that made c send it is parted from
+            // with it: its outcome is unknown to a.
+            UcxLane aToC = UcxLane.byId(ac.lanes().get(0).connectionId());
+            assertTrue(aToC != null, "a's UCT lane to c is live");
+            forged.set(new UcxWireup.Message[] {new UcxWireup.Leaving(c.address().workerId(), aToC.channel.id)});
             Throwable outcome = ac.sendActiveMessage(9, null, null).toCompletableFuture()
                     .handle((v, e) -> e instanceof java.util.concurrent.CompletionException ? e.getCause() : e)
                     .get(20, TimeUnit.SECONDS);
