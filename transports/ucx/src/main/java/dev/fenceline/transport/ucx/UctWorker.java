@@ -97,11 +97,14 @@ final class UctWorker implements AutoCloseable {
     }
 
     /**
-     * Reports every event gathered since the last drain, in order, then forgets them.
+     * Reports every event gathered since the last drain, in order, then forgets them. A handler that
+     * throws does not cost the events behind it (completions and answers other operations wait
+     * for): they are reported, then the first failure is thrown.
      *
      * @param handler where they go; it may post operations but not call {@link #progress()}
      * @return how many events
      * @throws UctException if events were lost (the native library ran out of memory)
+     * @throws RuntimeException the first a handler threw, once every event was reported
      */
     int drain(UctEventHandler handler) {
         long length = status.getLong(Layout.ST_LENGTH);
@@ -111,6 +114,7 @@ final class UctWorker implements AutoCloseable {
         events.wrap(status.getLong(Layout.ST_EVENTS), (int) length);
         draining = true;
         int n = 0;
+        RuntimeException failed = null;
         try {
             int at = 0;
             while (at + Layout.EV_SIZE <= length) {
@@ -121,13 +125,20 @@ final class UctWorker implements AutoCloseable {
                 if (payload < 0 || at + Layout.EV_SIZE + (long) payload > length) {
                     throw new IllegalStateException("event record at " + at + " overruns the buffer: " + payload);
                 }
-                switch (type) {
-                    case Layout.EV_COMPLETION -> handler.completed(token, status, events.getLong(at + Layout.EV_VALUE));
-                    case Layout.EV_AM -> handler.activeMessage(token, events.getByte(at + Layout.EV_AM_ID) & 0xff,
-                            events, at + Layout.EV_SIZE, payload);
-                    case Layout.EV_READY -> handler.ready(token);
-                    case Layout.EV_EP_ERROR -> handler.endpointFailed(token, status);
-                    default -> throw new IllegalStateException("unknown event type " + type + " at " + at);
+                try {
+                    switch (type) {
+                        case Layout.EV_COMPLETION -> handler.completed(token, status,
+                                events.getLong(at + Layout.EV_VALUE));
+                        case Layout.EV_AM -> handler.activeMessage(token, events.getByte(at + Layout.EV_AM_ID) & 0xff,
+                                events, at + Layout.EV_SIZE, payload);
+                        case Layout.EV_READY -> handler.ready(token);
+                        case Layout.EV_EP_ERROR -> handler.endpointFailed(token, status);
+                        default -> throw new IllegalStateException("unknown event type " + type + " at " + at);
+                    }
+                } catch (RuntimeException e) {
+                    if (failed == null) {
+                        failed = e;
+                    }
                 }
                 n++;
                 at += Layout.EV_SIZE + ((payload + 7) & ~7);
@@ -139,6 +150,9 @@ final class UctWorker implements AutoCloseable {
         long dropped = status.getLong(Layout.ST_DROPPED);
         if (dropped != 0) {
             throw new UctException("draining events", -1, dropped + " events were lost for lack of native memory");
+        }
+        if (failed != null) {
+            throw failed;
         }
         return n;
     }

@@ -217,6 +217,54 @@ class UctBindingTest {
     }
 
     @Test
+    void aHandlerThatThrowsDoesNotCostTheEventsBehindIt() {
+        try (UctWorker w = UctWorker.create()) {
+            UctIface a = w.open(resource("posix", "memory"), Map.of());
+            UctIface b = w.open(resource("posix", "memory"), Map.of());
+            UctEndpoint ep = a.connect(b.address());
+            long at = BufferUtil.address(ByteBuffer.allocateDirect(64));
+            for (int i = 0; i < 3; i++) {
+                assertEquals(UctStatus.OK, ep.activeMessageShort(3, 0x4141414141414140L + i, at, 0));
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            List<Long> seen = new java.util.ArrayList<>();
+            UctEventHandler throwing = new UctEventHandler() {
+                @Override
+                public void completed(long token, int status, long value) {
+                }
+
+                @Override
+                public void activeMessage(long iface, int id, org.agrona.DirectBuffer data, int offset, int length) {
+                    seen.add(data.getLong(offset));
+                    if (seen.size() == 1) {
+                        throw new IllegalStateException("the first handler fails");
+                    }
+                }
+
+                @Override
+                public void ready(long token) {
+                }
+
+                @Override
+                public void endpointFailed(long endpoint, int status) {
+                }
+            };
+            RuntimeException first = null;
+            while (seen.size() < 3) {
+                assertTrue(System.nanoTime() < deadline, "messages seen: " + seen);
+                w.progress();
+                try {
+                    w.drain(throwing);
+                } catch (IllegalStateException e) {
+                    first = e;
+                }
+            }
+            assertTrue(first != null && first.getMessage().equals("the first handler fails"), String.valueOf(first));
+            assertEquals(List.of(0x4141414141414140L, 0x4141414141414141L, 0x4141414141414142L), seen);
+        }
+    }
+
+    @Test
     void crossMemoryAttachMovesZeroCopyWithRegisteredMemory() {
         UctResource r = resource("cma", "memory");
         try (UctWorker w = UctWorker.create()) {
