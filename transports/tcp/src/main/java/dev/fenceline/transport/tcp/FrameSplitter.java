@@ -1,6 +1,7 @@
 package dev.fenceline.transport.tcp;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.CompositeByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
 import io.netty.handler.codec.TooLongFrameException;
@@ -29,13 +30,30 @@ final class FrameSplitter extends LengthFieldBasedFrameDecoder {
         setCumulator(COMPOSITE_CUMULATOR);
     }
 
+    /** @return what is held of the frame in the making (for tests) */
+    ByteBuf held() {
+        return internalBuffer();
+    }
+
     /** The peer proved itself: frames up to the full size pass from now on. */
     void authenticated() {
         limit = max;
     }
 
+    /** Pieces a frame in the making may be held in before small ones are merged. */
+    static final int MAX_PIECES = 64;
+    /** Pieces smaller than this on average are merged once there are more than {@link #MAX_PIECES}. */
+    static final int SMALL_PIECE = 4096;
+
     @Override
     protected Object decode(ChannelHandlerContext ctx, ByteBuf in) throws Exception {
+        // Each read is a piece of its own (a pooled buffer of at least 64 bytes, and its bookkeeping):
+        // a peer trickling a frame a byte per read would make it cost a couple of hundred times its
+        // size. Many small pieces are merged into one; the reads of a bulk transfer are large.
+        if (in instanceof CompositeByteBuf pieces && pieces.numComponents() > MAX_PIECES
+                && pieces.capacity() / pieces.numComponents() < SMALL_PIECE) {
+            pieces.consolidate();
+        }
         if (limit < max && in.readableBytes() >= Wire.LENGTH_FIELD) {
             long frame = in.getUnsignedInt(in.readerIndex()) + Wire.LENGTH_FIELD;
             if (frame > limit) {

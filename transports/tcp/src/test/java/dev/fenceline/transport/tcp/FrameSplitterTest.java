@@ -1,0 +1,81 @@
+package dev.fenceline.transport.tcp;
+
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.CompositeByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The stream split into frames, whatever the reads it comes in: a frame trickled a byte per read
+ * is held in a bounded number of pieces, and one that comes in large reads is not copied.
+ */
+class FrameSplitterTest {
+    private static final int BODY = 16 << 10;
+
+    private static ByteBuf frame(int body) {
+        ByteBuf f = Unpooled.buffer(Wire.LENGTH_FIELD + body);
+        f.writeInt(body);
+        for (int i = 0; i < body; i++) {
+            f.writeByte(i * 31);
+        }
+        return f;
+    }
+
+    private static void assertFrame(EmbeddedChannel ch, ByteBuf sent) {
+        ByteBuf out = ch.readInbound();
+        assertNotNull(out, "the frame came out whole");
+        try {
+            assertTrue(io.netty.buffer.ByteBufUtil.equals(sent, Wire.LENGTH_FIELD, out, out.readerIndex(),
+                    sent.capacity() - Wire.LENGTH_FIELD) && out.readableBytes() == sent.capacity() - Wire.LENGTH_FIELD,
+                    "the frame's bytes, " + out.readableBytes() + " of them");
+        } finally {
+            out.release();
+        }
+        assertNull(ch.readInbound());
+    }
+
+    @Test
+    void aFrameTrickledAByteAtATimeIsHeldInFewPieces() {
+        FrameSplitter splitter = new FrameSplitter(Wire.LENGTH_FIELD + BODY, Wire.LENGTH_FIELD + BODY);
+        EmbeddedChannel ch = new EmbeddedChannel(splitter);
+        ByteBuf f = frame(BODY);
+        int most = 0;
+        while (f.readableBytes() > 1) {
+            ch.writeInbound(f.readRetainedSlice(1));
+            ByteBuf held = splitter.held();
+            if (held instanceof CompositeByteBuf c) {
+                most = Math.max(most, c.numComponents());
+            }
+        }
+        assertTrue(most <= FrameSplitter.MAX_PIECES + 1, "pieces held at most: " + most);
+        ch.writeInbound(f.readRetainedSlice(1));
+        assertFrame(ch, f);
+        f.release();
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void aFrameInLargeReadsKeepsItsPieces() {
+        int body = 1 << 20;
+        FrameSplitter splitter = new FrameSplitter(Wire.LENGTH_FIELD + body, Wire.LENGTH_FIELD + body);
+        EmbeddedChannel ch = new EmbeddedChannel(splitter);
+        ByteBuf f = frame(body);
+        int pieces = 0;
+        while (f.readableBytes() > 8192) {
+            ch.writeInbound(f.readRetainedSlice(4096));
+            if (splitter.held() instanceof CompositeByteBuf c) {
+                pieces = c.numComponents();
+            }
+        }
+        assertTrue(pieces > FrameSplitter.MAX_PIECES, "large reads stay as they came: " + pieces + " pieces");
+        ch.writeInbound(f.readRetainedSlice(f.readableBytes()));
+        assertFrame(ch, f);
+        f.release();
+        ch.finishAndReleaseAll();
+    }
+}
