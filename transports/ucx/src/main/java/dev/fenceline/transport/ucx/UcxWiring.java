@@ -40,7 +40,10 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
 
     /** A connect on its way: its lanes, and what it waits for. */
     private static final class Dialing {
+        /** The transport actor's id for it. */
         final long dial;
+        /** The id its CONNECT carries and its answer echoes: drawn at random, so none can be forged. */
+        final long wire;
         final UcxPeer peer;
         final List<UcxLane> lanes;
         final List<UcxChannel> channels;
@@ -50,9 +53,10 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         final boolean recovery;
         boolean answered;
 
-        Dialing(long dial, UcxPeer peer, List<UcxLane> lanes, List<UcxChannel> channels, UcxLane replaces,
-                boolean recovery) {
+        Dialing(long dial, long wire, UcxPeer peer, List<UcxLane> lanes, List<UcxChannel> channels,
+                UcxLane replaces, boolean recovery) {
             this.dial = dial;
+            this.wire = wire;
             this.peer = peer;
             this.lanes = lanes;
             this.channels = channels;
@@ -154,8 +158,9 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
             lanes.put(l.conn, l);
             l.channel.lanes.add(l);
         }
-        dials.put(d.dial(), new Dialing(d.dial(), peer, made, channels, null, false));
-        send(wireup, new UcxWireup.Connect(d.dial(), workerId, localAddress, wired, lanesOut));
+        long onWire = wireId();
+        dials.put(onWire, new Dialing(d.dial(), onWire, peer, made, channels, null, false));
+        send(wireup, new UcxWireup.Connect(onWire, workerId, localAddress, wired, lanesOut));
     }
 
     private static String names(UcxAddress a) {
@@ -241,8 +246,9 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         UcxLane next = old.successor(RANDOM.nextLong(), fresh);
         lanes.put(next.conn, next);
         fresh.lanes.add(next);
-        dials.put(dial, new Dialing(dial, peer, List.of(next), channels, old, recovering));
-        send(wireup, new UcxWireup.Connect(dial, workerId, localAddress, wired,
+        long onWire = wireId();
+        dials.put(onWire, new Dialing(dial, onWire, peer, List.of(next), channels, old, recovering));
+        send(wireup, new UcxWireup.Connect(onWire, workerId, localAddress, wired,
                 List.of(new UcxWireup.Lane(next.conn, channels.indexOf(fresh)))));
     }
 
@@ -265,7 +271,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
             if (d != null) {
                 forget(d);
                 if (d.replaces == null) {
-                    reports.dialFailed(r.dial(), new EndpointFailedException("ucx: " + d.peer + " refused the connect: "
+                    reports.dialFailed(d.dial, new EndpointFailedException("ucx: " + d.peer + " refused the connect: "
                             + printable(r.reason())));
                 } else if (d.recovery) {
                     recovery.failed(d.replaces, "refused: " + printable(r.reason()));
@@ -416,10 +422,26 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
     /** A connect timed out: its lanes go, and the target is told. */
     @Override
     public void abandon(long dial) {
-        Dialing d = dials.remove(dial);
-        if (d != null) {
-            forget(d);
+        for (Long2ObjectHashMap<Dialing>.ValueIterator it = dials.values().iterator(); it.hasNext();) {
+            Dialing d = it.next();
+            if (d.dial == dial) {
+                it.remove();
+                forget(d);
+                return;
+            }
         }
+    }
+
+    /**
+     * @return a new connect's id on the wire. UCT does not say who sent a message: an answer that
+     *     could name a connect by a counter could be forged by anyone reaching this worker's iface.
+     */
+    private long wireId() {
+        long w;
+        do {
+            w = RANDOM.nextLong();
+        } while (dials.containsKey(w));
+        return w;
     }
 
     private void forget(Dialing d) {

@@ -24,7 +24,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * A worker that closes tells its peers (wireup's LEAVING): their lanes to it fail at once, naming it,
  * rather than when keepalive gives up (here 60 s, so only the message can do it in time). Over UCT
- * shared memory, where nothing else would tell (the peer's process lives on), and over tcp.
+ * shared memory, where nothing else would tell (the peer's process lives on), and over tcp. And what
+ * a third worker forging wireup messages cannot do: part two others, grow a worker's peers, end a
+ * connect in flight.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class UcxPeerWorkerClosedTest {
@@ -86,25 +88,9 @@ class UcxPeerWorkerClosedTest {
             UcxLane lane = UcxLane.byId(ca.lanes().get(0).connectionId());
             assertTrue(lane != null, "c's UCT lane to a is live");
             UcxChannel toA = lane.channel;
-            java.lang.reflect.Field agentField = UcxLane.class.getDeclaredField("agent");
-            agentField.setAccessible(true);
-            java.lang.reflect.Field wiringField = UcxAgent.class.getDeclaredField("wiring");
-            wiringField.setAccessible(true);
-            UcxWiring wiring = (UcxWiring) wiringField.get(agentField.get(lane));
-            java.lang.reflect.Method send = UcxWiring.class.getDeclaredMethod("send", UcxChannel.class,
-                    UcxWireup.Message.class);
-            send.setAccessible(true);
             AtomicReference<UcxWireup.Message[]> forged = new AtomicReference<>();
             AtomicReference<Throwable> failed = new AtomicReference<>();
-            c.setActiveMessageHandler(9, (h, p) -> { // on c's agent thread, which alone may touch UCT
-                try {
-                    for (UcxWireup.Message m : forged.get()) {
-                        send.invoke(wiring, toA, m);
-                    }
-                } catch (ReflectiveOperationException e) {
-                    failed.set(e);
-                }
-            });
+            forgeOn(c, lane, forged, failed);
             c.setActiveMessageHandler(1, (h, p) -> { });
             Endpoint ac = await(a.connect(c.address()));
             UUID bId = b.address().workerId();
@@ -147,5 +133,129 @@ class UcxPeerWorkerClosedTest {
             await(ab.sendActiveMessage(1, null, null));
             assertTrue(ab.lanes().stream().allMatch(LaneInfo::live), "a and b still: " + ab.lanes());
         }
+    }
+
+    /**
+     * CONNECTs in the names of workers nobody knew, each refused (an iface the receiver does not
+     * have), leave no peer behind: a stream of them would otherwise grow the receiver's peers for
+     * as long as it runs.
+     */
+    @Test
+    void aRefusedConnectFromAWorkerNotKnownBeforeLeavesNoPeer() throws Exception {
+        try (Fenceline f = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [ucx]\n"
+                + "fenceline.transport.ucx.tls = [posix]\n"
+                + "fenceline.endpoint.keepalive.timeout = 60s"))) {
+            Worker a = await(f.newWorker("a"));
+            Worker c = await(f.newWorker("c"));
+            a.setActiveMessageHandler(1, (h, p) -> { });
+            c.setActiveMessageHandler(1, (h, p) -> { });
+            Endpoint ca = await(c.connect(a.address()));
+            Endpoint ac = await(a.connect(c.address()));
+            await(ca.sendActiveMessage(1, null, null));
+            UcxLane lane = UcxLane.byId(ca.lanes().get(0).connectionId());
+            UcxLane aLane = UcxLane.byId(ac.lanes().get(0).connectionId());
+            assertTrue(lane != null && aLane != null, "the UCT lanes are live");
+            UcxWiring atA = wiring(aLane);
+            java.util.concurrent.atomic.AtomicInteger peersAtA = new java.util.concurrent.atomic.AtomicInteger(-1);
+            a.setActiveMessageHandler(2, (h, p) -> peersAtA.set(atA.allPeers().size())); // on a's agent thread
+            await(ca.sendActiveMessage(2, null, null));
+            int before = peersAtA.get();
+            assertTrue(before >= 1, "a knows c: " + before);
+
+            AtomicReference<UcxWireup.Message[]> forged = new AtomicReference<>();
+            AtomicReference<Throwable> failed = new AtomicReference<>();
+            forgeOn(c, lane, forged, failed);
+            UcxWireup.Message[] strangers = new UcxWireup.Message[100];
+            java.util.Random random = new java.util.Random(20261203);
+            System.out.println("aRefusedConnectFromAWorkerNotKnownBeforeLeavesNoPeer: seed 20261203");
+            for (int i = 0; i < strangers.length; i++) {
+                strangers[i] = new UcxWireup.Connect(random.nextLong(), new UUID(random.nextLong(), random.nextLong()),
+                        c.address().transportAddress("ucx"), List.of(new UcxWireup.Channel(random.nextLong(), 0,
+                                UcxAddress.MAX_IFACES - 1, UcxWireup.Mode.IFACE, new byte[0])), List.of());
+            }
+            forged.set(strangers);
+            await(ac.sendActiveMessage(9, null, null));
+            assertTrue(failed.get() == null, String.valueOf(failed.get()));
+            await(ca.sendActiveMessage(2, null, null)); // behind the forged ones on the same channel
+            assertTrue(peersAtA.get() == before, "peers at a: " + peersAtA.get() + ", before " + before);
+        }
+    }
+
+    /**
+     * Answers to a connect in flight, forged by a third worker with every id a counter would have
+     * given it (UCT does not say who sent a message), are not taken for the target's: the connect
+     * completes when the target answers.
+     */
+    @Test
+    void aForgedAnswerDoesNotEndAConnectInFlight() throws Exception {
+        try (Fenceline f = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [ucx]\n"
+                + "fenceline.transport.ucx.tls = [posix]\n"
+                + "fenceline.endpoint.keepalive.timeout = 60s"))) {
+            Worker a = await(f.newWorker("a"));
+            Worker b = await(f.newWorker("b"));
+            Worker c = await(f.newWorker("c"));
+            a.setActiveMessageHandler(1, (h, p) -> { });
+            c.setActiveMessageHandler(1, (h, p) -> { });
+            HeldHandler held = new HeldHandler();
+            b.setActiveMessageHandler(5, held);
+            Endpoint ca = await(c.connect(a.address()));
+            Endpoint ac = await(a.connect(c.address()));
+            await(ca.sendActiveMessage(1, null, null));
+            UcxLane lane = UcxLane.byId(ca.lanes().get(0).connectionId());
+            assertTrue(lane != null, "c's UCT lane to a is live");
+            AtomicReference<UcxWireup.Message[]> forged = new AtomicReference<>();
+            AtomicReference<Throwable> failed = new AtomicReference<>();
+            forgeOn(c, lane, forged, failed);
+            List<UcxWireup.Message> refusals = new java.util.ArrayList<>();
+            for (long id = -64; id <= 256; id++) {
+                refusals.add(new UcxWireup.Refused(id, "forged"));
+            }
+            forged.set(refusals.toArray(new UcxWireup.Message[0]));
+
+            Endpoint first = await(a.connect(b.address()));
+            first.sendActiveMessage(5, null, null); // b's progress thread waits in the handler from now
+            assertTrue(held.entered.await(20, TimeUnit.SECONDS), "b's handler holds its progress thread");
+            java.util.concurrent.CompletableFuture<Endpoint> second = a.connect(b.address()).toCompletableFuture();
+            try {
+                await(ac.sendActiveMessage(9, null, null)); // c sends the forged answers to a
+                assertTrue(failed.get() == null, String.valueOf(failed.get()));
+                await(ca.sendActiveMessage(1, null, null)); // behind them on the same channel: a read them
+                assertTrue(!second.isDone(), "the connect ended before its target answered: " + second);
+            } finally {
+                held.release();
+            }
+            Endpoint ab = second.get(20, TimeUnit.SECONDS);
+            await(ab.sendActiveMessage(5, null, null));
+        }
+    }
+
+    /** @return the wiring of a lane's worker (its agent's) */
+    private static UcxWiring wiring(UcxLane lane) throws ReflectiveOperationException {
+        java.lang.reflect.Field agentField = UcxLane.class.getDeclaredField("agent");
+        agentField.setAccessible(true);
+        java.lang.reflect.Field wiringField = UcxAgent.class.getDeclaredField("wiring");
+        wiringField.setAccessible(true);
+        return (UcxWiring) wiringField.get(agentField.get(lane));
+    }
+
+    /**
+     * Makes active message 9 to {@code w} send the wireup messages in {@code forged} on {@code lane}'s
+     * channel, from {@code w}'s agent thread (which alone may touch UCT).
+     */
+    private static void forgeOn(Worker w, UcxLane lane, AtomicReference<UcxWireup.Message[]> forged,
+            AtomicReference<Throwable> failed) throws ReflectiveOperationException {
+        UcxWiring wiring = wiring(lane);
+        java.lang.reflect.Method send = UcxWiring.class.getDeclaredMethod("send", UcxChannel.class,
+                UcxWireup.Message.class);
+        send.setAccessible(true);
+        w.setActiveMessageHandler(9, (h, p) -> {
+            try {
+                for (UcxWireup.Message m : forged.get()) {
+                    send.invoke(wiring, lane.channel, m);
+                }
+            } catch (ReflectiveOperationException e) {
+                failed.set(e);
+            }
+        });
     }
 }
