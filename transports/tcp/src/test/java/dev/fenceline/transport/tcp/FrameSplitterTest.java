@@ -15,8 +15,6 @@ import org.junit.jupiter.api.Test;
  * is held in a bounded number of pieces, and one that comes in large reads is not copied.
  */
 class FrameSplitterTest {
-    private static final int BODY = 16 << 10;
-
     private static ByteBuf frame(int body) {
         ByteBuf f = Unpooled.buffer(Wire.LENGTH_FIELD + body);
         f.writeInt(body);
@@ -39,43 +37,39 @@ class FrameSplitterTest {
         assertNull(ch.readInbound());
     }
 
-    @Test
-    void aFrameTrickledAByteAtATimeIsHeldInFewPieces() {
-        FrameSplitter splitter = new FrameSplitter(Wire.LENGTH_FIELD + BODY, Wire.LENGTH_FIELD + BODY);
-        EmbeddedChannel ch = new EmbeddedChannel(splitter);
-        ByteBuf f = frame(BODY);
-        int most = 0;
-        while (f.readableBytes() > 1) {
-            ch.writeInbound(f.readRetainedSlice(1));
-            ByteBuf held = splitter.held();
-            if (held instanceof CompositeByteBuf c) {
-                most = Math.max(most, c.numComponents());
-            }
-        }
-        assertTrue(most <= FrameSplitter.MAX_PIECES + 1, "pieces held at most: " + most);
-        ch.writeInbound(f.readRetainedSlice(1));
-        assertFrame(ch, f);
-        f.release();
-        ch.finishAndReleaseAll();
-    }
-
-    @Test
-    void aFrameInLargeReadsKeepsItsPieces() {
-        int body = 1 << 20;
+    /**
+     * Feeds a frame of {@code body} bytes in reads of {@code read} bytes, then checks it came out
+     * whole.
+     *
+     * @return the most pieces held while the frame was incomplete
+     */
+    private static int feed(int body, int read) {
         FrameSplitter splitter = new FrameSplitter(Wire.LENGTH_FIELD + body, Wire.LENGTH_FIELD + body);
         EmbeddedChannel ch = new EmbeddedChannel(splitter);
         ByteBuf f = frame(body);
-        int pieces = 0;
-        while (f.readableBytes() > 8192) {
-            ch.writeInbound(f.readRetainedSlice(4096));
-            if (splitter.held() instanceof CompositeByteBuf c) {
-                pieces = c.numComponents();
+        int most = 0;
+        while (f.readableBytes() > read) {
+            ch.writeInbound(f.readRetainedSlice(read));
+            if (splitter.held() instanceof CompositeByteBuf pieces) {
+                most = Math.max(most, pieces.numComponents());
             }
         }
-        assertTrue(pieces > FrameSplitter.MAX_PIECES, "large reads stay as they came: " + pieces + " pieces");
         ch.writeInbound(f.readRetainedSlice(f.readableBytes()));
         assertFrame(ch, f);
         f.release();
         ch.finishAndReleaseAll();
+        return most;
+    }
+
+    @Test
+    void aFrameTrickledAByteAtATimeIsHeldInFewPieces() {
+        int most = feed(16 << 10, 1);
+        assertTrue(most <= FrameSplitter.MAX_PIECES + 1, "pieces held at most: " + most);
+    }
+
+    @Test
+    void aFrameInLargeReadsKeepsItsPieces() {
+        int most = feed(1 << 20, 4096);
+        assertTrue(most > FrameSplitter.MAX_PIECES, "large reads stay as they came: " + most + " pieces");
     }
 }

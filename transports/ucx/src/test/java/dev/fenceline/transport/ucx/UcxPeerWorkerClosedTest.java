@@ -65,34 +65,86 @@ class UcxPeerWorkerClosedTest {
         }
     }
 
-    /**
-     * A third worker cannot part two others: its LEAVING naming another worker, over its own channel
-     * or one it made up, is dropped (a check that took the channel's peer for the leaver would part the
-     * sender itself, and this test sees that); only a LEAVING naming the sender and a channel of the
-     * two parts them. The messages are forged on the sender's agent thread, in a handler.
-     */
-    @Test
-    void aLeavingNamingAnotherWorkerOrAChannelNotOfTheTwoIsDropped() throws Exception {
-        try (Fenceline f = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [ucx]\n"
+    /** A Fenceline of UCT posix only, whose keepalive gives up after 60 s (no test waits that long). */
+    private static Fenceline posix() {
+        return Fenceline.create(ConfigFactory.parseString("fenceline.transports = [ucx]\n"
                 + "fenceline.transport.ucx.tls = [posix]\n"
-                + "fenceline.endpoint.keepalive.timeout = 60s"))) {
+                + "fenceline.endpoint.keepalive.timeout = 60s"));
+    }
+
+    /**
+     * Workers a and c connected both ways, c able to send wireup messages of the test's making:
+     * from c's agent thread (which alone may touch UCT), on c's channel to a, in a handler of c's.
+     */
+    private record Forgery(Worker a, Worker c, Endpoint ca, Endpoint ac, UcxLane lane,
+            AtomicReference<UcxWireup.Message[]> forged, AtomicReference<Throwable> failed) {
+        static Forgery open(Fenceline f) throws Exception {
             Worker a = await(f.newWorker("a"));
-            Worker b = await(f.newWorker("b"));
             Worker c = await(f.newWorker("c"));
             a.setActiveMessageHandler(1, (h, p) -> { });
-            b.setActiveMessageHandler(1, (h, p) -> { });
-            Endpoint ab = await(a.connect(b.address()));
+            c.setActiveMessageHandler(1, (h, p) -> { });
             Endpoint ca = await(c.connect(a.address()));
-            await(ab.sendActiveMessage(1, null, null));
+            Endpoint ac = await(a.connect(c.address()));
             await(ca.sendActiveMessage(1, null, null));
             UcxLane lane = UcxLane.byId(ca.lanes().get(0).connectionId());
             assertTrue(lane != null, "c's UCT lane to a is live");
-            UcxChannel toA = lane.channel;
-            AtomicReference<UcxWireup.Message[]> forged = new AtomicReference<>();
-            AtomicReference<Throwable> failed = new AtomicReference<>();
-            forgeOn(c, lane, forged, failed);
-            c.setActiveMessageHandler(1, (h, p) -> { });
-            Endpoint ac = await(a.connect(c.address()));
+            Forgery g = new Forgery(a, c, ca, ac, lane, new AtomicReference<>(), new AtomicReference<>());
+            UcxWiring wiring = wiring(lane);
+            java.lang.reflect.Method send = UcxWiring.class.getDeclaredMethod("send", UcxChannel.class,
+                    UcxWireup.Message.class);
+            send.setAccessible(true);
+            c.setActiveMessageHandler(9, (h, p) -> {
+                try {
+                    for (UcxWireup.Message m : g.forged.get()) {
+                        send.invoke(wiring, lane.channel, m);
+                    }
+                } catch (ReflectiveOperationException e) {
+                    g.failed.set(e);
+                }
+            });
+            return g;
+        }
+
+        /** @return c's channel to a, which the messages go on */
+        UcxChannel toA() {
+            return lane.channel;
+        }
+
+        /** Has c send these to a, and returns once a has read them (behind them, c's next message). */
+        void send(UcxWireup.Message... messages) throws Exception {
+            forged.set(messages);
+            await(ac.sendActiveMessage(9, null, null));
+            assertTrue(failed.get() == null, String.valueOf(failed.get()));
+            await(ca.sendActiveMessage(1, null, null));
+        }
+    }
+
+    /** @return the wiring of a lane's worker (its agent's) */
+    private static UcxWiring wiring(UcxLane lane) throws ReflectiveOperationException {
+        java.lang.reflect.Field agentField = UcxLane.class.getDeclaredField("agent");
+        agentField.setAccessible(true);
+        java.lang.reflect.Field wiringField = UcxAgent.class.getDeclaredField("wiring");
+        wiringField.setAccessible(true);
+        return (UcxWiring) wiringField.get(agentField.get(lane));
+    }
+
+    /**
+     * A third worker cannot part two others: its LEAVING naming another worker, over its own channel
+     * or one it made up, is dropped (a check that took the channel's peer for the leaver would part the
+     * sender itself, and this test sees that), and so is one naming a channel it made in another
+     * worker's name; only a LEAVING naming the sender and a channel the receiver drew parts them.
+     */
+    @Test
+    void aLeavingNamingAnotherWorkerOrAChannelNotOfTheTwoIsDropped() throws Exception {
+        try (Fenceline f = posix()) {
+            Forgery g = Forgery.open(f);
+            Worker a = g.a();
+            Worker c = g.c();
+            Worker b = await(f.newWorker("b"));
+            b.setActiveMessageHandler(1, (h, p) -> { });
+            Endpoint ab = await(a.connect(b.address()));
+            await(ab.sendActiveMessage(1, null, null));
+            UcxChannel toA = g.toA();
             UUID bId = b.address().workerId();
             // c in b's name: a CONNECT with b's id and address making a channel whose id c drew
             // (a's end of it reaches b's iface), then a LEAVING in b's name naming that channel.
@@ -100,34 +152,30 @@ class UcxPeerWorkerClosedTest {
             UcxWireup.Message impersonation = new UcxWireup.Connect(77, bId, b.address().transportAddress("ucx"),
                     List.of(new UcxWireup.Channel(drawnByC, 0, toA.peerIface, UcxWireup.Mode.IFACE, new byte[0])),
                     List.of());
-            forged.set(new UcxWireup.Message[] {new UcxWireup.Leaving(bId, toA.id),
-                new UcxWireup.Leaving(bId, toA.id ^ 0x5DEECE66DL), new UcxWireup.Leaving(c.address().workerId(),
-                        toA.id ^ 0x5DEECE66DL), impersonation, new UcxWireup.Leaving(bId, drawnByC)});
-            await(ac.sendActiveMessage(9, null, null));
-            assertTrue(failed.get() == null, String.valueOf(failed.get()));
-            // Behind the forged messages on the same channel: once a has run this, it has read them.
-            await(ca.sendActiveMessage(1, null, null));
-            // Parting c would have failed a's lanes to it on a's agent thread before that answer: the
-            // message below would fail.
+            g.send(new UcxWireup.Leaving(bId, toA.id), new UcxWireup.Leaving(bId, toA.id ^ 0x5DEECE66DL),
+                    new UcxWireup.Leaving(c.address().workerId(), toA.id ^ 0x5DEECE66DL), impersonation,
+                    new UcxWireup.Leaving(bId, drawnByC));
+            // Parting c would have failed a's lanes to it on a's agent thread before the send returned:
+            // the message below would fail.
             await(ab.sendActiveMessage(1, null, null));
-            await(ac.sendActiveMessage(1, null, null));
+            await(g.ac().sendActiveMessage(1, null, null));
             assertTrue(ab.lanes().stream().allMatch(LaneInfo::live), "a and b were not parted: " + ab.lanes());
-            assertTrue(ac.lanes().stream().allMatch(LaneInfo::live), "nor a from c: " + ac.lanes());
+            assertTrue(g.ac().lanes().stream().allMatch(LaneInfo::live), "nor a from c: " + g.ac().lanes());
 
             // The sender naming itself and a channel a drew (a's channel to c, whose id c was told):
             // that one parts them (the path works). The message that made c send it is parted from
             // with it: its outcome is unknown to a.
-            UcxLane aToC = UcxLane.byId(ac.lanes().get(0).connectionId());
+            UcxLane aToC = UcxLane.byId(g.ac().lanes().get(0).connectionId());
             assertTrue(aToC != null, "a's UCT lane to c is live");
-            forged.set(new UcxWireup.Message[] {new UcxWireup.Leaving(c.address().workerId(), aToC.channel.id)});
-            Throwable outcome = ac.sendActiveMessage(9, null, null).toCompletableFuture()
+            g.forged().set(new UcxWireup.Message[] {new UcxWireup.Leaving(c.address().workerId(), aToC.channel.id)});
+            Throwable outcome = g.ac().sendActiveMessage(9, null, null).toCompletableFuture()
                     .handle((v, e) -> e instanceof java.util.concurrent.CompletionException ? e.getCause() : e)
                     .get(20, TimeUnit.SECONDS);
             assertTrue(outcome == null || outcome instanceof dev.fenceline.OutcomeUnknownException,
                     String.valueOf(outcome));
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (ac.lanes().stream().anyMatch(LaneInfo::live)) {
-                assertTrue(System.nanoTime() < deadline, "a did not part from c: " + ac.lanes());
+            while (g.ac().lanes().stream().anyMatch(LaneInfo::live)) {
+                assertTrue(System.nanoTime() < deadline, "a did not part from c: " + g.ac().lanes());
                 Thread.sleep(10);
             }
             await(ab.sendActiveMessage(1, null, null));
@@ -142,41 +190,27 @@ class UcxPeerWorkerClosedTest {
      */
     @Test
     void aRefusedConnectFromAWorkerNotKnownBeforeLeavesNoPeer() throws Exception {
-        try (Fenceline f = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [ucx]\n"
-                + "fenceline.transport.ucx.tls = [posix]\n"
-                + "fenceline.endpoint.keepalive.timeout = 60s"))) {
-            Worker a = await(f.newWorker("a"));
-            Worker c = await(f.newWorker("c"));
-            a.setActiveMessageHandler(1, (h, p) -> { });
-            c.setActiveMessageHandler(1, (h, p) -> { });
-            Endpoint ca = await(c.connect(a.address()));
-            Endpoint ac = await(a.connect(c.address()));
-            await(ca.sendActiveMessage(1, null, null));
-            UcxLane lane = UcxLane.byId(ca.lanes().get(0).connectionId());
-            UcxLane aLane = UcxLane.byId(ac.lanes().get(0).connectionId());
-            assertTrue(lane != null && aLane != null, "the UCT lanes are live");
+        try (Fenceline f = posix()) {
+            Forgery g = Forgery.open(f);
+            UcxLane aLane = UcxLane.byId(g.ac().lanes().get(0).connectionId());
+            assertTrue(aLane != null, "a's UCT lane to c is live");
             UcxWiring atA = wiring(aLane);
             java.util.concurrent.atomic.AtomicInteger peersAtA = new java.util.concurrent.atomic.AtomicInteger(-1);
-            a.setActiveMessageHandler(2, (h, p) -> peersAtA.set(atA.allPeers().size())); // on a's agent thread
-            await(ca.sendActiveMessage(2, null, null));
+            g.a().setActiveMessageHandler(2, (h, p) -> peersAtA.set(atA.allPeers().size())); // a's agent thread
+            await(g.ca().sendActiveMessage(2, null, null));
             int before = peersAtA.get();
             assertTrue(before >= 1, "a knows c: " + before);
 
-            AtomicReference<UcxWireup.Message[]> forged = new AtomicReference<>();
-            AtomicReference<Throwable> failed = new AtomicReference<>();
-            forgeOn(c, lane, forged, failed);
             UcxWireup.Message[] strangers = new UcxWireup.Message[100];
             java.util.Random random = new java.util.Random(20261203);
             System.out.println("aRefusedConnectFromAWorkerNotKnownBeforeLeavesNoPeer: seed 20261203");
             for (int i = 0; i < strangers.length; i++) {
                 strangers[i] = new UcxWireup.Connect(random.nextLong(), new UUID(random.nextLong(), random.nextLong()),
-                        c.address().transportAddress("ucx"), List.of(new UcxWireup.Channel(random.nextLong(), 0,
+                        g.c().address().transportAddress("ucx"), List.of(new UcxWireup.Channel(random.nextLong(), 0,
                                 UcxAddress.MAX_IFACES - 1, UcxWireup.Mode.IFACE, new byte[0])), List.of());
             }
-            forged.set(strangers);
-            await(ac.sendActiveMessage(9, null, null));
-            assertTrue(failed.get() == null, String.valueOf(failed.get()));
-            await(ca.sendActiveMessage(2, null, null)); // behind the forged ones on the same channel
+            g.send(strangers);
+            await(g.ca().sendActiveMessage(2, null, null));
             assertTrue(peersAtA.get() == before, "peers at a: " + peersAtA.get() + ", before " + before);
         }
     }
@@ -188,38 +222,21 @@ class UcxPeerWorkerClosedTest {
      */
     @Test
     void aForgedAnswerDoesNotEndAConnectInFlight() throws Exception {
-        try (Fenceline f = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [ucx]\n"
-                + "fenceline.transport.ucx.tls = [posix]\n"
-                + "fenceline.endpoint.keepalive.timeout = 60s"))) {
-            Worker a = await(f.newWorker("a"));
+        try (Fenceline f = posix()) {
+            Forgery g = Forgery.open(f);
             Worker b = await(f.newWorker("b"));
-            Worker c = await(f.newWorker("c"));
-            a.setActiveMessageHandler(1, (h, p) -> { });
-            c.setActiveMessageHandler(1, (h, p) -> { });
             HeldHandler held = new HeldHandler();
             b.setActiveMessageHandler(5, held);
-            Endpoint ca = await(c.connect(a.address()));
-            Endpoint ac = await(a.connect(c.address()));
-            await(ca.sendActiveMessage(1, null, null));
-            UcxLane lane = UcxLane.byId(ca.lanes().get(0).connectionId());
-            assertTrue(lane != null, "c's UCT lane to a is live");
-            AtomicReference<UcxWireup.Message[]> forged = new AtomicReference<>();
-            AtomicReference<Throwable> failed = new AtomicReference<>();
-            forgeOn(c, lane, forged, failed);
             List<UcxWireup.Message> refusals = new java.util.ArrayList<>();
             for (long id = -64; id <= 256; id++) {
                 refusals.add(new UcxWireup.Refused(id, "forged"));
             }
-            forged.set(refusals.toArray(new UcxWireup.Message[0]));
-
-            Endpoint first = await(a.connect(b.address()));
+            Endpoint first = await(g.a().connect(b.address()));
             first.sendActiveMessage(5, null, null); // b's progress thread waits in the handler from now
             assertTrue(held.entered.await(20, TimeUnit.SECONDS), "b's handler holds its progress thread");
-            java.util.concurrent.CompletableFuture<Endpoint> second = a.connect(b.address()).toCompletableFuture();
+            java.util.concurrent.CompletableFuture<Endpoint> second = g.a().connect(b.address()).toCompletableFuture();
             try {
-                await(ac.sendActiveMessage(9, null, null)); // c sends the forged answers to a
-                assertTrue(failed.get() == null, String.valueOf(failed.get()));
-                await(ca.sendActiveMessage(1, null, null)); // behind them on the same channel: a read them
+                g.send(refusals.toArray(new UcxWireup.Message[0]));
                 assertTrue(!second.isDone(), "the connect ended before its target answered: " + second);
             } finally {
                 held.release();
@@ -227,35 +244,5 @@ class UcxPeerWorkerClosedTest {
             Endpoint ab = second.get(20, TimeUnit.SECONDS);
             await(ab.sendActiveMessage(5, null, null));
         }
-    }
-
-    /** @return the wiring of a lane's worker (its agent's) */
-    private static UcxWiring wiring(UcxLane lane) throws ReflectiveOperationException {
-        java.lang.reflect.Field agentField = UcxLane.class.getDeclaredField("agent");
-        agentField.setAccessible(true);
-        java.lang.reflect.Field wiringField = UcxAgent.class.getDeclaredField("wiring");
-        wiringField.setAccessible(true);
-        return (UcxWiring) wiringField.get(agentField.get(lane));
-    }
-
-    /**
-     * Makes active message 9 to {@code w} send the wireup messages in {@code forged} on {@code lane}'s
-     * channel, from {@code w}'s agent thread (which alone may touch UCT).
-     */
-    private static void forgeOn(Worker w, UcxLane lane, AtomicReference<UcxWireup.Message[]> forged,
-            AtomicReference<Throwable> failed) throws ReflectiveOperationException {
-        UcxWiring wiring = wiring(lane);
-        java.lang.reflect.Method send = UcxWiring.class.getDeclaredMethod("send", UcxChannel.class,
-                UcxWireup.Message.class);
-        send.setAccessible(true);
-        w.setActiveMessageHandler(9, (h, p) -> {
-            try {
-                for (UcxWireup.Message m : forged.get()) {
-                    send.invoke(wiring, lane.channel, m);
-                }
-            } catch (ReflectiveOperationException e) {
-                failed.set(e);
-            }
-        });
     }
 }
