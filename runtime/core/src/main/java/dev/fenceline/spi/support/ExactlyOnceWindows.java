@@ -1,7 +1,6 @@
 package dev.fenceline.spi.support;
 
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.UUID;
@@ -44,8 +43,6 @@ public final class ExactlyOnceWindows {
         private final DedupWindow window;
         private int holders;
         private long idleSince;
-        /** Whether the idle queue has an entry for it (at most one, however often it is released). */
-        private boolean queued;
 
         private Window(Key key, DedupWindow window) {
             this.key = key;
@@ -71,12 +68,12 @@ public final class ExactlyOnceWindows {
     private final LongSupplier nanoTime;
     private final Map<Key, Window> windows = new HashMap<>();
     private final Map<Owner, DedupBudget> budgets = new HashMap<>();
-    /** Windows released, each once, in the order of the release its entry names. */
-    private final ArrayDeque<Idle> idle = new ArrayDeque<>();
-
-    /** A queued window and the release the entry was made for. */
-    private record Idle(Window window, long since) {
-    }
+    /**
+     * The windows no connection holds, each once, in the order of their last release (a window
+     * retained leaves it; released again, it goes to the back): oldest first, so expiry stops at
+     * the first that is not due.
+     */
+    private final java.util.LinkedHashSet<Window> idle = new java.util.LinkedHashSet<>();
 
     /**
      * @param target names the worker in refusals
@@ -132,7 +129,9 @@ public final class ExactlyOnceWindows {
             w = new Window(key, made);
             windows.put(key, w);
         }
-        w.holders++;
+        if (w.holders++ == 0) {
+            idle.remove(w);
+        }
         return w;
     }
 
@@ -148,34 +147,20 @@ public final class ExactlyOnceWindows {
     public synchronized void release(Window w) {
         if (w.holders > 0 && --w.holders == 0) {
             w.idleSince = nanoTime.getAsLong();
-            if (!w.queued) { // a window released again and again keeps its one entry
-                w.queued = true;
-                idle.add(new Idle(w, w.idleSince));
-            }
+            idle.add(w);
         }
         expire();
     }
 
-    /**
-     * Drops the windows idle for longer than the linger. The queue is in the order of its entries'
-     * releases; an entry whose window was retained since leaves the queue, and one whose window was
-     * released again since goes to the back with that release, so no window that is in use or
-     * idle only briefly holds up the ones behind it.
-     */
+    /** Drops the windows idle for longer than the linger, oldest first. */
     private void expire() {
         long now = nanoTime.getAsLong();
-        for (Idle e; (e = idle.peekFirst()) != null && now - e.since() >= lingerNanos;) {
-            idle.pollFirst();
-            Window w = e.window();
-            if (w.holders > 0) {
-                w.queued = false; // held again: its next release queues it
-                continue;
+        for (java.util.Iterator<Window> it = idle.iterator(); it.hasNext();) {
+            Window w = it.next();
+            if (now - w.idleSince < lingerNanos) {
+                return;
             }
-            if (w.idleSince != e.since()) {
-                idle.addLast(new Idle(w, w.idleSince)); // released again since: it lingers from then
-                continue;
-            }
-            w.queued = false;
+            it.remove();
             if (windows.remove(w.key, w)) {
                 w.window.release();
                 Owner owner = new Owner(w.key.peer(), w.key.proof());
@@ -187,7 +172,7 @@ public final class ExactlyOnceWindows {
         }
     }
 
-    /** @return how many entries the idle queue has (for tests: at most one per window) */
+    /** @return how many windows are idle (for tests) */
     synchronized int idleEntries() {
         return idle.size();
     }

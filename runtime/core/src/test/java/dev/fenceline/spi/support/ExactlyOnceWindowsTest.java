@@ -97,6 +97,22 @@ class ExactlyOnceWindowsTest {
     }
 
     @Test
+    void aWindowLingersFromItsLastRelease() {
+        ExactlyOnceWindows w = windows(1 << 20, 1 << 22);
+        ExactlyOnceWindows.Window x = w.retain(peer, ExactlyOnceWindows.MEMBER, 1);
+        w.release(x); // at 0 s
+        now.addAndGet(Duration.ofSeconds(5).toNanos());
+        assertSame(x, w.retain(peer, ExactlyOnceWindows.MEMBER, 1));
+        w.release(x); // at 5 s
+        now.addAndGet(Duration.ofSeconds(2).toNanos());
+        w.release(w.retain(UUID.randomUUID(), ExactlyOnceWindows.MEMBER, 2)); // at 7 s
+        now.addAndGet(Duration.ofSeconds(8).toNanos());
+        assertEquals(1, w.size(), "at 15 s the first is gone, 10 s after its last release; the other lingers");
+        now.addAndGet(Duration.ofSeconds(2).toNanos());
+        assertEquals(0, w.size(), "and the other at 17 s");
+    }
+
+    @Test
     void onePeersWindowsAreBoundedAndTheOthersServed() {
         ExactlyOnceWindows w = windows(2 * DedupWindow.INITIAL, 1 << 22); // two windows' initial storage
         assertNotNull(w.retain(peer, ExactlyOnceWindows.MEMBER, 1));
