@@ -149,7 +149,12 @@ final class UctWorker implements AutoCloseable {
         }
         long dropped = status.getLong(Layout.ST_DROPPED);
         if (dropped != 0) {
-            throw new UctException("draining events", -1, dropped + " events were lost for lack of native memory");
+            UctException lost = new UctException("draining events", -1, dropped
+                    + " events were lost for lack of native memory");
+            if (failed != null) {
+                lost.addSuppressed(failed);
+            }
+            throw lost;
         }
         if (failed != null) {
             throw failed;
