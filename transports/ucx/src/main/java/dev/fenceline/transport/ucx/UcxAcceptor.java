@@ -96,6 +96,7 @@ final class UcxAcceptor {
                 }
             }
             send.accept(answer, new UcxWireup.Connected(m.dial(), ends));
+            peers.established(peer);
         } catch (FencelineException | IllegalArgumentException | IndexOutOfBoundsException e) {
             for (UcxChannel ch : made) {
                 agent.channelFailed(ch, new EndpointFailedException("ucx: the connect was refused"), false);

@@ -30,6 +30,8 @@ final class UcxPeer {
     int incoming;
     /** The peer's process is gone: what it was sent will never be applied from now on. */
     boolean dead;
+    /** Whether its process was reported to be watched ({@link UcxPeers#established}). */
+    boolean watched;
 
     UcxPeer(UUID id, UcxAddress address) {
         this.id = id;

@@ -31,7 +31,7 @@ final class UcxPeers {
      * @param ifaces this worker's ifaces (a peer's key table is unpacked on the one of its memory domain)
      * @param host this host's identity, as addresses carry it
      * @param workerName the worker's name, for the log
-     * @param reports told of each new peer on this host (its process is watched)
+     * @param reports told of each established peer on this host (its process is watched)
      */
     UcxPeers(List<UctIface> ifaces, String host, String workerName, UcxWiring.Reports reports) {
         this.ifaces = ifaces;
@@ -51,9 +51,6 @@ final class UcxPeers {
         if (p == null) {
             p = new UcxPeer(id, address);
             peers.put(id, p);
-            if (address.host().equals(host)) {
-                reports.peerSeen(id, address.pid(), address.start());
-            }
         } else if (p.dead) {
             throw new EndpointFailedException("ucx: the peer process of worker " + id + " is gone");
         }
@@ -61,6 +58,20 @@ final class UcxPeers {
             mapTable(p, address.table());
         }
         return p;
+    }
+
+    /**
+     * A peer this worker dials, or whose connect it accepted: its process is watched from now on
+     * where it is on this host (once; not for a peer known only from a refused connect, whose
+     * address is the sender's word).
+     *
+     * @param p the peer
+     */
+    void established(UcxPeer p) {
+        if (!p.watched && p.address.host().equals(host)) {
+            p.watched = true;
+            reports.peerSeen(p.id, p.address.pid(), p.address.start());
+        }
     }
 
     private void mapTable(UcxPeer p, UcxAddress.Table t) {

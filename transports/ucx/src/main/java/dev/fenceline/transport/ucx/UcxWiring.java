@@ -127,6 +127,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
 
     private void dialOrFail(UcxCommand.Dial d) {
         UcxPeer peer = peers.peer(d.peer(), d.address());
+        peers.established(peer);
         List<Candidate> candidates = planner.candidates(peer);
         List<Planned> plan = planner.plan(candidates, peer);
         if (plan.isEmpty()) {
@@ -304,8 +305,12 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
             if (ours != null && ours.peer.id.equals(l.worker())) {
                 agent.peerLeft(ours.peer);
             } else if (theirs != null && theirs.peer.id.equals(l.worker())) {
+                UcxPeer p = theirs.peer;
                 agent.channelFailed(theirs, new EndpointFailedException("ucx: peer worker " + l.worker()
                         + " closed " + theirs), true);
+                if (p.originChannels.isEmpty() && p.replyChannels.isEmpty() && p.incoming == 0) {
+                    forgetPeer(p); // nothing of it is left here
+                }
             } else {
                 LOG.debug("ucx {}: a LEAVING from {} naming no channel of ours with it, dropped", workerName,
                         l.worker());
@@ -314,27 +319,33 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
     }
 
     /**
-     * Tells every peer this worker is closing, on one ready channel to each that carries messages
-     * (best effort: a peer that does not hear it finds out by UCT or keepalive).
+     * Tells every peer this worker is closing, naming every channel between them, on one ready
+     * channel to each that carries messages (best effort: a peer that does not hear it finds out by
+     * UCT or keepalive). A channel the peer drew parts the two whole, if the peer still has its end
+     * of it; each channel this worker drew ends that channel at the peer (all a worker that only
+     * dialed the peer has to name).
      */
     void leaving() {
         for (UcxPeer p : peers.allPeers()) {
-            // A channel the peer drew the id of proves this worker to it and parts them whole; else
-            // each channel this worker drew ends alone (the peer's end of it, which it serves).
-            UcxChannel drawnByPeer = null;
+            UcxChannel carrier = null;
             for (UcxChannel c : p.replyChannels.values()) {
-                if (drawnByPeer == null && carriesWireup(c)) {
-                    drawnByPeer = c;
+                if (carrier == null && carriesWireup(c)) {
+                    carrier = c;
                 }
-            }
-            if (drawnByPeer != null) {
-                send(drawnByPeer, new UcxWireup.Leaving(workerId, drawnByPeer.id));
-                continue;
             }
             for (UcxChannel c : p.originChannels) {
-                if (carriesWireup(c)) {
-                    send(c, new UcxWireup.Leaving(workerId, c.id));
+                if (carrier == null && carriesWireup(c)) {
+                    carrier = c;
                 }
+            }
+            if (carrier == null) {
+                continue;
+            }
+            for (UcxChannel c : p.replyChannels.values()) {
+                send(carrier, new UcxWireup.Leaving(workerId, c.id));
+            }
+            for (UcxChannel c : p.originChannels) {
+                send(carrier, new UcxWireup.Leaving(workerId, c.id));
             }
         }
     }

@@ -119,6 +119,56 @@ class UcxPeerWorkerClosedTest {
         }
     }
 
+    /**
+     * A worker that only dialed its peer names only channels it drew when it closes: the peer ends
+     * its side of each, then forgets the worker, nothing of it being left.
+     */
+    @Test
+    void aWorkerThatOnlyDialedIsForgottenByItsPeerWhenItCloses() throws Exception {
+        try (Fenceline f = posix()) {
+            Forgery g = Forgery.open(f);
+            Worker d = await(f.newWorker("d"));
+            d.setActiveMessageHandler(1, (h, p) -> { });
+            Endpoint dc = await(d.connect(g.c().address()));
+            await(dc.sendActiveMessage(1, null, null));
+            UcxWiring atC = wiring(g.lane());
+            java.util.concurrent.atomic.AtomicInteger peersAtC = new java.util.concurrent.atomic.AtomicInteger(-1);
+            g.c().setActiveMessageHandler(2, (h, p) -> peersAtC.set(atC.allPeers().size())); // c's agent thread
+            await(g.ac().sendActiveMessage(2, null, null));
+            int before = peersAtC.get();
+            assertTrue(before == 2, "c knows a and d: " + before);
+            await(d.close());
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            do {
+                assertTrue(System.nanoTime() < deadline, "c still knows d: " + peersAtC.get() + " peers");
+                await(g.ac().sendActiveMessage(2, null, null));
+            } while (peersAtC.get() != 1);
+        }
+    }
+
+    /** Returns once a's agent has a connect in flight, read on a's agent thread (in a handler). */
+    private static void awaitDialing(Forgery g) throws Exception {
+        UcxLane aLane = UcxLane.byId(g.ac().lanes().get(0).connectionId());
+        assertTrue(aLane != null, "a's UCT lane to c is live");
+        UcxWiring atA = wiring(aLane);
+        java.lang.reflect.Field dials = UcxWiring.class.getDeclaredField("dials");
+        dials.setAccessible(true);
+        java.util.concurrent.atomic.AtomicInteger dialing = new java.util.concurrent.atomic.AtomicInteger(-1);
+        g.a().setActiveMessageHandler(2, (h, p) -> {
+            try {
+                dialing.set(((java.util.Map<?, ?>) dials.get(atA)).size());
+            } catch (IllegalAccessException e) {
+                g.failed().set(e);
+            }
+        });
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        do {
+            assertTrue(System.nanoTime() < deadline, "a's connect never reached its agent");
+            await(g.ca().sendActiveMessage(2, null, null));
+            assertTrue(g.failed().get() == null, String.valueOf(g.failed().get()));
+        } while (dialing.get() < 1);
+    }
+
     /** @return the wiring of a lane's worker (its agent's) */
     private static UcxWiring wiring(UcxLane lane) throws ReflectiveOperationException {
         java.lang.reflect.Field agentField = UcxLane.class.getDeclaredField("agent");
@@ -236,6 +286,7 @@ class UcxPeerWorkerClosedTest {
             assertTrue(held.entered.await(20, TimeUnit.SECONDS), "b's handler holds its progress thread");
             java.util.concurrent.CompletableFuture<Endpoint> second = g.a().connect(b.address()).toCompletableFuture();
             try {
+                awaitDialing(g); // a's agent has the connect in flight: the forged answers meet it
                 g.send(refusals.toArray(new UcxWireup.Message[0]));
                 assertTrue(!second.isDone(), "the connect ended before its target answered: " + second);
             } finally {
