@@ -109,6 +109,7 @@ final class UctWorker implements AutoCloseable {
     int drain(UctEventHandler handler) {
         long length = status.getLong(Layout.ST_LENGTH);
         if (length == 0) {
+            lostEvents(null);
             return 0;
         }
         events.wrap(status.getLong(Layout.ST_EVENTS), (int) length);
@@ -147,8 +148,23 @@ final class UctWorker implements AutoCloseable {
             draining = false;
             status.putLong(Layout.ST_LENGTH, 0);
         }
+        lostEvents(failed);
+        if (failed != null) {
+            throw failed;
+        }
+        return n;
+    }
+
+    /**
+     * Throws once for events the native library dropped since the last report (it ran out of
+     * memory for them), then counts afresh.
+     *
+     * @param failed a handler's failure in the same drain, kept with the report, or null
+     */
+    private void lostEvents(RuntimeException failed) {
         long dropped = status.getLong(Layout.ST_DROPPED);
         if (dropped != 0) {
+            status.putLong(Layout.ST_DROPPED, 0);
             UctException lost = new UctException("draining events", -1, dropped
                     + " events were lost for lack of native memory");
             if (failed != null) {
@@ -156,10 +172,6 @@ final class UctWorker implements AutoCloseable {
             }
             throw lost;
         }
-        if (failed != null) {
-            throw failed;
-        }
-        return n;
     }
 
     /** @return whether {@link #await} can sleep on the ifaces' events (every iface has an event fd) */
