@@ -402,7 +402,11 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
     @Override
     public void onClose() {
         closed = true;
-        wiring.leaving(); // before the channels go: the peers' lanes fail now, not at a timeout
+        try {
+            wiring.leaving(); // before the channels go: the peers' lanes fail now, not at a timeout
+        } catch (RuntimeException e) { // best effort: what follows must run whatever it met
+            LOG.warn("ucx {}: telling the peers this worker closes: {}", workerName, e.toString());
+        }
         EndpointFailedException why = new EndpointFailedException("ucx: worker '" + workerName
                 + "' closed its transport");
         for (UcxChannel c : wiring.allChannels()) {

@@ -106,6 +106,11 @@ final class UcxTransport implements Transport, UcxTransportActor.Backend {
         public void peerSeen(UUID peer, long pid, long start) {
             tell(new UcxTransportActor.PeerSeen(peer, pid, start));
         }
+
+        @Override
+        public void peerForgotten(UUID peer) {
+            tell(new UcxTransportActor.PeerForgotten(peer));
+        }
     }
 
     private void tell(UcxTransportActor.Command c) {

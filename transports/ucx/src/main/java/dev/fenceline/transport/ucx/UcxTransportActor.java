@@ -76,6 +76,14 @@ final class UcxTransportActor {
     }
 
     /**
+     * A peer worker the agent forgot: its process is no longer watched for it.
+     *
+     * @param peer the peer worker
+     */
+    record PeerForgotten(UUID peer) implements Command {
+    }
+
+    /**
      * A region closed: its memory and key-table slot stay for the quarantine.
      *
      * @param region the closed region
@@ -200,6 +208,10 @@ final class UcxTransportActor {
                 })
                 .onMessage(PeerSeen.class, m -> {
                     watched.putIfAbsent(m.peer(), new Watched(m.pid(), m.start()));
+                    return Behaviors.same();
+                })
+                .onMessage(PeerForgotten.class, m -> {
+                    watched.remove(m.peer());
                     return Behaviors.same();
                 })
                 .onMessage(Quarantine.class, m -> {

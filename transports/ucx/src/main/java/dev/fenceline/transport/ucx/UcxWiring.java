@@ -36,6 +36,9 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
 
         /** A peer process on this host to watch. */
         void peerSeen(UUID peer, long pid, long start);
+
+        /** A peer whose process was watched is forgotten: its watch goes. */
+        void peerForgotten(UUID peer);
     }
 
     /** A connect on its way: its lanes, and what it waits for. */
@@ -328,24 +331,21 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
     void leaving() {
         for (UcxPeer p : peers.allPeers()) {
             UcxChannel carrier = null;
+            List<Long> names = new ArrayList<>(); // a copy: a send that fails the carrier changes the peer's lists
             for (UcxChannel c : p.replyChannels.values()) {
+                names.add(c.id);
                 if (carrier == null && carriesWireup(c)) {
                     carrier = c;
                 }
             }
             for (UcxChannel c : p.originChannels) {
+                names.add(c.id);
                 if (carrier == null && carriesWireup(c)) {
                     carrier = c;
                 }
             }
-            if (carrier == null) {
-                continue;
-            }
-            for (UcxChannel c : p.replyChannels.values()) {
-                send(carrier, new UcxWireup.Leaving(workerId, c.id));
-            }
-            for (UcxChannel c : p.originChannels) {
-                send(carrier, new UcxWireup.Leaving(workerId, c.id));
+            for (int i = 0; carrier != null && i < names.size() && carrier.state != UcxChannel.State.FAILED; i++) {
+                send(carrier, new UcxWireup.Leaving(workerId, names.get(i)));
             }
         }
     }
@@ -506,6 +506,10 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
 
     /** Forgets a peer whose channels all failed (its process is gone). */
     void forgetPeer(UcxPeer p) {
+        if (p.watched) {
+            p.watched = false;
+            reports.peerForgotten(p.id);
+        }
         peers.remove(p);
         target.peerGone(p);
         UcxPeers.unmapTable(p);

@@ -120,17 +120,24 @@ class UcxPeerWorkerClosedTest {
     }
 
     /**
-     * A worker that only dialed its peer names only channels it drew when it closes: the peer ends
-     * its side of each, then forgets the worker, nothing of it being left.
+     * A worker that only dialed its peer names only channels it drew when it closes, among them
+     * one that carries no messages (cma's): the peer ends its side of each, then forgets the
+     * worker, nothing of it being left.
      */
     @Test
     void aWorkerThatOnlyDialedIsForgottenByItsPeerWhenItCloses() throws Exception {
-        try (Fenceline f = posix()) {
+        try (Fenceline f = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [ucx]\n"
+                + "fenceline.transport.ucx.tls = [posix, cma]\n"
+                + "fenceline.endpoint.keepalive.timeout = 60s"))) {
             Forgery g = Forgery.open(f);
             Worker d = await(f.newWorker("d"));
             d.setActiveMessageHandler(1, (h, p) -> { });
             Endpoint dc = await(d.connect(g.c().address()));
             await(dc.sendActiveMessage(1, null, null));
+            assertTrue(dc.lanes().size() == 2 && dc.lanes().stream().anyMatch(l -> {
+                UcxLane u = UcxLane.byId(l.connectionId());
+                return u != null && !u.channel.iface.attributes().has(UctIfaceAttributes.AM_BCOPY);
+            }), "d's lanes to c include one on a channel without messages: " + dc.lanes());
             UcxWiring atC = wiring(g.lane());
             java.util.concurrent.atomic.AtomicInteger peersAtC = new java.util.concurrent.atomic.AtomicInteger(-1);
             g.c().setActiveMessageHandler(2, (h, p) -> peersAtC.set(atC.allPeers().size())); // c's agent thread

@@ -248,6 +248,17 @@ class UcxTransportActorTest {
     }
 
     @Test
+    void aForgottenPeersProcessIsNoLongerWatched() {
+        ActorRef<UcxTransportActor.Command> a = spawn();
+        UUID peer = UUID.randomUUID();
+        a.tell(new UcxTransportActor.PeerSeen(peer, 4343, 1));
+        a.tell(new UcxTransportActor.PeerForgotten(peer));
+        deadPids.add(4343L);
+        TIME.timePasses(LIVENESS.multipliedBy(3));
+        onlyTicksFollow(); // no watch, so no report of its process's end
+    }
+
+    @Test
     void theWorkersStopEndsTheConnectsOnTheirWay() {
         ActorRef<UcxTransportActor.Command> a = spawn();
         CompletableFuture<List<LaneConnection>> result = new CompletableFuture<>();
