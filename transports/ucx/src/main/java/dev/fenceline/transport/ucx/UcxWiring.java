@@ -508,7 +508,9 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
     void forgetPeer(UcxPeer p) {
         if (p.watched) {
             p.watched = false;
-            reports.peerForgotten(p.id);
+            if (!agent.closed()) { // closing, the transport actor goes too: nothing to tell it
+                reports.peerForgotten(p.id);
+            }
         }
         peers.remove(p);
         target.peerGone(p);

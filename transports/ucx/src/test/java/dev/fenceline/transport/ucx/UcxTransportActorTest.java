@@ -251,11 +251,19 @@ class UcxTransportActorTest {
     void aForgottenPeersProcessIsNoLongerWatched() {
         ActorRef<UcxTransportActor.Command> a = spawn();
         UUID peer = UUID.randomUUID();
+        UUID other = UUID.randomUUID();
         a.tell(new UcxTransportActor.PeerSeen(peer, 4343, 1));
         a.tell(new UcxTransportActor.PeerForgotten(peer));
+        a.tell(new UcxTransportActor.PeerSeen(other, 4344, 1)); // still watched: shows the ticks look
+        a.tell(new UcxTransportActor.Connect(other, new byte[0], new CompletableFuture<>()));
+        assertEquals("dial 1", next()); // the actor runs, its tick timer set, the watches above taken in
         deadPids.add(4343L);
+        deadPids.add(4344L);
+        TIME.timePasses(LIVENESS);
+        assertEquals("gone " + other, next());
+        assertEquals("abandon 1", next()); // the connect to it ends with it
         TIME.timePasses(LIVENESS.multipliedBy(3));
-        onlyTicksFollow(); // no watch, so no report of its process's end
+        onlyTicksFollow(); // the forgotten peer's process end is never reported
     }
 
     @Test
