@@ -105,7 +105,7 @@ final class UcxAcceptor {
             if (answer != null && answer.state != UcxChannel.State.FAILED) {
                 send.accept(answer, new UcxWireup.Refused(m.dial(), String.valueOf(e.getMessage())));
             }
-            if (stranger && peer.originChannels.isEmpty() && peer.replyChannels.isEmpty() && peer.incoming == 0) {
+            if (stranger && peer.unused()) {
                 forget.accept(peer); // a refused connect of a worker not known before leaves nothing behind
             }
         }

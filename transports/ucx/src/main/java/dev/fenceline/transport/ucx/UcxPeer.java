@@ -38,6 +38,11 @@ final class UcxPeer {
         this.address = address;
     }
 
+    /** @return whether nothing of it is left here: no channel either way, no connection it holds */
+    boolean unused() {
+        return originChannels.isEmpty() && replyChannels.isEmpty() && incoming == 0;
+    }
+
     /** @return a ready or wiring origin channel on the iface in that mode, or null */
     UcxChannel originChannel(int ifaceIndex, UcxWireup.Mode mode) {
         for (UcxChannel c : originChannels) {

@@ -43,10 +43,8 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
 
     /** A connect on its way: its lanes, and what it waits for. */
     private static final class Dialing {
-        /** The transport actor's id for it. */
+        /** The transport actor's id for it (its CONNECT carries another, drawn at random: {@link #wireId}). */
         final long dial;
-        /** The id its CONNECT carries and its answer echoes: drawn at random, so none can be forged. */
-        final long wire;
         final UcxPeer peer;
         final List<UcxLane> lanes;
         final List<UcxChannel> channels;
@@ -56,10 +54,9 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         final boolean recovery;
         boolean answered;
 
-        Dialing(long dial, long wire, UcxPeer peer, List<UcxLane> lanes, List<UcxChannel> channels,
-                UcxLane replaces, boolean recovery) {
+        Dialing(long dial, UcxPeer peer, List<UcxLane> lanes, List<UcxChannel> channels, UcxLane replaces,
+                boolean recovery) {
             this.dial = dial;
-            this.wire = wire;
             this.peer = peer;
             this.lanes = lanes;
             this.channels = channels;
@@ -82,7 +79,9 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
     private final Reports reports;
     private final UcxPeers peers;
     private final UcxAcceptor acceptor;
+    private final UcxLeaving leaving;
     private final UcxOriginChannels origins;
+    /** Connects on their way, by the id their CONNECT carries. */
     private final Long2ObjectHashMap<Dialing> dials = new Long2ObjectHashMap<>();
     /** Origin lanes by connection id. */
     final Long2ObjectHashMap<UcxLane> lanes = new Long2ObjectHashMap<>();
@@ -106,6 +105,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         this.origins = new UcxOriginChannels(peers, RANDOM);
         this.acceptor = new UcxAcceptor(agent, target, settings, workerName, ifaces, peers, this::send,
                 this::forgetPeer);
+        this.leaving = new UcxLeaving(agent, peers, workerId, workerName, this::send, this::forgetPeer);
         this.planner = new UcxLanePlanner(ifaces, settings, target.maxGet());
         this.recovery = new UcxRecovery<>(workerName, settings.reconnect(), settings.connectTimeout().toNanos(),
                 System::nanoTime, RANDOM::nextLong, this);
@@ -163,7 +163,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
             l.channel.lanes.add(l);
         }
         long onWire = wireId();
-        dials.put(onWire, new Dialing(d.dial(), onWire, peer, made, channels, null, false));
+        dials.put(onWire, new Dialing(d.dial(), peer, made, channels, null, false));
         send(wireup, new UcxWireup.Connect(onWire, workerId, localAddress, wired, lanesOut));
     }
 
@@ -251,7 +251,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         lanes.put(next.conn, next);
         fresh.lanes.add(next);
         long onWire = wireId();
-        dials.put(onWire, new Dialing(dial, onWire, peer, List.of(next), channels, old, recovering));
+        dials.put(onWire, new Dialing(dial, peer, List.of(next), channels, old, recovering));
         send(wireup, new UcxWireup.Connect(onWire, workerId, localAddress, wired,
                 List.of(new UcxWireup.Lane(next.conn, channels.indexOf(fresh)))));
     }
@@ -299,59 +299,13 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         } else if (m instanceof UcxWireup.Bye b) {
             target.close(b.conn());
         } else if (m instanceof UcxWireup.Leaving l) {
-            // UCT does not say who sent a message, and anyone may CONNECT in any worker's name, making
-            // channels whose ids it draws itself. Only an id this worker drew (one of its own
-            // channels to the peer, told to the peer alone) proves the peer: that parts them. An id
-            // the sender drew ends that channel only, which is all its drawer can ask for.
-            UcxChannel ours = peers.origin(l.channel());
-            UcxChannel theirs = ours == null ? peers.reply(l.channel()) : null;
-            if (ours != null && ours.peer.id.equals(l.worker())) {
-                agent.peerLeft(ours.peer);
-            } else if (theirs != null && theirs.peer.id.equals(l.worker())) {
-                UcxPeer p = theirs.peer;
-                agent.channelFailed(theirs, new EndpointFailedException("ucx: peer worker " + l.worker()
-                        + " closed " + theirs), true);
-                if (p.originChannels.isEmpty() && p.replyChannels.isEmpty() && p.incoming == 0) {
-                    forgetPeer(p); // nothing of it is left here
-                }
-            } else {
-                LOG.debug("ucx {}: a LEAVING from {} naming no channel of ours with it, dropped", workerName,
-                        l.worker());
-            }
+            leaving.onLeaving(l);
         }
     }
 
-    /**
-     * Tells every peer this worker is closing, naming every channel between them, on one ready
-     * channel to each that carries messages (best effort: a peer that does not hear it finds out by
-     * UCT or keepalive). A channel the peer drew parts the two whole, if the peer still has its end
-     * of it; each channel this worker drew ends that channel at the peer (all a worker that only
-     * dialed the peer has to name).
-     */
+    /** Tells every peer this worker is closing ({@link UcxLeaving#leaving}). */
     void leaving() {
-        for (UcxPeer p : peers.allPeers()) {
-            UcxChannel carrier = null;
-            List<Long> names = new ArrayList<>(); // a copy: a send that fails the carrier changes the peer's lists
-            for (UcxChannel c : p.replyChannels.values()) {
-                names.add(c.id);
-                if (carrier == null && carriesWireup(c)) {
-                    carrier = c;
-                }
-            }
-            for (UcxChannel c : p.originChannels) {
-                names.add(c.id);
-                if (carrier == null && carriesWireup(c)) {
-                    carrier = c;
-                }
-            }
-            for (int i = 0; carrier != null && i < names.size() && carrier.state != UcxChannel.State.FAILED; i++) {
-                send(carrier, new UcxWireup.Leaving(workerId, names.get(i)));
-            }
-        }
-    }
-
-    private static boolean carriesWireup(UcxChannel c) {
-        return c.ready() && c.iface.attributes().has(UctIfaceAttributes.AM_BCOPY);
+        leaving.leaving();
     }
 
     private static String printable(String s) {
