@@ -85,6 +85,9 @@ final class UcxPeers {
                         k.close();
                         return;
                     }
+                    if (!ProcessMappings.reaches(at, t.length())) { // the length is the peer's word
+                        throw new FencelineException("ucx: its " + t.length() + " bytes are not mapped here whole");
+                    }
                     p.table = new KeyTable.View(at, t.length());
                     p.tableKey = k;
                 } catch (FencelineException e) {

@@ -70,12 +70,27 @@ final class UcxRemoteKeys {
                 } catch (UctException refused) {
                     e.unpacked[i] = null; // the target applies it instead
                 }
+                if (memory && e.unpacked[i] != null && a.has(UctIfaceAttributes.MD_RKEY_PTR)
+                        && !mappedWhole(e.unpacked[i], op.key)) {
+                    e.unpacked[i].close(); // the iface would reach past what it mapped
+                    e.unpacked[i] = null;
+                }
                 if (checked && e.unpacked[i] != null && a.has(UctIfaceAttributes.MD_RKEY_PTR)) {
                     publish(op.key, e, e.unpacked[i], ch.peer);
                 }
             }
         }
         return e.unpacked[i];
+    }
+
+    /**
+     * Whether the key's whole extent lies in what unpacking its UCT key mapped here: the segment's
+     * length is in the peer's packed key, the key's extent is the peer's word too, and the iface (or
+     * a calling thread) stores wherever they point.
+     */
+    private static boolean mappedWhole(UctRemoteKey rkey, RemoteKey key) {
+        long pointer = rkey.pointer(key.baseAddress());
+        return pointer != 0 && ProcessMappings.reaches(pointer, key.length());
     }
 
     /**

@@ -31,8 +31,9 @@ import org.junit.jupiter.api.Timeout;
  * The fast path by grant over UCT's shared memory: once the agent has unpacked a key, the calling
  * thread stores, loads and runs atomics through the key's pointer itself, checked against the owner's
  * key table; a key whose packed UCT key was swapped for another region's
- * (which would map another segment of the owner) is refused by the table's digest on either path;
- * and a key claiming more than its owner registered is never mapped.
+ * (which would map another segment of the owner) never reaches that region; a key claiming more
+ * than its owner registered is never mapped; and neither is one whose owner claims more than the
+ * segment UCT mapped for it.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class UcxFastPathTest {
@@ -94,24 +95,37 @@ class UcxFastPathTest {
                 .reason());
     }
 
+    /**
+     * My region's id, slot and range with the victim's UCT key, which maps the victim's segment: my
+     * range does not lie in that mapping, so the iface never uses the key and the target applies the
+     * put to the region the key's id names (mine, as my own key would); had my range landed in
+     * some mapping of the same file here, the owner's table would refuse the key by its digest.
+     * Either way nothing reaches the victim.
+     */
     @Test
-    void aKeyWhoseUctKeyWasSwappedForAnotherRegionsIsRefused() throws Exception {
+    void aKeyWhoseUctKeyWasSwappedForAnotherRegionsNeverReachesThatRegion() throws Exception {
         MemoryRegion victim = b.allocate(1 << 16);
         MemoryRegion mine = b.allocate(1 << 16);
         RemoteKey vk = a.unpackRemoteKey(victim.remoteKey().toBytes());
         RemoteKey mk = a.unpackRemoteKey(mine.remoteKey().toBytes());
         UcxKeyPart theirs = UcxKeyPart.decode(vk.part(UcxTransportProvider.NAME));
         UcxKeyPart my = UcxKeyPart.decode(mk.part(UcxTransportProvider.NAME));
-        // My region's id, slot and range, with the victim's posix key: it maps the victim's segment.
         RemoteKey forged = forged(mk, mk.length(), new UcxKeyPart(my.slot(), theirs.rkeys()).encode());
         Endpoint ep = await(a.connect(b.address()));
-        Throwable t = assertThrows(ExecutionException.class, () -> await(ep.put(
-                ByteBuffer.wrap(new byte[] {7, 7, 7, 7, 7, 7, 7, 7}), mk.baseAddress(), forged))).getCause();
-        assertEquals(RemoteAccessException.Reason.UNKNOWN_KEY, assertInstanceOf(RemoteAccessException.class, t)
-                .reason(), t.getMessage());
+        byte[] sevens = {7, 7, 7, 7, 7, 7, 7, 7};
+        boolean applied;
+        try {
+            await(ep.put(ByteBuffer.wrap(sevens), mk.baseAddress(), forged));
+            applied = true;
+        } catch (ExecutionException e) {
+            assertEquals(RemoteAccessException.Reason.UNKNOWN_KEY, assertInstanceOf(RemoteAccessException.class,
+                    e.getCause()).reason(), e.getCause().getMessage());
+            applied = false;
+        }
+        assertFalse(forged.transportCache() instanceof UcxMapping, "the forged key was mapped");
         for (int i = 0; i < (1 << 16); i++) {
             assertEquals(0, victim.buffer().get(i), "byte " + i + " of the other region was written");
-            assertEquals(0, mine.buffer().get(i), "byte " + i + " of the region was written");
+            assertEquals(applied && i < 8 ? 7 : 0, mine.buffer().get(i), "byte " + i + " of the key's region");
         }
     }
 
@@ -149,6 +163,44 @@ class UcxFastPathTest {
         long direct = a.statistics().direct();
         await(ep.put(ByteBuffer.allocate(8), r.address(), longer));
         assertEquals(direct, a.statistics().direct(), "the longer key went directly");
+    }
+
+    /**
+     * An owner that claims, in its own key table, a region longer than the segment UCT mapped for it
+     * (its key saying the same): neither the calling thread nor the iface reaches past the mapping,
+     * where this process's own memory lies; the target applies what lies inside and refuses the rest.
+     */
+    @Test
+    void aRegionItsOwnerClaimsLongerThanItsSegmentIsNeverReachedPastIt() throws Exception {
+        MemoryRegion r = b.allocate(1 << 16);
+        RemoteKey k = a.unpackRemoteKey(r.remoteKey().toBytes());
+        Endpoint ep = await(a.connect(b.address()));
+        await(ep.put(ByteBuffer.allocate(8), r.address(), k)); // a maps b's key table
+        await(ep.flush());
+        UcxLane lane = UcxLane.byId(ep.lanes().get(0).connectionId());
+        assertTrue(lane != null && lane.channel.peer.table != null, "a maps b's key table over posix");
+        int slot = UcxKeyPart.decode(k.part(UcxTransportProvider.NAME)).slot();
+        org.agrona.concurrent.UnsafeBuffer registered = lane.channel.peer.table.slotView(slot);
+        long length = registered.getLong(16);
+        long claimed = 1L << 30;
+        registered.putLong(16, claimed); // b's table, as a hostile owner would write it
+        try {
+            RemoteKey longer = forged(k, claimed, k.part(UcxTransportProvider.NAME));
+            long before = a.statistics().direct();
+            await(ep.put(ByteBuffer.allocate(8).order(ByteOrder.nativeOrder()).putLong(0, 42), r.address() + 8,
+                    longer));
+            assertFalse(longer.transportCache() instanceof UcxMapping, "a key past its segment was mapped");
+            assertEquals(42, r.buffer().order(ByteOrder.nativeOrder()).getLong(8), "applied by the target");
+            for (long past : new long[] {1 << 16, 1 << 20, claimed - 8}) {
+                Throwable t = assertThrows(ExecutionException.class, () -> await(ep.put(
+                        ByteBuffer.wrap(new byte[] {7, 7, 7, 7, 7, 7, 7, 7}), r.address() + past, longer))).getCause();
+                assertEquals(RemoteAccessException.Reason.OUT_OF_BOUNDS, assertInstanceOf(RemoteAccessException.class,
+                        t).reason(), t.getMessage());
+            }
+            assertEquals(before, a.statistics().direct(), "went directly");
+        } finally {
+            registered.putLong(16, length);
+        }
     }
 
     /** @return the key with another length and ucx part, its id, owner, base and other parts kept */
