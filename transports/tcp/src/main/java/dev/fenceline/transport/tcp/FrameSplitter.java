@@ -7,10 +7,10 @@ import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
 import io.netty.handler.codec.TooLongFrameException;
 
 /**
- * Splits the byte stream into length-prefixed frames. On the target side, until the peer has
- * authenticated, only handshake-sized frames pass: a bigger length prefix ends the connection
- * before any of its bytes are held, so an unauthenticated peer cannot make the target buffer a
- * whole fragment.
+ * Splits the byte stream into length-prefixed frames. Until the peer has authenticated (on the
+ * target side its AUTH, on the origin side the server's WELCOME), only handshake-sized frames pass:
+ * a bigger length prefix ends the connection before any of its bytes are held, so an
+ * unauthenticated peer cannot make either side buffer a whole fragment.
  */
 final class FrameSplitter extends LengthFieldBasedFrameDecoder {
     private final int max;

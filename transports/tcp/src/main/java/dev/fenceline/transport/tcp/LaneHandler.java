@@ -126,6 +126,10 @@ final class LaneHandler extends ChannelInboundHandlerAdapter implements FrameHan
                     + " failed authentication (wrong secret on one side?)"));
             return;
         }
+        FrameSplitter frames = ctx.pipeline().get(FrameSplitter.class);
+        if (frames != null) {
+            frames.authenticated(); // the server proved itself: full-size frames from now on
+        }
         // Never send the target more than it accepts, whatever this side's own limit is.
         lane = new TcpLane(rail, ctx.channel(), transport.settings(),
                 Math.min(transport.settings().maxFragment(), maxData));

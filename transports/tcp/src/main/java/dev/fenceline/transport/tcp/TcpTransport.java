@@ -134,10 +134,18 @@ final class TcpTransport implements Transport, RailActor.Connector {
         return f.channel();
     }
 
-    /** Frames bigger than the largest legal one end the connection (TooLongFrameException). */
+    /**
+     * The origin's frames: bigger than the largest legal one end the connection
+     * (TooLongFrameException), and until the server has proved itself (WELCOME), bigger than a
+     * handshake frame too: whatever answers the dial cannot make this side buffer a fragment. A
+     * REFUSE's reason always fits, so a refusal is read whole.
+     */
     FrameSplitter frames() {
-        return new FrameSplitter(maxFrame(), maxFrame());
+        return new FrameSplitter(maxFrame(), Math.max(settings.limits().preAuthFrame(), REFUSE_FRAME));
     }
+
+    /** The largest REFUSE: length prefix, header, reason length, reason. */
+    private static final int REFUSE_FRAME = Wire.LENGTH_FIELD + Wire.FRAME_HEADER + 2 + Wire.MAX_REASON_BYTES;
 
     private int maxFrame() {
         return Wire.LENGTH_FIELD + Wire.FRAME_HEADER + 64 + Math.max(settings.maxFragment(), 2 * Wire.MAX_REASON_BYTES);

@@ -24,7 +24,8 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * What an unauthenticated peer, or one address, can make a target hold is bounded: a pre-auth frame
- * bigger than a handshake ends its connection before it is buffered, and connections over the
+ * bigger than a handshake ends its connection before it is buffered (and so does one from whatever
+ * answers an origin's dial, before its WELCOME), and connections over the
  * per-address limit are closed at once; a well-behaved peer's workload completes meanwhile.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
@@ -78,6 +79,33 @@ class TcpConnectionLimitsTest {
                 assertTrue(closedWithin(s, 5000), "the target closed the connection, not waiting for 256 KiB");
             }
             goodPeerStillWorks(f, target);
+        }
+    }
+
+    /**
+     * The origin's side: whatever answers a dial has not proved itself until its WELCOME, and a
+     * bigger frame from it ends the connection before its bytes are buffered.
+     */
+    @Test
+    void aBigFrameAnsweringADialEndsItsConnectionUnbuffered() throws Exception {
+        try (Fenceline f = Fenceline.create(ConfigFactory.parseString(LIMITS)
+                .withFallback(TcpConfigs.loopback("127.0.0.1:0")));
+                java.net.ServerSocket impostor = new java.net.ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            Worker origin = f.newWorker("origin").toCompletableFuture().get(10, TimeUnit.SECONDS);
+            dev.fenceline.WorkerAddress fake = new dev.fenceline.WorkerAddress(java.util.UUID.randomUUID(), "impostor",
+                    java.util.Map.of("tcp", TcpAddress.encode(List.of(new InetSocketAddress(
+                            InetAddress.getLoopbackAddress(), impostor.getLocalPort())))));
+            origin.connect(fake); // fails once the test's Fenceline closes, if not before
+            impostor.setSoTimeout(10_000);
+            try (Socket s = impostor.accept()) {
+                java.io.DataInputStream in = new java.io.DataInputStream(s.getInputStream());
+                in.readFully(new byte[in.readInt()]); // the origin's HELLO
+                OutputStream out = s.getOutputStream();
+                out.write(ByteBuffer.allocate(4).putInt(256 << 10).array()); // announces a 256 KiB frame
+                out.write(new byte[600]);
+                out.flush();
+                assertTrue(closedWithin(s, 5000), "the origin closed the connection, not waiting for 256 KiB");
+            }
         }
     }
 
