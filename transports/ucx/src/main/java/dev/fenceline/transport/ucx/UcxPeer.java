@@ -28,6 +28,8 @@ final class UcxPeer {
             new org.agrona.collections.Long2ObjectHashMap<>();
     /** Connections the peer holds here. */
     int incoming;
+    /** Bytes its messages arriving in parts hold at this worker's target (the progress agent's). */
+    long assembling;
     /** The peer's process is gone: what it was sent will never be applied from now on. */
     boolean dead;
     /** Whether its process was reported to be watched ({@link UcxPeers#established}). */

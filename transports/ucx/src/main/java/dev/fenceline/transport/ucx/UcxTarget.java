@@ -50,6 +50,11 @@ final class UcxTarget {
     private long assembling;
     /** What all connections' messages in parts may hold at once: beyond it a message is refused. */
     static final long MAX_ASSEMBLING = 64L << 20;
+    /**
+     * What one peer's messages in parts may hold at once (a whole message always fits): a peer
+     * that opens many connections cannot take the others' room.
+     */
+    private final long maxAssemblingPerPeer;
 
     /**
      * A message arriving in parts ({@link UcxWire#PART}) on one connection: its bytes so far, or why
@@ -58,13 +63,16 @@ final class UcxTarget {
     private static final class Assembly {
         final long token;
         final long total;
+        /** Whose room its bytes take. */
+        final UcxPeer peer;
         byte[] bytes;
         int filled;
         FencelineException refused;
 
-        Assembly(long token, long total, byte[] bytes, FencelineException refused) {
+        Assembly(long token, long total, UcxPeer peer, byte[] bytes, FencelineException refused) {
             this.token = token;
             this.total = total;
+            this.peer = peer;
             this.bytes = bytes;
             this.refused = refused;
         }
@@ -92,6 +100,7 @@ final class UcxTarget {
             int maxMessage, Replies replies) {
         this.workerName = workerName;
         this.maxMessage = maxMessage;
+        this.maxAssemblingPerPeer = Math.max(maxMessage, MAX_ASSEMBLING / 8);
         this.target = target;
         this.windows = windows;
         this.exactlyOnce = windows.exactlyOnce();
@@ -200,7 +209,7 @@ final class UcxTarget {
             return;
         }
         if (kind == UcxWire.PART) {
-            part(conn, token, data, at, length); // not answered: its MESSAGE is
+            part(conn, c.peer(), token, data, at, length); // not answered: its MESSAGE is
             return;
         }
         byte[] assembled = null;
@@ -332,7 +341,7 @@ final class UcxTarget {
      * its MESSAGE comes). Every field is the sender's and checked: the message's size against this
      * worker's bound and all assemblies' room, each part's place against the bytes so far.
      */
-    private void part(long conn, long token, DirectBuffer data, int at, int length) {
+    private void part(long conn, UcxPeer peer, long token, DirectBuffer data, int at, int length) {
         long total = data.getInt(at + UcxWire.LENGTH) & 0xffff_ffffL;
         long offset = data.getLong(at + UcxWire.ADDRESS);
         int n = length - UcxWire.REQUEST_HEADER;
@@ -351,14 +360,19 @@ final class UcxTarget {
                 refused = new FencelineException("ucx worker '" + workerName + "': an active message of " + total
                         + " bytes exceeds this worker's limit of " + maxMessage + " (fenceline.transport.ucx"
                         + ".max-fragment); not applied");
+            } else if (peer.assembling + total > maxAssemblingPerPeer) {
+                refused = new FencelineException("ucx worker '" + workerName + "': " + peer.assembling + " bytes of"
+                        + " active messages from worker " + peer.id + " are being assembled from parts already, and "
+                        + total + " more would pass one peer's bound of " + maxAssemblingPerPeer + "; not applied");
             } else if (assembling + total > MAX_ASSEMBLING) {
                 refused = new FencelineException("ucx worker '" + workerName + "': " + assembling + " bytes of active"
                         + " messages are being assembled from parts already, and " + total + " more would pass the"
                         + " bound of " + MAX_ASSEMBLING + "; not applied");
             }
-            a = new Assembly(token, total, refused == null ? new byte[(int) total] : null, refused);
+            a = new Assembly(token, total, peer, refused == null ? new byte[(int) total] : null, refused);
             if (refused == null) {
                 assembling += total;
+                peer.assembling += total;
             }
             assemblies.put(conn, a);
         }
@@ -407,6 +421,7 @@ final class UcxTarget {
     private void refuse(Assembly a, FencelineException why) {
         if (a.bytes != null) {
             assembling -= a.total;
+            a.peer.assembling -= a.total;
             a.bytes = null;
         }
         a.refused = why;
@@ -417,6 +432,7 @@ final class UcxTarget {
         Assembly a = assemblies.remove(conn);
         if (a != null && a.refused == null) {
             assembling -= a.total;
+            a.peer.assembling -= a.total;
         }
     }
 

@@ -215,12 +215,13 @@ class UcxTargetTest {
         assertEquals(0, h.target.assembling());
     }
 
+    /** Messages in parts of many peers (one connection each) together are bounded by the worker's room. */
     @Test
     void messagesInPartsOfAllConnectionsTogetherAreBounded() {
         TargetHarness h = new TargetHarness();
         long conns = UcxTarget.MAX_ASSEMBLING / 1_000_000 + 1;
         for (long c = 2; c < 2 + conns; c++) {
-            h.target.open(c, new UcxTarget.Conn(h.peer, null));
+            h.target.open(c, new UcxTarget.Conn(new UcxPeer(java.util.UUID.randomUUID(), h.peer.address), null));
             UnsafeBuffer r = h.header(UcxWire.PART, c, c);
             r.putLong(UcxWire.CONN, c);
             r.putInt(UcxWire.LENGTH, 1_000_000);
@@ -234,5 +235,44 @@ class UcxTargetTest {
         r.putLong(UcxWire.ADDRESS, 8000);
         h.send(UcxWire.REQUEST_HEADER + 100);
         assertTrue(h.lastText().contains("would pass the bound of " + UcxTarget.MAX_ASSEMBLING), h.lastText());
+    }
+
+    /**
+     * One peer's connections, each with a message in parts, take at most one peer's share of the room
+     * (an eighth of it, or one whole message if that is larger); another peer's message still
+     * assembles, and the first peer's room comes back as its messages end.
+     */
+    @Test
+    void onePeersMessagesInPartsCannotTakeTheOthersRoom() {
+        TargetHarness h = new TargetHarness();
+        long share = UcxTarget.MAX_ASSEMBLING / 8;
+        long conns = share / 1_000_000 + 4;
+        for (long c = 2; c < 2 + conns; c++) {
+            h.target.open(c, new UcxTarget.Conn(h.peer, null));
+            UnsafeBuffer r = h.header(UcxWire.PART, c, c);
+            r.putLong(UcxWire.CONN, c);
+            r.putInt(UcxWire.LENGTH, 1_000_000);
+            r.putLong(UcxWire.ADDRESS, 0);
+            h.send(UcxWire.REQUEST_HEADER + 8000);
+        }
+        assertEquals(share / 1_000_000 * 1_000_000, h.target.assembling(), "one peer's share, in whole messages");
+        UnsafeBuffer end = h.header(UcxWire.MESSAGE, 1 + conns, 1 + conns);
+        end.putLong(UcxWire.CONN, 1 + conns);
+        end.putLong(UcxWire.OPERAND, 8);
+        end.putLong(UcxWire.ADDRESS, 8000);
+        h.send(UcxWire.REQUEST_HEADER + 100);
+        assertTrue(h.lastText().contains("would pass one peer's bound of " + share), h.lastText());
+
+        long other = 1000;
+        h.target.open(other, new UcxTarget.Conn(new UcxPeer(java.util.UUID.randomUUID(), h.peer.address), null));
+        UnsafeBuffer r = h.header(UcxWire.PART, other, other);
+        r.putLong(UcxWire.CONN, other);
+        r.putInt(UcxWire.LENGTH, 1_000_000);
+        r.putLong(UcxWire.ADDRESS, 0);
+        h.send(UcxWire.REQUEST_HEADER + 8000);
+        assertEquals(share / 1_000_000 * 1_000_000 + 1_000_000, h.target.assembling(), "the other peer's message is held");
+
+        h.target.close(2); // one of the first peer's ends half-sent: its room is the peer's again
+        assertEquals(share / 1_000_000 * 1_000_000 - 1_000_000, h.peer.assembling);
     }
 }
