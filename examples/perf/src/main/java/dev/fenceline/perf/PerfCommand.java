@@ -98,9 +98,11 @@ public final class PerfCommand implements Callable<Integer> {
             + " worker in a second JVM on this host (tcp or shm; put_lat needs 1). Default ${DEFAULT-VALUE}.")
     int processes;
 
-    @Option(names = "--completion", defaultValue = "per-op", description = "per-op (a future per operation) or"
+    @Option(names = "--completion", defaultValue = "per-op", description = "per-op (a future per operation),"
             + " implicit (put_bw, add_mr and am_bw without futures, completed by a flush every --window"
-            + " operations; am_lat sends each ping from the pong's handler). Default ${DEFAULT-VALUE}.")
+            + " operations; am_lat sends each ping from the pong's handler) or chained (get_lat, fadd_lat,"
+            + " swap_lat, cswap_lat and flush_lat issue each operation from the previous one's completion)."
+            + " Default ${DEFAULT-VALUE}.")
     String completion;
 
     @Option(names = "--server", arity = "0..1", fallbackValue = "127.0.0.1:" + DEFAULT_PORT, paramLabel = "HOST:PORT",
@@ -187,11 +189,14 @@ public final class PerfCommand implements Callable<Integer> {
                 PerfPeers.dial(hostPort(connect, "--connect", false), transport))
                 : processes == 2 ? new PerfSession(config, regionBytes, PerfPeers.fork(config))
                         : new PerfSession(config, regionBytes)) {
-            if (!completion.equals("per-op") && !completion.equals("implicit")) {
-                throw new CommandLine.ParameterException(spec.commandLine(), "--completion " + completion
-                        + ": expected per-op or implicit");
-            }
-            PerfRunner runner = new PerfRunner(session, window, completion.equals("implicit"), jitSettleMs);
+            PerfRunner.Completion mode = switch (completion) {
+                case "per-op" -> PerfRunner.Completion.PER_OP;
+                case "implicit" -> PerfRunner.Completion.IMPLICIT;
+                case "chained" -> PerfRunner.Completion.CHAINED;
+                default -> throw new CommandLine.ParameterException(spec.commandLine(), "--completion " + completion
+                        + ": expected per-op, implicit or chained");
+            };
+            PerfRunner runner = new PerfRunner(session, window, mode, jitSettleMs);
             if (!json) {
                 out.printf(Locale.ROOT, "fenceline perf: transport %s, fence mode %s, lanes %d, window %d, %s, %s"
                         + " completion%n", session.transport, session.fenceline.fenceMode(),

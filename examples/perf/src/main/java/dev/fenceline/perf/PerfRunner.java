@@ -28,16 +28,31 @@ final class PerfRunner {
     private final PerfSession s;
     private final int window;
     private final boolean implicit;
+    private final boolean chained;
     private final long jitSettleMs;
 
+    /** How operations complete. */
+    enum Completion {
+        /** A future per operation, awaited by the test's thread. */
+        PER_OP,
+        /** Puts, posted ADDs and active messages without futures, completed by a flush every window. */
+        IMPLICIT,
+        /**
+         * One-at-a-time latency tests issue each operation from the previous one's completion, on the
+         * thread that completes it (as ucx_perftest's one thread progresses its worker and issues).
+         */
+        CHAINED
+    }
+
     /**
-     * @param implicit puts and posted ADDs without futures, completed by a flush every window
+     * @param completion how operations complete
      * @param jitSettleMs after the warm-up, the longest wait for the JIT compilers to go quiet
      */
-    PerfRunner(PerfSession session, int window, boolean implicit, long jitSettleMs) {
+    PerfRunner(PerfSession session, int window, Completion completion, long jitSettleMs) {
         this.s = session;
         this.window = window;
-        this.implicit = implicit;
+        this.implicit = completion == Completion.IMPLICIT;
+        this.chained = completion == Completion.CHAINED;
         this.jitSettleMs = jitSettleMs;
     }
 
@@ -56,7 +71,8 @@ final class PerfRunner {
         return switch (test) {
             case PUT_LAT -> putPingPong(size, n, progress);
             case AM_LAT -> amPingPong(size, n, progress);
-            case GET_LAT, FADD_LAT, SWAP_LAT, CSWAP_LAT, FLUSH_LAT -> oneAtATime(test, size, n, progress);
+            case GET_LAT, FADD_LAT, SWAP_LAT, CSWAP_LAT, FLUSH_LAT -> chained ? chained(test, size, n, progress)
+                    : oneAtATime(test, size, n, progress);
             case PUT_BW, GET_BW, AM_BW, ADD_MR, FADD_MR, FENCE_RATE -> stream(test, size, n, progress);
         };
     }
@@ -222,30 +238,122 @@ final class PerfRunner {
     }
 
     private PerfResult oneAtATime(PerfTest test, int size, int n, LongConsumer progress) throws Exception {
-        Endpoint ep = s.toBeta;
-        RemoteKey key = s.betaKey;
-        long addr = s.atBeta.address();
         ByteBuffer buf = ByteBuffer.allocateDirect(size);
         Histogram h = histogram();
         long start = System.nanoTime();
         for (long i = 1; i <= n; i++) {
             long t0 = System.nanoTime();
-            CompletionStage<?> op = switch (test) {
-                case GET_LAT -> ep.get(buf, addr, key);
-                case FADD_LAT -> ep.atomicFetch64(AtomicOp.ADD, addr, key, 1);
-                case SWAP_LAT -> ep.atomicFetch64(AtomicOp.SWAP, addr, key, i);
-                case CSWAP_LAT -> ep.compareAndSwap64(addr, key, i - 1, i);
-                case FLUSH_LAT -> {
-                    ep.put(buf, addr, key);
-                    yield ep.flush();
-                }
-                default -> throw new IllegalArgumentException(test.id());
-            };
+            CompletionStage<?> op = issue(test, buf, i);
             awaitPolling(op);
             h.recordValue(System.nanoTime() - t0);
             progress.accept(i);
         }
         return PerfResult.latency(test.id(), s.transport, size, h, (System.nanoTime() - start) / 1e9);
+    }
+
+    /** Issues the {@code i}th operation of a one-at-a-time latency test. */
+    private CompletionStage<?> issue(PerfTest test, ByteBuffer buf, long i) {
+        Endpoint ep = s.toBeta;
+        RemoteKey key = s.betaKey;
+        long addr = s.atBeta.address();
+        return switch (test) {
+            case GET_LAT -> ep.get(buf, addr, key);
+            case FADD_LAT -> ep.atomicFetch64(AtomicOp.ADD, addr, key, 1);
+            case SWAP_LAT -> ep.atomicFetch64(AtomicOp.SWAP, addr, key, i);
+            case CSWAP_LAT -> ep.compareAndSwap64(addr, key, i - 1, i);
+            case FLUSH_LAT -> {
+                ep.put(buf, addr, key);
+                yield ep.flush();
+            }
+            default -> throw new IllegalArgumentException(test.id());
+        };
+    }
+
+    /**
+     * One-at-a-time, each operation issued from the previous one's completion, on the thread that
+     * completes it: no thread waits for the answer and hands the next operation over. Operations done
+     * on return are issued in a loop rather than from nested callbacks. Only the chain writes the
+     * histogram; this thread waits for the last completion.
+     */
+    private PerfResult chained(PerfTest test, int size, int n, LongConsumer progress) throws Exception {
+        Chain c = new Chain(test, ByteBuffer.allocateDirect(size), n);
+        long start = System.nanoTime();
+        long deadline = start + TimeUnit.SECONDS.toNanos(TIMEOUT_S);
+        c.next();
+        while (!c.finished.await(50, TimeUnit.MILLISECONDS)) {
+            progress.accept(c.done);
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException(test.id() + " chain stalled at " + c.done + " of " + n);
+            }
+        }
+        double seconds = (System.nanoTime() - start) / 1e9;
+        if (c.failure != null) {
+            throw new IllegalStateException(test.id() + " failed after " + c.done, c.failure);
+        }
+        progress.accept(n);
+        return PerfResult.latency(test.id(), s.transport, size, c.h, seconds);
+    }
+
+    /** The state of a chained latency test; each step happens after the one before (its completion). */
+    private final class Chain {
+        final PerfTest test;
+        final ByteBuffer buf;
+        final long n;
+        final Histogram h = histogram();
+        final CountDownLatch finished = new CountDownLatch(1);
+        volatile long done;
+        volatile Throwable failure;
+        long t0;
+
+        Chain(PerfTest test, ByteBuffer buf, long n) {
+            this.test = test;
+            this.buf = buf;
+            this.n = n;
+        }
+
+        void next() {
+            while (true) {
+                if (done >= n) {
+                    finished.countDown();
+                    return;
+                }
+                t0 = System.nanoTime();
+                CompletableFuture<?> f;
+                try {
+                    f = issue(test, buf, done + 1).toCompletableFuture();
+                } catch (RuntimeException e) {
+                    fail(e);
+                    return;
+                }
+                if (!f.isDone()) {
+                    f.whenComplete((v, e) -> {
+                        if (completed(e)) {
+                            next();
+                        }
+                    });
+                    return;
+                }
+                if (!completed(f.isCompletedExceptionally() ? f.handle((v, e) -> e).join() : null)) {
+                    return;
+                }
+            }
+        }
+
+        /** @return whether the chain goes on */
+        private boolean completed(Throwable e) {
+            if (e != null) {
+                fail(e);
+                return false;
+            }
+            h.recordValue(System.nanoTime() - t0);
+            done = done + 1; // one writer at a time: the chain
+            return true;
+        }
+
+        private void fail(Throwable e) {
+            failure = e;
+            finished.countDown();
+        }
     }
 
     /**

@@ -185,6 +185,28 @@ class PerfCommandTest {
         assertTrue(text.matches("(?s).*add_mr +sim +8B +2000 +[0-9.]+ MB/s.*"), text);
     }
 
+    /**
+     * Each operation issued from the previous one's completion: on the thread that completes it
+     * (sim), or in a loop where it is done on return (shm's calling thread), never deeper than one
+     * callback; every row counts all its operations.
+     */
+    @Test
+    void chainedCompletionLatencies() {
+        for (String transport : new String[] {"sim", "shm"}) {
+            String text = run("--transport", transport, "--tests", "fadd_lat,get_lat,cswap_lat", "--sizes", "8", "-n",
+                    "20000", "-w", "100", "--completion", "chained", "--no-progress");
+            assertTrue(text.contains("chained completion"), text);
+            for (String test : new String[] {"fadd_lat", "get_lat", "cswap_lat"}) {
+                assertTrue(text.matches("(?s).*" + test + " +" + transport + " +8B +20000 +latency us: p50 .*"), text);
+            }
+        }
+        StringWriter err = new StringWriter();
+        CommandLine cl = new CommandLine(new PerfCommand());
+        cl.setErr(new PrintWriter(err));
+        assertEquals(2, cl.execute("--transport", "sim", "--completion", "eventually"));
+        assertTrue(err.toString().contains("expected per-op, implicit or chained"), err.toString());
+    }
+
     @Test
     void badArgumentsAreUsageErrors() {
         StringWriter err = new StringWriter();
