@@ -127,6 +127,11 @@ public final class PerfCommand implements Callable<Integer> {
             + " from a test CA, in one host; across hosts, set fenceline.transport.tcp.tls in the configuration.")
     boolean tls;
 
+    @Option(names = "--busy-poll", description = "tcp: the event loops spin instead of sleeping in epoll_wait"
+            + " (fenceline.transport.tcp.busy-poll = on), as ucx_perftest's thread spins on its socket. Only where"
+            + " each spinning thread has a core: beside a polling test thread (put_lat) on two cores it is far slower.")
+    boolean busyPoll;
+
     @Option(names = "--endpoints", split = ",", paramLabel = "N",
             description = "Scale instead of the tests: N endpoints from one worker to one peer worker in this JVM"
                     + " (connect rate, heap retained per endpoint, a put and a flush over each, checked; idle CPU;"
@@ -381,6 +386,13 @@ public final class PerfCommand implements Callable<Integer> {
         Config c = PerfConfig.build(spec.commandLine(), new PerfConfig.Options(transport, fenceMode, ucxTls, ucxDevices,
                 rails, tcpListen, server != null || connect != null, tls));
         rails = PerfConfig.rails(rails, tcpListen);
+        if (busyPoll) {
+            if (!transport.equals("tcp")) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--busy-poll is tcp's (its event loops);"
+                        + " not for --transport " + transport);
+            }
+            c = ConfigFactory.parseString("fenceline.transport.tcp.busy-poll = on").withFallback(c);
+        }
         return c;
     }
 

@@ -207,6 +207,19 @@ class PerfCommandTest {
         assertTrue(err.toString().contains("expected per-op, implicit or chained"), err.toString());
     }
 
+    /** Chained fetch-adds over tcp with the event loops spinning: every operation counted. */
+    @Test
+    void busyPollingTcp() {
+        String text = run("--transport", "tcp", "--tests", "fadd_lat", "-n", "2000", "-w", "100", "--completion",
+                "chained", "--busy-poll", "--no-progress");
+        assertTrue(text.matches("(?s).*fadd_lat +tcp +8B +2000 +latency us: p50 .*"), text);
+        StringWriter err = new StringWriter();
+        CommandLine cl = new CommandLine(new PerfCommand());
+        cl.setErr(new PrintWriter(err));
+        assertEquals(2, cl.execute("--transport", "shm", "--busy-poll"));
+        assertTrue(err.toString().contains("--busy-poll is tcp's"), err.toString());
+    }
+
     @Test
     void badArgumentsAreUsageErrors() {
         StringWriter err = new StringWriter();
