@@ -90,6 +90,11 @@ final class UcxAcceptor {
                         + peer + ", and " + UcxSettings.SECTION + ".max-lanes-per-peer = "
                         + settings.maxLanesPerPeer());
             }
+            if (target.incoming() + m.lanes().size() > settings.maxIncomingLanes()) {
+                throw new FencelineException("ucx: worker '" + workerName + "' holds " + target.incoming() + " lanes"
+                        + " of its peers, and " + UcxSettings.SECTION + ".max-incoming-lanes = "
+                        + settings.maxIncomingLanes());
+            }
             for (UcxWireup.Lane l : m.lanes()) {
                 if (!target.open(l.conn(), new UcxTarget.Conn(peer, channels.get(l.channel())))) {
                     throw new FencelineException("ucx: connection id " + Long.toHexString(l.conn()) + " is taken");
@@ -98,12 +103,13 @@ final class UcxAcceptor {
             send.accept(answer, new UcxWireup.Connected(m.dial(), ends));
             peers.established(peer);
         } catch (FencelineException | IllegalArgumentException | IndexOutOfBoundsException e) {
-            for (UcxChannel ch : made) {
-                agent.channelFailed(ch, new EndpointFailedException("ucx: the connect was refused"), false);
-            }
             LOG.warn("ucx {}: refused a connect from {}: {}", workerName, peer, e.getMessage());
+            // The answer first: its channel may be one made for this connect, which goes next.
             if (answer != null && answer.state != UcxChannel.State.FAILED) {
                 send.accept(answer, new UcxWireup.Refused(m.dial(), String.valueOf(e.getMessage())));
+            }
+            for (UcxChannel ch : made) {
+                agent.channelFailed(ch, new EndpointFailedException("ucx: the connect was refused"), false);
             }
             if (stranger && peer.unused()) {
                 forget.accept(peer); // a refused connect of a worker not known before leaves nothing behind

@@ -115,6 +115,11 @@ final class UcxTarget {
         return out.capacity() - UcxWire.REPLY_HEADER;
     }
 
+    /** @return the connections peers hold open here */
+    int incoming() {
+        return conns.size();
+    }
+
     /** @return bytes held by messages arriving in parts */
     long assembling() {
         return assembling;

@@ -48,18 +48,27 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         final UcxPeer peer;
         final List<UcxLane> lanes;
         final List<UcxChannel> channels;
+        /** Those of its channels the CONNECT makes (the rest exist): a refusal ends the target's ends of these. */
+        final List<UcxChannel> made;
         /** For a replacement or reconnect: the lane the new one takes over from; null for an endpoint's connect. */
         final UcxLane replaces;
         /** Whether it reconnects a failed lane ({@link UcxRecovery}) rather than replacing a live one. */
         final boolean recovery;
         boolean answered;
 
-        Dialing(long dial, UcxPeer peer, List<UcxLane> lanes, List<UcxChannel> channels, UcxLane replaces,
-                boolean recovery) {
+        Dialing(long dial, UcxPeer peer, List<UcxLane> lanes, List<UcxChannel> channels,
+                List<UcxWireup.Channel> wired, UcxLane replaces, boolean recovery) {
             this.dial = dial;
             this.peer = peer;
             this.lanes = lanes;
             this.channels = channels;
+            List<UcxChannel> m = new ArrayList<>();
+            for (int i = 0; i < channels.size(); i++) {
+                if (wired.get(i).mode() != UcxWireup.Mode.EXISTING) {
+                    m.add(channels.get(i));
+                }
+            }
+            this.made = m;
             this.replaces = replaces;
             this.recovery = recovery;
         }
@@ -163,7 +172,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
             l.channel.lanes.add(l);
         }
         long onWire = wireId();
-        dials.put(onWire, new Dialing(d.dial(), peer, made, channels, null, false));
+        dials.put(onWire, new Dialing(d.dial(), peer, made, channels, wired, null, false));
         send(wireup, new UcxWireup.Connect(onWire, workerId, localAddress, wired, lanesOut));
     }
 
@@ -251,7 +260,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         lanes.put(next.conn, next);
         fresh.lanes.add(next);
         long onWire = wireId();
-        dials.put(onWire, new Dialing(dial, peer, List.of(next), channels, old, recovering));
+        dials.put(onWire, new Dialing(dial, peer, List.of(next), channels, wired, old, recovering));
         send(wireup, new UcxWireup.Connect(onWire, workerId, localAddress, wired,
                 List.of(new UcxWireup.Lane(next.conn, channels.indexOf(fresh)))));
     }
@@ -274,6 +283,11 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
             Dialing d = dials.remove(r.dial());
             if (d != null) {
                 forget(d);
+                for (UcxChannel ch : d.made) {
+                    if (ch.lanes.isEmpty()) {
+                        origins.drop(ch); // the target ended its side of it with the refusal
+                    }
+                }
                 if (d.replaces == null) {
                     reports.dialFailed(d.dial, new EndpointFailedException("ucx: " + d.peer + " refused the connect: "
                             + printable(r.reason())));

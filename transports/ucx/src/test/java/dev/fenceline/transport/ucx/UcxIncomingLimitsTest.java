@@ -1,0 +1,80 @@
+package dev.fenceline.transport.ucx;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.typesafe.config.ConfigFactory;
+import dev.fenceline.Endpoint;
+import dev.fenceline.Fenceline;
+import dev.fenceline.MemoryRegion;
+import dev.fenceline.RemoteKey;
+import dev.fenceline.Worker;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * What peers together can make a worker hold is bounded: past {@code max-incoming-lanes}, a connect
+ * from a worker not seen before is refused with the bound named, and the peers already connected
+ * are served; once one of them closes, its room is taken again.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class UcxIncomingLimitsTest {
+    @BeforeAll
+    static void ucx() {
+        UcxAssumptions.ucxAvailable();
+    }
+
+    private static <T> T await(CompletionStage<T> s) throws Exception {
+        return s.toCompletableFuture().get(20, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void connectsPastTheWorkersIncomingLaneBoundAreRefusedAndTheOthersServed() throws Exception {
+        try (Fenceline f = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [ucx]\n"
+                + "fenceline.transport.ucx.tls = [posix]\n"
+                + "fenceline.transport.ucx.max-incoming-lanes = 2\n"
+                + "fenceline.transport.ucx.reconnect.give-up-after = 1s"))) {
+            Worker target = await(f.newWorker("target"));
+            MemoryRegion r = target.allocate(64);
+            Endpoint[] held = new Endpoint[2];
+            Worker[] origins = new Worker[2];
+            for (int i = 0; i < 2; i++) {
+                origins[i] = await(f.newWorker("origin-" + i));
+                held[i] = await(origins[i].connect(target.address()));
+                assertEquals(1, held[i].lanes().size(), "one UCT posix lane per endpoint");
+            }
+            Worker third = await(f.newWorker("third"));
+            Throwable refused = assertThrows(ExecutionException.class, () -> await(third.connect(target.address())))
+                    .getCause();
+            assertTrue(String.valueOf(refused.getMessage()).contains("max-incoming-lanes = 2"), refused.toString());
+            for (int i = 0; i < 2; i++) {
+                put(origins[i], held[i], r, i + 1);
+            }
+            held[0].close();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            Endpoint later = null;
+            while (later == null) { // the target hears of the close on its progress thread
+                try {
+                    later = await(third.connect(target.address()));
+                } catch (ExecutionException stillFull) {
+                    assertTrue(System.nanoTime() < deadline, "the closed endpoint's lane was never given back: "
+                            + stillFull.getCause());
+                }
+            }
+            put(third, later, r, 3);
+        }
+    }
+
+    private static void put(Worker from, Endpoint ep, MemoryRegion r, long value) throws Exception {
+        RemoteKey k = from.unpackRemoteKey(r.remoteKey().toBytes());
+        await(ep.put(ByteBuffer.allocate(8).order(ByteOrder.nativeOrder()).putLong(0, value), r.address(), k));
+        assertEquals(value, r.buffer().order(ByteOrder.nativeOrder()).getLong(0));
+    }
+}
