@@ -2,48 +2,84 @@ package dev.fenceline.transport.ucx;
 
 import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.StringReader;
+import java.nio.ByteBuffer;
+import java.nio.channels.Pipe;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashSet;
+import java.util.Set;
 
 /**
- * Whether a range of this process's address space is one peer's memory mapped here whole. UCT maps a
- * peer's shared-memory segment at the length the peer's packed key states, and this process then
- * reaches the peer's regions at the addresses and lengths the peer's key and key table state: every
- * one of those numbers is the peer's word. A range that ran past the mapping would have this
- * process's own stores land in whatever lies beyond it (its heap, its code), or fault; one that runs
- * past the end of the mapped file faults (SIGBUS) on first touch, in native code as in Java. So a
- * range is used only if it lies in one file mapping (or in consecutive mappings of the same file, at
- * consecutive offsets) and inside that file's current size, read from {@code /proc/self/maps} and
- * {@code /proc/self/map_files}. Read once per mapping a peer offers, never on the data path.
+ * Whether a range of this process's address space is a peer's shared memory that unpacking its key
+ * just mapped here, whole. UCT maps a peer's shared-memory segment at the address and length the
+ * peer's packed key states, and this process then reaches the peer's regions at the addresses and
+ * lengths the peer's key and key table state: every one of those numbers is the peer's word. A range
+ * elsewhere would have this process's own stores land in its own memory (its heap, its code, the
+ * libraries' data), or fault; one past the end of the mapped file faults (SIGBUS) on first touch, in
+ * native code as in Java. So a range is used only if it lies in one shared file mapping that was not
+ * there before the unpack ({@link #snapshot} then {@link #reaches}, from {@code /proc/self/maps}), and
+ * its last byte can be read (a write of it into a pipe: the kernel answers EFAULT past the file's end
+ * where a load would fault). Read on the progress agent at a key's first use, not per operation. What
+ * this cannot see is a file the owner cuts short later: the owner's process is then the one broken.
  */
 final class ProcessMappings {
-    /** The size of the file a mapping maps, by its range as {@code /proc/self/maps} spells it; -1 if unknown. */
-    @FunctionalInterface
-    interface FileSizes {
-        long of(String range);
+    /** The mappings of this process at one moment, by their range as the maps file spells it. */
+    static final class Snapshot {
+        private final Set<String> ranges;
+
+        private Snapshot(Set<String> ranges) {
+            this.ranges = ranges;
+        }
+
+        /** @return whether the mapping was there (anything was, for a snapshot that could not be read) */
+        boolean has(String range) {
+            return ranges == null || ranges.contains(range);
+        }
     }
 
-    private static final FileSizes PROC = range -> {
-        try {
-            return Files.size(Path.of("/proc/self/map_files", range));
-        } catch (IOException | SecurityException e) {
-            return -1;
-        }
-    };
+    private static final Snapshot UNREADABLE = new Snapshot(null);
 
     private ProcessMappings() {
     }
 
+    /** @return this process's mappings now (before an unpack) */
+    static Snapshot snapshot() {
+        try {
+            return snapshot(read());
+        } catch (IOException | SecurityException e) {
+            return UNREADABLE;
+        }
+    }
+
+    /** @return the mappings the lines of a maps file name */
+    static Snapshot snapshot(String maps) throws IOException {
+        Set<String> ranges = new HashSet<>();
+        BufferedReader r = new BufferedReader(new StringReader(maps));
+        for (String text; (text = r.readLine()) != null;) {
+            int space = text.indexOf(' ');
+            if (space > 0) {
+                ranges.add(text.substring(0, space));
+            }
+        }
+        return new Snapshot(ranges);
+    }
+
+    private static String read() throws IOException {
+        return Files.readString(Path.of("/proc/self/maps"), StandardCharsets.US_ASCII);
+    }
+
     /**
+     * @param before the mappings before the unpack
      * @param address the range's first byte in this process
      * @param length its length
-     * @return whether it lies whole in one mapped file (see the class comment); false if that cannot
-     *     be read
+     * @return whether it lies whole in one shared file mapping made since {@code before}, and its last
+     *     byte can be read; false if any of that cannot be read
      */
-    static boolean reaches(long address, long length) {
-        try (BufferedReader maps = Files.newBufferedReader(Path.of("/proc/self/maps"), StandardCharsets.US_ASCII)) {
-            return reaches(maps, address, length, PROC);
+    static boolean reaches(Snapshot before, long address, long length) {
+        try {
+            return within(read(), before, address, length) && readable(address, length);
         } catch (IOException | SecurityException e) {
             return false;
         }
@@ -51,36 +87,37 @@ final class ProcessMappings {
 
     /**
      * @param maps the lines of {@code /proc/<pid>/maps}, in address order
+     * @param before the mappings before the unpack
      * @param address the range's first byte
      * @param length its length
-     * @param files the mapped files' sizes
-     * @return whether the range lies whole in one mapped file (or consecutive mappings of it)
+     * @return whether the range lies whole in one shared file mapping not in {@code before} (or in
+     *     consecutive pieces of it: a mapping split in two)
      * @throws IOException if the lines cannot be read
      */
-    static boolean reaches(BufferedReader maps, long address, long length, FileSizes files) throws IOException {
+    static boolean within(String maps, Snapshot before, long address, long length) throws IOException {
         if (address <= 0 || length < 0 || length > Long.MAX_VALUE - address) {
             return false;
         }
         long end = address + length;
+        BufferedReader r = new BufferedReader(new StringReader(maps));
         Line first = null;
         Line last = null;
-        String text;
-        while ((text = maps.readLine()) != null) {
+        for (String text; (text = r.readLine()) != null;) {
             Line l = Line.parse(text);
             if (l == null) {
-                return false; // not the format this reads: nothing is vouched for
+                continue; // not a line this reads (above any user address): it names nothing looked for
             }
             if (first == null) {
                 if (address >= l.start && address < l.end) {
-                    if (l.inode == 0) {
-                        return false; // not a file: not a peer's segment
+                    if (l.inode == 0 || !l.shared || before.has(l.range)) {
+                        return false; // not a file shared with its owner, or there before the unpack
                     }
                     first = l;
                     last = l;
                 }
-            } else if (l.start == last.end && l.device.equals(first.device) && l.inode == first.inode
-                    && l.offset == last.offset + (last.end - last.start)) {
-                last = l; // the same file, continued (a mapping split in two)
+            } else if (l.start == last.end && l.shared && l.device.equals(first.device) && l.inode == first.inode
+                    && l.offset == last.offset + (last.end - last.start) && !before.has(l.range)) {
+                last = l; // the same file, continued
             } else {
                 break;
             }
@@ -88,18 +125,49 @@ final class ProcessMappings {
                 break;
             }
         }
-        if (first == null || end > last.end) {
-            return false;
+        return first != null && end <= last.end;
+    }
+
+    /**
+     * Whether the range's last byte can be read, asked of the kernel: it copies the byte into a pipe,
+     * and answers EFAULT instead of faulting where the page lies past the end of the mapped file. A
+     * range in one mapping of one file at rising offsets is readable up to its last byte if that is.
+     */
+    static boolean readable(long address, long length) {
+        if (length == 0) {
+            return true;
         }
-        long size = files.of(last.range);
-        return size >= 0 && last.offset + (end - last.start) <= size;
+        ByteBuffer last = com.kenai.jffi.MemoryIO.getInstance().newDirectByteBuffer(address + length - 1, 1);
+        Pipe p;
+        try {
+            p = Pipe.open();
+        } catch (IOException e) {
+            return false; // out of file descriptors: nothing vouched for
+        }
+        try {
+            p.sink().configureBlocking(false);
+            return p.sink().write(last) == 1;
+        } catch (IOException e) {
+            return false; // "Bad address": past the file's end
+        } finally {
+            close(p.sink());
+            close(p.source());
+        }
+    }
+
+    private static void close(java.nio.channels.Channel c) {
+        try {
+            c.close();
+        } catch (IOException e) {
+            // a pipe end that cannot be closed has nothing to lose
+        }
     }
 
     /** One line of the maps file: {@code start-end perms offset major:minor inode [path]}. */
-    private record Line(String range, long start, long end, long offset, String device, long inode) {
+    private record Line(String range, long start, long end, boolean shared, long offset, String device, long inode) {
         static Line parse(String text) {
             String[] f = text.trim().split("\\s+", 7);
-            if (f.length < 5) {
+            if (f.length < 5 || f[1].length() < 4) {
                 return null;
             }
             int dash = f[0].indexOf('-');
@@ -114,7 +182,7 @@ final class ProcessMappings {
                 if (start < 0 || end < start || offset < 0) {
                     return null; // above any user-space address
                 }
-                return new Line(f[0], start, end, offset, f[3], inode);
+                return new Line(f[0], start, end, f[1].charAt(3) == 's', offset, f[3], inode);
             } catch (NumberFormatException e) {
                 return null;
             }

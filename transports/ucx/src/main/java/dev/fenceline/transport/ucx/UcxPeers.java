@@ -78,6 +78,7 @@ final class UcxPeers {
         for (UctIface i : ifaces) {
             if (i.resource().memoryDomain().equals(t.component())) {
                 UctRemoteKey k = null;
+                ProcessMappings.Snapshot before = ProcessMappings.snapshot();
                 try {
                     k = i.unpack(t.rkey());
                     long at = k.pointer(t.address());
@@ -85,7 +86,7 @@ final class UcxPeers {
                         k.close();
                         return;
                     }
-                    if (!ProcessMappings.reaches(at, t.length())) { // the length is the peer's word
+                    if (!ProcessMappings.reaches(before, at, t.length())) { // the length is the peer's word
                         throw new FencelineException("ucx: its " + t.length() + " bytes are not mapped here whole");
                     }
                     p.table = new KeyTable.View(at, t.length());

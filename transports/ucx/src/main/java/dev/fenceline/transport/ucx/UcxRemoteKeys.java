@@ -65,13 +65,14 @@ final class UcxRemoteKeys {
             e.tried[i] = true;
             byte[] packed = e.part.rkey(ch.iface.resource().memoryDomain());
             if (packed != null && (!checked || e.part.slot() != UcxKeyPart.NO_SLOT)) {
+                ProcessMappings.Snapshot before = memory && a.has(UctIfaceAttributes.MD_RKEY_PTR)
+                        ? ProcessMappings.snapshot() : null;
                 try {
                     e.unpacked[i] = ch.iface.unpack(packed);
                 } catch (UctException refused) {
                     e.unpacked[i] = null; // the target applies it instead
                 }
-                if (memory && e.unpacked[i] != null && a.has(UctIfaceAttributes.MD_RKEY_PTR)
-                        && !mappedWhole(e.unpacked[i], op.key)) {
+                if (before != null && e.unpacked[i] != null && !mappedWhole(before, e.unpacked[i], op.key)) {
                     e.unpacked[i].close(); // the iface would reach past what it mapped
                     e.unpacked[i] = null;
                 }
@@ -85,12 +86,12 @@ final class UcxRemoteKeys {
 
     /**
      * Whether the key's whole extent lies in what unpacking its UCT key mapped here: the segment's
-     * length is in the peer's packed key, the key's extent is the peer's word too, and the iface (or
-     * a calling thread) stores wherever they point.
+     * address and length are in the peer's packed key, the key's extent is the peer's word too, and
+     * the iface (or a calling thread) stores wherever they point.
      */
-    private static boolean mappedWhole(UctRemoteKey rkey, RemoteKey key) {
+    private static boolean mappedWhole(ProcessMappings.Snapshot before, UctRemoteKey rkey, RemoteKey key) {
         long pointer = rkey.pointer(key.baseAddress());
-        return pointer != 0 && ProcessMappings.reaches(pointer, key.length());
+        return pointer != 0 && ProcessMappings.reaches(before, pointer, key.length());
     }
 
     /**

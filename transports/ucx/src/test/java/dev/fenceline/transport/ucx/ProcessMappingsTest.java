@@ -3,13 +3,11 @@ package dev.fenceline.transport.ucx;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.StringReader;
+import java.lang.ref.Reference;
 import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import org.agrona.BufferUtil;
@@ -17,13 +15,15 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A range a peer's numbers point at is used only where it lies whole in one mapped file of this
- * process and inside that file: on maps text of the test's making, and on this process's own
- * mappings (a mapped file, the same file cut short, anonymous memory).
+ * A range a peer's numbers point at is used only where it lies whole in one shared file mapping
+ * made since the snapshot, and its last byte can be read: on maps text of the test's making, and on
+ * this process's own mappings (a file mapped after the snapshot, the same file cut short,
+ * anonymous memory, a mapping that was there before).
  */
 class ProcessMappingsTest {
     private static final String MAPS = String.join("\n",
             "10000-12000 r--p 00000000 08:01 77   /usr/bin/java",
+            "12000-14000 rw-p 00002000 08:01 77   /usr/bin/java",
             "20000-24000 rw-s 00000000 00:19 500  /dev/shm/seg (deleted)",
             "24000-28000 rw-s 00004000 00:19 500  /dev/shm/seg (deleted)",
             "28000-2a000 rw-p 00000000 00:00 0",
@@ -31,58 +31,62 @@ class ProcessMappingsTest {
             "34000-38000 rw-s 00000000 00:19 601  /dev/shm/next",
             "ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0 [vsyscall]");
 
-    private static boolean reaches(long address, long length, long fileSize) throws IOException {
-        return ProcessMappings.reaches(new BufferedReader(new StringReader(MAPS)), address, length, r -> fileSize);
+    private static final String BEFORE = "10000-12000 r--p 00000000 08:01 77   /usr/bin/java\n"
+            + "12000-14000 rw-p 00002000 08:01 77   /usr/bin/java\n"
+            + "28000-2a000 rw-p 00000000 00:00 0\n";
+
+    private static boolean within(long address, long length) throws IOException {
+        return ProcessMappings.within(MAPS, ProcessMappings.snapshot(BEFORE), address, length);
     }
 
     @Test
-    void aRangeInsideOneFileMappingAndItsFileIsReached() throws IOException {
-        assertTrue(reaches(0x30000, 0x4000, 0x4000));
-        assertTrue(reaches(0x30100, 0x100, 0x4000));
-        assertTrue(reaches(0x30000, 0, 0x4000));
+    void aRangeInsideOneNewSharedFileMappingIsReached() throws IOException {
+        assertTrue(within(0x30000, 0x4000));
+        assertTrue(within(0x30100, 0x100));
+        assertTrue(within(0x30000, 0));
+        assertTrue(within(0x21000, 0x6000), "a mapping split in two over the same file");
     }
 
     @Test
     void aRangeRunningIntoTheNextMappingIsNot() throws IOException {
-        assertFalse(reaches(0x30000, 0x4001, 1 << 20), "into another file's mapping");
-        assertFalse(reaches(0x24000, 0x5000, 1 << 20), "into anonymous memory");
-        assertFalse(reaches(0x11000, 0x8000, 1 << 20), "into the hole after it");
-        assertFalse(reaches(0x40000, 8, 1 << 20), "in no mapping");
-        assertFalse(reaches(0x30000, Long.MAX_VALUE, 1 << 20), "wrapping around");
-        assertFalse(reaches(0, 8, 1 << 20), "at address 0");
+        assertFalse(within(0x30000, 0x4001), "into another file's mapping");
+        assertFalse(within(0x24000, 0x5000), "into anonymous memory");
+        assertFalse(within(0x40000, 8), "in no mapping");
+        assertFalse(within(0x30000, Long.MAX_VALUE), "wrapping around");
+        assertFalse(within(0, 8), "at address 0");
     }
 
     @Test
-    void aMappingSplitInTwoOverTheSameFileCountsAsOne() throws IOException {
-        assertTrue(reaches(0x21000, 0x6000, 0x8000));
-        assertFalse(reaches(0x21000, 0x6000, 0x6000), "past the file's end: the first touch faults");
-    }
-
-    @Test
-    void anonymousMemoryAndUnknownSizesAreNotVouchedFor() throws IOException {
-        assertFalse(reaches(0x28000, 0x100, 1 << 20), "anonymous");
-        assertFalse(reaches(0x30000, 0x100, -1), "a file whose size could not be read");
-        assertFalse(ProcessMappings.reaches(new BufferedReader(new StringReader("not a maps line")), 0x30000, 8,
-                r -> 1 << 20), "a format this does not read");
+    void thisProcesssOwnMemoryIsNot() throws IOException {
+        assertFalse(within(0x12100, 8), "a private file mapping (a library's data) that was there before");
+        assertFalse(within(0x28000, 0x100), "anonymous memory");
+        String sharedBefore = BEFORE + "30000-34000 rw-s 00000000 00:19 600  /dev/shm/other\n";
+        assertFalse(ProcessMappings.within(MAPS, ProcessMappings.snapshot(sharedBefore), 0x30000, 8),
+                "a shared mapping that was there before the unpack (this process's own region, say)");
     }
 
     @Test
     void thisProcesssOwnMappingsAreReadAsTheyAre(@TempDir Path dir) throws IOException {
-        Path file = dir.resolve("segment");
-        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ,
-                StandardOpenOption.WRITE)) {
+        ProcessMappings.Snapshot before = ProcessMappings.snapshot();
+        try (FileChannel ch = FileChannel.open(dir.resolve("segment"), StandardOpenOption.CREATE,
+                StandardOpenOption.READ, StandardOpenOption.WRITE)) {
             ch.write(ByteBuffer.allocate(16384));
             MappedByteBuffer m = ch.map(FileChannel.MapMode.READ_WRITE, 0, 16384);
             long at = BufferUtil.address(m);
-            assertTrue(ProcessMappings.reaches(at, 16384), "the mapped file, whole");
-            assertTrue(ProcessMappings.reaches(at + 4096, 8192));
-            assertFalse(ProcessMappings.reaches(at, 16384 + 4096), "past its mapping");
+            assertTrue(ProcessMappings.reaches(before, at, 16384), "the file mapped since, whole");
+            assertTrue(ProcessMappings.reaches(before, at + 4096, 8192));
+            assertFalse(ProcessMappings.reaches(before, at, 16384 + 4096), "past its mapping");
+            assertFalse(ProcessMappings.reaches(ProcessMappings.snapshot(), at, 16384), "there before");
             ch.truncate(4096); // the mapping stays; its last three pages now fault on touch
-            assertTrue(ProcessMappings.reaches(at, 4096));
-            assertFalse(ProcessMappings.reaches(at, 8192), "past the end of the file it maps");
+            assertTrue(ProcessMappings.reaches(before, at, 4096));
+            assertFalse(ProcessMappings.reaches(before, at, 8192), "past the end of the file it maps");
+            assertFalse(ProcessMappings.readable(at, 16384));
+            assertTrue(ProcessMappings.readable(at, 4096));
+            Reference.reachabilityFence(m);
         }
         ByteBuffer anonymous = ByteBuffer.allocateDirect(1 << 20);
-        assertFalse(ProcessMappings.reaches(BufferUtil.address(anonymous), 8), "the JVM's own anonymous memory");
-        assertTrue(Files.exists(file));
+        assertFalse(ProcessMappings.reaches(before, BufferUtil.address(anonymous), 8), "the JVM's anonymous memory");
+        assertTrue(ProcessMappings.readable(BufferUtil.address(anonymous), 1 << 20));
+        Reference.reachabilityFence(anonymous);
     }
 }
