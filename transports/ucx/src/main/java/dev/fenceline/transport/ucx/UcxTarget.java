@@ -52,7 +52,8 @@ final class UcxTarget {
     static final long MAX_ASSEMBLING = 64L << 20;
     /**
      * What one peer's messages in parts may hold at once (a whole message always fits): a peer
-     * that opens many connections cannot take the others' room.
+     * that opens many connections cannot take the others' room. A peer is a worker id, which its
+     * CONNECT states: ids made up on one host still share {@link #MAX_ASSEMBLING}.
      */
     private final long maxAssemblingPerPeer;
 

@@ -283,9 +283,12 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
             Dialing d = dials.remove(r.dial());
             if (d != null) {
                 forget(d);
-                for (UcxChannel ch : d.made) {
+                for (UcxChannel ch : d.made) { // the target ended its side of each with the refusal
                     if (ch.lanes.isEmpty()) {
-                        origins.drop(ch); // the target ended its side of it with the refusal
+                        origins.drop(ch);
+                    } else { // another connect's lanes went on it meanwhile: they cannot live there
+                        agent.channelFailed(ch, new EndpointFailedException("ucx: " + d.peer + " refused the connect"
+                                + " that made " + ch + ": " + printable(r.reason())), false);
                     }
                 }
                 if (d.replaces == null) {
