@@ -280,11 +280,15 @@ final class PerfRunner {
         long start = System.nanoTime();
         long deadline = start + TimeUnit.SECONDS.toNanos(TIMEOUT_S);
         c.next();
-        while (!c.finished.await(50, TimeUnit.MILLISECONDS)) {
-            progress.accept(c.done);
-            if (System.nanoTime() > deadline) {
-                throw new IllegalStateException(test.id() + " chain stalled at " + c.done + " of " + n);
+        try {
+            while (!c.finished.await(50, TimeUnit.MILLISECONDS)) {
+                progress.accept(c.done);
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException(test.id() + " chain stalled at " + c.done + " of " + n);
+                }
             }
+        } finally {
+            c.stopped = true; // a chain given up on issues nothing more
         }
         double seconds = (System.nanoTime() - start) / 1e9;
         if (c.failure != null) {
@@ -294,7 +298,11 @@ final class PerfRunner {
         return PerfResult.latency(test.id(), s.transport, size, c.h, seconds);
     }
 
-    /** The state of a chained latency test; each step happens after the one before (its completion). */
+    /**
+     * The state of a chained latency test; each step happens after the one before (its completion).
+     * An operation that completes before its callback is attached is taken by the thread that issued
+     * it, in a loop: the chain never nests deeper than the one callback that runs it.
+     */
     private final class Chain {
         final PerfTest test;
         final ByteBuffer buf;
@@ -303,6 +311,7 @@ final class PerfRunner {
         final CountDownLatch finished = new CountDownLatch(1);
         volatile long done;
         volatile Throwable failure;
+        volatile boolean stopped;
         long t0;
 
         Chain(PerfTest test, ByteBuffer buf, long n) {
@@ -311,31 +320,38 @@ final class PerfRunner {
             this.n = n;
         }
 
+        /** Issues operations until one is still outstanding (its completion goes on), or the end. */
         void next() {
-            while (true) {
-                if (done >= n) {
-                    finished.countDown();
-                    return;
-                }
-                t0 = System.nanoTime();
-                CompletableFuture<?> f;
-                try {
-                    f = issue(test, buf, done + 1).toCompletableFuture();
-                } catch (RuntimeException e) {
-                    fail(e);
-                    return;
-                }
-                if (!f.isDone()) {
-                    f.whenComplete((v, e) -> {
-                        if (completed(e)) {
-                            next();
+            try {
+                while (!stopped) {
+                    if (done >= n) {
+                        finished.countDown();
+                        return;
+                    }
+                    t0 = System.nanoTime();
+                    CompletableFuture<?> f = issue(test, buf, done + 1).toCompletableFuture();
+                    if (!f.isDone()) {
+                        // The callback runs here if f completed meanwhile: then this loop goes on instead.
+                        AtomicBoolean attaching = new AtomicBoolean(true);
+                        f.whenComplete((v, e) -> {
+                            if (!completed(e)) {
+                                return;
+                            }
+                            if (!attaching.compareAndSet(true, false)) {
+                                next(); // completed later, on the thread that completed it
+                            }
+                        });
+                        if (attaching.compareAndSet(true, false)) {
+                            return; // its completion issues the next
                         }
-                    });
-                    return;
+                        continue; // completed while attaching: this thread issues the next
+                    }
+                    if (!completed(f.isCompletedExceptionally() ? f.handle((v, e) -> e).join() : null)) {
+                        return;
+                    }
                 }
-                if (!completed(f.isCompletedExceptionally() ? f.handle((v, e) -> e).join() : null)) {
-                    return;
-                }
+            } catch (Throwable e) { // a callback's exception would vanish into its dependent stage
+                fail(e);
             }
         }
 
@@ -351,7 +367,10 @@ final class PerfRunner {
         }
 
         private void fail(Throwable e) {
-            failure = e;
+            if (failure == null) {
+                failure = e;
+            }
+            stopped = true;
             finished.countDown();
         }
     }
