@@ -156,7 +156,9 @@ class UcxFastPathTest {
         }
         await(ep.put(ByteBuffer.allocate(8), r.address(), k)); // the true key still goes directly
         await(ep.flush());
-        await(ep.put(ByteBuffer.allocate(8), r.address(), k));
+        for (int i = 0; i < 100; i++) { // the first may still find the actor's grant not yet given again
+            await(ep.put(ByteBuffer.allocate(8), r.address(), k));
+        }
         assertTrue(a.statistics().direct() > before, "the true key never went directly: " + a.statistics());
         // The grant was there, and still the longer key has no mapping: its accesses stay with the agent.
         assertFalse(longer.transportCache() instanceof UcxMapping, "the longer key was mapped");
