@@ -104,15 +104,21 @@ final class UcxAcceptor {
             peers.established(peer);
         } catch (FencelineException | IllegalArgumentException | IndexOutOfBoundsException e) {
             LOG.warn("ucx {}: refused a connect from {}: {}", workerName, peer, e.getMessage());
-            // The answer first: its channel may be one made for this connect, which goes next.
             if (answer != null && answer.state != UcxChannel.State.FAILED) {
                 send.accept(answer, new UcxWireup.Refused(m.dial(), String.valueOf(e.getMessage())));
             }
-            for (UcxChannel ch : made) {
-                agent.channelFailed(ch, new EndpointFailedException("ucx: the connect was refused"), false);
-            }
-            if (stranger && peer.unused()) {
-                forget.accept(peer); // a refused connect of a worker not known before leaves nothing behind
+            Runnable end = () -> {
+                for (UcxChannel ch : made) {
+                    agent.channelFailed(ch, new EndpointFailedException("ucx: the connect was refused"), false);
+                }
+                if (stranger && peer.unused() && peers.known(peer.id) == peer) {
+                    forget.accept(peer); // a refused connect of a worker not known before leaves nothing behind
+                }
+            };
+            if (answer != null && answer.blocked() && made.contains(answer)) {
+                answer.afterBacklog = end; // the refusal waits for room on a channel made for it (one connecting)
+            } else {
+                end.run();
             }
         }
     }

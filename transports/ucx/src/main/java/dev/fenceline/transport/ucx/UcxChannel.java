@@ -37,6 +37,11 @@ final class UcxChannel {
     /** Messages that met NO_RESOURCE, in order: nothing else is sent before them. */
     final ArrayDeque<byte[]> backlog = new ArrayDeque<>();
     final ArrayDeque<Integer> backlogIds = new ArrayDeque<>();
+    /**
+     * Run once the backlog has gone, or the channel failed first: a refused connect's channels end
+     * then, so that the refusal waiting on one of them is not dropped with it (agent thread).
+     */
+    Runnable afterBacklog;
     /** Whether a pending request waits for room on the endpoint. */
     boolean pendingAdded;
     /** Greetings sent without an answer (endpoint-to-endpoint channels while wiring). */

@@ -151,6 +151,7 @@ final class UcxSender {
             UcxChannel c = blocked.get(i);
             if (c.state == UcxChannel.State.FAILED) {
                 blocked.remove(i);
+                backlogGone(c);
                 continue;
             }
             if (c.pendingAdded) {
@@ -179,12 +180,26 @@ final class UcxSender {
                 continue;
             }
             blocked.remove(i);
+            if (backlogGone(c)) {
+                continue; // it ends now: nothing more goes on it
+            }
             if (freed == null) {
                 freed = new ArrayList<>();
             }
             freed.add(c);
         }
         return freed == null ? List.of() : freed;
+    }
+
+    /** @return whether the channel had something to run once its backlog was gone (it ran) */
+    private static boolean backlogGone(UcxChannel c) {
+        Runnable r = c.afterBacklog;
+        if (r == null) {
+            return false;
+        }
+        c.afterBacklog = null;
+        r.run();
+        return true;
     }
 
     /** A scratch buffer for backlog messages, grown to the largest. */
