@@ -8,8 +8,6 @@ import java.nio.channels.Pipe;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.HashSet;
-import java.util.Set;
 
 /**
  * Whether a range of this process's address space is a peer's shared memory that unpacking its key
@@ -18,24 +16,48 @@ import java.util.Set;
  * lengths the peer's key and key table state: every one of those numbers is the peer's word. A range
  * elsewhere would have this process's own stores land in its own memory (its heap, its code, the
  * libraries' data), or fault; one past the end of the mapped file faults (SIGBUS) on first touch, in
- * native code as in Java. So a range is used only if it lies in one shared file mapping that was not
- * there before the unpack ({@link #snapshot} then {@link #reaches}, from {@code /proc/self/maps}), and
- * its last byte can be read (a write of it into a pipe: the kernel answers EFAULT past the file's end
- * where a load would fault). Read on the progress agent at a key's first use, not per operation. What
- * this cannot see is a file the owner cuts short later: the owner's process is then the one broken.
+ * native code as in Java. So a range is used only if it lies in one shared mapping of a
+ * shared-memory segment (a file under /dev/shm, UCT's posix, or a System V segment) that overlaps
+ * nothing mapped before the unpack ({@link #snapshot} then {@link #reaches}, from
+ * {@code /proc/self/maps}), and its last byte can be read (a write of it into a pipe: the kernel
+ * answers EFAULT past the file's end where a load would fault). Read on the progress agent at a
+ * key's first use, twice (before and after the unpack), not per operation.
+ *
+ * <p>What this cannot see: another thread of this process mapping a segment between the snapshot
+ * and the check (this library's agents, or the application); a key whose packed part names one of
+ * this process's own segment files (UCT opens the file the key names), which then maps this
+ * process's own exported memory again; and a file the owner cuts short later, or a full
+ * shared-memory file system that cannot back a page on its first write: such a page faults here.
  */
 final class ProcessMappings {
-    /** The mappings of this process at one moment, by their range as the maps file spells it. */
+    /** The mappings of this process at one moment: their address ranges, sorted. */
     static final class Snapshot {
-        private final Set<String> ranges;
+        /** Start and end of each mapping, in address order; null if the maps could not be read. */
+        private final long[] bounds;
 
-        private Snapshot(Set<String> ranges) {
-            this.ranges = ranges;
+        private Snapshot(long[] bounds) {
+            this.bounds = bounds;
         }
 
-        /** @return whether the mapping was there (anything was, for a snapshot that could not be read) */
-        boolean has(String range) {
-            return ranges == null || ranges.contains(range);
+        /**
+         * @return whether anything was mapped in [start, end) (anything was, for a snapshot that could
+         *     not be read): a mapping that overlaps an old one, split or grown from it, is not new
+         */
+        boolean overlaps(long start, long end) {
+            if (bounds == null) {
+                return true;
+            }
+            int lo = 0;
+            int hi = bounds.length / 2;
+            while (lo < hi) { // the first mapping that ends after start
+                int mid = (lo + hi) >>> 1;
+                if (bounds[2 * mid + 1] <= start) {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            return lo < bounds.length / 2 && bounds[2 * lo] < end;
         }
     }
 
@@ -55,19 +77,25 @@ final class ProcessMappings {
 
     /** @return the mappings the lines of a maps file name */
     static Snapshot snapshot(String maps) throws IOException {
-        Set<String> ranges = new HashSet<>();
+        long[] bounds = new long[64];
+        int n = 0;
         BufferedReader r = new BufferedReader(new StringReader(maps));
         for (String text; (text = r.readLine()) != null;) {
-            int space = text.indexOf(' ');
-            if (space > 0) {
-                ranges.add(text.substring(0, space));
+            Line l = Line.parse(text);
+            if (l != null) {
+                if (n + 2 > bounds.length) {
+                    bounds = java.util.Arrays.copyOf(bounds, 2 * bounds.length);
+                }
+                bounds[n++] = l.start;
+                bounds[n++] = l.end;
             }
         }
-        return new Snapshot(ranges);
+        return new Snapshot(java.util.Arrays.copyOf(bounds, n));
     }
 
+    /** Every byte as one character: a mapped file's name may be in any encoding. */
     private static String read() throws IOException {
-        return Files.readString(Path.of("/proc/self/maps"), StandardCharsets.US_ASCII);
+        return Files.readString(Path.of("/proc/self/maps"), StandardCharsets.ISO_8859_1);
     }
 
     /**
@@ -109,14 +137,14 @@ final class ProcessMappings {
             }
             if (first == null) {
                 if (address >= l.start && address < l.end) {
-                    if (l.inode == 0 || !l.shared || before.has(l.range)) {
-                        return false; // not a file shared with its owner, or there before the unpack
+                    if (l.inode == 0 || !l.shared || !l.segment || before.overlaps(l.start, l.end)) {
+                        return false; // not a shared-memory segment, or there before the unpack
                     }
                     first = l;
                     last = l;
                 }
             } else if (l.start == last.end && l.shared && l.device.equals(first.device) && l.inode == first.inode
-                    && l.offset == last.offset + (last.end - last.start) && !before.has(l.range)) {
+                    && l.offset == last.offset + (last.end - last.start) && !before.overlaps(l.start, l.end)) {
                 last = l; // the same file, continued
             } else {
                 break;
@@ -163,8 +191,12 @@ final class ProcessMappings {
         }
     }
 
-    /** One line of the maps file: {@code start-end perms offset major:minor inode [path]}. */
-    private record Line(String range, long start, long end, boolean shared, long offset, String device, long inode) {
+    /**
+     * One line of the maps file: {@code start-end perms offset major:minor inode [path]}; a segment
+     * is a file of the shared-memory file system (UCT's posix) or a System V segment.
+     */
+    private record Line(long start, long end, boolean shared, long offset, String device, long inode,
+            boolean segment) {
         static Line parse(String text) {
             String[] f = text.trim().split("\\s+", 7);
             if (f.length < 5 || f[1].length() < 4) {
@@ -182,7 +214,9 @@ final class ProcessMappings {
                 if (start < 0 || end < start || offset < 0) {
                     return null; // above any user-space address
                 }
-                return new Line(f[0], start, end, f[1].charAt(3) == 's', offset, f[3], inode);
+                String path = f.length > 5 ? f[5] : "";
+                return new Line(start, end, f[1].charAt(3) == 's', offset, f[3], inode,
+                        path.startsWith("/dev/shm/") || path.startsWith("/SYSV"));
             } catch (NumberFormatException e) {
                 return null;
             }

@@ -8,17 +8,17 @@ import java.lang.ref.Reference;
 import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import org.agrona.BufferUtil;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A range a peer's numbers point at is used only where it lies whole in one shared file mapping
- * made since the snapshot, and its last byte can be read: on maps text of the test's making, and on
- * this process's own mappings (a file mapped after the snapshot, the same file cut short,
- * anonymous memory, a mapping that was there before).
+ * A range a peer's numbers point at is used only where it lies whole in one shared-memory segment
+ * mapped since the snapshot (overlapping nothing mapped then), and its last byte can be read: on
+ * maps text of the test's making, and on this process's own mappings (a /dev/shm file mapped after
+ * the snapshot, the same file cut short, anonymous memory, a mapping that was there before).
  */
 class ProcessMappingsTest {
     private static final String MAPS = String.join("\n",
@@ -29,6 +29,7 @@ class ProcessMappingsTest {
             "28000-2a000 rw-p 00000000 00:00 0",
             "30000-34000 rw-s 00000000 00:19 600  /dev/shm/other",
             "34000-38000 rw-s 00000000 00:19 601  /dev/shm/next",
+            "40000-44000 rw-s 00000000 08:01 700  /home/someone/notes",
             "ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0 [vsyscall]");
 
     private static final String BEFORE = "10000-12000 r--p 00000000 08:01 77   /usr/bin/java\n"
@@ -63,13 +64,17 @@ class ProcessMappingsTest {
         String sharedBefore = BEFORE + "30000-34000 rw-s 00000000 00:19 600  /dev/shm/other\n";
         assertFalse(ProcessMappings.within(MAPS, ProcessMappings.snapshot(sharedBefore), 0x30000, 8),
                 "a shared mapping that was there before the unpack (this process's own region, say)");
+        String partBefore = BEFORE + "32000-33000 rw-s 00002000 00:19 600  /dev/shm/other\n";
+        assertFalse(ProcessMappings.within(MAPS, ProcessMappings.snapshot(partBefore), 0x30000, 8),
+                "a mapping grown from one there before");
+        assertFalse(within(0x40000, 8), "a shared file that is not a shared-memory segment");
     }
 
     @Test
-    void thisProcesssOwnMappingsAreReadAsTheyAre(@TempDir Path dir) throws IOException {
+    void thisProcesssOwnMappingsAreReadAsTheyAre() throws IOException {
+        Path segment = Files.createTempFile(Path.of("/dev/shm"), "fenceline-test-", ".seg");
         ProcessMappings.Snapshot before = ProcessMappings.snapshot();
-        try (FileChannel ch = FileChannel.open(dir.resolve("segment"), StandardOpenOption.CREATE,
-                StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+        try (FileChannel ch = FileChannel.open(segment, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
             ch.write(ByteBuffer.allocate(16384));
             MappedByteBuffer m = ch.map(FileChannel.MapMode.READ_WRITE, 0, 16384);
             long at = BufferUtil.address(m);
@@ -83,6 +88,8 @@ class ProcessMappingsTest {
             assertFalse(ProcessMappings.readable(at, 16384));
             assertTrue(ProcessMappings.readable(at, 4096));
             Reference.reachabilityFence(m);
+        } finally {
+            Files.deleteIfExists(segment);
         }
         ByteBuffer anonymous = ByteBuffer.allocateDirect(1 << 20);
         assertFalse(ProcessMappings.reaches(before, BufferUtil.address(anonymous), 8), "the JVM's anonymous memory");
