@@ -116,7 +116,14 @@ final class UcxAcceptor {
                 }
             };
             if (answer != null && answer.blocked() && made.contains(answer)) {
-                answer.afterBacklog = end; // the refusal waits for room on a channel made for it (one connecting)
+                // The refusal waits for room on a channel made for it (one still connecting): the
+                // channels end once it has gone, or after the connect timeout, and meanwhile no
+                // later connect may name them.
+                for (UcxChannel ch : made) {
+                    ch.refused = true;
+                }
+                answer.afterBacklog = end;
+                answer.afterBacklogBy = System.nanoTime() + settings.connectTimeout().toNanos();
             } else {
                 end.run();
             }
@@ -127,7 +134,7 @@ final class UcxAcceptor {
     private UcxChannel replyChannel(UcxPeer peer, UcxWireup.Channel c, List<UcxChannel> made) {
         UcxChannel known = peer.replyChannels.get(c.id());
         if (c.mode() == UcxWireup.Mode.EXISTING) {
-            if (known == null || known.state == UcxChannel.State.FAILED) {
+            if (known == null || known.state == UcxChannel.State.FAILED || known.refused) {
                 throw new FencelineException("ucx: the CONNECT names channel " + Long.toHexString(c.id())
                         + ", which this worker does not have");
             }

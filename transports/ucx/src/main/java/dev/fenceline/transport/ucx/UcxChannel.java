@@ -42,6 +42,10 @@ final class UcxChannel {
      * then, so that the refusal waiting on one of them is not dropped with it (agent thread).
      */
     Runnable afterBacklog;
+    /** When {@link #afterBacklog} runs whether or not the backlog has gone ({@code System.nanoTime()}). */
+    long afterBacklogBy;
+    /** Made for a connect that was refused: no later connect may name it (it ends soon). */
+    boolean refused;
     /** Whether a pending request waits for room on the endpoint. */
     boolean pendingAdded;
     /** Greetings sent without an answer (endpoint-to-endpoint channels while wiring). */

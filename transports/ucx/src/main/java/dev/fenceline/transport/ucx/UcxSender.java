@@ -149,8 +149,9 @@ final class UcxSender {
         List<UcxChannel> freed = null;
         for (int i = 0; i < blocked.size();) {
             UcxChannel c = blocked.get(i);
-            if (c.state == UcxChannel.State.FAILED) {
-                blocked.remove(i);
+            if (c.state == UcxChannel.State.FAILED
+                    || c.afterBacklog != null && System.nanoTime() - c.afterBacklogBy > 0) {
+                blocked.remove(i); // failed, or what waited on it has waited long enough: it ends
                 backlogGone(c);
                 continue;
             }

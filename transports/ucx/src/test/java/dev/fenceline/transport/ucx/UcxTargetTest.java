@@ -221,19 +221,10 @@ class UcxTargetTest {
         TargetHarness h = new TargetHarness();
         long conns = UcxTarget.MAX_ASSEMBLING / 1_000_000 + 1;
         for (long c = 2; c < 2 + conns; c++) {
-            h.target.open(c, new UcxTarget.Conn(new UcxPeer(java.util.UUID.randomUUID(), h.peer.address), null));
-            UnsafeBuffer r = h.header(UcxWire.PART, c, c);
-            r.putLong(UcxWire.CONN, c);
-            r.putInt(UcxWire.LENGTH, 1_000_000);
-            r.putLong(UcxWire.ADDRESS, 0);
-            h.send(UcxWire.REQUEST_HEADER + 8000);
+            startMessage(h, c, new UcxPeer(java.util.UUID.randomUUID(), h.peer.address));
         }
         assertTrue(h.target.assembling() <= UcxTarget.MAX_ASSEMBLING, "held " + h.target.assembling());
-        UnsafeBuffer r = h.header(UcxWire.MESSAGE, 1 + conns, 1 + conns);
-        r.putLong(UcxWire.CONN, 1 + conns);
-        r.putLong(UcxWire.OPERAND, 8);
-        r.putLong(UcxWire.ADDRESS, 8000);
-        h.send(UcxWire.REQUEST_HEADER + 100);
+        endMessage(h, 1 + conns);
         assertTrue(h.lastText().contains("would pass the bound of " + UcxTarget.MAX_ASSEMBLING), h.lastText());
     }
 
@@ -248,31 +239,35 @@ class UcxTargetTest {
         long share = UcxTarget.MAX_ASSEMBLING / 8;
         long conns = share / 1_000_000 + 4;
         for (long c = 2; c < 2 + conns; c++) {
-            h.target.open(c, new UcxTarget.Conn(h.peer, null));
-            UnsafeBuffer r = h.header(UcxWire.PART, c, c);
-            r.putLong(UcxWire.CONN, c);
-            r.putInt(UcxWire.LENGTH, 1_000_000);
-            r.putLong(UcxWire.ADDRESS, 0);
-            h.send(UcxWire.REQUEST_HEADER + 8000);
+            startMessage(h, c, h.peer);
         }
         assertEquals(share / 1_000_000 * 1_000_000, h.target.assembling(), "one peer's share, in whole messages");
-        UnsafeBuffer end = h.header(UcxWire.MESSAGE, 1 + conns, 1 + conns);
-        end.putLong(UcxWire.CONN, 1 + conns);
-        end.putLong(UcxWire.OPERAND, 8);
-        end.putLong(UcxWire.ADDRESS, 8000);
-        h.send(UcxWire.REQUEST_HEADER + 100);
+        endMessage(h, 1 + conns);
         assertTrue(h.lastText().contains("would pass one peer's bound of " + share), h.lastText());
 
-        long other = 1000;
-        h.target.open(other, new UcxTarget.Conn(new UcxPeer(java.util.UUID.randomUUID(), h.peer.address), null));
-        UnsafeBuffer r = h.header(UcxWire.PART, other, other);
-        r.putLong(UcxWire.CONN, other);
-        r.putInt(UcxWire.LENGTH, 1_000_000);
-        r.putLong(UcxWire.ADDRESS, 0);
-        h.send(UcxWire.REQUEST_HEADER + 8000);
+        startMessage(h, 1000, new UcxPeer(java.util.UUID.randomUUID(), h.peer.address));
         assertEquals(share / 1_000_000 * 1_000_000 + 1_000_000, h.target.assembling(), "the other peer's message is held");
 
         h.target.close(2); // one of the first peer's ends half-sent: its room is the peer's again
         assertEquals(share / 1_000_000 * 1_000_000 - 1_000_000, h.peer.assembling);
+    }
+
+    /** Opens a connection of the peer's and sends the first 8,000 bytes of a 1,000,000-byte message on it. */
+    private static void startMessage(TargetHarness h, long conn, UcxPeer peer) {
+        h.target.open(conn, new UcxTarget.Conn(peer, null));
+        UnsafeBuffer r = h.header(UcxWire.PART, conn, conn);
+        r.putLong(UcxWire.CONN, conn);
+        r.putInt(UcxWire.LENGTH, 1_000_000);
+        r.putLong(UcxWire.ADDRESS, 0);
+        h.send(UcxWire.REQUEST_HEADER + 8000);
+    }
+
+    /** Sends the MESSAGE that ends a message in parts on the connection (100 bytes at byte 8,000). */
+    private static void endMessage(TargetHarness h, long conn) {
+        UnsafeBuffer r = h.header(UcxWire.MESSAGE, conn, conn);
+        r.putLong(UcxWire.CONN, conn);
+        r.putLong(UcxWire.OPERAND, 8);
+        r.putLong(UcxWire.ADDRESS, 8000);
+        h.send(UcxWire.REQUEST_HEADER + 100);
     }
 }
