@@ -334,7 +334,12 @@ final class PerfRunner {
                         // The callback runs here if f completed meanwhile: then this loop goes on instead.
                         AtomicBoolean attaching = new AtomicBoolean(true);
                         f.whenComplete((v, e) -> {
-                            if (!completed(e)) {
+                            try {
+                                if (!completed(e)) {
+                                    return;
+                                }
+                            } catch (Throwable t) { // what a callback throws would vanish into its stage
+                                fail(t);
                                 return;
                             }
                             if (!attaching.compareAndSet(true, false)) {
