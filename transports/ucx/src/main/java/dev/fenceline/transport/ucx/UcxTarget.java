@@ -42,43 +42,8 @@ final class UcxTarget {
     private final UnsafeBuffer out;
     private final ByteBuffer outBuffer;
     private long dropped;
-    /** The largest message assembled from parts (fenceline.transport.ucx.max-fragment). */
-    private final int maxMessage;
-    /** Messages arriving in parts, at most one per connection (a lane sends a message's parts in a row). */
-    private final Long2ObjectHashMap<Assembly> assemblies = new Long2ObjectHashMap<>();
-    /** Bytes the assemblies hold, at most {@link #MAX_ASSEMBLING}. */
-    private long assembling;
-    /** What all connections' messages in parts may hold at once: beyond it a message is refused. */
-    static final long MAX_ASSEMBLING = 64L << 20;
-    /**
-     * What one peer's messages in parts may hold at once (a whole message always fits): a peer
-     * that opens many connections cannot take the others' room. A peer is a worker id, which its
-     * CONNECT states: ids made up on one host still share {@link #MAX_ASSEMBLING}.
-     */
-    private final long maxAssemblingPerPeer;
-
-    /**
-     * A message arriving in parts ({@link UcxWire#PART}) on one connection: its bytes so far, or why
-     * it is refused (a part was bad); its MESSAGE is answered with that.
-     */
-    private static final class Assembly {
-        final long token;
-        final long total;
-        /** Whose room its bytes take. */
-        final UcxPeer peer;
-        byte[] bytes;
-        int filled;
-        FencelineException refused;
-
-        Assembly(long token, long total, UcxPeer peer, byte[] bytes, FencelineException refused) {
-            this.token = token;
-            this.total = total;
-            this.peer = peer;
-            this.bytes = bytes;
-            this.refused = refused;
-        }
-    }
-
+    /** Messages arriving in parts (fenceline.transport.ucx.max-fragment the largest). */
+    private final UcxAssemblies assemblies;
     /** Sends a reply: what the agent does with the bytes in {@code out}. */
     interface Replies {
         /**
@@ -100,8 +65,7 @@ final class UcxTarget {
     UcxTarget(String workerName, RemoteAccessTarget target, ExactlyOnceWindows windows, int maxReply,
             int maxMessage, Replies replies) {
         this.workerName = workerName;
-        this.maxMessage = maxMessage;
-        this.maxAssemblingPerPeer = Math.max(maxMessage, MAX_ASSEMBLING / 8);
+        this.assemblies = new UcxAssemblies(workerName, maxMessage, this::dropped);
         this.target = target;
         this.windows = windows;
         this.exactlyOnce = windows.exactlyOnce();
@@ -123,7 +87,7 @@ final class UcxTarget {
 
     /** @return bytes held by messages arriving in parts */
     long assembling() {
-        return assembling;
+        return assemblies.held();
     }
 
     /**
@@ -170,7 +134,7 @@ final class UcxTarget {
      * nor a message in parts.
      */
     private void forget(long conn) {
-        unassemble(conn);
+        assemblies.drop(conn);
         ExactlyOnceWindows.Window w = connWindows.remove(conn);
         if (w != null) {
             windows.release(w);
@@ -215,13 +179,13 @@ final class UcxTarget {
             return;
         }
         if (kind == UcxWire.PART) {
-            part(conn, c.peer(), token, data, at, length); // not answered: its MESSAGE is
+            assemblies.part(conn, c.peer(), token, data, at, length); // not answered: its MESSAGE is
             return;
         }
         byte[] assembled = null;
-        if (kind == UcxWire.MESSAGE && (data.getLong(at + UcxWire.ADDRESS) != 0 || assemblies.containsKey(conn))) {
+        if (kind == UcxWire.MESSAGE && (data.getLong(at + UcxWire.ADDRESS) != 0 || assemblies.has(conn))) {
             try {
-                assembled = assembled(conn, token, data, at, length);
+                assembled = assemblies.assembled(conn, token, data, at, length);
             } catch (FencelineException e) {
                 nack(c, conn, token, e);
                 return;
@@ -339,106 +303,6 @@ final class UcxTarget {
                 return 0;
             }
             default -> throw new FencelineException("ucx: a request of unknown kind " + kind);
-        }
-    }
-
-    /**
-     * A part of a message: kept in the connection's assembly, or the assembly refused (answered when
-     * its MESSAGE comes). Every field is the sender's and checked: the message's size against this
-     * worker's bound and all assemblies' room, each part's place against the bytes so far.
-     */
-    private void part(long conn, UcxPeer peer, long token, DirectBuffer data, int at, int length) {
-        long total = data.getInt(at + UcxWire.LENGTH) & 0xffff_ffffL;
-        long offset = data.getLong(at + UcxWire.ADDRESS);
-        int n = length - UcxWire.REQUEST_HEADER;
-        Assembly a = assemblies.get(conn);
-        if (a != null && a.token != token) { // the message before never finished: the sender broke its order
-            dropped("the parts of a message on connection " + Long.toHexString(conn) + ", followed by another's");
-            unassemble(conn);
-            a = null;
-        }
-        if (a == null) {
-            FencelineException refused = null;
-            if (offset != 0) {
-                refused = new FencelineException("ucx: the first part of an active message came at byte " + offset
-                        + "; not applied");
-            } else if (total > maxMessage) {
-                refused = new FencelineException("ucx worker '" + workerName + "': an active message of " + total
-                        + " bytes exceeds this worker's limit of " + maxMessage + " (fenceline.transport.ucx"
-                        + ".max-fragment); not applied");
-            } else if (peer.assembling + total > maxAssemblingPerPeer) {
-                refused = new FencelineException("ucx worker '" + workerName + "': " + peer.assembling + " bytes of"
-                        + " active messages from worker " + peer.id + " are being assembled from parts already, and "
-                        + total + " more would pass one peer's bound of " + maxAssemblingPerPeer + "; not applied");
-            } else if (assembling + total > MAX_ASSEMBLING) {
-                refused = new FencelineException("ucx worker '" + workerName + "': " + assembling + " bytes of active"
-                        + " messages are being assembled from parts already, and " + total + " more would pass the"
-                        + " bound of " + MAX_ASSEMBLING + "; not applied");
-            }
-            a = new Assembly(token, total, peer, refused == null ? new byte[(int) total] : null, refused);
-            if (refused == null) {
-                assembling += total;
-                peer.assembling += total;
-            }
-            assemblies.put(conn, a);
-        }
-        if (a.refused != null) {
-            return;
-        }
-        if (offset != a.filled || n <= 0 || a.filled + (long) n >= a.total) { // the MESSAGE brings the last bytes
-            refuse(a, new FencelineException("ucx: a part of " + n + " bytes at byte " + offset + " of an active"
-                    + " message of " + a.total + " with " + a.filled + " so far; not applied"));
-            return;
-        }
-        data.getBytes(at + UcxWire.REQUEST_HEADER, a.bytes, a.filled, n);
-        a.filled += n;
-    }
-
-    /**
-     * The MESSAGE that ends a message sent in parts: its last bytes added to the assembly.
-     *
-     * @return the message's bytes, header and payload
-     * @throws FencelineException why it is not applied (a part was bad or missing, the sizes disagree)
-     */
-    private byte[] assembled(long conn, long token, DirectBuffer data, int at, int length) {
-        long offset = data.getLong(at + UcxWire.ADDRESS);
-        int n = length - UcxWire.REQUEST_HEADER;
-        Assembly a = assemblies.get(conn);
-        unassemble(conn);
-        if (offset == 0) { // parts whose message never ended, then a whole message: the sender broke its order
-            dropped("the parts of a message on connection " + Long.toHexString(conn) + ", followed by another's");
-            return null;
-        }
-        if (a == null || a.token != token) {
-            throw new FencelineException("ucx: the end of an active message at byte " + offset + " whose parts never"
-                    + " came; not applied");
-        }
-        if (a.refused != null) {
-            throw a.refused;
-        }
-        if (offset != a.filled || offset + n != a.total) {
-            throw new FencelineException("ucx: the end of an active message of " + a.total + " bytes, " + n
-                    + " at byte " + offset + " with " + a.filled + " so far; not applied");
-        }
-        data.getBytes(at + UcxWire.REQUEST_HEADER, a.bytes, a.filled, n);
-        return a.bytes;
-    }
-
-    private void refuse(Assembly a, FencelineException why) {
-        if (a.bytes != null) {
-            assembling -= a.total;
-            a.peer.assembling -= a.total;
-            a.bytes = null;
-        }
-        a.refused = why;
-    }
-
-    /** Drops the connection's message in parts, if any, and what it holds. */
-    private void unassemble(long conn) {
-        Assembly a = assemblies.remove(conn);
-        if (a != null && a.refused == null) {
-            assembling -= a.total;
-            a.peer.assembling -= a.total;
         }
     }
 

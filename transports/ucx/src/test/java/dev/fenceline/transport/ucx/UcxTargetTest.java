@@ -219,13 +219,13 @@ class UcxTargetTest {
     @Test
     void messagesInPartsOfAllConnectionsTogetherAreBounded() {
         TargetHarness h = new TargetHarness();
-        long conns = UcxTarget.MAX_ASSEMBLING / 1_000_000 + 1;
+        long conns = UcxAssemblies.MAX_ASSEMBLING / 1_000_000 + 1;
         for (long c = 2; c < 2 + conns; c++) {
             startMessage(h, c, new UcxPeer(java.util.UUID.randomUUID(), h.peer.address));
         }
-        assertTrue(h.target.assembling() <= UcxTarget.MAX_ASSEMBLING, "held " + h.target.assembling());
+        assertTrue(h.target.assembling() <= UcxAssemblies.MAX_ASSEMBLING, "held " + h.target.assembling());
         endMessage(h, 1 + conns);
-        assertTrue(h.lastText().contains("would pass the bound of " + UcxTarget.MAX_ASSEMBLING), h.lastText());
+        assertTrue(h.lastText().contains("would pass the bound of " + UcxAssemblies.MAX_ASSEMBLING), h.lastText());
     }
 
     /**
@@ -236,7 +236,7 @@ class UcxTargetTest {
     @Test
     void onePeersMessagesInPartsCannotTakeTheOthersRoom() {
         TargetHarness h = new TargetHarness();
-        long share = UcxTarget.MAX_ASSEMBLING / 8;
+        long share = UcxAssemblies.MAX_ASSEMBLING / 8;
         long conns = share / 1_000_000 + 4;
         for (long c = 2; c < 2 + conns; c++) {
             startMessage(h, c, h.peer);

@@ -1,0 +1,181 @@
+package dev.fenceline.transport.ucx;
+
+import dev.fenceline.FencelineException;
+import java.util.function.Consumer;
+import org.agrona.DirectBuffer;
+import org.agrona.collections.Long2ObjectHashMap;
+
+/**
+ * The active messages a worker's target receives in parts ({@link UcxWire#PART}, then the MESSAGE
+ * with the last bytes), at most one per connection, and the room they hold: bounded for the worker
+ * and for each peer. Every field of a part is the sender's and checked. Progress agent only.
+ */
+final class UcxAssemblies {
+    /** Messages arriving in parts, at most one per connection (a lane sends a message's parts in a row). */
+    private final Long2ObjectHashMap<Assembly> assemblies = new Long2ObjectHashMap<>();
+    /** Bytes the assemblies hold, at most {@link #MAX_ASSEMBLING}. */
+    private long assembling;
+    /** What all connections' messages in parts may hold at once: beyond it a message is refused. */
+    static final long MAX_ASSEMBLING = 64L << 20;
+    /**
+     * What one peer's messages in parts may hold at once (a whole message always fits): a peer
+     * that opens many connections cannot take the others' room. A peer is a worker id, which its
+     * CONNECT states: ids made up on one host still share {@link #MAX_ASSEMBLING}.
+     */
+    private final long maxAssemblingPerPeer;
+
+    /**
+     * A message arriving in parts ({@link UcxWire#PART}) on one connection: its bytes so far, or why
+     * it is refused (a part was bad); its MESSAGE is answered with that.
+     */
+    private static final class Assembly {
+        final long token;
+        final long total;
+        /** Whose room its bytes take. */
+        final UcxPeer peer;
+        byte[] bytes;
+        int filled;
+        FencelineException refused;
+
+        Assembly(long token, long total, UcxPeer peer, byte[] bytes, FencelineException refused) {
+            this.token = token;
+            this.total = total;
+            this.peer = peer;
+            this.bytes = bytes;
+            this.refused = refused;
+        }
+    }
+
+    private final String workerName;
+    /** The largest message assembled from parts (fenceline.transport.ucx.max-fragment). */
+    private final int maxMessage;
+    /** Told of a part dropped because the sender broke the order of its messages. */
+    private final Consumer<String> dropped;
+
+    /**
+     * @param workerName for messages
+     * @param maxMessage the largest message assembled from parts
+     * @param dropped told of what was dropped (the target logs it)
+     */
+    UcxAssemblies(String workerName, int maxMessage, Consumer<String> dropped) {
+        this.workerName = workerName;
+        this.maxMessage = maxMessage;
+        this.maxAssemblingPerPeer = Math.max(maxMessage, MAX_ASSEMBLING / 8);
+        this.dropped = dropped;
+    }
+
+    /** @return bytes held by messages arriving in parts */
+    long held() {
+        return assembling;
+    }
+
+    /** @return whether a message is arriving in parts on the connection */
+    boolean has(long conn) {
+        return assemblies.containsKey(conn);
+    }
+
+    /** Drops the connection's message in parts, if any, and what it holds (the connection ended). */
+    void drop(long conn) {
+        unassemble(conn);
+    }
+
+    /**
+     * A part of a message: kept in the connection's assembly, or the assembly refused (answered when
+     * its MESSAGE comes). Every field is the sender's and checked: the message's size against this
+     * worker's bound and all assemblies' room, each part's place against the bytes so far.
+     */
+    void part(long conn, UcxPeer peer, long token, DirectBuffer data, int at, int length) {
+        long total = data.getInt(at + UcxWire.LENGTH) & 0xffff_ffffL;
+        long offset = data.getLong(at + UcxWire.ADDRESS);
+        int n = length - UcxWire.REQUEST_HEADER;
+        Assembly a = assemblies.get(conn);
+        if (a != null && a.token != token) { // the message before never finished: the sender broke its order
+            dropped.accept("the parts of a message on connection " + Long.toHexString(conn) + ", followed by another's");
+            unassemble(conn);
+            a = null;
+        }
+        if (a == null) {
+            FencelineException refused = null;
+            if (offset != 0) {
+                refused = new FencelineException("ucx: the first part of an active message came at byte " + offset
+                        + "; not applied");
+            } else if (total > maxMessage) {
+                refused = new FencelineException("ucx worker '" + workerName + "': an active message of " + total
+                        + " bytes exceeds this worker's limit of " + maxMessage + " (fenceline.transport.ucx"
+                        + ".max-fragment); not applied");
+            } else if (peer.assembling + total > maxAssemblingPerPeer) {
+                refused = new FencelineException("ucx worker '" + workerName + "': " + peer.assembling + " bytes of"
+                        + " active messages from worker " + peer.id + " are being assembled from parts already, and "
+                        + total + " more would pass one peer's bound of " + maxAssemblingPerPeer + "; not applied");
+            } else if (assembling + total > MAX_ASSEMBLING) {
+                refused = new FencelineException("ucx worker '" + workerName + "': " + assembling + " bytes of active"
+                        + " messages are being assembled from parts already, and " + total + " more would pass the"
+                        + " bound of " + MAX_ASSEMBLING + "; not applied");
+            }
+            a = new Assembly(token, total, peer, refused == null ? new byte[(int) total] : null, refused);
+            if (refused == null) {
+                assembling += total;
+                peer.assembling += total;
+            }
+            assemblies.put(conn, a);
+        }
+        if (a.refused != null) {
+            return;
+        }
+        if (offset != a.filled || n <= 0 || a.filled + (long) n >= a.total) { // the MESSAGE brings the last bytes
+            refuse(a, new FencelineException("ucx: a part of " + n + " bytes at byte " + offset + " of an active"
+                    + " message of " + a.total + " with " + a.filled + " so far; not applied"));
+            return;
+        }
+        data.getBytes(at + UcxWire.REQUEST_HEADER, a.bytes, a.filled, n);
+        a.filled += n;
+    }
+
+    /**
+     * The MESSAGE that ends a message sent in parts: its last bytes added to the assembly.
+     *
+     * @return the message's bytes, header and payload
+     * @throws FencelineException why it is not applied (a part was bad or missing, the sizes disagree)
+     */
+    byte[] assembled(long conn, long token, DirectBuffer data, int at, int length) {
+        long offset = data.getLong(at + UcxWire.ADDRESS);
+        int n = length - UcxWire.REQUEST_HEADER;
+        Assembly a = assemblies.get(conn);
+        unassemble(conn);
+        if (offset == 0) { // parts whose message never ended, then a whole message: the sender broke its order
+            dropped.accept("the parts of a message on connection " + Long.toHexString(conn) + ", followed by another's");
+            return null;
+        }
+        if (a == null || a.token != token) {
+            throw new FencelineException("ucx: the end of an active message at byte " + offset + " whose parts never"
+                    + " came; not applied");
+        }
+        if (a.refused != null) {
+            throw a.refused;
+        }
+        if (offset != a.filled || offset + n != a.total) {
+            throw new FencelineException("ucx: the end of an active message of " + a.total + " bytes, " + n
+                    + " at byte " + offset + " with " + a.filled + " so far; not applied");
+        }
+        data.getBytes(at + UcxWire.REQUEST_HEADER, a.bytes, a.filled, n);
+        return a.bytes;
+    }
+
+    private void refuse(Assembly a, FencelineException why) {
+        if (a.bytes != null) {
+            assembling -= a.total;
+            a.peer.assembling -= a.total;
+            a.bytes = null;
+        }
+        a.refused = why;
+    }
+
+    /** Drops the connection's message in parts, if any, and what it holds. */
+    private void unassemble(long conn) {
+        Assembly a = assemblies.remove(conn);
+        if (a != null && a.refused == null) {
+            assembling -= a.total;
+            a.peer.assembling -= a.total;
+        }
+    }
+}
