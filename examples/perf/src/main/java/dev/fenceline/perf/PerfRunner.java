@@ -271,113 +271,14 @@ final class PerfRunner {
 
     /**
      * One-at-a-time, each operation issued from the previous one's completion, on the thread that
-     * completes it: no thread waits for the answer and hands the next operation over. Operations done
-     * on return are issued in a loop rather than from nested callbacks. Only the chain writes the
-     * histogram; this thread waits for the last completion.
+     * completes it ({@link ChainedLatency}).
      */
     private PerfResult chained(PerfTest test, int size, int n, LongConsumer progress) throws Exception {
-        Chain c = new Chain(test, ByteBuffer.allocateDirect(size), n);
+        ByteBuffer buf = ByteBuffer.allocateDirect(size);
+        ChainedLatency c = new ChainedLatency(i -> issue(test, buf, i), n, histogram());
         long start = System.nanoTime();
-        long deadline = start + TimeUnit.SECONDS.toNanos(TIMEOUT_S);
-        c.next();
-        try {
-            while (!c.finished.await(50, TimeUnit.MILLISECONDS)) {
-                progress.accept(c.done);
-                if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException(test.id() + " chain stalled at " + c.done + " of " + n);
-                }
-            }
-        } finally {
-            c.stopped = true; // a chain given up on issues nothing more
-        }
-        double seconds = (System.nanoTime() - start) / 1e9;
-        if (c.failure != null) {
-            throw new IllegalStateException(test.id() + " failed after " + c.done, c.failure);
-        }
-        progress.accept(n);
-        return PerfResult.latency(test.id(), s.transport, size, c.h, seconds);
-    }
-
-    /**
-     * The state of a chained latency test; each step happens after the one before (its completion).
-     * An operation that completes before its callback is attached is taken by the thread that issued
-     * it, in a loop: the chain never nests deeper than the one callback that runs it.
-     */
-    private final class Chain {
-        final PerfTest test;
-        final ByteBuffer buf;
-        final long n;
-        final Histogram h = histogram();
-        final CountDownLatch finished = new CountDownLatch(1);
-        volatile long done;
-        volatile Throwable failure;
-        volatile boolean stopped;
-        long t0;
-
-        Chain(PerfTest test, ByteBuffer buf, long n) {
-            this.test = test;
-            this.buf = buf;
-            this.n = n;
-        }
-
-        /** Issues operations until one is still outstanding (its completion goes on), or the end. */
-        void next() {
-            try {
-                while (!stopped) {
-                    if (done >= n) {
-                        finished.countDown();
-                        return;
-                    }
-                    t0 = System.nanoTime();
-                    CompletableFuture<?> f = issue(test, buf, done + 1).toCompletableFuture();
-                    if (!f.isDone()) {
-                        // The callback runs here if f completed meanwhile: then this loop goes on instead.
-                        AtomicBoolean attaching = new AtomicBoolean(true);
-                        f.whenComplete((v, e) -> {
-                            try {
-                                if (!completed(e)) {
-                                    return;
-                                }
-                            } catch (Throwable t) { // what a callback throws would vanish into its stage
-                                fail(t);
-                                return;
-                            }
-                            if (!attaching.compareAndSet(true, false)) {
-                                next(); // completed later, on the thread that completed it
-                            }
-                        });
-                        if (attaching.compareAndSet(true, false)) {
-                            return; // its completion issues the next
-                        }
-                        continue; // completed while attaching: this thread issues the next
-                    }
-                    if (!completed(f.isCompletedExceptionally() ? f.handle((v, e) -> e).join() : null)) {
-                        return;
-                    }
-                }
-            } catch (Throwable e) { // a callback's exception would vanish into its dependent stage
-                fail(e);
-            }
-        }
-
-        /** @return whether the chain goes on */
-        private boolean completed(Throwable e) {
-            if (e != null) {
-                fail(e);
-                return false;
-            }
-            h.recordValue(System.nanoTime() - t0);
-            done = done + 1; // one writer at a time: the chain
-            return true;
-        }
-
-        private void fail(Throwable e) {
-            if (failure == null) {
-                failure = e;
-            }
-            stopped = true;
-            finished.countDown();
-        }
+        c.run(test.id(), TimeUnit.SECONDS.toNanos(TIMEOUT_S), progress);
+        return PerfResult.latency(test.id(), s.transport, size, c.histogram(), (System.nanoTime() - start) / 1e9);
     }
 
     /**
