@@ -102,8 +102,8 @@ final class ProcessMappings {
      * @param before the mappings before the unpack
      * @param address the range's first byte in this process
      * @param length its length
-     * @return whether it lies whole in one shared file mapping made since {@code before}, and its last
-     *     byte can be read; false if any of that cannot be read
+     * @return whether it lies whole in one shared mapping of a shared-memory segment that overlaps
+     *     nothing in {@code before}, and its last byte can be read; false if any of that cannot be read
      */
     static boolean reaches(Snapshot before, long address, long length) {
         try {
@@ -118,8 +118,8 @@ final class ProcessMappings {
      * @param before the mappings before the unpack
      * @param address the range's first byte
      * @param length its length
-     * @return whether the range lies whole in one shared file mapping not in {@code before} (or in
-     *     consecutive pieces of it: a mapping split in two)
+     * @return whether the range lies whole in one shared mapping of a shared-memory segment that
+     *     overlaps nothing in {@code before} (or in consecutive pieces of it: a mapping split in two)
      * @throws IOException if the lines cannot be read
      */
     static boolean within(String maps, Snapshot before, long address, long length) throws IOException {

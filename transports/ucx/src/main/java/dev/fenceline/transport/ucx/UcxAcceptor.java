@@ -8,10 +8,12 @@ import java.util.function.BiConsumer;
 
 /**
  * The target's side of wireup (see {@link UcxWireup}): a peer's CONNECT is checked (its address, the
- * channels it names or makes, its lanes against {@code max-lanes-per-peer}), this worker's end of each
- * new channel is made, the lanes are opened at the target, and CONNECTED goes back on the CONNECT's
- * first channel; or, where any of that is refused, the channels made for it fail and REFUSED says
- * why. Everything in a CONNECT is a peer's bytes, checked before it is used. Agent thread only.
+ * channels it names or makes, its lanes against {@code max-lanes-per-peer} and all peers' against
+ * {@code max-incoming-lanes}), this worker's end of each new channel is made, the lanes are opened at
+ * the target, and CONNECTED goes back on the CONNECT's first channel; or, where any of that is
+ * refused, REFUSED says why and then the channels made for it end (once the refusal has left a
+ * channel still connecting, or after the connect timeout; meanwhile no later connect may name them).
+ * Everything in a CONNECT is a peer's bytes, checked before it is used. Agent thread only.
  */
 final class UcxAcceptor {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(UcxAcceptor.class);

@@ -82,7 +82,8 @@ final class UcxAssemblies {
     /**
      * A part of a message: kept in the connection's assembly, or the assembly refused (answered when
      * its MESSAGE comes). Every field is the sender's and checked: the message's size against this
-     * worker's bound and all assemblies' room, each part's place against the bytes so far.
+     * worker's bound, the peer's share and all assemblies' room, each part's place against the bytes
+     * so far.
      */
     void part(long conn, UcxPeer peer, long token, DirectBuffer data, int at, int length) {
         long total = data.getInt(at + UcxWire.LENGTH) & 0xffff_ffffL;

@@ -38,8 +38,9 @@ final class UcxChannel {
     final ArrayDeque<byte[]> backlog = new ArrayDeque<>();
     final ArrayDeque<Integer> backlogIds = new ArrayDeque<>();
     /**
-     * Run once the backlog has gone, or the channel failed first: a refused connect's channels end
-     * then, so that the refusal waiting on one of them is not dropped with it (agent thread).
+     * Run once the backlog has gone, or the channel failed first, or at {@link #afterBacklogBy}: a
+     * refused connect's channels end then, so that the refusal waiting on one of them is not dropped
+     * with it (agent thread).
      */
     Runnable afterBacklog;
     /** When {@link #afterBacklog} runs whether or not the backlog has gone ({@code System.nanoTime()}). */

@@ -45,7 +45,8 @@ final class UcxRemoteKeys {
      * The UCT key through which this lane's iface reaches the operation's region, or null: the key
      * has no part for the iface's memory domain, or the iface's hardware would reach memory that no
      * check guards (UCT's tcp writes any address of the target without a key; shared memory is
-     * checked against the owner's key table, so it needs the table mapped).
+     * checked against the owner's key table, so it needs the table mapped), or the key's extent does
+     * not lie whole in the segment its unpacking mapped here ({@link ProcessMappings}).
      */
     UctRemoteKey hardwareKey(UcxLane lane, UcxOp op) {
         UcxChannel ch = lane.channel;

@@ -138,7 +138,9 @@ final class UcxSender {
     }
 
     /**
-     * A pending request fired, or a pass goes by: drains the backlogs that can go now.
+     * A pending request fired, or a pass goes by: drains the backlogs that can go now. A channel
+     * with something to run once its backlog has gone ({@link UcxChannel#afterBacklog}) runs it when
+     * the backlog has gone, when the channel failed, or at its deadline, and is not returned.
      *
      * @return the channels that have room again (their lanes may send), possibly empty
      */
