@@ -114,7 +114,14 @@ class SimNetworkOrderTest {
             for (int round = 0; round < 20; round++) {
                 net.replaceLane(ep, 1);
                 net.failLane(ep, 1); // the replacement, perhaps before the endpoint has it
-                net.recoverLane(ep, 1);
+                try {
+                    net.recoverLane(ep, 1);
+                } catch (IllegalStateException live) {
+                    // The replacement was not open yet, so the fault went to the connection the table
+                    // showed (the one replaced), and the endpoint bound the replacement meanwhile: the
+                    // lane is live again already, and the round goes on as if recovered.
+                    assertTrue(String.valueOf(live.getMessage()).contains("is live"), live.toString());
+                }
                 net.addLane(ep, Set.of(LaneType.RMA_BW));
                 int added = ep.lanes().size(); // at least; the endpoint may not have every addition yet
                 ByteBuffer bulk = ByteBuffer.allocate(1 << 15);
