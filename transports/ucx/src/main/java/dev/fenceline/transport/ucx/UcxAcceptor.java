@@ -97,10 +97,16 @@ final class UcxAcceptor {
                         + " of its peers, and " + UcxSettings.SECTION + ".max-incoming-lanes = "
                         + settings.maxIncomingLanes());
             }
+            // Every lane is checked before any is opened: a refusal opens none (an id taken by a
+            // later lane would otherwise leave the earlier ones open on channels that stay).
+            org.agrona.collections.LongHashSet ids = new org.agrona.collections.LongHashSet();
             for (UcxWireup.Lane l : m.lanes()) {
-                if (!target.open(l.conn(), new UcxTarget.Conn(peer, channels.get(l.channel())))) {
+                if (target.isOpen(l.conn()) || !ids.add(l.conn())) {
                     throw new FencelineException("ucx: connection id " + Long.toHexString(l.conn()) + " is taken");
                 }
+            }
+            for (UcxWireup.Lane l : m.lanes()) {
+                target.open(l.conn(), new UcxTarget.Conn(peer, channels.get(l.channel())));
             }
             send.accept(answer, new UcxWireup.Connected(m.dial(), ends));
             peers.established(peer);

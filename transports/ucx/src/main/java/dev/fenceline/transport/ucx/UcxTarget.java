@@ -90,6 +90,11 @@ final class UcxTarget {
         return assemblies.held();
     }
 
+    /** @return whether a peer's connection of this id is open */
+    boolean isOpen(long conn) {
+        return conns.containsKey(conn);
+    }
+
     /**
      * A peer opens a connection.
      *

@@ -273,6 +273,39 @@ class UcxPeerWorkerClosedTest {
     }
 
     /**
+     * A CONNECT refused because one of its lanes names a taken connection id opens none of its
+     * lanes: c asks a, over c's existing channel, for two lanes, a fresh id and then its own live
+     * lane's id; a holds as many lanes of its peers after as before, and c's lane still serves.
+     */
+    @Test
+    void aConnectRefusedForATakenIdOpensNoneOfItsLanes() throws Exception {
+        try (Fenceline f = posix()) {
+            Forgery g = Forgery.open(f);
+            UcxLane aLane = UcxLane.byId(g.ac().lanes().get(0).connectionId());
+            assertTrue(aLane != null, "a's UCT lane to c is live");
+            java.lang.reflect.Field targetField = UcxWiring.class.getDeclaredField("target");
+            targetField.setAccessible(true);
+            UcxTarget atA = (UcxTarget) targetField.get(wiring(aLane));
+            java.util.concurrent.atomic.AtomicInteger incomingAtA = new java.util.concurrent.atomic.AtomicInteger(-1);
+            g.a().setActiveMessageHandler(2, (h, p) -> incomingAtA.set(atA.incoming())); // a's agent thread
+            await(g.ca().sendActiveMessage(2, null, null));
+            int before = incomingAtA.get();
+            assertTrue(before >= 1, "a holds c's lane: " + before);
+
+            UcxChannel toA = g.toA();
+            long taken = g.lane().conn;
+            long fresh = taken ^ 0x5A5A_0000_1111L;
+            g.send(new UcxWireup.Connect(78, g.c().address().workerId(), g.c().address().transportAddress("ucx"),
+                    List.of(new UcxWireup.Channel(toA.id, toA.ifaceIndex, toA.peerIface, UcxWireup.Mode.EXISTING,
+                            new byte[0])),
+                    List.of(new UcxWireup.Lane(fresh, 0), new UcxWireup.Lane(taken, 0))));
+            await(g.ca().sendActiveMessage(2, null, null));
+            assertTrue(incomingAtA.get() == before, "lanes at a: " + incomingAtA.get() + ", before " + before);
+            await(g.ca().sendActiveMessage(1, null, null));
+        }
+    }
+
+    /**
      * Answers to a connect in flight, forged by a third worker with every id a counter would have
      * given it (UCT does not say who sent a message), are not taken for the target's: the connect
      * completes when the target answers.
