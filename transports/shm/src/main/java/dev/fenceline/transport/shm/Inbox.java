@@ -118,6 +118,12 @@ final class Inbox implements Heartbeat.Beating {
             throw new FencelineException("shm: " + file + " has a corrupt layout (" + slots + " key slots, "
                     + gateSlots + " gate slots, a ring of " + ring + " bytes)");
         }
+        if (ring - RingBufferDescriptor.TRAILER_LENGTH < ShmSettings.MIN_RING_SIZE) {
+            // A smaller ring's largest message would not hold this worker's replies and wireup
+            // messages (Agrona refuses a claim past it by throwing, on the polling thread).
+            throw new FencelineException("shm: " + file + " has a ring of " + (ring - RingBufferDescriptor.TRAILER_LENGTH)
+                    + " bytes, less than the " + ShmSettings.MIN_RING_SIZE + " any worker makes");
+        }
         return new Inbox(file.getFileName().toString(), header.getLong(8), header.getLong(16),
                 new UUID(header.getLong(24), header.getLong(32)), header, new UnsafeBuffer(m, HEADER, (int) table),
                 new Gates(new UnsafeBuffer(m, HEADER + (int) table, (int) gateTable)),

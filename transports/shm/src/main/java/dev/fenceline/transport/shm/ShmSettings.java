@@ -37,11 +37,16 @@ record ShmSettings(Path directory, int ringSize, int maxFragment, int queueDepth
     }
     /** Room for a message's own header fields inside a ring record. */
     static final int MESSAGE_OVERHEAD = 128;
+    /**
+     * The smallest ring a worker makes, and so the smallest a peer's inbox may have: its largest
+     * message (an eighth) holds any reply but a get's data, and any wireup message.
+     */
+    static final int MIN_RING_SIZE = 64 << 10;
 
     static ShmSettings fromSection(Config section) {
         ConfigReader r = new ConfigReader(section.atPath(SECTION), SECTION);
         Path directory = Path.of(r.string("directory"));
-        long ring = r.bytesIn("ring-size", 64 << 10, 1L << 30);
+        long ring = r.bytesIn("ring-size", MIN_RING_SIZE, 1L << 30);
         if (Long.bitCount(ring) != 1) {
             throw r.invalid("ring-size", Long.toString(ring), "a power of two");
         }

@@ -40,6 +40,8 @@ final class ShmTarget {
     private record Origin(Inbox inbox, int gate, java.util.UUID worker) {
     }
 
+    /** A GET_DATA's fields before its data: conn and token. */
+    private static final int GET_DATA_HEADER = 16;
     private final TransportContext context;
     private final ShmSettings settings;
     private final Function<String, Inbox> openInbox;
@@ -168,13 +170,17 @@ final class ShmTarget {
         });
     }
 
-    /** Writes one reply into {@code to}'s inbox, or into its backlog if the ring is full. */
+    /**
+     * Writes one reply into {@code to}'s inbox, or into its backlog if the ring is full. Every reply
+     * fits the ring's largest message: the ring is at least {@link ShmSettings#MIN_RING_SIZE} and a
+     * get's data is bounded by it.
+     */
     private void reply(Inbox to, int type, int length, Writer w) {
         if (to.backlog.isEmpty()) {
             int at = to.ring.tryClaim(type, length);
             if (at >= 0) {
                 w.write(to.ring.buffer(), at);
-                to.ring.commit(at);
+                commit(to, at, type);
                 to.doorbell.ring();
                 return;
             }
@@ -195,7 +201,7 @@ final class ShmTarget {
                 break;
             }
             to.ring.buffer().putBytes(at, m);
-            to.ring.commit(at);
+            commit(to, at, to.backlogTypes.peekFirst());
             to.backlog.pollFirst();
             to.backlogTypes.pollFirst();
             sent++;
@@ -204,6 +210,20 @@ final class ShmTarget {
             to.doorbell.ring();
         }
         return sent;
+    }
+
+    /**
+     * Commits a reply claimed in a peer's ring. The peer may have changed the claimed record's
+     * header meanwhile (its ring is its memory; an honest one does so only when it took this
+     * process for dead): Agrona then refuses the commit, and the reply is lost to that peer alone.
+     */
+    private void commit(Inbox to, int at, int type) {
+        try {
+            to.ring.commit(at);
+        } catch (IllegalStateException e) {
+            dropped.accept("a " + ShmWire.name(type) + " for " + to.name + ", whose ring lost the record claimed for it ("
+                    + e.getMessage() + ")");
+        }
     }
 
     @FunctionalInterface
@@ -355,8 +375,11 @@ final class ShmTarget {
         long key = b.getLong(at + ShmWire.BODY);
         long address = b.getLong(at + ShmWire.BODY + 8);
         int n = b.getInt(at + ShmWire.GET_LENGTH);
-        if (n < 0 || n > settings.maxFragment()) {
-            nack(origin, conn, token, new FencelineException("shm: a get of " + n + " bytes is over the limit"));
+        int limit = Math.min(settings.maxFragment(), origin.ring.maxMsgLength() - GET_DATA_HEADER);
+        if (n < 0 || n > limit) { // the data goes back in one message of the origin's ring
+            nack(origin, conn, token, new FencelineException("shm: a get of " + n + " bytes is over the limit of "
+                    + limit + " (" + ShmSettings.SECTION + ".max-fragment here, or the largest message of "
+                    + origin.name + "'s ring)"));
             return;
         }
         ByteBuffer data = ByteBuffer.allocate(n);
@@ -366,7 +389,7 @@ final class ShmTarget {
             nack(origin, conn, token, e);
             return;
         }
-        reply(origin, ShmWire.GET_DATA, 16 + n, (r, i) -> {
+        reply(origin, ShmWire.GET_DATA, GET_DATA_HEADER + n, (r, i) -> {
             r.putLong(i, conn);
             r.putLong(i + 8, token);
             r.putBytes(i + 16, data, 0, n);

@@ -249,7 +249,10 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         Inbox peer = peerInbox(peerAddress);
         long conn = RANDOM.nextLong();
         int gate = gateSlots.open(conn);
-        ShmLane lane = new ShmLane(this, conn, gate, peer, settings.queueDepth(), settings.maxFragment(), cma);
+        // A message this side writes must fit the peer's ring too (its largest message), whatever
+        // its CONNECTED claims later.
+        int fragment = Math.min(settings.maxFragment(), peer.ring.maxMsgLength() - ShmSettings.MESSAGE_OVERHEAD);
+        ShmLane lane = new ShmLane(this, conn, gate, peer, settings.queueDepth(), fragment, cma);
         dialing.add(conn);
         lanes.add(lane);
         byte[] name = inbox.name.getBytes(StandardCharsets.UTF_8);

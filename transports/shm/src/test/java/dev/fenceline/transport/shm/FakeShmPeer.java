@@ -1,0 +1,134 @@
+package dev.fenceline.transport.shm;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.fenceline.Worker;
+import dev.fenceline.WorkerAddress;
+import dev.fenceline.spi.support.Heartbeat;
+import dev.fenceline.spi.support.Host;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
+
+/**
+ * A peer process of the test's making: a control segment in /dev/shm of a ring size the test
+ * chooses, whose records the test writes and reads by hand, as a hostile or broken peer would.
+ */
+final class FakeShmPeer implements AutoCloseable {
+    /** A record read from this peer's ring: its type and bytes. */
+    record Message(int type, byte[] bytes) {
+        long getLong(int at) {
+            return ByteBuffer.wrap(bytes).order(ByteOrder.nativeOrder()).getLong(at);
+        }
+
+        int getInt(int at) {
+            return ByteBuffer.wrap(bytes).order(ByteOrder.nativeOrder()).getInt(at);
+        }
+
+        String text(int at) {
+            return new String(bytes, at, bytes.length - at, StandardCharsets.UTF_8);
+        }
+    }
+
+    final Inbox inbox;
+    final Path file;
+    private final UUID worker = UUID.randomUUID();
+    private final List<Message> unread = new ArrayList<>();
+
+    private FakeShmPeer(Path file, Inbox inbox) {
+        this.file = file;
+        this.inbox = inbox;
+        Heartbeat.start(inbox); // its peers take a segment whose heartbeat stands still for a stopped process
+    }
+
+    /** @param ringSize its ring's bytes (a power of two; its largest message is an eighth) */
+    static FakeShmPeer create(int ringSize) throws Exception {
+        Path file = Path.of("/dev/shm", Segments.processPrefix() + "0fa4e000-" + Segments.unguessable() + "-ctl");
+        return new FakeShmPeer(file, Inbox.create(file, ringSize, 1, 4, UUID.randomUUID()));
+    }
+
+    /** @return its address, as a worker's shm part would carry it */
+    WorkerAddress address() {
+        byte[] shm = new ShmAddress(Host.bootId() + " " + Host.pidNamespaceId(), Host.pid(), Host.startTime(),
+                file.getFileName().toString()).encode();
+        return new WorkerAddress(worker, "fake", Map.of(ShmTransportProvider.NAME, shm));
+    }
+
+    /** @return the inbox ring of a worker of this process */
+    static ManyToOneRingBuffer inboxOf(Worker w) throws Exception {
+        return Inbox.open(Path.of("/dev/shm", HostileInboxTest.controlOf(w))).ring;
+    }
+
+    /**
+     * Connects to {@code target} as an origin: opens gate 0 for a new connection, writes the CONNECT
+     * into the target's inbox and waits for its CONNECTED.
+     *
+     * @return the connection id
+     */
+    long connect(Worker target) throws Exception {
+        long conn = 0x0fa4_e000_0000_0001L;
+        inbox.gates.open(0, conn);
+        byte[] name = file.getFileName().toString().getBytes(StandardCharsets.UTF_8);
+        ByteBuffer b = ByteBuffer.allocate(48 + name.length).order(ByteOrder.nativeOrder());
+        b.putLong(0, conn).putLong(8, worker.getMostSignificantBits()).putLong(16, worker.getLeastSignificantBits())
+                .putLong(24, Host.pid()).putLong(32, Host.startTime()).putInt(40, 0).putInt(44, name.length)
+                .put(48, name);
+        write(inboxOf(target), ShmWire.CONNECT, b.array());
+        Message connected = await(m -> m.type() == ShmWire.CONNECTED && m.getLong(0) == conn, "CONNECTED");
+        assertTrue(connected.bytes().length >= 12, "a CONNECTED of " + connected.bytes().length + " bytes");
+        return conn;
+    }
+
+    /** Writes one record into {@code ring}, failing the test if it has no room. */
+    static void write(ManyToOneRingBuffer ring, int type, byte[] body) {
+        int at = ring.tryClaim(type, body.length);
+        assertTrue(at >= 0, "no room in the ring for a " + ShmWire.name(type));
+        ring.buffer().putBytes(at, body);
+        ring.commit(at);
+    }
+
+    /** @return a GET's record: {@code n} bytes at {@code address} of key {@code key}, without exactly-once */
+    static byte[] get(long conn, long token, long key, long address, int n) {
+        ByteBuffer b = ByteBuffer.allocate(ShmWire.GET_LENGTH + 4).order(ByteOrder.nativeOrder());
+        b.putLong(ShmWire.CONN, conn).putLong(ShmWire.TOKEN, token).putLong(ShmWire.SEQ, -1)
+                .putLong(ShmWire.BODY, key).putLong(ShmWire.BODY + 8, address).putInt(ShmWire.GET_LENGTH, n);
+        return b.array();
+    }
+
+    /** Waits up to 10 s for a record of this peer's ring that {@code wanted} accepts (earlier ones kept). */
+    Message await(Predicate<Message> wanted, String what) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (true) {
+            for (Message m : unread) {
+                if (wanted.test(m)) {
+                    unread.remove(m);
+                    return m;
+                }
+            }
+            int read = inbox.ring.read((type, buffer, at, length) -> {
+                byte[] bytes = new byte[length];
+                buffer.getBytes(at, bytes);
+                unread.add(new Message(type, bytes));
+            });
+            if (read == 0) {
+                assertTrue(System.nanoTime() < deadline, "no " + what + " came in 10 s; read " + unread.size()
+                        + " other records");
+                Thread.sleep(1);
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        Heartbeat.stop(inbox);
+        Segments.remove(file);
+    }
+}
