@@ -53,6 +53,8 @@ final class Inbox implements Heartbeat.Beating {
     private static final int HEARTBEAT = 48;
     /** Replies that did not fit yet (the peer is slow): sent in order before any newer one. */
     final ArrayDeque<byte[]> backlog = new ArrayDeque<>();
+    /** Bytes in {@link #backlog}. */
+    long backlogBytes;
     /** Target side (polling thread only): connections this peer process holds at the worker that opened it. */
     int incoming;
     final ArrayDeque<Integer> backlogTypes = new ArrayDeque<>();

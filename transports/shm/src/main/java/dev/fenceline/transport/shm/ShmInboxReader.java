@@ -1,5 +1,6 @@
 package dev.fenceline.transport.shm;
 
+import dev.fenceline.EndpointFailedException;
 import dev.fenceline.FencelineException;
 import dev.fenceline.spi.support.WireCodes;
 import java.util.Set;
@@ -87,9 +88,24 @@ final class ShmInboxReader implements MessageHandler {
                 }
             }
             case ShmWire.BYE -> target.onBye(conn);
+            case ShmWire.RESET -> onReset(b, at, length, conn);
             case ShmWire.ACK, ShmWire.FLUSHED, ShmWire.GET_DATA, ShmWire.NACK -> onReply(type, b, at, length, conn);
             default -> target.onRequest(type, b, at, length, conn);
         }
+    }
+
+    /**
+     * The target dropped one of this worker's connections, with every answer it owed (it says why):
+     * the lane fails, and its gate tells what was applied.
+     */
+    private void onReset(AtomicBuffer b, int at, int length, long conn) {
+        ShmLane l = lanes.apply(conn);
+        if (l == null) {
+            return;
+        }
+        String why = length < 10 ? "" : b.getStringWithoutLengthUtf8(at + 10,
+                Math.min(Short.toUnsignedInt(b.getShort(at + 8)), length - 10));
+        l.fail(new EndpointFailedException("shm: " + l.peer.name + " reset the connection: " + why));
     }
 
     /** An answer to one of this worker's lanes; its lengths are checked before use. */

@@ -24,11 +24,12 @@ import java.util.Set;
  * @param maxLanes gate slots for ring lanes
  * @param quarantine how long a closed registration's memory and slot are kept
  * @param unblockAfter how long a stuck inbox waits, after some producer died, before it is unblocked
+ * @param maxBacklog bytes of replies held for one peer process whose inbox is full
  * @param keysRead every key read, for the completeness test
  */
 record ShmSettings(Path directory, int ringSize, int maxFragment, int queueDepth, String idleStrategy,
         Duration idleParkMin, Duration idleParkMax, Duration connectTimeout, Duration livenessInterval, boolean cma, int maxRegistrations,
-        int maxLanes, Duration quarantine, Duration unblockAfter, Set<String> keysRead) {
+        int maxLanes, Duration quarantine, Duration unblockAfter, long maxBacklog, Set<String> keysRead) {
     static final String SECTION = "fenceline.transport.shm";
 
     /** @return {@link #quarantine()} in nanoseconds */
@@ -66,7 +67,8 @@ record ShmSettings(Path directory, int ringSize, int maxFragment, int queueDepth
         int lanes = r.intIn("max-lanes", 1, 1 << 20);
         Duration quarantine = r.durationIn("registration-quarantine", Duration.ofMillis(1), Duration.ofMinutes(10));
         Duration unblock = r.durationIn("inbox-unblock-after", Duration.ofMillis(100), Duration.ofHours(1));
+        long backlog = r.bytesIn("max-backlog", 1 << 20, 1L << 40);
         return new ShmSettings(directory, (int) ring, maxFragment, queueDepth, idle, parkMin, parkMax, connect, liveness, cma,
-                registrations, lanes, quarantine, unblock, r.keysRead());
+                registrations, lanes, quarantine, unblock, backlog, r.keysRead());
     }
 }

@@ -76,8 +76,12 @@ final class ShmTarget {
         forgetConnection(conn);
     }
 
-    /** A peer process is gone: its connections here are forgotten. */
-    void peerGone(Inbox dead) {
+    /**
+     * A peer process is gone: its connections here are forgotten.
+     *
+     * @return their ids
+     */
+    LongArrayList peerGone(Inbox dead) {
         LongArrayList gone = new LongArrayList();
         origins.forEachLong((conn, o) -> {
             if (o.inbox() == dead) {
@@ -90,6 +94,7 @@ final class ShmTarget {
             dead.incoming--;
             forgetConnection(conn);
         }
+        return gone;
     }
 
     /** The connection no longer holds its origin's window (it lingers for a copy re-sent elsewhere). */
@@ -185,10 +190,47 @@ final class ShmTarget {
                 return;
             }
         }
+        if (to.backlogBytes + length > settings.maxBacklog()) {
+            overflow(to, length);
+            return;
+        }
         byte[] copy = new byte[length];
         w.write(new UnsafeBuffer(copy), 0);
-        to.backlog.add(copy);
+        backlog(to, type, copy);
+    }
+
+    private static void backlog(Inbox to, int type, byte[] message) {
+        to.backlog.add(message);
         to.backlogTypes.add(type);
+        to.backlogBytes += message.length;
+    }
+
+    /**
+     * The answers owed to {@code to}, whose inbox stays full, would pass max-backlog (a peer that
+     * does not read its inbox would otherwise grow this heap without bound): its connections here
+     * are dropped with every answer still owed, and each is told so by a RESET once its inbox has
+     * room. Its lanes then fail, and their gates tell them exactly what was applied.
+     */
+    private void overflow(Inbox to, int length) {
+        String why = "shm: worker '" + context.workerName() + "' dropped this connection: the answers it owed "
+                + to.name + " passed " + ShmSettings.SECTION + ".max-backlog = " + settings.maxBacklog()
+                + " bytes while that inbox was full";
+        LOG.warn("shm {}: {} owes {} bytes of answers and its inbox is full; {} more would pass {}.max-backlog = {}:"
+                + " its connections here are dropped", context.workerName(), to.name, to.backlogBytes, length,
+                ShmSettings.SECTION, settings.maxBacklog());
+        to.backlog.clear();
+        to.backlogTypes.clear();
+        to.backlogBytes = 0;
+        LongArrayList dropped = peerGone(to);
+        byte[] text = why.getBytes(StandardCharsets.UTF_8);
+        int n = Math.min(text.length, ShmWire.MAX_TEXT);
+        for (int i = 0; i < dropped.size(); i++) {
+            UnsafeBuffer reset = new UnsafeBuffer(new byte[10 + n]);
+            reset.putLong(0, dropped.getLong(i));
+            reset.putShort(8, (short) n);
+            reset.putBytes(10, text, 0, n);
+            backlog(to, ShmWire.RESET, reset.byteArray());
+        }
     }
 
     /** Sends what waited for room in {@code to}'s ring; @return how many */
@@ -204,6 +246,7 @@ final class ShmTarget {
             commit(to, at, to.backlogTypes.peekFirst());
             to.backlog.pollFirst();
             to.backlogTypes.pollFirst();
+            to.backlogBytes -= m.length;
             sent++;
         }
         if (sent > 0) {

@@ -18,6 +18,8 @@ package dev.fenceline.transport.shm;
  * ACK        conn, token, value u64
  * GET_DATA   conn, token, data (the rest)
  * NACK       conn, token, code u8, reason u8, length u16, message
+ * RESET      conn, length u16, message: the target dropped the connection (why), every answer it
+ *            still owed with it
  * FLUSHED    conn, token
  * BYE        conn
  * </pre>
@@ -35,6 +37,7 @@ final class ShmWire {
     static final int NACK = 22;
     static final int FLUSHED = 23;
     static final int BYE = 30;
+    static final int RESET = 31;
 
     static final int CONN = 0;
     static final int TOKEN = 8;
@@ -80,6 +83,7 @@ final class ShmWire {
             case NACK -> "NACK";
             case FLUSHED -> "FLUSHED";
             case BYE -> "BYE";
+            case RESET -> "RESET";
             default -> "message of type " + type;
         };
     }

@@ -126,6 +126,18 @@ final class FakeShmPeer implements AutoCloseable {
         }
     }
 
+    /** @return the next record not yet taken (kept from an {@link #await}, or read now), or null */
+    Message pollRead() {
+        if (unread.isEmpty()) {
+            inbox.ring.read((type, buffer, at, length) -> {
+                byte[] bytes = new byte[length];
+                buffer.getBytes(at, bytes);
+                unread.add(new Message(type, bytes));
+            }, 1);
+        }
+        return unread.isEmpty() ? null : unread.remove(0);
+    }
+
     @Override
     public void close() {
         Heartbeat.stop(inbox);

@@ -1,0 +1,112 @@
+package dev.fenceline.transport.shm;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.typesafe.config.ConfigFactory;
+import dev.fenceline.AtomicOp;
+import dev.fenceline.Endpoint;
+import dev.fenceline.Fenceline;
+import dev.fenceline.LaneInfo;
+import dev.fenceline.MemoryRegion;
+import dev.fenceline.RemoteKey;
+import dev.fenceline.Worker;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Answers owed to a peer process whose inbox stays full are held, up to max-backlog: past it the
+ * target drops that peer's connections with every answer owed and tells each with a RESET once its
+ * inbox has room, instead of holding whatever a peer that never reads asks for; an origin's lane
+ * that reads a RESET fails.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class BacklogBoundTest {
+    private static <T> T await(java.util.concurrent.CompletionStage<T> s) throws Exception {
+        return s.toCompletableFuture().get(10, TimeUnit.SECONDS);
+    }
+
+    /**
+     * An origin asks for 300 gets of 8,000 bytes (2.4 MB of answers) and reads nothing meanwhile:
+     * with max-backlog = 1 MiB the target holds what fits, then drops the connection with the
+     * answers it held; the origin reads the answers its inbox took and then the RESET naming the
+     * setting, and the target goes on serving its other peers.
+     */
+    @Test
+    void answersOwedPastMaxBacklogDropTheConnectionWithAReset() throws Exception {
+        try (Fenceline f = Fenceline.create(ConfigFactory.parseString("""
+                fenceline.transports = [shm]
+                fenceline.transport.shm.max-backlog = 1MiB
+                """));
+                FakeShmPeer fake = FakeShmPeer.create(64 << 10)) {
+            Worker a = await(f.newWorker("a"));
+            Worker b = await(f.newWorker("b"));
+            MemoryRegion region = b.register(ByteBuffer.allocateDirect(8000));
+            RemoteKey key = region.remoteKey();
+            long conn = fake.connect(b);
+            int gets = 300;
+            for (int token = 1; token <= gets; token++) {
+                FakeShmPeer.write(FakeShmPeer.inboxOf(b), ShmWire.GET,
+                        FakeShmPeer.get(conn, token, key.keyId(), key.baseAddress(), 8000));
+            }
+            FakeShmPeer.Message reset = fake.await(m -> m.type() == ShmWire.RESET, "a RESET");
+            assertEquals(conn, reset.getLong(0));
+            String why = reset.text(10);
+            assertTrue(why.contains("max-backlog = 1048576"), why);
+            int answered = 0;
+            while (true) { // what came before the RESET: the answers that fitted, in order
+                FakeShmPeer.Message m = fake.pollRead();
+                if (m == null) {
+                    break;
+                }
+                assertEquals(ShmWire.GET_DATA, m.type(), ShmWire.name(m.type()));
+                assertEquals(++answered, m.getLong(ShmWire.TOKEN));
+            }
+            // Those already in the inbox (64 KiB: 8 answers of 8,016 bytes); those held were dropped.
+            assertEquals((64 << 10) / (16 + 8000 + 8), answered, "gets answered before the RESET");
+
+            MemoryRegion counter = b.register(ByteBuffer.allocateDirect(64));
+            RemoteKey counterKey = a.unpackRemoteKey(counter.remoteKey().toBytes());
+            Endpoint ep = await(a.connect(b.address()));
+            assertEquals(0L, (long) await(ep.atomicFetch64(AtomicOp.ADD, counterKey.baseAddress(), counterKey, 1)),
+                    "b still serves its other peers");
+        }
+    }
+
+    /** An origin's lane whose target sends a RESET for its connection fails. */
+    @Test
+    void aLaneWhoseTargetResetsItsConnectionFails() throws Exception {
+        try (Fenceline f = Fenceline.create(ConfigFactory.parseString("""
+                fenceline.transports = [shm]
+                fenceline.transport.shm.cma = off
+                """));
+                FakeShmPeer fake = FakeShmPeer.create(64 << 10)) {
+            Worker a = await(f.newWorker("a"));
+            CompletableFuture<Endpoint> connecting = a.connect(fake.address()).toCompletableFuture();
+            FakeShmPeer.Message connect = fake.await(m -> m.type() == ShmWire.CONNECT, "a's CONNECT");
+            long conn = connect.getLong(0);
+            ByteBuffer connected = ByteBuffer.allocate(12).order(ByteOrder.nativeOrder());
+            connected.putLong(0, conn).putInt(8, 1 << 10);
+            FakeShmPeer.write(FakeShmPeer.inboxOf(a), ShmWire.CONNECTED, connected.array());
+            Endpoint ep = connecting.get(10, TimeUnit.SECONDS);
+            List<LaneInfo> before = ep.lanes();
+            assertTrue(before.size() == 1 && before.get(0).live(), "one live lane: " + before);
+
+            byte[] why = "the test's reason".getBytes(StandardCharsets.UTF_8);
+            ByteBuffer reset = ByteBuffer.allocate(10 + why.length).order(ByteOrder.nativeOrder());
+            reset.putLong(0, conn).putShort(8, (short) why.length).put(10, why);
+            FakeShmPeer.write(FakeShmPeer.inboxOf(a), ShmWire.RESET, reset.array());
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (ep.lanes().stream().anyMatch(l -> l.live() && l.connectionId() == before.get(0).connectionId())) {
+                assertTrue(System.nanoTime() < deadline, "the lane is live 10 s after its RESET: " + ep.lanes());
+                Thread.sleep(10);
+            }
+        }
+    }
+}
