@@ -141,6 +141,10 @@ record TcpSettings(List<InetSocketAddress> listen, int maxRails, Security securi
         int amThreads = r.intIn("active-message-threads", 0, 64);
         Duration connectTimeout = r.durationIn("connect-timeout", Duration.ofMillis(1), Duration.ofMinutes(10));
         Duration userTimeout = r.durationIn("user-timeout", Duration.ZERO, Duration.ofHours(1));
+        if (!userTimeout.isZero() && userTimeout.toMillis() < 1) {
+            // TCP_USER_TIMEOUT counts whole milliseconds: a sub-millisecond value would become 0, the kernel default.
+            throw r.invalid("user-timeout", userTimeout.toString(), "0 (the kernel default) or at least 1ms");
+        }
         Duration idle = seconds(r, "keepalive.idle");
         Duration interval = seconds(r, "keepalive.interval");
         int count = r.intIn("keepalive.count", 1, 100);

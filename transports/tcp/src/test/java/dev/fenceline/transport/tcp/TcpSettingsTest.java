@@ -130,6 +130,17 @@ class TcpSettingsTest {
                 s.keepaliveInterval()));
     }
 
+    /** TCP_USER_TIMEOUT counts milliseconds, so a non-zero value under 1ms would silently mean the kernel default. */
+    @Test
+    void aUserTimeoutUnderOneMillisecondIsRefused() {
+        for (String tiny : List.of("500us", "1ns", "999999ns")) {
+            String message = refused("user-timeout", "user-timeout = " + tiny);
+            assertTrue(message.contains("1ms"), message);
+        }
+        assertEquals(Duration.ZERO, withSecret("user-timeout = 0").userTimeout());
+        assertEquals(Duration.ofMillis(1), withSecret("user-timeout = 1ms").userTimeout());
+    }
+
     @Test
     void rangesAndTypesAreChecked() {
         refused("max-rails", "max-rails = 17");
