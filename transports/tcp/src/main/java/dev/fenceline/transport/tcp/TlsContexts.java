@@ -1,5 +1,6 @@
 package dev.fenceline.transport.tcp;
 
+import dev.fenceline.ConfigurationException;
 import dev.fenceline.FencelineException;
 import io.netty.channel.Channel;
 import io.netty.handler.ssl.ClientAuth;
@@ -15,7 +16,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.KeyStore;
+import java.security.cert.CertificateExpiredException;
+import java.security.cert.CertificateNotYetValidException;
+import java.security.cert.X509Certificate;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.TrustManagerFactory;
 
@@ -41,7 +48,9 @@ final class TlsContexts {
     }
 
     /**
-     * @throws FencelineException naming the file and the reason when the material cannot be used
+     * @throws ConfigurationException naming the key and the file when a PKCS#12 store holds the wrong
+     *     entries or the key store's certificate is not valid now
+     * @throws FencelineException naming the file and the reason when the material cannot be used otherwise
      */
     static TlsContexts create(TcpSettings.Tls tls, String worker, Duration handshakeTimeout) {
         SslProvider provider = provider(tls);
@@ -104,14 +113,74 @@ final class TlsContexts {
 
     private static KeyManagerFactory keys(Path store, String password) throws IOException, GeneralSecurityException {
         KeyManagerFactory f = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
-        f.init(load(store, password), password.toCharArray());
+        KeyStore ks = load(store, password);
+        checkKeyStore(ks, store);
+        f.init(ks, password.toCharArray());
         return f;
     }
 
     private static TrustManagerFactory trust(Path store, String password) throws IOException, GeneralSecurityException {
         TrustManagerFactory f = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-        f.init(load(store, password));
+        KeyStore ks = load(store, password);
+        checkTrustStore(ks, store);
+        f.init(ks);
         return f;
+    }
+
+    /**
+     * The worker presents one certificate, whose subject is its identity (its exactly-once state is
+     * keyed by it), so the store holds exactly one key; checked here because the engine would
+     * otherwise fail only at the first handshake, naming no key, while rails retry.
+     */
+    private static void checkKeyStore(KeyStore ks, Path store) throws GeneralSecurityException {
+        List<String> keys = aliases(ks, true);
+        if (keys.size() != 1) {
+            throw invalid("tls.key-store", store, "a PKCS#12 key store with exactly one private-key entry, this"
+                    + " worker's (" + contents(ks) + ")");
+        }
+        java.security.cert.Certificate leaf = ks.getCertificate(keys.get(0));
+        if (leaf instanceof X509Certificate x) {
+            try {
+                x.checkValidity();
+            } catch (CertificateExpiredException | CertificateNotYetValidException e) {
+                throw invalid("tls.key-store", store, "a certificate valid now ('" + keys.get(0) + "', "
+                        + x.getSubjectX500Principal() + ", is valid from " + x.getNotBefore().toInstant() + " to "
+                        + x.getNotAfter().toInstant() + ")");
+            }
+        }
+    }
+
+    /** Without a trusted entry the engine fails at each handshake ("trustAnchors ... non-empty"), naming no key. */
+    private static void checkTrustStore(KeyStore ks, Path store) throws GeneralSecurityException {
+        if (aliases(ks, false).isEmpty()) {
+            throw invalid("tls.trust-store", store, "a PKCS#12 trust store with at least one trusted-certificate"
+                    + " entry (" + contents(ks) + "; a certificate stored without the trust attribute, as by openssl"
+                    + " pkcs12 -export -nokeys, is none)");
+        }
+    }
+
+    /** @return what a store holds, for a message: the key store and the trust store swapped show here */
+    private static String contents(KeyStore ks) throws GeneralSecurityException {
+        return "it has " + aliases(ks, true).size() + " private-key and " + aliases(ks, false).size()
+                + " trusted-certificate entries";
+    }
+
+    /** @return the aliases of the store's private-key entries, or of its trusted-certificate entries */
+    private static List<String> aliases(KeyStore ks, boolean keys) throws GeneralSecurityException {
+        Class<? extends KeyStore.Entry> type = keys ? KeyStore.PrivateKeyEntry.class
+                : KeyStore.TrustedCertificateEntry.class;
+        List<String> found = new ArrayList<>();
+        for (String a : Collections.list(ks.aliases())) {
+            if (ks.entryInstanceOf(a, type)) {
+                found.add(a);
+            }
+        }
+        return found;
+    }
+
+    private static ConfigurationException invalid(String key, Path store, String expected) {
+        return new ConfigurationException(TcpSettings.SECTION + "." + key + " = " + store + " is invalid: expected "
+                + expected);
     }
 
     private static KeyStore load(Path store, String password) throws IOException, GeneralSecurityException {
