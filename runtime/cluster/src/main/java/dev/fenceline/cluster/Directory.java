@@ -1,7 +1,6 @@
 package dev.fenceline.cluster;
 
 import dev.fenceline.Endpoint;
-import dev.fenceline.Fenceline;
 import dev.fenceline.Worker;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -13,6 +12,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import org.apache.pekko.actor.Address;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
@@ -93,12 +93,13 @@ final class Directory {
     }
 
     /**
-     * @param fenceline the runtime whose workers' endpoints follow membership
+     * @param workers the runtime's open workers, whose endpoints follow membership (its {@code workers()})
      * @param settings the cluster settings
      * @param view where the directory publishes what it knows
      * @return the behavior
      */
-    static Behavior<Command> create(Fenceline fenceline, ClusterSettings settings, AtomicReference<View> view) {
+    static Behavior<Command> create(Supplier<List<Worker>> workers, ClusterSettings settings,
+            AtomicReference<View> view) {
         return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
             ActorRef<Receptionist.Listing> listings = ctx.messageAdapter(Receptionist.Listing.class, Listed::new);
             ctx.getSystem().receptionist().tell(Receptionist.subscribe(Advertiser.ALL, listings));
@@ -108,14 +109,14 @@ final class Directory {
             cluster.subscriptions().tell(Subscribe.create(
                     ctx.messageAdapter(ClusterEvent.ReachabilityEvent.class, ReachabilityChanged::new),
                     ClusterEvent.ReachabilityEvent.class));
-            return new State(ctx, timers, fenceline, settings, cluster, view).running();
+            return new State(ctx, timers, workers, settings, cluster, view).running();
         }));
     }
 
     private static final class State {
         private final ActorContext<Command> ctx;
         private final TimerScheduler<Command> timers;
-        private final Fenceline fenceline;
+        private final Supplier<List<Worker>> workers;
         private final ClusterSettings settings;
         private final Cluster cluster;
         private final AtomicReference<View> view;
@@ -127,11 +128,11 @@ final class Directory {
         private final Set<ActorRef<Advertiser.Command>> asking = new HashSet<>();
         private final List<Find> waiting = new ArrayList<>();
 
-        State(ActorContext<Command> ctx, TimerScheduler<Command> timers, Fenceline fenceline, ClusterSettings settings,
-                Cluster cluster, AtomicReference<View> view) {
+        State(ActorContext<Command> ctx, TimerScheduler<Command> timers, Supplier<List<Worker>> workers,
+                ClusterSettings settings, Cluster cluster, AtomicReference<View> view) {
             this.ctx = ctx;
             this.timers = timers;
-            this.fenceline = fenceline;
+            this.workers = workers;
             this.settings = settings;
             this.cluster = cluster;
             this.view = view;
@@ -221,12 +222,15 @@ final class Directory {
             long uid = member.uniqueAddress().longUid();
             Set<UUID> ids = index.memberGone(address, uid);
             described.values().removeIf(w -> w.member().equals(address) && w.incarnation() == uid);
+            // Published before the endpoints are listed: a connect that completes meanwhile lists its
+            // endpoint before it reads the view, so either it sees the workers gone and aborts the
+            // endpoint itself, or the listing below holds it.
+            publish();
             int aborted = forEachEndpointTo(ids, e -> e.abort("cluster member " + address + " was " + how));
             if (!ids.isEmpty()) {
                 ctx.getLog().info("cluster: member {} was {}: aborted {} endpoint(s) to its {} worker(s)", address, how,
                         aborted, ids.size());
             }
-            publish();
         }
 
         private Behavior<Command> onReachabilityChanged(ReachabilityChanged m) {
@@ -244,7 +248,7 @@ final class Directory {
                 return 0;
             }
             int n = 0;
-            for (Worker w : fenceline.workers()) {
+            for (Worker w : workers.get()) {
                 for (Endpoint e : w.endpoints()) {
                     if (peers.contains(e.peer().workerId())) {
                         action.accept(e);

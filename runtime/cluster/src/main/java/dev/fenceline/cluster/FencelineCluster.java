@@ -84,7 +84,7 @@ public final class FencelineCluster implements Extension {
         this.fenceline = Fenceline.get(system);
         this.settings = ClusterSettings.fromConfig(system.settings().config());
         this.cluster = Cluster.get(system);
-        this.directory = system.systemActorOf(Directory.create(fenceline, settings, view), "fenceline-cluster",
+        this.directory = system.systemActorOf(Directory.create(fenceline::workers, settings, view), "fenceline-cluster",
                 Props.empty());
     }
 
@@ -199,7 +199,9 @@ public final class FencelineCluster implements Extension {
                 existing.join().close(); // failed: release it, the new one replaces it
             }
             return local.connect(peer.address()).toCompletableFuture().thenApply(ep -> {
-                if (view.get().gone().contains(peerId)) { // its member went while connecting
+                // Its member went while connecting. The worker listed ep before this runs, and the directory
+                // publishes gone workers before it lists the endpoints to abort: this or the directory aborts it.
+                if (view.get().gone().contains(peerId)) {
                     ep.abort("cluster member " + peer.member() + " is gone");
                 }
                 return ep;

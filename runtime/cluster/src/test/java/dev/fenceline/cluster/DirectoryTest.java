@@ -1,0 +1,104 @@
+package dev.fenceline.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.fenceline.Endpoint;
+import dev.fenceline.Worker;
+import dev.fenceline.WorkerAddress;
+import java.lang.reflect.Proxy;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.Props;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.cluster.ClusterEvent;
+import org.apache.pekko.cluster.MemberStatus;
+import org.apache.pekko.cluster.typed.Cluster;
+import org.apache.pekko.cluster.typed.Join;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** The directory on one member, with a stand-in worker whose endpoint list and endpoint record when they are used. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class DirectoryTest {
+    private ActorSystem<Void> system;
+
+    @AfterEach
+    void stop() throws Exception {
+        if (system != null) {
+            system.terminate();
+            system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        }
+    }
+
+    /**
+     * A connect that completes while a member goes is checked against the view after its endpoint
+     * is listed; the directory lists endpoints to abort after it published the gone workers, so
+     * either the check sees them gone or the abort sees the endpoint. Here the endpoint list reads
+     * the view at the moment the directory takes it.
+     */
+    @Test
+    void theGoneWorkersArePublishedBeforeTheirEndpointsAreListedForAborting() throws Exception {
+        system = ActorSystem.create(Behaviors.empty(), "directory-test", ClusterMember.config(null, 0));
+        Cluster cluster = Cluster.get(system);
+        cluster.manager().tell(Join.create(cluster.selfMember().address()));
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (cluster.selfMember().status() != MemberStatus.up() && System.nanoTime() < until) {
+            Thread.sleep(20); // the test's thread, not an actor
+        }
+        long incarnation = cluster.selfMember().uniqueAddress().longUid();
+        WorkerAddress peer = new WorkerAddress(UUID.randomUUID(), "peer", Map.of());
+        AtomicReference<Directory.View> view = new AtomicReference<>(Directory.View.EMPTY);
+        CompletableFuture<Set<UUID>> goneWhenListed = new CompletableFuture<>();
+        CompletableFuture<String> aborted = new CompletableFuture<>();
+        Endpoint endpoint = stub(Endpoint.class, (method, args) -> switch (method) {
+            case "peer" -> peer;
+            case "abort" -> aborted.complete((String) args[0]);
+            default -> throw new UnsupportedOperationException(method);
+        });
+        Worker local = stub(Worker.class, (method, args) -> {
+            if (!method.equals("endpoints")) {
+                throw new UnsupportedOperationException(method);
+            }
+            goneWhenListed.complete(view.get().gone());
+            return List.of(endpoint);
+        });
+        ActorRef<Directory.Command> directory = system.systemActorOf(Directory.create(() -> List.of(local),
+                ClusterSettings.fromConfig(system.settings().config()), view), "directory-test", Props.empty());
+        system.systemActorOf(Advertiser.create(peer, incarnation, Map.of()), "advertiser-test", Props.empty());
+        while (view.get().workers().isEmpty() && System.nanoTime() < until) {
+            Thread.sleep(20);
+        }
+        assertEquals(peer, view.get().workers().get(0).address(), "the peer is listed");
+
+        // The event alone: the directory acts on it, and the member itself stays up.
+        directory.tell(new Directory.MemberChanged(new ClusterEvent.MemberDowned(
+                cluster.selfMember().copy(MemberStatus.down()))));
+        assertTrue(aborted.get(30, TimeUnit.SECONDS).contains("was downed"), "its endpoint is aborted");
+        assertEquals(Set.of(peer.workerId()), goneWhenListed.get(), "the view named the peer gone before the"
+                + " directory listed the endpoints it aborts");
+    }
+
+    /** What a stub does: the method's name and arguments to its result. */
+    private interface Answer {
+        Object answer(String method, Object[] args);
+    }
+
+    private static <T> T stub(Class<T> type, Answer answer) {
+        return type.cast(Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] {type}, (self, m, args) ->
+                switch (m.getName()) {
+                    case "hashCode" -> System.identityHashCode(self);
+                    case "equals" -> self == args[0];
+                    case "toString" -> type.getSimpleName() + " stub";
+                    default -> answer.answer(m.getName(), args);
+                }));
+    }
+}
