@@ -3,8 +3,10 @@ package dev.fenceline.transport.tcp;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.CompositeByteBuf;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.CorruptedFrameException;
 import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
 import io.netty.handler.codec.TooLongFrameException;
+import io.netty.handler.ssl.SslHandler;
 
 /**
  * Splits the byte stream into length-prefixed frames. Until the peer has authenticated (on the
@@ -57,11 +59,25 @@ final class FrameSplitter extends LengthFieldBasedFrameDecoder {
         if (limit < max && in.readableBytes() >= Wire.LENGTH_FIELD) {
             long frame = in.getUnsignedInt(in.readerIndex()) + Wire.LENGTH_FIELD;
             if (frame > limit) {
+                boolean tls = tlsRecord(in) && ctx.pipeline().get(SslHandler.class) == null;
                 in.skipBytes(in.readableBytes());
+                if (tls) {
+                    // Read as a length, a TLS record header is a frame of hundreds of MB: name the setting
+                    // that differs, not the size limit. Only without TLS here: an SslHandler would decode it.
+                    throw new CorruptedFrameException("the peer speaks TLS (a TLS record came where a frame"
+                            + " was expected), while this side has fenceline.transport.tcp.security = secret: both"
+                            + " sides need the same security");
+                }
                 throw new TooLongFrameException("a frame of " + frame + " bytes before authentication (at most "
                         + limit + ", fenceline.transport.tcp.limits.pre-auth-frame)");
             }
         }
         return super.decode(ctx, in);
+    }
+
+    /** @return whether {@code in} starts like a TLS handshake or alert record (content type, then major version 3) */
+    private static boolean tlsRecord(ByteBuf in) {
+        int type = in.getUnsignedByte(in.readerIndex());
+        return (type == 0x15 || type == 0x16) && in.getUnsignedByte(in.readerIndex() + 1) == 3;
     }
 }

@@ -188,8 +188,13 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
             return;
         }
         // A frame over the size limit (TooLongFrameException), a reset, a timeout: that connection ends.
-        LOG.warn("tcp {}: closing connection from {}: {}", transport.workerName(), c.channel().remoteAddress(),
-                cause.toString());
+        String why = cause.toString();
+        if (cause.getCause() instanceof io.netty.handler.ssl.NotSslRecordException) {
+            // A peer with security = secret sends its HELLO in clear: say which setting differs.
+            why = "the peer does not speak TLS, while this side has fenceline.transport.tcp.security = tls: a"
+                    + " Fenceline peer needs the same security (" + why + ")";
+        }
+        LOG.warn("tcp {}: closing connection from {}: {}", transport.workerName(), c.channel().remoteAddress(), why);
         closeNow();
     }
 

@@ -2,12 +2,14 @@ package dev.fenceline.transport.tcp;
 
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.handler.codec.DecoderException;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -71,5 +73,32 @@ class FrameSplitterTest {
     void aFrameInLargeReadsKeepsItsPieces() {
         int most = feed(1 << 20, 4096);
         assertTrue(most > FrameSplitter.MAX_PIECES, "large reads stay as they came: " + most + " pieces");
+    }
+
+    /**
+     * Before authentication, a TLS alert (what a TLS server may answer a clear HELLO with) or
+     * handshake record reads as a length of hundreds of MB: the refusal names the security setting,
+     * not limits.pre-auth-frame. Any other oversized length still names the limit.
+     */
+    @Test
+    void aTlsRecordBeforeAuthenticationNamesTheSecuritySetting() {
+        for (int[] header : new int[][] {{0x15, 3, 3, 0, 2, 2, 40}, {0x16, 3, 1, 0, 0xf4, 1}}) {
+            String message = refusedBeforeAuthentication(header);
+            assertTrue(message.contains("the peer speaks TLS") && message.contains(
+                    "fenceline.transport.tcp.security = secret"), message);
+        }
+        String message = refusedBeforeAuthentication(new int[] {0x15, 0, 0, 0, 1});
+        assertTrue(message.contains("limits.pre-auth-frame"), message);
+    }
+
+    private static String refusedBeforeAuthentication(int[] bytes) {
+        EmbeddedChannel ch = new EmbeddedChannel(new FrameSplitter(1 << 20, 512));
+        ByteBuf in = Unpooled.buffer(bytes.length);
+        for (int b : bytes) {
+            in.writeByte(b);
+        }
+        DecoderException e = assertThrows(DecoderException.class, () -> ch.writeInbound(in));
+        ch.finishAndReleaseAll();
+        return e.getMessage();
     }
 }

@@ -149,6 +149,50 @@ class TcpTlsTest {
     }
 
     /**
+     * Workers whose security differs are told which setting it is: the TLS target finds the secret
+     * peer's HELLO is not TLS, and a secret target finds a TLS record where a frame length belongs
+     * (rather than a frame of hundreds of MB over limits.pre-auth-frame).
+     */
+    @Test
+    void peersWhoseSecurityDiffersAreToldWhichSettingItIs() throws Exception {
+        ch.qos.logback.classic.Logger log = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory
+                .getLogger(TargetHandler.class);
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> seen =
+                new ch.qos.logback.core.read.ListAppender<>();
+        seen.start();
+        log.addAppender(seen);
+        try (Fenceline secret = Fenceline.create(ConfigFactory.parseString(
+                "fenceline.transport.tcp.connect-timeout = 2s").withFallback(TcpConfigs.loopback("127.0.0.1:0")));
+                Fenceline tls = Fenceline.create(client(certs.tcpConfig("origin")))) {
+            Worker plain = await(secret.newWorker("plain"));
+            assertThrows(ExecutionException.class, () -> await(plain.connect(target.address())));
+            assertLogged(seen, "tcp target: closing connection from", "fenceline.transport.tcp.security = tls");
+            Worker origin = await(tls.newWorker("origin"));
+            assertThrows(ExecutionException.class, () -> await(origin.connect(plain.address())));
+            assertLogged(seen, "tcp plain: closing connection from", "the peer speaks TLS");
+            assertLogged(seen, "tcp plain: closing connection from", "fenceline.transport.tcp.security = secret");
+        } finally {
+            log.detachAppender(seen);
+        }
+    }
+
+    private static void assertLogged(ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent>
+            seen, String prefix, String words) throws InterruptedException {
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        List<String> lines;
+        do {
+            synchronized (seen) { // its appends hold this lock
+                lines = seen.list.stream().map(e -> e.getFormattedMessage()).toList();
+            }
+            if (lines.stream().anyMatch(l -> l.startsWith(prefix) && l.contains(words))) {
+                return;
+            }
+            Thread.sleep(20);
+        } while (System.nanoTime() < until);
+        throw new AssertionError("no warning starting '" + prefix + "' names '" + words + "': " + lines);
+    }
+
+    /**
      * A bit flipped on rail 0's path while a model-checked workload runs: TLS finds the record
      * broken, that connection ends, the endpoint goes on over rail 1 (0 lost, 0 doubled, fences
      * held), and rail 0 comes back.
