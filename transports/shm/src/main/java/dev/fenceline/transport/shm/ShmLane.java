@@ -364,8 +364,9 @@ final class ShmLane extends AbstractLane implements DirectAccess {
     /**
      * A reply for this lane; {@code buffer} at {@code offset} holds the GET data. Replies come in
      * the order the lane claimed its messages: one that does not answer the oldest unanswered
-     * message is a broken or hostile peer, and fails the lane. Whether the endpoint still waits for
-     * the answer is decided here, under the same lock as the revocation.
+     * message is a broken or hostile peer, and fails the lane, as does an answer of the wrong kind (a
+     * get's answer is its data or a NACK, and only a get's answer carries data). Whether the endpoint
+     * still waits for the answer is decided here, under the same lock as the revocation.
      */
     void answered(int type, long token, long value, FencelineException error, AtomicBuffer buffer, int offset,
             int length) {
@@ -374,33 +375,48 @@ final class ShmLane extends AbstractLane implements DirectAccess {
         boolean inOrder;
         ByteBuffer dst = null;
         FencelineException bad = null;
+        FencelineException wrongKind = null;
         synchronized (ledger) {
-            inOrder = ledger.takeAnswer(token);
-            if (inOrder) {
-                UNANSWERED.decrementAndGet(this);
-            }
-            if (token < 0) {
-                direct = inOrder && ledger.directAnswered(); // not if the lane's end already abandoned it
+            boolean get = token >= 0 && ledger.isGet(token);
+            if (get ? type == ShmWire.ACK || type == ShmWire.FLUSHED : type == ShmWire.GET_DATA) {
+                wrongKind = new FencelineException("shm: " + peer.name + " answered " + (get ? "get " : "message ")
+                        + token + " of lane " + Long.toHexString(conn) + " with a " + ShmWire.name(type));
+                inOrder = true;
                 deliver = false;
             } else {
-                deliver = inOrder && ledger.awaited(token);
-                if (deliver && (type == ShmWire.GET_DATA || type == ShmWire.NACK)) {
-                    dst = ledger.takeGetBuffer(token);
-                    if (type == ShmWire.GET_DATA) {
-                        if (dst == null) {
-                            ledger.getDropped(token); // given up first: no buffer to write, no answer
-                            deliver = false;
-                        } else if (length != dst.remaining()) {
-                            bad = new FencelineException("shm: GET_DATA of " + length + " bytes for a get of "
-                                    + dst.remaining() + " from " + peer.name);
-                            ledger.getDropped(token);
-                            deliver = false;
-                        } else {
-                            buffer.getBytes(offset, dst, dst.position(), dst.remaining()); // under the lock: before any give-up
+                inOrder = ledger.takeAnswer(token);
+                if (inOrder) {
+                    UNANSWERED.decrementAndGet(this);
+                }
+                if (token < 0) {
+                    direct = inOrder && ledger.directAnswered(); // not if the lane's end already abandoned it
+                    deliver = false;
+                } else {
+                    deliver = inOrder && ledger.awaited(token);
+                    if (deliver && (type == ShmWire.GET_DATA || type == ShmWire.NACK)) {
+                        dst = ledger.takeGetBuffer(token);
+                        if (type == ShmWire.GET_DATA) {
+                            if (dst == null) {
+                                ledger.getDropped(token); // given up first: no buffer to write, no answer
+                                deliver = false;
+                            } else if (length != dst.remaining()) {
+                                bad = new FencelineException("shm: GET_DATA of " + length + " bytes for a get of "
+                                        + dst.remaining() + " from " + peer.name);
+                                ledger.getDropped(token);
+                                deliver = false;
+                            } else {
+                                // under the lock: before any give-up
+                                buffer.getBytes(offset, dst, dst.position(), dst.remaining());
+                            }
                         }
                     }
                 }
             }
+        }
+        if (wrongKind != null) {
+            FencelineException w = wrongKind;
+            whileLive(() -> fail(w));
+            return;
         }
         if (!inOrder) {
             FencelineException order = new FencelineException("shm: " + peer.name + " answered message " + token

@@ -124,6 +124,11 @@ final class ShmMessageLedger {
         remove(amTokens, token);
     }
 
+    /** @return whether {@code token} is a get still unanswered */
+    boolean isGet(long token) {
+        return contains(getTokens, token);
+    }
+
     /**
      * An answer came: it must answer the oldest message still unanswered.
      *

@@ -271,7 +271,13 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         b.putInt(at + 40, gate);
         b.putInt(at + 44, name.length);
         b.putBytes(at + 48, name);
-        peer.ring.commit(at);
+        try {
+            peer.ring.commit(at);
+        } catch (IllegalStateException e) { // the peer changed the record's header meanwhile: its ring is its memory
+            abandon(new ShmTransportActor.Dial(conn, peer, lane));
+            throw new EndpointFailedException("shm: " + peer.name + " lost the CONNECT this worker wrote into its"
+                    + " inbox (" + e.getMessage() + ")");
+        }
         peer.doorbell.ring();
         return new ShmTransportActor.Dial(conn, peer, lane);
     }
