@@ -370,64 +370,30 @@ final class ShmLane extends AbstractLane implements DirectAccess {
      */
     void answered(int type, long token, long value, FencelineException error, AtomicBuffer buffer, int offset,
             int length) {
-        boolean deliver;
-        boolean direct = false;
-        boolean inOrder;
-        ByteBuffer dst = null;
-        FencelineException bad = null;
-        FencelineException wrongKind = null;
+        int taken;
+        int asked;
         synchronized (ledger) {
-            boolean get = token >= 0 && ledger.isGet(token);
-            if (get ? type == ShmWire.ACK || type == ShmWire.FLUSHED : type == ShmWire.GET_DATA) {
-                wrongKind = new FencelineException("shm: " + peer.name + " answered " + (get ? "get " : "message ")
-                        + token + " of lane " + Long.toHexString(conn) + " with a " + ShmWire.name(type));
-                inOrder = true;
-                deliver = false;
-            } else {
-                inOrder = ledger.takeAnswer(token);
-                if (inOrder) {
-                    UNANSWERED.decrementAndGet(this);
-                }
-                if (token < 0) {
-                    direct = inOrder && ledger.directAnswered(); // not if the lane's end already abandoned it
-                    deliver = false;
-                } else {
-                    deliver = inOrder && ledger.awaited(token);
-                    if (deliver && (type == ShmWire.GET_DATA || type == ShmWire.NACK)) {
-                        dst = ledger.takeGetBuffer(token);
-                        if (type == ShmWire.GET_DATA) {
-                            if (dst == null) {
-                                ledger.getDropped(token); // given up first: no buffer to write, no answer
-                                deliver = false;
-                            } else if (length != dst.remaining()) {
-                                bad = new FencelineException("shm: GET_DATA of " + length + " bytes for a get of "
-                                        + dst.remaining() + " from " + peer.name);
-                                ledger.getDropped(token);
-                                deliver = false;
-                            } else {
-                                // under the lock: before any give-up
-                                buffer.getBytes(offset, dst, dst.position(), dst.remaining());
-                            }
-                        }
-                    }
-                }
+            taken = ledger.take(type, token, buffer, offset, length);
+            asked = ledger.askedLength();
+            if (taken >= ShmMessageLedger.NOTHING) {
+                UNANSWERED.decrementAndGet(this);
             }
         }
-        if (wrongKind != null) {
-            FencelineException w = wrongKind;
-            whileLive(() -> fail(w));
+        if (taken < ShmMessageLedger.NOTHING) {
+            FencelineException e = new FencelineException("shm: " + peer.name + " answered "
+                    + (type == ShmWire.GET_DATA || taken == ShmMessageLedger.OUT_OF_ORDER ? "message " : "get ") + token
+                    + " of lane " + Long.toHexString(conn) + (taken == ShmMessageLedger.OUT_OF_ORDER
+                            ? " out of the order it was sent in" : " with a " + ShmWire.name(type)));
+            whileLive(() -> fail(e));
             return;
         }
-        if (!inOrder) {
-            FencelineException order = new FencelineException("shm: " + peer.name + " answered message " + token
-                    + " of lane " + Long.toHexString(conn) + " out of the order it was sent in");
-            whileLive(() -> fail(order));
-            return;
-        }
-        if (bad != null) {
-            FencelineException b = bad;
+        if (taken == ShmMessageLedger.BAD_LENGTH) {
+            FencelineException b = new FencelineException("shm: GET_DATA of " + length + " bytes for a get of " + asked
+                    + " from " + peer.name);
             whileLive(() -> fail(b));
         }
+        boolean direct = taken == ShmMessageLedger.DIRECT;
+        boolean deliver = taken == ShmMessageLedger.DELIVER;
         if (direct) {
             answers.answered(token & ~DIRECT, type == ShmWire.NACK ? error : null);
         }

@@ -5,6 +5,7 @@ import java.nio.ByteBuffer;
 import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.collections.LongArrayQueue;
 import org.agrona.collections.LongHashSet;
+import org.agrona.concurrent.AtomicBuffer;
 
 /**
  * What a {@link ShmLane} remembers of its ring messages: the tokens claimed and not yet answered,
@@ -127,6 +128,66 @@ final class ShmMessageLedger {
     /** @return whether {@code token} is a get still unanswered */
     boolean isGet(long token) {
         return contains(getTokens, token);
+    }
+
+    /** What {@link #take} found: out of order (nothing changed; the lane fails). */
+    static final int OUT_OF_ORDER = 0;
+    /** ... of the wrong kind for its message (nothing changed; the lane fails). */
+    static final int WRONG_KIND = 1;
+    /** ... in order, and nothing to report (abandoned or given up first). */
+    static final int NOTHING = 2;
+    /** ... in order, a direct active message's, to report to its ledger. */
+    static final int DIRECT = 3;
+    /** ... in order, for the endpoint (a get's data copied into its buffer). */
+    static final int DELIVER = 4;
+    /** ... in order, a get's data of the wrong length (not copied; the lane fails). */
+    static final int BAD_LENGTH = 5;
+
+    /** The length the get answered {@link #BAD_LENGTH} asked for. */
+    private int askedLength;
+
+    /**
+     * An answer came (the caller holds the lane's lock): checked against the message it answers and
+     * taken; a get's data is copied into its buffer here, before any give-up can let go of it.
+     *
+     * @param data where a GET_DATA's data is
+     * @return one of the outcomes above; every one from {@link #NOTHING} on answered a message
+     */
+    int take(int type, long token, AtomicBuffer data, int offset, int length) {
+        boolean get = token >= 0 && isGet(token);
+        if (get ? type == ShmWire.ACK || type == ShmWire.FLUSHED : type == ShmWire.GET_DATA) {
+            return WRONG_KIND;
+        }
+        if (!takeAnswer(token)) {
+            return OUT_OF_ORDER;
+        }
+        if (token < 0) {
+            return directAnswered() ? DIRECT : NOTHING; // not if the lane's end already abandoned it
+        }
+        if (!awaited(token)) {
+            return NOTHING;
+        }
+        if (type == ShmWire.GET_DATA || type == ShmWire.NACK) {
+            ByteBuffer dst = takeGetBuffer(token);
+            if (type == ShmWire.GET_DATA) {
+                if (dst == null) {
+                    getDropped(token); // given up first: no buffer to write, no answer
+                    return NOTHING;
+                }
+                if (length != dst.remaining()) {
+                    askedLength = dst.remaining();
+                    getDropped(token);
+                    return BAD_LENGTH;
+                }
+                data.getBytes(offset, dst, dst.position(), dst.remaining());
+            }
+        }
+        return DELIVER;
+    }
+
+    /** @return what the get answered {@link #BAD_LENGTH} asked for */
+    int askedLength() {
+        return askedLength;
     }
 
     /**
