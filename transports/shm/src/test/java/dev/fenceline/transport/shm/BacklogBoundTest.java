@@ -55,6 +55,12 @@ class BacklogBoundTest {
                 FakeShmPeer.write(FakeShmPeer.inboxOf(b), ShmWire.GET,
                         FakeShmPeer.get(conn, token, key.keyId(), key.baseAddress(), 8000));
             }
+            org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer inbox = FakeShmPeer.inboxOf(b);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (inbox.consumerPosition() < inbox.producerPosition()) { // b took every get before this reads
+                assertTrue(System.nanoTime() < deadline, "b did not read its inbox in 10 s");
+                Thread.sleep(1);
+            }
             FakeShmPeer.Message reset = fake.await(m -> m.type() == ShmWire.RESET, "a RESET");
             assertEquals(conn, reset.getLong(0));
             String why = reset.text(10);
