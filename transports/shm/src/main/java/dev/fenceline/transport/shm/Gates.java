@@ -135,6 +135,17 @@ final class Gates {
     }
 
     /**
+     * @param slot a slot (checked with {@link #valid})
+     * @param conn a connection id
+     * @return whether the slot is open for {@code conn}: its origin opens it before the CONNECT and
+     *     revokes it before the BYE, so a CONNECT or BYE that does not agree is not its origin's
+     */
+    boolean openFor(int slot, long conn) {
+        int at = slot * SLOT;
+        return table.getLongVolatile(at) == conn && (table.getLongVolatile(at + 8) & REVOKED) == 0;
+    }
+
+    /**
      * Leaves the gate after applying (and answering) one record: one more taken; revoked if the
      * origin revoked meanwhile.
      *

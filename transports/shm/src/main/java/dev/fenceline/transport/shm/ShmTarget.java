@@ -67,11 +67,17 @@ final class ShmTarget {
         this.exactlyOnce = windows.exactlyOnce();
     }
 
-    /** The peer closed a connection to this worker. */
+    /** The peer closed a connection to this worker (after revoking its gate: else the BYE is not its own). */
     void onBye(long conn) {
-        Origin gone = origins.remove(conn);
-        if (gone != null) {
-            gone.inbox().incoming--;
+        Origin o = origins.get(conn);
+        if (o != null && o.inbox().gates.openFor(o.gate(), conn)) {
+            dropped.accept("a BYE for connection " + Long.toHexString(conn) + " of " + o.inbox().name
+                    + ", whose gate is still open for it");
+            return;
+        }
+        if (o != null) {
+            origins.remove(conn);
+            o.inbox().incoming--;
         }
         forgetConnection(conn);
     }
@@ -154,6 +160,11 @@ final class ShmTarget {
         }
         if (!origin.gates.valid(gate)) {
             dropped.accept("a CONNECT from " + name + " naming gate " + gate + " of its " + origin.gates.slots());
+            return;
+        }
+        if (!origin.gates.openFor(gate, conn)) { // its origin opens the gate first: else not its CONNECT
+            dropped.accept("a CONNECT from " + name + " for connection " + Long.toHexString(conn) + ", whose gate "
+                    + gate + " is not open for it");
             return;
         }
         if (origins.containsKey(conn)) {

@@ -76,15 +76,25 @@ final class FakeShmPeer implements AutoCloseable {
     long connect(Worker target) throws Exception {
         long conn = 0x0fa4_e000_0000_0001L;
         inbox.gates.open(0, conn);
-        byte[] name = file.getFileName().toString().getBytes(StandardCharsets.UTF_8);
-        ByteBuffer b = ByteBuffer.allocate(48 + name.length).order(ByteOrder.nativeOrder());
-        b.putLong(0, conn).putLong(8, worker.getMostSignificantBits()).putLong(16, worker.getLeastSignificantBits())
-                .putLong(24, Host.pid()).putLong(32, Host.startTime()).putInt(40, 0).putInt(44, name.length)
-                .put(48, name);
-        write(inboxOf(target), ShmWire.CONNECT, b.array());
+        sendConnect(target, 0, conn);
         Message connected = await(m -> m.type() == ShmWire.CONNECTED && m.getLong(0) == conn, "CONNECTED");
         assertTrue(connected.bytes().length >= 12, "a CONNECTED of " + connected.bytes().length + " bytes");
         return conn;
+    }
+
+    /** Writes a CONNECT for {@code conn} naming gate {@code gate} (opened or not) into the target's inbox. */
+    void sendConnect(Worker target, int gate, long conn) throws Exception {
+        byte[] name = file.getFileName().toString().getBytes(StandardCharsets.UTF_8);
+        ByteBuffer b = ByteBuffer.allocate(48 + name.length).order(ByteOrder.nativeOrder());
+        b.putLong(0, conn).putLong(8, worker.getMostSignificantBits()).putLong(16, worker.getLeastSignificantBits())
+                .putLong(24, Host.pid()).putLong(32, Host.startTime()).putInt(40, gate).putInt(44, name.length)
+                .put(48, name);
+        write(inboxOf(target), ShmWire.CONNECT, b.array());
+    }
+
+    /** @return whether a CONNECTED for {@code conn} comes within {@code millis} */
+    boolean connected(long conn, long millis) throws InterruptedException {
+        return poll(m -> m.type() == ShmWire.CONNECTED && m.getLong(0) == conn, millis) != null;
     }
 
     /** Writes one record into {@code ring}, failing the test if it has no room. */
@@ -105,7 +115,14 @@ final class FakeShmPeer implements AutoCloseable {
 
     /** Waits up to 10 s for a record of this peer's ring that {@code wanted} accepts (earlier ones kept). */
     Message await(Predicate<Message> wanted, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        Message m = poll(wanted, 10_000);
+        assertTrue(m != null, "no " + what + " came in 10 s; read " + unread.size() + " other records");
+        return m;
+    }
+
+    /** @return the first record {@code wanted} accepts that comes within {@code millis} (earlier ones kept), or null */
+    Message poll(Predicate<Message> wanted, long millis) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
         while (true) {
             for (Message m : unread) {
                 if (wanted.test(m)) {
@@ -119,8 +136,9 @@ final class FakeShmPeer implements AutoCloseable {
                 unread.add(new Message(type, bytes));
             });
             if (read == 0) {
-                assertTrue(System.nanoTime() < deadline, "no " + what + " came in 10 s; read " + unread.size()
-                        + " other records");
+                if (System.nanoTime() > deadline) {
+                    return null;
+                }
                 Thread.sleep(1);
             }
         }

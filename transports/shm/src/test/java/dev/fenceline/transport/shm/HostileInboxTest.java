@@ -90,41 +90,75 @@ class HostileInboxTest {
 
     /**
      * One peer process cannot make a worker hold more of its connections than max-lanes: CONNECTs
-     * past it go unanswered (a connect fails with a typed error after its timeout) while the
-     * connections it has keep working, and a closed one makes room again.
+     * past it go unanswered while the connections it has keep working, and a closed one makes room
+     * again. The peer is one of the test's making, with a gate opened for each connection.
      */
     @Test
     void connectionsPerPeerProcessAreCapped() throws Exception {
         try (Fenceline f = Fenceline.create(ConfigFactory.parseString("""
                 fenceline.transports = [shm]
-                fenceline.transport.shm { max-lanes = 4, connect-timeout = 1s }
-                fenceline.endpoint.connect-timeout = 2s
-                """))) {
-            Worker a = f.newWorker("a").toCompletableFuture().get(10, TimeUnit.SECONDS);
+                fenceline.transport.shm.max-lanes = 3
+                """));
+                FakeShmPeer fake = FakeShmPeer.create(64 << 10)) {
             Worker b = f.newWorker("b").toCompletableFuture().get(10, TimeUnit.SECONDS);
-            MemoryRegion counter = b.register(ByteBuffer.allocateDirect(64));
-            RemoteKey key = a.unpackRemoteKey(counter.remoteKey().toBytes());
-            Endpoint ep = a.connect(b.address()).toCompletableFuture().get(10, TimeUnit.SECONDS);
-            ManyToOneRingBuffer inbox = inboxOf(b);
-            String own = controlOf(a);
-            for (int i = 0; i < 3; i++) { // forged CONNECTs in a's name: with ep's, 4 connections from a at b
-                byte[] c = connect(0, own.length(), own);
-                ByteBuffer.wrap(c).order(java.nio.ByteOrder.nativeOrder()).putLong(0, 1000 + i);
-                write(inbox, ShmWire.CONNECT, c);
+            for (int gate = 0; gate < 3; gate++) {
+                long conn = 1000 + gate;
+                fake.inbox.gates.open(gate, conn);
+                fake.sendConnect(b, gate, conn);
+                org.junit.jupiter.api.Assertions.assertTrue(fake.connected(conn, 10_000), "connection " + gate
+                        + " of 3 answered");
             }
-            Thread.sleep(200); // b's polling thread takes them
-            java.util.concurrent.ExecutionException refused = org.junit.jupiter.api.Assertions.assertThrows(
-                    java.util.concurrent.ExecutionException.class, () -> a.connect(b.address()).toCompletableFuture()
-                            .get(10, TimeUnit.SECONDS));
-            org.junit.jupiter.api.Assertions.assertInstanceOf(dev.fenceline.EndpointFailedException.class,
-                    refused.getCause(), refused.toString());
-            assertEquals(0L, (long) ep.atomicFetch64(AtomicOp.ADD, key.baseAddress(), key, 1).toCompletableFuture()
-                    .get(10, TimeUnit.SECONDS), "the connection a has keeps working");
-            ep.close();
-            Thread.sleep(200);
-            Endpoint again = a.connect(b.address()).toCompletableFuture().get(10, TimeUnit.SECONDS);
-            assertEquals(1L, (long) again.atomicFetch64(AtomicOp.ADD, key.baseAddress(), key, 1)
-                    .toCompletableFuture().get(10, TimeUnit.SECONDS), "a closed connection made room");
+            fake.inbox.gates.open(3, 1003);
+            fake.sendConnect(b, 3, 1003);
+            org.junit.jupiter.api.Assertions.assertFalse(fake.connected(1003, 500), "a fourth connection answered");
+            FakeShmPeer.write(FakeShmPeer.inboxOf(b), ShmWire.FLUSH, flush(1001, 5));
+            fake.await(m -> m.type() == ShmWire.FLUSHED && m.getLong(ShmWire.TOKEN) == 5, "the FLUSHED of a"
+                    + " connection it has");
+
+            fake.inbox.gates.revoke(1); // closed as an origin closes: its gate revoked, then its BYE
+            FakeShmPeer.write(FakeShmPeer.inboxOf(b), ShmWire.BYE, flush(1001, 0));
+            fake.inbox.gates.open(1, 1004);
+            fake.sendConnect(b, 1, 1004);
+            org.junit.jupiter.api.Assertions.assertTrue(fake.connected(1004, 10_000), "a closed connection made room");
         }
+    }
+
+    /** A CONNECT naming a gate its origin did not open for it is not the origin's: dropped. */
+    @Test
+    void aConnectWhoseGateIsNotOpenForItIsDropped() throws Exception {
+        try (Fenceline f = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [shm]"));
+                FakeShmPeer fake = FakeShmPeer.create(64 << 10)) {
+            Worker b = f.newWorker("b").toCompletableFuture().get(10, TimeUnit.SECONDS);
+            fake.inbox.gates.open(0, 77);
+            fake.sendConnect(b, 0, 78); // gate 0 is open for 77, not 78
+            fake.sendConnect(b, 1, 79); // gate 1 is not open at all
+            org.junit.jupiter.api.Assertions.assertFalse(fake.connected(78, 500) || fake.connected(79, 10),
+                    "a CONNECT whose gate is not open for it was answered");
+            fake.sendConnect(b, 0, 77);
+            org.junit.jupiter.api.Assertions.assertTrue(fake.connected(77, 10_000), "the true CONNECT answered");
+        }
+    }
+
+    /**
+     * A BYE for a connection whose gate its origin still holds open is not the origin's (it revokes
+     * the gate first): dropped, and the connection goes on being served.
+     */
+    @Test
+    void aByeWhileTheGateIsOpenIsDropped() throws Exception {
+        try (Fenceline f = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [shm]"));
+                FakeShmPeer fake = FakeShmPeer.create(64 << 10)) {
+            Worker b = f.newWorker("b").toCompletableFuture().get(10, TimeUnit.SECONDS);
+            long conn = fake.connect(b);
+            FakeShmPeer.write(FakeShmPeer.inboxOf(b), ShmWire.BYE, flush(conn, 0));
+            FakeShmPeer.write(FakeShmPeer.inboxOf(b), ShmWire.FLUSH, flush(conn, 9));
+            fake.await(m -> m.type() == ShmWire.FLUSHED && m.getLong(ShmWire.TOKEN) == 9, "the FLUSHED after the"
+                    + " forged BYE");
+        }
+    }
+
+    /** @return a FLUSH record of {@code conn} (its first 8 bytes are a BYE's) */
+    private static byte[] flush(long conn, long token) {
+        return ByteBuffer.allocate(16).order(java.nio.ByteOrder.nativeOrder()).putLong(0, conn).putLong(8, token)
+                .array();
     }
 }
