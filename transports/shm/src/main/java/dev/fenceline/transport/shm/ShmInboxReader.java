@@ -105,7 +105,7 @@ final class ShmInboxReader implements MessageHandler {
         }
         String why = length < 10 ? "" : b.getStringWithoutLengthUtf8(at + 10,
                 Math.min(Short.toUnsignedInt(b.getShort(at + 8)), length - 10));
-        l.fail(new EndpointFailedException("shm: " + l.peer.name + " reset the connection: " + why));
+        l.reset(new EndpointFailedException("shm: " + l.peer.name + " reset the connection: " + why));
     }
 
     /** An answer to one of this worker's lanes; its lengths are checked before use. */

@@ -129,10 +129,13 @@ final class ShmLane extends AbstractLane implements DirectAccess {
     @Override
     public Revocation revoke() {
         boolean alive = peer.alive();
+        boolean lost;
         ShmMessageLedger.Fates fates;
         synchronized (ledger) {
             ledger.markRevoked();
-            fates = ledger.settle(transport.gates().revoke(gate), alive);
+            lost = ledger.lostAnswers();
+            // Answers the peer dropped (a RESET) will not come, as a dead peer's would not.
+            fates = ledger.settle(transport.gates().revoke(gate), alive && !lost);
         }
         int directNotTaken = fates.directNotTaken();
         int directStopped = fates.directStopped();
@@ -144,8 +147,9 @@ final class ShmLane extends AbstractLane implements DirectAccess {
         if (directStopped > 0) {
             answers.abandoned(directStopped, new OutcomeUnknownException("shm: " + directStopped + " active"
                     + " message(s) sent directly on the lane to " + peer.name + " were taken by the peer, which"
-                    + (alive ? " had not answered when the lane was given up (a handler may still be running)"
-                            : " died before it answered") + ": each may or may not have run its handler"));
+                    + (lost ? " dropped its answers (it reset the connection)" : alive ? " had not answered when the"
+                            + " lane was given up (a handler may still be running)" : " died before it answered")
+                    + ": each may or may not have run its handler"));
         }
         forgetIfAnswered();
         return fates;
@@ -266,8 +270,8 @@ final class ShmLane extends AbstractLane implements DirectAccess {
         }
         LaneListener l = listener();
         for (long token : owed) { // the endpoint waits for these: it must hear the truth
-            l.onFailed(token, new OutcomeUnknownException("shm: " + peer.name + " took this operation and died"
-                    + " before it answered (" + cause + "): it may or may not have been applied"));
+            l.onFailed(token, new OutcomeUnknownException("shm: " + peer.name + " took this operation and will not"
+                    + " answer it (" + cause + "): it may or may not have been applied"));
         }
         forgetIfAnswered();
     }
@@ -414,6 +418,21 @@ final class ShmLane extends AbstractLane implements DirectAccess {
             forgetIfAnswered();
         }
         transport.attendHere(this); // its batch is reported, and room looked for, after this pass
+    }
+
+    /**
+     * The target dropped this connection with every answer it owed (a RESET; polling thread): the
+     * lane fails, and no answer is awaited any more, whether the endpoint gave the lane up before
+     * (its held answers fail now) or does so after (what the peer took counts as unanswered).
+     */
+    void reset(Throwable cause) {
+        synchronized (ledger) {
+            ledger.answersLost();
+        }
+        fail(cause);
+        if (ledger.revoked()) {
+            abandonDirect(cause);
+        }
     }
 
     /** The endpoint waits for room: the polling thread says when there is. */

@@ -36,6 +36,8 @@ final class ShmMessageLedger {
     // The sets only a lane's end fills are created then (null until): a worker holds thousands of lanes.
     /** Tokens the peer took before the revocation, whose answers the endpoint still waits for. */
     private LongHashSet held;
+    /** See {@link #answersLost}. */
+    private boolean answersLost;
     /** Tokens the lane took while it was no longer live, and never sent. */
     private LongHashSet neverSent;
     /** Tokens of gets sent and not answered (their buffers may be let go at the give-up). */
@@ -249,6 +251,16 @@ final class ShmMessageLedger {
     void givenUp() {
         gets = null;
         closeWhenAnswered = true;
+    }
+
+    /** The target dropped the connection with every answer it owed (a RESET): none will come. */
+    void answersLost() {
+        answersLost = true;
+    }
+
+    /** @return whether the target said it dropped the answers it owed ({@link #answersLost}) */
+    boolean lostAnswers() {
+        return answersLost;
     }
 
     /** The endpoint revokes the lane (before its gate is): no message is claimed after this. */

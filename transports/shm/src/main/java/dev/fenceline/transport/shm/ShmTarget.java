@@ -210,6 +210,19 @@ final class ShmTarget {
         backlog(to, type, copy);
     }
 
+    /** Empties {@code to}'s backlog but for RESETs still waiting there: those connections must hear it. */
+    private static void dropAnswers(Inbox to) {
+        int n = to.backlog.size();
+        to.backlogBytes = 0;
+        for (int i = 0; i < n; i++) {
+            byte[] m = to.backlog.pollFirst();
+            int type = to.backlogTypes.pollFirst();
+            if (type == ShmWire.RESET) {
+                backlog(to, type, m);
+            }
+        }
+    }
+
     private static void backlog(Inbox to, int type, byte[] message) {
         to.backlog.add(message);
         to.backlogTypes.add(type);
@@ -229,9 +242,7 @@ final class ShmTarget {
         LOG.warn("shm {}: {} owes {} bytes of answers and its inbox is full; {} more would pass {}.max-backlog = {}:"
                 + " its connections here are dropped", context.workerName(), to.name, to.backlogBytes, length,
                 ShmSettings.SECTION, settings.maxBacklog());
-        to.backlog.clear();
-        to.backlogTypes.clear();
-        to.backlogBytes = 0;
+        dropAnswers(to);
         LongArrayList dropped = peerGone(to);
         byte[] text = why.getBytes(StandardCharsets.UTF_8);
         int n = Math.min(text.length, ShmWire.MAX_TEXT);

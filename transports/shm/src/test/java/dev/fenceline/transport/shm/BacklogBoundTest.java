@@ -85,6 +85,70 @@ class BacklogBoundTest {
         }
     }
 
+    /**
+     * A put and an atomic the target took (through the origin's gate) and then dropped the answers
+     * of with a RESET are not waited for on the reset lane, though the endpoint lives on (its cma
+     * lane): both end (they waited for good without the RESET's handling).
+     */
+    @Test
+    void operationsTheTargetTookAndResetAreNotWaitedFor() throws Exception {
+        try (Fenceline f = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [shm]"));
+                FakeShmPeer fake = FakeShmPeer.create(64 << 10)) {
+            Worker a = await(f.newWorker("a"));
+            CompletableFuture<Endpoint> connecting = a.connect(fake.address()).toCompletableFuture();
+            long conn = answerConnect(fake, a);
+            Endpoint ep = connecting.get(10, TimeUnit.SECONDS);
+            assertEquals(2, ep.lanes().size(), "a ring lane and a cma lane: " + ep.lanes());
+
+            RemoteKey key = new RemoteKey(fake.address().workerId(), 0x5eed, 1 << 20, 64, java.util.Map.of());
+            CompletableFuture<Void> put = ep.put(ByteBuffer.allocateDirect(8), key.baseAddress(), key)
+                    .toCompletableFuture();
+            CompletableFuture<Long> add = ep.atomicFetch64(AtomicOp.ADD, key.baseAddress() + 8, key, 1)
+                    .toCompletableFuture();
+            Inbox atA = Inbox.open(java.nio.file.Path.of("/dev/shm", HostileInboxTest.controlOf(a)));
+            int gate = gateOf(atA, conn);
+            for (int type : new int[] {ShmWire.PUT, ShmWire.ATOMIC}) { // taken, as a target takes a record
+                fake.await(m -> m.type() == type, ShmWire.name(type));
+                assertTrue(atA.gates.enter(gate, conn), "the gate of a's connection lets the fake in");
+                atA.gates.leave(gate);
+            }
+            byte[] why = "the test drops its answers".getBytes(StandardCharsets.UTF_8);
+            ByteBuffer reset = ByteBuffer.allocate(10 + why.length).order(ByteOrder.nativeOrder());
+            reset.putLong(0, conn).putShort(8, (short) why.length).put(10, why);
+            FakeShmPeer.write(FakeShmPeer.inboxOf(a), ShmWire.RESET, reset.array());
+            // The atomic cannot be sent again (no other lane would recognize a copy): its outcome is
+            // unknown. The put goes again over the cma lane, where this fake's key has no part.
+            java.util.concurrent.ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
+                    java.util.concurrent.ExecutionException.class, () -> add.get(20, TimeUnit.SECONDS));
+            org.junit.jupiter.api.Assertions.assertInstanceOf(dev.fenceline.OutcomeUnknownException.class,
+                    e.getCause(), String.valueOf(e.getCause()));
+            e = org.junit.jupiter.api.Assertions.assertThrows(java.util.concurrent.ExecutionException.class,
+                    () -> put.get(20, TimeUnit.SECONDS));
+            org.junit.jupiter.api.Assertions.assertInstanceOf(dev.fenceline.FencelineException.class,
+                    e.getCause(), String.valueOf(e.getCause()));
+        }
+    }
+
+    /** Answers the next CONNECT from {@code origin}; @return its connection id */
+    private static long answerConnect(FakeShmPeer fake, Worker origin) throws Exception {
+        FakeShmPeer.Message connect = fake.await(m -> m.type() == ShmWire.CONNECT, "a CONNECT");
+        long conn = connect.getLong(0);
+        ByteBuffer connected = ByteBuffer.allocate(12).order(ByteOrder.nativeOrder());
+        connected.putLong(0, conn).putInt(8, 1 << 10);
+        FakeShmPeer.write(FakeShmPeer.inboxOf(origin), ShmWire.CONNECTED, connected.array());
+        return conn;
+    }
+
+    /** @return the gate slot of {@code conn} in {@code origin}'s gate table */
+    private static int gateOf(Inbox origin, long conn) {
+        for (int slot = 0; slot < origin.gates.slots(); slot++) {
+            if (origin.gates.openFor(slot, conn)) {
+                return slot;
+            }
+        }
+        throw new AssertionError("no gate is open for connection " + Long.toHexString(conn));
+    }
+
     /** An origin's lane whose target sends a RESET for its connection fails. */
     @Test
     void aLaneWhoseTargetResetsItsConnectionFails() throws Exception {
