@@ -77,11 +77,7 @@ class BacklogBoundTest {
             // Those already in the inbox (64 KiB: 8 answers of 8,016 bytes); those held were dropped.
             assertEquals((64 << 10) / (16 + 8000 + 8), answered, "gets answered before the RESET");
 
-            MemoryRegion counter = b.register(ByteBuffer.allocateDirect(64));
-            RemoteKey counterKey = a.unpackRemoteKey(counter.remoteKey().toBytes());
-            Endpoint ep = await(a.connect(b.address()));
-            assertEquals(0L, (long) await(ep.atomicFetch64(AtomicOp.ADD, counterKey.baseAddress(), counterKey, 1)),
-                    "b still serves its other peers");
+            FakeShmPeer.assertServes(a, b);
         }
     }
 
@@ -96,7 +92,7 @@ class BacklogBoundTest {
                 FakeShmPeer fake = FakeShmPeer.create(64 << 10)) {
             Worker a = await(f.newWorker("a"));
             CompletableFuture<Endpoint> connecting = a.connect(fake.address()).toCompletableFuture();
-            long conn = answerConnect(fake, a);
+            long conn = fake.answerConnect(a, 1 << 10);
             Endpoint ep = connecting.get(10, TimeUnit.SECONDS);
             assertEquals(2, ep.lanes().size(), "a ring lane and a cma lane: " + ep.lanes());
 
@@ -129,16 +125,6 @@ class BacklogBoundTest {
         }
     }
 
-    /** Answers the next CONNECT from {@code origin}; @return its connection id */
-    private static long answerConnect(FakeShmPeer fake, Worker origin) throws Exception {
-        FakeShmPeer.Message connect = fake.await(m -> m.type() == ShmWire.CONNECT, "a CONNECT");
-        long conn = connect.getLong(0);
-        ByteBuffer connected = ByteBuffer.allocate(12).order(ByteOrder.nativeOrder());
-        connected.putLong(0, conn).putInt(8, 1 << 10);
-        FakeShmPeer.write(FakeShmPeer.inboxOf(origin), ShmWire.CONNECTED, connected.array());
-        return conn;
-    }
-
     /** @return the gate slot of {@code conn} in {@code origin}'s gate table */
     private static int gateOf(Inbox origin, long conn) {
         for (int slot = 0; slot < origin.gates.slots(); slot++) {
@@ -159,11 +145,7 @@ class BacklogBoundTest {
                 FakeShmPeer fake = FakeShmPeer.create(64 << 10)) {
             Worker a = await(f.newWorker("a"));
             CompletableFuture<Endpoint> connecting = a.connect(fake.address()).toCompletableFuture();
-            FakeShmPeer.Message connect = fake.await(m -> m.type() == ShmWire.CONNECT, "a's CONNECT");
-            long conn = connect.getLong(0);
-            ByteBuffer connected = ByteBuffer.allocate(12).order(ByteOrder.nativeOrder());
-            connected.putLong(0, conn).putInt(8, 1 << 10);
-            FakeShmPeer.write(FakeShmPeer.inboxOf(a), ShmWire.CONNECTED, connected.array());
+            long conn = fake.answerConnect(a, 1 << 10);
             Endpoint ep = connecting.get(10, TimeUnit.SECONDS);
             List<LaneInfo> before = ep.lanes();
             assertTrue(before.size() == 1 && before.get(0).live(), "one live lane: " + before);

@@ -1,7 +1,12 @@
 package dev.fenceline.transport.shm;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.fenceline.AtomicOp;
+import dev.fenceline.Endpoint;
+import dev.fenceline.MemoryRegion;
+import dev.fenceline.RemoteKey;
 import dev.fenceline.Worker;
 import dev.fenceline.WorkerAddress;
 import dev.fenceline.spi.support.Heartbeat;
@@ -95,6 +100,28 @@ final class FakeShmPeer implements AutoCloseable {
     /** @return whether a CONNECTED for {@code conn} comes within {@code millis} */
     boolean connected(long conn, long millis) throws InterruptedException {
         return poll(m -> m.type() == ShmWire.CONNECTED && m.getLong(0) == conn, millis) != null;
+    }
+
+    /**
+     * As a target: answers the next CONNECT from {@code origin} with a CONNECTED claiming {@code limit}.
+     *
+     * @return the connection id
+     */
+    long answerConnect(Worker origin, int limit) throws Exception {
+        long conn = await(m -> m.type() == ShmWire.CONNECT, "a CONNECT").getLong(0);
+        ByteBuffer connected = ByteBuffer.allocate(12).order(ByteOrder.nativeOrder());
+        connected.putLong(0, conn).putInt(8, limit);
+        write(inboxOf(origin), ShmWire.CONNECTED, connected.array());
+        return conn;
+    }
+
+    /** Checks that {@code target} still serves another worker: a new endpoint's first fetch-add. */
+    static void assertServes(Worker origin, Worker target) throws Exception {
+        MemoryRegion counter = target.register(ByteBuffer.allocateDirect(64));
+        RemoteKey key = origin.unpackRemoteKey(counter.remoteKey().toBytes());
+        Endpoint ep = origin.connect(target.address()).toCompletableFuture().get(10, TimeUnit.SECONDS);
+        assertEquals(0L, (long) ep.atomicFetch64(AtomicOp.ADD, key.baseAddress(), key, 1).toCompletableFuture()
+                .get(10, TimeUnit.SECONDS), target + " still serves its other peers");
     }
 
     /** Writes one record into {@code ring}, failing the test if it has no room. */

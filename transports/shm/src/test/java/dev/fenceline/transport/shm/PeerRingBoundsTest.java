@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.ConfigFactory;
-import dev.fenceline.AtomicOp;
 import dev.fenceline.Endpoint;
 import dev.fenceline.Fenceline;
 import dev.fenceline.FencelineException;
@@ -14,7 +13,6 @@ import dev.fenceline.MemoryRegion;
 import dev.fenceline.RemoteKey;
 import dev.fenceline.Worker;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.file.Path;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -75,11 +73,7 @@ class PeerRingBoundsTest {
             assertEquals(ShmWire.GET_DATA, data.type(), "answered with a " + ShmWire.name(data.type()));
             assertEquals(16 + limit, data.bytes().length);
 
-            MemoryRegion counter = b.register(ByteBuffer.allocateDirect(64));
-            RemoteKey counterKey = a.unpackRemoteKey(counter.remoteKey().toBytes());
-            Endpoint ep = await(a.connect(b.address()));
-            assertEquals(0L, (long) await(ep.atomicFetch64(AtomicOp.ADD, counterKey.baseAddress(), counterKey, 1)),
-                    "b still serves its other peers");
+            FakeShmPeer.assertServes(a, b);
         }
     }
 
@@ -97,10 +91,7 @@ class PeerRingBoundsTest {
                 FakeShmPeer fake = FakeShmPeer.create(64 << 10)) {
             Worker a = await(f.newWorker("a"));
             CompletableFuture<Endpoint> connecting = a.connect(fake.address()).toCompletableFuture();
-            FakeShmPeer.Message connect = fake.await(m -> m.type() == ShmWire.CONNECT, "a's CONNECT");
-            ByteBuffer connected = ByteBuffer.allocate(12).order(ByteOrder.nativeOrder());
-            connected.putLong(0, connect.getLong(0)).putInt(8, 1 << 20);
-            FakeShmPeer.write(FakeShmPeer.inboxOf(a), ShmWire.CONNECTED, connected.array());
+            fake.answerConnect(a, 1 << 20); // a limit far past what its ring takes
             Endpoint ep = connecting.get(10, TimeUnit.SECONDS);
 
             int limit = (64 << 10) / 8 - ShmSettings.MESSAGE_OVERHEAD;

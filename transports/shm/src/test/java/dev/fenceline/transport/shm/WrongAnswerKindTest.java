@@ -35,11 +35,7 @@ class WrongAnswerKindTest {
                 FakeShmPeer fake = FakeShmPeer.create(64 << 10)) {
             Worker a = f.newWorker("a").toCompletableFuture().get(10, TimeUnit.SECONDS);
             CompletableFuture<Endpoint> connecting = a.connect(fake.address()).toCompletableFuture();
-            FakeShmPeer.Message connect = fake.await(m -> m.type() == ShmWire.CONNECT, "a's CONNECT");
-            long conn = connect.getLong(0);
-            ByteBuffer connected = ByteBuffer.allocate(12).order(ByteOrder.nativeOrder());
-            connected.putLong(0, conn).putInt(8, 1 << 10);
-            FakeShmPeer.write(FakeShmPeer.inboxOf(a), ShmWire.CONNECTED, connected.array());
+            long conn = fake.answerConnect(a, 1 << 10);
             Endpoint ep = connecting.get(10, TimeUnit.SECONDS);
             List<LaneInfo> before = ep.lanes();
 
