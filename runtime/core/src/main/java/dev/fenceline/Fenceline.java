@@ -74,10 +74,19 @@ public final class Fenceline implements AutoCloseable, Extension {
      * Endpoints are flushed once the service stops taking requests, and workers closed when the
      * service stops; either task returns at once if {@link #close()} got there first. The tasks
      * wait for the workers only, never for the actor system's termination, which waits for them.
+     * A member the cluster downed aborts its endpoints instead: the others have declared it gone
+     * and taken over its work, so what it still holds must not reach them.
      */
     private void joinCoordinatedShutdown() {
         CoordinatedShutdown cs = CoordinatedShutdown.get(system);
         cs.addTask(CoordinatedShutdown.PhaseServiceRequestsDone(), "fenceline-flush-endpoints", () -> {
+            if (cs.getShutdownReason().filter(r -> r == CoordinatedShutdown.clusterDowningReason()).isPresent()) {
+                for (Worker w : workers) {
+                    w.endpoints().forEach(e -> e.abort("this cluster member was downed: the others took it for"
+                            + " gone, so what it had not sent is not sent"));
+                }
+                return CompletableFuture.completedFuture(Done.getInstance());
+            }
             CompletableFuture<?>[] all = workers.stream().map(w -> w.flush().toCompletableFuture()
                     .exceptionally(e -> null)).toArray(CompletableFuture[]::new);
             return CompletableFuture.allOf(all).thenApply(v -> Done.getInstance());

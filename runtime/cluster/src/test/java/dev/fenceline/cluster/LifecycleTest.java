@@ -154,6 +154,47 @@ class LifecycleTest {
         }
     }
 
+    /**
+     * A member the cluster downed does not flush: its coordinated shutdown (for the downing reason)
+     * aborts its endpoints, so a request the target is still working on ends at once, naming the
+     * downing, rather than being waited for at service-requests-done.
+     */
+    @Test
+    void aDownedMembersShutdownAbortsItsEndpointsInsteadOfFlushing() throws Exception {
+        ActorSystem<Void> target = system("target", "fenceline.transports = [tcp]");
+        java.util.concurrent.CountDownLatch entered = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        try {
+            Worker t = await(Fenceline.get(target).newWorker("t"));
+            t.setActiveMessageHandler(1, (h, p) -> {
+                entered.countDown();
+                try {
+                    release.await(30, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            ActorSystem<Void> origin = system("origin", "fenceline.transports = [tcp]");
+            Worker o = await(Fenceline.get(origin).newWorker("o"));
+            Endpoint ep = await(o.connect(t.address()));
+            java.util.concurrent.CompletableFuture<Void> held = ep.sendActiveMessage(1, null, null)
+                    .toCompletableFuture();
+            assertTrue(entered.await(10, TimeUnit.SECONDS), "the target runs the handler");
+            org.apache.pekko.actor.CoordinatedShutdown.get(origin)
+                    .run(org.apache.pekko.actor.CoordinatedShutdown.clusterDowningReason());
+            java.util.concurrent.ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
+                    java.util.concurrent.ExecutionException.class, () -> held.get(3, TimeUnit.SECONDS));
+            org.junit.jupiter.api.Assertions.assertInstanceOf(dev.fenceline.OutcomeUnknownException.class,
+                    e.getCause(), String.valueOf(e.getCause()));
+            assertTrue(String.valueOf(e.getCause().getMessage()).contains("downed"), e.getCause().getMessage());
+            await(origin.getWhenTerminated());
+        } finally {
+            release.countDown();
+            target.terminate();
+            await(target.getWhenTerminated());
+        }
+    }
+
     @Test
     void theRuntimesActorsRunOnTheConfiguredDispatcher() throws Exception {
         ActorSystem<Void> system = system("dispatched", "fenceline.transports = [tcp]\n"
