@@ -57,6 +57,8 @@ final class Inbox implements Heartbeat.Beating {
     long backlogBytes;
     /** Target side (polling thread only): connections this peer process holds at the worker that opened it. */
     int incoming;
+    /** Target side (polling thread only): RESETs in {@link #backlog}, waiting for room in this inbox. */
+    int resetsOwed;
     final ArrayDeque<Integer> backlogTypes = new ArrayDeque<>();
 
     private Inbox(String name, long pid, long start, UUID worker, UnsafeBuffer header, UnsafeBuffer keys, Gates gates,

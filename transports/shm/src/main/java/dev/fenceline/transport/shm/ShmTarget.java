@@ -171,6 +171,13 @@ final class ShmTarget {
             dropped.accept("a second CONNECT from " + name + " for connection " + Long.toHexString(conn));
             return;
         }
+        if (origin.resetsOwed > 0) {
+            // Its inbox is still full since its connections were reset: a new one would only queue
+            // its CONNECTED (and its answers) behind the RESETs, and CONNECTs would pile them up.
+            dropped.accept("a CONNECT from " + name + " while " + origin.resetsOwed + " RESET(s) to it wait for room"
+                    + " in its inbox");
+            return;
+        }
         if (origin.incoming >= settings.maxLanes()) {
             // One peer process cannot make this worker hold more of its connections than it could
             // open itself with the same configuration; past that, CONNECTs go unanswered.
@@ -214,6 +221,7 @@ final class ShmTarget {
     private static void dropAnswers(Inbox to) {
         int n = to.backlog.size();
         to.backlogBytes = 0;
+        to.resetsOwed = 0; // counted again as they are kept
         for (int i = 0; i < n; i++) {
             byte[] m = to.backlog.pollFirst();
             int type = to.backlogTypes.pollFirst();
@@ -227,6 +235,9 @@ final class ShmTarget {
         to.backlog.add(message);
         to.backlogTypes.add(type);
         to.backlogBytes += message.length;
+        if (type == ShmWire.RESET) {
+            to.resetsOwed++;
+        }
     }
 
     /**
@@ -267,7 +278,9 @@ final class ShmTarget {
             to.ring.buffer().putBytes(at, m);
             commit(to, at, to.backlogTypes.peekFirst());
             to.backlog.pollFirst();
-            to.backlogTypes.pollFirst();
+            if (to.backlogTypes.pollFirst() == ShmWire.RESET) {
+                to.resetsOwed--;
+            }
             to.backlogBytes -= m.length;
             sent++;
         }

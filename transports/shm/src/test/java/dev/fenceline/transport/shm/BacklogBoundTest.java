@@ -33,7 +33,8 @@ class BacklogBoundTest {
     }
 
     /**
-     * An origin asks for 300 gets of 8,000 bytes (2.4 MB of answers) and reads nothing meanwhile:
+     * An origin asks for 300 gets of 8,168 bytes (2.4 MB of answers; 8 of them fill its inbox to the
+     * last byte) and reads nothing meanwhile:
      * with max-backlog = 1 MiB the target holds what fits, then drops the connection with the
      * answers it held; the origin reads the answers its inbox took and then the RESET naming the
      * setting, and the target goes on serving its other peers.
@@ -47,20 +48,30 @@ class BacklogBoundTest {
                 FakeShmPeer fake = FakeShmPeer.create(64 << 10)) {
             Worker a = await(f.newWorker("a"));
             Worker b = await(f.newWorker("b"));
-            MemoryRegion region = b.register(ByteBuffer.allocateDirect(8000));
+            int n = (64 << 10) / 8 - 16 - 8; // a record of 8,192 bytes with its header: 8 fill the ring
+            MemoryRegion region = b.register(ByteBuffer.allocateDirect(n));
             RemoteKey key = region.remoteKey();
             long conn = fake.connect(b);
+            // The CONNECTED took the ring's first 24 bytes: 7 answers of 8,192 bytes and one of 8,168
+            // bring the next one to the ring's start, so that 8 more fill it to the last byte.
+            for (int i = 1; i <= 8; i++) {
+                long token = 1000 + i;
+                FakeShmPeer.write(FakeShmPeer.inboxOf(b), ShmWire.GET,
+                        FakeShmPeer.get(conn, token, key.keyId(), key.baseAddress(), i < 8 ? n : n - 24));
+                fake.await(m -> m.type() == ShmWire.GET_DATA && m.getLong(ShmWire.TOKEN) == token, "GET_DATA " + i);
+            }
             int gets = 300;
             for (int token = 1; token <= gets; token++) {
                 FakeShmPeer.write(FakeShmPeer.inboxOf(b), ShmWire.GET,
-                        FakeShmPeer.get(conn, token, key.keyId(), key.baseAddress(), 8000));
+                        FakeShmPeer.get(conn, token, key.keyId(), key.baseAddress(), n));
             }
             org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer inbox = FakeShmPeer.inboxOf(b);
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (inbox.consumerPosition() < inbox.producerPosition()) { // b took every get before this reads
-                assertTrue(System.nanoTime() < deadline, "b did not read its inbox in 10 s");
-                Thread.sleep(1);
-            }
+            awaitRead(inbox); // b took every get before this reads
+            // A CONNECT while the RESET waits for room is dropped: CONNECTs from a peer that reads
+            // nothing would otherwise pile up RESETs and CONNECTEDs past any bound.
+            fake.inbox.gates.open(1, 0x5eed_0001L);
+            fake.sendConnect(b, 1, 0x5eed_0001L);
+            awaitRead(inbox);
             FakeShmPeer.Message reset = fake.await(m -> m.type() == ShmWire.RESET, "a RESET");
             assertEquals(conn, reset.getLong(0));
             String why = reset.text(10);
@@ -74,8 +85,12 @@ class BacklogBoundTest {
                 assertEquals(ShmWire.GET_DATA, m.type(), ShmWire.name(m.type()));
                 assertEquals(++answered, m.getLong(ShmWire.TOKEN));
             }
-            // Those already in the inbox (64 KiB: 8 answers of 8,016 bytes); those held were dropped.
-            assertEquals((64 << 10) / (16 + 8000 + 8), answered, "gets answered before the RESET");
+            // Those already in the inbox (8 fill it); those held were dropped with the connection.
+            assertEquals(8, answered, "gets answered before the RESET");
+            assertTrue(!fake.connected(0x5eed_0001L, 0), "a CONNECT was answered while a RESET was owed");
+            fake.inbox.gates.open(2, 0x5eed_0002L); // the RESET came: a new connection is answered
+            fake.sendConnect(b, 2, 0x5eed_0002L);
+            assertTrue(fake.connected(0x5eed_0002L, 10_000), "a CONNECT after the RESET was not answered");
 
             FakeShmPeer.assertServes(a, b);
         }
@@ -122,6 +137,16 @@ class BacklogBoundTest {
                     () -> put.get(20, TimeUnit.SECONDS));
             org.junit.jupiter.api.Assertions.assertInstanceOf(dev.fenceline.FencelineException.class,
                     e.getCause(), String.valueOf(e.getCause()));
+        }
+    }
+
+    /** Waits until a worker has read its inbox to where its peers have written. */
+    private static void awaitRead(org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer inbox) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        long written = inbox.producerPosition();
+        while (inbox.consumerPosition() < written) {
+            assertTrue(System.nanoTime() < deadline, "the inbox was not read in 10 s");
+            Thread.sleep(1);
         }
     }
 
