@@ -28,10 +28,6 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class BacklogBoundTest {
-    private static <T> T await(java.util.concurrent.CompletionStage<T> s) throws Exception {
-        return s.toCompletableFuture().get(10, TimeUnit.SECONDS);
-    }
-
     /**
      * An origin asks for 300 gets of 8,168 bytes (2.4 MB of answers; 8 of them fill its inbox to the
      * last byte) and reads nothing meanwhile:
@@ -46,8 +42,8 @@ class BacklogBoundTest {
                 fenceline.transport.shm.max-backlog = 1MiB
                 """));
                 FakeShmPeer fake = FakeShmPeer.create(64 << 10)) {
-            Worker a = await(f.newWorker("a"));
-            Worker b = await(f.newWorker("b"));
+            Worker a = FakeShmPeer.worker(f, "a");
+            Worker b = FakeShmPeer.worker(f, "b");
             int n = (64 << 10) / 8 - 16 - 8; // a record of 8,192 bytes with its header: 8 fill the ring
             MemoryRegion region = b.register(ByteBuffer.allocateDirect(n));
             RemoteKey key = region.remoteKey();
@@ -105,10 +101,10 @@ class BacklogBoundTest {
     void operationsTheTargetTookAndResetAreNotWaitedFor() throws Exception {
         try (Fenceline f = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [shm]"));
                 FakeShmPeer fake = FakeShmPeer.create(64 << 10)) {
-            Worker a = await(f.newWorker("a"));
-            CompletableFuture<Endpoint> connecting = a.connect(fake.address()).toCompletableFuture();
-            long conn = fake.answerConnect(a, 1 << 10);
-            Endpoint ep = connecting.get(10, TimeUnit.SECONDS);
+            Worker a = FakeShmPeer.worker(f, "a");
+            FakeShmPeer.Accepted accepted = fake.accept(a, 1 << 10);
+            long conn = accepted.conn();
+            Endpoint ep = accepted.endpoint();
             assertEquals(2, ep.lanes().size(), "a ring lane and a cma lane: " + ep.lanes());
 
             RemoteKey key = new RemoteKey(fake.address().workerId(), 0x5eed, 1 << 20, 64, java.util.Map.of());
@@ -168,10 +164,10 @@ class BacklogBoundTest {
                 fenceline.transport.shm.cma = off
                 """));
                 FakeShmPeer fake = FakeShmPeer.create(64 << 10)) {
-            Worker a = await(f.newWorker("a"));
-            CompletableFuture<Endpoint> connecting = a.connect(fake.address()).toCompletableFuture();
-            long conn = fake.answerConnect(a, 1 << 10);
-            Endpoint ep = connecting.get(10, TimeUnit.SECONDS);
+            Worker a = FakeShmPeer.worker(f, "a");
+            FakeShmPeer.Accepted accepted = fake.accept(a, 1 << 10);
+            long conn = accepted.conn();
+            Endpoint ep = accepted.endpoint();
             List<LaneInfo> before = ep.lanes();
             assertTrue(before.size() == 1 && before.get(0).live(), "one live lane: " + before);
 

@@ -67,6 +67,11 @@ final class FakeShmPeer implements AutoCloseable {
         return new WorkerAddress(worker, "fake", Map.of(ShmTransportProvider.NAME, shm));
     }
 
+    /** @return a new worker of {@code f} (within 10 s) */
+    static Worker worker(dev.fenceline.Fenceline f, String name) throws Exception {
+        return f.newWorker(name).toCompletableFuture().get(10, TimeUnit.SECONDS);
+    }
+
     /** @return the inbox ring of a worker of this process */
     static ManyToOneRingBuffer inboxOf(Worker w) throws Exception {
         return Inbox.open(Path.of("/dev/shm", HostileInboxTest.controlOf(w))).ring;
@@ -113,6 +118,17 @@ final class FakeShmPeer implements AutoCloseable {
         connected.putLong(0, conn).putInt(8, limit);
         write(inboxOf(origin), ShmWire.CONNECTED, connected.array());
         return conn;
+    }
+
+    /** An endpoint to this peer and the connection id it answered. */
+    record Accepted(Endpoint endpoint, long conn) {
+    }
+
+    /** As a target: {@code origin} connects, and this answers with a CONNECTED claiming {@code limit}. */
+    Accepted accept(Worker origin, int limit) throws Exception {
+        java.util.concurrent.CompletableFuture<Endpoint> connecting = origin.connect(address()).toCompletableFuture();
+        long conn = answerConnect(origin, limit);
+        return new Accepted(connecting.get(10, TimeUnit.SECONDS), conn);
     }
 
     /** Checks that {@code target} still serves another worker: a new endpoint's first fetch-add. */

@@ -15,7 +15,6 @@ import dev.fenceline.Worker;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -29,10 +28,6 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class PeerRingBoundsTest {
-    private static <T> T await(java.util.concurrent.CompletionStage<T> s) throws Exception {
-        return s.toCompletableFuture().get(10, TimeUnit.SECONDS);
-    }
-
     @Test
     void aControlSegmentWithARingSmallerThanAnyWorkerMakesIsRefused() throws Exception {
         Path file = Path.of("/dev/shm", Segments.processPrefix() + "0fa4e001-" + Segments.unguessable() + "-ctl");
@@ -55,8 +50,8 @@ class PeerRingBoundsTest {
     void aGetLargerThanTheOriginsRingTakesIsRefusedNamingTheLimit() throws Exception {
         try (Fenceline f = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [shm]"));
                 FakeShmPeer fake = FakeShmPeer.create(64 << 10)) {
-            Worker a = await(f.newWorker("a"));
-            Worker b = await(f.newWorker("b"));
+            Worker a = FakeShmPeer.worker(f, "a");
+            Worker b = FakeShmPeer.worker(f, "b");
             MemoryRegion region = b.register(ByteBuffer.allocateDirect(128 << 10));
             RemoteKey key = region.remoteKey();
             long conn = fake.connect(b);
@@ -89,14 +84,13 @@ class PeerRingBoundsTest {
                 fenceline.transport.shm.cma = off
                 """));
                 FakeShmPeer fake = FakeShmPeer.create(64 << 10)) {
-            Worker a = await(f.newWorker("a"));
-            CompletableFuture<Endpoint> connecting = a.connect(fake.address()).toCompletableFuture();
-            fake.answerConnect(a, 1 << 20); // a limit far past what its ring takes
-            Endpoint ep = connecting.get(10, TimeUnit.SECONDS);
+            Worker a = FakeShmPeer.worker(f, "a");
+            Endpoint ep = fake.accept(a, 1 << 20).endpoint(); // a limit far past what its ring takes
 
             int limit = (64 << 10) / 8 - ShmSettings.MESSAGE_OVERHEAD;
             Throwable t = assertThrows(Throwable.class,
-                    () -> await(ep.sendActiveMessage(1, null, ByteBuffer.allocate(limit + 1))));
+                    () -> ep.sendActiveMessage(1, null, ByteBuffer.allocate(limit + 1)).toCompletableFuture()
+                            .get(10, TimeUnit.SECONDS));
             Throwable cause = t instanceof ExecutionException ? t.getCause() : t;
             assertInstanceOf(FencelineException.class, cause, String.valueOf(cause));
             assertTrue(String.valueOf(cause.getMessage()).contains(Integer.toString(limit)), cause.getMessage());

@@ -34,9 +34,9 @@ class WrongAnswerKindTest {
                 """));
                 FakeShmPeer fake = FakeShmPeer.create(64 << 10)) {
             Worker a = f.newWorker("a").toCompletableFuture().get(10, TimeUnit.SECONDS);
-            CompletableFuture<Endpoint> connecting = a.connect(fake.address()).toCompletableFuture();
-            long conn = fake.answerConnect(a, 1 << 10);
-            Endpoint ep = connecting.get(10, TimeUnit.SECONDS);
+            FakeShmPeer.Accepted accepted = fake.accept(a, 1 << 10);
+            long conn = accepted.conn();
+            Endpoint ep = accepted.endpoint();
             List<LaneInfo> before = ep.lanes();
 
             RemoteKey key = new RemoteKey(fake.address().workerId(), 0x5eed, 1 << 20, 64, Map.of());

@@ -155,13 +155,8 @@ class TcpTlsTest {
      */
     @Test
     void peersWhoseSecurityDiffersAreToldWhichSettingItIs() throws Exception {
-        ch.qos.logback.classic.Logger log = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory
-                .getLogger(TargetHandler.class);
-        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> seen =
-                new ch.qos.logback.core.read.ListAppender<>();
-        seen.start();
-        log.addAppender(seen);
-        try (Fenceline secret = Fenceline.create(ConfigFactory.parseString(
+        try (CapturedLog seen = CapturedLog.of(TargetHandler.class);
+                Fenceline secret = Fenceline.create(ConfigFactory.parseString(
                 "fenceline.transport.tcp.connect-timeout = 2s").withFallback(TcpConfigs.loopback("127.0.0.1:0")));
                 Fenceline tls = Fenceline.create(client(certs.tcpConfig("origin")))) {
             Worker plain = await(secret.newWorker("plain"));
@@ -171,19 +166,14 @@ class TcpTlsTest {
             assertThrows(ExecutionException.class, () -> await(origin.connect(plain.address())));
             assertLogged(seen, "tcp plain: closing connection from", "the peer speaks TLS");
             assertLogged(seen, "tcp plain: closing connection from", "fenceline.transport.tcp.security = secret");
-        } finally {
-            log.detachAppender(seen);
         }
     }
 
-    private static void assertLogged(ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent>
-            seen, String prefix, String words) throws InterruptedException {
+    private static void assertLogged(CapturedLog seen, String prefix, String words) throws InterruptedException {
         long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         List<String> lines;
         do {
-            synchronized (seen) { // its appends hold this lock
-                lines = seen.list.stream().map(e -> e.getFormattedMessage()).toList();
-            }
+            lines = seen.messages();
             if (lines.stream().anyMatch(l -> l.startsWith(prefix) && l.contains(words))) {
                 return;
             }

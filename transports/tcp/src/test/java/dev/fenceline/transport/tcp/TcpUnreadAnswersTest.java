@@ -37,21 +37,13 @@ class TcpUnreadAnswersTest {
 
     /** @return the answer bytes the target had queued when it closed the connection, or -1 if it did not */
     private static long heldWhileUnread(String queuedBytes, boolean expectClosed) throws Exception {
-        ch.qos.logback.classic.Logger log = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory
-                .getLogger(TargetHandler.class);
-        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> seen =
-                new ch.qos.logback.core.read.ListAppender<>();
-        seen.start();
-        log.addAppender(seen);
-        try {
+        try (CapturedLog seen = CapturedLog.of(TargetHandler.class)) {
             return heldWhileUnread(queuedBytes, expectClosed, seen);
-        } finally {
-            log.detachAppender(seen);
         }
     }
 
     private static long heldWhileUnread(String queuedBytes, boolean expectClosed,
-            ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> seen) throws Exception {
+            CapturedLog seen) throws Exception {
         try (Fenceline f = Fenceline.create(ConfigFactory.parseString(
                 "fenceline.transport.tcp.limits { queued-bytes = " + queuedBytes + ", unread-timeout = 2s }\n"
                         // An origin that lets every GET be outstanding at once, as a hostile client would.
@@ -83,8 +75,8 @@ class TcpUnreadAnswersTest {
                     peak = Math.max(peak, direct() - before);
                     Thread.sleep(20); // sampling from the test's thread
                 }
-                String closing = seen.list.stream().map(e -> e.getFormattedMessage())
-                        .filter(m -> m.contains("answers unread")).findFirst().orElse(null);
+                String closing = seen.messages().stream().filter(m -> m.contains("answers unread")).findFirst()
+                        .orElse(null);
                 System.out.printf("unread answers, queued-bytes = %s: the allocator grew %d MiB, %s%n", queuedBytes,
                         peak >> 20, closing == null ? "connection still open" : "target: " + closing);
                 assertTrue((closing != null) == expectClosed, "closed after the unread timeout: " + closing);
@@ -93,7 +85,7 @@ class TcpUnreadAnswersTest {
                     return -1;
                 }
                 // Closing fails every queued answer's write, each an exception event: none may cost a log line.
-                List<String> more = seen.list.stream().map(e -> e.getFormattedMessage())
+                List<String> more = seen.messages().stream()
                         .filter(t -> t.contains("closing connection") && !t.contains("answers unread")).toList();
                 assertTrue(more.isEmpty(), more.size() + " more lines: " + more.stream().limit(3).toList());
                 java.util.regex.Matcher m = java.util.regex.Pattern.compile("left (\\d+) bytes").matcher(closing);
