@@ -1,16 +1,19 @@
 package dev.fenceline.transport.shm;
 
 import dev.fenceline.spi.TransportOp;
+import dev.fenceline.spi.support.Host;
 import dev.fenceline.spi.support.WireCodes;
 import java.nio.ByteBuffer;
+import java.util.UUID;
 import org.agrona.concurrent.AtomicBuffer;
 
 /**
- * Writes a lane's request records ({@link ShmWire}'s layouts) into a record claimed in the peer's
- * inbox ring, at {@code at} in the ring's buffer. Only the bytes: claiming, committing, and what
- * the lane remembers about each message stay with {@link ShmLane}, which must abort the claim if a
- * write throws (a claimed record left behind would block the peer's inbox). Apart so the wire
- * layout is in one place, beside the lane's bookkeeping rather than inside it.
+ * Writes a lane's request records, and a dial's CONNECT ({@link ShmWire}'s layouts), into a record
+ * claimed in the peer's inbox ring, at {@code at} in the ring's buffer. Only the bytes: claiming,
+ * committing, and what the lane remembers about each message stay with {@link ShmLane} (the dial's
+ * with the transport), which must abort the claim if a write throws (a claimed record left behind
+ * would block the peer's inbox). Apart so the wire layout is in one place, beside the lane's
+ * bookkeeping rather than inside it.
  */
 final class ShmRecords {
     private ShmRecords() {
@@ -80,6 +83,26 @@ final class ShmRecords {
     /** Writes a request's token. */
     static void token(AtomicBuffer b, int at, long token) {
         b.putLong(at + ShmWire.TOKEN, token);
+    }
+
+    /** @return the length of a CONNECT record naming a control segment of {@code name}'s bytes */
+    static int connectLength(byte[] name) {
+        return 48 + name.length;
+    }
+
+    /**
+     * Writes a CONNECT record: the connection, this worker and process, the gate the origin opened
+     * for it, and the origin's control segment by name.
+     */
+    static void connect(AtomicBuffer b, int at, long conn, UUID worker, int gate, byte[] name) {
+        b.putLong(at, conn);
+        b.putLong(at + 8, worker.getMostSignificantBits());
+        b.putLong(at + 16, worker.getLeastSignificantBits());
+        b.putLong(at + 24, Host.pid());
+        b.putLong(at + 32, Host.startTime());
+        b.putInt(at + 40, gate);
+        b.putInt(at + 44, name.length);
+        b.putBytes(at + 48, name);
     }
 
     /** Writes a FLUSH record. */

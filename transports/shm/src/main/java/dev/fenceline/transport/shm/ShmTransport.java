@@ -27,7 +27,6 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.agrona.concurrent.Agent;
-import org.agrona.concurrent.AtomicBuffer;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.BusySpinIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
@@ -256,21 +255,13 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         dialing.add(conn);
         lanes.add(lane);
         byte[] name = inbox.name.getBytes(StandardCharsets.UTF_8);
-        int at = peer.ring.tryClaim(ShmWire.CONNECT, 48 + name.length);
+        int at = peer.ring.tryClaim(ShmWire.CONNECT, ShmRecords.connectLength(name));
         if (at < 0) {
             abandon(new ShmTransportActor.Dial(conn, peer, lane));
             throw new EndpointFailedException("shm: the inbox of " + peer.name + " is full; the peer is not"
                     + " keeping up");
         }
-        AtomicBuffer b = peer.ring.buffer();
-        b.putLong(at, conn);
-        b.putLong(at + 8, context.workerId().getMostSignificantBits());
-        b.putLong(at + 16, context.workerId().getLeastSignificantBits());
-        b.putLong(at + 24, Host.pid());
-        b.putLong(at + 32, Host.startTime());
-        b.putInt(at + 40, gate);
-        b.putInt(at + 44, name.length);
-        b.putBytes(at + 48, name);
+        ShmRecords.connect(peer.ring.buffer(), at, conn, context.workerId(), gate, name);
         try {
             peer.ring.commit(at);
         } catch (IllegalStateException e) { // the peer changed the record's header meanwhile: its ring is its memory

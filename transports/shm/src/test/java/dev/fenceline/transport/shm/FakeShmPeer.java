@@ -95,11 +95,10 @@ final class FakeShmPeer implements AutoCloseable {
     /** Writes a CONNECT for {@code conn} naming gate {@code gate} (opened or not) into the target's inbox. */
     void sendConnect(Worker target, int gate, long conn) throws Exception {
         byte[] name = file.getFileName().toString().getBytes(StandardCharsets.UTF_8);
-        ByteBuffer b = ByteBuffer.allocate(48 + name.length).order(ByteOrder.nativeOrder());
-        b.putLong(0, conn).putLong(8, worker.getMostSignificantBits()).putLong(16, worker.getLeastSignificantBits())
-                .putLong(24, Host.pid()).putLong(32, Host.startTime()).putInt(40, gate).putInt(44, name.length)
-                .put(48, name);
-        write(inboxOf(target), ShmWire.CONNECT, b.array());
+        org.agrona.concurrent.UnsafeBuffer b = new org.agrona.concurrent.UnsafeBuffer(
+                new byte[ShmRecords.connectLength(name)]);
+        ShmRecords.connect(b, 0, conn, worker, gate, name);
+        write(inboxOf(target), ShmWire.CONNECT, b.byteArray());
     }
 
     /** @return whether a CONNECTED for {@code conn} comes within {@code millis} */
