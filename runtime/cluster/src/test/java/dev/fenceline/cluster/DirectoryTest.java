@@ -62,11 +62,11 @@ class DirectoryTest {
         Endpoint endpoint = stub(Endpoint.class, (method, args) -> switch (method) {
             case "peer" -> peer;
             case "abort" -> aborted.complete((String) args[0]);
-            default -> throw new UnsupportedOperationException(method);
+            default -> throw unexpected(Endpoint.class, method);
         });
         Worker local = stub(Worker.class, (method, args) -> {
             if (!method.equals("endpoints")) {
-                throw new UnsupportedOperationException(method);
+                throw unexpected(Worker.class, method);
             }
             goneWhenListed.complete(view.get().gone());
             return List.of(endpoint);
@@ -85,6 +85,12 @@ class DirectoryTest {
         assertTrue(aborted.get(30, TimeUnit.SECONDS).contains("was downed"), "its endpoint is aborted");
         assertEquals(Set.of(peer.workerId()), goneWhenListed.get(), "the view named the peer gone before the"
                 + " directory listed the endpoints it aborts");
+    }
+
+    /** A stand-in's method this test does not expect the directory to call: the test fails, naming it. */
+    private static AssertionError unexpected(Class<?> type, String method) {
+        return new AssertionError("the directory called " + type.getSimpleName() + "." + method
+                + ", which this test does not expect");
     }
 
     /** What a stub does: the method's name and arguments to its result. */

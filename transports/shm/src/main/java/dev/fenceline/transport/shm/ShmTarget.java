@@ -244,7 +244,8 @@ final class ShmTarget {
      * The answers owed to {@code to}, whose inbox stays full, would pass max-backlog (a peer that
      * does not read its inbox would otherwise grow this heap without bound): its connections here
      * are dropped with every answer still owed, and each is told so by a RESET once its inbox has
-     * room. Its lanes then fail, and their gates tell them exactly what was applied.
+     * room. Its lanes then fail, and what this worker took (their gates say which) counts there as
+     * unanswered.
      */
     private void overflow(Inbox to, int length) {
         String why = "shm: worker '" + context.workerName() + "' dropped this connection: the answers it owed "
