@@ -96,7 +96,7 @@ final class ShmInboxReader implements MessageHandler {
 
     /**
      * The target dropped one of this worker's connections, with every answer it owed (it says why):
-     * the lane fails, and its gate tells what was applied.
+     * the lane fails, and what the target took counts as unanswered.
      */
     private void onReset(AtomicBuffer b, int at, int length, long conn) {
         ShmLane l = lanes.apply(conn);

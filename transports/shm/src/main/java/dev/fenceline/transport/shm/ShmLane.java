@@ -133,7 +133,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
         ShmMessageLedger.Fates fates;
         synchronized (ledger) {
             ledger.markRevoked();
-            lost = ledger.lostAnswers();
+            lost = ledger.answersLost();
             // Answers the peer dropped (a RESET) will not come, as a dead peer's would not.
             fates = ledger.settle(transport.gates().revoke(gate), alive && !lost);
         }
@@ -427,7 +427,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
      */
     void reset(Throwable cause) {
         synchronized (ledger) {
-            ledger.answersLost();
+            ledger.markAnswersLost();
         }
         fail(cause);
         if (ledger.revoked()) {

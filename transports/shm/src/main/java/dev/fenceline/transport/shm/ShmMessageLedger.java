@@ -36,7 +36,7 @@ final class ShmMessageLedger {
     // The sets only a lane's end fills are created then (null until): a worker holds thousands of lanes.
     /** Tokens the peer took before the revocation, whose answers the endpoint still waits for. */
     private LongHashSet held;
-    /** See {@link #answersLost}. */
+    /** See {@link #markAnswersLost}. */
     private boolean answersLost;
     /** Tokens the lane took while it was no longer live, and never sent. */
     private LongHashSet neverSent;
@@ -254,12 +254,12 @@ final class ShmMessageLedger {
     }
 
     /** The target dropped the connection with every answer it owed (a RESET): none will come. */
-    void answersLost() {
+    void markAnswersLost() {
         answersLost = true;
     }
 
-    /** @return whether the target said it dropped the answers it owed ({@link #answersLost}) */
-    boolean lostAnswers() {
+    /** @return whether the target said it dropped the answers it owed ({@link #markAnswersLost}) */
+    boolean answersLost() {
         return answersLost;
     }
 
