@@ -179,10 +179,10 @@ final class ShmTarget {
             return;
         }
         if (origin.incoming >= settings.maxLanes()) {
-            // One peer process cannot make this worker hold more of its connections than it could
-            // open itself with the same configuration; past that, CONNECTs go unanswered.
+            // One peer worker cannot make this worker hold more of its connections than it has gate
+            // slots itself with the same configuration; past that, CONNECTs go unanswered.
             dropped.accept("a CONNECT from " + name + ": it holds " + origin.incoming + " connections here, the most "
-                    + ShmSettings.SECTION + ".max-lanes = " + settings.maxLanes() + " allows per peer process");
+                    + ShmSettings.SECTION + ".max-lanes = " + settings.maxLanes() + " allows per peer worker");
             return;
         }
         origins.put(conn, new Origin(origin, gate, origin.worker)); // the worker of the segment that is answered

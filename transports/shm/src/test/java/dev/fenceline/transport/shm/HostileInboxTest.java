@@ -89,7 +89,7 @@ class HostileInboxTest {
     }
 
     /**
-     * One peer process cannot make a worker hold more of its connections than max-lanes: CONNECTs
+     * One peer worker cannot make a worker hold more of its connections than max-lanes: CONNECTs
      * past it go unanswered while the connections it has keep working, and a closed one makes room
      * again. The peer is one of the test's making, with a gate opened for each connection.
      */
