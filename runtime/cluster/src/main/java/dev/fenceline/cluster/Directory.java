@@ -5,6 +5,7 @@ import dev.fenceline.Worker;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -165,8 +166,16 @@ final class Directory {
         private Behavior<Command> onListed(Listed m) {
             current = Set.copyOf(m.listing().getServiceInstances(Advertiser.ALL));
             // A withdrawn advertiser is no longer offered, but its worker stays indexed until its
-            // member goes: the receptionist may drop a removed member's workers first.
-            described.keySet().retainAll(current);
+            // member goes (the receptionist may drop a removed member's workers first), within the
+            // index's bound on withdrawn workers.
+            for (Iterator<Map.Entry<ActorRef<Advertiser.Command>, ClusterWorker>> it = described.entrySet().iterator();
+                    it.hasNext();) {
+                Map.Entry<ActorRef<Advertiser.Command>, ClusterWorker> e = it.next();
+                if (!current.contains(e.getKey())) {
+                    index.withdrawn(e.getValue());
+                    it.remove();
+                }
+            }
             for (ActorRef<Advertiser.Command> ref : current) {
                 if (!described.containsKey(ref) && !asking.contains(ref)) {
                     describe(ref);

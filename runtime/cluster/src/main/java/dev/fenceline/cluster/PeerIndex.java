@@ -16,7 +16,9 @@ import org.apache.pekko.actor.Address;
  * Which workers belong to which member incarnation, and which incarnations are gone: plain data,
  * kept by the directory actor, tested without a cluster. A worker stays indexed after the
  * receptionist forgot it (the receptionist may drop a removed member's workers before the
- * membership event arrives), until its member is gone.
+ * membership event arrives), until its member is gone; of those withdrawn while their member
+ * stays, only the latest {@value #WITHDRAWN_KEPT} per incarnation are kept, so that a member that
+ * opens and closes workers for ever does not grow every other member's index.
  */
 final class PeerIndex {
     /** A member incarnation. */
@@ -29,7 +31,17 @@ final class PeerIndex {
     /** How many gone incarnations are remembered, to refuse their late descriptions. */
     static final int REMEMBERED = 4096;
 
+    /**
+     * How many workers withdrawn from the receptionist each incarnation keeps indexed. One that
+     * closed while its member stays ended its lanes itself; one withdrawn because its member is
+     * leaving is needed until the membership event comes, seconds later, unless the member had more
+     * workers than this.
+     */
+    static final int WITHDRAWN_KEPT = 4096;
+
     private final Map<Incarnation, Map<UUID, ClusterWorker>> workers = new HashMap<>();
+    /** Per incarnation, its indexed workers the receptionist no longer lists, oldest first. */
+    private final Map<Incarnation, LinkedHashSet<UUID>> withdrawn = new HashMap<>();
     private final LinkedHashSet<Incarnation> gone = new LinkedHashSet<>();
     private final Set<UUID> goneWorkers = new LinkedHashSet<>();
 
@@ -43,6 +55,10 @@ final class PeerIndex {
             return false;
         }
         workers.computeIfAbsent(i, k -> new HashMap<>()).put(w.address().workerId(), w);
+        LinkedHashSet<UUID> out = withdrawn.get(i);
+        if (out != null && out.remove(w.address().workerId()) && out.isEmpty()) {
+            withdrawn.remove(i); // listed again
+        }
         return true;
     }
 
@@ -63,6 +79,7 @@ final class PeerIndex {
             oldest.next();
             oldest.remove();
         }
+        withdrawn.remove(i);
         Map<UUID, ClusterWorker> of = workers.remove(i);
         if (of == null) {
             return Set.of();
@@ -104,18 +121,35 @@ final class PeerIndex {
     }
 
     /**
-     * A worker withdrawn while its member stays (the worker closed): forgotten.
+     * The receptionist no longer lists a worker: it stays indexed (its member may be leaving, and its
+     * removal must still find it), but past {@value #WITHDRAWN_KEPT} withdrawn workers of one
+     * incarnation the oldest is forgotten.
      *
      * @param w the worker
      */
     void withdrawn(ClusterWorker w) {
-        Map<UUID, ClusterWorker> of = workers.get(new Incarnation(w.member(), w.incarnation()));
-        if (of != null) {
-            of.remove(w.address().workerId());
-            if (of.isEmpty()) {
-                workers.remove(new Incarnation(w.member(), w.incarnation()));
-            }
+        Incarnation i = new Incarnation(w.member(), w.incarnation());
+        Map<UUID, ClusterWorker> of = workers.get(i);
+        if (of == null || !of.containsKey(w.address().workerId())) {
+            return;
         }
+        LinkedHashSet<UUID> out = withdrawn.computeIfAbsent(i, k -> new LinkedHashSet<>());
+        out.add(w.address().workerId());
+        if (out.size() > WITHDRAWN_KEPT) {
+            Iterator<UUID> oldest = out.iterator();
+            of.remove(oldest.next());
+            oldest.remove();
+        }
+    }
+
+    /**
+     * @param member the member
+     * @param uid its incarnation
+     * @return how many of its workers are indexed though the receptionist no longer lists them
+     */
+    int withdrawnOf(Address member, long uid) {
+        LinkedHashSet<UUID> out = withdrawn.get(new Incarnation(member, uid));
+        return out == null ? 0 : out.size();
     }
 
     /** @return the ids of workers whose member incarnation is gone (the latest {@value #REMEMBERED}) */

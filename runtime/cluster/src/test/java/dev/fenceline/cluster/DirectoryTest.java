@@ -47,6 +47,81 @@ class DirectoryTest {
      */
     @Test
     void theGoneWorkersArePublishedBeforeTheirEndpointsAreListedForAborting() throws Exception {
+        Member m = member();
+        m.advertise();
+        m.down();
+        assertTrue(m.aborted.get(30, TimeUnit.SECONDS).contains("was downed"), "its endpoint is aborted");
+        assertEquals(Set.of(m.peer.workerId()), m.goneWhenListed.get(), "the view named the peer gone before the"
+                + " directory listed the endpoints it aborts");
+    }
+
+    /**
+     * The receptionist may drop a leaving member's advertisers before the membership event comes:
+     * the directory stops offering the worker at once but still aborts the endpoints to it when the
+     * member goes.
+     */
+    @Test
+    void aWorkerNoLongerListedIsStillFoundWhenItsMemberGoes() throws Exception {
+        Member m = member();
+        ActorRef<Advertiser.Command> advertiser = m.advertise();
+        advertiser.tell(Advertiser.WorkerClosed.INSTANCE);
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!m.view.get().workers().isEmpty() && System.nanoTime() < until) {
+            Thread.sleep(20);
+        }
+        assertEquals(List.of(), m.view.get().workers(), "no longer offered");
+        m.down();
+        assertTrue(m.aborted.get(30, TimeUnit.SECONDS).contains("was downed"), "its endpoint is still aborted");
+    }
+
+    /** This member, up, with a directory whose one stand-in worker has one endpoint to {@link #peer}. */
+    private final class Member {
+        final Cluster cluster;
+        final WorkerAddress peer = new WorkerAddress(UUID.randomUUID(), "peer", Map.of());
+        final AtomicReference<Directory.View> view = new AtomicReference<>(Directory.View.EMPTY);
+        final CompletableFuture<Set<UUID>> goneWhenListed = new CompletableFuture<>();
+        final CompletableFuture<String> aborted = new CompletableFuture<>();
+        final ActorRef<Directory.Command> directory;
+
+        Member(Cluster cluster) {
+            this.cluster = cluster;
+            Endpoint endpoint = stub(Endpoint.class, (method, args) -> switch (method) {
+                case "peer" -> peer;
+                case "abort" -> aborted.complete((String) args[0]);
+                default -> throw unexpected(Endpoint.class, method);
+            });
+            Worker local = stub(Worker.class, (method, args) -> {
+                if (!method.equals("endpoints")) {
+                    throw unexpected(Worker.class, method);
+                }
+                goneWhenListed.complete(view.get().gone());
+                return List.of(endpoint);
+            });
+            directory = system.systemActorOf(Directory.create(() -> List.of(local),
+                    ClusterSettings.fromConfig(system.settings().config()), view), "directory-test", Props.empty());
+        }
+
+        /** Advertises the peer as a worker of this member; returns once the directory lists it. */
+        ActorRef<Advertiser.Command> advertise() throws InterruptedException {
+            long incarnation = cluster.selfMember().uniqueAddress().longUid();
+            ActorRef<Advertiser.Command> a = system.systemActorOf(Advertiser.create(peer, incarnation, Map.of()),
+                    "advertiser-test", Props.empty());
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (view.get().workers().isEmpty() && System.nanoTime() < until) {
+                Thread.sleep(20);
+            }
+            assertEquals(peer, view.get().workers().get(0).address(), "the peer is listed");
+            return a;
+        }
+
+        /** The event alone: the directory acts on it, and the member itself stays up. */
+        void down() {
+            directory.tell(new Directory.MemberChanged(new ClusterEvent.MemberDowned(
+                    cluster.selfMember().copy(MemberStatus.down()))));
+        }
+    }
+
+    private Member member() throws InterruptedException {
         system = ActorSystem.create(Behaviors.empty(), "directory-test", ClusterMember.config(null, 0));
         Cluster cluster = Cluster.get(system);
         cluster.manager().tell(Join.create(cluster.selfMember().address()));
@@ -54,37 +129,8 @@ class DirectoryTest {
         while (cluster.selfMember().status() != MemberStatus.up() && System.nanoTime() < until) {
             Thread.sleep(20); // the test's thread, not an actor
         }
-        long incarnation = cluster.selfMember().uniqueAddress().longUid();
-        WorkerAddress peer = new WorkerAddress(UUID.randomUUID(), "peer", Map.of());
-        AtomicReference<Directory.View> view = new AtomicReference<>(Directory.View.EMPTY);
-        CompletableFuture<Set<UUID>> goneWhenListed = new CompletableFuture<>();
-        CompletableFuture<String> aborted = new CompletableFuture<>();
-        Endpoint endpoint = stub(Endpoint.class, (method, args) -> switch (method) {
-            case "peer" -> peer;
-            case "abort" -> aborted.complete((String) args[0]);
-            default -> throw unexpected(Endpoint.class, method);
-        });
-        Worker local = stub(Worker.class, (method, args) -> {
-            if (!method.equals("endpoints")) {
-                throw unexpected(Worker.class, method);
-            }
-            goneWhenListed.complete(view.get().gone());
-            return List.of(endpoint);
-        });
-        ActorRef<Directory.Command> directory = system.systemActorOf(Directory.create(() -> List.of(local),
-                ClusterSettings.fromConfig(system.settings().config()), view), "directory-test", Props.empty());
-        system.systemActorOf(Advertiser.create(peer, incarnation, Map.of()), "advertiser-test", Props.empty());
-        while (view.get().workers().isEmpty() && System.nanoTime() < until) {
-            Thread.sleep(20);
-        }
-        assertEquals(peer, view.get().workers().get(0).address(), "the peer is listed");
-
-        // The event alone: the directory acts on it, and the member itself stays up.
-        directory.tell(new Directory.MemberChanged(new ClusterEvent.MemberDowned(
-                cluster.selfMember().copy(MemberStatus.down()))));
-        assertTrue(aborted.get(30, TimeUnit.SECONDS).contains("was downed"), "its endpoint is aborted");
-        assertEquals(Set.of(peer.workerId()), goneWhenListed.get(), "the view named the peer gone before the"
-                + " directory listed the endpoints it aborts");
+        assertEquals(MemberStatus.up(), cluster.selfMember().status(), "this member joined itself");
+        return new Member(cluster);
     }
 
     /** A stand-in's method this test does not expect the directory to call: the test fails, naming it. */

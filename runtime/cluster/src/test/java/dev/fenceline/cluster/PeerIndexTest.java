@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.fenceline.WorkerAddress;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
@@ -44,13 +46,49 @@ class PeerIndexTest {
     }
 
     @Test
-    void aWithdrawnWorkerIsForgottenWhileItsMemberStays() {
+    void aWithdrawnWorkerStaysIndexedUntilItsMemberGoes() {
         PeerIndex index = new PeerIndex();
         ClusterWorker w = worker(3, "kv");
         index.add(w);
+        index.withdrawn(w); // the receptionist may drop a leaving member's workers before the event
+        assertEquals(1, index.withdrawnOf(NODE, 3));
+        assertEquals(Set.of(w.address().workerId()), index.memberGone(NODE, 3), "its endpoints are still found");
+        assertEquals(0, index.withdrawnOf(NODE, 3));
+    }
+
+    @Test
+    void aWorkerListedAgainIsNoLongerWithdrawn() {
+        PeerIndex index = new PeerIndex();
+        ClusterWorker w = worker(4, "kv");
+        index.add(w);
         index.withdrawn(w);
-        assertEquals(Set.of(), index.workersOf(NODE, 3));
-        assertEquals(Set.of(), index.memberGone(NODE, 3), "nothing of it left to fail");
+        index.add(w);
+        assertEquals(0, index.withdrawnOf(NODE, 4));
+        assertEquals(Set.of(w.address().workerId()), index.workersOf(NODE, 4));
+    }
+
+    /** A member that opens and closes workers for ever does not grow another member's index. */
+    @Test
+    void onlyTheLatestWithdrawnWorkersOfAnIncarnationAreKept() {
+        PeerIndex index = new PeerIndex();
+        ClusterWorker live = worker(5, "live");
+        index.add(live);
+        List<ClusterWorker> closed = new ArrayList<>();
+        for (int k = 0; k < PeerIndex.WITHDRAWN_KEPT + 3; k++) {
+            ClusterWorker w = worker(5, "w" + k);
+            closed.add(w);
+            index.add(w);
+            index.withdrawn(w);
+        }
+        assertEquals(PeerIndex.WITHDRAWN_KEPT, index.withdrawnOf(NODE, 5));
+        Set<UUID> indexed = index.workersOf(NODE, 5);
+        assertEquals(PeerIndex.WITHDRAWN_KEPT + 1, indexed.size(), "the kept withdrawn ones and the live one");
+        assertTrue(indexed.contains(live.address().workerId()), "a listed worker is never dropped");
+        for (int k = 0; k < 3; k++) {
+            assertFalse(indexed.contains(closed.get(k).address().workerId()), "the oldest withdrawn are forgotten: " + k);
+        }
+        assertTrue(indexed.contains(closed.get(closed.size() - 1).address().workerId()));
+        assertEquals(PeerIndex.WITHDRAWN_KEPT + 1, index.memberGone(NODE, 5).size());
     }
 
     @Test
