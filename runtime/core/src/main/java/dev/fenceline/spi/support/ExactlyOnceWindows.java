@@ -33,8 +33,17 @@ public final class ExactlyOnceWindows {
     private record Key(UUID peer, String proof, long origin) {
     }
 
-    /** Whose budget. */
+    /**
+     * Whose budget: under TLS the certificate's subject, whatever worker ids its holder names (it may
+     * name any, so a budget per id would multiply with them); otherwise the worker id.
+     */
     private record Owner(UUID peer, String proof) {
+        /** Stands for every worker id one TLS subject names. */
+        private static final UUID ANY_WORKER = new UUID(0, 0);
+
+        static Owner of(UUID peer, String proof) {
+            return new Owner(proof.isEmpty() ? peer : ANY_WORKER, proof);
+        }
     }
 
     /** One origin's window, and who holds it. */
@@ -104,7 +113,9 @@ public final class ExactlyOnceWindows {
     }
 
     /**
-     * A connection starts carrying operations of {@code origin}.
+     * A connection starts carrying operations of {@code origin}. Its window draws on the budget of
+     * {@code proof} if it is a TLS subject (one for all the worker ids the subject's holders name),
+     * else on {@code peer}'s.
      *
      * @param peer the peer worker
      * @param proof what it proved beyond its worker id ({@link #MEMBER}, or its TLS subject)
@@ -116,7 +127,7 @@ public final class ExactlyOnceWindows {
         Key key = new Key(peer, proof, origin);
         Window w = windows.get(key);
         if (w == null) {
-            Owner owner = new Owner(peer, proof);
+            Owner owner = Owner.of(peer, proof);
             DedupBudget budget = budgets.computeIfAbsent(owner, o -> new DedupBudget(
                     "fenceline.exactly-once.entries-per-peer = " + perPeer + " for " + describe(o), perPeer, total));
             DedupWindow made = exactlyOnce.newWindow(budget);
@@ -136,7 +147,7 @@ public final class ExactlyOnceWindows {
     }
 
     private static String describe(Owner o) {
-        return "worker " + o.peer() + (o.proof().isEmpty() ? "" : " (" + o.proof() + ")");
+        return o.proof().isEmpty() ? "worker " + o.peer() : "TLS subject " + o.proof() + " (every worker id it names)";
     }
 
     /**
@@ -163,7 +174,7 @@ public final class ExactlyOnceWindows {
             it.remove();
             if (windows.remove(w.key, w)) {
                 w.window.release();
-                Owner owner = new Owner(w.key.peer(), w.key.proof());
+                Owner owner = Owner.of(w.key.peer(), w.key.proof());
                 DedupBudget b = budgets.get(owner);
                 if (b != null && b.used() == 0) {
                     budgets.remove(owner);

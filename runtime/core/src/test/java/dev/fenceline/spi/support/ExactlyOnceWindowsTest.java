@@ -121,4 +121,19 @@ class ExactlyOnceWindowsTest {
         assertNotNull(w.retain(UUID.randomUUID(), ExactlyOnceWindows.MEMBER, 3), "another peer is served");
         assertTrue(w.entries() <= 3 * DedupWindow.INITIAL, "entries: " + w.entries());
     }
+
+    /**
+     * A TLS peer proves its certificate, not the worker id it names: the ids one subject names share
+     * its bound, so naming new ones does not take another peer's share of the worker's.
+     */
+    @Test
+    void theWorkerIdsOneTlsSubjectNamesShareItsBound() {
+        ExactlyOnceWindows w = windows(2 * DedupWindow.INITIAL, 8 * DedupWindow.INITIAL);
+        assertNotNull(w.retain(UUID.randomUUID(), "CN=a", 1));
+        assertNotNull(w.retain(UUID.randomUUID(), "CN=a", 2));
+        assertNull(w.retain(UUID.randomUUID(), "CN=a", 3), "a third worker id of the same subject is over its bound");
+        assertNotNull(w.retain(UUID.randomUUID(), "CN=b", 1), "another subject is served");
+        assertNotNull(w.retain(UUID.randomUUID(), "CN=b", 2));
+        assertNotNull(w.retain(peer, ExactlyOnceWindows.MEMBER, 1), "without TLS, the worker id is the peer");
+    }
 }
