@@ -370,6 +370,12 @@ final class ShmTarget {
             get(origin, conn, token, b, at); // a read has no effect: a re-sent one is read again
             return;
         }
+        if (seq < -1 || low < -1) { // -1: without exactly-once; below it nothing the protocol sends
+            nack(origin, conn, token, new FencelineException("shm: a " + ShmWire.name(type) + " from " + origin.name
+                    + " with sequence number " + seq + " and low-water mark " + low
+                    + " (neither may be below -1); not applied"));
+            return;
+        }
         long value;
         applying = b;
         applyingType = type;

@@ -158,6 +158,44 @@ class HostileInboxTest {
         }
     }
 
+    /**
+     * A request whose sequence number or low-water mark is below -1 ("without exactly-once") is
+     * nothing an origin sends: refused with a NACK naming it, not applied; one with -1 is applied.
+     */
+    @Test
+    void aSequenceNumberOrLowWaterMarkBelowMinusOneIsRefusedNamingIt() throws Exception {
+        try (Fenceline f = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [shm]"));
+                FakeShmPeer fake = FakeShmPeer.create(64 << 10)) {
+            Worker b = f.newWorker("b").toCompletableFuture().get(10, TimeUnit.SECONDS);
+            ByteBuffer memory = ByteBuffer.allocateDirect(64).order(java.nio.ByteOrder.nativeOrder());
+            RemoteKey key = b.register(memory).remoteKey();
+            long conn = fake.connect(b);
+            FakeShmPeer.write(FakeShmPeer.inboxOf(b), ShmWire.PUT, put(conn, 1, -5, 0, key, 77));
+            FakeShmPeer.Message refused = fake.await(m -> m.getLong(ShmWire.TOKEN) == 1, "an answer to the PUT");
+            assertEquals(ShmWire.NACK, refused.type(), ShmWire.name(refused.type()));
+            org.junit.jupiter.api.Assertions.assertTrue(refused.text(20).contains("sequence number -5"),
+                    refused.text(20));
+            FakeShmPeer.write(FakeShmPeer.inboxOf(b), ShmWire.PUT, put(conn, 2, 3, Long.MIN_VALUE, key, 77));
+            refused = fake.await(m -> m.getLong(ShmWire.TOKEN) == 2, "an answer to the second PUT");
+            assertEquals(ShmWire.NACK, refused.type(), ShmWire.name(refused.type()));
+            org.junit.jupiter.api.Assertions.assertTrue(refused.text(20).contains("low-water mark " + Long.MIN_VALUE),
+                    refused.text(20));
+            assertEquals(0, memory.getLong(0), "written by a refused put");
+            FakeShmPeer.write(FakeShmPeer.inboxOf(b), ShmWire.PUT, put(conn, 3, -1, -1, key, 77));
+            FakeShmPeer.Message applied = fake.await(m -> m.getLong(ShmWire.TOKEN) == 3, "an answer to the third PUT");
+            assertEquals(ShmWire.ACK, applied.type(), ShmWire.name(applied.type()));
+            assertEquals(77, memory.getLong(0));
+        }
+    }
+
+    /** @return a PUT record of the 8-byte {@code value} at the start of {@code key}'s region */
+    private static byte[] put(long conn, long token, long seq, long low, RemoteKey key, long value) {
+        return ByteBuffer.allocate(ShmWire.RMA_DATA + 8).order(java.nio.ByteOrder.nativeOrder())
+                .putLong(ShmWire.CONN, conn).putLong(ShmWire.TOKEN, token).putLong(ShmWire.ORIGIN, 42)
+                .putLong(ShmWire.SEQ, seq).putLong(ShmWire.LOW, low).putLong(ShmWire.BODY, key.keyId())
+                .putLong(ShmWire.BODY + 8, key.baseAddress()).putLong(ShmWire.RMA_DATA, value).array();
+    }
+
     /** @return a FLUSH record of {@code conn} (its first 8 bytes are a BYE's) */
     private static byte[] flush(long conn, long token) {
         return ByteBuffer.allocate(16).order(java.nio.ByteOrder.nativeOrder()).putLong(0, conn).putLong(8, token)

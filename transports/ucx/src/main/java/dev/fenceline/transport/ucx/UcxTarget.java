@@ -203,6 +203,12 @@ final class UcxTarget {
             get(c, conn, token, data, at); // a read has no effect: a copy sent again is read again
             return;
         }
+        if (seq < -1 || low < -1) { // -1: without exactly-once; below it nothing the protocol sends
+            nack(c, conn, token, new FencelineException("ucx: a request on connection " + Long.toHexString(conn)
+                    + " with sequence number " + seq + " and low-water mark " + low
+                    + " (neither may be below -1); not applied"));
+            return;
+        }
         applying = data;
         applyingAt = at;
         applyingLength = length;

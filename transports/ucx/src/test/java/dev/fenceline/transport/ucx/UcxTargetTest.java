@@ -94,6 +94,29 @@ class UcxTargetTest {
         }
     }
 
+    /** -1 means "without exactly-once"; a number below it is nothing the protocol sends: refused, naming it. */
+    @Test
+    void aSequenceNumberOrLowWaterMarkBelowMinusOneIsRefusedAndWritesNothing() {
+        TargetHarness h = new TargetHarness();
+        UnsafeBuffer r = h.header(UcxWire.PUT, 1, -5);
+        r.putLong(UcxWire.REQUEST_HEADER, 77);
+        h.send(UcxWire.REQUEST_HEADER + 8);
+        assertEquals(UcxWire.NACK, h.lastType());
+        assertTrue(h.lastText().contains("sequence number -5"), h.lastText());
+        r = h.header(UcxWire.PUT, 2, 3);
+        r.putLong(UcxWire.LOW, Long.MIN_VALUE);
+        r.putLong(UcxWire.REQUEST_HEADER, 77);
+        h.send(UcxWire.REQUEST_HEADER + 8);
+        assertEquals(UcxWire.NACK, h.lastType());
+        assertTrue(h.lastText().contains("low-water mark " + Long.MIN_VALUE), h.lastText());
+        assertEquals(0, h.region.buffer().order(ByteOrder.nativeOrder()).getLong(0), "written by a refused put");
+        r = h.header(UcxWire.PUT, 3, -1); // without exactly-once: applied
+        r.putLong(UcxWire.REQUEST_HEADER, 77);
+        h.send(UcxWire.REQUEST_HEADER + 8);
+        assertEquals(UcxWire.ACK, h.lastType());
+        assertEquals(77, h.region.buffer().order(ByteOrder.nativeOrder()).getLong(0));
+    }
+
     @Test
     void aConnectionClosedWithByeTakesNoMoreRequests() {
         TargetHarness h = new TargetHarness();
