@@ -132,6 +132,47 @@ public final class ExactlyOnce {
         return value;
     }
 
+    /**
+     * As {@link #apply}, but the window's lock is taken only to decide and to record, not while
+     * {@code op} runs: for an operation that runs a user's handler, which may take long, so that a
+     * copy arriving meanwhile over another transport (whose thread may serve many connections) is
+     * refused at once with an {@link OutcomeUnknownException} rather than made to wait for it.
+     * The caller must not hold the window's lock.
+     *
+     * @return its result, or the first copy's
+     * @throws FencelineException as {@link #apply} does, or an {@link OutcomeUnknownException} while
+     *     the first copy still runs
+     */
+    public long applyOutsideLock(DedupWindow window, long origin, long sequence, long lowWater, Operation op) {
+        if (window == null || sequence < 0) {
+            return op.apply();
+        }
+        synchronized (window) {
+            if (!begin(window, origin, sequence, lowWater)) {
+                return window.result(sequence);
+            }
+        }
+        long value;
+        try {
+            value = op.apply();
+        } catch (FencelineException e) {
+            synchronized (window) {
+                finish(window, sequence, 0, e);
+            }
+            throw e;
+        } catch (RuntimeException | Error e) {
+            synchronized (window) { // a copy sent again must not run it a second time either
+                finish(window, sequence, 0, new OutcomeUnknownException(target + ": operation " + sequence
+                        + " of endpoint " + Long.toHexString(origin) + " failed while it was applied: " + e));
+            }
+            throw e;
+        }
+        synchronized (window) {
+            finish(window, sequence, value, null);
+        }
+        return value;
+    }
+
     /** Why a copy that {@link DedupWindow#lookup} did not find new and not applied is not run. */
     private FencelineException refusal(DedupWindow.Seen seen, DedupWindow window, long origin, long sequence) {
         String op = target + ": operation " + sequence + " of endpoint " + Long.toHexString(origin);

@@ -88,4 +88,48 @@ class ExactlyOnceTest {
         once.apply(null, 7, 9, 0, this::add);
         assertEquals(3, applied.get());
     }
+
+    /**
+     * A handler that takes long holds no lock while it runs: a copy arriving meanwhile on another
+     * thread is answered at once, with OutcomeUnknownException, and one arriving after it finished
+     * gets its result; it ran once.
+     */
+    @Test
+    void aCopyArrivingWhileTheFirstRunsOutsideTheLockIsRefusedAtOnce() throws Exception {
+        java.util.concurrent.CountDownLatch running = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.ExecutorService first = java.util.concurrent.Executors.newSingleThreadExecutor();
+        try {
+            java.util.concurrent.Future<Long> slow = first.submit(() -> once.applyOutsideLock(window, 7, 3, 0, () -> {
+                running.countDown();
+                try {
+                    assertTrue(release.await(30, TimeUnit.SECONDS), "the test let the handler finish");
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+                return 41 + add();
+            }));
+            assertTrue(running.await(30, TimeUnit.SECONDS), "the first copy runs");
+            assertThrows(OutcomeUnknownException.class, () -> once.applyOutsideLock(window, 7, 3, 0, this::add),
+                    "a copy while the first runs");
+            release.countDown();
+            assertEquals(41, slow.get(30, TimeUnit.SECONDS));
+            assertEquals(41, once.applyOutsideLock(window, 7, 3, 0, this::add), "a copy after: the first's result");
+            assertEquals(1, applied.get(), "run once");
+        } finally {
+            release.countDown();
+            first.shutdownNow();
+        }
+    }
+
+    @Test
+    void anOperationThatThrowsUnexpectedlyOutsideTheLockIsNotRunAgainByACopy() {
+        ExactlyOnce.Operation broken = () -> {
+            applied.incrementAndGet();
+            throw new IllegalStateException("a bug in a handler");
+        };
+        assertThrows(IllegalStateException.class, () -> once.applyOutsideLock(window, 7, 5, 0, broken));
+        assertThrows(OutcomeUnknownException.class, () -> once.applyOutsideLock(window, 7, 5, 0, broken));
+        assertEquals(1, applied.get());
+    }
 }

@@ -386,8 +386,12 @@ final class ShmTarget {
                 value = applyCurrent.apply();
             } else {
                 DedupWindow w = window(conn, o, originId);
-                synchronized (w) { // the worker's other transports apply through it too
-                    value = exactlyOnce.apply(w, originId, seq, low, applyCurrent);
+                if (type == ShmWire.AM) { // a user's handler: the window's lock is not held while it runs
+                    value = exactlyOnce.applyOutsideLock(w, originId, seq, low, applyCurrent);
+                } else {
+                    synchronized (w) { // the worker's other transports apply through it too
+                        value = exactlyOnce.apply(w, originId, seq, low, applyCurrent);
+                    }
                 }
             }
         } catch (FencelineException e) {

@@ -220,8 +220,12 @@ final class UcxTarget {
                 value = applyCurrent.apply();
             } else {
                 DedupWindow w = window(c, conn, origin);
-                synchronized (w) { // the worker's other transports apply through it too
-                    value = exactlyOnce.apply(w, origin, seq, low, applyCurrent);
+                if (kind == UcxWire.MESSAGE) { // a user's handler: the window's lock is not held while it runs
+                    value = exactlyOnce.applyOutsideLock(w, origin, seq, low, applyCurrent);
+                } else {
+                    synchronized (w) { // the worker's other transports apply through it too
+                        value = exactlyOnce.apply(w, origin, seq, low, applyCurrent);
+                    }
                 }
             }
         } catch (FencelineException e) {
