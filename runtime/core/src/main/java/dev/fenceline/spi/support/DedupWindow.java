@@ -86,6 +86,8 @@ public final class DedupWindow {
     static final int INITIAL = 16;
 
     private final int maxSpread;
+    /** The storage it starts with, and the least it gives back down to. */
+    private final int floor;
     private final Budget budget;
     private boolean released;
     private byte[] states;
@@ -94,6 +96,8 @@ public final class DedupWindow {
     private int mask;
     /** The low-water mark: every slot holds a sequence in [base, base + capacity). */
     private long base;
+    /** One past the highest sequence number an outcome was stored for, at least {@link #base}. */
+    private long top;
 
     /** @param maxSpread the most sequence numbers tracked at once (at least 1) */
     public DedupWindow(int maxSpread) {
@@ -106,6 +110,7 @@ public final class DedupWindow {
             throw new IllegalArgumentException("dedup window of " + maxSpread + " < 1");
         }
         this.maxSpread = maxSpread;
+        this.floor = initialCapacity(maxSpread);
         this.budget = budget;
     }
 
@@ -246,6 +251,9 @@ public final class DedupWindow {
             throw new IllegalStateException("sequence " + sequence + " is over the window's budget (" + budget.describe()
                     + "): look it up first");
         }
+        if (sequence >= top) {
+            top = sequence + 1;
+        }
         return (int) sequence & mask;
     }
 
@@ -280,21 +288,73 @@ public final class DedupWindow {
         }
     }
 
-    /** Drops everything below the new mark (the origin saw it complete). */
+    /**
+     * Drops everything below the new mark (the origin saw it complete), and gives back storage grown
+     * for a spread that has since closed: a mark that jumps past everything stored costs the initial
+     * storage, not a pass over the grown one.
+     */
     private void advance(long lowWater) {
         if (lowWater <= base) {
             return;
         }
         if (lowWater - base >= states.length) {
-            Arrays.fill(states, UNKNOWN);
-            Arrays.fill(failures, null);
-        } else {
-            for (long q = base; q < lowWater; q++) {
-                int i = (int) q & mask;
-                states[i] = UNKNOWN;
-                failures[i] = null;
-            }
+            jump(lowWater);
+            return;
+        }
+        for (long q = base; q < lowWater; q++) {
+            int i = (int) q & mask;
+            states[i] = UNKNOWN;
+            failures[i] = null;
         }
         base = lowWater;
+        if (top < base) {
+            top = base;
+        }
+        if (top - base <= states.length >> 2 && states.length > floor) {
+            shrink();
+        }
+    }
+
+    /** The mark moved past everything stored: nothing is kept, and grown storage goes back. */
+    private void jump(long lowWater) {
+        if (states.length > floor && !released) {
+            budget.release(states.length - floor);
+            allocate(floor);
+        } else {
+            Arrays.fill(states, UNKNOWN);
+            Arrays.fill(failures, null);
+        }
+        base = lowWater;
+        top = lowWater;
+    }
+
+    /**
+     * What is in use fills a quarter of the storage or less: down to twice the use, never below the
+     * floor, keeping every entry of [base, top), and the rest back to the budget. The gap between a
+     * quarter and the growth at full keeps it from flapping.
+     */
+    private void shrink() {
+        if (released) {
+            return;
+        }
+        int capacity = states.length;
+        long used = top - base;
+        int next = floor;
+        while (next < used * 2) {
+            next *= 2;
+        }
+        byte[] s = states;
+        long[] r = results;
+        FencelineException[] f = failures;
+        int oldMask = mask;
+        allocate(next);
+        for (long q = base; q < top; q++) {
+            int from = (int) q & oldMask;
+            int to = (int) q & mask;
+            states[to] = s[from];
+            results[to] = r[from];
+            failures[to] = f[from];
+        }
+        budget.release(capacity - next);
     }
 }

@@ -135,4 +135,75 @@ class DedupWindowTest {
         assertNull(DedupWindow.within(1 << 13, other), "the total's 8192 is reached: refused");
         assertEquals(8192, total.used());
     }
+
+    /** Storage grown for a spread that has closed goes back to the budget; what is still in use is kept. */
+    @Test
+    void storageGrownForASpreadThatClosedGoesBack() {
+        DedupBudget peer = new DedupBudget("per peer", 1 << 16, null);
+        DedupWindow w = DedupWindow.within(1 << 20, peer);
+        assertEquals(Seen.NEW, w.lookup(1000, 0));
+        w.record(1000, 10);
+        assertEquals(Seen.NEW, w.lookup(900, 0));
+        w.record(900, 9);
+        assertEquals(1024, w.capacity());
+        assertEquals(1024, peer.used());
+        assertEquals(Seen.DUPLICATE, w.lookup(900, 899), "in use now: [899, 1001), under a quarter of 1024");
+        assertEquals(256, w.capacity(), "twice the use, to a power of two");
+        assertEquals(256, peer.used(), "the rest is back in the budget");
+        assertEquals(9, w.result(900));
+        assertEquals(Seen.DUPLICATE, w.lookup(1000, 899));
+        assertEquals(10, w.result(1000));
+        assertEquals(Seen.NEW, w.lookup(950, 899));
+        assertEquals(Seen.STALE, w.lookup(898, 899));
+    }
+
+    /** A mark that jumps past everything stored costs the initial storage, not a pass over the grown one. */
+    @Test
+    void aMarkJumpingPastAGrownWindowGivesItsStorageBack() {
+        DedupBudget peer = new DedupBudget("per peer", 1 << 22, null);
+        DedupWindow w = DedupWindow.within(1 << 20, peer);
+        assertEquals(Seen.NEW, w.lookup((1 << 20) - 1, 0));
+        w.record((1 << 20) - 1, 5);
+        assertEquals(1 << 20, w.capacity());
+        assertEquals(Seen.NEW, w.lookup(2L << 20, 2L << 20));
+        assertEquals(DedupWindow.INITIAL, w.capacity());
+        assertEquals(DedupWindow.INITIAL, peer.used());
+        assertEquals(Seen.STALE, w.lookup((1 << 20) - 1, 2L << 20));
+        w.record(2L << 20, 6);
+        assertEquals(Seen.DUPLICATE, w.lookup(2L << 20, 2L << 20));
+        assertEquals(6, w.result(2L << 20));
+    }
+
+    /**
+     * Random arrivals with a mark that sometimes jumps far, against a model: the window grows and
+     * gives storage back, its answers stay exact, and the budget counts what it holds.
+     */
+    @Test
+    void agreesWithAModelWhileItGrowsAndShrinks() {
+        long seed = Long.getLong("fenceline.test.seed", 78);
+        SplittableRandom rnd = new SplittableRandom(seed);
+        DedupBudget budget = new DedupBudget("per peer", 1 << 20, null);
+        DedupWindow w = DedupWindow.within(1 << 16, budget);
+        java.util.Map<Long, Long> applied = new java.util.HashMap<>();
+        long low = 0;
+        for (int i = 0; i < 200_000; i++) {
+            int r = rnd.nextInt(1000);
+            low += r == 0 ? rnd.nextInt(70_000) : r < 20 ? rnd.nextInt(50) : 0;
+            long s = low + (rnd.nextInt(100) == 0 ? rnd.nextInt(1 << 16) : rnd.nextInt(64));
+            Seen seen = w.lookup(s, low);
+            if (applied.containsKey(s)) {
+                assertEquals(Seen.DUPLICATE, seen, "seed " + seed + " seq " + s);
+                assertEquals((long) applied.get(s), w.result(s), "seed " + seed);
+            } else {
+                assertEquals(Seen.NEW, seen, "seed " + seed + " seq " + s);
+                w.record(s, s ^ 0x5A);
+                applied.put(s, s ^ 0x5A);
+            }
+            assertEquals(w.capacity(), budget.used(), "seed " + seed + ": the budget counts what the window holds");
+            if (i % 1000 == 0) {
+                final long mark = low;
+                applied.keySet().removeIf(q -> q < mark); // below the mark: stale, never asked again here
+            }
+        }
+    }
 }
