@@ -84,16 +84,7 @@ class DedupWindowTest {
         long low = 0;
         for (int i = 0; i < 200_000; i++) {
             low += rnd.nextInt(100) == 0 ? rnd.nextInt(20) : 0;
-            long s = low + rnd.nextInt(2000);
-            Seen seen = w.lookup(s, low);
-            if (applied.containsKey(s)) {
-                assertEquals(Seen.DUPLICATE, seen, "seed " + seed + " seq " + s);
-                assertEquals((long) applied.get(s), w.result(s), "seed " + seed);
-            } else {
-                assertEquals(Seen.NEW, seen, "seed " + seed + " seq " + s);
-                w.record(s, s ^ 0x5A);
-                applied.put(s, s ^ 0x5A);
-            }
+            lookUpAndApply(w, applied, low + rnd.nextInt(2000), low, seed);
         }
     }
 
@@ -189,21 +180,25 @@ class DedupWindowTest {
         for (int i = 0; i < 200_000; i++) {
             int r = rnd.nextInt(1000);
             low += r == 0 ? rnd.nextInt(70_000) : r < 20 ? rnd.nextInt(50) : 0;
-            long s = low + (rnd.nextInt(100) == 0 ? rnd.nextInt(1 << 16) : rnd.nextInt(64));
-            Seen seen = w.lookup(s, low);
-            if (applied.containsKey(s)) {
-                assertEquals(Seen.DUPLICATE, seen, "seed " + seed + " seq " + s);
-                assertEquals((long) applied.get(s), w.result(s), "seed " + seed);
-            } else {
-                assertEquals(Seen.NEW, seen, "seed " + seed + " seq " + s);
-                w.record(s, s ^ 0x5A);
-                applied.put(s, s ^ 0x5A);
-            }
+            lookUpAndApply(w, applied, low + (rnd.nextInt(100) == 0 ? rnd.nextInt(1 << 16) : rnd.nextInt(64)), low, seed);
             assertEquals(w.capacity(), budget.used(), "seed " + seed + ": the budget counts what the window holds");
             if (i % 1000 == 0) {
                 final long mark = low;
                 applied.keySet().removeIf(q -> q < mark); // below the mark: stale, never asked again here
             }
+        }
+    }
+
+    /** Looks {@code s} up, checks the answer against the model, and applies it (window and model) if new. */
+    private static void lookUpAndApply(DedupWindow w, java.util.Map<Long, Long> applied, long s, long low, long seed) {
+        Seen seen = w.lookup(s, low);
+        if (applied.containsKey(s)) {
+            assertEquals(Seen.DUPLICATE, seen, "seed " + seed + " seq " + s);
+            assertEquals((long) applied.get(s), w.result(s), "seed " + seed);
+        } else {
+            assertEquals(Seen.NEW, seen, "seed " + seed + " seq " + s);
+            w.record(s, s ^ 0x5A);
+            applied.put(s, s ^ 0x5A);
         }
     }
 }
