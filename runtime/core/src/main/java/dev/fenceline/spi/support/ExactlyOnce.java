@@ -139,6 +139,11 @@ public final class ExactlyOnce {
      * refused at once with an {@link OutcomeUnknownException} rather than made to wait for it.
      * The caller must not hold the window's lock.
      *
+     * @param window the origin endpoint's window, or null if the operation carries no sequence number
+     * @param origin the origin endpoint's id, for errors
+     * @param sequence the operation's sequence number ({@code < 0}: none)
+     * @param lowWater the origin's low-water mark that the operation carried
+     * @param op applies it
      * @return its result, or the first copy's
      * @throws FencelineException as {@link #apply} does, or an {@link OutcomeUnknownException} while
      *     the first copy still runs
