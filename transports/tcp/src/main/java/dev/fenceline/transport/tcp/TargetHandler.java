@@ -320,13 +320,17 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
 
     /**
      * Applies an operation at most once, and answers it: under the origin's window lock, so a copy
-     * re-sent over another rail waits for the first and is then answered from the window.
+     * re-sent over another rail waits for the first and is then answered from the window; an active
+     * message's handler (a user's, of any length) runs outside it, and a copy arriving meanwhile over
+     * another transport is refused at once rather than blocking that transport's thread.
      */
     private void once(long token, long originId, long seq, long low, ExactlyOnce.Operation apply) {
         long value;
         try {
             if (seq < 0) {
                 value = apply.apply();
+            } else if (apply == appliers.applyActiveMessage) {
+                value = transport.exactlyOnce().applyOutsideLock(window(originId), originId, seq, low, apply);
             } else {
                 DedupWindow w = window(originId);
                 synchronized (w) {
