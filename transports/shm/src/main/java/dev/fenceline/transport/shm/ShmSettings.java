@@ -24,7 +24,7 @@ import java.util.Set;
  * @param maxLanes gate slots for ring lanes
  * @param quarantine how long a closed registration's memory and slot are kept
  * @param unblockAfter how long a stuck inbox waits, after some producer died, before it is unblocked
- * @param maxBacklog bytes of replies held for one peer process whose inbox is full
+ * @param maxBacklog bytes of replies held for one peer worker whose inbox is full
  * @param keysRead every key read, for the completeness test
  */
 record ShmSettings(Path directory, int ringSize, int maxFragment, int queueDepth, String idleStrategy,

@@ -52,6 +52,7 @@ final class ShmTarget {
     private final Long2ObjectHashMap<Origin> origins = new Long2ObjectHashMap<>();
     /** The window of the origin endpoint each connection carries, once it sent something (retained). */
     private final Long2ObjectHashMap<ExactlyOnceWindows.Window> connWindows = new Long2ObjectHashMap<>();
+    private final ShmReplies replies;
 
     /**
      * @param openInbox maps a peer's control segment by name (the transport keeps the mappings)
@@ -65,6 +66,7 @@ final class ShmTarget {
         this.dropped = dropped;
         this.windows = context.windows();
         this.exactlyOnce = windows.exactlyOnce();
+        this.replies = new ShmReplies(settings.maxBacklog(), dropped);
     }
 
     /** The peer closed a connection to this worker (after revoking its gate: else the BYE is not its own). */
@@ -193,50 +195,10 @@ final class ShmTarget {
         });
     }
 
-    /**
-     * Writes one reply into {@code to}'s inbox, or into its backlog if the ring is full. Every reply
-     * fits the ring's largest message: the ring is at least {@link ShmSettings#MIN_RING_SIZE} and a
-     * get's data is bounded by it.
-     */
-    private void reply(Inbox to, int type, int length, Writer w) {
-        if (to.backlog.isEmpty()) {
-            int at = to.ring.tryClaim(type, length);
-            if (at >= 0) {
-                w.write(to.ring.buffer(), at);
-                commit(to, at, type);
-                to.doorbell.ring();
-                return;
-            }
-        }
-        if (to.backlogBytes + length > settings.maxBacklog()) {
+    /** Writes one reply into {@code to}'s inbox, or its backlog; past max-backlog, {@link #overflow}. */
+    private void reply(Inbox to, int type, int length, ShmReplies.Writer w) {
+        if (!replies.reply(to, type, length, w)) {
             overflow(to, length);
-            return;
-        }
-        byte[] copy = new byte[length];
-        w.write(new UnsafeBuffer(copy), 0);
-        backlog(to, type, copy);
-    }
-
-    /** Empties {@code to}'s backlog but for RESETs still waiting there: those connections must hear it. */
-    private static void dropAnswers(Inbox to) {
-        int n = to.backlog.size();
-        to.backlogBytes = 0;
-        to.resetsOwed = 0; // counted again as they are kept
-        for (int i = 0; i < n; i++) {
-            byte[] m = to.backlog.pollFirst();
-            int type = to.backlogTypes.pollFirst();
-            if (type == ShmWire.RESET) {
-                backlog(to, type, m);
-            }
-        }
-    }
-
-    private static void backlog(Inbox to, int type, byte[] message) {
-        to.backlog.add(message);
-        to.backlogTypes.add(type);
-        to.backlogBytes += message.length;
-        if (type == ShmWire.RESET) {
-            to.resetsOwed++;
         }
     }
 
@@ -254,7 +216,7 @@ final class ShmTarget {
         LOG.warn("shm {}: {} owes {} bytes of answers and its inbox is full; {} more would pass {}.max-backlog = {}:"
                 + " its connections here are dropped", context.workerName(), to.name, to.backlogBytes, length,
                 ShmSettings.SECTION, settings.maxBacklog());
-        dropAnswers(to);
+        ShmReplies.dropAnswers(to);
         LongArrayList dropped = peerGone(to);
         byte[] text = why.getBytes(StandardCharsets.UTF_8);
         int n = Math.min(text.length, ShmWire.MAX_TEXT);
@@ -263,51 +225,13 @@ final class ShmTarget {
             reset.putLong(0, dropped.getLong(i));
             reset.putShort(8, (short) n);
             reset.putBytes(10, text, 0, n);
-            backlog(to, ShmWire.RESET, reset.byteArray());
+            ShmReplies.backlog(to, ShmWire.RESET, reset.byteArray());
         }
     }
 
     /** Sends what waited for room in {@code to}'s ring; @return how many */
     int drainBacklog(Inbox to) {
-        int sent = 0;
-        while (!to.backlog.isEmpty()) {
-            byte[] m = to.backlog.peekFirst();
-            int at = to.ring.tryClaim(to.backlogTypes.peekFirst(), m.length);
-            if (at < 0) {
-                break;
-            }
-            to.ring.buffer().putBytes(at, m);
-            commit(to, at, to.backlogTypes.peekFirst());
-            to.backlog.pollFirst();
-            if (to.backlogTypes.pollFirst() == ShmWire.RESET) {
-                to.resetsOwed--;
-            }
-            to.backlogBytes -= m.length;
-            sent++;
-        }
-        if (sent > 0) {
-            to.doorbell.ring();
-        }
-        return sent;
-    }
-
-    /**
-     * Commits a reply claimed in a peer's ring. The peer may have changed the claimed record's
-     * header meanwhile (its ring is its memory; an honest one does so only when it took this
-     * process for dead): Agrona then refuses the commit, and the reply is lost to that peer alone.
-     */
-    private void commit(Inbox to, int at, int type) {
-        try {
-            to.ring.commit(at);
-        } catch (IllegalStateException e) {
-            dropped.accept("a " + ShmWire.name(type) + " for " + to.name + ", whose ring lost the record claimed for it ("
-                    + e.getMessage() + ")");
-        }
-    }
-
-    @FunctionalInterface
-    private interface Writer {
-        void write(AtomicBuffer b, int at);
+        return replies.drain(to);
     }
 
     private static int minimumLength(int type) {
