@@ -53,8 +53,8 @@ final class UcxRemoteKeys {
         UctIfaceAttributes a = ch.iface.attributes();
         boolean memory = ch.iface.resource().deviceType().equals("shm");
         boolean checked = ch.peer.table != null && memory;
-        if (!checked && !a.keyedMemory()) {
-            return null;
+        if (memory ? !checked : !a.keyedMemory()) {
+            return null; // shared memory's UCT key names a segment, not a permission: unchecked without the table
         }
 
         KeyEntry e = entry(op.key);

@@ -205,6 +205,48 @@ class UcxFastPathTest {
         }
     }
 
+    /**
+     * A peer on this host whose key table could not be mapped here (the mapping check refused it):
+     * shared memory's UCT key names a segment, not a permission, so without the table to check
+     * against, no access goes through it; the target applies each one and refuses what a forged key
+     * claims and a closed region.
+     */
+    @Test
+    void withoutThePeersKeyTableSharedMemoryIsNeverReachedDirectly() throws Exception {
+        Endpoint ep = await(a.connect(b.address()));
+        UcxLane lane = UcxLane.byId(ep.lanes().get(0).connectionId());
+        assertTrue(lane != null && lane.channel.peer.table != null, "a maps b's key table over posix");
+        lane.channel.peer.table = null; // as if it had not been mapped; tableKey stays, released on close
+        MemoryRegion readOnly = b.allocate(1 << 16, java.util.EnumSet.of(Access.READ));
+        MemoryRegion closed = b.allocate(4096);
+        RemoteKey ro = a.unpackRemoteKey(readOnly.remoteKey().toBytes());
+        RemoteKey ck = a.unpackRemoteKey(closed.remoteKey().toBytes());
+        RemoteKey everything = forged(ro, ro.length(), ro.part(UcxTransportProvider.NAME));
+        long before = a.statistics().direct();
+        await(ep.put(ByteBuffer.allocate(8), closed.address(), ck));
+        closed.close();
+        for (int round = 0; round < 3; round++) {
+            Throwable t = assertThrows(ExecutionException.class, () -> await(ep.put(
+                    ByteBuffer.wrap(new byte[] {7, 7, 7, 7, 7, 7, 7, 7}), readOnly.address() + 64, everything)))
+                    .getCause();
+            assertEquals(RemoteAccessException.Reason.ACCESS_DENIED, assertInstanceOf(RemoteAccessException.class,
+                    t).reason(), t.getMessage());
+            t = assertThrows(ExecutionException.class, () -> await(ep.atomicFetch64(AtomicOp.ADD,
+                    readOnly.address() + 128, everything, 1))).getCause();
+            assertEquals(RemoteAccessException.Reason.ACCESS_DENIED, assertInstanceOf(RemoteAccessException.class,
+                    t).reason(), t.getMessage());
+            t = assertThrows(ExecutionException.class, () -> await(ep.put(ByteBuffer.allocate(8), closed.address(),
+                    ck))).getCause();
+            assertEquals(RemoteAccessException.Reason.REGION_CLOSED, assertInstanceOf(RemoteAccessException.class,
+                    t).reason(), t.getMessage());
+        }
+        for (int i = 0; i < (1 << 16); i++) {
+            assertEquals(0, readOnly.buffer().get(i), "byte " + i + " of the read-only region was written");
+        }
+        assertEquals(before, a.statistics().direct(), "went directly");
+        assertFalse(everything.transportCache() instanceof UcxMapping, "the forged key was mapped");
+    }
+
     /** @return the key with another length and ucx part, its id, owner, base and other parts kept */
     private static RemoteKey forged(RemoteKey k, long length, byte[] ucxPart) {
         Map<String, byte[]> parts = new LinkedHashMap<>();
