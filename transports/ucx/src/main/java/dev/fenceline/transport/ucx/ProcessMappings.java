@@ -137,8 +137,10 @@ final class ProcessMappings {
             }
             if (first == null) {
                 if (address >= l.start && address < l.end) {
-                    if (l.inode == 0 || !l.shared || !l.segment || before.overlaps(l.start, l.end)) {
-                        return false; // not a shared-memory segment, or there before the unpack
+                    if (!l.shared || !l.segment || before.overlaps(l.start, l.end)) {
+                        // not a shared-memory segment (known by its path: a System V segment's inode
+                        // is its id, 0 for a host's first), or there before the unpack
+                        return false;
                     }
                     first = l;
                     last = l;

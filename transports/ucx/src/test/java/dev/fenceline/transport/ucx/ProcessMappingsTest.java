@@ -30,6 +30,9 @@ class ProcessMappingsTest {
             "30000-34000 rw-s 00000000 00:19 600  /dev/shm/other",
             "34000-38000 rw-s 00000000 00:19 601  /dev/shm/next",
             "40000-44000 rw-s 00000000 08:01 700  /home/someone/notes",
+            "50000-52000 rw-s 00000000 00:01 0    /SYSV00000000 (deleted)",
+            "52000-54000 rw-s 00000000 00:01 1    /SYSV00000000 (deleted)",
+            "60000-62000 rw-s 00000000 00:01 0",
             "ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0 [vsyscall]");
 
     private static final String BEFORE = "10000-12000 r--p 00000000 08:01 77   /usr/bin/java\n"
@@ -46,6 +49,9 @@ class ProcessMappingsTest {
         assertTrue(within(0x30100, 0x100));
         assertTrue(within(0x30000, 0));
         assertTrue(within(0x21000, 0x6000), "a mapping split in two over the same file");
+        assertTrue(within(0x50000, 0x2000), "a System V segment whose id (its inode here) is 0, a host's first");
+        assertTrue(within(0x52000, 0x2000), "a System V segment");
+        assertFalse(within(0x50000, 0x4000), "into another System V segment");
     }
 
     @Test
@@ -68,6 +74,7 @@ class ProcessMappingsTest {
         assertFalse(ProcessMappings.within(MAPS, ProcessMappings.snapshot(partBefore), 0x30000, 8),
                 "a mapping grown from one there before");
         assertFalse(within(0x40000, 8), "a shared file that is not a shared-memory segment");
+        assertFalse(within(0x60000, 8), "shared anonymous memory");
     }
 
     @Test
