@@ -2,7 +2,6 @@ package dev.fenceline.spi.support;
 
 import dev.fenceline.FencelineException;
 import dev.fenceline.spi.TransportOp;
-import java.util.Arrays;
 
 /**
  * The target side of exactly-once for software protocols: what one origin endpoint's operations
@@ -19,6 +18,12 @@ import java.util.Arrays;
  * <p>A window may draw its storage from a {@link Budget} shared with others (a target bounds what
  * one peer's windows hold together): an operation that would need more storage than the budget
  * has left is {@link Seen#OVER_BUDGET}, not applied.
+ *
+ * <p>Every slot is tagged with the sequence number it holds, so moving the mark costs nothing
+ * however far it moves (nothing below it needs clearing). Storage a closed spread no longer needs
+ * goes back once the window has seen a quarter of it in lookups since its last resize: growing
+ * to a spread costs work in proportion to it, and a peer alternating a far sequence number with a
+ * far mark would otherwise make the target grow and give back the storage on every other frame.
  *
  * <p>Not thread-safe: one per origin endpoint, used under its owner's lock. {@link ExactlyOnce}
  * applies an operation through it.
@@ -91,13 +96,19 @@ public final class DedupWindow {
     private final Budget budget;
     private boolean released;
     private byte[] states;
+    /** The sequence number each slot's state belongs to: a slot tagged otherwise is {@link #UNKNOWN}. */
+    private long[] tags;
+    /** Results, made at the first that is not 0 (most operations are puts): null until then. */
     private long[] results;
+    /** Errors, made at the first refusal: null until then. */
     private FencelineException[] failures;
     private int mask;
     /** The low-water mark: every slot holds a sequence in [base, base + capacity). */
     private long base;
     /** One past the highest sequence number an outcome was stored for, at least {@link #base}. */
     private long top;
+    /** Lookups since the storage last changed size, up to its capacity: what pays for giving it back. */
+    private int credit;
 
     /** @param maxSpread the most sequence numbers tracked at once (at least 1) */
     public DedupWindow(int maxSpread) {
@@ -150,8 +161,9 @@ public final class DedupWindow {
 
     private void allocate(int capacity) {
         states = new byte[capacity];
-        results = new long[capacity];
-        failures = new FencelineException[capacity];
+        tags = new long[capacity];
+        results = null;
+        failures = null;
         mask = capacity - 1;
     }
 
@@ -161,7 +173,13 @@ public final class DedupWindow {
      * @return what to do with it
      */
     public Seen lookup(long sequence, long lowWater) {
+        if (credit < states.length) {
+            credit++;
+        }
         advance(lowWater);
+        if (states.length > floor) {
+            giveBack();
+        }
         if (sequence < base) {
             return Seen.STALE;
         }
@@ -173,6 +191,9 @@ public final class DedupWindow {
             return reserveFor(sequence) ? Seen.NEW : Seen.OVER_BUDGET;
         }
         int i = (int) sequence & mask;
+        if (tags[i] != sequence) {
+            return Seen.NEW; // the slot holds an older sequence number's outcome, or none
+        }
         return switch (states[i]) {
             case APPLIED -> Seen.DUPLICATE;
             case FAILED -> Seen.FAILED_BEFORE;
@@ -186,7 +207,7 @@ public final class DedupWindow {
      * @return the result recorded for it
      */
     public long result(long sequence) {
-        return results[(int) sequence & mask];
+        return results == null ? 0 : results[(int) sequence & mask];
     }
 
     /**
@@ -194,7 +215,7 @@ public final class DedupWindow {
      * @return the error recorded for it
      */
     public FencelineException failure(long sequence) {
-        return failures[(int) sequence & mask];
+        return failures == null ? null : failures[(int) sequence & mask];
     }
 
     /**
@@ -203,9 +224,10 @@ public final class DedupWindow {
      */
     public void record(long sequence, long result) {
         int i = slot(sequence);
+        tags[i] = sequence;
         states[i] = APPLIED;
-        results[i] = result;
-        failures[i] = null;
+        setResult(i, result);
+        setFailure(i, null);
     }
 
     /**
@@ -216,9 +238,10 @@ public final class DedupWindow {
      */
     public void markRunning(long sequence) {
         int i = slot(sequence);
+        tags[i] = sequence;
         states[i] = IN_PROGRESS;
-        results[i] = 0;
-        failures[i] = null;
+        setResult(i, 0);
+        setFailure(i, null);
     }
 
     /**
@@ -227,9 +250,30 @@ public final class DedupWindow {
      */
     public void recordFailure(long sequence, FencelineException error) {
         int i = slot(sequence);
+        tags[i] = sequence;
         states[i] = FAILED;
-        results[i] = 0;
-        failures[i] = error;
+        setResult(i, 0);
+        setFailure(i, error);
+    }
+
+    private void setResult(int slot, long result) {
+        if (results == null) {
+            if (result == 0) {
+                return;
+            }
+            results = new long[states.length];
+        }
+        results[slot] = result;
+    }
+
+    private void setFailure(int slot, FencelineException error) {
+        if (failures == null) {
+            if (error == null) {
+                return;
+            }
+            failures = new FencelineException[states.length];
+        }
+        failures[slot] = error;
     }
 
     /** @return the low-water mark */
@@ -266,95 +310,68 @@ public final class DedupWindow {
         if (released || !budget.reserve(capacity - states.length)) {
             return false;
         }
-        while (states.length < capacity) {
-            grow();
-        }
+        resize(capacity);
         return true;
     }
 
-    /** Doubles the storage, keeping every entry of [base, base + old capacity). */
-    private void grow() {
-        byte[] s = states;
-        long[] r = results;
-        FencelineException[] f = failures;
-        int oldMask = mask;
-        allocate(s.length * 2);
-        for (long q = base; q < base + s.length; q++) {
-            int from = (int) q & oldMask;
-            int to = (int) q & mask;
-            states[to] = s[from];
-            results[to] = r[from];
-            failures[to] = f[from];
-        }
-    }
-
     /**
-     * Drops everything below the new mark (the origin saw it complete), and gives back storage grown
-     * for a spread that has since closed: a mark that jumps past everything stored costs the initial
-     * storage, not a pass over the grown one.
+     * Drops everything below the new mark: the origin saw it complete, and a slot tagged below it is
+     * never asked for again, so nothing needs clearing however far the mark moves.
      */
     private void advance(long lowWater) {
-        if (lowWater <= base) {
-            return;
+        if (lowWater > base) {
+            base = lowWater;
+            if (top < base) {
+                top = base;
+            }
         }
-        if (lowWater - base >= states.length) {
-            jump(lowWater);
-            return;
-        }
-        for (long q = base; q < lowWater; q++) {
-            int i = (int) q & mask;
-            states[i] = UNKNOWN;
-            failures[i] = null;
-        }
-        base = lowWater;
-        if (top < base) {
-            top = base;
-        }
-        if (top - base <= states.length >> 2 && states.length > floor) {
-            shrink();
-        }
-    }
-
-    /** The mark moved past everything stored: nothing is kept, and grown storage goes back. */
-    private void jump(long lowWater) {
-        if (states.length > floor && !released) {
-            budget.release(states.length - floor);
-            allocate(floor);
-        } else {
-            Arrays.fill(states, UNKNOWN);
-            Arrays.fill(failures, null);
-        }
-        base = lowWater;
-        top = lowWater;
     }
 
     /**
-     * What is in use fills a quarter of the storage or less: down to twice the use, never below the
-     * floor, keeping every entry of [base, top), and the rest back to the budget. The gap between a
-     * quarter and the growth at full keeps it from flapping.
+     * Gives back storage grown for a spread that has since closed (what is in use fills a quarter of
+     * it or less), down to twice the use, once the lookups since the last resize have paid for it.
      */
-    private void shrink() {
-        if (released) {
+    private void giveBack() {
+        int capacity = states.length;
+        if (top - base > capacity >> 2 || credit < capacity >> 2 || released) {
             return;
         }
-        int capacity = states.length;
-        long used = top - base;
         int next = floor;
-        while (next < used * 2) {
+        while (next < (top - base) * 2) {
             next *= 2;
         }
+        if (next < capacity) {
+            resize(next);
+            budget.release(capacity - next);
+        }
+    }
+
+    /**
+     * New storage of {@code capacity} slots holding every outcome of [base, top) the old one held;
+     * the lookups that paid for it are spent. The gap between shrinking at a quarter full and
+     * growing when full keeps the size from flapping.
+     */
+    private void resize(int capacity) {
         byte[] s = states;
+        long[] t = tags;
         long[] r = results;
         FencelineException[] f = failures;
         int oldMask = mask;
-        allocate(next);
+        allocate(capacity);
         for (long q = base; q < top; q++) {
             int from = (int) q & oldMask;
-            int to = (int) q & mask;
-            states[to] = s[from];
-            results[to] = r[from];
-            failures[to] = f[from];
+            if (t[from] == q && s[from] != UNKNOWN) {
+                int to = (int) q & mask;
+                states[to] = s[from];
+                tags[to] = q;
+                if (r != null) {
+                    setResult(to, r[from]);
+                }
+                if (f != null) {
+                    setFailure(to, f[from]);
+                }
+            }
         }
-        budget.release(capacity - next);
+        credit = 0;
     }
 }

@@ -14,7 +14,8 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * The target's exactly-once window per operation: the steady stream (each operation new, the
  * origin's mark 64 behind), and marks that jump past everything a window holds after it grew to its
- * largest spread once (what a peer can make the target do with each small frame).
+ * largest spread once, and a far sequence number alternating with a far mark (what a peer can make
+ * the target do with each small frame).
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -26,6 +27,8 @@ public class DedupWindowBenchmark {
     private static final int SPREAD = 1 << 20;
     private final DedupWindow steady = new DedupWindow(SPREAD);
     private final DedupWindow jumping = new DedupWindow(SPREAD);
+    private final DedupWindow alternatingWindow = new DedupWindow(SPREAD);
+    private long alternating;
     private long seq;
     private long base;
 
@@ -44,6 +47,21 @@ public class DedupWindowBenchmark {
         jumping.lookup(SPREAD - 1, 0);
         jumping.record(SPREAD - 1, 1);
         base = SPREAD;
+    }
+
+    /**
+     * @return an operation at the edge of the spread, then one at a mark past it: a peer alternating
+     *     the two in its frames (each pair moves both by the spread)
+     */
+    @Benchmark
+    public int farSequenceThenFarMark() {
+        long far = alternating + SPREAD - 1;
+        alternatingWindow.lookup(far, alternating);
+        alternatingWindow.record(far, 1);
+        alternating = far + 1;
+        alternatingWindow.lookup(alternating, alternating);
+        alternatingWindow.record(alternating, 1);
+        return alternatingWindow.capacity();
     }
 
     /** @return an operation at a mark that moved past everything the window holds */

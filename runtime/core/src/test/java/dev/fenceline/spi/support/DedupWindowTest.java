@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.fenceline.spi.support.DedupWindow.Seen;
 import java.util.SplittableRandom;
@@ -127,7 +128,10 @@ class DedupWindowTest {
         assertEquals(8192, total.used());
     }
 
-    /** Storage grown for a spread that has closed goes back to the budget; what is still in use is kept. */
+    /**
+     * Storage grown for a spread that has closed goes back to the budget, once a quarter of it in
+     * lookups has passed since it grew; what is still in use is kept.
+     */
     @Test
     void storageGrownForASpreadThatClosedGoesBack() {
         DedupBudget peer = new DedupBudget("per peer", 1 << 16, null);
@@ -139,6 +143,12 @@ class DedupWindowTest {
         assertEquals(1024, w.capacity());
         assertEquals(1024, peer.used());
         assertEquals(Seen.DUPLICATE, w.lookup(900, 899), "in use now: [899, 1001), under a quarter of 1024");
+        assertEquals(1024, w.capacity(), "two lookups since it grew: not yet paid for");
+        for (int i = 3; i < 256; i++) {
+            assertEquals(Seen.DUPLICATE, w.lookup(1000, 899));
+        }
+        assertEquals(1024, w.capacity(), "255 lookups since it grew");
+        assertEquals(Seen.DUPLICATE, w.lookup(900, 899), "the 256th, a quarter of 1024");
         assertEquals(256, w.capacity(), "twice the use, to a power of two");
         assertEquals(256, peer.used(), "the rest is back in the budget");
         assertEquals(9, w.result(900));
@@ -148,7 +158,11 @@ class DedupWindowTest {
         assertEquals(Seen.STALE, w.lookup(898, 899));
     }
 
-    /** A mark that jumps past everything stored costs the initial storage, not a pass over the grown one. */
+    /**
+     * A mark that jumps past everything stored leaves nothing behind it (no pass over the storage:
+     * every slot is tagged with its sequence number), and the grown storage goes back once a quarter
+     * of it in lookups has passed.
+     */
     @Test
     void aMarkJumpingPastAGrownWindowGivesItsStorageBack() {
         DedupBudget peer = new DedupBudget("per peer", 1 << 22, null);
@@ -156,13 +170,64 @@ class DedupWindowTest {
         assertEquals(Seen.NEW, w.lookup((1 << 20) - 1, 0));
         w.record((1 << 20) - 1, 5);
         assertEquals(1 << 20, w.capacity());
-        assertEquals(Seen.NEW, w.lookup(2L << 20, 2L << 20));
-        assertEquals(DedupWindow.INITIAL, w.capacity());
+        long jumped = 3L << 20;
+        assertEquals(Seen.NEW, w.lookup(jumped + (1 << 20) - 1, jumped), "the slot of 2^20 - 1, tagged with it");
+        assertEquals(Seen.STALE, w.lookup((1 << 20) - 1, jumped));
+        w.record(jumped, 6);
+        assertEquals(Seen.DUPLICATE, w.lookup(jumped, jumped));
+        assertEquals(6, w.result(jumped));
+        assertEquals(1 << 20, w.capacity(), "three lookups since it grew");
+        for (int i = 3; i < (1 << 18) - 1; i++) {
+            assertEquals(Seen.DUPLICATE, w.lookup(jumped, jumped));
+        }
+        assertEquals(1 << 20, w.capacity(), "a lookup short of a quarter of its storage");
+        assertEquals(Seen.DUPLICATE, w.lookup(jumped, jumped), "the quarter's last: it gives the storage back");
+        assertEquals(DedupWindow.INITIAL, w.capacity(), "back to its initial storage, holding [jumped, jumped + 1)");
         assertEquals(DedupWindow.INITIAL, peer.used());
-        assertEquals(Seen.STALE, w.lookup((1 << 20) - 1, 2L << 20));
-        w.record(2L << 20, 6);
-        assertEquals(Seen.DUPLICATE, w.lookup(2L << 20, 2L << 20));
-        assertEquals(6, w.result(2L << 20));
+        assertEquals(6, w.result(jumped), "kept");
+    }
+
+    /**
+     * A peer alternating a sequence number at the edge of the spread with a mark past it: growing
+     * to the spread costs work in proportion to it, so the storage the window takes from its budget
+     * over the run grows with the frames, not with frames times the spread.
+     */
+    @Test
+    void aPeerAlternatingFarSequencesAndFarMarksCostsLittlePerFrame() {
+        int spread = 1 << 16;
+        long[] reserved = new long[1];
+        DedupBudget peer = new DedupBudget("per peer", 1 << 20, null);
+        DedupWindow.Budget counting = new DedupWindow.Budget() {
+            @Override
+            public boolean reserve(int entries) {
+                reserved[0] += entries;
+                return peer.reserve(entries);
+            }
+
+            @Override
+            public void release(int entries) {
+                peer.release(entries);
+            }
+
+            @Override
+            public String describe() {
+                return peer.describe();
+            }
+        };
+        DedupWindow w = DedupWindow.within(spread, counting);
+        int frames = 20_000;
+        long mark = 0;
+        for (int i = 0; i < frames; i += 2) {
+            long far = mark + spread - 1;
+            assertEquals(Seen.NEW, w.lookup(far, mark), "frame " + i);
+            w.record(far, i);
+            mark = far + 1;
+            assertEquals(Seen.NEW, w.lookup(mark, mark), "frame " + (i + 1));
+            w.record(mark, i + 1);
+        }
+        assertTrue(reserved[0] <= 4L * frames + 2L * spread, reserved[0] + " entries reserved over " + frames
+                + " frames of a spread of " + spread);
+        assertEquals(w.capacity(), peer.used(), "the budget counts what the window holds");
     }
 
     /**
