@@ -2,6 +2,7 @@ package dev.fenceline.spi.support;
 
 import dev.fenceline.FencelineException;
 import dev.fenceline.spi.TransportOp;
+import java.util.function.LongSupplier;
 
 /**
  * The target side of exactly-once for software protocols: what one origin endpoint's operations
@@ -21,9 +22,11 @@ import dev.fenceline.spi.TransportOp;
  *
  * <p>Every slot is tagged with the sequence number it holds, so moving the mark costs nothing
  * however far it moves (nothing below it needs clearing). Storage a closed spread no longer needs
- * goes back once the window has seen a quarter of it in lookups since its last resize: growing
- * to a spread costs work in proportion to it, and a peer alternating a far sequence number with a
- * far mark would otherwise make the target grow and give back the storage on every other frame.
+ * goes back once the window has seen a quarter of it in lookups since its last resize, or a second
+ * has passed since then: growing to a spread costs work in proportion to it, and a peer
+ * alternating a far sequence number with a far mark would otherwise make the target grow and give
+ * back the storage on every other frame. The second is for an origin whose sequence numbers mostly
+ * go elsewhere (one-sided hardware lanes), whose window grows with few lookups.
  *
  * <p>Not thread-safe: one per origin endpoint, used under its owner's lock. {@link ExactlyOnce}
  * applies an operation through it.
@@ -89,11 +92,14 @@ public final class DedupWindow {
      * most carry a few at a time (1,024 entries were 12 KiB an endpoint).
      */
     static final int INITIAL = 16;
+    /** How long grown storage is kept, at least, when too few lookups have paid for giving it back. */
+    static final long KEEP_GROWN_NANOS = 1_000_000_000L;
 
     private final int maxSpread;
     /** The storage it starts with, and the least it gives back down to. */
     private final int floor;
     private final Budget budget;
+    private final LongSupplier clock;
     private boolean released;
     private byte[] states;
     /** The sequence number each slot's state belongs to: a slot tagged otherwise is {@link #UNKNOWN}. */
@@ -109,20 +115,23 @@ public final class DedupWindow {
     private long top;
     /** Lookups since the storage last changed size, up to its capacity: what pays for giving it back. */
     private int credit;
+    /** When the storage last changed size ({@link #clock}). */
+    private long resizedAt;
 
     /** @param maxSpread the most sequence numbers tracked at once (at least 1) */
     public DedupWindow(int maxSpread) {
-        this(maxSpread, Budget.UNBOUNDED);
+        this(maxSpread, Budget.UNBOUNDED, System::nanoTime);
         allocate(initialCapacity(maxSpread));
     }
 
-    private DedupWindow(int maxSpread, Budget budget) {
+    private DedupWindow(int maxSpread, Budget budget, LongSupplier clock) {
         if (maxSpread < 1) {
             throw new IllegalArgumentException("dedup window of " + maxSpread + " < 1");
         }
         this.maxSpread = maxSpread;
         this.floor = initialCapacity(maxSpread);
         this.budget = budget;
+        this.clock = clock;
     }
 
     /**
@@ -133,8 +142,18 @@ public final class DedupWindow {
      * @return the window, or null if the budget cannot cover even its initial storage
      */
     public static DedupWindow within(int maxSpread, Budget budget) {
+        return within(maxSpread, budget, System::nanoTime);
+    }
+
+    /**
+     * @param maxSpread the most sequence numbers tracked at once (at least 1)
+     * @param budget what it may draw on
+     * @param clock nanoseconds, for how long grown storage has been kept
+     * @return the window, or null if the budget cannot cover even its initial storage
+     */
+    static DedupWindow within(int maxSpread, Budget budget, LongSupplier clock) {
         int initial = initialCapacity(maxSpread);
-        DedupWindow w = new DedupWindow(maxSpread, budget);
+        DedupWindow w = new DedupWindow(maxSpread, budget, clock);
         if (!budget.reserve(initial)) {
             return null;
         }
@@ -183,8 +202,8 @@ public final class DedupWindow {
         if (sequence < base) {
             return Seen.STALE;
         }
-        if (sequence - base >= maxSpread) {
-            return Seen.FULL;
+        if (sequence - base >= maxSpread || sequence == Long.MAX_VALUE) {
+            return Seen.FULL; // the last number has no "one past it" to bound what is stored
         }
         if (sequence - base >= states.length) {
             // Beyond anything stored: never seen. Its storage is taken now, so the budget can refuse.
@@ -287,7 +306,7 @@ public final class DedupWindow {
     }
 
     private int slot(long sequence) {
-        if (sequence < base || sequence - base >= maxSpread) {
+        if (sequence < base || sequence - base >= maxSpread || sequence == Long.MAX_VALUE) {
             throw new IllegalArgumentException("sequence " + sequence + " outside the window [" + base + ", "
                     + (base + maxSpread) + "): look it up first");
         }
@@ -329,11 +348,13 @@ public final class DedupWindow {
 
     /**
      * Gives back storage grown for a spread that has since closed (what is in use fills a quarter of
-     * it or less), down to twice the use, once the lookups since the last resize have paid for it.
+     * it or less), down to twice the use, once the lookups since the last resize have paid for it or
+     * it has been kept for {@link #KEEP_GROWN_NANOS}.
      */
     private void giveBack() {
         int capacity = states.length;
-        if (top - base > capacity >> 2 || credit < capacity >> 2 || released) {
+        if (top - base > capacity >> 2 || released
+                || credit < capacity >> 2 && clock.getAsLong() - resizedAt < KEEP_GROWN_NANOS) {
             return;
         }
         int next = floor;
@@ -373,5 +394,6 @@ public final class DedupWindow {
             }
         }
         credit = 0;
+        resizedAt = clock.getAsLong();
     }
 }

@@ -15,6 +15,8 @@ import java.util.concurrent.TimeUnit;
 
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class DedupWindowTest {
+    /** A clock that never moves: grown storage goes back only when lookups have paid for it. */
+    private static final java.util.function.LongSupplier FROZEN = () -> 0L;
     @Test
     void duplicatesGetTheFirstOutcome() {
         DedupWindow w = new DedupWindow(16);
@@ -135,7 +137,7 @@ class DedupWindowTest {
     @Test
     void storageGrownForASpreadThatClosedGoesBack() {
         DedupBudget peer = new DedupBudget("per peer", 1 << 16, null);
-        DedupWindow w = DedupWindow.within(1 << 20, peer);
+        DedupWindow w = DedupWindow.within(1 << 20, peer, FROZEN);
         assertEquals(Seen.NEW, w.lookup(1000, 0));
         w.record(1000, 10);
         assertEquals(Seen.NEW, w.lookup(900, 0));
@@ -166,7 +168,7 @@ class DedupWindowTest {
     @Test
     void aMarkJumpingPastAGrownWindowGivesItsStorageBack() {
         DedupBudget peer = new DedupBudget("per peer", 1 << 22, null);
-        DedupWindow w = DedupWindow.within(1 << 20, peer);
+        DedupWindow w = DedupWindow.within(1 << 20, peer, FROZEN);
         assertEquals(Seen.NEW, w.lookup((1 << 20) - 1, 0));
         w.record((1 << 20) - 1, 5);
         assertEquals(1 << 20, w.capacity());
@@ -214,7 +216,7 @@ class DedupWindowTest {
                 return peer.describe();
             }
         };
-        DedupWindow w = DedupWindow.within(spread, counting);
+        DedupWindow w = DedupWindow.within(spread, counting, FROZEN);
         int frames = 20_000;
         long mark = 0;
         for (int i = 0; i < frames; i += 2) {
@@ -239,7 +241,7 @@ class DedupWindowTest {
         long seed = Long.getLong("fenceline.test.seed", 78);
         SplittableRandom rnd = new SplittableRandom(seed);
         DedupBudget budget = new DedupBudget("per peer", 1 << 20, null);
-        DedupWindow w = DedupWindow.within(1 << 16, budget);
+        DedupWindow w = DedupWindow.within(1 << 16, budget, FROZEN);
         java.util.Map<Long, Long> applied = new java.util.HashMap<>();
         long low = 0;
         for (int i = 0; i < 200_000; i++) {
@@ -252,6 +254,85 @@ class DedupWindowTest {
                 applied.keySet().removeIf(q -> q < mark); // below the mark: stale, never asked again here
             }
         }
+    }
+
+    /**
+     * Storage grown with few lookups (an origin whose other operations went over one-sided lanes)
+     * goes back a second after it grew, once the spread closed: a quiet endpoint's window does not
+     * keep it, nor its peer's budget.
+     */
+    @Test
+    void storageGrownWithFewLookupsGoesBackAfterASecond() {
+        long[] now = {0};
+        DedupBudget peer = new DedupBudget("per peer", 4000, null);
+        DedupWindow a = DedupWindow.within(1 << 20, peer, () -> now[0]);
+        assertEquals(Seen.NEW, a.lookup(2047, 0));
+        a.record(2047, 1);
+        assertEquals(2048, a.capacity());
+        now[0] += DedupWindow.KEEP_GROWN_NANOS - 1;
+        assertEquals(Seen.NEW, a.lookup(2048, 2048), "the spread closed");
+        assertEquals(2048, a.capacity(), "a nanosecond short of a second, three lookups: kept");
+        DedupWindow b = DedupWindow.within(1 << 20, peer, () -> now[0]);
+        assertEquals(Seen.OVER_BUDGET, b.lookup(2047, 0), "the peer's budget is held by a's storage");
+        now[0] += 1;
+        assertEquals(Seen.NEW, a.lookup(2048, 2048));
+        assertEquals(DedupWindow.INITIAL, a.capacity(), "a second after it grew: given back");
+        assertEquals(Seen.NEW, b.lookup(2047, 0), "and the peer's other window may grow");
+    }
+
+    /** What a slot holds (an error, a running operation, results 0 and not) survives growing and shrinking. */
+    @Test
+    void everyKindOfOutcomeSurvivesAResize() {
+        DedupWindow w = DedupWindow.within(1 << 12, DedupWindow.Budget.UNBOUNDED, FROZEN);
+        dev.fenceline.FencelineException refused = new dev.fenceline.FencelineException("refused");
+        long[] at = {10, 995};
+        for (long b : at) { // before the growth, then (after it) near where the mark will be
+            assertEquals(Seen.NEW, w.lookup(b, 0));
+            w.recordFailure(b, refused);
+            assertEquals(Seen.NEW, w.lookup(b + 1, 0));
+            w.markRunning(b + 1);
+            assertEquals(Seen.NEW, w.lookup(b + 2, 0));
+            w.record(b + 2, 0);
+            assertEquals(Seen.NEW, w.lookup(b + 3, 0));
+            w.record(b + 3, 44);
+        }
+        assertEquals(1024, w.capacity(), "grown for 998");
+        for (long b : at) {
+            check(w, b, refused, 0);
+        }
+        for (int i = 0; i < 256; i++) {
+            assertEquals(Seen.DUPLICATE, w.lookup(998, 0));
+        }
+        assertEquals(1024, w.capacity(), "the spread [0, 999) is open: lookups alone do not shrink it");
+        check(w, 995, refused, 990);
+        assertEquals(32, w.capacity(), "[990, 999) in use, paid for: shrunk to twice the use");
+        check(w, 995, refused, 990);
+        assertEquals(Seen.STALE, w.lookup(13, 990));
+    }
+
+    private static void check(DedupWindow w, long b, dev.fenceline.FencelineException refused, long mark) {
+        assertEquals(Seen.FAILED_BEFORE, w.lookup(b, mark), "at " + b);
+        assertSame(refused, w.failure(b));
+        assertEquals(Seen.RUNNING, w.lookup(b + 1, mark));
+        assertEquals(Seen.DUPLICATE, w.lookup(b + 2, mark));
+        assertEquals(0, w.result(b + 2));
+        assertEquals(Seen.DUPLICATE, w.lookup(b + 3, mark));
+        assertEquals(44, w.result(b + 3));
+        assertEquals(Seen.NEW, w.lookup(b + 4, mark), "never recorded");
+    }
+
+    /** The largest sequence number cannot be tracked (nothing lies past it): refused, never applied twice. */
+    @Test
+    void theLargestSequenceNumberIsFull() {
+        DedupWindow w = DedupWindow.within(64, DedupWindow.Budget.UNBOUNDED, FROZEN);
+        assertEquals(Seen.FULL, w.lookup(Long.MAX_VALUE, Long.MAX_VALUE - 20));
+        assertEquals(Seen.NEW, w.lookup(Long.MAX_VALUE - 1, -1));
+        w.record(Long.MAX_VALUE - 1, 9);
+        for (int i = 0; i < 16; i++) {
+            assertEquals(Seen.DUPLICATE, w.lookup(Long.MAX_VALUE - 1, Long.MAX_VALUE - 2));
+        }
+        assertEquals(9, w.result(Long.MAX_VALUE - 1));
+        assertThrows(IllegalArgumentException.class, () -> w.record(Long.MAX_VALUE, 1));
     }
 
     /** Looks {@code s} up, checks the answer against the model, and applies it (window and model) if new. */
