@@ -88,6 +88,21 @@ public interface Worker {
     WorkerStatistics statistics();
 
     /**
+     * Refuses a peer worker from now on, as when its cluster member was declared gone: every
+     * operation of the peer's endpoints that this worker's targets have not applied before is
+     * answered with an {@link EndpointFailedException} (not applied, and never will be), over every
+     * transport and lane it comes on; a copy of one applied before still gets its outcome. What the
+     * peer reaches without this worker's target is not refused (shared memory it mapped, a region
+     * an RDMA adapter serves by its key): close those regions to revoke that. This worker's own
+     * endpoints to the peer are not affected ({@link Endpoint#abort}). The latest 65,536 refused
+     * peers are remembered.
+     *
+     * @param peerWorkerId the peer worker's id ({@link WorkerAddress#workerId()})
+     * @param reason why, in the refusals the peer's callers see
+     */
+    void refusePeer(java.util.UUID peerWorkerId, String reason);
+
+    /**
      * Subscribes to what happens to the lanes of this worker's endpoints: failovers, replacements,
      * recoveries, additions, and endpoint failures. The same events are JFR events (see the
      * {@code dev.fenceline.jfr} package), with no listener needed.

@@ -235,10 +235,16 @@ final class Directory {
             // endpoint before it reads the view, so either it sees the workers gone and aborts the
             // endpoint itself, or the listing below holds it.
             publish();
+            // What its workers still send (a member paused past its downing, say) is not applied here.
+            for (Worker w : workers.get()) {
+                for (UUID id : ids) {
+                    w.refusePeer(id, "its cluster member " + address + " was " + how);
+                }
+            }
             int aborted = forEachEndpointTo(ids, e -> e.abort("cluster member " + address + " was " + how));
             if (!ids.isEmpty()) {
-                ctx.getLog().info("cluster: member {} was {}: aborted {} endpoint(s) to its {} worker(s)", address, how,
-                        aborted, ids.size());
+                ctx.getLog().info("cluster: member {} was {}: its {} worker(s) refused, {} endpoint(s) to them aborted",
+                        address, how, ids.size(), aborted);
             }
         }
 

@@ -53,6 +53,8 @@ class DirectoryTest {
         assertTrue(m.aborted.get(30, TimeUnit.SECONDS).contains("was downed"), "its endpoint is aborted");
         assertEquals(Set.of(m.peer.workerId()), m.goneWhenListed.get(), "the view named the peer gone before the"
                 + " directory listed the endpoints it aborts");
+        assertEquals(Set.of(m.peer.workerId()), m.refused.keySet(), "the local worker refuses the gone one");
+        assertTrue(m.refused.get(m.peer.workerId()).contains("was downed"), m.refused.toString());
     }
 
     /**
@@ -81,6 +83,7 @@ class DirectoryTest {
         final AtomicReference<Directory.View> view = new AtomicReference<>(Directory.View.EMPTY);
         final CompletableFuture<Set<UUID>> goneWhenListed = new CompletableFuture<>();
         final CompletableFuture<String> aborted = new CompletableFuture<>();
+        final Map<UUID, String> refused = new java.util.concurrent.ConcurrentHashMap<>();
         final ActorRef<Directory.Command> directory;
 
         Member(Cluster cluster) {
@@ -91,6 +94,10 @@ class DirectoryTest {
                 default -> throw unexpected(Endpoint.class, method);
             });
             Worker local = stub(Worker.class, (method, args) -> {
+                if (method.equals("refusePeer")) {
+                    refused.put((UUID) args[0], (String) args[1]);
+                    return null;
+                }
                 if (!method.equals("endpoints")) {
                     throw unexpected(Worker.class, method);
                 }

@@ -36,15 +36,19 @@ import org.apache.pekko.Done;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.javadsl.AskPattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /** The user's handle on a worker. Created by {@link dev.fenceline.Fenceline#newWorker(String)}. */
 public final class WorkerImpl implements Worker {
+    private static final Logger LOG = LoggerFactory.getLogger(WorkerImpl.class);
     private static final AtomicLong WORKERS = new AtomicLong();
 
     private final String name;
     private final ActorSystem<?> system;
     private final FencelineSettings settings;
     private final RegistrationTable registrations;
+    private final dev.fenceline.spi.support.ExactlyOnceWindows windows;
     private final WorkerAddress address;
     private final AtomicLong epoch = new AtomicLong();
     private final ActorRef<WorkerActor.Command> actor;
@@ -75,7 +79,7 @@ public final class WorkerImpl implements Worker {
         registrations.handlerTimeBound(settings.handlerTimeBound());
         Map<String, Transport> transports = new LinkedHashMap<>();
         Map<String, byte[]> addresses = new LinkedHashMap<>();
-        dev.fenceline.spi.support.ExactlyOnceWindows windows = settings.exactlyOnce().newWindows(name);
+        this.windows = settings.exactlyOnce().newWindows(name);
         try {
             for (String t : settings.transports()) {
                 TransportProvider p = providers.get(t);
@@ -254,6 +258,16 @@ public final class WorkerImpl implements Worker {
     @Override
     public void setActiveMessageHandler(int id, ActiveMessageHandler handler) {
         registrations.setHandler(id, handler);
+    }
+
+    @Override
+    public void refusePeer(UUID peerWorkerId, String reason) {
+        java.util.Objects.requireNonNull(peerWorkerId, "peerWorkerId");
+        java.util.Objects.requireNonNull(reason, "reason");
+        if (!windows.refuses(peerWorkerId)) {
+            LOG.info("worker {}: refusing worker {} from now on: {}", name, peerWorkerId, reason);
+        }
+        windows.refuse(peerWorkerId, reason);
     }
 
     @Override

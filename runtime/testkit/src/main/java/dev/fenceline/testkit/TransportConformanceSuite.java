@@ -13,6 +13,7 @@ import dev.fenceline.ActiveMessageException;
 import dev.fenceline.AtomicOp;
 import dev.fenceline.Endpoint;
 import dev.fenceline.EndpointClosedException;
+import dev.fenceline.EndpointFailedException;
 import dev.fenceline.Fenceline;
 import dev.fenceline.MemoryRegion;
 import dev.fenceline.RemoteAccessException;
@@ -208,6 +209,47 @@ public abstract class TransportConformanceSuite {
         Throwable t = failure(ep.sendActiveMessage(8, null, null));
         assertInstanceOf(ActiveMessageException.class, t);
         assertTrue(t.getMessage().contains("id 8"), t.getMessage());
+    }
+
+    /**
+     * A peer worker refused ({@link Worker#refusePeer}: its cluster member was declared gone): its
+     * active messages, on the endpoint it had and on one it makes later, are answered with an
+     * {@link EndpointFailedException} and never run; another peer is served, and the refusing
+     * worker's own endpoint to the refused one works.
+     *
+     * @throws Exception if the runtime fails the test
+     */
+    @Test
+    protected void aRefusedPeersActiveMessagesAreNeverRun() throws Exception {
+        Worker gone = await(fenceline.newWorker("gone"));
+        Worker other = await(fenceline.newWorker("other"));
+        try {
+            java.util.concurrent.atomic.AtomicInteger runs = new java.util.concurrent.atomic.AtomicInteger();
+            b.setActiveMessageHandler(21, (h, p) -> runs.incrementAndGet());
+            Endpoint fromGone = await(gone.connect(b.address()));
+            await(fromGone.sendActiveMessage(21, ByteBuffer.allocate(8), ByteBuffer.allocate(8)));
+            assertEquals(1, runs.get(), "before the refusal");
+            b.refusePeer(gone.address().workerId(), "its member was downed");
+            for (int i = 0; i < 3; i++) {
+                Throwable t = failure(fromGone.sendActiveMessage(21, ByteBuffer.allocate(8), ByteBuffer.allocate(8)));
+                assertInstanceOf(EndpointFailedException.class, t, String.valueOf(t));
+                assertTrue(t.getMessage().contains("its member was downed"), t.getMessage());
+            }
+            Endpoint later = await(gone.connect(b.address()));
+            assertInstanceOf(EndpointFailedException.class, failure(later.sendActiveMessage(21, ByteBuffer.allocate(8),
+                    ByteBuffer.allocate(8))), "an endpoint made after the refusal");
+            assertEquals(1, runs.get(), "the refused peer's messages ran");
+            Endpoint fromOther = await(other.connect(b.address()));
+            await(fromOther.sendActiveMessage(21, ByteBuffer.allocate(8), ByteBuffer.allocate(8)));
+            assertEquals(2, runs.get(), "another peer is served");
+            java.util.concurrent.atomic.AtomicInteger back = new java.util.concurrent.atomic.AtomicInteger();
+            gone.setActiveMessageHandler(22, (h, p) -> back.incrementAndGet());
+            await(await(b.connect(gone.address())).sendActiveMessage(22, ByteBuffer.allocate(8), ByteBuffer.allocate(8)));
+            assertEquals(1, back.get(), "the refusing worker's own endpoint to it");
+        } finally {
+            await(gone.close());
+            await(other.close());
+        }
     }
 
     /**

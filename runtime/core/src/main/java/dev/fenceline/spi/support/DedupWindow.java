@@ -117,6 +117,8 @@ public final class DedupWindow {
     private int credit;
     /** When the storage last changed size ({@link #clock}). */
     private long resizedAt;
+    /** Why operations not applied before are refused from now on, or null (any thread writes it). */
+    private volatile String refusal;
 
     /** @param maxSpread the most sequence numbers tracked at once (at least 1) */
     public DedupWindow(int maxSpread) {
@@ -171,6 +173,22 @@ public final class DedupWindow {
             released = true;
             budget.release(states.length);
         }
+    }
+
+    /**
+     * Refuses every operation this window has not applied before, from now on: its origin's worker
+     * was declared gone. A copy of one applied before still gets its outcome. Any thread; the
+     * lock is not needed (an operation being applied meanwhile completes).
+     *
+     * @param why why, for the refusal
+     */
+    public void refuse(String why) {
+        refusal = java.util.Objects.requireNonNull(why, "why");
+    }
+
+    /** @return why new operations are refused, or null if they are not */
+    public String refusal() {
+        return refusal;
     }
 
     /** @return the budget this window draws on */

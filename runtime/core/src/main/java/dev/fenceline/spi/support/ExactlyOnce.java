@@ -1,5 +1,6 @@
 package dev.fenceline.spi.support;
 
+import dev.fenceline.EndpointFailedException;
 import dev.fenceline.FencelineException;
 import dev.fenceline.OutcomeUnknownException;
 
@@ -68,6 +69,7 @@ public final class ExactlyOnce {
     public boolean begin(DedupWindow window, long origin, long sequence, long lowWater) {
         DedupWindow.Seen seen = window.lookup(sequence, lowWater);
         if (seen == DedupWindow.Seen.NEW) {
+            refuseIfAsked(window, origin, sequence);
             window.markRunning(sequence);
             return true;
         }
@@ -121,6 +123,7 @@ public final class ExactlyOnce {
         if (seen != DedupWindow.Seen.NEW) {
             throw refusal(seen, window, origin, sequence);
         }
+        refuseIfAsked(window, origin, sequence);
         long value;
         try {
             value = op.apply();
@@ -176,6 +179,36 @@ public final class ExactlyOnce {
             finish(window, sequence, value, null);
         }
         return value;
+    }
+
+    /**
+     * For an operation without a sequence number (a get), which the windows do not track: refuses
+     * it if its origin's worker is refused ({@link DedupWindow#refuse}).
+     *
+     * @param window the origin endpoint's window
+     * @param origin the origin endpoint's id, for the error
+     * @throws EndpointFailedException if the origin's worker is refused
+     */
+    public void checkNotRefused(DedupWindow window, long origin) {
+        String why = window.refusal();
+        if (why != null) {
+            throw new EndpointFailedException(target + ": an operation of endpoint " + Long.toHexString(origin)
+                    + " is refused, not applied: " + why);
+        }
+    }
+
+    /**
+     * A new operation of an origin whose worker this worker refuses ({@link DedupWindow#refuse}) is
+     * not applied, now or ever: recorded as refused, so a copy sent again gets the same answer.
+     */
+    private void refuseIfAsked(DedupWindow window, long origin, long sequence) {
+        String why = window.refusal();
+        if (why != null) {
+            EndpointFailedException e = new EndpointFailedException(target + ": operation " + sequence + " of endpoint "
+                    + Long.toHexString(origin) + " is refused, not applied: " + why);
+            window.recordFailure(sequence, e);
+            throw e;
+        }
     }
 
     /** Why a copy that {@link DedupWindow#lookup} did not find new and not applied is not run. */

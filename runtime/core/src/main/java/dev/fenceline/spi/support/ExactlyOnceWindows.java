@@ -83,6 +83,17 @@ public final class ExactlyOnceWindows {
      * the first that is not due.
      */
     private final java.util.LinkedHashSet<Window> idle = new java.util.LinkedHashSet<>();
+    /** The most refused peer workers remembered; the oldest refusal is forgotten past it. */
+    static final int MAX_REFUSED = 65_536;
+    /** Peer workers refused ({@link #refuse}), and why, oldest first. */
+    private final Map<UUID, String> refused = new java.util.LinkedHashMap<>() {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<UUID, String> eldest) {
+            return size() > MAX_REFUSED;
+        }
+    };
 
     /**
      * @param target names the worker in refusals
@@ -137,6 +148,10 @@ public final class ExactlyOnceWindows {
                 }
                 return null;
             }
+            String why = refused.get(peer);
+            if (why != null) {
+                made.refuse(why);
+            }
             w = new Window(key, made);
             windows.put(key, w);
         }
@@ -144,6 +159,33 @@ public final class ExactlyOnceWindows {
             idle.remove(w);
         }
         return w;
+    }
+
+    /**
+     * Refuses a peer worker from now on: every operation of its origins that a window has not
+     * applied before is answered with an {@link dev.fenceline.EndpointFailedException}, under
+     * whatever proof it connects, over every transport that applies through these windows. The
+     * latest {@link #MAX_REFUSED} refusals are remembered. Does not take any window's lock.
+     *
+     * @param peer the peer worker
+     * @param why why, for the refusals (e.g. its cluster member was downed)
+     */
+    public synchronized void refuse(UUID peer, String why) {
+        java.util.Objects.requireNonNull(why, "why");
+        refused.put(peer, why);
+        for (Window w : windows.values()) {
+            if (w.key.peer().equals(peer)) {
+                w.window.refuse(why);
+            }
+        }
+    }
+
+    /**
+     * @param peer a peer worker
+     * @return whether it is refused
+     */
+    public synchronized boolean refuses(UUID peer) {
+        return refused.containsKey(peer);
     }
 
     private static String describe(Owner o) {

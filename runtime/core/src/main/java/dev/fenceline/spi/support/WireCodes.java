@@ -2,6 +2,7 @@ package dev.fenceline.spi.support;
 
 import dev.fenceline.ActiveMessageException;
 import dev.fenceline.AtomicOp;
+import dev.fenceline.EndpointFailedException;
 import dev.fenceline.FencelineException;
 import dev.fenceline.OutcomeUnknownException;
 import dev.fenceline.RemoteAccessException;
@@ -54,6 +55,8 @@ public final class WireCodes {
     public static final int ACTIVE_MESSAGE = 2;
     /** An {@link OutcomeUnknownException}. */
     public static final int OUTCOME_UNKNOWN = 3;
+    /** An {@link EndpointFailedException}: not applied, and never will be (the origin's worker is refused). */
+    public static final int ENDPOINT_FAILED = 4;
 
     /**
      * @param e an error a target raised
@@ -65,6 +68,9 @@ public final class WireCodes {
         }
         if (e instanceof ActiveMessageException) {
             return ACTIVE_MESSAGE;
+        }
+        if (e instanceof EndpointFailedException) {
+            return ENDPOINT_FAILED;
         }
         return e instanceof OutcomeUnknownException ? OUTCOME_UNKNOWN : OTHER;
     }
@@ -114,6 +120,7 @@ public final class WireCodes {
             }
             case ACTIVE_MESSAGE -> new ActiveMessageException(message);
             case OUTCOME_UNKNOWN -> new OutcomeUnknownException(message);
+            case ENDPOINT_FAILED -> new EndpointFailedException(message);
             default -> new FencelineException(message);
         };
     }

@@ -1,10 +1,12 @@
 package dev.fenceline.spi.support;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
@@ -135,5 +137,58 @@ class ExactlyOnceWindowsTest {
         assertNotNull(w.retain(UUID.randomUUID(), "CN=b", 1), "another subject is served");
         assertNotNull(w.retain(UUID.randomUUID(), "CN=b", 2));
         assertNotNull(w.retain(peer, ExactlyOnceWindows.MEMBER, 1), "without TLS, the worker id is the peer");
+    }
+
+    /**
+     * A refused peer (its cluster member was downed): whatever its windows had not applied is
+     * refused with EndpointFailedException, now and for a copy sent again, under any proof and in
+     * windows made later; what was applied before keeps its outcome; other peers are served.
+     */
+    @Test
+    void aRefusedPeersNewOperationsAreNeverApplied() {
+        ExactlyOnceWindows w = windows(1 << 20, 1 << 22);
+        ExactlyOnceWindows.Window held = w.retain(peer, ExactlyOnceWindows.MEMBER, 7);
+        DedupWindow d = held.window();
+        ExactlyOnce once = w.exactlyOnce();
+        synchronized (d) {
+            assertEquals(42, once.apply(d, 7, 3, 0, () -> 42));
+        }
+        assertFalse(w.refuses(peer));
+        w.refuse(peer, "its member was downed");
+        assertTrue(w.refuses(peer));
+        java.util.concurrent.atomic.AtomicInteger ran = new java.util.concurrent.atomic.AtomicInteger();
+        synchronized (d) {
+            assertEquals(42, once.apply(d, 7, 3, 0, () -> ran.incrementAndGet()), "applied before: its outcome");
+            for (int copy = 0; copy < 2; copy++) {
+                dev.fenceline.EndpointFailedException e = assertThrows(dev.fenceline.EndpointFailedException.class,
+                        () -> once.apply(d, 7, 4, 0, () -> ran.incrementAndGet()), "copy " + copy);
+                assertTrue(e.getMessage().contains("its member was downed"), e.getMessage());
+            }
+        }
+        assertThrows(dev.fenceline.EndpointFailedException.class,
+                () -> once.applyOutsideLock(d, 7, 5, 0, () -> ran.incrementAndGet()), "an active message");
+        ExactlyOnceWindows.Window later = w.retain(peer, "CN=node-1", 8);
+        synchronized (later.window()) {
+            assertThrows(dev.fenceline.EndpointFailedException.class,
+                    () -> once.apply(later.window(), 8, 0, 0, () -> ran.incrementAndGet()), "a window made later");
+        }
+        assertEquals(0, ran.get(), "nothing of the refused peer ran");
+        ExactlyOnceWindows.Window other = w.retain(UUID.randomUUID(), ExactlyOnceWindows.MEMBER, 7);
+        synchronized (other.window()) {
+            assertEquals(5, once.apply(other.window(), 7, 0, 0, () -> 5), "another peer is served");
+        }
+    }
+
+    /** The refusals remembered are bounded: the oldest is forgotten past the bound. */
+    @Test
+    void theRefusalsRememberedAreBounded() {
+        ExactlyOnceWindows w = windows(1 << 20, 1 << 22);
+        w.refuse(peer, "first");
+        for (int i = 0; i < ExactlyOnceWindows.MAX_REFUSED - 1; i++) {
+            w.refuse(UUID.randomUUID(), "more");
+        }
+        assertTrue(w.refuses(peer), "within the bound");
+        w.refuse(UUID.randomUUID(), "one past the bound");
+        assertFalse(w.refuses(peer), "the oldest is forgotten");
     }
 }

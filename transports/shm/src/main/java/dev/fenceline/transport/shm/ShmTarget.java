@@ -291,6 +291,12 @@ final class ShmTarget {
         long seq = b.getLong(at + ShmWire.SEQ);
         long low = b.getLong(at + ShmWire.LOW);
         if (type == ShmWire.GET) {
+            try {
+                exactlyOnce.checkNotRefused(window(conn, o, originId), originId);
+            } catch (FencelineException e) {
+                nack(origin, conn, token, e);
+                return;
+            }
             get(origin, conn, token, b, at); // a read has no effect: a re-sent one is read again
             return;
         }
@@ -307,6 +313,7 @@ final class ShmTarget {
         applyingLength = length;
         try {
             if (seq < 0) {
+                exactlyOnce.checkNotRefused(window(conn, o, originId), originId);
                 value = applyCurrent.apply();
             } else {
                 DedupWindow w = window(conn, o, originId);

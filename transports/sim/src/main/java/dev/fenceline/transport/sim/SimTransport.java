@@ -120,7 +120,7 @@ final class SimTransport implements Transport, SimTransportActor.Backend {
      * first copy was applied gets the first copy's result.
      */
     long applyOnce(UUID originWorker, TransportOp op, RemoteAccessTarget t) {
-        if (op.sequence() < 0 || dedupBroken) {
+        if (dedupBroken) {
             return exactlyOnce.apply(null, op.originId(), op.sequence(), op.lowWater(), () -> apply(op, t));
         }
         ExactlyOnceWindows.Window held1 = held.computeIfAbsent(new Origin(originWorker, op.originId()), o -> {
@@ -133,6 +133,10 @@ final class SimTransport implements Transport, SimTransportActor.Backend {
             return w;
         });
         DedupWindow w = held1.window();
+        if (op.sequence() < 0) {
+            exactlyOnce.checkNotRefused(w, op.originId());
+            return exactlyOnce.apply(null, op.originId(), op.sequence(), op.lowWater(), () -> apply(op, t));
+        }
         synchronized (w) { // the worker's other transports apply through it too
             return exactlyOnce.apply(w, op.originId(), op.sequence(), op.lowWater(), () -> apply(op, t));
         }

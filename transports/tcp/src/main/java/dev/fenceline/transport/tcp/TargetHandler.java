@@ -328,6 +328,7 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
         long value;
         try {
             if (seq < 0) {
+                transport.exactlyOnce().checkNotRefused(window(originId), originId);
                 value = apply.apply();
             } else if (apply == appliers.applyActiveMessage) {
                 value = transport.exactlyOnce().applyOutsideLock(window(originId), originId, seq, low, apply);
@@ -368,6 +369,7 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
         // A read has no effect, so a re-sent one is simply read again (at its place in the order).
         ByteBuf out = ctx.alloc().directBuffer(length, length);
         try {
+            transport.exactlyOnce().checkNotRefused(window(originId), originId);
             t.get(k, a, out.nioBuffer(0, length));
         } catch (FencelineException e) {
             out.release();

@@ -216,7 +216,8 @@ class FrameCodecTest {
     @Test
     void otherErrorsRoundTripToTheirClass() throws Exception {
         for (FencelineException e : List.of(new ActiveMessageException("no handler for id 3"),
-                new OutcomeUnknownException("lane died"), new FencelineException("plain"))) {
+                new OutcomeUnknownException("lane died"), new dev.fenceline.EndpointFailedException("refused"),
+                new FencelineException("plain"))) {
             FencelineException back = roundTrip(e);
             assertSame(e.getClass(), back.getClass());
             assertEquals(e.getMessage(), back.getMessage());

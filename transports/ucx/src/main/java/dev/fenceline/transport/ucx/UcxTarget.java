@@ -200,6 +200,12 @@ final class UcxTarget {
         long seq = data.getLong(at + UcxWire.SEQ);
         long low = data.getLong(at + UcxWire.LOW);
         if (kind == UcxWire.GET) {
+            try {
+                exactlyOnce.checkNotRefused(window(c, conn, origin), origin);
+            } catch (FencelineException e) {
+                nack(c, conn, token, e);
+                return;
+            }
             get(c, conn, token, data, at); // a read has no effect: a copy sent again is read again
             return;
         }
@@ -217,6 +223,7 @@ final class UcxTarget {
         long value;
         try {
             if (seq < 0) {
+                exactlyOnce.checkNotRefused(window(c, conn, origin), origin);
                 value = applyCurrent.apply();
             } else {
                 DedupWindow w = window(c, conn, origin);
