@@ -18,7 +18,7 @@ import java.nio.file.Path;
  * libraries' data), or fault; one past the end of the mapped file faults (SIGBUS) on first touch, in
  * native code as in Java. So a range is used only if it lies in one shared mapping of a
  * shared-memory segment (a file under /dev/shm, UCT's posix, or a System V segment) that overlaps
- * nothing mapped before the unpack ({@link #snapshot} then {@link #reaches}, from
+ * no mapping of the same file from before the unpack ({@link #snapshot} then {@link #reaches}, from
  * {@code /proc/self/maps}), and its last byte can be read (a write of it into a pipe: the kernel
  * answers EFAULT past the file's end where a load would fault). Read on the progress agent at a
  * key's first use, twice (before and after the unpack), not per operation.
@@ -30,20 +30,25 @@ import java.nio.file.Path;
  * shared-memory file system that cannot back a page on its first write: such a page faults here.
  */
 final class ProcessMappings {
-    /** The mappings of this process at one moment: their address ranges, sorted. */
+    /** The mappings of this process at one moment: their address ranges, sorted, and their files. */
     static final class Snapshot {
         /** Start and end of each mapping, in address order; null if the maps could not be read. */
         private final long[] bounds;
+        /** The device and inode of each mapping's file (0:0 inode 0 for anonymous memory). */
+        private final String[] files;
 
-        private Snapshot(long[] bounds) {
+        private Snapshot(long[] bounds, String[] files) {
             this.bounds = bounds;
+            this.files = files;
         }
 
         /**
-         * @return whether anything was mapped in [start, end) (anything was, for a snapshot that could
-         *     not be read): a mapping that overlaps an old one, split or grown from it, is not new
+         * @param file the device and inode of a mapping now in [start, end)
+         * @return whether the same file was mapped in [start, end) already (a snapshot that could not
+         *     be read says it was): a mapping that overlaps an old one of its file, split or grown
+         *     from it, is not new; memory of something else there before was unmapped since
          */
-        boolean overlaps(long start, long end) {
+        boolean overlaps(long start, long end, String file) {
             if (bounds == null) {
                 return true;
             }
@@ -57,11 +62,16 @@ final class ProcessMappings {
                     hi = mid;
                 }
             }
-            return lo < bounds.length / 2 && bounds[2 * lo] < end;
+            for (int i = lo; i < bounds.length / 2 && bounds[2 * i] < end; i++) {
+                if (files[i].equals(file)) {
+                    return true;
+                }
+            }
+            return false;
         }
     }
 
-    private static final Snapshot UNREADABLE = new Snapshot(null);
+    private static final Snapshot UNREADABLE = new Snapshot(null, null);
 
     private ProcessMappings() {
     }
@@ -78,6 +88,7 @@ final class ProcessMappings {
     /** @return the mappings the lines of a maps file name */
     static Snapshot snapshot(String maps) throws IOException {
         long[] bounds = new long[64];
+        String[] files = new String[32];
         int n = 0;
         BufferedReader r = new BufferedReader(new StringReader(maps));
         for (String text; (text = r.readLine()) != null;) {
@@ -85,12 +96,14 @@ final class ProcessMappings {
             if (l != null) {
                 if (n + 2 > bounds.length) {
                     bounds = java.util.Arrays.copyOf(bounds, 2 * bounds.length);
+                    files = java.util.Arrays.copyOf(files, bounds.length / 2);
                 }
+                files[n / 2] = l.file();
                 bounds[n++] = l.start;
                 bounds[n++] = l.end;
             }
         }
-        return new Snapshot(java.util.Arrays.copyOf(bounds, n));
+        return new Snapshot(java.util.Arrays.copyOf(bounds, n), java.util.Arrays.copyOf(files, n / 2));
     }
 
     /** Every byte as one character: a mapped file's name may be in any encoding. */
@@ -103,7 +116,8 @@ final class ProcessMappings {
      * @param address the range's first byte in this process
      * @param length its length
      * @return whether it lies whole in one shared mapping of a shared-memory segment that overlaps
-     *     nothing in {@code before}, and its last byte can be read; false if any of that cannot be read
+     *     no mapping of its file in {@code before}, and its last byte can be read; false if any of that
+     *     cannot be read
      */
     static boolean reaches(Snapshot before, long address, long length) {
         try {
@@ -119,7 +133,7 @@ final class ProcessMappings {
      * @param address the range's first byte
      * @param length its length
      * @return whether the range lies whole in one shared mapping of a shared-memory segment that
-     *     overlaps nothing in {@code before} (or in consecutive pieces of it: a mapping split in two)
+     *     overlaps no mapping of its file in {@code before} (or in consecutive pieces of it: a mapping split in two)
      * @throws IOException if the lines cannot be read
      */
     static boolean within(String maps, Snapshot before, long address, long length) throws IOException {
@@ -137,7 +151,7 @@ final class ProcessMappings {
             }
             if (first == null) {
                 if (address >= l.start && address < l.end) {
-                    if (!l.shared || !l.segment || before.overlaps(l.start, l.end)) {
+                    if (!l.shared || !l.segment || before.overlaps(l.start, l.end, l.file())) {
                         // not a shared-memory segment (known by its path: a System V segment's inode
                         // is its id, 0 for a host's first), or there before the unpack
                         return false;
@@ -146,7 +160,7 @@ final class ProcessMappings {
                     last = l;
                 }
             } else if (l.start == last.end && l.shared && l.device.equals(first.device) && l.inode == first.inode
-                    && l.offset == last.offset + (last.end - last.start) && !before.overlaps(l.start, l.end)) {
+                    && l.offset == last.offset + (last.end - last.start) && !before.overlaps(l.start, l.end, l.file())) {
                 last = l; // the same file, continued
             } else {
                 break;
@@ -199,6 +213,11 @@ final class ProcessMappings {
      */
     private record Line(long start, long end, boolean shared, long offset, String device, long inode,
             boolean segment) {
+        /** @return the mapping's file, as device and inode */
+        String file() {
+            return device + " " + inode;
+        }
+
         static Line parse(String text) {
             String[] f = text.trim().split("\\s+", 7);
             if (f.length < 5 || f[1].length() < 4) {

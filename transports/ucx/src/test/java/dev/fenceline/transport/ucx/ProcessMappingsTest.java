@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A range a peer's numbers point at is used only where it lies whole in one shared-memory segment
- * mapped since the snapshot (overlapping nothing mapped then), and its last byte can be read: on
+ * mapped since the snapshot (overlapping no mapping of the same file then), and its last byte can be read: on
  * maps text of the test's making, and on this process's own mappings (a /dev/shm file mapped after
  * the snapshot, the same file cut short, anonymous memory, a mapping that was there before).
  */
@@ -74,6 +74,12 @@ class ProcessMappingsTest {
         assertFalse(ProcessMappings.within(MAPS, ProcessMappings.snapshot(partBefore), 0x30000, 8),
                 "a mapping grown from one there before");
         assertFalse(within(0x40000, 8), "a shared file that is not a shared-memory segment");
+        String anonymousBefore = BEFORE + "30000-34000 rw-p 00000000 00:00 0\n";
+        assertTrue(ProcessMappings.within(MAPS, ProcessMappings.snapshot(anonymousBefore), 0x30000, 0x4000),
+                "memory of something else there before was unmapped since: the segment is new");
+        String otherFileBefore = BEFORE + "30000-34000 rw-s 00000000 00:19 599  /dev/shm/gone\n";
+        assertTrue(ProcessMappings.within(MAPS, ProcessMappings.snapshot(otherFileBefore), 0x30000, 8),
+                "another segment there before");
         assertFalse(within(0x60000, 8), "shared anonymous memory");
     }
 
