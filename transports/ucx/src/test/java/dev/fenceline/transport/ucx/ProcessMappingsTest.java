@@ -67,20 +67,25 @@ class ProcessMappingsTest {
     void thisProcesssOwnMemoryIsNot() throws IOException {
         assertFalse(within(0x12100, 8), "a private file mapping (a library's data) that was there before");
         assertFalse(within(0x28000, 0x100), "anonymous memory");
-        String sharedBefore = BEFORE + "30000-34000 rw-s 00000000 00:19 600  /dev/shm/other\n";
-        assertFalse(ProcessMappings.within(MAPS, ProcessMappings.snapshot(sharedBefore), 0x30000, 8),
+        assertFalse(withinAfter("30000-34000 rw-s 00000000 00:19 600  /dev/shm/other", 0x30000, 8),
                 "a shared mapping that was there before the unpack (this process's own region, say)");
-        String partBefore = BEFORE + "32000-33000 rw-s 00002000 00:19 600  /dev/shm/other\n";
-        assertFalse(ProcessMappings.within(MAPS, ProcessMappings.snapshot(partBefore), 0x30000, 8),
+        assertFalse(withinAfter("32000-33000 rw-s 00002000 00:19 600  /dev/shm/other", 0x30000, 8),
                 "a mapping grown from one there before");
         assertFalse(within(0x40000, 8), "a shared file that is not a shared-memory segment");
-        String anonymousBefore = BEFORE + "30000-34000 rw-p 00000000 00:00 0\n";
-        assertTrue(ProcessMappings.within(MAPS, ProcessMappings.snapshot(anonymousBefore), 0x30000, 0x4000),
-                "memory of something else there before was unmapped since: the segment is new");
-        String otherFileBefore = BEFORE + "30000-34000 rw-s 00000000 00:19 599  /dev/shm/gone\n";
-        assertTrue(ProcessMappings.within(MAPS, ProcessMappings.snapshot(otherFileBefore), 0x30000, 8),
-                "another segment there before");
         assertFalse(within(0x60000, 8), "shared anonymous memory");
+    }
+
+    /** The JVM unmaps memory all the time, and a new segment may be mapped where it was. */
+    @Test
+    void aSegmentWhereOtherMemoryWasBeforeIsNew() throws IOException {
+        assertTrue(withinAfter("30000-34000 rw-p 00000000 00:00 0", 0x30000, 0x4000), "anonymous memory before");
+        assertTrue(withinAfter("30000-34000 rw-s 00000000 00:19 599  /dev/shm/gone", 0x30000, 8),
+                "another segment before");
+    }
+
+    /** @return {@link ProcessMappings#within} on {@link #MAPS}, with {@code line} mapped before as well */
+    private static boolean withinAfter(String line, long address, long length) throws IOException {
+        return ProcessMappings.within(MAPS, ProcessMappings.snapshot(BEFORE + line + "\n"), address, length);
     }
 
     @Test
