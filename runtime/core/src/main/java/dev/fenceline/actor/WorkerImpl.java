@@ -264,10 +264,9 @@ public final class WorkerImpl implements Worker {
     public void refusePeer(UUID peerWorkerId, String reason) {
         java.util.Objects.requireNonNull(peerWorkerId, "peerWorkerId");
         java.util.Objects.requireNonNull(reason, "reason");
-        if (!windows.refuses(peerWorkerId)) {
+        if (windows.refuse(peerWorkerId, reason)) {
             LOG.info("worker {}: refusing worker {} from now on: {}", name, peerWorkerId, reason);
         }
-        windows.refuse(peerWorkerId, reason);
     }
 
     @Override

@@ -192,8 +192,7 @@ public final class ExactlyOnce {
     public void checkNotRefused(DedupWindow window, long origin) {
         String why = window.refusal();
         if (why != null) {
-            throw new EndpointFailedException(target + ": an operation of endpoint " + Long.toHexString(origin)
-                    + " is refused, not applied: " + why);
+            throw refused("an operation of endpoint " + Long.toHexString(origin), why);
         }
     }
 
@@ -204,11 +203,14 @@ public final class ExactlyOnce {
     private void refuseIfAsked(DedupWindow window, long origin, long sequence) {
         String why = window.refusal();
         if (why != null) {
-            EndpointFailedException e = new EndpointFailedException(target + ": operation " + sequence + " of endpoint "
-                    + Long.toHexString(origin) + " is refused, not applied: " + why);
+            EndpointFailedException e = refused("operation " + sequence + " of endpoint " + Long.toHexString(origin), why);
             window.recordFailure(sequence, e);
             throw e;
         }
+    }
+
+    private EndpointFailedException refused(String what, String why) {
+        return new EndpointFailedException(target + ": " + what + " is refused, not applied: " + why);
     }
 
     /** Why a copy that {@link DedupWindow#lookup} did not find new and not applied is not run. */

@@ -169,15 +169,17 @@ public final class ExactlyOnceWindows {
      *
      * @param peer the peer worker
      * @param why why, for the refusals (e.g. its cluster member was downed)
+     * @return whether it was not refused already
      */
-    public synchronized void refuse(UUID peer, String why) {
+    public synchronized boolean refuse(UUID peer, String why) {
         java.util.Objects.requireNonNull(why, "why");
-        refused.put(peer, why);
+        boolean fresh = refused.put(peer, why) == null;
         for (Window w : windows.values()) {
             if (w.key.peer().equals(peer)) {
                 w.window.refuse(why);
             }
         }
+        return fresh;
     }
 
     /**

@@ -154,8 +154,9 @@ class ExactlyOnceWindowsTest {
             assertEquals(42, once.apply(d, 7, 3, 0, () -> 42));
         }
         assertFalse(w.refuses(peer));
-        w.refuse(peer, "its member was downed");
+        assertTrue(w.refuse(peer, "its member was downed"), "newly refused");
         assertTrue(w.refuses(peer));
+        assertFalse(w.refuse(peer, "its member was downed"), "refused already");
         java.util.concurrent.atomic.AtomicInteger ran = new java.util.concurrent.atomic.AtomicInteger();
         synchronized (d) {
             assertEquals(42, once.apply(d, 7, 3, 0, () -> ran.incrementAndGet()), "applied before: its outcome");
