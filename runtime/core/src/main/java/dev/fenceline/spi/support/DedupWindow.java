@@ -119,6 +119,11 @@ public final class DedupWindow {
     private long resizedAt;
     /** Why operations not applied before are refused from now on, or null (any thread writes it). */
     private volatile String refusal;
+    /**
+     * Operations let run outside the lock ({@link ExactlyOnce#applyOutsideLock}) and not yet
+     * recorded: changed under the lock, read without it by whoever decides the window may go.
+     */
+    private volatile int runningOutside;
 
     /** @param maxSpread the most sequence numbers tracked at once (at least 1) */
     public DedupWindow(int maxSpread) {
@@ -165,6 +170,24 @@ public final class DedupWindow {
 
     private static int initialCapacity(int maxSpread) {
         return Math.min(INITIAL, Integer.highestOneBit(Math.max(1, maxSpread - 1)) << 1);
+    }
+
+    /** An operation begins to run outside the lock (the caller holds it). */
+    void runningOutsideStarted() {
+        runningOutside++;
+    }
+
+    /** That operation's outcome is recorded, or it was given up (the caller holds the lock). */
+    void runningOutsideEnded() {
+        runningOutside--;
+    }
+
+    /**
+     * @return whether an operation it let run outside its lock has not returned yet: the window
+     *     must stay, or a copy sent meanwhile would find a fresh window and run again (any thread)
+     */
+    public boolean running() {
+        return runningOutside > 0;
     }
 
     /** Gives this window's storage back to its budget; the window is not used again. Idempotent. */

@@ -159,6 +159,7 @@ public final class ExactlyOnce {
             if (!begin(window, origin, sequence, lowWater)) {
                 return window.result(sequence);
             }
+            window.runningOutsideStarted(); // the window outlives its holders while this runs
         }
         long value;
         try {
@@ -166,17 +167,20 @@ public final class ExactlyOnce {
         } catch (FencelineException e) {
             synchronized (window) {
                 finish(window, sequence, 0, e);
+                window.runningOutsideEnded();
             }
             throw e;
         } catch (RuntimeException | Error e) {
             synchronized (window) { // a copy sent again must not run it a second time either
                 finish(window, sequence, 0, new OutcomeUnknownException(target + ": operation " + sequence
                         + " of endpoint " + Long.toHexString(origin) + " failed while it was applied: " + e));
+                window.runningOutsideEnded();
             }
             throw e;
         }
         synchronized (window) {
             finish(window, sequence, value, null);
+            window.runningOutsideEnded();
         }
         return value;
     }

@@ -15,7 +15,8 @@ import java.util.function.LongSupplier;
  *
  * <p>A transport retains an origin's window for each connection that carries that origin's operations
  * and releases it when the connection ends; a window outlives its last holder by the linger, long
- * enough for the origin to fail over and send its uncertain copies again. What one peer's windows
+ * enough for the origin to fail over and send its uncertain copies again, and stays while an active
+ * message's handler it let run has not returned. What one peer's windows
  * hold together is bounded, and so is what all hold: a window the bounds cannot hold is refused
  * ({@link #retain} returns null) and the operation with it, and every other peer is unaffected.
  *
@@ -207,15 +208,27 @@ public final class ExactlyOnceWindows {
         expire();
     }
 
-    /** Drops the windows idle for longer than the linger, oldest first. */
+    /**
+     * Drops the windows idle for longer than the linger, oldest first. One whose handler still runs
+     * (it outlived its connection and the linger) stays for another linger from now: dropped, a copy
+     * sent meanwhile would find a fresh window and run the handler a second time.
+     */
     private void expire() {
         long now = nanoTime.getAsLong();
+        java.util.List<Window> stillRunning = null;
         for (java.util.Iterator<Window> it = idle.iterator(); it.hasNext();) {
             Window w = it.next();
             if (now - w.idleSince < lingerNanos) {
-                return;
+                break;
             }
             it.remove();
+            if (w.window.running()) {
+                if (stillRunning == null) {
+                    stillRunning = new java.util.ArrayList<>(2);
+                }
+                stillRunning.add(w);
+                continue;
+            }
             if (windows.remove(w.key, w)) {
                 w.window.release();
                 Owner owner = Owner.of(w.key.peer(), w.key.proof());
@@ -223,6 +236,12 @@ public final class ExactlyOnceWindows {
                 if (b != null && b.used() == 0) {
                     budgets.remove(owner);
                 }
+            }
+        }
+        if (stillRunning != null) {
+            for (Window w : stillRunning) {
+                w.idleSince = now;
+                idle.add(w); // at the back: the queue stays in order of idleSince
             }
         }
     }

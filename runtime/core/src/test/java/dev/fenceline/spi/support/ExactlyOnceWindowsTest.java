@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.util.UUID;
+import dev.fenceline.OutcomeUnknownException;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
@@ -62,6 +63,37 @@ class ExactlyOnceWindowsTest {
         assertEquals(0, w.entries(), "and its storage given back");
         ExactlyOnceWindows.Window fresh = w.retain(peer, ExactlyOnceWindows.MEMBER, 7);
         assertNotSame(first, fresh);
+    }
+
+    @Test
+    void aWindowWhoseHandlerStillRunsOutlivesTheLinger() {
+        ExactlyOnceWindows w = windows(1 << 20, 1 << 22);
+        ExactlyOnceWindows.Window first = w.retain(peer, ExactlyOnceWindows.MEMBER, 7);
+        // The handler outlives its connection and the linger: the window must stay, or a copy sent
+        // after the linger would find a fresh window and run the handler a second time.
+        assertEquals(5, w.exactlyOnce().applyOutsideLock(first.window(), 7, 0, 0, () -> {
+            w.release(first);
+            now.addAndGet(Duration.ofSeconds(11).toNanos());
+            assertEquals(1, w.size(), "expired while its handler runs");
+            ExactlyOnceWindows.Window again = w.retain(peer, ExactlyOnceWindows.MEMBER, 7);
+            assertSame(first, again, "a copy's connection finds another window");
+            OutcomeUnknownException e = assertThrows(OutcomeUnknownException.class, () -> w.exactlyOnce()
+                    .applyOutsideLock(again.window(), 7, 0, 0, () -> {
+                        throw new AssertionError("the copy ran while its first copy runs");
+                    }));
+            assertTrue(e.getMessage().contains("being applied now by its first copy"), e.getMessage());
+            w.release(again);
+            return 5;
+        }));
+        assertEquals(1, w.size(), "kept a linger past the last look that found its handler running");
+        assertEquals(5, w.exactlyOnce().applyOutsideLock(w.retain(peer, ExactlyOnceWindows.MEMBER, 7).window(), 7,
+                0, 0, () -> {
+                    throw new AssertionError("a copy after the handler returned ran it again");
+                }));
+        w.release(first);
+        now.addAndGet(Duration.ofSeconds(10).toNanos());
+        assertEquals(0, w.size(), "gone after the linger once nothing runs");
+        assertEquals(0, w.entries());
     }
 
     @Test
