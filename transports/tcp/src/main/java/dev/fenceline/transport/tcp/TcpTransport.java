@@ -62,6 +62,7 @@ final class TcpTransport implements Transport, RailActor.Connector {
     /** Where active-message handlers run, off the event loops; null when active-message-threads = 0. */
     private final java.util.concurrent.ExecutorService handlers;
     private final ExactlyOnce exactlyOnce;
+    private final IncomingCounts incoming;
     private volatile boolean closed;
     /** The control actor, once the worker actor started this transport. */
     private volatile org.apache.pekko.actor.typed.ActorRef<TcpTransportActor.Command> actor;
@@ -69,6 +70,7 @@ final class TcpTransport implements Transport, RailActor.Connector {
     TcpTransport(TransportContext context, TcpSettings settings) {
         this.context = context;
         this.settings = settings;
+        this.incoming = new IncomingCounts(settings.limits().connections(), settings.limits().connectionsPerAddress());
         TcpSettings.Security security = settings.security();
         this.handshake = security.key() != null ? Handshake.fromKey(security.key())
                 : !security.passphrase().isEmpty() ? Handshake.fromPassphrase(security.passphrase()) : Handshake.TLS_ONLY;
@@ -153,9 +155,6 @@ final class TcpTransport implements Transport, RailActor.Connector {
 
     // ------------------------------------------------------------------ connection limits
 
-    private final java.util.concurrent.atomic.AtomicInteger incoming = new java.util.concurrent.atomic.AtomicInteger();
-    private final java.util.concurrent.ConcurrentHashMap<InetAddress, java.util.concurrent.atomic.AtomicInteger>
-            incomingFrom = new java.util.concurrent.ConcurrentHashMap<>();
     private final java.util.concurrent.atomic.AtomicLong refused = new java.util.concurrent.atomic.AtomicLong();
     private final java.util.concurrent.atomic.AtomicLong refusalLogged = new java.util.concurrent.atomic.AtomicLong();
 
@@ -164,29 +163,22 @@ final class TcpTransport implements Transport, RailActor.Connector {
      * limit is refused (the caller closes it), and a closed one is counted off.
      */
     private boolean admitted(Channel ch) {
-        InetAddress from = ch.remoteAddress() instanceof InetSocketAddress a ? a.getAddress() : null;
-        java.util.concurrent.atomic.AtomicInteger perAddress = incomingFrom.computeIfAbsent(from == null
-                ? InetAddress.getLoopbackAddress() : from, k -> new java.util.concurrent.atomic.AtomicInteger());
-        int total = incoming.incrementAndGet();
-        int mine = perAddress.incrementAndGet();
-        TcpSettings.Limits l = settings.limits();
-        if (total > l.connections() || mine > l.connectionsPerAddress()) {
-            incoming.decrementAndGet();
-            perAddress.decrementAndGet();
+        InetAddress from = ch.remoteAddress() instanceof InetSocketAddress a ? a.getAddress()
+                : InetAddress.getLoopbackAddress();
+        IncomingCounts.Refusal no = incoming.admit(from);
+        if (no != null) {
+            TcpSettings.Limits l = settings.limits();
             long n = refused.incrementAndGet();
             long now = System.nanoTime();
             long last = refusalLogged.get();
             if (now - last > l.refusalLogInterval().toNanos() && refusalLogged.compareAndSet(last, now)) {
                 LOG.warn("tcp {}: refused a connection from {}: {} incoming connections (limit {}), {} from that"
-                        + " address (limit {}); {} refused so far", context.workerName(), from, total - 1,
-                        l.connections(), mine - 1, l.connectionsPerAddress(), n);
+                        + " address (limit {}); {} refused so far", context.workerName(), from, no.inAll(),
+                        l.connections(), no.fromAddress(), l.connectionsPerAddress(), n);
             }
             return false;
         }
-        ch.closeFuture().addListener(f -> {
-            incoming.decrementAndGet();
-            perAddress.decrementAndGet();
-        });
+        ch.closeFuture().addListener(f -> incoming.closed(from));
         return true;
     }
 
