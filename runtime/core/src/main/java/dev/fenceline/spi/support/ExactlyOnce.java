@@ -100,6 +100,39 @@ public final class ExactlyOnce {
     }
 
     /**
+     * As {@link #begin}, for an operation that will run without the window's lock held (a handler
+     * on a thread of its own): while it runs, the window is kept past its holders and the linger
+     * ({@link ExactlyOnceWindows}). Every {@code true} must be followed by {@link #finishOutside}.
+     *
+     * @param window the origin endpoint's window (the caller holds its lock)
+     * @param origin the origin endpoint's id, for errors
+     * @param sequence the operation's sequence number (non-negative)
+     * @param lowWater the origin's low-water mark that the operation carried
+     * @return true if the caller must run it; false if a copy was applied before
+     * @throws FencelineException as {@link #begin} does
+     */
+    public boolean beginOutside(DedupWindow window, long origin, long sequence, long lowWater) {
+        if (!begin(window, origin, sequence, lowWater)) {
+            return false;
+        }
+        window.runningOutsideStarted();
+        return true;
+    }
+
+    /**
+     * As {@link #finish}, for an operation {@link #beginOutside} let run.
+     *
+     * @param window the origin endpoint's window (the caller holds its lock)
+     * @param sequence the operation's sequence number
+     * @param value its result, if it succeeded
+     * @param error its refusal, or null if it succeeded
+     */
+    public void finishOutside(DedupWindow window, long sequence, long value, FencelineException error) {
+        window.runningOutsideEnded();
+        finish(window, sequence, value, error);
+    }
+
+    /**
      * Applies {@code op} unless a copy of it was applied or refused before.
      *
      * @param window the origin endpoint's window, or null if the operation carries no sequence number
@@ -156,31 +189,27 @@ public final class ExactlyOnce {
             return op.apply();
         }
         synchronized (window) {
-            if (!begin(window, origin, sequence, lowWater)) {
+            if (!beginOutside(window, origin, sequence, lowWater)) {
                 return window.result(sequence);
             }
-            window.runningOutsideStarted(); // the window outlives its holders while this runs
         }
         long value;
         try {
             value = op.apply();
         } catch (FencelineException e) {
             synchronized (window) {
-                finish(window, sequence, 0, e);
-                window.runningOutsideEnded();
+                finishOutside(window, sequence, 0, e);
             }
             throw e;
         } catch (RuntimeException | Error e) {
             synchronized (window) { // a copy sent again must not run it a second time either
-                finish(window, sequence, 0, new OutcomeUnknownException(target + ": operation " + sequence
+                finishOutside(window, sequence, 0, new OutcomeUnknownException(target + ": operation " + sequence
                         + " of endpoint " + Long.toHexString(origin) + " failed while it was applied: " + e));
-                window.runningOutsideEnded();
             }
             throw e;
         }
         synchronized (window) {
-            finish(window, sequence, value, null);
-            window.runningOutsideEnded();
+            finishOutside(window, sequence, value, null);
         }
         return value;
     }

@@ -420,11 +420,13 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
             if (seq >= 0) {
                 w = window(originId);
                 synchronized (w) {
-                    if (!transport.exactlyOnce().begin(w, originId, seq, low)) {
+                    if (!transport.exactlyOnce().beginOutside(w, originId, seq, low)) {
                         answer(FrameEncoder.ack(ctx.alloc(), token, w.result(seq)));
                         return;
                     }
                 }
+            } else {
+                transport.exactlyOnce().checkNotRefused(window(originId), originId);
             }
         } catch (FencelineException e) {
             nack(token, e);
@@ -457,7 +459,12 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
                 try {
                     ctx.executor().execute(() -> handlerReturned(token, seq, w, outcome, kept));
                 } catch (java.util.concurrent.RejectedExecutionException shutDown) {
-                    kept.release(); // the transport closed while the handler ran: nobody to answer
+                    kept.release(); // the transport closed while the handler ran: nobody to answer,
+                    if (w != null) { // but the window (shared with the worker's other transports) learns it ran
+                        synchronized (w) {
+                            transport.exactlyOnce().finishOutside(w, seq, 0, outcome);
+                        }
+                    }
                 }
             });
         } catch (java.util.concurrent.RejectedExecutionException closing) {
@@ -471,7 +478,7 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
         kept.release();
         if (w != null) {
             synchronized (w) {
-                transport.exactlyOnce().finish(w, seq, 0, error);
+                transport.exactlyOnce().finishOutside(w, seq, 0, error);
             }
         }
         handlerRunning = false;

@@ -36,6 +36,10 @@ class TargetExactlyOnceTest {
     private final AtomicInteger puts = new AtomicInteger();
     private final AtomicInteger adds = new AtomicInteger();
     private final AtomicInteger messages = new AtomicInteger();
+    /** If set: the handler says it runs ([0]), then waits for [1] to open. */
+    private volatile java.util.concurrent.CountDownLatch[] handlerGate;
+    /** Added to the windows' clock. */
+    private final java.util.concurrent.atomic.AtomicLong skew = new java.util.concurrent.atomic.AtomicLong();
     private final UUID me = UUID.randomUUID();
     private static final UUID CLIENT = UUID.randomUUID();
     private TcpTransport transport;
@@ -64,6 +68,15 @@ class TargetExactlyOnceTest {
         @Override
         public void activeMessage(int id, ByteBuffer header, ByteBuffer payload) {
             messages.incrementAndGet();
+            java.util.concurrent.CountDownLatch[] gate = handlerGate;
+            if (gate != null) {
+                gate[0].countDown();
+                try {
+                    gate[1].await(); // the test's finally opens it
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
             throw new ActiveMessageException("handler " + id + " threw after a side effect");
         }
     };
@@ -79,7 +92,7 @@ class TargetExactlyOnceTest {
                 + "\"\nmax-rails = 2\nqueue-depth = 64")
                 .withFallback(ConfigFactory.defaultReference().getConfig(TcpSettings.SECTION));
         windows = new ExactlyOnceWindows("worker 'target'", 8192, java.time.Duration.ofMinutes(10), perPeer,
-                1L << 24, System::nanoTime);
+                1L << 24, () -> System.nanoTime() + skew.get());
         transport = new TcpTransport(new TransportContext(me, "target", section, target, windows),
                 TcpSettings.fromSection(section));
     }
@@ -139,6 +152,59 @@ class TargetExactlyOnceTest {
         assertEquals("NACK", full.get(0));
         assertTrue(((String) full.get(4)).contains("fenceline.exactly-once.window = 8192"), full.toString());
         assertEquals(1, adds.get(), "only the first was applied");
+    }
+
+    /**
+     * A handler (on the handler threads) outlives its connection and the linger: its window stays,
+     * so a copy re-sent over a new rail is not run a second time, and gets the first's outcome once
+     * it returned; then the window goes after the linger.
+     */
+    @Test
+    void aHandlerStillRunningKeepsItsWindowPastItsConnectionAndTheLinger() throws Exception {
+        java.util.concurrent.CountDownLatch running = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        handlerGate = new java.util.concurrent.CountDownLatch[] {running, release};
+        try {
+            EmbeddedChannel rail1 = authenticated();
+            send(rail1, FrameEncoder.activeMessageHeader(rail1.alloc(), 5, ORIGIN, 2, 0, 7, 0, 0));
+            assertTrue(running.await(10, TimeUnit.SECONDS), "the handler runs");
+            rail1.close(); // the rail fails while it runs: its window is released
+            skew.addAndGet(java.time.Duration.ofMinutes(11).toNanos());
+            assertEquals(1, windows.size(), "the window of a running handler expired at the linger");
+            EmbeddedChannel rail2 = authenticated();
+            send(rail2, FrameEncoder.activeMessageHeader(rail2.alloc(), 6, ORIGIN, 2, 0, 7, 0, 0));
+            List<Object> meanwhile = reply(rail2);
+            assertEquals(List.of("NACK", 6L, WireCodes.OUTCOME_UNKNOWN), meanwhile.subList(0, 3), meanwhile.toString());
+            release.countDown();
+            List<Object> after = meanwhile;
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            for (long token = 7; after.get(2).equals(WireCodes.OUTCOME_UNKNOWN); token++) {
+                assertTrue(System.nanoTime() < deadline, "the first handler's outcome was never recorded");
+                rail1.runPendingTasks(); // where the handler thread hands its outcome back
+                send(rail2, FrameEncoder.activeMessageHeader(rail2.alloc(), token, ORIGIN, 2, 0, 7, 0, 0));
+                after = reply(rail2);
+            }
+            assertEquals(List.of("NACK", WireCodes.ACTIVE_MESSAGE), List.of(after.get(0), after.get(2)),
+                    "the first copy's outcome: " + after);
+            assertEquals(1, messages.get(), "the handler ran once");
+            rail2.close();
+            skew.addAndGet(java.time.Duration.ofMinutes(11).toNanos());
+            assertEquals(0, windows.size(), "gone after the linger once nothing runs");
+        } finally {
+            release.countDown();
+            handlerGate = null;
+        }
+    }
+
+    /** A refused peer's active message without a sequence number is not run on the handler threads either. */
+    @Test
+    void aRefusedPeersUnnumberedActiveMessageIsNotRun() throws Exception {
+        EmbeddedChannel rail = authenticated();
+        windows.refuse(CLIENT, "its member was downed");
+        send(rail, FrameEncoder.activeMessageHeader(rail.alloc(), 9, ORIGIN, -1, -1, 7, 0, 0));
+        List<Object> r = reply(rail);
+        assertEquals(List.of("NACK", 9L, WireCodes.ENDPOINT_FAILED), r.subList(0, 3), r.toString());
+        assertEquals(0, messages.get(), "the handler ran");
     }
 
     /** Both rails of one origin endpoint come from one worker. */
