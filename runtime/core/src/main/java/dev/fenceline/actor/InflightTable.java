@@ -156,6 +156,7 @@ final class InflightTable {
         if (r.firstSn < 0) {
             r.firstSn = sequences.takeSequences(fragments);
             r.fragmentsOutstanding = fragments;
+            r.fragmentCount = fragments;
             bySequence.addLast(r);
         }
     }

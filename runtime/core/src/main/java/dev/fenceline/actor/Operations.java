@@ -269,7 +269,7 @@ final class Operations implements LaneSlots.Answers, RequestPoster.Outcomes {
     public void refuse(Request r, FencelineException e) {
         retire(r);
         counters.increment(Counter.FAILED);
-        r.fail(e);
+        r.fail(truthful(r, e));
         TakenBack.completed(r);
     }
 
@@ -342,7 +342,7 @@ final class Operations implements LaneSlots.Answers, RequestPoster.Outcomes {
             queued.forEach(this::retire);
             for (Request r : queued) {
                 counters.increment(Counter.FAILED);
-                r.fail(error);
+                r.fail(truthful(r, error)); // a restarted one may have been applied by its lost lane
             }
             progressFlushes();
         } else if (t.owner() instanceof FlushTracker.Probe) {
@@ -475,13 +475,23 @@ final class Operations implements LaneSlots.Answers, RequestPoster.Outcomes {
         for (Request r : victims) {
             if (!r.done) {
                 counters.increment(Counter.FAILED);
-                r.fail(r.mayHaveApplied ? unknown(r, e) : e);
+                r.fail(truthful(r, e));
             }
         }
         for (Request f : flushVictims) {
             f.fail(e);
         }
         channel.direct().fail(e);
+    }
+
+    /**
+     * @param r a request that fails
+     * @param e why
+     * @return {@code e}, or an {@link OutcomeUnknownException} with it as the cause if a copy of
+     *     {@code r} may have been applied (or may still be): then it did not fail unapplied
+     */
+    static FencelineException truthful(Request r, FencelineException e) {
+        return r.mayHaveApplied && !(e instanceof OutcomeUnknownException) ? unknown(r, e) : e;
     }
 
     private static OutcomeUnknownException unknown(Request r, FencelineException e) {

@@ -47,7 +47,8 @@ final class ReplayPlanner {
      *
      * @param request the request
      * @param fragments the fragments to send again, ascending (the others completed, or will answer)
-     * @param mayHaveApplied whether a dropped copy may have been applied already
+     * @param mayHaveApplied whether a dropped copy may have been applied already, or (a put) another
+     *     of its fragments was, or may still be by a connection that will answer it
      * @param mayStillApply whether a dropped copy may be applied later, by its old connection's target
      * @param scope the old connection's exactly-once scope (null: none)
      * @param overtaken whether a write of a later epoch, posted after it on the same connection, may
@@ -130,7 +131,10 @@ final class ReplayPlanner {
             Request r = list.get(0).request();
             boolean overtaken = r.kind == Request.Kind.GET && risk[0]
                     && overtaken(r, list, fragments, neverSent, current, fates);
-            restarts.add(new Restart(r, indices, risk[0], risk[1], list.get(0).scope(), overtaken));
+            // A put whose other fragments completed (applied) or are still answered elsewhere is
+            // partly written: if it fails now, it did not fail unapplied.
+            boolean partly = r.kind == Request.Kind.PUT && indices.length < r.fragmentCount;
+            restarts.add(new Restart(r, indices, risk[0] || partly, risk[1], list.get(0).scope(), overtaken));
         });
         return new Plan(dropped.toLongArray(), held.toLongArray(), restarts);
     }

@@ -67,6 +67,8 @@ public final class Request {
     long seq;
     int lane = -1;
     int fragmentsOutstanding;
+    /** How many fragments it was numbered as at its first post (0 before, and for one a calling thread posted). */
+    int fragmentCount;
     boolean posted;
     boolean done;
     /** Sequence number of fragment 0 for exactly-once (assigned at first post, kept across restarts), or -1. */

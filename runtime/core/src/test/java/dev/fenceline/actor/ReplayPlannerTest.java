@@ -3,13 +3,17 @@ package dev.fenceline.actor;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.fenceline.AtomicOp;
+import dev.fenceline.EndpointFailedException;
+import dev.fenceline.OutcomeUnknownException;
 import dev.fenceline.spi.Revocation.Fate;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.agrona.collections.Long2ObjectHashMap;
@@ -128,6 +132,41 @@ class ReplayPlannerTest {
         already.add(51);
         ReplayPlanner.Plan again = ReplayPlanner.plan(fragments, new LongHashSet(), already::contains, current, byToken);
         assertEquals(0, again.held().length, "held since an earlier change: left as it is");
+    }
+
+    /**
+     * A put whose other fragments completed (they were applied) is partly written: if no lane can
+     * carry its dropped ones, it fails as unknown, not as never applied; a put whose every fragment
+     * was revoked still fails as not applied.
+     */
+    @Test
+    void aPutWithFragmentsAppliedIsNeverReportedUnapplied() {
+        Request partly = ordered(f.put(4 * 256, 0), 1);
+        partly.fragmentCount = 4; // fragments 0 and 1 answered: no longer in the table
+        Request whole = ordered(f.put(2 * 256, 0), 2);
+        whole.fragmentCount = 2;
+        fragments.put(60, new InflightTable.Fragment(partly, 2, 0, 1, null));
+        fragments.put(61, new InflightTable.Fragment(partly, 3, 0, 1, null));
+        fragments.put(62, new InflightTable.Fragment(whole, 0, 0, 1, null));
+        fragments.put(63, new InflightTable.Fragment(whole, 1, 0, 1, null));
+        for (long t = 60; t <= 63; t++) {
+            fates.put(t, Fate.REVOKED);
+        }
+        List<ReplayPlanner.Restart> restarts = plan(new LongHashSet()).restarts();
+        ReplayPlanner.Restart p = restarts.get(0);
+        assertArrayEquals(new int[] {2, 3}, p.fragments());
+        assertTrue(p.mayHaveApplied(), "two of its fragments were applied");
+        assertEquals(ReplayPlanner.Verdict.OUTCOME_UNKNOWN, ReplayPlanner.verdict(p, -1, null));
+        assertEquals(ReplayPlanner.Verdict.RESTART, ReplayPlanner.verdict(p, 0, null), "a put may go again");
+        ReplayPlanner.Restart w = restarts.get(1);
+        assertFalse(w.mayHaveApplied(), "every fragment revoked: nothing applied");
+        assertEquals(ReplayPlanner.Verdict.NO_LANE, ReplayPlanner.verdict(w, -1, null));
+
+        partly.mayHaveApplied |= p.mayHaveApplied();
+        EndpointFailedException noRoom = new EndpointFailedException("lane 0 takes at most 128 bytes");
+        assertInstanceOf(OutcomeUnknownException.class, Operations.truthful(partly, noRoom),
+                "refused after its restart: its applied fragments make the outcome unknown");
+        assertSame(noRoom, Operations.truthful(whole, noRoom));
     }
 
     private Request get(long epoch, long seq) {
