@@ -305,21 +305,29 @@ public final class EndpointActor {
 
     private Behavior<Command> onDrainSubmissions() {
         channel.submissions().drainStarted();
-        if (!channel.direct().postingSettledOrWake()) {
-            // Calling threads posted operations that are not answered yet: nothing submitted after
-            // them may pass them, nor take numbers below theirs. The last answer wakes the actor.
-            if (ops.flushes.hasUserFlushes()) {
-                ops.progressFlushes();
-            }
-            ops.updateGrant();
-            return Behaviors.same();
-        }
         int budget = settings.submitBatch();
-        Request r;
-        while (budget-- > 0 && (r = channel.submissions().poll()) != null) {
-            ops.accept(r);
+        while (budget > 0) {
+            // The posted operations are counted after the next request is seen, not before: a calling
+            // thread counts one before it submits anything after it, so a request seen here has every
+            // operation posted before it counted by now (counted before, one posted between the count
+            // and the take would be passed by the request it preceded, fence or not).
+            boolean any = channel.submissions().peek() != null;
+            if (!channel.direct().postingSettledOrWake()) {
+                // Calling threads posted operations that are not answered yet: nothing submitted after
+                // them may pass them, nor take numbers below theirs. The last answer wakes the actor.
+                if (ops.flushes.hasUserFlushes()) {
+                    ops.progressFlushes();
+                }
+                ops.updateGrant();
+                return Behaviors.same();
+            }
+            if (!any) {
+                break;
+            }
+            ops.accept(channel.submissions().poll());
+            budget--;
         }
-        if (budget < 0) {
+        if (budget == 0) {
             channel.submissions().drainAgain(); // more may remain: yield the thread, keep the batch bounded
         }
         if (ops.flushes.hasUserFlushes()) {

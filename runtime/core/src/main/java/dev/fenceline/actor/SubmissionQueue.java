@@ -98,6 +98,11 @@ final class SubmissionQueue {
         wakeup.run();
     }
 
+    /** @return actor: the next submitted request, left in the queue, or null */
+    Request peek() {
+        return queue.peek();
+    }
+
     /** @return actor: the next submitted request, or null */
     Request poll() {
         Request r = queue.poll();
