@@ -125,10 +125,18 @@ final class FastPath {
 
     /** @return whether the active message was queued here (its answer comes to the direct ledger) */
     boolean activeMessage(int id, ByteBuffer header, ByteBuffer payload) {
-        GrantSlot.Grant g = accessGrant();
-        if (g == null || !g.activeMessages()
-                || !g.lane().activeMessageNow(id, header, payload, channel.endpointId(), channel.direct().answers)) {
-            return false;
+        // Counted from before the grant check until the ledger counts it sent: the actor does not
+        // move the grant to another lane while a message may still go out on this one.
+        DirectLedger ledger = channel.direct();
+        ledger.postingStarted();
+        try {
+            GrantSlot.Grant g = accessGrant();
+            if (g == null || !g.activeMessages()
+                    || !g.lane().activeMessageNow(id, header, payload, channel.endpointId(), ledger.answers)) {
+                return false;
+            }
+        } finally {
+            ledger.postingEnded(1);
         }
         channel.keepaliveNow(); // after the ledger counts it sent: see Operations.scheduleKeepalive()
         channel.fast().message();

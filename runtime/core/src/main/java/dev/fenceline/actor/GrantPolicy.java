@@ -86,11 +86,13 @@ final class GrantPolicy {
         // Active messages are ordered per lane: direct ones only on the lane the others take.
         boolean messages = direct != null && am.length == 1 && am[0] == slot && !standbyForMessages(slot);
         boolean counted = messages || posting != null; // answers the direct ledger counts come from this lane
-        if (lane.id() != messageConnection && !channel.direct().settled()) {
-            // Direct operations still out on another lane. Their answers and this lane's would
-            // interleave, and a flush counts answers; and a caller's fence never reaches the actor,
-            // so an operation done here could pass one posted there before the fence. Grant again
-            // once they are in.
+        if (lane.id() != messageConnection
+                && (!channel.direct().settled() || !channel.direct().postingSettledOrWake())) {
+            // Direct operations still out on another lane, or a calling thread between its look at
+            // the old grant and its count of what it sends there. Their answers and this lane's
+            // would interleave, and a flush counts answers; and a caller's fence never reaches the
+            // actor, so an operation done here could pass one posted there before the fence. Grant
+            // again once they are in (the last posted one's end wakes the actor).
             channel.grant().revoke();
             channel.direct().answeredOrWake(channel.direct().sent());
             return;

@@ -222,6 +222,27 @@ class GrantPolicyTest {
     }
 
     /**
+     * A calling thread looked at the grant and has not counted what it sends yet (it is between the two):
+     * the grant does not move to another lane until it is done, or what it sends on the old lane could
+     * be passed by what it sends after a fence on the new one.
+     */
+    @Test
+    void theGrantDoesNotMoveWhileACallerIsBetweenItsLookAndItsCount() {
+        PostingLane first = new PostingLane(41, true);
+        PostingLane second = new PostingLane(42, true);
+        slots.install(LaneTable.of(List.of(first, second)));
+        grants.update(true);
+        assertTrue(f.channel.grant().valid().posting() == first);
+        f.channel.direct().postingStarted(); // a caller passed the grant check on the first rail
+        slots.install(LaneTable.of(List.of(first, second)).withFailed(0));
+        grants.update(true);
+        assertNull(f.channel.grant().valid(), "moved while a caller may still send on the first rail");
+        f.channel.direct().postingEnded(1);
+        grants.update(true);
+        assertTrue(f.channel.grant().valid().posting() == second, "granted on the live rail once it is done");
+    }
+
+    /**
      * A failed UCT lane came back while operations posted on the tcp standby were unanswered: a caller's
      * fence does not reach the actor, so a direct get on the recovered lane could read memory a posted put
      * before the fence had not written yet (seen once in UcxAndTcpTest).
