@@ -221,11 +221,24 @@ final class TlsContexts {
             return dev.fenceline.spi.support.ExactlyOnceWindows.MEMBER;
         }
         try {
-            return tls.engine().getSession().getPeerPrincipal().getName();
+            return proofOf(tls.engine().getSession().getPeerPrincipal().getName());
         } catch (javax.net.ssl.SSLPeerUnverifiedException e) {
             // Client authentication is required, so a verified peer is certain here; be safe anyway.
             throw new IllegalStateException("a TLS peer without a verified certificate reached the handshake", e);
         }
+    }
+
+    /** What a certificate with an empty subject proves (a name no subject renders as). */
+    static final String EMPTY_SUBJECT = "<empty subject>";
+
+    /**
+     * @param subject a verified certificate's subject, as RFC 2253 renders it
+     * @return the proof it gives: never {@link dev.fenceline.spi.support.ExactlyOnceWindows#MEMBER},
+     *     which an empty subject (legal beside a subject alternative name) would otherwise be, sharing
+     *     the members' windows and drawing on a budget per worker id it names instead of one for all
+     */
+    static String proofOf(String subject) {
+        return subject.isEmpty() ? EMPTY_SUBJECT : subject;
     }
 
     @Override

@@ -61,6 +61,14 @@ class TlsContextsTest {
         assertTrue(create(certs.tcpConfig("a")).toString().startsWith("mutual TLS"));
     }
 
+    /** A certificate whose subject is empty (its names in the subject alternative name) proves it as a TLS peer, not as a member. */
+    @Test
+    void anEmptySubjectIsNeverTakenForMembership() {
+        assertEquals(TlsContexts.EMPTY_SUBJECT, TlsContexts.proofOf(""));
+        assertTrue(!TlsContexts.proofOf("").equals(dev.fenceline.spi.support.ExactlyOnceWindows.MEMBER));
+        assertEquals("CN=node-1,O=fenceline", TlsContexts.proofOf("CN=node-1,O=fenceline"));
+    }
+
     /** The key and trust stores swapped: each is refused by its own key. */
     @Test
     void swappedStoresAreRefusedByTheirKeys() {
