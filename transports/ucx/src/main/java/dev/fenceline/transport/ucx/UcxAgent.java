@@ -223,6 +223,8 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
                 laneEnded(e.lane());
             } else if (c instanceof UcxCommand.BreakChannel b) {
                 channelFailed(b.lane().channel, b.cause(), false);
+            } else if (c instanceof UcxCommand.LaneOverflowed o) {
+                o.lane().fail(o.cause());
             } else if (c instanceof UcxCommand.Replace r) {
                 wiring.replace(r.lane());
             } else if (c instanceof UcxCommand.HeartbeatProbe h) {

@@ -8,7 +8,7 @@ import java.util.UUID;
  * many-to-one queue and are carried out in order.
  */
 sealed interface UcxCommand permits UcxOp, UcxCommand.Dial, UcxCommand.Abandon, UcxCommand.Tick,
-        UcxCommand.PeerGone, UcxCommand.LaneEnded, UcxCommand.BreakChannel,
+        UcxCommand.PeerGone, UcxCommand.LaneEnded, UcxCommand.BreakChannel, UcxCommand.LaneOverflowed,
         UcxCommand.Replace, UcxCommand.HeartbeatProbe {
     /**
      * Connect to a peer worker: plan the lanes, set up channels, send the CONNECT.
@@ -59,6 +59,18 @@ sealed interface UcxCommand permits UcxOp, UcxCommand.Dial, UcxCommand.Abandon, 
      * @param cause the failure to report
      */
     record BreakChannel(UcxLane lane, Throwable cause) implements UcxCommand {
+    }
+
+    /**
+     * A calling thread's posted operation was numbered and then refused by the agent's queue, which
+     * other lanes had filled since it looked: the lane was marked failed there (so nothing posted
+     * after it goes first) and gave its posted operations back; the agent reports the failure, so
+     * that the endpoint takes them back and sends them again ({@link UcxLane#overflowed}).
+     *
+     * @param lane the lane
+     * @param cause the failure to report
+     */
+    record LaneOverflowed(UcxLane lane, Throwable cause) implements UcxCommand {
     }
 
     /**

@@ -245,6 +245,27 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
     }
 
     /**
+     * A calling thread, holding the ledger's lock: a posted operation it numbered was refused by the
+     * agent's queue (other lanes filled it since the look). The lane fails now, before anything
+     * else is numbered on it, so nothing posted after that operation goes ahead of it; what it had
+     * posted is given back, and the agent reports the failure, after which the endpoint takes them
+     * back and sends them again elsewhere or once the lane is reconnected. Were they only given back,
+     * nothing would take them back from a live lane, and their callers and flushes would wait for ever.
+     *
+     * @param cause the failure to report
+     */
+    void overflowed(Throwable cause) {
+        if (markFailed()) {
+            overflowed = true; // fail() reports it although the mark is taken
+        }
+        ledger.returnPosted(freed);
+        agent.submitControl(new UcxCommand.LaneOverflowed(this, cause)); // never refused
+    }
+
+    /** Set once a calling thread marked the lane failed for {@link #overflowed}: fail() still reports it. */
+    private volatile boolean overflowed;
+
+    /**
      * Breaks the lane's channel as UCT would report its peer failed (fault injection; any thread):
      * every lane on the channel fails.
      *
@@ -468,11 +489,11 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
      */
     void fail(Throwable cause) {
         reportCompletions(); // what completed before the failure did complete
-        if (markFailed()) {
+        if (markFailed() || overflowed) {
             synchronized (ledger) {
                 ledger.returnPosted(freed); // after the mark: no caller posts here any more
             }
-            reportFailed(cause);
+            reportFailed(cause); // once, whoever asks first
         }
         synchronized (ledger) {
             // Held answers will not come: the channel is gone. The endpoint learns that the lane is

@@ -199,8 +199,10 @@ final class UcxLanePosting {
             UcxOp u = ledger.numberPosted(lane, p, sn);
             unanswered.incrementAndGet();
             ledger.track(u);
-            if (!agent.takeHere(u) && !agent.submit(u)) { // the agent closed meanwhile: numbered, never sent
-                ledger.returnPosted(freed);
+            if (!agent.takeHere(u) && !agent.submit(u)) { // numbered, never sent
+                lane.overflowed(new dev.fenceline.EndpointFailedException("ucx: " + lane + ": the progress agent's"
+                        + " queue took no more operations (other lanes filled it, or the transport closed); the"
+                        + " lane's posted operations go again elsewhere"));
             }
         }
         return true;
