@@ -251,6 +251,11 @@ public final class ExactlyOnceWindows {
         return idle.size();
     }
 
+    /** @return how many windows a connection holds now (not counting those that linger) */
+    public synchronized int held() {
+        return windows.size() - idle.size();
+    }
+
     /** @return how many windows are held or lingering */
     public synchronized int size() {
         expire();

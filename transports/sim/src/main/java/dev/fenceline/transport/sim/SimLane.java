@@ -1,11 +1,13 @@
 package dev.fenceline.transport.sim;
 
+
 import dev.fenceline.AtomicOp;
 import dev.fenceline.EndpointFailedException;
 import dev.fenceline.FencelineException;
 import dev.fenceline.LaneType;
 import dev.fenceline.RemoteKey;
 import dev.fenceline.spi.support.ConnectionIds;
+import dev.fenceline.spi.support.ExactlyOnceWindows;
 import dev.fenceline.spi.DirectAccess;
 import dev.fenceline.spi.LaneConnection;
 import dev.fenceline.spi.LaneListener;
@@ -329,6 +331,42 @@ final class SimLane implements LaneConnection, DirectAccess {
     public void close() {
         dead = true;
         SimLanes.forget(this);
+        closeWindow();
+    }
+
+    /** The exactly-once window the target holds for this lane's origin while the lane lives; null before its first. */
+    private ExactlyOnceWindows.Window window;
+    /** Set at close: a later delivery holds the window only while it is applied. */
+    private boolean windowClosed;
+
+    /** @return the window the target holds for this lane, or null */
+    synchronized ExactlyOnceWindows.Window heldWindow() {
+        return window;
+    }
+
+    /**
+     * Target: the lane holds {@code w} from now on (the one it held before, of another origin, is let go).
+     *
+     * @return false if the lane is closed: the caller holds it only while it applies
+     */
+    synchronized boolean holdWindow(ExactlyOnceWindows.Window w) {
+        if (windowClosed) {
+            return false;
+        }
+        if (window != null) {
+            peer.release(window);
+        }
+        window = w;
+        return true;
+    }
+
+    /** The endpoint closed the lane: the target lets its window go (it lingers for copies sent again). */
+    private synchronized void closeWindow() {
+        windowClosed = true;
+        if (window != null) {
+            peer.release(window);
+            window = null;
+        }
     }
 
     private void deliver(TransportOp op) {
@@ -380,7 +418,7 @@ final class SimLane implements LaneConnection, DirectAccess {
         ByteBuffer read = op.kind() == TransportOp.Kind.GET ? ByteBuffer.allocate(op.local().remaining()) : null;
         try {
             value = read != null ? SimTransport.read(op, target, read)
-                    : spec.deduplicates() ? peer.applyOnce(origin.workerId(), op, target) : SimTransport.apply(op, target);
+                    : spec.deduplicates() ? peer.applyOnce(this, origin.workerId(), op, target) : SimTransport.apply(op, target);
         } catch (FencelineException e) {
             value = 0;
             error = e;

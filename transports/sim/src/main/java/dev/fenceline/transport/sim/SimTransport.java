@@ -33,12 +33,7 @@ final class SimTransport implements Transport, SimTransportActor.Backend {
     private final AtomicInteger connections = new AtomicInteger();
     /** Target side of exactly-once: the worker's windows, shared with its other transports. */
     private final ExactlyOnceWindows windows;
-    /** The windows this target retained, by origin worker and endpoint: held while it lives. */
-    private final Map<Origin, ExactlyOnceWindows.Window> held = new ConcurrentHashMap<>();
     private final ExactlyOnce exactlyOnce;
-
-    private record Origin(UUID worker, long endpoint) {
-    }
     private volatile RemoteAccessTarget target;
     /** The control actor; set by {@link #start}. */
     private volatile ActorRef<SimTransportActor.Command> actor;
@@ -117,29 +112,58 @@ final class SimTransport implements Transport, SimTransportActor.Backend {
 
     /**
      * Applies an operation at most once per (origin endpoint, sequence): a re-sent operation whose
-     * first copy was applied gets the first copy's result.
+     * first copy was applied gets the first copy's result. The lane holds its origin's window here
+     * while it lives ({@link SimLane#closeWindow}); a delivery after that (a stalled target's late
+     * one) holds it only while it is applied.
      */
-    long applyOnce(UUID originWorker, TransportOp op, RemoteAccessTarget t) {
+    long applyOnce(SimLane lane, UUID originWorker, TransportOp op, RemoteAccessTarget t) {
         if (dedupBroken) {
             return exactlyOnce.apply(null, op.originId(), op.sequence(), op.lowWater(), () -> apply(op, t));
         }
-        ExactlyOnceWindows.Window held1 = held.computeIfAbsent(new Origin(originWorker, op.originId()), o -> {
-            ExactlyOnceWindows.Window w = windows.retain(o.worker(), ExactlyOnceWindows.MEMBER, o.endpoint());
+        ExactlyOnceWindows.Window late = null;
+        ExactlyOnceWindows.Window held = lane.heldWindow();
+        if (held == null || held.origin() != op.originId()) {
+            ExactlyOnceWindows.Window w = windows.retain(originWorker, ExactlyOnceWindows.MEMBER, op.originId());
             if (w == null) {
                 throw new dev.fenceline.FencelineException("sim worker '" + context.workerName() + "': no room for"
-                        + " the exactly-once window of endpoint " + Long.toHexString(o.endpoint())
+                        + " the exactly-once window of endpoint " + Long.toHexString(op.originId())
                         + " (fenceline.exactly-once.entries-per-peer or .entries); not applied");
             }
-            return w;
-        });
-        DedupWindow w = held1.window();
-        if (op.sequence() < 0) {
-            exactlyOnce.checkNotRefused(w, op.originId());
-            return exactlyOnce.apply(null, op.originId(), op.sequence(), op.lowWater(), () -> apply(op, t));
+            held = lane.holdWindow(w) ? w : null;
+            if (held == null) {
+                late = w; // the lane is closed: hold it only while this copy is applied
+                held = w;
+            }
         }
-        synchronized (w) { // the worker's other transports apply through it too
-            return exactlyOnce.apply(w, op.originId(), op.sequence(), op.lowWater(), () -> apply(op, t));
+        try {
+            DedupWindow w = held.window();
+            if (op.sequence() < 0) {
+                exactlyOnce.checkNotRefused(w, op.originId());
+                return exactlyOnce.apply(null, op.originId(), op.sequence(), op.lowWater(), () -> apply(op, t));
+            }
+            synchronized (w) { // the worker's other transports apply through it too
+                return exactlyOnce.apply(w, op.originId(), op.sequence(), op.lowWater(), () -> apply(op, t));
+            }
+        } finally {
+            if (late != null) {
+                windows.release(late);
+            }
         }
+    }
+
+    /** @return the worker's exactly-once windows (tests) */
+    ExactlyOnceWindows windows() {
+        return windows;
+    }
+
+    /** @return the open sim transport of worker {@code id}, or null (tests) */
+    static SimTransport of(UUID id) {
+        return REGISTRY.get(id);
+    }
+
+    /** @param w a window a lane held, released when the lane closed (it lingers for copies sent again) */
+    void release(ExactlyOnceWindows.Window w) {
+        windows.release(w);
     }
 
     static long apply(TransportOp op, RemoteAccessTarget t) {
