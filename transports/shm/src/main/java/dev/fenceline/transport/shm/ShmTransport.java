@@ -146,6 +146,23 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
 
     /** Polling thread: the inbox's producer position at the start of the last pass. */
     private long producerSeen;
+    /** Polling thread: a record outside the ring's framing stopped the inbox; nothing is read any more. */
+    private boolean inboxBroken;
+
+    /**
+     * A process that maps this worker's inbox wrote a record length outside the ring's framing: no
+     * record past it can be found. Fail-stop, said once: the inbox is read no more and the worker's
+     * heartbeat stops, so that its peers' keepalive fails their lanes to it over at once rather than
+     * wait for answers that cannot come; its own lanes, whose answers come here, fail by keepalive.
+     */
+    private void inboxBroke() {
+        inboxBroken = true;
+        LOG.error("shm {}: {}: written outside the ring's protocol by a process that maps this worker's inbox;"
+                + " nothing past it can be read. The worker's shm transport stops: its heartbeat stops so that"
+                + " peers fail over, and its lanes fail by keepalive", context.workerName(),
+                InboxFraming.describeHead(inbox.ring));
+        Heartbeat.stop(inbox);
+    }
 
     /**
      * Polling thread, with the doorbell armed, before it sleeps: whether anything came since the
@@ -402,7 +419,15 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
     @Override
     public int doWork() {
         producerSeen = inbox.ring.producerPosition();
-        int work = inbox.ring.read(messages, 256);
+        int work = 0;
+        if (!inboxBroken) {
+            int read = InboxFraming.read(inbox.ring, messages, 256);
+            if (read == InboxFraming.BROKEN) {
+                inboxBroke();
+            } else {
+                work = read;
+            }
+        }
         int changed = inboxesChanged.get();
         if (changed != inboxesSeen) { // bumped after the change: this look sees the map with it
             inboxesSeen = changed;

@@ -53,6 +53,36 @@ class HostileInboxTest {
         return b.array();
     }
 
+    /**
+     * A record length outside the ring's framing (a process that maps the inbox wrote it there rather
+     * than commit its claim): nothing past it can be found, so the worker stops its shm transport and
+     * its heartbeat, and a peer's operation waiting for it fails (its lane fails by keepalive) instead
+     * of waiting for ever while the heartbeat says the worker lives.
+     */
+    @Test
+    void aRecordOutsideTheRingsFramingStopsTheInboxAndItsPeersStopWaiting() throws Exception {
+        try (Fenceline f = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [shm]"))) {
+            Worker a = f.newWorker("a").toCompletableFuture().get(10, TimeUnit.SECONDS);
+            Worker b = f.newWorker("b").toCompletableFuture().get(10, TimeUnit.SECONDS);
+            java.util.concurrent.atomic.AtomicInteger ran = new java.util.concurrent.atomic.AtomicInteger();
+            a.setActiveMessageHandler(5, (h, p) -> ran.incrementAndGet());
+            Endpoint ep = b.connect(a.address()).toCompletableFuture().get(10, TimeUnit.SECONDS);
+            ep.sendActiveMessage(5, ByteBuffer.allocate(0), ByteBuffer.allocate(8)).toCompletableFuture()
+                    .get(10, TimeUnit.SECONDS);
+            assertEquals(1, ran.get());
+            ManyToOneRingBuffer ring = inboxOf(a);
+            int at = ring.tryClaim(9, 16);
+            ring.buffer().putIntOrdered(at - 8, 0x1000_0000); // the header's length, past the ring
+            java.util.concurrent.CompletableFuture<Void> waiting = ep.sendActiveMessage(5, ByteBuffer.allocate(0),
+                    ByteBuffer.allocate(8)).toCompletableFuture();
+            java.util.concurrent.ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
+                    java.util.concurrent.ExecutionException.class, () -> waiting.get(30, TimeUnit.SECONDS),
+                    "the message behind the broken record is never read; its sender must not wait for ever");
+            org.junit.jupiter.api.Assertions.assertInstanceOf(dev.fenceline.FencelineException.class, e.getCause());
+            assertEquals(1, ran.get(), "nothing past the broken record was read");
+        }
+    }
+
     @Test
     void malformedRecordsAreDroppedAndTheWorkerKeepsServing() throws Exception {
         try (Fenceline f = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [shm]"))) {

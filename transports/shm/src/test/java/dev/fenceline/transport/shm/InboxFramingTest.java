@@ -1,0 +1,89 @@
+package dev.fenceline.transport.shm;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import org.agrona.concurrent.MessageHandler;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
+import org.agrona.concurrent.ringbuffer.RecordDescriptor;
+import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A record length a peer process wrote outside the ring's framing (the ring is mapped writable by
+ * every peer): the records before it are read, and the reader stops at it every time, where the
+ * ring's own reader hands the handler bytes past the ring and then fails at the same record for ever.
+ */
+class InboxFramingTest {
+    private static final int CAPACITY = 4096;
+
+    private static ManyToOneRingBuffer ring() {
+        return new ManyToOneRingBuffer(new UnsafeBuffer(ByteBuffer.allocateDirect(CAPACITY
+                + RingBufferDescriptor.TRAILER_LENGTH)));
+    }
+
+    private static void write(ManyToOneRingBuffer r, int type, int bytes) {
+        int at = r.tryClaim(type, bytes);
+        assertTrue(at > 0, "claimed");
+        r.buffer().putInt(at, type * 1000);
+        r.commit(at);
+    }
+
+    /** Claims a record and writes {@code length} into its header instead of committing it. */
+    private static void forge(ManyToOneRingBuffer r, int claim, int length) {
+        int at = r.tryClaim(9, claim);
+        r.buffer().putIntOrdered(RecordDescriptor.lengthOffset(at - RecordDescriptor.HEADER_LENGTH), length);
+    }
+
+    @Test
+    void goodRecordsAreReadAsTheRingsOwnReaderReadsThem() {
+        ManyToOneRingBuffer r = ring();
+        List<Integer> seen = new ArrayList<>();
+        MessageHandler h = (type, buffer, at, length) -> seen.add(buffer.getInt(at));
+        for (int round = 0; round < 50; round++) { // wraps the ring, padding records included
+            write(r, 1, 8);
+            write(r, 2, 100);
+            assertEquals(2, InboxFraming.read(r, h, 256));
+        }
+        assertEquals(100, seen.size());
+        assertEquals(List.of(1000, 2000), seen.subList(98, 100));
+        assertEquals(r.producerPosition(), r.consumerPosition(), "everything consumed");
+    }
+
+    @Test
+    void aLengthPastTheRingStopsTheReaderWithoutReadingPastIt() {
+        for (int bogus : new int[] {0x10000000, CAPACITY, 4, CAPACITY / 2}) {
+            ManyToOneRingBuffer r = ring();
+            List<Integer> seen = new ArrayList<>();
+            MessageHandler h = (type, buffer, at, length) -> {
+                seen.add(type);
+                assertTrue(at + length <= CAPACITY, "handed bytes past the ring: " + at + " + " + length);
+            };
+            write(r, 1, 8);
+            forge(r, 16, bogus);
+            write(r, 2, 8);
+            assertEquals(1, InboxFraming.read(r, h, 256), "the record before it, length " + bogus);
+            long head = r.consumerPosition();
+            for (int i = 0; i < 3; i++) {
+                assertEquals(InboxFraming.BROKEN, InboxFraming.read(r, h, 256), "length " + bogus);
+                assertEquals(head, r.consumerPosition(), "not advanced past it");
+            }
+            assertEquals(List.of(1), seen);
+        }
+    }
+
+    @Test
+    void theRingsOwnReaderFailsAtSuchARecordForEver() {
+        ManyToOneRingBuffer r = ring();
+        forge(r, 16, 0x10000000);
+        MessageHandler h = (type, buffer, at, length) -> { };
+        for (int i = 0; i < 2; i++) {
+            assertThrows(IndexOutOfBoundsException.class, () -> r.read(h, 256), "why the inbox has its own reader");
+        }
+    }
+}
