@@ -1,6 +1,7 @@
 package dev.fenceline.actor;
 
 import dev.fenceline.FencelineException;
+import dev.fenceline.OutcomeUnknownException;
 import dev.fenceline.internal.VarHandles;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -25,13 +26,21 @@ final class ImplicitErrors {
      *     that it sorts after everything submitted before it)
      */
     void failed(FencelineException e, long number) {
+        // Two errors under one number (a lane's abandoned messages all go under 0): one whose operation
+        // may have been applied wins, or the flush would say of it that it was not.
         VarHandles.<ConcurrentSkipListMap<Long, FencelineException>>made(ERRORS, this, ConcurrentSkipListMap::new)
-                .putIfAbsent(number, e);
+                .merge(number, e, (kept, added) -> unknown(added) && !unknown(kept) ? added : kept);
+    }
+
+    private static boolean unknown(FencelineException e) {
+        return e instanceof OutcomeUnknownException;
     }
 
     /**
      * @param before a flush's submission number (exclusive bound)
-     * @return the first error of an operation submitted before it, or null; the errors before it are
+     * @return the first error of an operation submitted before it, or null; but the first
+     *     {@link OutcomeUnknownException} among them if there is one (an operation that may have been
+     *     applied must not be reported by a flush that says none was); the errors before it are
      *     consumed (one flush reports one)
      */
     FencelineException take(long before) {
@@ -43,7 +52,17 @@ final class ImplicitErrors {
         if (first == null || first.getKey() >= before) {
             return null;
         }
-        m.headMap(before).clear();
-        return first.getValue();
+        Map<Long, FencelineException> reported = m.headMap(before);
+        FencelineException e = first.getValue();
+        if (!unknown(e)) {
+            for (FencelineException later : reported.values()) {
+                if (unknown(later)) {
+                    e = later;
+                    break;
+                }
+            }
+        }
+        reported.clear();
+        return e;
     }
 }

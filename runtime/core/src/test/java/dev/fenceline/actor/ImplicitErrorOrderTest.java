@@ -3,7 +3,9 @@ package dev.fenceline.actor;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 
+import dev.fenceline.EndpointFailedException;
 import dev.fenceline.FencelineException;
+import dev.fenceline.OutcomeUnknownException;
 import dev.fenceline.WorkerAddress;
 import java.util.Map;
 import java.util.UUID;
@@ -32,5 +34,26 @@ class ImplicitErrorOrderTest {
         c.implicit().failed(late, 4);
         assertSame(early, c.implicit().take(6), "the first error is reported");
         assertNull(c.implicit().take(6), "the others before the same flush are consumed with it");
+    }
+
+    /**
+     * A lane reports messages withdrawn before the peer took them (not run) and then ones the peer took
+     * (each may have run), both under one number: the flush must not say that none may have run.
+     */
+    @Test
+    void anOutcomeUnknownIsNeverHiddenBehindAPlainFailure() {
+        EndpointChannel c = new EndpointChannel("test", new WorkerAddress(UUID.randomUUID(), "peer", Map.of()));
+        EndpointFailedException notRun = new EndpointFailedException("2 messages withdrawn: not run");
+        OutcomeUnknownException mayHaveRun = new OutcomeUnknownException("1 message taken: may have run");
+        c.implicit().failed(notRun, 0);
+        c.implicit().failed(mayHaveRun, 0);
+        assertSame(mayHaveRun, c.implicit().take(1));
+        c.implicit().failed(notRun, 3);
+        c.implicit().failed(mayHaveRun, 5);
+        assertSame(mayHaveRun, c.implicit().take(8), "before the same flush, the unknown one is reported");
+        assertNull(c.implicit().take(8));
+        c.implicit().failed(mayHaveRun, 9);
+        c.implicit().failed(notRun, 9);
+        assertSame(mayHaveRun, c.implicit().take(10), "whichever came first");
     }
 }
