@@ -215,6 +215,32 @@ public final class ExactlyOnce {
     }
 
     /**
+     * A copy the target cannot apply for a reason of its own (it could not assemble it, say): that
+     * reason answers it only if the window never saw its sequence number; a copy of an operation
+     * applied, refused or running before gets what any copy gets, or the origin would be told that
+     * an operation whose first copy ran was not applied.
+     *
+     * @param window the origin endpoint's window (the caller holds its lock)
+     * @param origin the origin endpoint's id, for errors
+     * @param sequence the copy's sequence number (non-negative)
+     * @param lowWater the origin's low-water mark that the copy carried
+     * @param why why this copy cannot be applied
+     * @return the first copy's result, if it was applied
+     * @throws FencelineException {@code why} if the window never saw it; else the first copy's
+     *     refusal, or an {@link OutcomeUnknownException} while it runs or once it is stale
+     */
+    public long answerUnapplied(DedupWindow window, long origin, long sequence, long lowWater, FencelineException why) {
+        DedupWindow.Seen seen = window.lookup(sequence, lowWater);
+        if (seen == DedupWindow.Seen.NEW) {
+            throw why;
+        }
+        if (seen == DedupWindow.Seen.DUPLICATE) {
+            return window.result(sequence);
+        }
+        throw refusal(seen, window, origin, sequence);
+    }
+
+    /**
      * For an operation without a sequence number (a get), which the windows do not track: refuses
      * it if its origin's worker is refused ({@link DedupWindow#refuse}).
      *

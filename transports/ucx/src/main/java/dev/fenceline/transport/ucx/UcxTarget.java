@@ -192,7 +192,7 @@ final class UcxTarget {
             try {
                 assembled = assemblies.assembled(conn, token, data, at, length);
             } catch (FencelineException e) {
-                nack(c, conn, token, e);
+                unassembled(c, conn, token, data, at, e);
                 return;
             }
         }
@@ -241,6 +241,31 @@ final class UcxTarget {
         } finally {
             applying = null;
             applyingAssembled = null;
+        }
+        reply(c, conn, token, UcxWire.ACK, value);
+    }
+
+    /**
+     * A message that could not be assembled (no room, parts missing): not applied, so its reason
+     * answers it, unless it is a copy of one the window saw before, which gets what any copy gets.
+     */
+    private void unassembled(Conn c, long conn, long token, DirectBuffer data, int at, FencelineException why) {
+        long seq = data.getLong(at + UcxWire.SEQ);
+        long low = data.getLong(at + UcxWire.LOW);
+        if (seq < 0 || low < -1) { // untracked, or a mark the protocol never sends: the reason stands
+            nack(c, conn, token, why);
+            return;
+        }
+        long origin = data.getLong(at + UcxWire.ORIGIN);
+        long value;
+        try {
+            DedupWindow w = window(c, conn, origin);
+            synchronized (w) {
+                value = exactlyOnce.answerUnapplied(w, origin, seq, low, why);
+            }
+        } catch (FencelineException e) {
+            nack(c, conn, token, e);
+            return;
         }
         reply(c, conn, token, UcxWire.ACK, value);
     }

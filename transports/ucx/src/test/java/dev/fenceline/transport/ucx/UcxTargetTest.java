@@ -225,6 +225,35 @@ class UcxTargetTest {
         assertEquals(0, h.target.assembling());
     }
 
+    /**
+     * A copy of a message that ran, sent again in parts that cannot be assembled (its first part was
+     * refused for room, say): it gets the first copy's outcome, never "not applied"; a new message in
+     * the same state is refused with the reason and runs nothing.
+     */
+    @Test
+    void aCopyOfAMessageThatRanIsNeverToldItDidNotWhenItCannotBeAssembled() {
+        TargetHarness h = new TargetHarness();
+        java.util.concurrent.atomic.AtomicInteger ran = new java.util.concurrent.atomic.AtomicInteger();
+        h.memory.setHandler(9, (header, payload) -> ran.incrementAndGet());
+        inParts(h, 1, 7, 20_000, 8000);
+        assertEquals(UcxWire.ACK, h.lastType());
+        assertEquals(1, ran.get());
+        UnsafeBuffer r = h.header(UcxWire.MESSAGE, 2, 7); // its parts never came
+        r.putInt(UcxWire.LENGTH, 9);
+        r.putLong(UcxWire.OPERAND, 8);
+        r.putLong(UcxWire.ADDRESS, 16_000);
+        h.send(UcxWire.REQUEST_HEADER + 4000);
+        assertEquals(UcxWire.ACK, h.lastType(), "the copy of a message that ran: " + h.lastText());
+        r = h.header(UcxWire.MESSAGE, 3, 8);
+        r.putInt(UcxWire.LENGTH, 9);
+        r.putLong(UcxWire.OPERAND, 8);
+        r.putLong(UcxWire.ADDRESS, 16_000);
+        h.send(UcxWire.REQUEST_HEADER + 4000);
+        assertEquals(UcxWire.NACK, h.lastType());
+        assertTrue(h.lastText().contains("whose parts never came"), h.lastText());
+        assertEquals(1, ran.get(), "nothing ran again");
+    }
+
     @Test
     void aConnectionThatGoesWithAMessageHalfSentHoldsNothing() {
         TargetHarness h = new TargetHarness();
