@@ -386,6 +386,36 @@ public abstract class TransportContractSuite {
         s.lane.close();
     }
 
+    /**
+     * @return how many connections {@link #lanesClosedWithoutARevocationAreLetGo} makes and closes: more
+     *     than the transport's configured room for lanes ({@link #section()}), or 0 to skip it
+     */
+    protected int connectionsToCycle() {
+        return 0;
+    }
+
+    /**
+     * A lane closed without a revocation (an endpoint closes lanes it never used: ones that came
+     * after its connect timed out, or when it closes while connecting) is let go by its transport:
+     * connecting and closing again and again never runs out of the transport's room for lanes.
+     */
+    @Test
+    void lanesClosedWithoutARevocationAreLetGo() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(connectionsToCycle() > 0, transportName()
+                + " sets no room for lanes to run out of here (connectionsToCycle)");
+        for (int i = 0; i < connectionsToCycle(); i++) {
+            List<LaneConnection> lanes;
+            try {
+                lanes = origin.connect(targetId, target.localAddress()).toCompletableFuture()
+                        .get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (java.util.concurrent.ExecutionException e) {
+                throw new AssertionError("connect " + (i + 1) + " of " + connectionsToCycle() + ", each closed before"
+                        + " the next, failed: " + e.getCause(), e);
+            }
+            lanes.forEach(LaneConnection::close);
+        }
+    }
+
     // ------------------------------------------------------------------ the harness
 
     private Lane connect() {

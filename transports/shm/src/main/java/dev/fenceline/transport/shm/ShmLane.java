@@ -345,7 +345,17 @@ final class ShmLane extends AbstractLane implements DirectAccess {
 
     @Override
     public void close() {
+        boolean revoked;
+        synchronized (ledger) {
+            revoked = ledger.revoked();
+        }
         giveUp();
+        if (!revoked) {
+            // Closed without being asked what became of its messages (an endpoint closes lanes it
+            // never used so): the gate closes now all the same, or the transport would never forget
+            // the lane and its gate slot, and a worker would run out of them.
+            revoke();
+        }
     }
 
     /** Given up as failed: like a close. What becomes of its messages is {@link #revoke()}'s to say. */

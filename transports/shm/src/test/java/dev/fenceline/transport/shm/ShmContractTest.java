@@ -18,7 +18,12 @@ class ShmContractTest extends TransportContractSuite {
 
     @Override
     protected Config section() {
-        return ConfigFactory.parseString("cma = off\nqueue-depth = 8");
+        return ConfigFactory.parseString("cma = off\nqueue-depth = 8\nmax-lanes = 4");
+    }
+
+    @Override
+    protected int connectionsToCycle() {
+        return 20; // five times max-lanes
     }
 
     /** As the polling thread does for a peer found gone; before bind nothing of the lane is in flight. */
