@@ -104,7 +104,8 @@ final class UctWorker implements AutoCloseable {
      * @param handler where they go; it may post operations but not call {@link #progress()}
      * @return how many events
      * @throws UctException if events were lost (the native library ran out of memory)
-     * @throws RuntimeException the first a handler threw, once every event was reported
+     * @throws RuntimeException the first a handler threw, once every event was reported (an
+     *     {@link Error} too: the events behind it are other peers' answers and requests)
      */
     int drain(UctEventHandler handler) {
         long length = status.getLong(Layout.ST_LENGTH);
@@ -115,7 +116,7 @@ final class UctWorker implements AutoCloseable {
         events.wrap(status.getLong(Layout.ST_EVENTS), (int) length);
         draining = true;
         int n = 0;
-        RuntimeException failed = null;
+        Throwable failed = null;
         try {
             int at = 0;
             while (at + Layout.EV_SIZE <= length) {
@@ -136,7 +137,7 @@ final class UctWorker implements AutoCloseable {
                         case Layout.EV_EP_ERROR -> handler.endpointFailed(token, status);
                         default -> throw new IllegalStateException("unknown event type " + type + " at " + at);
                     }
-                } catch (RuntimeException e) {
+                } catch (RuntimeException | Error e) {
                     if (failed == null) {
                         failed = e;
                     }
@@ -149,8 +150,11 @@ final class UctWorker implements AutoCloseable {
             status.putLong(Layout.ST_LENGTH, 0);
         }
         lostEvents(failed);
+        if (failed instanceof RuntimeException e) {
+            throw e;
+        }
         if (failed != null) {
-            throw failed;
+            throw (Error) failed;
         }
         return n;
     }
@@ -161,7 +165,7 @@ final class UctWorker implements AutoCloseable {
      *
      * @param failed a handler's failure in the same drain, kept with the report, or null
      */
-    private void lostEvents(RuntimeException failed) {
+    private void lostEvents(Throwable failed) {
         long dropped = status.getLong(Layout.ST_DROPPED);
         if (dropped != 0) {
             status.putLong(Layout.ST_DROPPED, 0);

@@ -218,6 +218,25 @@ class UctBindingTest {
 
     @Test
     void aHandlerThatThrowsDoesNotCostTheEventsBehindIt() {
+        IllegalStateException first = handlerFailsFirst(new IllegalStateException("the first handler fails"));
+        assertEquals("the first handler fails", first.getMessage());
+    }
+
+    /** An Error too (a handler out of memory): the other peers' events in the batch are still reported. */
+    @Test
+    void aHandlerThatFailsWithAnErrorDoesNotCostTheEventsBehindIt() {
+        OutOfMemoryError first = handlerFailsFirst(new OutOfMemoryError("the first handler ran out"));
+        assertEquals("the first handler ran out", first.getMessage());
+    }
+
+    /**
+     * Three messages gathered, the first one's handler fails with {@code failure}: all three are
+     * reported, then the failure is thrown.
+     *
+     * @return what drain threw
+     */
+    @SuppressWarnings("unchecked")
+    private static <T extends Throwable> T handlerFailsFirst(T failure) {
         try (UctWorker w = UctWorker.create()) {
             UctIface a = w.open(resource("posix", "memory"), Map.of());
             UctIface b = w.open(resource("posix", "memory"), Map.of());
@@ -237,7 +256,10 @@ class UctBindingTest {
                 public void activeMessage(long iface, int id, org.agrona.DirectBuffer data, int offset, int length) {
                     seen.add(data.getLong(offset));
                     if (seen.size() == 1) {
-                        throw new IllegalStateException("the first handler fails");
+                        if (failure instanceof RuntimeException e) {
+                            throw e;
+                        }
+                        throw (Error) failure;
                     }
                 }
 
@@ -255,9 +277,9 @@ class UctBindingTest {
                 assertTrue(System.nanoTime() < deadline, "messages gathered: " + gathered);
                 gathered += w.progress();
             }
-            IllegalStateException first = assertThrows(IllegalStateException.class, () -> w.drain(throwing));
-            assertEquals("the first handler fails", first.getMessage());
+            Throwable first = assertThrows(failure.getClass(), () -> w.drain(throwing));
             assertEquals(List.of(0x4141414141414140L, 0x4141414141414141L, 0x4141414141414142L), seen);
+            return (T) first;
         }
     }
 
