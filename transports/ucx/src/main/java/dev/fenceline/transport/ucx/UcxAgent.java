@@ -61,8 +61,8 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
         this.workerName = workerName;
         this.operations = new ManyToOneConcurrentArrayQueue<>(64 << 10);
         this.roomWanted = new ManyToOneConcurrentArrayQueue<>(64 << 10);
-        this.sender = new UcxSender((channel, status) -> channelFailed(channel, new EndpointFailedException("ucx: "
-                + channel + " failed: " + UctStatus.describe(status)), false));
+        this.sender = new UcxSender((channel, why) -> channelFailed(channel, new EndpointFailedException("ucx: "
+                + channel + " failed: " + why), false));
         long largest = 256;
         for (UctIface i : ifaces) {
             if (i.attributes().has(UctIfaceAttributes.AM_BCOPY)) {

@@ -23,13 +23,21 @@ final class UcxSender {
         FAILED
     }
 
+    /**
+     * The most bytes of replies and wireup one channel keeps waiting for room: a peer that sends
+     * requests and leaves the answers unread (a get's answer is far bigger than the get) would
+     * otherwise make this worker hold them without end. Past it the channel fails: the peer's lanes
+     * on it get no more answers, and fail by keepalive. As tcp's {@code limits.queued-bytes}.
+     */
+    static final long MAX_BACKLOG_BYTES = 32L << 20;
+
     /** Told when a channel fails on a send. */
     interface Failures {
         /**
          * @param channel the channel
-         * @param status the UCS status UCT returned
+         * @param why what UCT returned, or what else failed it
          */
-        void failed(UcxChannel channel, int status);
+        void failed(UcxChannel channel, String why);
     }
 
     private final Failures failures;
@@ -59,10 +67,17 @@ final class UcxSender {
                 return;
             }
         }
+        if (channel.backlogBytes + length > MAX_BACKLOG_BYTES) {
+            failures.failed(channel, channel.backlogBytes + " bytes of answers wait for room on it and " + length
+                    + " more would pass the bound of " + MAX_BACKLOG_BYTES + " (its peer sends requests and does not"
+                    + " take the answers)");
+            return;
+        }
         byte[] copy = new byte[length];
         message.getBytes(0, copy);
         channel.backlog.add(copy);
         channel.backlogIds.add(id);
+        channel.backlogBytes += length;
         block(channel);
     }
 
@@ -109,7 +124,7 @@ final class UcxSender {
             block(channel);
             return Sent.NO_ROOM;
         }
-        failures.failed(channel, s);
+        failures.failed(channel, UctStatus.describe(s));
         return Sent.FAILED;
     }
 
@@ -171,8 +186,9 @@ final class UcxSender {
                 }
                 c.backlog.pollFirst();
                 c.backlogIds.pollFirst();
+                c.backlogBytes -= m.length;
                 if (s != UctStatus.OK) {
-                    failures.failed(c, s);
+                    failures.failed(c, UctStatus.describe(s));
                     stuck = true;
                     break;
                 }
