@@ -311,6 +311,9 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         lanes.remove(d.lane());
         inbox.gates.revoke(d.lane().gate);
         gateSlots.release(d.lane().gate);
+        // The peer may have taken the CONNECT (its answer came late, or claimed too little): without
+        // a BYE it would hold the connection, and its exactly-once window, until this process ends.
+        bye(d.peer(), d.conn());
     }
 
     /** Transport actor: a closed registration's quarantine is over. */
@@ -402,12 +405,17 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         inbox.doorbell.ring();
         inbox.gates.revoke(lane.gate); // nothing more of it is applied, whatever still waits in the peer's inbox
         gateSlots.release(lane.gate);
-        int at = lane.peer.ring.tryClaim(ShmWire.BYE, 8);
+        bye(lane.peer, lane.conn);
+    }
+
+    /** Tells {@code peer} to forget connection {@code conn} (its gate is revoked first, or the BYE is dropped). */
+    private static void bye(Inbox peer, long conn) {
+        int at = peer.ring.tryClaim(ShmWire.BYE, 8);
         if (at >= 0) {
-            lane.peer.ring.buffer().putLong(at, lane.conn);
+            peer.ring.buffer().putLong(at, conn);
             try {
-                lane.peer.ring.commit(at);
-                lane.peer.doorbell.ring();
+                peer.ring.commit(at);
+                peer.doorbell.ring();
             } catch (IllegalStateException skipped) {
                 // the peer skipped it (it took this process for dead): it forgets the connection anyway
             }
