@@ -193,4 +193,23 @@ final class Inbox implements Heartbeat.Beating {
     long heartbeat() {
         return header.getLongVolatile(HEARTBEAT);
     }
+
+    /**
+     * Tells this inbox's owner to forget connection {@code conn} (the dialing side revokes its gate
+     * first, or the owner drops the BYE). Not sent if the ring is full.
+     *
+     * @param conn the connection
+     */
+    void bye(long conn) {
+        int at = ring.tryClaim(ShmWire.BYE, 8);
+        if (at >= 0) {
+            ring.buffer().putLong(at, conn);
+            try {
+                ring.commit(at);
+                doorbell.ring();
+            } catch (IllegalStateException skipped) {
+                // the owner skipped it (it took this process for dead): it forgets the connection anyway
+            }
+        }
+    }
 }

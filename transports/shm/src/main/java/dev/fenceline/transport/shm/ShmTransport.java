@@ -313,7 +313,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         gateSlots.release(d.lane().gate);
         // The peer may have taken the CONNECT (its answer came late, or claimed too little): without
         // a BYE it would hold the connection, and its exactly-once window, until this process ends.
-        bye(d.peer(), d.conn());
+        d.peer().bye(d.conn());
     }
 
     /** Transport actor: a closed registration's quarantine is over. */
@@ -405,21 +405,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         inbox.doorbell.ring();
         inbox.gates.revoke(lane.gate); // nothing more of it is applied, whatever still waits in the peer's inbox
         gateSlots.release(lane.gate);
-        bye(lane.peer, lane.conn);
-    }
-
-    /** Tells {@code peer} to forget connection {@code conn} (its gate is revoked first, or the BYE is dropped). */
-    private static void bye(Inbox peer, long conn) {
-        int at = peer.ring.tryClaim(ShmWire.BYE, 8);
-        if (at >= 0) {
-            peer.ring.buffer().putLong(at, conn);
-            try {
-                peer.ring.commit(at);
-                peer.doorbell.ring();
-            } catch (IllegalStateException skipped) {
-                // the peer skipped it (it took this process for dead): it forgets the connection anyway
-            }
-        }
+        lane.peer.bye(lane.conn);
     }
 
     // ------------------------------------------------------------------ polling thread

@@ -1,13 +1,11 @@
 package dev.fenceline.transport.sim;
 
-
 import dev.fenceline.AtomicOp;
 import dev.fenceline.EndpointFailedException;
 import dev.fenceline.FencelineException;
 import dev.fenceline.LaneType;
 import dev.fenceline.RemoteKey;
 import dev.fenceline.spi.support.ConnectionIds;
-import dev.fenceline.spi.support.ExactlyOnceWindows;
 import dev.fenceline.spi.DirectAccess;
 import dev.fenceline.spi.LaneConnection;
 import dev.fenceline.spi.LaneListener;
@@ -331,42 +329,24 @@ final class SimLane implements LaneConnection, DirectAccess {
     public void close() {
         dead = true;
         SimLanes.forget(this);
-        closeWindow();
+        synchronized (this) {
+            if (window != null) {
+                window.close();
+            }
+        }
     }
 
-    /** The exactly-once window the target holds for this lane's origin while the lane lives; null before its first. */
-    private ExactlyOnceWindows.Window window;
-    /** Set at close: a later delivery holds the window only while it is applied. */
-    private boolean windowClosed;
+    /** The target's hold on this lane's origin window, made at the first deduplicated delivery. */
+    private SimWindowHold window;
 
-    /** @return the window the target holds for this lane, or null */
-    synchronized ExactlyOnceWindows.Window heldWindow() {
+    private synchronized SimWindowHold window() {
+        if (window == null) {
+            window = new SimWindowHold(peer.windows(), peer.workerName());
+            if (dead) {
+                window.close(); // closed before its first delivery: a late one holds it only meanwhile
+            }
+        }
         return window;
-    }
-
-    /**
-     * Target: the lane holds {@code w} from now on (the one it held before, of another origin, is let go).
-     *
-     * @return false if the lane is closed: the caller holds it only while it applies
-     */
-    synchronized boolean holdWindow(ExactlyOnceWindows.Window w) {
-        if (windowClosed) {
-            return false;
-        }
-        if (window != null) {
-            peer.release(window);
-        }
-        window = w;
-        return true;
-    }
-
-    /** The endpoint closed the lane: the target lets its window go (it lingers for copies sent again). */
-    private synchronized void closeWindow() {
-        windowClosed = true;
-        if (window != null) {
-            peer.release(window);
-            window = null;
-        }
     }
 
     private void deliver(TransportOp op) {
@@ -418,7 +398,7 @@ final class SimLane implements LaneConnection, DirectAccess {
         ByteBuffer read = op.kind() == TransportOp.Kind.GET ? ByteBuffer.allocate(op.local().remaining()) : null;
         try {
             value = read != null ? SimTransport.read(op, target, read)
-                    : spec.deduplicates() ? peer.applyOnce(this, origin.workerId(), op, target) : SimTransport.apply(op, target);
+                    : spec.deduplicates() ? peer.applyOnce(window(), origin.workerId(), op, target) : SimTransport.apply(op, target);
         } catch (FencelineException e) {
             value = 0;
             error = e;

@@ -112,30 +112,14 @@ final class SimTransport implements Transport, SimTransportActor.Backend {
 
     /**
      * Applies an operation at most once per (origin endpoint, sequence): a re-sent operation whose
-     * first copy was applied gets the first copy's result. The lane holds its origin's window here
-     * while it lives ({@link SimLane#closeWindow}); a delivery after that (a stalled target's late
-     * one) holds it only while it is applied.
+     * first copy was applied gets the first copy's result. The delivering lane holds its origin's
+     * window while it lives ({@link SimWindowHold}).
      */
-    long applyOnce(SimLane lane, UUID originWorker, TransportOp op, RemoteAccessTarget t) {
+    long applyOnce(SimWindowHold hold, UUID originWorker, TransportOp op, RemoteAccessTarget t) {
         if (dedupBroken) {
             return exactlyOnce.apply(null, op.originId(), op.sequence(), op.lowWater(), () -> apply(op, t));
         }
-        ExactlyOnceWindows.Window late = null;
-        ExactlyOnceWindows.Window held = lane.heldWindow();
-        if (held == null || held.origin() != op.originId()) {
-            ExactlyOnceWindows.Window w = windows.retain(originWorker, ExactlyOnceWindows.MEMBER, op.originId());
-            if (w == null) {
-                throw new dev.fenceline.FencelineException("sim worker '" + context.workerName() + "': no room for"
-                        + " the exactly-once window of endpoint " + Long.toHexString(op.originId())
-                        + " (fenceline.exactly-once.entries-per-peer or .entries); not applied");
-            }
-            held = lane.holdWindow(w) ? w : null;
-            if (held == null) {
-                late = w; // the lane is closed: hold it only while this copy is applied
-                held = w;
-            }
-        }
-        try {
+        return hold.with(originWorker, op.originId(), held -> {
             DedupWindow w = held.window();
             if (op.sequence() < 0) {
                 exactlyOnce.checkNotRefused(w, op.originId());
@@ -144,14 +128,10 @@ final class SimTransport implements Transport, SimTransportActor.Backend {
             synchronized (w) { // the worker's other transports apply through it too
                 return exactlyOnce.apply(w, op.originId(), op.sequence(), op.lowWater(), () -> apply(op, t));
             }
-        } finally {
-            if (late != null) {
-                windows.release(late);
-            }
-        }
+        });
     }
 
-    /** @return the worker's exactly-once windows (tests) */
+    /** @return the worker's exactly-once windows */
     ExactlyOnceWindows windows() {
         return windows;
     }
@@ -159,11 +139,6 @@ final class SimTransport implements Transport, SimTransportActor.Backend {
     /** @return the open sim transport of worker {@code id}, or null (tests) */
     static SimTransport of(UUID id) {
         return REGISTRY.get(id);
-    }
-
-    /** @param w a window a lane held, released when the lane closed (it lingers for copies sent again) */
-    void release(ExactlyOnceWindows.Window w) {
-        windows.release(w);
     }
 
     static long apply(TransportOp op, RemoteAccessTarget t) {
