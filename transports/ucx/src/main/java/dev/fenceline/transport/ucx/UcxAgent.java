@@ -28,6 +28,8 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(UcxAgent.class);
     /** Commands taken per pass, so that progress is never starved. */
     private static final int COMMANDS_PER_PASS = 1024;
+    /** How long a closing agent progresses UCT for the transfers it still holds. */
+    private static final long CLOSE_COMPLETION_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(2);
 
     private final UctWorker worker;
     private final List<UctIface> ifaces;
@@ -197,6 +199,12 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
         if (!heartbeats.isEmpty()) {
             heartbeats.answer();
         }
+        reportTouched();
+        return work;
+    }
+
+    /** Each lane touched in this pass reports its completions, in one batch. */
+    private void reportTouched() {
         if (!touched.isEmpty()) { // by index: an iterator per pass was most of what an idle agent allocated
             for (int i = 0; i < touched.size(); i++) {
                 UcxLane l = touched.get(i);
@@ -205,7 +213,6 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
             }
             touched.clear();
         }
-        return work;
     }
 
     private int drainControl() {
@@ -355,7 +362,22 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
             l.fail(cause);
         }
         wiring.forgetChannel(ch);
-        ch.ep.close();
+        if (ch.hardwareInFlight == 0) {
+            ch.ep.close();
+        } else {
+            // UCT still holds transfers that name the endpoint (a cma copy under way): destroyed now,
+            // UCX would run them on freed memory. They may still land, so their completions answer
+            // them (UcxLaneLedger#revoke holds them), and the endpoint goes with the last.
+            ch.destroyWhenIdle = true;
+        }
+    }
+
+    /** A hardware operation on the channel completed: a failed channel's endpoint goes with its last. */
+    void hardwareCompleted(UcxChannel ch) {
+        if (--ch.hardwareInFlight == 0 && ch.destroyWhenIdle) {
+            ch.destroyWhenIdle = false;
+            ch.ep.close();
+        }
     }
 
     private void peerGone(UUID id) {
@@ -414,10 +436,50 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
         for (UcxChannel c : wiring.allChannels()) {
             channelFailed(c, why, false);
         }
+        completeHardware();
+        for (UcxLane l : List.copyOf(wiring.lanes.values())) {
+            l.abandonHeld(why); // no progress from now on: what is still held gets no answer
+        }
         for (UcxPeer p : wiring.allPeers()) {
             wiring.forgetPeer(p);
         }
         data.releaseKeys();
+    }
+
+    /**
+     * Progresses UCT, for a bounded time, until the transfers it holds complete, so that the
+     * ifaces close with no transfer naming an endpoint (and the endpoints kept for them go); what
+     * else progress gathers is dropped, as the transport is closing.
+     */
+    private void completeHardware() {
+        long until = System.nanoTime() + CLOSE_COMPLETION_NANOS;
+        UctEventHandler completionsOnly = new UctEventHandler() {
+            @Override
+            public void completed(long token, int status, long value) {
+                data.completed(token, status, value);
+            }
+
+            @Override
+            public void activeMessage(long iface, int id, DirectBuffer buffer, int offset, int length) {
+            }
+
+            @Override
+            public void ready(long token) {
+            }
+
+            @Override
+            public void endpointFailed(long endpoint, int status) {
+            }
+        };
+        while (data.hardwareInFlight() > 0 && System.nanoTime() < until) {
+            worker.progress();
+            worker.drain(completionsOnly);
+        }
+        reportTouched();
+        if (data.hardwareInFlight() > 0) {
+            LOG.warn("ucx {}: closed with {} hardware operation(s) UCT did not complete within {} ms", workerName,
+                    data.hardwareInFlight(), CLOSE_COMPLETION_NANOS / 1_000_000);
+        }
     }
 
     /** Whether the agent was stopped: the transport closes what it opened. */

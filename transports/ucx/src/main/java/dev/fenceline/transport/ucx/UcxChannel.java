@@ -53,6 +53,10 @@ final class UcxChannel {
     boolean pendingAdded;
     /** Greetings sent without an answer (endpoint-to-endpoint channels while wiring). */
     int hellos;
+    /** Hardware operations handed to UCT on its endpoint and not complete (agent thread). */
+    int hardwareInFlight;
+    /** It failed while UCT still held transfers naming its endpoint: the endpoint goes with the last. */
+    boolean destroyWhenIdle;
     /** The longest message that goes as a short active message (its first 8 bytes as UCT's header); 0: none. */
     final int amShortMax;
 

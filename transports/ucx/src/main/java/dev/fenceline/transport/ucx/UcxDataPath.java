@@ -172,6 +172,7 @@ final class UcxDataPath {
         if (status == UctStatus.IN_PROGRESS) {
             op.state = UcxOp.State.POSTED; // a bounce buffer stays with it until it completes
             lane.hardwareInFlight++;
+            lane.channel.hardwareInFlight++;
             inFlight.put(token, op);
             return true;
         }
@@ -394,6 +395,11 @@ final class UcxDataPath {
      * @param status how
      * @param value a fetched value
      */
+    /** @return hardware operations handed to UCT and not complete, on every channel */
+    int hardwareInFlight() {
+        return inFlight.size();
+    }
+
     void completed(long token, int status, long value) {
         UcxOp op = inFlight.remove(token);
         if (op == null) {
@@ -401,6 +407,7 @@ final class UcxDataPath {
         }
         UcxLane lane = op.lane;
         lane.hardwareInFlight--;
+        agent.hardwareCompleted(lane.channel);
         synchronized (lane.ledger) {
             boolean wanted = lane.answeredLocked(op.token) != null;
             unbounce(op, wanted && status == UctStatus.OK); // a get's data only where its answer is owed

@@ -76,7 +76,7 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
     private volatile boolean wantReady;
     /** The lane's peer process is gone (set by the agent before it fails the lane). */
     volatile boolean peerDead;
-    /** The lane's channel failed: what the hardware still had in flight will not complete. */
+    /** The lane's channel failed: nothing more is sent on it (UCT still completes what the hardware has). */
     volatile boolean channelFailed;
 
     // Progress agent only.
@@ -342,11 +342,11 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
         boolean dead;
         UcxLaneLedger.Fates fates;
         synchronized (ledger) {
-            // Read under the lock: the agent marks the channel failed before fail() sweeps held
-            // answers under it. Read before, a failure landing in between would find nothing revoked
-            // to sweep, and this would then hold answers the dead channel never gives.
+            // Read under the lock: the agent marks itself closed before it sweeps held answers under
+            // it. Read before, a close landing in between would find nothing revoked to sweep, and
+            // this would then hold answers that never come.
             dead = peerDead;
-            fates = ledger.revoke(dead, channelFailed);
+            fates = ledger.revoke(dead, channelFailed, agent.closed());
         }
         ledger.reportRevoked(fates, this, dead);
         return fates;
@@ -485,7 +485,7 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
 
     /**
      * The lane's channel failed, or its peer went (agent thread): a live lane reports it once; what
-     * it had in flight is the revocation's to say.
+     * it had in flight is the revocation's to say, and what the hardware has, UCT's completions.
      */
     void fail(Throwable cause) {
         reportCompletions(); // what completed before the failure did complete
@@ -495,13 +495,19 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
             }
             reportFailed(cause); // once, whoever asks first
         }
+    }
+
+    /**
+     * The agent closed (agent thread, after its last progress): held answers will not come. The
+     * endpoint learns that the lane is dead (it was told once already); each held operation is
+     * failed as unknown, since UCT may have carried it out.
+     */
+    void abandonHeld(Throwable cause) {
         synchronized (ledger) {
-            // Held answers will not come: the channel is gone. The endpoint learns that the lane is
-            // dead (it was told once already); each held operation is failed as unknown.
             ledger.abandonHeld(token -> {
                 LaneListener l = listener();
                 if (l != null) {
-                    l.onFailed(token, new dev.fenceline.OutcomeUnknownException("ucx: " + this + " failed before"
+                    l.onFailed(token, new dev.fenceline.OutcomeUnknownException("ucx: " + this + " closed before"
                             + " the hardware completed operation " + token + ": " + cause));
                 }
             });

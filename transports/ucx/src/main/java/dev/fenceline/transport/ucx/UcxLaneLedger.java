@@ -237,8 +237,8 @@ final class UcxLaneLedger {
     }
 
     /**
-     * The lane's channel failed: after the revocation the held answers will not come. Each is
-     * forgotten and passed on (in the set's order), so the endpoint fails it as unknown.
+     * The agent closed: after the revocation the held answers will not come. Each is forgotten and
+     * passed on (in the set's order), so the endpoint fails it as unknown.
      *
      * @param each called for each held token, under the monitor
      */
@@ -259,16 +259,19 @@ final class UcxLaneLedger {
      * The endpoint revokes the lane: it ends, and each unanswered operation's fate follows from
      * where it stands. One the agent had not taken is withdrawn (the agent skips it); a software
      * request already sent may still be applied by a live peer (its target's window recognizes a
-     * copy sent again) and will not be by a dead one; one handed to the hardware is completed by
-     * UCT, and held, unless the channel failed under it. Operations given back to calling threads
-     * are asked after by the endpoint's own tokens.
+     * copy sent again) and will not be by a dead one. One handed to the hardware is held: UCT
+     * completes it, even on a failed channel, whose endpoint the agent keeps until then (a copy
+     * under way may still land, so its completion, not the failure, says what became of it); but
+     * a dead peer's on a failed channel applies nothing more, and once the agent closed no
+     * completion comes, so such an operation may still apply.
      *
      * @param dead whether the peer process is gone (read under the monitor)
-     * @param failed whether the lane's channel failed (read under the monitor: the agent marks it
-     *     before its held-answer sweep takes the monitor, so one of the two sees the other)
+     * @param failed whether the lane's channel failed (read under the monitor)
+     * @param closed whether the agent closed (read under the monitor: it is set before the agent's
+     *     held-answer sweep takes the monitor, so one of the two sees the other)
      * @return the fates, and the direct messages' counts for {@link #reportRevoked}
      */
-    Fates revoke(boolean dead, boolean failed) {
+    Fates revoke(boolean dead, boolean failed, boolean closed) {
         LongHashSet withdrawn = new LongHashSet();
         LongHashSet stopped = new LongHashSet();
         LongHashSet mayApply = new LongHashSet();
@@ -288,8 +291,11 @@ final class UcxLaneLedger {
                     it.remove(); // its answer, if one comes, goes nowhere
                 }
                 case POSTED -> {
-                    if (failed) {
+                    if (failed && dead) {
                         stopped.add(o.token);
+                        it.remove();
+                    } else if (closed) {
+                        mayApply.add(o.token);
                         it.remove();
                     } else {
                         held.add(o.token); // UCT completes it, and the endpoint waits for that

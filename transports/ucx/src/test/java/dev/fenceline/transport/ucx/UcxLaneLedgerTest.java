@@ -2,6 +2,7 @@ package dev.fenceline.transport.ucx;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -43,11 +44,15 @@ class UcxLaneLedgerTest {
 
     /** Tokens 1 to 4: one operation in each state the agent leaves it. */
     private UcxLaneLedger.Fates revokeOneOfEach(boolean dead, boolean failed) {
+        return revokeOneOfEach(dead, failed, false);
+    }
+
+    private UcxLaneLedger.Fates revokeOneOfEach(boolean dead, boolean failed, boolean closed) {
         UcxOp queued = put(1, UcxOp.State.QUEUED);
         put(2, UcxOp.State.SENT);
         put(3, UcxOp.State.POSTED);
         UcxOp withdrawn = put(4, UcxOp.State.WITHDRAWN);
-        UcxLaneLedger.Fates f = ledger.revoke(dead, failed);
+        UcxLaneLedger.Fates f = ledger.revoke(dead, failed, closed);
         assertEquals(Fate.REVOKED, f.fate(1), "the agent had not taken it");
         assertEquals(UcxOp.State.WITHDRAWN, queued.state, "the agent skips it");
         assertFalse(ledger.sendable(queued));
@@ -78,11 +83,22 @@ class UcxLaneLedgerTest {
     }
 
     @Test
-    void aFailedChannelCompletesNothingTheHardwareHad() {
+    void aFailedChannelsHardwareOperationIsAnsweredByItsCompletion() {
         UcxLaneLedger.Fates f = revokeOneOfEach(false, true);
 
         assertEquals(Fate.MAY_STILL_APPLY, f.fate(2));
-        assertEquals(Fate.STOPPED, f.fate(3));
+        assertEquals(Fate.ANSWER_FOLLOWS, f.fate(3), "a copy under way may still land: held for UCT's completion");
+        assertTrue(ledger.owesAnswers());
+        assertNotNull(answered(3), "its completion is delivered");
+        assertFalse(ledger.owesAnswers());
+    }
+
+    @Test
+    void onceTheAgentClosedAHardwareOperationMayStillApply() {
+        UcxLaneLedger.Fates f = revokeOneOfEach(false, true, true);
+
+        assertEquals(Fate.MAY_STILL_APPLY, f.fate(2));
+        assertEquals(Fate.MAY_STILL_APPLY, f.fate(3), "no completion comes after the agent's last progress");
         assertFalse(ledger.owesAnswers());
         assertNull(answered(3), "not held: a completion goes nowhere");
     }
@@ -107,7 +123,7 @@ class UcxLaneLedgerTest {
         assertFalse(ledger.register(late), "the lane ended first");
         assertFalse(ledger.sendable(late), "not remembered, and ended");
 
-        UcxLaneLedger.Fates f = ledger.revoke(false, false);
+        UcxLaneLedger.Fates f = ledger.revoke(false, false, false);
 
         assertEquals(Fate.REVOKED, f.fate(7));
         assertEquals(Fate.REVOKED, f.fate(8));
@@ -126,7 +142,7 @@ class UcxLaneLedgerTest {
         assertFalse(ledger.sendable(b));
         assertEquals(UcxOp.State.WITHDRAWN, b.state, "withdrawn when the agent reaches it");
 
-        UcxLaneLedger.Fates f = ledger.revoke(false, false);
+        UcxLaneLedger.Fates f = ledger.revoke(false, false, false);
 
         assertEquals(Fate.REVOKED, f.fate(2));
         assertEquals(Fate.MAY_STILL_APPLY, f.fate(1));
@@ -142,7 +158,7 @@ class UcxLaneLedgerTest {
         put(3, UcxOp.State.SENT);
         put(4, UcxOp.State.POSTED);
 
-        ledger.revoke(false, false);
+        ledger.revoke(false, false, false);
         assertTrue(ledger.owesAnswers());
 
         assertSame(posted, answered(2), "held: its completion is delivered");
@@ -156,14 +172,14 @@ class UcxLaneLedgerTest {
     }
 
     @Test
-    void theChannelsFailureAbandonsHeldAnswersOnlyAfterTheRevocation() {
+    void theAgentsCloseAbandonsHeldAnswersOnlyAfterTheRevocation() {
         put(1, UcxOp.State.POSTED);
         put(2, UcxOp.State.POSTED);
         List<Long> abandoned = new ArrayList<>();
         ledger.abandonHeld(abandoned::add);
         assertEquals(List.of(), abandoned, "not revoked: nothing is held");
 
-        ledger.revoke(false, false);
+        ledger.revoke(false, false, false);
         ledger.abandonHeld(abandoned::add);
 
         abandoned.sort(null);
@@ -255,7 +271,7 @@ class UcxLaneLedgerTest {
             assertNull(l.answered(sent.token, forgotten::incrementAndGet), "given back: its answer goes nowhere");
             assertEquals(2, forgotten.get());
 
-            UcxLaneLedger.Fates f = l.revoke(dead, false);
+            UcxLaneLedger.Fates f = l.revoke(dead, false, false);
 
             assertEquals(dead ? Fate.STOPPED : Fate.MAY_STILL_APPLY, f.fate(100), "dead: " + dead);
             assertEquals(Fate.REVOKED, f.fate(101));
@@ -296,7 +312,7 @@ class UcxLaneLedgerTest {
         assertTrue(ledger.directAnswered(d[0].token));
         ledger.reportDirect(d[0].token, null);
 
-        UcxLaneLedger.Fates f = ledger.revoke(false, false);
+        UcxLaneLedger.Fates f = ledger.revoke(false, false, false);
         assertEquals(2, f.directSent(), "1 and 2 may have run their handlers");
         assertEquals(1, f.directWithdrawn());
         assertEquals(UcxOp.State.WITHDRAWN, d[3].state, "the agent skips it");
