@@ -169,10 +169,13 @@ public final class HistoryChecker {
     }
 
     /**
-     * Every failure tells the truth: a call that failed with {@link dev.fenceline.EndpointFailedException}
-     * (or {@link dev.fenceline.EndpointClosedException}), which say it was not and will not be applied,
-     * has no fragment the target applied, at any time, however late. Only
-     * {@link dev.fenceline.OutcomeUnknownException} leaves it open. Needs visibility events.
+     * Every failure tells the truth: a call that failed with anything but
+     * {@link dev.fenceline.OutcomeUnknownException} ({@link dev.fenceline.EndpointFailedException},
+     * {@link dev.fenceline.EndpointClosedException}, {@link dev.fenceline.RemoteAccessException}, a
+     * target's refusal), which says it was not and will not be applied, has no fragment the target
+     * applied, at any time, however late. Only an unknown outcome leaves it open, and an active
+     * message whose handler threw ({@link dev.fenceline.ActiveMessageException}: it ran). Needs
+     * visibility events.
      *
      * @return this
      */
@@ -180,12 +183,7 @@ public final class HistoryChecker {
         List<String> bad = new ArrayList<>();
         for (Op op : ops) {
             Outcome o = history.outcome(op);
-            if (o == null || o.ok() || o.error() instanceof dev.fenceline.OutcomeUnknownException) {
-                continue;
-            }
-            boolean saysNotApplied = o.error() instanceof dev.fenceline.EndpointFailedException
-                    || o.error() instanceof dev.fenceline.EndpointClosedException;
-            if (saysNotApplied && visibility(op).first() != Long.MAX_VALUE) {
+            if (saysNotApplied(op) && visibility(op).first() != Long.MAX_VALUE) {
                 bad.add("#" + op.id() + " " + op.kind() + " failed with " + o.error().getClass().getSimpleName()
                         + " (not applied), but the target applied it");
             }
@@ -246,8 +244,9 @@ public final class HistoryChecker {
 
     /**
      * Every ADD applied exactly once: each word that only ever received ADDs ends at its initial
-     * value plus the operands of the ADDs that completed, give or take those that failed (their
-     * outcome is unknown). Where visibility is reported, every fragment of a call that completed was
+     * value plus the operands of the ADDs that completed, give or take those whose outcome is
+     * unknown (failed with {@link dev.fenceline.OutcomeUnknownException}, or with no outcome); one
+     * that failed with anything else was not applied. Where visibility is reported, every fragment of a call that completed was
      * applied, and none twice (a put or get that a lane without deduplication re-sent after a
      * restart may be applied again: they are idempotent).
      *
@@ -264,7 +263,11 @@ public final class HistoryChecker {
             long unsure = 0;
             for (Op a : ops) {
                 if (a.isAdd() && a.address() == w.getKey()) {
-                    if (failed(a)) {
+                    if (saysNotApplied(a)) {
+                        continue;
+                    }
+                    Outcome o = history.outcome(a);
+                    if (o == null || !o.ok()) {
                         unsure += a.operand();
                     } else {
                         sure += a.operand();
@@ -411,6 +414,16 @@ public final class HistoryChecker {
     private boolean failed(Op op) {
         Outcome o = history.outcome(op);
         return o != null && !o.ok();
+    }
+
+    /**
+     * Whether the call's failure says it was not and will not be applied: every failure but an
+     * unknown outcome, and but a message whose handler threw (it ran).
+     */
+    private boolean saysNotApplied(Op op) {
+        Outcome o = history.outcome(op);
+        return o != null && !o.ok() && !(o.error() instanceof dev.fenceline.OutcomeUnknownException)
+                && !(o.error() instanceof dev.fenceline.ActiveMessageException);
     }
 
     /** Words touched by atomics, and whether only by ADDs with non-negative operands. */

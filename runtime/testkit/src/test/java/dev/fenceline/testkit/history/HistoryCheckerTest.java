@@ -297,6 +297,37 @@ class HistoryCheckerTest {
         assertThrows(AssertionError.class, () -> HistoryChecker.of(h).assertExactlyOnce(a -> 10));
     }
 
+    @Test
+    void anAddSaidNotAppliedButAppliedIsCaught() {
+        History h = new History();
+        Scripted s = new Scripted();
+        h.record(s).atomicPost64(AtomicOp.ADD, 0x1000, key, 5);
+        s.pending.get(0).completeExceptionally(new dev.fenceline.EndpointFailedException("gone"));
+        AssertionError e = assertThrows(AssertionError.class, () -> HistoryChecker.of(h).assertExactlyOnce(a -> 5));
+        assertTrue(e.getMessage().contains("received 5 from ADDs, expected 0"), e.getMessage());
+        assertDoesNotThrow(() -> HistoryChecker.of(h).assertExactlyOnce(a -> 0));
+
+        History unknown = new History();
+        Scripted u = new Scripted();
+        unknown.record(u).atomicPost64(AtomicOp.ADD, 0x1000, key, 5);
+        u.pending.get(0).completeExceptionally(new dev.fenceline.OutcomeUnknownException("may apply"));
+        assertDoesNotThrow(() -> HistoryChecker.of(unknown).assertExactlyOnce(a -> 5));
+        assertDoesNotThrow(() -> HistoryChecker.of(unknown).assertExactlyOnce(a -> 0));
+    }
+
+    @Test
+    void aRefusalAboutAnAppliedPutIsCaught() {
+        History h = new History();
+        Visible s = new Visible();
+        h.record(s).put(ByteBuffer.wrap(new byte[] {1}), 0x1000, key);
+        s.traces.get(0).visible(0);
+        s.pending.get(0).completeExceptionally(new dev.fenceline.RemoteAccessException(
+                dev.fenceline.RemoteAccessException.Reason.REGION_CLOSED, "closed"));
+        AssertionError e = assertThrows(AssertionError.class, () -> HistoryChecker.of(h).assertOutcomesTruthful());
+        assertTrue(e.getMessage().contains("failed with RemoteAccessException (not applied), but the target applied"
+                + " it"), e.getMessage());
+    }
+
     /** A scripted endpoint whose puts are handed to a lane that reports what the target applies. */
     static class Visible extends Scripted {
         private long sn;
