@@ -124,8 +124,9 @@ public final class HistoryChecker {
      * earlier call counts too: after a call fenced behind it was applied, an earlier call may be
      * applied again only as a copy the endpoint re-sent after that (a restart, which re-sends the
      * later call behind it as well); one without such a re-sending is a stale copy from a lane the
-     * endpoint gave up. Calls that failed count as well: if a copy of one was applied, it had to be
-     * in order.
+     * endpoint gave up, and a put re-sent alone, so that its bytes end over a later write it
+     * overlaps, broke the fence as well. Calls that failed count as well: if a copy of one was
+     * applied, it had to be in order.
      */
     private List<String> fencedVisibility() {
         List<String> bad = new ArrayList<>();
@@ -153,6 +154,12 @@ public final class HistoryChecker {
                             bad.add("#" + a.id() + " " + a.kind() + " (after " + a.fencesBefore() + " fences) was"
                                     + " applied again after #" + b.id() + " " + b.kind() + " (after "
                                     + b.fencesBefore() + ") was, and not as a copy sent again since: a stale copy");
+                            break;
+                        }
+                        if (writesOver(a, b) && visibility(a).last() > visibility(b).last()) {
+                            bad.add("#" + a.id() + " " + a.kind() + " (after " + a.fencesBefore() + " fences) was"
+                                    + " applied last, after #" + b.id() + " " + b.kind() + " (after "
+                                    + b.fencesBefore() + ") it overlaps: sent again without the later call behind it");
                             break;
                         }
                     }
@@ -189,6 +196,15 @@ public final class HistoryChecker {
             }
         }
         return fail("failures tell the truth", bad);
+    }
+
+    /** Whether put {@code a} writes bytes that {@code b}, a write too, also writes. */
+    private static boolean writesOver(Op a, Op b) {
+        if (a.kind() != Op.Kind.PUT || b.kind() == Op.Kind.GET) {
+            return false;
+        }
+        long bLength = b.kind() == Op.Kind.PUT ? b.length() : 8;
+        return a.address() < b.address() + bLength && b.address() < a.address() + a.length();
     }
 
     private static boolean fenced(Op.Kind k) {
@@ -324,6 +340,11 @@ public final class HistoryChecker {
      */
     private record Visibility(long first, long complete, java.util.Set<Long> expected, Map<Long, Long> visibleAt,
             long appliedTwice, long[] applications, long[] admissions) {
+        /** @return the order of its last application, or Long.MIN_VALUE */
+        long last() {
+            return applications.length == 0 ? Long.MIN_VALUE : applications[applications.length - 1];
+        }
+
         /**
          * @param after an order
          * @return an application later than {@code after} with no admission between the two, else

@@ -328,6 +328,37 @@ class HistoryCheckerTest {
                 + " it"), e.getMessage());
     }
 
+    @Test
+    void aPutSentAgainAloneOverAFencedLaterPutIsCaught() {
+        History h = new History();
+        Visible s = new Visible();
+        Endpoint ep = h.record(s);
+        ep.put(ByteBuffer.wrap(new byte[] {1}), 0x1000, key);
+        ep.fence();
+        ep.put(ByteBuffer.wrap(new byte[] {2}), 0x1000, key);
+        s.traces.get(0).visible(0);
+        s.traces.get(1).visible(1);
+        s.traces.get(0).admitted(1, 0, false, true); // restarted alone, on a lane without deduplication
+        s.traces.get(0).visible(0); // it lands over #3, which is never sent again
+        s.completeAll();
+        AssertionError e = assertThrows(AssertionError.class, () -> HistoryChecker.of(h).assertFencesHeld());
+        assertTrue(e.getMessage().contains("#1 PUT (after 0 fences) was applied last, after #3 PUT (after 1) it"
+                + " overlaps"), e.getMessage());
+
+        History apart = new History(); // the same, but the two puts write different bytes
+        Visible v = new Visible();
+        Endpoint ep2 = apart.record(v);
+        ep2.put(ByteBuffer.wrap(new byte[] {1}), 0x1000, key);
+        ep2.fence();
+        ep2.put(ByteBuffer.wrap(new byte[] {2}), 0x1008, key);
+        v.traces.get(0).visible(0);
+        v.traces.get(1).visible(1);
+        v.traces.get(0).admitted(1, 0, false, true);
+        v.traces.get(0).visible(0);
+        v.completeAll();
+        assertDoesNotThrow(() -> HistoryChecker.of(apart).assertFencesHeld());
+    }
+
     /** A scripted endpoint whose puts are handed to a lane that reports what the target applies. */
     static class Visible extends Scripted {
         private long sn;
