@@ -35,37 +35,56 @@ final class GetReads {
         if (overlapping.isEmpty()) {
             return;
         }
+        List<Op> cover = new ArrayList<>();
         for (int i = 0; i < g.length(); i++) {
             long p = g.address() + i;
-            int latest = -1;
-            for (int k = 0; k < overlapping.size(); k++) {
-                Op a = overlapping.get(k);
-                if (a.id() >= g.id()) {
-                    break;
-                }
-                if (before.test(a, g) && covers(a, p) && !failed.test(a)) {
-                    latest = k;
+            cover.clear();
+            Op latest = null; // the last issued put ordered before the get that covers p, for the report
+            for (Op a : overlapping) {
+                if (covers(a, p)) {
+                    cover.add(a);
+                    if (a.id() < g.id() && before.test(a, g) && !failed.test(a)) {
+                        latest = a;
+                    }
                 }
             }
-            boolean allowed = latest < 0 && !notAfter;
+            boolean allowed = false;
             boolean newer = false;
-            if (latest < 0 && notAfter) { // the initial value, or a put not ordered after the get
-                allowed = initialMayBe(g, overlapping, p, read[i], before);
+            if (latest == null) { // the initial value, or a put not ordered after the get
+                allowed = !notAfter || initialMayBe(g, overlapping, p, read[i], before);
                 newer = !allowed;
             }
-            for (int k = Math.max(latest, 0); k < overlapping.size() && !allowed; k++) {
-                Op q = overlapping.get(k);
-                boolean source = covers(q, p) && q.data()[(int) (p - q.address())] == read[i];
-                allowed = source && !(notAfter && before.test(g, q));
-                newer |= source && !allowed;
+            // A put may be the source unless the get is ordered before it, or another put that did
+            // not fail is ordered after it and before the get (two puts unordered with each other,
+            // both before the get, may land either way round).
+            for (int k = 0; k < cover.size() && !allowed; k++) {
+                Op q = cover.get(k);
+                if (q.data()[(int) (p - q.address())] != read[i]) {
+                    continue;
+                }
+                if (notAfter && before.test(g, q)) {
+                    newer = true;
+                    continue;
+                }
+                allowed = !superseded(q, cover, g, before, failed);
             }
             if (!allowed) {
-                bad.add(newer ? "get #" + g.id() + " read byte 0x" + Long.toHexString(p) + " written by a put"
-                        + " ordered after it" : "get #" + g.id() + " read byte 0x" + Long.toHexString(p)
-                        + " older than put #" + overlapping.get(latest).id() + ", which was ordered before it");
+                bad.add(newer || latest == null ? "get #" + g.id() + " read byte 0x" + Long.toHexString(p)
+                        + " written by a put ordered after it" : "get #" + g.id() + " read byte 0x"
+                        + Long.toHexString(p) + " older than put #" + latest.id() + ", which was ordered before it");
                 return; // one report per get
             }
         }
+    }
+
+    /** Whether a put that did not fail covers the byte too and is ordered after {@code q} and before the get. */
+    private static boolean superseded(Op q, List<Op> cover, Op g, BiPredicate<Op, Op> before, Predicate<Op> failed) {
+        for (Op r : cover) {
+            if (r != q && r.id() < g.id() && before.test(q, r) && before.test(r, g) && !failed.test(r)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**

@@ -359,6 +359,34 @@ class HistoryCheckerTest {
         assertDoesNotThrow(() -> HistoryChecker.of(apart).assertFencesHeld());
     }
 
+    @Test
+    void aGetMayReadEitherOfTwoUnorderedPutsFencedBeforeIt() {
+        for (byte answer : new byte[] {1, 2}) {
+            History h = new History();
+            Scripted s = new Scripted();
+            Endpoint ep = h.record(s);
+            ep.put(ByteBuffer.wrap(new byte[] {1}), 0x1000, key);
+            ep.put(ByteBuffer.wrap(new byte[] {2}), 0x1000, key); // no fence between: either lands last
+            ep.fence();
+            s.getAnswer = answer;
+            ep.get(ByteBuffer.allocate(1), 0x1000, key);
+            s.completeAll();
+            assertDoesNotThrow(() -> HistoryChecker.of(h).assertFencesHeld(), "read " + answer);
+        }
+        History h = new History(); // but not the first of two fenced apart
+        Scripted s = new Scripted();
+        Endpoint ep = h.record(s);
+        ep.put(ByteBuffer.wrap(new byte[] {1}), 0x1000, key);
+        ep.fence();
+        ep.put(ByteBuffer.wrap(new byte[] {2}), 0x1000, key);
+        ep.fence();
+        s.getAnswer = 1;
+        ep.get(ByteBuffer.allocate(1), 0x1000, key);
+        s.completeAll();
+        AssertionError e = assertThrows(AssertionError.class, () -> HistoryChecker.of(h).assertFencesHeld());
+        assertTrue(e.getMessage().contains("older than put #3, which was ordered before it"), e.getMessage());
+    }
+
     /** A scripted endpoint whose puts are handed to a lane that reports what the target applies. */
     static class Visible extends Scripted {
         private long sn;
