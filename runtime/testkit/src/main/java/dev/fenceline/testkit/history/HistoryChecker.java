@@ -250,12 +250,27 @@ public final class HistoryChecker {
                 if (seen < sum) {
                     bad.add("fetch #" + b.id() + " at 0x" + Long.toHexString(b.address()) + " saw " + seen
                             + " added, but the ADDs ordered before it add up to " + sum);
+                } else if (notAfter && seen > notAfterSum(b, before)) {
+                    bad.add("fetch #" + b.id() + " at 0x" + Long.toHexString(b.address()) + " saw " + seen
+                            + " added, more than the " + notAfterSum(b, before) + " of the ADDs not ordered after"
+                            + " it: it saw one fenced after it");
                 }
             } else if (b.kind() == Op.Kind.GET && bo.read() != null) {
                 GetReads.check(ops, b, bo.read(), bad, before, notAfter, this::failed);
             }
         }
         return bad;
+    }
+
+    /** What the ADDs on the fetch's word that may have been applied before it add up to (at most). */
+    private long notAfterSum(Op b, java.util.function.BiPredicate<Op, Op> before) {
+        long sum = 0;
+        for (Op a : ops) {
+            if (a != b && a.isAdd() && a.address() == b.address() && !before.test(b, a) && !saysNotApplied(a)) {
+                sum += a.operand();
+            }
+        }
+        return sum;
     }
 
     /**

@@ -387,6 +387,30 @@ class HistoryCheckerTest {
         assertTrue(e.getMessage().contains("older than put #3, which was ordered before it"), e.getMessage());
     }
 
+    @Test
+    void aFetchThatSeesAnAddFencedAfterItIsCaught() {
+        History h = new History();
+        Scripted s = new Scripted();
+        Endpoint ep = h.record(s);
+        s.fetchAnswer = 5;
+        ep.atomicFetch64(AtomicOp.ADD, 0x1000, key, 0);
+        ep.fence();
+        ep.atomicPost64(AtomicOp.ADD, 0x1000, key, 5);
+        s.completeAll();
+        AssertionError e = assertThrows(AssertionError.class, () -> HistoryChecker.of(h).assertFencesHeld());
+        assertTrue(e.getMessage().contains("fetch #1 at 0x1000 saw 5 added, more than the 0 of the ADDs not"
+                + " ordered after it"), e.getMessage());
+
+        History unfenced = new History(); // without the fence, the later ADD may land first
+        Scripted u = new Scripted();
+        Endpoint ep2 = unfenced.record(u);
+        u.fetchAnswer = 5;
+        ep2.atomicFetch64(AtomicOp.ADD, 0x1000, key, 0);
+        ep2.atomicPost64(AtomicOp.ADD, 0x1000, key, 5);
+        u.completeAll();
+        assertDoesNotThrow(() -> HistoryChecker.of(unfenced).assertFencesHeld());
+    }
+
     /** A scripted endpoint whose puts are handed to a lane that reports what the target applies. */
     static class Visible extends Scripted {
         private long sn;
