@@ -32,6 +32,8 @@ import java.util.concurrent.locks.LockSupport;
 public final class ChaosRun {
     private static final int SLICE = 32 * 1024;
     private static final int COUNTERS = 8;
+    /** Past a stall's end, for the copies it held to land (a lane's delay is at most 200 us). */
+    private static final long LATE_MARGIN_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
     /**
      * Three software lanes. Every other pair of seeds makes them not revocable (so both fence modes,
      * which the chaos test alternates by seed, meet both kinds): a stalled target then takes the copies
@@ -164,9 +166,14 @@ public final class ChaosRun {
                 for (ModelCheckedWorkload w : workloads) {
                     results.add(pool.submit(() -> w.run(Math.max(1, o.ops() / o.endpoints()))));
                 }
-                inject(o, eps, net, results, counts);
+                long lateUntil = inject(o, eps, net, results, counts);
                 for (Future<ModelCheckedWorkload.Result> r : results) {
                     errors.addAll(r.get(120, TimeUnit.SECONDS).errors());
+                }
+                // A stalled lane's copies land when its stall ends, though the endpoint gave the lane
+                // up: the checks wait for the last of them, so that a late one is judged too.
+                for (long left; (left = lateUntil - System.nanoTime()) > 0;) {
+                    LockSupport.parkNanos(left);
                 }
             } finally {
                 pool.shutdownNow();
@@ -179,8 +186,7 @@ public final class ChaosRun {
                 }
             }
             try {
-                HistoryChecker.of(history).assertEveryRequestCompleted().assertFlushesCovered().assertFencesHeld()
-                        .assertOutcomesTruthful();
+                check(history, address -> word(address, counters, data));
             } catch (AssertionError e) {
                 errors.add("history: " + e.getMessage());
             }
@@ -196,10 +202,34 @@ public final class ChaosRun {
                 Duration.ofNanos(System.nanoTime() - start));
     }
 
-    /** The fault schedule: seeded choices, spread over the workloads' run time. */
-    private static void inject(Options o, List<Endpoint> eps, SimNetwork net,
+    /**
+     * The checks of a chaos run's history: every request completed, flushes covered what came before
+     * them, fences held, failures told the truth, and each atomic and fragment applied once.
+     *
+     * @param history the recorded history, everything flushed and every late copy landed
+     * @param finalValue reads a word of the target's memory by its address
+     * @throws AssertionError naming each violation
+     */
+    public static void check(History history, java.util.function.LongUnaryOperator finalValue) {
+        HistoryChecker.of(history).assertEveryRequestCompleted().assertFlushesCovered().assertFencesHeld()
+                .assertOutcomesTruthful().assertExactlyOnce(finalValue);
+    }
+
+    private static long word(long address, MemoryRegion counters, MemoryRegion data) {
+        MemoryRegion r = address >= counters.address() && address < counters.address() + counters.length()
+                ? counters : data;
+        return r.buffer().order(java.nio.ByteOrder.nativeOrder()).getLong((int) (address - r.address()));
+    }
+
+    /**
+     * The fault schedule: seeded choices, spread over the workloads' run time.
+     *
+     * @return until when ({@link System#nanoTime}) a stalled lane may still deliver late copies
+     */
+    private static long inject(Options o, List<Endpoint> eps, SimNetwork net,
             List<Future<ModelCheckedWorkload.Result>> results, int[] counts) {
         SplittableRandom rnd = new SplittableRandom(o.seed() ^ 0x5DEECE66DL);
+        long lateUntil = System.nanoTime();
         for (int k = 0; k < o.reconfigs() && !results.stream().allMatch(Future::isDone); k++) {
             LockSupport.parkNanos(50_000 + rnd.nextLong(400_000));
             Endpoint ep = eps.get(rnd.nextInt(eps.size()));
@@ -216,7 +246,9 @@ public final class ChaosRun {
                 } else if (action < 35 && live.size() >= 2) {
                     // A stalled target, given up as keepalive would: what waited for it arrives later.
                     int lane = live.get(rnd.nextInt(live.size()));
-                    net.stallLane(ep, lane, Duration.ofNanos(200_000 + rnd.nextLong(3_000_000)));
+                    long stall = 200_000 + rnd.nextLong(3_000_000);
+                    net.stallLane(ep, lane, Duration.ofNanos(stall));
+                    lateUntil = Math.max(lateUntil, System.nanoTime() + stall + LATE_MARGIN_NANOS);
                     net.failLane(ep, lane);
                     counts[0]++;
                     counts[4]++;
@@ -244,6 +276,7 @@ public final class ChaosRun {
                 awaitApplied(ep, generation);
             }
         }
+        return lateUntil;
     }
 
     /**

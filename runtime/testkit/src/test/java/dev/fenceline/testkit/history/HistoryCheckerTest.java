@@ -411,6 +411,26 @@ class HistoryCheckerTest {
         assertDoesNotThrow(() -> HistoryChecker.of(unfenced).assertFencesHeld());
     }
 
+    @Test
+    void aChaosRunsChecksCatchAnAtomicAppliedTwice() {
+        History h = new History();
+        Scripted s = new Scripted() {
+            @Override
+            public CompletionStage<Void> atomicPost64(AtomicOp op, long a, RemoteKey k, long v) {
+                RequestTrace t = Tracing.take();
+                t.admitted(0, 4, true, true);
+                traces.add(t);
+                return super.atomicPost64(op, a, k, v);
+            }
+        };
+        h.record(s).atomicPost64(AtomicOp.OR, 0x1000, key, 1);
+        s.traces.get(0).visible(4);
+        s.traces.get(0).visible(4); // an OR applied twice reads the same: only visibility shows it
+        s.completeAll();
+        AssertionError e = assertThrows(AssertionError.class, () -> dev.fenceline.testkit.ChaosRun.check(h, a -> 1));
+        assertTrue(e.getMessage().contains("applied its fragment 4 twice"), e.getMessage());
+    }
+
     /** A scripted endpoint whose puts are handed to a lane that reports what the target applies. */
     static class Visible extends Scripted {
         private long sn;
