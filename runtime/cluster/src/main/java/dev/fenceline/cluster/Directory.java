@@ -164,7 +164,9 @@ final class Directory {
         }
 
         private Behavior<Command> onListed(Listed m) {
-            current = Set.copyOf(m.listing().getServiceInstances(Advertiser.ALL));
+            // Every advertiser, reachable or not: the failure detector's suspicion withdraws nothing
+            // (a member flagged for a moment would leave every view, and its lookups fail).
+            current = Set.copyOf(m.listing().getAllServiceInstances(Advertiser.ALL));
             // A withdrawn advertiser is no longer offered, but its worker stays indexed until its
             // member goes (the receptionist may drop a removed member's workers first), within the
             // index's bound on withdrawn workers.
@@ -204,7 +206,11 @@ final class Directory {
             ClusterWorker w = new ClusterWorker(memberOf(m.ref()), m.description().incarnation(),
                     m.description().address().name(), m.description().address());
             if (!index.add(w)) {
-                return Behaviors.same(); // its member incarnation is gone already
+                // Its member incarnation went before it was described (the description was on its
+                // way, or a reachable member was downed): cut off like that incarnation's others.
+                publish();
+                cutOff(Set.of(w.address().workerId()), w.member(), "gone before it was described");
+                return Behaviors.same();
             }
             described.put(m.ref(), w);
             publish(); // first: whoever is answered next reads the view
@@ -235,7 +241,14 @@ final class Directory {
             // endpoint before it reads the view, so either it sees the workers gone and aborts the
             // endpoint itself, or the listing below holds it.
             publish();
-            // What its workers still send (a member paused past its downing, say) is not applied here.
+            cutOff(ids, address, how);
+        }
+
+        /**
+         * Workers of a gone member incarnation: what they still send (a member paused past its
+         * downing, say) is not applied here, and the endpoints to them are aborted.
+         */
+        private void cutOff(Set<UUID> ids, Address address, String how) {
             for (Worker w : workers.get()) {
                 for (UUID id : ids) {
                     w.refusePeer(id, "its cluster member " + address + " was " + how);

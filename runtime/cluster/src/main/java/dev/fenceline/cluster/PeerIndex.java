@@ -47,11 +47,13 @@ final class PeerIndex {
 
     /**
      * @param w a worker described by its member
-     * @return false if its member incarnation is gone already (then it is not indexed)
+     * @return false if its member incarnation is gone already (then it is not indexed, and counts
+     *     among the gone workers)
      */
     boolean add(ClusterWorker w) {
         Incarnation i = new Incarnation(w.member(), w.incarnation());
         if (gone.contains(i)) {
+            goneWorker(w.address().workerId());
             return false;
         }
         workers.computeIfAbsent(i, k -> new HashMap<>()).put(w.address().workerId(), w);
@@ -84,13 +86,18 @@ final class PeerIndex {
         if (of == null) {
             return Set.of();
         }
-        goneWorkers.addAll(of.keySet());
+        of.keySet().forEach(this::goneWorker);
+        return Set.copyOf(of.keySet());
+    }
+
+    /** A worker whose member incarnation is gone: remembered, the latest {@value #REMEMBERED} of them. */
+    private void goneWorker(UUID id) {
+        goneWorkers.add(id);
         while (goneWorkers.size() > REMEMBERED) {
             Iterator<UUID> oldest = goneWorkers.iterator();
             oldest.next();
             oldest.remove();
         }
-        return Set.copyOf(of.keySet());
     }
 
     /**

@@ -76,6 +76,47 @@ class DirectoryTest {
         assertTrue(m.aborted.get(30, TimeUnit.SECONDS).contains("was downed"), "its endpoint is still aborted");
     }
 
+    /**
+     * A worker described only after its member incarnation went (its description was on its way, or
+     * a reachable member was downed) is refused, and the endpoints to it aborted, like the others.
+     */
+    @Test
+    void aWorkerDescribedAfterItsMemberWentIsRefused() throws Exception {
+        Member m = member();
+        m.down(); // nothing of this member is indexed yet
+        long incarnation = m.cluster.selfMember().uniqueAddress().longUid();
+        system.systemActorOf(Advertiser.create(m.peer, incarnation, Map.of()), "advertiser-late", Props.empty());
+        assertTrue(m.aborted.get(30, TimeUnit.SECONDS).contains("gone before it was described"), "aborted");
+        assertEquals(Set.of(m.peer.workerId()), m.refused.keySet(), "the local worker refuses it");
+        assertEquals(List.of(), m.view.get().workers(), "not offered");
+        assertTrue(m.view.get().gone().contains(m.peer.workerId()), "named gone");
+    }
+
+    /**
+     * A member the failure detector flags unreachable for a moment is not withdrawn: the receptionist
+     * lists its advertisers among the unreachable ones, and the directory still offers its workers.
+     */
+    @Test
+    void aWorkerOfAnUnreachableMemberIsStillOffered() throws Exception {
+        Member m = member();
+        ActorRef<Advertiser.Command> advertiser = m.advertise();
+        m.directory.tell(new Directory.Listed(stub(org.apache.pekko.actor.typed.receptionist.Receptionist.Listing.class,
+                (method, args) -> switch (method) {
+                    case "getServiceInstances" -> Set.of(); // the reachable ones
+                    case "getAllServiceInstances" -> Set.of(advertiser);
+                    default -> throw unexpected(org.apache.pekko.actor.typed.receptionist.Receptionist.Listing.class,
+                            method);
+                })));
+        Directory.View before = m.view.get();
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (m.view.get() == before && System.nanoTime() < until) {
+            Thread.sleep(20); // the listing is handled when the view is published again
+        }
+        assertTrue(m.view.get() != before, "the directory handled the listing");
+        assertEquals(List.of(m.peer), m.view.get().workers().stream().map(ClusterWorker::address).toList(),
+                "still offered");
+    }
+
     /** This member, up, with a directory whose one stand-in worker has one endpoint to {@link #peer}. */
     private final class Member {
         final Cluster cluster;
