@@ -18,7 +18,8 @@ import java.util.UUID;
 public final class WorkerAddress {
     private static final int MAGIC = 0x464C5741; // "FLWA"
     private static final byte VERSION = 1;
-    private static final int MAX_NAME_BYTES = 1024;
+    /** The longest worker name an address carries, in UTF-8 bytes. */
+    public static final int MAX_NAME_BYTES = 1024;
     private static final int MAX_TRANSPORTS = 64;
     private static final int MAX_BLOB_BYTES = 1 << 16;
 
@@ -30,10 +31,17 @@ public final class WorkerAddress {
      * @param workerId the worker's unique identity
      * @param name the worker's human-readable name
      * @param transports transport name to that transport's address, in order of preference
+     * @throws IllegalArgumentException if the name has more than {@value #MAX_NAME_BYTES} UTF-8
+     *     bytes: no peer would read such an address
      */
     public WorkerAddress(UUID workerId, String name, Map<String, byte[]> transports) {
         this.workerId = Objects.requireNonNull(workerId, "workerId");
         this.name = Objects.requireNonNull(name, "name");
+        int nameBytes = name.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+        if (nameBytes > MAX_NAME_BYTES) {
+            throw new IllegalArgumentException("a worker name has at most " + MAX_NAME_BYTES + " UTF-8 bytes, not "
+                    + nameBytes);
+        }
         LinkedHashMap<String, byte[]> copy = new LinkedHashMap<>();
         transports.forEach((k, v) -> copy.put(k, v.clone()));
         this.transports = Collections.unmodifiableMap(copy);

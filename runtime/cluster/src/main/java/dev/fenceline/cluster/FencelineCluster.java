@@ -58,7 +58,8 @@ import org.apache.pekko.cluster.typed.Cluster;
  * are serialized by {@link FencelineSerializer}, bound in this module's {@code reference.conf}.
  */
 public final class FencelineCluster implements Extension {
-    private static final int MAX_REGION_NAME = 256;
+    /** The longest region name, in characters. */
+    static final int MAX_REGION_NAME = 256;
 
     private final ActorSystem<?> system;
     private final Fenceline fenceline;

@@ -98,6 +98,15 @@ public final class FencelineSerializer extends SerializerWithStringManifest {
         return bytes.toByteArray();
     }
 
+    /** A peer's region name, held to the bound a local one is ({@link FencelineCluster#MAX_REGION_NAME}). */
+    private static String regionName(String name) throws NotSerializableException {
+        if (name.isEmpty() || name.length() > FencelineCluster.MAX_REGION_NAME) {
+            throw new NotSerializableException("FencelineSerializer: a region name of " + name.length()
+                    + " characters (1 to " + FencelineCluster.MAX_REGION_NAME + ")");
+        }
+        return name;
+    }
+
     @Override
     public Object fromBinary(byte[] bytes, String manifest) throws NotSerializableException {
         try {
@@ -113,9 +122,9 @@ public final class FencelineSerializer extends SerializerWithStringManifest {
             Object o = switch (manifest) {
                 case DESCRIBE -> new Advertiser.Describe(resolve(in.readUTF()));
                 case DESCRIPTION -> new Advertiser.Description(in.readLong(), WorkerAddress.fromBytes(blob(in)));
-                case LOOKUP -> new Advertiser.Lookup(in.readUTF(), resolve(in.readUTF()));
+                case LOOKUP -> new Advertiser.Lookup(regionName(in.readUTF()), resolve(in.readUTF()));
                 case REGION_ANSWER -> {
-                    String region = in.readUTF();
+                    String region = regionName(in.readUTF());
                     yield new Advertiser.RegionAnswer(region, in.readBoolean() ? RemoteKey.fromBytes(blob(in)) : null);
                 }
                 default -> throw new NotSerializableException("FencelineSerializer: unknown manifest '" + manifest

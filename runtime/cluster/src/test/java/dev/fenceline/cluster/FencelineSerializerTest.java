@@ -125,4 +125,39 @@ class FencelineSerializerTest {
         NotSerializableException big = assertThrows(NotSerializableException.class, () -> s.fromBinary(huge, "d"));
         assertTrue(big.getMessage().contains("2147483647"), "names the length: " + big.getMessage());
     }
+
+    /**
+     * A peer's region name is held to the bound a local one is: a Lookup of 65,535 zero bytes (each
+     * read as a character, and written back as two) would otherwise come back as an answer too long
+     * to write.
+     */
+    @Test
+    void aRegionNameOutsideItsBoundIsRefused() throws Exception {
+        FencelineSerializer s = (FencelineSerializer) serialization.serializerOf(FencelineSerializer.class.getName()).get();
+        byte[] lookup = s.toBinary(new Advertiser.Lookup("t", ref.narrow()));
+        java.io.ByteArrayOutputStream hostile = new java.io.ByteArrayOutputStream();
+        hostile.write(0xff);
+        hostile.write(0xff); // readUTF's length: 65,535 bytes, all zero
+        hostile.write(new byte[65535]);
+        hostile.write(lookup, 3, lookup.length - 3); // the reply-to of the good one ("t" took 3 bytes)
+        NotSerializableException e = assertThrows(NotSerializableException.class,
+                () -> s.fromBinary(hostile.toByteArray(), s.manifest(new Advertiser.Lookup("t", ref.narrow()))));
+        assertTrue(e.getMessage().contains("a region name of 65535 characters (1 to 256)"), e.getMessage());
+
+        byte[] empty = s.toBinary(new Advertiser.RegionAnswer("", null));
+        assertThrows(NotSerializableException.class, () -> s.fromBinary(empty,
+                s.manifest(new Advertiser.RegionAnswer("t", null))), "an empty name");
+        assertEquals("x".repeat(256), ((Advertiser.RegionAnswer) roundTrip(new Advertiser.RegionAnswer("x".repeat(256),
+                null))).region());
+    }
+
+    /** A worker name no peer could read is refused where the address is made. */
+    @Test
+    void aWorkerNameTooLongForAnAddressIsRefused() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> new WorkerAddress(UUID.randomUUID(), "\u00e9".repeat(513), Map.of()));
+        assertTrue(e.getMessage().contains("at most 1024 UTF-8 bytes, not 1026"), e.getMessage());
+        WorkerAddress longest = new WorkerAddress(UUID.randomUUID(), "n".repeat(1024), Map.of());
+        assertEquals(longest, WorkerAddress.fromBytes(longest.toBytes()));
+    }
 }

@@ -147,6 +147,11 @@ public final class WorkerImpl implements Worker {
         if (name == null || name.isBlank()) {
             return CompletableFuture.failedFuture(new ConfigurationException("a worker needs a non-blank name"));
         }
+        int nameBytes = name.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+        if (nameBytes > dev.fenceline.WorkerAddress.MAX_NAME_BYTES) { // its address would reach no peer
+            return CompletableFuture.failedFuture(new ConfigurationException("a worker name has at most "
+                    + dev.fenceline.WorkerAddress.MAX_NAME_BYTES + " UTF-8 bytes, not " + nameBytes));
+        }
         try {
             WorkerImpl w = new WorkerImpl(name, system, settings, config, providers);
             if (settings.jmx()) {
