@@ -196,7 +196,8 @@ public interface Endpoint {
 
     /**
      * Closes the endpoint after flushing it; later operations fail with
-     * {@link EndpointClosedException}.
+     * {@link EndpointClosedException}, or, on an endpoint that had failed, with the
+     * {@link EndpointFailedException} that says why.
      *
      * @return completes when the endpoint is closed
      */

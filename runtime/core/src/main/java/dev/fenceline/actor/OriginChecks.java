@@ -21,13 +21,18 @@ final class OriginChecks {
 
     /**
      * @param c the endpoint's channel
-     * @return why the endpoint takes no more work (closed, or failed), or null
+     * @return why the endpoint takes no more work (failed, closed since or not, which says why; or
+     *     closed), or null
      */
     static FencelineException open(EndpointChannel c) {
+        FencelineException failed = c.failure();
+        if (failed != null) {
+            return failed; // as the failed endpoint's actor answers, closed or not
+        }
         if (c.isClosing()) {
             return new EndpointClosedException("endpoint " + c.name() + " is closed");
         }
-        return c.failure();
+        return null;
     }
 
     /**

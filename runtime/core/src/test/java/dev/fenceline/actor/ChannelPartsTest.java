@@ -139,6 +139,15 @@ class ChannelPartsTest {
         assertInstanceOf(EndpointClosedException.class, OriginChecks.access(f.channel, key.baseAddress(), key, 8, 8, Access.WRITE));
     }
 
+    @Test
+    void aFailedEndpointClosedSinceStillSaysWhyItFailed() {
+        dev.fenceline.EndpointFailedException why = new dev.fenceline.EndpointFailedException("its member was downed");
+        f.channel.publishFailure(why);
+        f.channel.markClosing(); // a failed endpoint its owner (or the cluster module) closed
+        assertSame(why, OriginChecks.open(f.channel), "the failure, not 'closed'");
+        assertSame(why, OriginChecks.access(f.channel, f.key.baseAddress(), f.key, 8, 8, Access.WRITE));
+    }
+
     private static RemoteAccessException.Reason reason(FencelineException e) {
         return assertInstanceOf(RemoteAccessException.class, e).reason();
     }
