@@ -101,6 +101,19 @@ final class Directory {
      */
     static Behavior<Command> create(Supplier<List<Worker>> workers, ClusterSettings settings,
             AtomicReference<View> view) {
+        return create(workers, settings, view, ids -> { });
+    }
+
+    /**
+     * @param workers the runtime's open workers, whose endpoints follow membership (its {@code workers()})
+     * @param settings the cluster settings
+     * @param view where the directory publishes what it knows
+     * @param released told (on the directory's thread) the ids of gone workers once the endpoints to
+     *     them were aborted
+     * @return the behavior
+     */
+    static Behavior<Command> create(Supplier<List<Worker>> workers, ClusterSettings settings,
+            AtomicReference<View> view, Consumer<Set<UUID>> released) {
         return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
             ActorRef<Receptionist.Listing> listings = ctx.messageAdapter(Receptionist.Listing.class, Listed::new);
             ctx.getSystem().receptionist().tell(Receptionist.subscribe(Advertiser.ALL, listings));
@@ -110,7 +123,7 @@ final class Directory {
             cluster.subscriptions().tell(Subscribe.create(
                     ctx.messageAdapter(ClusterEvent.ReachabilityEvent.class, ReachabilityChanged::new),
                     ClusterEvent.ReachabilityEvent.class));
-            return new State(ctx, timers, workers, settings, cluster, view).running();
+            return new State(ctx, timers, workers, settings, cluster, view, released).running();
         }));
     }
 
@@ -121,6 +134,7 @@ final class Directory {
         private final ClusterSettings settings;
         private final Cluster cluster;
         private final AtomicReference<View> view;
+        private final Consumer<Set<UUID>> released;
         private final PeerIndex index = new PeerIndex();
         /** The advertisers the receptionist lists now. */
         private Set<ActorRef<Advertiser.Command>> current = Set.of();
@@ -130,8 +144,9 @@ final class Directory {
         private final List<Find> waiting = new ArrayList<>();
 
         State(ActorContext<Command> ctx, TimerScheduler<Command> timers, Supplier<List<Worker>> workers,
-                ClusterSettings settings, Cluster cluster, AtomicReference<View> view) {
+                ClusterSettings settings, Cluster cluster, AtomicReference<View> view, Consumer<Set<UUID>> released) {
             this.ctx = ctx;
+            this.released = released;
             this.timers = timers;
             this.workers = workers;
             this.settings = settings;
@@ -255,6 +270,7 @@ final class Directory {
                 }
             }
             int aborted = forEachEndpointTo(ids, e -> e.abort("cluster member " + address + " was " + how));
+            released.accept(ids);
             if (!ids.isEmpty()) {
                 ctx.getLog().info("cluster: member {} was {}: its {} worker(s) refused, {} endpoint(s) to them aborted",
                         address, how, ids.size(), aborted);

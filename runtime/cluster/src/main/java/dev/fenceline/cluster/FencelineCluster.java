@@ -48,7 +48,9 @@ import org.apache.pekko.cluster.typed.Cluster;
  *   <li><b>Membership drives failure</b>: when a member is downed or removed, every endpoint of
  *       this runtime's workers to that member's workers is aborted at once ({@link Endpoint#abort}):
  *       what was sent and not answered fails with {@code OutcomeUnknownException}, what the lane
- *       could withdraw or never sent with {@code EndpointFailedException}. When a member becomes
+ *       could withdraw or never sent with {@code EndpointFailedException}; the shared endpoints
+ *       {@link #connect(Worker, ClusterWorker)} gave to them are then closed (later calls on them
+ *       still fail with the {@code EndpointFailedException} that names the member). When a member becomes
  *       unreachable, those endpoints probe their lanes ({@link Endpoint#probeLanes()}), a hint
  *       that fails nothing by itself.
  * </ul>
@@ -85,8 +87,8 @@ public final class FencelineCluster implements Extension {
         this.fenceline = Fenceline.get(system);
         this.settings = ClusterSettings.fromConfig(system.settings().config());
         this.cluster = Cluster.get(system);
-        this.directory = system.systemActorOf(Directory.create(fenceline::workers, settings, view), "fenceline-cluster",
-                Props.empty());
+        this.directory = system.systemActorOf(Directory.create(fenceline::workers, settings, view,
+                this::releaseGone), "fenceline-cluster", Props.empty());
     }
 
     /**
@@ -188,7 +190,7 @@ public final class FencelineCluster implements Extension {
         UUID peerId = peer.address().workerId();
         Pair key = new Pair(local.address().workerId(), peerId);
         if (view.get().gone().contains(peerId)) {
-            endpoints.remove(key); // its endpoint was aborted: nothing to keep
+            release(endpoints.remove(key)); // its endpoint was aborted: nothing to keep
             return CompletableFuture.failedFuture(goneError(peer));
         }
         forgetWhenClosed(local);
@@ -218,6 +220,32 @@ public final class FencelineCluster implements Extension {
      */
     public CompletionStage<Endpoint> connect(Worker local, Address member, String workerName) {
         return worker(member, workerName).thenCompose(w -> connect(local, w));
+    }
+
+    /**
+     * The directory aborted the endpoints to workers whose member went: the shared ones are closed
+     * and forgotten, as no caller gets them again (left open, each would stay among its worker's
+     * endpoints, counted open and failing the worker's flush, for the worker's life).
+     */
+    private void releaseGone(java.util.Set<UUID> peers) {
+        if (peers.isEmpty()) {
+            return;
+        }
+        for (java.util.Iterator<Map.Entry<Pair, CompletableFuture<Endpoint>>> it = endpoints.entrySet().iterator();
+                it.hasNext();) {
+            Map.Entry<Pair, CompletableFuture<Endpoint>> e = it.next();
+            if (peers.contains(e.getKey().peer())) {
+                it.remove();
+                release(e.getValue());
+            }
+        }
+    }
+
+    /** Closes a shared endpoint once it is connected; a connect that failed left nothing to close. */
+    private static void release(CompletableFuture<Endpoint> shared) {
+        if (shared != null) {
+            shared.thenAccept(Endpoint::close);
+        }
     }
 
     /** The shared endpoints of a local worker are forgotten when it closes (once per worker). */

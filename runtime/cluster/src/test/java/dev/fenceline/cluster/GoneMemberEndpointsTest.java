@@ -1,0 +1,69 @@
+package dev.fenceline.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.fenceline.Endpoint;
+import dev.fenceline.Fenceline;
+import dev.fenceline.Worker;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.javadsl.Adapter;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.cluster.ClusterEvent;
+import org.apache.pekko.cluster.MemberStatus;
+import org.apache.pekko.cluster.typed.Cluster;
+import org.apache.pekko.cluster.typed.Join;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The shared endpoints the module gave to a gone member's workers are released once aborted: left
+ * open, each stayed among its worker's endpoints for the worker's life, counted open, and failed
+ * the worker's flush from then on.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class GoneMemberEndpointsTest {
+    @Test
+    void theSharedEndpointsToAGoneMembersWorkersAreClosed() throws Exception {
+        ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), "fenceline-test", ClusterMember.config(null, 0));
+        try {
+            Cluster cluster = Cluster.get(system);
+            cluster.manager().tell(Join.create(cluster.selfMember().address()));
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (cluster.selfMember().status() != MemberStatus.up() && System.nanoTime() < until) {
+                Thread.sleep(20); // the test's thread, not an actor
+            }
+            assertEquals(MemberStatus.up(), cluster.selfMember().status(), "this member joined itself");
+            FencelineCluster fc = FencelineCluster.get(system);
+            Worker a = Fenceline.get(system).newWorker("a").toCompletableFuture().get(30, TimeUnit.SECONDS);
+            Worker b = Fenceline.get(system).newWorker("b").toCompletableFuture().get(30, TimeUnit.SECONDS);
+            ClusterWorker peer = fc.advertise(b).toCompletableFuture().get(30, TimeUnit.SECONDS);
+            Endpoint ep = fc.connect(a, peer).toCompletableFuture().get(30, TimeUnit.SECONDS);
+            assertEquals(List.of(ep), a.endpoints());
+
+            // The membership event alone, as the directory gets it: this member stays up.
+            Adapter.toClassic(system).actorSelection("/system/fenceline-cluster").tell(new Directory.MemberChanged(
+                    new ClusterEvent.MemberDowned(cluster.selfMember().copy(MemberStatus.down()))),
+                    org.apache.pekko.actor.ActorRef.noSender());
+            until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (!a.endpoints().isEmpty() && System.nanoTime() < until) {
+                Thread.sleep(20);
+            }
+            assertEquals(List.of(), a.endpoints(), "released");
+            assertEquals(0, a.statistics().openEndpoints(), a.statistics().toString());
+            a.flush().toCompletableFuture().get(30, TimeUnit.SECONDS); // no failed endpoint left to fail it
+            assertTrue(fc.connect(a, peer).toCompletableFuture().isCompletedExceptionally(), "never handed out again");
+            java.util.concurrent.ExecutionException later = org.junit.jupiter.api.Assertions.assertThrows(
+                    java.util.concurrent.ExecutionException.class,
+                    () -> ep.flush().toCompletableFuture().get(30, TimeUnit.SECONDS));
+            org.junit.jupiter.api.Assertions.assertInstanceOf(dev.fenceline.EndpointFailedException.class,
+                    later.getCause(), "a held reference still says why it failed");
+            assertTrue(later.getCause().getMessage().contains("was downed"), later.getCause().getMessage());
+        } finally {
+            system.terminate();
+            system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        }
+    }
+}
