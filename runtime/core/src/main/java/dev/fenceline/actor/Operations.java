@@ -210,7 +210,9 @@ final class Operations implements LaneSlots.Answers, RequestPoster.Outcomes {
         boolean wasHeld = inflight.isHeld(token);
         InflightTable.Fragment f = inflight.take(token);
         if (f != null) {
-            fragmentDone(f.request(), value);
+            Request r = f.request();
+            r.partlyApplied |= r.kind == Request.Kind.PUT && r.fragmentCount > 1;
+            fragmentDone(r, value);
         }
         if (wasHeld) {
             fences.heldResolved();
@@ -257,7 +259,7 @@ final class Operations implements LaneSlots.Answers, RequestPoster.Outcomes {
         if (error == null) {
             r.succeed(value); // the user's callbacks run here (a future keeps their exceptions)
         } else {
-            r.fail(error);
+            r.fail(r.partlyApplied ? truthful(r, error) : error); // else a refusal here is the target's word
         }
         TakenBack.completed(r);
         channel.grant().completing(false);
@@ -491,11 +493,12 @@ final class Operations implements LaneSlots.Answers, RequestPoster.Outcomes {
      *     {@code r} may have been applied (or may still be): then it did not fail unapplied
      */
     static FencelineException truthful(Request r, FencelineException e) {
-        return r.mayHaveApplied && !(e instanceof OutcomeUnknownException) ? unknown(r, e) : e;
+        return (r.mayHaveApplied || r.partlyApplied) && !(e instanceof OutcomeUnknownException) ? unknown(r, e) : e;
     }
 
     private static OutcomeUnknownException unknown(Request r, FencelineException e) {
-        return new OutcomeUnknownException(r.kind + String.format(" at 0x%x", r.remoteAddress)
-                + " may have been applied, or may still be, by a lane the endpoint lost: " + e.getMessage(), e);
+        return new OutcomeUnknownException(r.kind + String.format(" at 0x%x", r.remoteAddress) + (r.partlyApplied
+                ? " was partly applied (some of its fragments were): " : " may have been applied, or may still be, by"
+                + " a lane the endpoint lost: ") + e.getMessage(), e);
     }
 }

@@ -86,6 +86,8 @@ public final class Request {
      * then failing it later must say the outcome is unknown, never that it was not applied.
      */
     boolean mayHaveApplied;
+    /** A put of several fragments of which one was applied: failing it must not say it was not applied. */
+    boolean partlyApplied;
     /** Fragments on given-up connections that will still answer ({@code Revocation.Fate.ANSWER_FOLLOWS}). */
     int held;
     /**

@@ -155,6 +155,44 @@ class EndpointActorTest {
         return at >= base && at - base <= region.capacity() - a.remaining();
     }
 
+    /**
+     * A put of four fragments: the first applied, the other three refused by the target as not
+     * applied (its peer refused, say). The put was partly applied: it fails as unknown, never with
+     * the refusals' "not applied".
+     */
+    @Test
+    void aPutWithAFragmentAppliedAndTheRestRefusedFailsAsUnknown() {
+        RecordingLane l0 = shortLane();
+        RecordingLane l1 = bulkLane();
+        BehaviorTestKit<EndpointProtocol.Command> kit = spawn("endpoint", l0, l1);
+        CompletableFuture<Void> big = facade.put(ByteBuffer.allocate(4 << 16), key.baseAddress(), key)
+                .toCompletableFuture();
+        settle(kit);
+        assertEquals(4, l1.ops.size(), "four 64 KiB fragments");
+        kit.run(new LaneProtocol.OpCompleted(1, l1.id, l1.ops.get(0).token(), 0));
+        for (int i = 1; i < 4; i++) {
+            kit.run(new LaneProtocol.OpFailed(1, l1.id, l1.ops.get(i).token(),
+                    new dev.fenceline.EndpointFailedException("refused, not applied")));
+        }
+        settle(kit);
+        java.util.concurrent.ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
+                java.util.concurrent.ExecutionException.class, () -> big.get(1, java.util.concurrent.TimeUnit.SECONDS));
+        org.junit.jupiter.api.Assertions.assertInstanceOf(dev.fenceline.OutcomeUnknownException.class, e.getCause());
+        assertTrue(e.getCause().getMessage().contains("was partly applied"), e.getCause().getMessage());
+
+        CompletableFuture<Void> whole = facade.put(ByteBuffer.allocate(4 << 16), key.baseAddress(), key)
+                .toCompletableFuture(); // none of its fragments applied: the refusal stands
+        settle(kit);
+        for (int i = 4; i < 8; i++) {
+            kit.run(new LaneProtocol.OpFailed(1, l1.id, l1.ops.get(i).token(),
+                    new dev.fenceline.EndpointFailedException("refused, not applied")));
+        }
+        settle(kit);
+        e = org.junit.jupiter.api.Assertions.assertThrows(java.util.concurrent.ExecutionException.class,
+                () -> whole.get(1, java.util.concurrent.TimeUnit.SECONDS));
+        org.junit.jupiter.api.Assertions.assertInstanceOf(dev.fenceline.EndpointFailedException.class, e.getCause());
+    }
+
     @Test
     void fenceAcrossTwoLanesFlushesBothBeforeReleasingTheRequest() {
         RecordingLane l0 = shortLane();
