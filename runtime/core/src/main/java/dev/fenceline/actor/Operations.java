@@ -403,7 +403,15 @@ final class Operations implements LaneSlots.Answers, RequestPoster.Outcomes {
      */
     void restart(ReplayPlanner.Restart x) {
         Request r = x.request();
+        if (x.mayHaveApplied()) { // this copy may have applied: its scope joins the earlier ones'
+            r.riskScope = x.scope() == null || r.riskScope != null && !r.riskScope.equals(x.scope())
+                    ? Request.MIXED_SCOPES : x.scope();
+        }
         r.mayHaveApplied |= x.mayHaveApplied();
+        r.mayStillApply |= x.mayStillApply();
+        // Judged on every copy so far, not this one's alone: one re-sent and then withdrawn says
+        // nothing of the first, which a lane of another scope would apply a second time.
+        x = new ReplayPlanner.Restart(r, x.fragments(), r.mayHaveApplied, r.mayStillApply, r.riskScope, x.overtaken());
         if (unordered != null) {
             return; // the endpoint ends with this change: nothing more goes out; it fails with the rest
         }

@@ -34,6 +34,37 @@ class LaneChangesTest {
     private final LaneChanges lanes = new LaneChanges(settings, f.channel, LoggerFactory.getLogger(
             LaneChangesTest.class), ops, keepalive, now::get, (slot, c) -> { }, () -> told.add("replayDone"));
 
+    /**
+     * An atomic whose first copy may have been applied (lane a failed under it) is re-sent on lane b,
+     * of a's exactly-once scope; lane c, of another scope, is added; b then fails too, having
+     * withdrawn that copy. The first copy's risk stays with the request: c would apply it a second
+     * time, so it fails as unknown rather than go there.
+     */
+    @Test
+    void aCopyThatMayHaveAppliedIsRememberedWhenALaterOneIsWithdrawn() {
+        RecordingLane a = ComponentFixture.shortLane(1).revocation(t -> dev.fenceline.spi.Revocation.Fate.STOPPED);
+        RecordingLane b = ComponentFixture.shortLane(2).revocation(dev.fenceline.spi.Revocation.REVOKED);
+        lanes.installFirst(List.of(a, b));
+        Request x = Request.atomic(Request.Kind.ATOMIC_POST, 0, f.key.baseAddress(), f.key, dev.fenceline.AtomicOp.ADD,
+                8, 1, 0);
+        ops.accept(x);
+        assertEquals(1, a.ops.size(), "the atomic went to lane a: " + a.ops + " " + b.ops);
+        assertNull(lanes.laneFailed(0, a.id, new RuntimeException("a down")));
+        ops.replayDone(); // as the actor does when the replay's message comes
+        ops.drainFenceQueue();
+        assertEquals(1, b.ops.size(), "re-sent on the lane of a's scope");
+        RecordingLane c = ComponentFixture.shortLane(3).scope("other");
+        lanes.added(new LaneProtocol.LaneAdded(c));
+        assertNull(lanes.laneFailed(1, b.id, new RuntimeException("b down"))); // b withdrew its copy
+        ops.replayDone();
+        ops.drainFenceQueue();
+        assertEquals(List.of(), c.ops, "a's copy may have been applied in scope 'recording'");
+        assertTrue(x.isDone());
+        org.junit.jupiter.api.Assertions.assertInstanceOf(dev.fenceline.OutcomeUnknownException.class,
+                org.junit.jupiter.api.Assertions.assertThrows(java.util.concurrent.ExecutionException.class,
+                        () -> x.future().get()).getCause());
+    }
+
     @Test
     void aLaneWhoseProbeIsAnsweredAtOnceStaysLiveWhileIdle() {
         RecordingLane ring = ComponentFixture.shortLane(1);
