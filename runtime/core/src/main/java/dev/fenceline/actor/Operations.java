@@ -340,12 +340,9 @@ final class Operations implements LaneSlots.Answers, RequestPoster.Outcomes {
         }
         flushes.take(token);
         if (t.owner() instanceof FlushTracker.FenceFlush) {
-            List<Request> queued = fences.fail(error);
-            queued.forEach(this::retire);
-            for (Request r : queued) {
-                counters.increment(Counter.FAILED);
-                r.fail(truthful(r, error)); // a restarted one may have been applied by its lost lane
-            }
+            // Each as any refused request: truthfully (a restarted one may have been applied by its
+            // lost lane), and a taken-back one accounted, so that the posting count settles.
+            fences.fail(error).forEach(r -> refuse(r, error));
             progressFlushes();
         } else if (t.owner() instanceof FlushTracker.Probe) {
             return t;

@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.Set;
 
 /** A lane for tests: records what the endpoint asks of it, in order, and answers as told. */
-public final class RecordingLane implements LaneConnection {
+public class RecordingLane implements LaneConnection {
     /** The connection id. */
     public final long id;
     /** The lane types. */
