@@ -7,6 +7,7 @@ import dev.fenceline.spi.DirectPosting;
 import dev.fenceline.spi.LaneListener;
 import dev.fenceline.spi.PostedOperation;
 import dev.fenceline.spi.PostStatus;
+import dev.fenceline.spi.Revocation;
 import dev.fenceline.spi.LaneCapabilities;
 import dev.fenceline.spi.Protocol;
 import dev.fenceline.spi.TransportOp;
@@ -130,8 +131,24 @@ final class TcpLane extends AbstractLane implements DirectPosting {
         return scope;
     }
 
-    // revoke(): the default. Frames written to the socket may wait in either kernel's buffers, or in
-    // a stopped peer's, and be applied whenever it reads them: nothing can be taken back.
+    /**
+     * Frames written to the socket may wait in either kernel's buffers, or in a stopped peer's, and
+     * be applied whenever it reads them: nothing written can be taken back. What the endpoint posted
+     * after the lane died was never written, and never will be.
+     */
+    @Override
+    public Revocation revoke() {
+        synchronized (lock) {
+            if (neverWritten == null) {
+                return Revocation.MAY_STILL_APPLY;
+            }
+            java.util.Set<Long> never = java.util.Set.copyOf(neverWritten);
+            return token -> never.contains(token) ? Revocation.Fate.REVOKED : Revocation.Fate.MAY_STILL_APPLY;
+        }
+    }
+
+    /** Operations posted after the lane died, under the lock (made at the first). */
+    private java.util.Set<Long> neverWritten;
 
     @Override
     public void bind(LaneListener l) {
@@ -164,8 +181,12 @@ final class TcpLane extends AbstractLane implements DirectPosting {
         int payload = checkedPayload(op);
         synchronized (lock) {
             if (!live()) {
-                // Like a write into a dead socket: lost. The failure report is on its way (or the
-                // endpoint already gave up on this connection), and the endpoint restarts it elsewhere.
+                // Not written: the failure report is on its way (or the endpoint already gave up on
+                // this connection), the endpoint restarts it elsewhere, and revoke() says REVOKED.
+                if (neverWritten == null) {
+                    neverWritten = new java.util.HashSet<>();
+                }
+                neverWritten.add(op.token());
                 return PostStatus.IN_PROGRESS;
             }
             if (!reserve(payload)) {

@@ -119,6 +119,26 @@ class TcpLaneTest {
         assertEquals(List.of(), events);
     }
 
+    /**
+     * What the endpoint posts between the connection's death and its hearing of it is never written:
+     * its revocation says REVOKED (not applied, never will be), so its caller may be told so; what was
+     * written before may still apply.
+     */
+    @Test
+    void anOperationPostedAfterTheConnectionDiedIsRevoked() throws Exception {
+        TransportOp written = TransportOp.atomic(TransportOp.Kind.ATOMIC_POST, 1, 0, key(), dev.fenceline.AtomicOp.ADD,
+                8, 1, 0).identify(1, 0, 0);
+        assertEquals(PostStatus.IN_PROGRESS, lane.post(written));
+        lane.failed(new java.io.IOException("connection reset"));
+        TransportOp late = TransportOp.atomic(TransportOp.Kind.ATOMIC_POST, 2, 0, key(), dev.fenceline.AtomicOp.ADD,
+                8, 1, 0).identify(1, 1, 0);
+        assertEquals(PostStatus.IN_PROGRESS, lane.post(late), "taken, as a write into a dead socket is");
+        dev.fenceline.spi.Revocation r = lane.revoke();
+        assertEquals(dev.fenceline.spi.Revocation.Fate.MAY_STILL_APPLY, r.fate(1), "written: it may wait in a buffer");
+        assertEquals(dev.fenceline.spi.Revocation.Fate.REVOKED, r.fate(2), "never written");
+        assertEquals(List.of("lane failed"), events);
+    }
+
     @Test
     void repliesMatchTheOldestOutstandingOperationAndFreeRoom() throws Exception {
         ByteBuffer dst = ByteBuffer.allocate(4);
