@@ -70,8 +70,11 @@ final class TcpLane extends AbstractLane implements DirectPosting {
         this.channel = channel;
         this.settings = settings;
         this.ring = new ReplyRing(settings.queueDepth());
-        this.writer = new FrameWriter(channel,
-                settings.directWrites() ? DirectSocket.of(channel) : null,
+        // Only where a direct write can be made (epoll, no TLS): the first reference to DirectSocket
+        // binds libc, which TcpTransport does up front for those lanes, never on an event loop.
+        boolean direct = settings.directWrites() && !settings.security().tlsOn()
+                && channel instanceof io.netty.channel.unix.UnixChannel;
+        this.writer = new FrameWriter(channel, direct ? DirectSocket.of(channel) : null,
                 () -> failed(new EndpointFailedException("tcp: the transport is closed")));
         this.directOperations = settings.directOperations();
         this.capabilities = new LaneCapabilities(Math.min(COPY_MAX, maxFragment), 0, maxFragment, false,
