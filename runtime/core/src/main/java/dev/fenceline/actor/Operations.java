@@ -231,8 +231,8 @@ final class Operations implements LaneSlots.Answers, RequestPoster.Outcomes {
         }
         Request r = f.request();
         log.debug("endpoint {}: {} failed: {}", channel.name(), r, e.getMessage());
-        if (r.error == null) {
-            r.error = e;
+        if (r.error == null || e instanceof OutcomeUnknownException && !(r.error instanceof OutcomeUnknownException)) {
+            r.error = e; // the first error, unless a later fragment's outcome is unknown: then so is the request's
         }
         fragmentDone(r, 0);
     }
@@ -401,21 +401,27 @@ final class Operations implements LaneSlots.Answers, RequestPoster.Outcomes {
     void restart(ReplayPlanner.Restart x) {
         Request r = x.request();
         if (x.mayHaveApplied()) { // this copy may have applied: its scope joins the earlier ones'
-            r.riskScope = x.scope() == null || r.riskScope != null && !r.riskScope.equals(x.scope())
-                    ? Request.MIXED_SCOPES : x.scope();
+            r.riskScope = Request.joinScopes(r.riskScope, x.scope());
+        }
+        if (x.mayStillApply()) {
+            r.stillApplyScope = Request.joinScopes(r.stillApplyScope, x.scope());
         }
         r.mayHaveApplied |= x.mayHaveApplied();
-        r.mayStillApply |= x.mayStillApply();
-        // Judged on every copy so far, not this one's alone: one re-sent and then withdrawn says
-        // nothing of the first, which a lane of another scope would apply a second time.
-        x = new ReplayPlanner.Restart(r, x.fragments(), r.mayHaveApplied, r.mayStillApply, r.riskScope, x.overtaken());
         if (unordered != null) {
             return; // the endpoint ends with this change: nothing more goes out; it fails with the rest
         }
         int lane = slots.pick(r, r.opClass(settings));
         Object scope = lane < 0 ? null : slots.table().connection(lane).exactlyOnceScope();
         String at = String.format(" at 0x%x", r.remoteAddress);
-        switch (ReplayPlanner.verdict(x, lane, scope)) {
+        // Judged on every copy so far, not this one's alone: one re-sent and then withdrawn says
+        // nothing of the first, which a lane of another scope would apply a second time. A copy that
+        // may still apply late needs a lane of its own scope; one that may have applied, for what is
+        // not idempotent, a lane of the scope of every such copy.
+        ReplayPlanner.Verdict verdict = r.stillApplyScope != null && (lane < 0
+                || !r.stillApplyScope.equals(scope)) ? ReplayPlanner.Verdict.UNORDERED
+                : ReplayPlanner.verdict(new ReplayPlanner.Restart(r, x.fragments(), r.mayHaveApplied, false,
+                        r.riskScope, x.overtaken()), lane, scope);
+        switch (verdict) {
             case OUTCOME_UNKNOWN -> refuse(r, ReplayPlanner.unknown(x, r.kind + at));
             case UNORDERED -> {
                 refuse(r, ReplayPlanner.mayApplyLate(r.kind + at));

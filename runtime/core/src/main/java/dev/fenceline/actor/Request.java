@@ -88,15 +88,24 @@ public final class Request {
     boolean mayHaveApplied;
     /** A put of several fragments of which one was applied: failing it must not say it was not applied. */
     boolean partlyApplied;
-    /** Whether a copy a given-up connection had may still be applied later (kept across restarts). */
-    boolean mayStillApply;
     /**
      * The exactly-once scope of the copies that may have been applied ({@link #MIXED_SCOPES} if they
      * span several, or one had none), kept across restarts: only a lane of that scope recognizes them.
      */
     Object riskScope;
-    /** A {@link #riskScope} no lane's scope equals. */
+    /** The same, of the copies that may still be applied later; null while there is none. */
+    Object stillApplyScope;
+    /** A scope no lane's scope equals. */
     static final Object MIXED_SCOPES = new Object();
+
+    /**
+     * @param soFar the scope of earlier copies, or null
+     * @param copy the scope of one more (null: none)
+     * @return the scope of them all
+     */
+    static Object joinScopes(Object soFar, Object copy) {
+        return copy == null || soFar != null && !soFar.equals(copy) ? MIXED_SCOPES : copy;
+    }
     /** Fragments on given-up connections that will still answer ({@code Revocation.Fate.ANSWER_FOLLOWS}). */
     int held;
     /**

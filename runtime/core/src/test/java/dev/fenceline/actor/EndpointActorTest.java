@@ -191,6 +191,19 @@ class EndpointActorTest {
         e = org.junit.jupiter.api.Assertions.assertThrows(java.util.concurrent.ExecutionException.class,
                 () -> whole.get(1, java.util.concurrent.TimeUnit.SECONDS));
         org.junit.jupiter.api.Assertions.assertInstanceOf(dev.fenceline.EndpointFailedException.class, e.getCause());
+
+        CompletableFuture<Void> mixed = facade.put(ByteBuffer.allocate(2 << 16), key.baseAddress(), key)
+                .toCompletableFuture(); // one fragment refused first, the other's outcome unknown after
+        settle(kit);
+        kit.run(new LaneProtocol.OpFailed(1, l1.id, l1.ops.get(8).token(),
+                new dev.fenceline.EndpointFailedException("refused, not applied")));
+        kit.run(new LaneProtocol.OpFailed(1, l1.id, l1.ops.get(9).token(),
+                new dev.fenceline.OutcomeUnknownException("the copy may have landed")));
+        settle(kit);
+        e = org.junit.jupiter.api.Assertions.assertThrows(java.util.concurrent.ExecutionException.class,
+                () -> mixed.get(1, java.util.concurrent.TimeUnit.SECONDS));
+        org.junit.jupiter.api.Assertions.assertInstanceOf(dev.fenceline.OutcomeUnknownException.class, e.getCause(),
+                "an unknown fragment makes the request's outcome unknown, whichever error came first");
     }
 
     @Test
