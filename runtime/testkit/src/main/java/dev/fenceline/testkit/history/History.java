@@ -142,6 +142,22 @@ public final class History {
         });
     }
 
+    /**
+     * An implicit operation completes with the next flush; the flush's failure is the first error of
+     * any implicit operation before it, not necessarily this one's: recorded as an unknown outcome
+     * (the stage passed on keeps the flush's own).
+     */
+    private CompletionStage<Void> trackImplicit(Op op, CompletionStage<Void> flush) {
+        return flush.whenComplete((v, e) -> {
+            event(op.id(), Event.Kind.COMPLETED, Event.NO_LANE, -1);
+            Throwable cause = e instanceof java.util.concurrent.CompletionException c && c.getCause() != null
+                    ? c.getCause() : e;
+            outcomes.put(op.id(), new Outcome(completionOrder.incrementAndGet(), 0, null, cause == null ? null
+                    : new dev.fenceline.OutcomeUnknownException("the flush after this implicit operation failed: "
+                            + cause.getMessage(), cause)));
+        });
+    }
+
     private final class Recording implements Endpoint {
         private final Endpoint ep;
         private final int id;
@@ -240,7 +256,7 @@ public final class History {
             // just before it. Chained, not side by side: a stage runs its dependents last-in first.
             CompletionStage<Void> done = traced(op, ep::flush);
             for (Op i : implicit) {
-                done = track(i, done, null);
+                done = trackImplicit(i, done);
             }
             return track(op, done, null);
         }

@@ -203,7 +203,7 @@ public final class HistoryChecker {
         if (a.kind() != Op.Kind.PUT || b.kind() == Op.Kind.GET) {
             return false;
         }
-        long bLength = b.kind() == Op.Kind.PUT ? b.length() : 8;
+        long bLength = b.length() > 0 ? b.length() : 8; // an atomic's width, where it was recorded
         return a.address() < b.address() + bLength && b.address() < a.address() + a.length();
     }
 

@@ -315,6 +315,25 @@ class HistoryCheckerTest {
         assertDoesNotThrow(() -> HistoryChecker.of(unknown).assertExactlyOnce(a -> 0));
     }
 
+    /**
+     * An implicit operation completes with the next flush, whose error is the first of any implicit
+     * operation before it: an ADD applied, a put refused, the flush failing with the refusal. The
+     * ADD's recorded outcome is unknown, not the put's "not applied".
+     */
+    @Test
+    void anImplicitOperationIsNotJudgedByAnotherOnesRefusal() {
+        History h = new History();
+        Scripted s = new Scripted();
+        Endpoint ep = h.record(s);
+        ep.atomicPostImplicit64(AtomicOp.ADD, 0x1000, key, 5);
+        ep.putImplicit(ByteBuffer.wrap(new byte[] {1}), 0x1008, key);
+        ep.flush();
+        s.pending.get(s.pending.size() - 1).completeExceptionally(new dev.fenceline.RemoteAccessException(
+                dev.fenceline.RemoteAccessException.Reason.REGION_CLOSED, "the put's region closed"));
+        assertDoesNotThrow(() -> HistoryChecker.of(h).assertExactlyOnce(a -> 5).assertOutcomesTruthful());
+        assertDoesNotThrow(() -> HistoryChecker.of(h).assertExactlyOnce(a -> 0), "or not applied: unknown");
+    }
+
     @Test
     void aRefusalAboutAnAppliedPutIsCaught() {
         History h = new History();
