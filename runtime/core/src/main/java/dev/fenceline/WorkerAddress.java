@@ -134,6 +134,8 @@ public final class WorkerAddress {
                 throw malformed(bytes, in.remaining() + " trailing bytes");
             }
             return new WorkerAddress(id, new String(nameBytes, StandardCharsets.UTF_8), transports);
+        } catch (IllegalArgumentException e) { // a name of invalid UTF-8, whose replacements grew past the bound
+            throw malformed(bytes, e.getMessage());
         } catch (BufferUnderflowException e) {
             throw malformed(bytes, "truncated at byte " + in.position());
         }

@@ -194,21 +194,26 @@ public final class FencelineCluster implements Extension {
             return CompletableFuture.failedFuture(goneError(peer));
         }
         forgetWhenClosed(local);
-        return endpoints.compute(key, (k, existing) -> {
+        CompletableFuture<Endpoint> shared = endpoints.compute(key, (k, existing) -> {
             if (existing != null && (!existing.isDone() || usable(existing))) {
                 return existing;
             }
             if (existing != null && !existing.isCompletedExceptionally()) {
                 existing.join().close(); // failed: release it, the new one replaces it
             }
-            return local.connect(peer.address()).toCompletableFuture().thenApply(ep -> {
-                // Its member went while connecting. The worker listed ep before this runs, and the directory
-                // publishes gone workers before it lists the endpoints to abort: this or the directory aborts it.
-                if (view.get().gone().contains(peerId)) {
-                    ep.abort("cluster member " + peer.member() + " is gone");
+            return local.connect(peer.address()).toCompletableFuture();
+        });
+        return shared.thenApply(ep -> { // outside compute: it may remove the entry
+            // Its member went while connecting. The worker listed ep before this runs, and the directory
+            // publishes gone workers before it lists the endpoints to abort: this or the directory aborts
+            // it, and this or the directory's release finds the entry.
+            if (view.get().gone().contains(peerId)) {
+                ep.abort("cluster member " + peer.member() + " is gone");
+                if (endpoints.remove(key, shared)) {
+                    release(shared);
                 }
-                return ep;
-            });
+            }
+            return ep;
         });
     }
 
@@ -234,17 +239,20 @@ public final class FencelineCluster implements Extension {
         for (java.util.Iterator<Map.Entry<Pair, CompletableFuture<Endpoint>>> it = endpoints.entrySet().iterator();
                 it.hasNext();) {
             Map.Entry<Pair, CompletableFuture<Endpoint>> e = it.next();
-            if (peers.contains(e.getKey().peer())) {
-                it.remove();
-                release(e.getValue());
+            if (peers.contains(e.getKey().peer()) && endpoints.remove(e.getKey(), e.getValue())) {
+                release(e.getValue()); // only the one removed: a connect may have put another since
             }
         }
     }
 
-    /** Closes a shared endpoint once it is connected; a connect that failed left nothing to close. */
+    /**
+     * Closes a shared endpoint once it is connected (a connect that failed left nothing to close),
+     * after its abort was handled: a flush queued now fails behind it, and only then does the close
+     * mark it closing, so that a held reference never sees 'closed' where it should see why it failed.
+     */
     private static void release(CompletableFuture<Endpoint> shared) {
         if (shared != null) {
-            shared.thenAccept(Endpoint::close);
+            shared.thenAccept(ep -> ep.flush().whenComplete((v, e) -> ep.close()));
         }
     }
 

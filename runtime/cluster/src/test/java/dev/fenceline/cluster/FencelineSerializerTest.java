@@ -159,5 +159,10 @@ class FencelineSerializerTest {
         assertTrue(e.getMessage().contains("at most 1024 UTF-8 bytes, not 1026"), e.getMessage());
         WorkerAddress longest = new WorkerAddress(UUID.randomUUID(), "n".repeat(1024), Map.of());
         assertEquals(longest, WorkerAddress.fromBytes(longest.toBytes()));
+        byte[] bytes = longest.toBytes(); // its name's 1,024 bytes made invalid UTF-8: each read as U+FFFD (3 bytes)
+        int at = new String(bytes, java.nio.charset.StandardCharsets.ISO_8859_1).indexOf("nnnn");
+        Arrays.fill(bytes, at, at + 1024, (byte) 0xff);
+        assertThrows(dev.fenceline.FencelineException.class, () -> WorkerAddress.fromBytes(bytes),
+                "refused as malformed, as the decoder's contract says");
     }
 }
