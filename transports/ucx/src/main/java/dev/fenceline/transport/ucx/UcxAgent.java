@@ -383,19 +383,25 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
     private void peerGone(UUID id) {
         UcxPeer p = wiring.peerOf(id);
         if (p != null) {
-            peerEnded(p, new EndpointFailedException("ucx: the process of peer worker " + id + " is gone"));
+            peerEnded(p, new EndpointFailedException("ucx: the process of peer worker " + id + " is gone"), true);
         }
     }
 
-    /** A peer worker said it closed (wireup's LEAVING): it applies nothing more, as if its process had gone. */
+    /**
+     * A peer worker said it closed (wireup's LEAVING): its target applies nothing more, as if its
+     * process had gone; but its process lives, so a transfer UCT still holds may land.
+     */
     void peerLeft(UcxPeer p) {
         LOG.debug("ucx {}: peer worker {} closed", workerName, p.id);
-        peerEnded(p, new EndpointFailedException("ucx: peer worker " + p.id + " closed"));
+        peerEnded(p, new EndpointFailedException("ucx: peer worker " + p.id + " closed"), false);
     }
 
-    private void peerEnded(UcxPeer p, EndpointFailedException why) {
+    private void peerEnded(UcxPeer p, EndpointFailedException why, boolean processGone) {
         p.dead = true;
         for (UcxChannel c : List.copyOf(p.originChannels)) {
+            for (UcxLane l : c.lanes) {
+                l.processGone |= processGone;
+            }
             channelFailed(c, why, true);
         }
         for (UcxChannel c : new ArrayList<>(p.replyChannels.values())) {
@@ -472,7 +478,9 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
             }
         };
         while (data.hardwareInFlight() > 0 && System.nanoTime() < until) {
-            worker.progress();
+            if (worker.progress() == 0) {
+                Thread.yield(); // the transfer waits for its peer: not a core's worth of spinning
+            }
             worker.drain(completionsOnly);
         }
         reportTouched();

@@ -388,6 +388,11 @@ final class UcxDataPath {
         }
     }
 
+    /** @return hardware operations handed to UCT and not complete, on every channel */
+    int hardwareInFlight() {
+        return inFlight.size();
+    }
+
     /**
      * A hardware operation that was in flight completed.
      *
@@ -395,11 +400,6 @@ final class UcxDataPath {
      * @param status how
      * @param value a fetched value
      */
-    /** @return hardware operations handed to UCT and not complete, on every channel */
-    int hardwareInFlight() {
-        return inFlight.size();
-    }
-
     void completed(long token, int status, long value) {
         UcxOp op = inFlight.remove(token);
         if (op == null) {

@@ -76,6 +76,8 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
     private volatile boolean wantReady;
     /** The lane's peer process is gone (set by the agent before it fails the lane). */
     volatile boolean peerDead;
+    /** Its process is gone, not only its worker (set by the agent before it fails the lane). */
+    volatile boolean processGone;
     /** The lane's channel failed: nothing more is sent on it (UCT still completes what the hardware has). */
     volatile boolean channelFailed;
 
@@ -346,7 +348,9 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
             // it. Read before, a close landing in between would find nothing revoked to sweep, and
             // this would then hold answers that never come.
             dead = peerDead;
-            fates = ledger.revoke(dead, channelFailed, agent.closed());
+            // A transfer UCT still holds stops only with the peer's process (a closed worker's process
+            // still takes a cma copy).
+            fates = ledger.revoke(dead, channelFailed && processGone, agent.closed());
         }
         ledger.reportRevoked(fates, this, dead);
         return fates;

@@ -262,11 +262,12 @@ final class UcxLaneLedger {
      * copy sent again) and will not be by a dead one. One handed to the hardware is held: UCT
      * completes it, even on a failed channel, whose endpoint the agent keeps until then (a copy
      * under way may still land, so its completion, not the failure, says what became of it); but
-     * a dead peer's on a failed channel applies nothing more, and once the agent closed no
+     * one whose peer's process is gone (not only its worker) applies nothing more, and once the agent closed no
      * completion comes, so such an operation may still apply.
      *
      * @param dead whether the peer process is gone (read under the monitor)
-     * @param failed whether the lane's channel failed (read under the monitor)
+     * @param failed whether the lane's channel failed with the peer's process gone (read under the
+     *     monitor): what the hardware had then stops
      * @param closed whether the agent closed (read under the monitor: it is set before the agent's
      *     held-answer sweep takes the monitor, so one of the two sees the other)
      * @return the fates, and the direct messages' counts for {@link #reportRevoked}

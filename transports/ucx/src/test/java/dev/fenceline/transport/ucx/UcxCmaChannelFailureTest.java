@@ -34,7 +34,7 @@ class UcxCmaChannelFailureTest {
      * Large, one transfer (fragments as large), and moved 4 KiB per progress call: the copy takes
      * many passes of the agent.
      */
-    private static final int SIZE = 16 << 20;
+    private static final int SIZE = 32 << 20;
 
     @BeforeAll
     static void ucx() {
@@ -47,8 +47,8 @@ class UcxCmaChannelFailureTest {
                 fenceline.transports = [ucx]
                 fenceline.transport.ucx.tls = [posix, cma]
                 fenceline.transport.ucx.uct.cma { SCOPY_SEG_SIZE = 4K }
-                fenceline.transport.ucx.max-fragment = 16MiB
-                fenceline.protocol.fragment-size = 16MiB
+                fenceline.transport.ucx.max-fragment = 32MiB
+                fenceline.protocol.fragment-size = 32MiB
                 """))) {
             Worker a = await(f.newWorker("a"));
             Worker b = await(f.newWorker("b"));
@@ -109,8 +109,8 @@ class UcxCmaChannelFailureTest {
                 fenceline.transports = [ucx]
                 fenceline.transport.ucx.tls = [posix, cma]
                 fenceline.transport.ucx.uct.cma { SCOPY_SEG_SIZE = 4K }
-                fenceline.transport.ucx.max-fragment = 16MiB
-                fenceline.protocol.fragment-size = 16MiB
+                fenceline.transport.ucx.max-fragment = 32MiB
+                fenceline.protocol.fragment-size = 32MiB
                 """))) {
             Worker a = await(f.newWorker("a"));
             Worker b = await(f.newWorker("b"));
