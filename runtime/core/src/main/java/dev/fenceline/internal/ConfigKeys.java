@@ -65,7 +65,8 @@ public final class ConfigKeys {
      * @throws ConfigurationException listing every unknown key, if the setting is {@code error}
      */
     public static void check(Config config, Config reference) {
-        String mode = config.hasPath(ROOT + ".unknown-keys") ? config.getString(ROOT + ".unknown-keys") : "error";
+        String mode = config.hasPath(ROOT + ".unknown-keys")
+                ? config.getString(ROOT + ".unknown-keys").trim().toLowerCase(java.util.Locale.ROOT) : "error";
         if (!List.of("error", "warn", "ignore").contains(mode)) {
             throw new ConfigurationException("fenceline.unknown-keys = " + mode + ": expected error, warn or ignore");
         }

@@ -213,9 +213,10 @@ public record FencelineSettings(List<String> transports, boolean lanesFromEveryT
                 r.durationIn("stat.interval", Duration.ofMillis(10), Duration.ofHours(1)),
                 r.intIn("stat.counters", 64, 1 << 20));
         String dispatcher = r.string("dispatcher").trim();
-        if (!dispatcher.isEmpty() && !root.hasPath(dispatcher)) {
+        if (!dispatcher.isEmpty() && !dispatcherAt(root, dispatcher)) {
             throw r.invalid("dispatcher", dispatcher, "empty (the actor system's default dispatcher) or the path of a"
-                    + " dispatcher's configuration, outside the fenceline section (there is none at " + dispatcher + ")");
+                    + " dispatcher's configuration, outside the fenceline section (there is no object at " + dispatcher
+                    + " outside it)");
         }
         Actors actors = new Actors(dispatcher, r.bool("coordinated-shutdown"));
         Duration parkMin = r.durationIn("progress.idle-park-min", Duration.ofNanos(1), Duration.ofMillis(1));
@@ -234,9 +235,30 @@ public record FencelineSettings(List<String> transports, boolean lanesFromEveryT
             throw r.invalid("exactly-once.entries", Long.toString(entries), "an integer in [entries-per-peer = "
                     + perPeer + ", 2^36]");
         }
-        ExactlyOnce once = new ExactlyOnce(r.intIn("exactly-once.window", 16, 1 << 26),
+        int window = r.intIn("exactly-once.window", 16, 1 << 26);
+        // Each fragment of a put is numbered, and the mark moves only when the whole put is done: a
+        // window smaller than the largest put's fragments refuses the tail of such a put, after its
+        // head was applied.
+        long largestPut = (Integer.MAX_VALUE + (long) fragment - 1) / fragment;
+        if (window < largestPut) {
+            throw r.invalid("exactly-once.window", Integer.toString(window), "at least " + largestPut + ", the"
+                    + " fragments of the largest put (2 GiB) at fenceline.protocol.fragment-size = " + fragment);
+        }
+        ExactlyOnce once = new ExactlyOnce(window,
                 r.durationIn("exactly-once.linger", Duration.ofSeconds(1), Duration.ofDays(1)), perPeer, entries);
         return new FencelineSettings(List.copyOf(transports), every, fence, error, connectTimeout, submitBatch, keepalive,
                 keepaliveTimeout, keepaliveIdle, shortMax, bw, fragment, jmx, handlerBound, stat, actors, progress, once, r.keysRead());
+    }
+
+    /** Whether {@code path} names an object outside the fenceline section (a malformed path does not). */
+    private static boolean dispatcherAt(Config root, String path) {
+        if (path.equals("fenceline") || path.startsWith("fenceline.")) {
+            return false;
+        }
+        try {
+            return root.hasPath(path) && root.getValue(path).valueType() == com.typesafe.config.ConfigValueType.OBJECT;
+        } catch (com.typesafe.config.ConfigException e) {
+            return false; // not a path: "a..b", "a."
+        }
     }
 }

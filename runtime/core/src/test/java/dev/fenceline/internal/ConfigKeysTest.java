@@ -30,6 +30,14 @@ class ConfigKeysTest {
     }
 
     @Test
+    void theUnknownKeysModeIsReadAsEveryOneOfKeyIsWhateverItsCase() {
+        org.junit.jupiter.api.Assertions.assertDoesNotThrow(() -> ConfigKeys.check(user("fenceline.unknown-keys = WARN"),
+                REFERENCE));
+        org.junit.jupiter.api.Assertions.assertDoesNotThrow(() -> ConfigKeys.check(user(
+                "fenceline.unknown-keys = \" Ignore \"\nfenceline.fence.mdoe = strong"), REFERENCE));
+    }
+
+    @Test
     void aTypoIsNamedWithTheKeyItMeant() {
         List<String> problems = ConfigKeys.unknown(user("fenceline.fence.mdoe = strong"), REFERENCE);
         assertEquals(1, problems.size(), problems.toString());

@@ -37,6 +37,29 @@ class FencelineSettingsTest {
         assertEquals(documented, new TreeSet<>(s.keysRead()));
     }
 
+    /**
+     * Values that passed before and misbehaved later: a fraction for an integer (silently cut), a
+     * dispatcher path that is malformed (a raw Typesafe exception) or inside the fenceline section,
+     * and a window smaller than the fragments of the largest put (its tail refused after its head
+     * was applied).
+     */
+    @Test
+    void valuesThatWouldMisbehaveLaterAreRefusedNamingTheirKey() {
+        for (String[] bad : new String[][] {{"fenceline.endpoint.submit-batch = 2.9", "endpoint.submit-batch"},
+                {"fenceline.dispatcher = \"my-dispatcher.\"", "dispatcher"},
+                {"fenceline.dispatcher = fenceline.stat", "dispatcher"},
+                {"fenceline.exactly-once.window = 4096", "exactly-once.window"},
+                {"fenceline.exactly-once.window = 1048576\nfenceline.protocol.fragment-size = 1KiB",
+                    "exactly-once.window"}}) {
+            ConfigurationException e = assertThrows(ConfigurationException.class,
+                    () -> FencelineSettings.fromConfig(with(bad[0])), bad[0]);
+            assertTrue(e.getMessage().startsWith("fenceline." + bad[1]), e.getMessage());
+        }
+        assertEquals(8192, FencelineSettings.fromConfig(with("fenceline.exactly-once.window = 8192"))
+                .exactlyOnce().window(), "2 GiB in 256 KiB fragments");
+        FencelineSettings.fromConfig(with("fenceline.endpoint.submit-batch = 4.0")); // integral: taken
+    }
+
     @Test
     void defaultsResolve() {
         FencelineSettings s = FencelineSettings.fromConfig(reference());

@@ -89,6 +89,7 @@ public final class ConfigReader {
      * @return the value
      */
     public int intIn(String key, int min, int max) {
+        integral(key);
         int v = get(key, () -> config.getInt(key));
         if (v < min || v > max) {
             throw invalid(key, Integer.toString(v), "an integer in [" + min + ", " + max + "]");
@@ -101,7 +102,17 @@ public final class ConfigReader {
      * @return the value
      */
     public long longValue(String key) {
+        integral(key);
         return get(key, () -> config.getLong(key));
+    }
+
+    /** An integer key given a fraction is refused: Typesafe Config would drop the fraction silently. */
+    private void integral(String key) {
+        Number n = get(key, () -> config.getNumber(key));
+        if ((n instanceof Double || n instanceof Float || n instanceof java.math.BigDecimal)
+                && n.doubleValue() != Math.rint(n.doubleValue())) {
+            throw invalid(key, n.toString(), "an integer");
+        }
     }
 
     /**

@@ -46,7 +46,16 @@ record ShmSettings(Path directory, int ringSize, int maxFragment, int queueDepth
 
     static ShmSettings fromSection(Config section) {
         ConfigReader r = new ConfigReader(section.atPath(SECTION), SECTION);
-        Path directory = Path.of(r.string("directory"));
+        String dir = r.string("directory").trim();
+        Path directory;
+        try {
+            directory = Path.of(dir);
+        } catch (java.nio.file.InvalidPathException e) {
+            throw r.invalid("directory", dir, "an absolute path (" + e.getReason() + ")");
+        }
+        if (!directory.isAbsolute()) { // "" would be the working directory, on whatever disk that is
+            throw r.invalid("directory", dir, "an absolute path, of a memory file system such as /dev/shm");
+        }
         long ring = r.bytesIn("ring-size", MIN_RING_SIZE, 1L << 30);
         if (Long.bitCount(ring) != 1) {
             throw r.invalid("ring-size", Long.toString(ring), "a power of two");
@@ -68,6 +77,10 @@ record ShmSettings(Path directory, int ringSize, int maxFragment, int queueDepth
         Duration quarantine = r.durationIn("registration-quarantine", Duration.ofMillis(1), Duration.ofMinutes(10));
         Duration unblock = r.durationIn("inbox-unblock-after", Duration.ofMillis(100), Duration.ofHours(1));
         long backlog = r.bytesIn("max-backlog", 1 << 20, 1L << 40);
+        if (backlog < (long) maxFragment + MESSAGE_OVERHEAD) { // else the first get answer that waits drops the peer
+            throw r.invalid("max-backlog", Long.toString(backlog), "at least max-fragment + " + MESSAGE_OVERHEAD + " = "
+                    + ((long) maxFragment + MESSAGE_OVERHEAD) + " (one answer of a get)");
+        }
         return new ShmSettings(directory, (int) ring, maxFragment, queueDepth, idle, parkMin, parkMax, connect, liveness, cma,
                 registrations, lanes, quarantine, unblock, backlog, r.keysRead());
     }

@@ -63,7 +63,16 @@ public record SimSettings(long seed, List<SimLaneSpec> lanes, int maxFragment, i
                 directAccess, connectTimeout, r.keysRead());
     }
 
+    /** The keys a lane entry may have (list elements are not checked against reference.conf). */
+    private static final Set<String> LANE_KEYS = Set.of("types", "min-delay", "max-delay", "protocol", "revocable");
+
     private static SimLaneSpec lane(Config c, String where) {
+        for (String k : c.root().keySet()) {
+            if (!LANE_KEYS.contains(k)) {
+                throw new ConfigurationException(where + "." + k + " is not a lane setting: expected " + new java.util
+                        .TreeSet<>(LANE_KEYS));
+            }
+        }
         try {
             Set<LaneType> types = EnumSet.noneOf(LaneType.class);
             for (String t : c.getStringList("types")) {
