@@ -259,7 +259,7 @@ final class Operations implements LaneSlots.Answers, RequestPoster.Outcomes {
         if (error == null) {
             r.succeed(value); // the user's callbacks run here (a future keeps their exceptions)
         } else {
-            r.fail(r.partlyApplied ? truthful(r, error) : error); // else a refusal here is the target's word
+            r.fail(r.partlyApplied ? r.truthful(error) : error); // else a refusal here is the target's word
         }
         TakenBack.completed(r);
         channel.grant().completing(false);
@@ -271,7 +271,7 @@ final class Operations implements LaneSlots.Answers, RequestPoster.Outcomes {
     public void refuse(Request r, FencelineException e) {
         retire(r);
         counters.increment(Counter.FAILED);
-        r.fail(truthful(r, e));
+        r.fail(r.truthful(e));
         TakenBack.completed(r);
     }
 
@@ -400,13 +400,7 @@ final class Operations implements LaneSlots.Answers, RequestPoster.Outcomes {
      */
     void restart(ReplayPlanner.Restart x) {
         Request r = x.request();
-        if (x.mayHaveApplied()) { // this copy may have applied: its scope joins the earlier ones'
-            r.riskScope = Request.joinScopes(r.riskScope, x.scope());
-        }
-        if (x.mayStillApply()) {
-            r.stillApplyScope = Request.joinScopes(r.stillApplyScope, x.scope());
-        }
-        r.mayHaveApplied |= x.mayHaveApplied();
+        r.copyGivenUp(x.mayHaveApplied(), x.mayStillApply(), x.scope());
         if (unordered != null) {
             return; // the endpoint ends with this change: nothing more goes out; it fails with the rest
         }
@@ -488,28 +482,12 @@ final class Operations implements LaneSlots.Answers, RequestPoster.Outcomes {
         for (Request r : victims) {
             if (!r.done) {
                 counters.increment(Counter.FAILED);
-                r.fail(truthful(r, e));
+                r.fail(r.truthful(e));
             }
         }
         for (Request f : flushVictims) {
             f.fail(e);
         }
         channel.direct().fail(e);
-    }
-
-    /**
-     * @param r a request that fails
-     * @param e why
-     * @return {@code e}, or an {@link OutcomeUnknownException} with it as the cause if a copy of
-     *     {@code r} may have been applied (or may still be): then it did not fail unapplied
-     */
-    static FencelineException truthful(Request r, FencelineException e) {
-        return (r.mayHaveApplied || r.partlyApplied) && !(e instanceof OutcomeUnknownException) ? unknown(r, e) : e;
-    }
-
-    private static OutcomeUnknownException unknown(Request r, FencelineException e) {
-        return new OutcomeUnknownException(r.kind + String.format(" at 0x%x", r.remoteAddress) + (r.partlyApplied
-                ? " was partly applied (some of its fragments were): " : " may have been applied, or may still be, by"
-                + " a lane the endpoint lost: ") + e.getMessage(), e);
     }
 }

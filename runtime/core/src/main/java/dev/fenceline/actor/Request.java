@@ -99,12 +99,40 @@ public final class Request {
     static final Object MIXED_SCOPES = new Object();
 
     /**
-     * @param soFar the scope of earlier copies, or null
-     * @param copy the scope of one more (null: none)
-     * @return the scope of them all
+     * A copy of it on a connection the endpoint gave up: what that copy may do is kept for every
+     * later restart, so that each is judged on all of them.
+     *
+     * @param mayHave whether the copy may have been applied
+     * @param mayStill whether it may still be applied later
+     * @param scope the exactly-once scope of the copy's lane (null: none)
      */
-    static Object joinScopes(Object soFar, Object copy) {
+    void copyGivenUp(boolean mayHave, boolean mayStill, Object scope) {
+        if (mayHave) {
+            riskScope = joinScopes(riskScope, scope);
+        }
+        if (mayStill) {
+            stillApplyScope = joinScopes(stillApplyScope, scope);
+        }
+        mayHaveApplied |= mayHave;
+    }
+
+    private static Object joinScopes(Object soFar, Object copy) {
         return copy == null || soFar != null && !soFar.equals(copy) ? MIXED_SCOPES : copy;
+    }
+
+    /**
+     * @param e why it fails
+     * @return {@code e}, or an {@link dev.fenceline.OutcomeUnknownException} with it as the cause if
+     *     a copy may have been applied (or may still be), or some of its fragments were: then it did
+     *     not fail unapplied
+     */
+    FencelineException truthful(FencelineException e) {
+        if (!(mayHaveApplied || partlyApplied) || e instanceof dev.fenceline.OutcomeUnknownException) {
+            return e;
+        }
+        return new dev.fenceline.OutcomeUnknownException(kind + String.format(" at 0x%x", remoteAddress)
+                + (partlyApplied ? " was partly applied (some of its fragments were): " : " may have been applied, or"
+                + " may still be, by a lane the endpoint lost: ") + e.getMessage(), e);
     }
     /** Fragments on given-up connections that will still answer ({@code Revocation.Fate.ANSWER_FOLLOWS}). */
     int held;

@@ -164,9 +164,9 @@ class ReplayPlannerTest {
 
         partly.mayHaveApplied |= p.mayHaveApplied();
         EndpointFailedException noRoom = new EndpointFailedException("lane 0 takes at most 128 bytes");
-        assertInstanceOf(OutcomeUnknownException.class, Operations.truthful(partly, noRoom),
+        assertInstanceOf(OutcomeUnknownException.class, partly.truthful(noRoom),
                 "refused after its restart: its applied fragments make the outcome unknown");
-        assertSame(noRoom, Operations.truthful(whole, noRoom));
+        assertSame(noRoom, whole.truthful(noRoom));
     }
 
     private Request get(long epoch, long seq) {
