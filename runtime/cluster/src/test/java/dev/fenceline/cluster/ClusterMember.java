@@ -38,6 +38,25 @@ public final class ClusterMember {
      * @param port the port to bind, or 0
      * @return the configuration of a test member
      */
+    /**
+     * A member of a cluster of its own: joined to itself, and up.
+     *
+     * @param system a cluster actor system made with {@link #config}
+     * @return its cluster
+     * @throws InterruptedException if interrupted while waiting
+     */
+    static Cluster joinedToItself(ActorSystem<?> system) throws InterruptedException {
+        Cluster cluster = Cluster.get(system);
+        cluster.manager().tell(org.apache.pekko.cluster.typed.Join.create(cluster.selfMember().address()));
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (cluster.selfMember().status() != MemberStatus.up() && System.nanoTime() < until) {
+            Thread.sleep(20); // the test's thread, not an actor
+        }
+        org.junit.jupiter.api.Assertions.assertEquals(MemberStatus.up(), cluster.selfMember().status(),
+                "this member joined itself");
+        return cluster;
+    }
+
     static Config config(String seed, int port) {
         return ConfigFactory.parseString((seed == null ? "" : "pekko.cluster.seed-nodes = [\"" + seed + "\"]\n")
                 + "pekko.remote.artery.canonical.port = " + port)

@@ -21,7 +21,6 @@ import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.cluster.ClusterEvent;
 import org.apache.pekko.cluster.MemberStatus;
 import org.apache.pekko.cluster.typed.Cluster;
-import org.apache.pekko.cluster.typed.Join;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -171,14 +170,7 @@ class DirectoryTest {
 
     private Member member() throws InterruptedException {
         system = ActorSystem.create(Behaviors.empty(), "directory-test", ClusterMember.config(null, 0));
-        Cluster cluster = Cluster.get(system);
-        cluster.manager().tell(Join.create(cluster.selfMember().address()));
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (cluster.selfMember().status() != MemberStatus.up() && System.nanoTime() < until) {
-            Thread.sleep(20); // the test's thread, not an actor
-        }
-        assertEquals(MemberStatus.up(), cluster.selfMember().status(), "this member joined itself");
-        return new Member(cluster);
+        return new Member(ClusterMember.joinedToItself(system));
     }
 
     /** A stand-in's method this test does not expect the directory to call: the test fails, naming it. */

@@ -14,7 +14,6 @@ import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.cluster.ClusterEvent;
 import org.apache.pekko.cluster.MemberStatus;
 import org.apache.pekko.cluster.typed.Cluster;
-import org.apache.pekko.cluster.typed.Join;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -29,13 +28,7 @@ class GoneMemberEndpointsTest {
     void theSharedEndpointsToAGoneMembersWorkersAreClosed() throws Exception {
         ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), "fenceline-test", ClusterMember.config(null, 0));
         try {
-            Cluster cluster = Cluster.get(system);
-            cluster.manager().tell(Join.create(cluster.selfMember().address()));
-            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (cluster.selfMember().status() != MemberStatus.up() && System.nanoTime() < until) {
-                Thread.sleep(20); // the test's thread, not an actor
-            }
-            assertEquals(MemberStatus.up(), cluster.selfMember().status(), "this member joined itself");
+            Cluster cluster = ClusterMember.joinedToItself(system);
             FencelineCluster fc = FencelineCluster.get(system);
             Worker a = Fenceline.get(system).newWorker("a").toCompletableFuture().get(30, TimeUnit.SECONDS);
             Worker b = Fenceline.get(system).newWorker("b").toCompletableFuture().get(30, TimeUnit.SECONDS);
@@ -47,7 +40,7 @@ class GoneMemberEndpointsTest {
             Adapter.toClassic(system).actorSelection("/system/fenceline-cluster").tell(new Directory.MemberChanged(
                     new ClusterEvent.MemberDowned(cluster.selfMember().copy(MemberStatus.down()))),
                     org.apache.pekko.actor.ActorRef.noSender());
-            until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
             while (!a.endpoints().isEmpty() && System.nanoTime() < until) {
                 Thread.sleep(20);
             }

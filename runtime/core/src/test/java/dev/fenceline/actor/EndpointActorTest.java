@@ -8,7 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.typesafe.config.ConfigFactory;
 import dev.fenceline.AtomicOp;
 import dev.fenceline.ConfigurationException;
+import dev.fenceline.EndpointFailedException;
 import dev.fenceline.LaneType;
+import dev.fenceline.OutcomeUnknownException;
 import dev.fenceline.RemoteAccessException;
 import dev.fenceline.RemoteKey;
 import dev.fenceline.WorkerAddress;
@@ -170,40 +172,40 @@ class EndpointActorTest {
         settle(kit);
         assertEquals(4, l1.ops.size(), "four 64 KiB fragments");
         kit.run(new LaneProtocol.OpCompleted(1, l1.id, l1.ops.get(0).token(), 0));
-        for (int i = 1; i < 4; i++) {
-            kit.run(new LaneProtocol.OpFailed(1, l1.id, l1.ops.get(i).token(),
-                    new dev.fenceline.EndpointFailedException("refused, not applied")));
-        }
-        settle(kit);
-        java.util.concurrent.ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
-                java.util.concurrent.ExecutionException.class, () -> big.get(1, java.util.concurrent.TimeUnit.SECONDS));
-        org.junit.jupiter.api.Assertions.assertInstanceOf(dev.fenceline.OutcomeUnknownException.class, e.getCause());
-        assertTrue(e.getCause().getMessage().contains("was partly applied"), e.getCause().getMessage());
+        refuse(kit, l1, 1, 4);
+        Throwable partly = failure(big);
+        assertInstanceOf(OutcomeUnknownException.class, partly);
+        assertTrue(partly.getMessage().contains("was partly applied"), partly.getMessage());
 
         CompletableFuture<Void> whole = facade.put(ByteBuffer.allocate(4 << 16), key.baseAddress(), key)
                 .toCompletableFuture(); // none of its fragments applied: the refusal stands
         settle(kit);
-        for (int i = 4; i < 8; i++) {
-            kit.run(new LaneProtocol.OpFailed(1, l1.id, l1.ops.get(i).token(),
-                    new dev.fenceline.EndpointFailedException("refused, not applied")));
-        }
-        settle(kit);
-        e = org.junit.jupiter.api.Assertions.assertThrows(java.util.concurrent.ExecutionException.class,
-                () -> whole.get(1, java.util.concurrent.TimeUnit.SECONDS));
-        org.junit.jupiter.api.Assertions.assertInstanceOf(dev.fenceline.EndpointFailedException.class, e.getCause());
+        refuse(kit, l1, 4, 8);
+        assertInstanceOf(EndpointFailedException.class, failure(whole));
 
         CompletableFuture<Void> mixed = facade.put(ByteBuffer.allocate(2 << 16), key.baseAddress(), key)
                 .toCompletableFuture(); // one fragment refused first, the other's outcome unknown after
         settle(kit);
-        kit.run(new LaneProtocol.OpFailed(1, l1.id, l1.ops.get(8).token(),
-                new dev.fenceline.EndpointFailedException("refused, not applied")));
+        refuse(kit, l1, 8, 9);
         kit.run(new LaneProtocol.OpFailed(1, l1.id, l1.ops.get(9).token(),
-                new dev.fenceline.OutcomeUnknownException("the copy may have landed")));
+                new OutcomeUnknownException("the copy may have landed")));
         settle(kit);
-        e = org.junit.jupiter.api.Assertions.assertThrows(java.util.concurrent.ExecutionException.class,
-                () -> mixed.get(1, java.util.concurrent.TimeUnit.SECONDS));
-        org.junit.jupiter.api.Assertions.assertInstanceOf(dev.fenceline.OutcomeUnknownException.class, e.getCause(),
+        assertInstanceOf(OutcomeUnknownException.class, failure(mixed),
                 "an unknown fragment makes the request's outcome unknown, whichever error came first");
+    }
+
+    /** The target refuses lane 1's operations {@code from} to {@code to} (exclusive) as not applied. */
+    private static void refuse(BehaviorTestKit<EndpointProtocol.Command> kit, RecordingLane l1, int from, int to) {
+        for (int i = from; i < to; i++) {
+            kit.run(new LaneProtocol.OpFailed(1, l1.id, l1.ops.get(i).token(),
+                    new EndpointFailedException("refused, not applied")));
+        }
+        settle(kit);
+    }
+
+    private static Throwable failure(CompletableFuture<?> f) {
+        return org.junit.jupiter.api.Assertions.assertThrows(java.util.concurrent.ExecutionException.class,
+                () -> f.get(1, TimeUnit.SECONDS)).getCause();
     }
 
     @Test

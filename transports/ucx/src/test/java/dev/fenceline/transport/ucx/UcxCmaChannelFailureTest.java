@@ -36,6 +36,15 @@ class UcxCmaChannelFailureTest {
      */
     private static final int SIZE = 32 << 20;
 
+    /** posix and cma, one fragment per put, cma moving 4 KiB per progress call. */
+    private static final String CONFIG = """
+            fenceline.transports = [ucx]
+            fenceline.transport.ucx.tls = [posix, cma]
+            fenceline.transport.ucx.uct.cma { SCOPY_SEG_SIZE = 4K }
+            fenceline.transport.ucx.max-fragment = 32MiB
+            fenceline.protocol.fragment-size = 32MiB
+            """;
+
     @BeforeAll
     static void ucx() {
         UcxAssumptions.ucxAvailable();
@@ -43,13 +52,7 @@ class UcxCmaChannelFailureTest {
 
     @Test
     void aCopyUnderWayWhenItsChannelFailsIsAnsweredByItsCompletion() throws Exception {
-        try (Fenceline f = Fenceline.create(ConfigFactory.parseString("""
-                fenceline.transports = [ucx]
-                fenceline.transport.ucx.tls = [posix, cma]
-                fenceline.transport.ucx.uct.cma { SCOPY_SEG_SIZE = 4K }
-                fenceline.transport.ucx.max-fragment = 32MiB
-                fenceline.protocol.fragment-size = 32MiB
-                """))) {
+        try (Fenceline f = Fenceline.create(ConfigFactory.parseString(CONFIG))) {
             Worker a = await(f.newWorker("a"));
             Worker b = await(f.newWorker("b"));
             MemoryRegion registered = b.register(ByteBuffer.allocateDirect(SIZE));
@@ -58,18 +61,11 @@ class UcxCmaChannelFailureTest {
             assertEquals(java.util.Set.of(LaneType.RMA_BW), ep.lanes().get(1).types(), ep.lanes()::toString);
             UcxLane cma = UcxLane.byId(ep.lanes().get(1).connectionId());
             assertNotNull(cma, "the cma lane is live");
-            ByteBuffer bulk = ByteBuffer.allocateDirect(SIZE);
-            for (int i = 0; i < SIZE; i++) {
-                bulk.put(i, (byte) 0x5a);
-            }
+            ByteBuffer bulk = filled(SIZE, (byte) 0x5a);
             ByteBuffer memory = registered.buffer();
 
             CompletableFuture<Void> put = ep.put(bulk, registered.address(), rk).toCompletableFuture();
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (memory.get(0) != 0x5a) { // the first segment landed: the copy is under way
-                assertTrue(System.nanoTime() < deadline, "the copy did not begin: " + put);
-                Thread.onSpinWait();
-            }
+            awaitBegun(memory, put);
             cma.breakChannel(new EndpointFailedException("test: UCT reported the peer failed"));
             assertTrue(memory.get(SIZE - 1) != 0x5a, "the copy ended before its channel was failed: the test"
                     + " needs a larger transfer");
@@ -84,10 +80,7 @@ class UcxCmaChannelFailureTest {
             assertEquals(0, ep.statistics().failed(), ep.statistics().toString());
 
             // The endpoint carries on, and nothing of the first copy lands after a later put.
-            ByteBuffer other = ByteBuffer.allocateDirect(64 << 10);
-            for (int i = 0; i < other.capacity(); i++) {
-                other.put(i, (byte) 0xa5);
-            }
+            ByteBuffer other = filled(64 << 10, (byte) 0xa5);
             await(ep.put(other, registered.address(), rk));
             await(ep.flush());
             for (int i = 0; i < other.capacity(); i++) {
@@ -105,29 +98,16 @@ class UcxCmaChannelFailureTest {
     void aWorkerClosedWhileACopyIsUnderWayLetsItFinish() throws Exception {
         CompletableFuture<Void> put;
         ByteBuffer memory;
-        try (Fenceline f = Fenceline.create(ConfigFactory.parseString("""
-                fenceline.transports = [ucx]
-                fenceline.transport.ucx.tls = [posix, cma]
-                fenceline.transport.ucx.uct.cma { SCOPY_SEG_SIZE = 4K }
-                fenceline.transport.ucx.max-fragment = 32MiB
-                fenceline.protocol.fragment-size = 32MiB
-                """))) {
+        try (Fenceline f = Fenceline.create(ConfigFactory.parseString(CONFIG))) {
             Worker a = await(f.newWorker("a"));
             Worker b = await(f.newWorker("b"));
             MemoryRegion registered = b.register(ByteBuffer.allocateDirect(SIZE));
             RemoteKey rk = a.unpackRemoteKey(registered.remoteKey().toBytes());
             Endpoint ep = await(a.connect(b.address()));
-            ByteBuffer bulk = ByteBuffer.allocateDirect(SIZE);
-            for (int i = 0; i < SIZE; i++) {
-                bulk.put(i, (byte) 0x5a);
-            }
+            ByteBuffer bulk = filled(SIZE, (byte) 0x5a);
             memory = registered.buffer();
             put = ep.put(bulk, registered.address(), rk).toCompletableFuture();
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (memory.get(0) != 0x5a) {
-                assertTrue(System.nanoTime() < deadline, "the copy did not begin: " + put);
-                Thread.onSpinWait();
-            }
+            awaitBegun(memory, put);
             ep.abort("test: given up"); // the close does not wait for what it had in flight
             await(a.close());
         }
@@ -136,6 +116,23 @@ class UcxCmaChannelFailureTest {
         } catch (java.util.concurrent.ExecutionException e) {
             assertFalse(e.getCause() instanceof EndpointFailedException, "the copy had begun: it may not be"
                     + " reported as not applied: " + e.getCause());
+        }
+    }
+
+    private static ByteBuffer filled(int size, byte value) {
+        ByteBuffer b = ByteBuffer.allocateDirect(size);
+        for (int i = 0; i < size; i++) {
+            b.put(i, value);
+        }
+        return b;
+    }
+
+    /** Until the copy's first segment landed: it is under way. */
+    private static void awaitBegun(ByteBuffer memory, CompletableFuture<Void> put) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (memory.get(0) != 0x5a) {
+            assertTrue(System.nanoTime() < deadline, "the copy did not begin: " + put);
+            Thread.onSpinWait();
         }
     }
 
