@@ -172,6 +172,53 @@ public final class DedupWindow {
         return Math.min(INITIAL, Integer.highestOneBit(Math.max(1, maxSpread - 1)) << 1);
     }
 
+    /**
+     * Runs {@code resume} once the outcome of {@code sequence}, whose first copy runs now
+     * ({@link Seen#RUNNING}), is recorded or given up ({@link ExactlyOnce#finish}): for a copy that
+     * waits for its first copy's outcome instead of being refused. It runs on the thread that records
+     * the outcome, under this window's lock, so it must only hand the copy back to its own thread.
+     * Rare (a copy re-sent while its first one runs), so kept in a list made on first use.
+     *
+     * @param sequence an operation {@link #lookup} found running (the caller holds the lock)
+     * @param resume what to run once its outcome is known
+     */
+    public void whenFinished(long sequence, Runnable resume) {
+        if (waiters == null) {
+            waiters = new java.util.ArrayList<>(2);
+        }
+        waiters.add(new Waiter(sequence, java.util.Objects.requireNonNull(resume, "resume")));
+    }
+
+    /** The outcome of {@code sequence} is known: runs what waited for it (the caller holds the lock). */
+    void finished(long sequence) {
+        if (waiters == null) {
+            return;
+        }
+        for (int i = 0; i < waiters.size(); ) {
+            Waiter next = waiters.get(i);
+            if (next.sequence() == sequence) {
+                waiters.remove(i);
+                next.resume().run();
+            } else {
+                i++;
+            }
+        }
+        if (waiters.isEmpty()) {
+            waiters = null;
+        }
+    }
+
+    /** @return how many copies wait for a first copy's outcome (the caller holds the lock) */
+    public int waiting() {
+        return waiters == null ? 0 : waiters.size();
+    }
+
+    private record Waiter(long sequence, Runnable resume) {
+    }
+
+    /** Copies waiting for a running operation's outcome ({@link #whenFinished}); null while none. */
+    private java.util.ArrayList<Waiter> waiters;
+
     /** An operation begins to run outside the lock (the caller holds it). */
     void runningOutsideStarted() {
         runningOutside++;

@@ -67,7 +67,10 @@ public final class ExactlyOnce {
      *     stale copy or one whose first copy is still running, or a plain one beyond the window
      */
     public boolean begin(DedupWindow window, long origin, long sequence, long lowWater) {
-        DedupWindow.Seen seen = window.lookup(sequence, lowWater);
+        return begin(window, origin, sequence, window.lookup(sequence, lowWater));
+    }
+
+    private boolean begin(DedupWindow window, long origin, long sequence, DedupWindow.Seen seen) {
         if (seen == DedupWindow.Seen.NEW) {
             refuseIfAsked(window, origin, sequence);
             window.markRunning(sequence);
@@ -89,14 +92,53 @@ public final class ExactlyOnce {
      * @param error its refusal, or null if it succeeded
      */
     public void finish(DedupWindow window, long sequence, long value, FencelineException error) {
-        if (sequence < window.lowWater()) {
-            return;
+        if (sequence >= window.lowWater()) {
+            if (error != null) {
+                window.recordFailure(sequence, error);
+            } else {
+                window.record(sequence, value);
+            }
         }
-        if (error != null) {
-            window.recordFailure(sequence, error);
-        } else {
-            window.record(sequence, value);
+        window.finished(sequence); // copies that waited for it are answered from the window now
+    }
+
+    /** What {@link #beginOutsideOrWait} decided for a copy. */
+    public enum Start {
+        /** Run it, then {@link #finishOutside}. */
+        RUN,
+        /** A copy was applied before: answer with {@code window.result(sequence)}. */
+        APPLIED_BEFORE,
+        /**
+         * Its first copy runs now: it must not run, and its answer is the first copy's outcome, not
+         * known yet. Wait for it ({@link DedupWindow#whenFinished}), then decide again.
+         */
+        FIRST_COPY_RUNNING
+    }
+
+    /**
+     * As {@link #beginOutside}, for a caller that can make a copy wait without blocking a thread (tcp
+     * holds the connection's later frames, as it does while a handler runs): a copy whose first one
+     * runs now is not refused with an {@link OutcomeUnknownException} but told to wait, so that it
+     * is answered with the first copy's outcome once that is recorded. The caller registers the wait
+     * under the same lock ({@link DedupWindow#whenFinished}) and calls this again when it ends.
+     *
+     * @param window the origin endpoint's window (the caller holds its lock)
+     * @param origin the origin endpoint's id, for errors
+     * @param sequence the operation's sequence number (non-negative)
+     * @param lowWater the origin's low-water mark that the operation carried
+     * @return what to do with this copy
+     * @throws FencelineException as {@link #begin} does, but never for a first copy still running
+     */
+    public Start beginOutsideOrWait(DedupWindow window, long origin, long sequence, long lowWater) {
+        DedupWindow.Seen seen = window.lookup(sequence, lowWater);
+        if (seen == DedupWindow.Seen.RUNNING) {
+            return Start.FIRST_COPY_RUNNING;
         }
+        if (!begin(window, origin, sequence, seen)) {
+            return Start.APPLIED_BEFORE;
+        }
+        window.runningOutsideStarted();
+        return Start.RUN;
     }
 
     /**
@@ -193,6 +235,22 @@ public final class ExactlyOnce {
                 return window.result(sequence);
             }
         }
+        return runBegun(window, origin, sequence, op);
+    }
+
+    /**
+     * Runs an operation that {@link #beginOutside} or {@link #beginOutsideOrWait} let run, without
+     * the window's lock, and records its outcome ({@link #finishOutside}). The caller must not hold
+     * the window's lock.
+     *
+     * @param window the origin endpoint's window
+     * @param origin the origin endpoint's id, for errors
+     * @param sequence the operation's sequence number
+     * @param op applies it
+     * @return its result
+     * @throws FencelineException the target's refusal, recorded for a copy sent again
+     */
+    public long runBegun(DedupWindow window, long origin, long sequence, Operation op) {
         long value;
         try {
             value = op.apply();

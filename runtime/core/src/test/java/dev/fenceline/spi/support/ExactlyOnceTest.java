@@ -132,4 +132,37 @@ class ExactlyOnceTest {
         assertThrows(OutcomeUnknownException.class, () -> once.applyOutsideLock(window, 7, 5, 0, broken));
         assertEquals(1, applied.get());
     }
+
+    /**
+     * A copy that can wait (tcp) is told its first copy runs instead of being refused, waits for its
+     * outcome, and is then answered from the window; a waiter runs once, also when the origin gave
+     * the operation up meanwhile (then the copy is stale), and waiters of other operations stay.
+     */
+    @Test
+    void aCopyThatCanWaitIsAnsweredWithTheFirstCopysOutcome() {
+        assertEquals(ExactlyOnce.Start.RUN, once.beginOutsideOrWait(window, 0xabc, 0, 0));
+        assertEquals(ExactlyOnce.Start.FIRST_COPY_RUNNING, once.beginOutsideOrWait(window, 0xabc, 0, 0));
+        AtomicInteger woken = new AtomicInteger();
+        window.whenFinished(0, woken::incrementAndGet);
+        assertEquals(ExactlyOnce.Start.RUN, once.beginOutsideOrWait(window, 0xabc, 1, 0));
+        AtomicInteger otherWoken = new AtomicInteger();
+        window.whenFinished(1, otherWoken::incrementAndGet);
+        assertTrue(window.running());
+        once.finishOutside(window, 0, 42, null);
+        assertEquals(1, woken.get(), "woken when the first copy's outcome is recorded");
+        assertEquals(0, otherWoken.get(), "not the other operation's");
+        assertEquals(1, window.waiting());
+        assertEquals(ExactlyOnce.Start.APPLIED_BEFORE, once.beginOutsideOrWait(window, 0xabc, 0, 0));
+        assertEquals(42, window.result(0));
+        once.finish(window, 0, 42, null);
+        assertEquals(1, woken.get(), "a waiter runs once");
+
+        assertEquals(DedupWindow.Seen.NEW, window.lookup(2, 2), "a later operation says 0 and 1 completed");
+        once.finishOutside(window, 1, 0, null); // given up meanwhile: nothing recorded, the waiter still runs
+        assertEquals(1, otherWoken.get());
+        assertEquals(0, window.waiting());
+        assertFalse(window.running());
+        assertThrows(OutcomeUnknownException.class, () -> once.beginOutsideOrWait(window, 0xabc, 1, 0),
+                "the waiting copy, deciding again, is stale");
+    }
 }

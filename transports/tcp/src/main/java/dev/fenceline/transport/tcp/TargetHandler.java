@@ -97,7 +97,10 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
 
     /** The frame being decoded, so that an active message can keep it while its handler runs. */
     private ByteBuf current;
-    /** Whether an active message's handler runs now; the frames after it are held until it returns. */
+    /**
+     * Whether an active message's handler runs now, or a copy waits for its first copy's outcome;
+     * the frames after it are held until it is answered.
+     */
     private boolean handlerRunning;
 
     @Override
@@ -320,9 +323,9 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
 
     /**
      * Applies an operation at most once, and answers it: under the origin's window lock, so a copy
-     * re-sent over another rail waits for the first and is then answered from the window; an active
-     * message's handler (a user's, of any length) runs outside it, and a copy arriving meanwhile over
-     * another transport is refused at once rather than blocking that transport's thread.
+     * re-sent over another rail waits for the first and is then answered from the window. A numbered
+     * active message, whose handler (a user's, of any length) runs outside the lock, goes through
+     * {@link #numberedActiveMessage} instead.
      */
     private void once(long token, long originId, long seq, long low, ExactlyOnce.Operation apply) {
         long value;
@@ -330,8 +333,6 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
             if (seq < 0) {
                 transport.exactlyOnce().checkNotRefused(window(originId), originId);
                 value = apply.apply();
-            } else if (apply == appliers.applyActiveMessage) {
-                value = transport.exactlyOnce().applyOutsideLock(window(originId), originId, seq, low, apply);
             } else {
                 DedupWindow w = window(originId);
                 synchronized (w) {
@@ -402,6 +403,10 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
     public void activeMessage(long token, long originId, long seq, long low, int id, ByteBuf h, ByteBuf payload)
             throws MalformedFrameException {
         appliers.target = ready();
+        if (seq >= 0) {
+            numberedActiveMessage(token, originId, seq, low, id, h, payload, current);
+            return;
+        }
         java.util.concurrent.Executor handlers = transport.handlers();
         if (handlers == null) { // active-message-threads = 0: on the event loop
             appliers.amId = id;
@@ -415,34 +420,112 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
             }
             return;
         }
-        DedupWindow w = null;
         try {
-            if (seq >= 0) {
-                w = window(originId);
-                synchronized (w) {
-                    if (!transport.exactlyOnce().beginOutside(w, originId, seq, low)) {
+            transport.exactlyOnce().checkNotRefused(window(originId), originId);
+        } catch (FencelineException e) {
+            nack(token, e);
+            return;
+        }
+        runHandler(handlers, token, originId, seq, null, id, h.nioBuffer(), payload.nioBuffer(), current.retain());
+    }
+
+    /**
+     * An active message with a sequence number: run once, its handler on the handler threads (or on
+     * the event loop with {@code active-message-threads = 0}). A copy whose first one runs now (it
+     * came over another rail, which failed while the handler ran) waits for the first copy's outcome
+     * and is answered with it, the connection's later frames held in order as behind a running
+     * handler: the origin learns whether it was applied instead of an {@link
+     * dev.fenceline.OutcomeUnknownException}. {@code frame} (which {@code h} and {@code payload}
+     * view) stays the caller's; what runs or waits later keeps a reference of its own.
+     */
+    private void numberedActiveMessage(long token, long originId, long seq, long low, int id, ByteBuf h,
+            ByteBuf payload, ByteBuf frame) {
+        DedupWindow w;
+        try {
+            w = window(originId);
+            synchronized (w) {
+                switch (transport.exactlyOnce().beginOutsideOrWait(w, originId, seq, low)) {
+                    case APPLIED_BEFORE -> {
                         answer(FrameEncoder.ack(ctx.alloc(), token, w.result(seq)));
                         return;
                     }
+                    case FIRST_COPY_RUNNING -> {
+                        awaitFirstCopy(w, token, originId, seq, low, id, h, payload, frame);
+                        return;
+                    }
+                    case RUN -> {
+                    }
                 }
-            } else {
-                transport.exactlyOnce().checkNotRefused(window(originId), originId);
             }
         } catch (FencelineException e) {
             nack(token, e);
             return;
         }
-        runHandler(handlers, token, originId, seq, w, id, h.nioBuffer(), payload.nioBuffer());
+        java.util.concurrent.Executor handlers = transport.handlers();
+        if (handlers != null) {
+            runHandler(handlers, token, originId, seq, w, id, h.nioBuffer(), payload.nioBuffer(), frame.retain());
+            return;
+        }
+        appliers.amId = id;
+        appliers.header = h;
+        appliers.data = payload;
+        long value;
+        try {
+            value = transport.exactlyOnce().runBegun(w, originId, seq, appliers.applyActiveMessage);
+        } catch (FencelineException e) {
+            nack(token, e);
+            return;
+        } finally {
+            appliers.header = null;
+            appliers.data = null;
+        }
+        answer(FrameEncoder.ack(ctx.alloc(), token, value));
+    }
+
+    /**
+     * Holds this copy, and the frames after it, until its first copy's outcome is recorded; then
+     * decides again on the event loop (the window answers it). The caller holds the window's lock.
+     */
+    private void awaitFirstCopy(DedupWindow w, long token, long originId, long seq, long low, int id, ByteBuf h,
+            ByteBuf payload, ByteBuf frame) {
+        ByteBuf kept = frame.retain();
+        handlerRunning = true;
+        ctx.channel().config().setAutoRead(false);
+        io.netty.util.concurrent.EventExecutor loop = ctx.executor();
+        w.whenFinished(seq, () -> {
+            try {
+                loop.execute(() -> firstCopyEnded(token, originId, seq, low, id, h, payload, kept));
+            } catch (java.util.concurrent.RejectedExecutionException shutDown) {
+                kept.release(); // the transport closed: nobody to answer
+            }
+        });
+    }
+
+    /** On the event loop: the first copy's outcome is known; answer this copy, go on with what waited. */
+    private void firstCopyEnded(long token, long originId, long seq, long low, int id, ByteBuf h, ByteBuf payload,
+            ByteBuf kept) {
+        handlerRunning = false;
+        try {
+            if (state == State.CLOSED) {
+                return; // the connection ended meanwhile: the origin sends it again elsewhere
+            }
+            appliers.target = transport.target();
+            numberedActiveMessage(token, originId, seq, low, id, h, payload, kept);
+        } finally {
+            kept.release();
+        }
+        drainHeld(ctx);
     }
 
     /**
      * Runs an active message's handler on the transport's handler threads, so that one that blocks
      * holds up only this connection (whose later frames wait, in order) and never the event loop
      * that serves the others; the answer is written, and the window told, back on the event loop.
+     * {@code kept} is a reference to the frame {@code h} and {@code payload} view, released when
+     * the handler returned.
      */
     private void runHandler(java.util.concurrent.Executor handlers, long token, long originId, long seq,
-            DedupWindow w, int id, java.nio.ByteBuffer h, java.nio.ByteBuffer payload) {
-        ByteBuf kept = current.retain(); // h and payload view it until the handler returns
+            DedupWindow w, int id, java.nio.ByteBuffer h, java.nio.ByteBuffer payload, ByteBuf kept) {
         RemoteAccessTarget t = appliers.target;
         handlerRunning = true;
         ctx.channel().config().setAutoRead(false);

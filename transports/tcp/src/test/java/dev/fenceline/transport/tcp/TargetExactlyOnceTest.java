@@ -4,6 +4,7 @@ import dev.fenceline.spi.support.ExactlyOnceWindows;
 import com.typesafe.config.ConfigFactory;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.fenceline.ActiveMessageException;
@@ -156,8 +157,8 @@ class TargetExactlyOnceTest {
 
     /**
      * A handler (on the handler threads) outlives its connection and the linger: its window stays,
-     * so a copy re-sent over a new rail is not run a second time, and gets the first's outcome once
-     * it returned; then the window goes after the linger.
+     * so a copy re-sent over a new rail is not run a second time; it waits, with the frames after
+     * it, for the first copy's outcome and is answered with it. Then the window goes after the linger.
      */
     @Test
     void aHandlerStillRunningKeepsItsWindowPastItsConnectionAndTheLinger() throws Exception {
@@ -173,23 +174,72 @@ class TargetExactlyOnceTest {
             assertEquals(1, windows.size(), "the window of a running handler expired at the linger");
             EmbeddedChannel rail2 = authenticated();
             send(rail2, FrameEncoder.activeMessageHeader(rail2.alloc(), 6, ORIGIN, 2, 0, 7, 0, 0));
-            List<Object> meanwhile = reply(rail2);
-            assertEquals(List.of("NACK", 6L, WireCodes.OUTCOME_UNKNOWN), meanwhile.subList(0, 3), meanwhile.toString());
+            send(rail2, FrameEncoder.putHeader(rail2.alloc(), 7, ORIGIN, 3, 0, 9, 64, 4),
+                    Unpooled.wrappedBuffer(new byte[4]));
+            rail2.runPendingTasks();
+            assertNull(rail2.readOutbound(), "no answer while the first copy runs: its outcome is not known");
+            assertEquals(0, puts.get(), "the put after it waits in order");
             release.countDown();
-            List<Object> after = meanwhile;
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            for (long token = 7; after.get(2).equals(WireCodes.OUTCOME_UNKNOWN); token++) {
-                assertTrue(System.nanoTime() < deadline, "the first handler's outcome was never recorded");
+            while (puts.get() == 0) {
+                assertTrue(System.nanoTime() < deadline, "the first handler's outcome never reached the waiting copy");
                 rail1.runPendingTasks(); // where the handler thread hands its outcome back
-                send(rail2, FrameEncoder.activeMessageHeader(rail2.alloc(), token, ORIGIN, 2, 0, 7, 0, 0));
-                after = reply(rail2);
+                rail2.runPendingTasks(); // where the waiting copy is answered, and the put applied
+                Thread.onSpinWait();
             }
-            assertEquals(List.of("NACK", WireCodes.ACTIVE_MESSAGE), List.of(after.get(0), after.get(2)),
+            List<Object> after = reply(rail2);
+            assertEquals(List.of("NACK", 6L, WireCodes.ACTIVE_MESSAGE), after.subList(0, 3),
                     "the first copy's outcome: " + after);
+            assertEquals(List.of("ACK", 7L, 0L), reply(rail2), "then the put, in order");
             assertEquals(1, messages.get(), "the handler ran once");
             rail2.close();
             skew.addAndGet(java.time.Duration.ofMinutes(11).toNanos());
             assertEquals(0, windows.size(), "gone after the linger once nothing runs");
+        } finally {
+            release.countDown();
+            handlerGate = null;
+        }
+    }
+
+    /**
+     * A copy that waits for its first one and the connection ends meanwhile: nothing is answered on
+     * it, its frame is released (LeakGuard), and a copy sent again later gets the first's outcome.
+     */
+    @Test
+    void aWaitingCopysConnectionMayEndBeforeTheFirstCopyReturns() throws Exception {
+        java.util.concurrent.CountDownLatch running = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        handlerGate = new java.util.concurrent.CountDownLatch[] {running, release};
+        try {
+            EmbeddedChannel rail1 = authenticated();
+            send(rail1, FrameEncoder.activeMessageHeader(rail1.alloc(), 5, ORIGIN, 2, 0, 7, 4, 4),
+                    Unpooled.wrappedBuffer(new byte[8]));
+            assertTrue(running.await(10, TimeUnit.SECONDS), "the handler runs");
+            EmbeddedChannel rail2 = authenticated();
+            send(rail2, FrameEncoder.activeMessageHeader(rail2.alloc(), 6, ORIGIN, 2, 0, 7, 4, 4),
+                    Unpooled.wrappedBuffer(new byte[8]));
+            rail2.runPendingTasks();
+            assertNull(rail2.readOutbound(), "it waits");
+            rail2.close();
+            release.countDown();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            List<Object> first = null;
+            while (first == null) {
+                assertTrue(System.nanoTime() < deadline, "the first copy was never answered");
+                rail1.runPendingTasks();
+                rail2.runPendingTasks();
+                if (rail1.outboundMessages().peek() != null) {
+                    first = reply(rail1);
+                }
+            }
+            assertEquals(List.of("NACK", 5L, WireCodes.ACTIVE_MESSAGE), first.subList(0, 3), first.toString());
+            EmbeddedChannel rail3 = authenticated();
+            send(rail3, FrameEncoder.activeMessageHeader(rail3.alloc(), 8, ORIGIN, 2, 0, 7, 4, 4),
+                    Unpooled.wrappedBuffer(new byte[8]));
+            assertEquals(List.of("NACK", 8L, WireCodes.ACTIVE_MESSAGE, 0, first.get(4)), reply(rail3));
+            assertEquals(1, messages.get(), "the handler ran once");
+            rail1.close();
+            rail3.close();
         } finally {
             release.countDown();
             handlerGate = null;
