@@ -43,6 +43,7 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
 
     TargetHandler(TcpTransport transport) {
         this.transport = transport;
+        this.activeMessages = new TargetActiveMessages(transport, connection, appliers);
         this.handshake = new ServerHandshake(transport.handshake(), transport.workerId());
     }
 
@@ -98,8 +99,8 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
     /** The frame being decoded, so that an active message can keep it while its handler runs. */
     private ByteBuf current;
     /**
-     * Whether an active message's handler runs now, or a copy waits for its first copy's outcome;
-     * the frames after it are held until it is answered.
+     * Whether an active message's handler runs now, or a copy waits for its first copy's outcome
+     * ({@link TargetActiveMessages}); the frames after it are held until it is answered.
      */
     private boolean handlerRunning;
 
@@ -349,6 +350,48 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
     /** The operation being applied, and its appliers, which run inside once(). */
     private final TargetAppliers appliers = new TargetAppliers();
 
+    /** What the active messages see of this connection. */
+    private final TargetActiveMessages.Connection connection = new TargetActiveMessages.Connection() {
+        @Override
+        public ChannelHandlerContext context() {
+            return ctx;
+        }
+
+        @Override
+        public DedupWindow window(long originId) {
+            return TargetHandler.this.window(originId);
+        }
+
+        @Override
+        public void answer(Object frame) {
+            TargetHandler.this.answer(frame);
+        }
+
+        @Override
+        public void nack(long token, FencelineException e) {
+            TargetHandler.this.nack(token, e);
+        }
+
+        @Override
+        public void hold() {
+            handlerRunning = true;
+            ctx.channel().config().setAutoRead(false);
+        }
+
+        @Override
+        public boolean release() {
+            handlerRunning = false;
+            return state != State.CLOSED;
+        }
+
+        @Override
+        public void goOn() {
+            drainHeld(ctx);
+        }
+    };
+
+    private final TargetActiveMessages activeMessages;
+
     @Override
     public void put(long token, long originId, long seq, long low, long k, long a, ByteBuf d)
             throws MalformedFrameException {
@@ -403,177 +446,7 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
     public void activeMessage(long token, long originId, long seq, long low, int id, ByteBuf h, ByteBuf payload)
             throws MalformedFrameException {
         appliers.target = ready();
-        if (seq >= 0) {
-            numberedActiveMessage(token, originId, seq, low, id, h, payload, current);
-            return;
-        }
-        java.util.concurrent.Executor handlers = transport.handlers();
-        if (handlers == null) { // active-message-threads = 0: on the event loop
-            appliers.amId = id;
-            appliers.header = h;
-            appliers.data = payload;
-            try {
-                once(token, originId, seq, low, appliers.applyActiveMessage);
-            } finally {
-                appliers.header = null;
-                appliers.data = null;
-            }
-            return;
-        }
-        try {
-            transport.exactlyOnce().checkNotRefused(window(originId), originId);
-        } catch (FencelineException e) {
-            nack(token, e);
-            return;
-        }
-        runHandler(handlers, token, originId, seq, null, id, h.nioBuffer(), payload.nioBuffer(), current.retain());
-    }
-
-    /**
-     * An active message with a sequence number: run once, its handler on the handler threads (or on
-     * the event loop with {@code active-message-threads = 0}). A copy whose first one runs now (it
-     * came over another rail, which failed while the handler ran) waits for the first copy's outcome
-     * and is answered with it, the connection's later frames held in order as behind a running
-     * handler: the origin learns whether it was applied instead of an {@link
-     * dev.fenceline.OutcomeUnknownException}. {@code frame} (which {@code h} and {@code payload}
-     * view) stays the caller's; what runs or waits later keeps a reference of its own.
-     */
-    private void numberedActiveMessage(long token, long originId, long seq, long low, int id, ByteBuf h,
-            ByteBuf payload, ByteBuf frame) {
-        DedupWindow w;
-        try {
-            w = window(originId);
-            synchronized (w) {
-                switch (transport.exactlyOnce().beginOutsideOrWait(w, originId, seq, low)) {
-                    case APPLIED_BEFORE -> {
-                        answer(FrameEncoder.ack(ctx.alloc(), token, w.result(seq)));
-                        return;
-                    }
-                    case FIRST_COPY_RUNNING -> {
-                        awaitFirstCopy(w, token, originId, seq, low, id, h, payload, frame);
-                        return;
-                    }
-                    case RUN -> {
-                    }
-                }
-            }
-        } catch (FencelineException e) {
-            nack(token, e);
-            return;
-        }
-        java.util.concurrent.Executor handlers = transport.handlers();
-        if (handlers != null) {
-            runHandler(handlers, token, originId, seq, w, id, h.nioBuffer(), payload.nioBuffer(), frame.retain());
-            return;
-        }
-        appliers.amId = id;
-        appliers.header = h;
-        appliers.data = payload;
-        long value;
-        try {
-            value = transport.exactlyOnce().runBegun(w, originId, seq, appliers.applyActiveMessage);
-        } catch (FencelineException e) {
-            nack(token, e);
-            return;
-        } finally {
-            appliers.header = null;
-            appliers.data = null;
-        }
-        answer(FrameEncoder.ack(ctx.alloc(), token, value));
-    }
-
-    /**
-     * Holds this copy, and the frames after it, until its first copy's outcome is recorded; then
-     * decides again on the event loop (the window answers it). The caller holds the window's lock.
-     */
-    private void awaitFirstCopy(DedupWindow w, long token, long originId, long seq, long low, int id, ByteBuf h,
-            ByteBuf payload, ByteBuf frame) {
-        ByteBuf kept = frame.retain();
-        handlerRunning = true;
-        ctx.channel().config().setAutoRead(false);
-        io.netty.util.concurrent.EventExecutor loop = ctx.executor();
-        w.whenFinished(seq, () -> {
-            try {
-                loop.execute(() -> firstCopyEnded(token, originId, seq, low, id, h, payload, kept));
-            } catch (java.util.concurrent.RejectedExecutionException shutDown) {
-                kept.release(); // the transport closed: nobody to answer
-            }
-        });
-    }
-
-    /** On the event loop: the first copy's outcome is known; answer this copy, go on with what waited. */
-    private void firstCopyEnded(long token, long originId, long seq, long low, int id, ByteBuf h, ByteBuf payload,
-            ByteBuf kept) {
-        handlerRunning = false;
-        try {
-            if (state == State.CLOSED) {
-                return; // the connection ended meanwhile: the origin sends it again elsewhere
-            }
-            appliers.target = transport.target();
-            numberedActiveMessage(token, originId, seq, low, id, h, payload, kept);
-        } finally {
-            kept.release();
-        }
-        drainHeld(ctx);
-    }
-
-    /**
-     * Runs an active message's handler on the transport's handler threads, so that one that blocks
-     * holds up only this connection (whose later frames wait, in order) and never the event loop
-     * that serves the others; the answer is written, and the window told, back on the event loop.
-     * {@code kept} is a reference to the frame {@code h} and {@code payload} view, released when
-     * the handler returned.
-     */
-    private void runHandler(java.util.concurrent.Executor handlers, long token, long originId, long seq,
-            DedupWindow w, int id, java.nio.ByteBuffer h, java.nio.ByteBuffer payload, ByteBuf kept) {
-        RemoteAccessTarget t = appliers.target;
-        handlerRunning = true;
-        ctx.channel().config().setAutoRead(false);
-        try {
-            handlers.execute(() -> {
-                FencelineException error = null;
-                try {
-                    t.activeMessage(id, h, payload);
-                } catch (RuntimeException e) { // a FencelineException is the target's own typed answer
-                    error = e instanceof FencelineException f ? f : new dev.fenceline.ActiveMessageException(
-                            "active message " + id + " failed at worker '" + transport.workerName() + "': " + e);
-                }
-                FencelineException outcome = error;
-                try {
-                    ctx.executor().execute(() -> handlerReturned(token, seq, w, outcome, kept));
-                } catch (java.util.concurrent.RejectedExecutionException shutDown) {
-                    kept.release(); // the transport closed while the handler ran: nobody to answer,
-                    if (w != null) { // but the window (shared with the worker's other transports) learns it ran
-                        synchronized (w) {
-                            transport.exactlyOnce().finishOutside(w, seq, 0, outcome);
-                        }
-                    }
-                }
-            });
-        } catch (java.util.concurrent.RejectedExecutionException closing) {
-            handlerReturned(token, seq, w, new dev.fenceline.EndpointFailedException("tcp worker '"
-                    + transport.workerName() + "' is closing: active message " + id + " not run"), kept);
-        }
-    }
-
-    /** On the event loop: the handler returned (or could not run); answer, record, go on with what waited. */
-    private void handlerReturned(long token, long seq, DedupWindow w, FencelineException error, ByteBuf kept) {
-        kept.release();
-        if (w != null) {
-            synchronized (w) {
-                transport.exactlyOnce().finishOutside(w, seq, 0, error);
-            }
-        }
-        handlerRunning = false;
-        if (state == State.CLOSED) {
-            return; // the connection ended meanwhile; the window remembers the outcome for a re-sent copy
-        }
-        if (error != null) {
-            nack(token, error);
-        } else {
-            answer(FrameEncoder.ack(ctx.alloc(), token, 0));
-        }
-        drainHeld(ctx);
+        activeMessages.receive(token, originId, seq, low, id, h, payload, current);
     }
 
     @Override
