@@ -167,7 +167,9 @@ public final class PerfCommand implements Callable<Integer> {
                 }
             }
         }
+        checkBounds();
         List<Integer> sizeList = List.copyOf(sizes);
+        List<String> notMeasured = new ArrayList<>();
         int largest = sizeList.stream().mapToInt(Integer::intValue).max().orElse(8);
         PrintStream out = System.out;
         List<PerfResult> results = new ArrayList<>();
@@ -223,10 +225,11 @@ public final class PerfCommand implements Callable<Integer> {
                     try (ProgressBar bar = bar(t.id() + " " + size(size), n)) {
                         r = runner.run(t, size, Math.min(warmup, n), n, bar == null ? x -> { } : bar::stepTo);
                     } catch (java.util.concurrent.ExecutionException e) {
-                        // An operation the transport cannot carry (an active message over its lane
-                        // limit, say): say so and go on with the other rows.
+                        // An operation failed (an active message over its lane's limit, say): say so,
+                        // go on with the other rows, and fail the run at the end.
                         System.err.printf(Locale.ROOT, "%s %s: not measured: %s%n", t.id(), size(size),
                                 e.getCause());
+                        notMeasured.add(t.id() + " " + size(size));
                         continue;
                     }
                     results.add(r);
@@ -253,13 +256,17 @@ public final class PerfCommand implements Callable<Integer> {
                 for (int size : sizeList) {
                     int n = count(PerfTest.PUT_BW, size);
                     try (ProgressBar bar = bar("raw stream " + size(size), n)) {
-                        raw.stream(size, Math.min(warmup, n), x -> { });
+                        if (warmup > 0) {
+                            raw.stream(size, Math.min(warmup, n), x -> { });
+                        }
                         results.add(raw.stream(size, n, progress(bar)));
                     }
                     print(results, out);
                     int m = count(PerfTest.PUT_LAT, size);
                     try (ProgressBar bar = bar("raw ping-pong " + size(size), m)) {
-                        raw.pingPong(size, Math.min(warmup, m), x -> { });
+                        if (warmup > 0) {
+                            raw.pingPong(size, Math.min(warmup, m), x -> { });
+                        }
                         results.add(raw.pingPong(size, m, progress(bar)));
                     }
                     print(results, out);
@@ -273,8 +280,16 @@ public final class PerfCommand implements Callable<Integer> {
             }
             out.println("]");
         }
+        if (!notMeasured.isEmpty()) {
+            System.err.println("fenceline perf: " + notMeasured.size() + " not measured, their operations failed: "
+                    + String.join(", ", notMeasured));
+            return NOT_MEASURED;
+        }
         return 0;
     }
+
+    /** The exit code of a run in which some test failed (the others' rows are still printed). */
+    static final int NOT_MEASURED = 1;
 
     private int scale(Config config, PrintStream out) throws Exception {
         if (server != null || connect != null || processes != 1) {
@@ -370,7 +385,8 @@ public final class PerfCommand implements Callable<Integer> {
         if (t.kind == PerfTest.Kind.LATENCY) {
             return size >= (1 << 20) ? Math.min(iterations, 2000) : iterations;
         }
-        return (int) Math.max(100, Math.min(iterations, maxBytes / Math.max(1, size)));
+        // --max-bytes caps a stream of big messages, never below 100 of them; -n is taken as given.
+        return (int) Math.min(iterations, Math.max(100, maxBytes / Math.max(1, size)));
     }
 
     private ProgressBar bar(String task, long max) {
@@ -380,6 +396,22 @@ public final class PerfCommand implements Callable<Integer> {
         return new ProgressBarBuilder().setTaskName(task).setInitialMax(max).setStyle(ProgressBarStyle.ASCII)
                 .setConsumer(new ConsoleProgressBarConsumer(System.err)).setUpdateIntervalMillis(200)
                 .clearDisplayOnFinish().build();
+    }
+
+    /** Counts and windows in their bounds, or a usage error naming the option and its bound. */
+    private void checkBounds() {
+        bound("--iterations", iterations, 1, Integer.MAX_VALUE);
+        bound("--warmup", warmup, 0, Integer.MAX_VALUE);
+        bound("--window", window, 1, 1 << 20);
+        bound("--max-bytes", maxBytes, 1, Long.MAX_VALUE);
+        bound("--jit-settle-ms", jitSettleMs, 0, 3_600_000);
+    }
+
+    private void bound(String option, long value, long least, long most) {
+        if (value < least || value > most) {
+            throw new CommandLine.ParameterException(spec.commandLine(), option + " " + value + ": expected "
+                    + least + " to " + most);
+        }
     }
 
     private Config config() {

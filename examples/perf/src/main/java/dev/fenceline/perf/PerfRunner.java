@@ -20,7 +20,10 @@ import org.HdrHistogram.Histogram;
  * Runs one test at one size. Latency tests record every iteration in an HdrHistogram (ping-pongs
  * record half the round trip, like ucx_perftest); stream tests keep {@code window} operations in
  * flight with per-operation completion and end with a fence, a sentinel write and a flush, so they
- * measure data that is remotely visible even when it was spread over several lanes.
+ * measure data that is remotely visible even when it was spread over several lanes. Every run checks
+ * what it did at the target: the sentinel is read back, and the atomic tests' word must have moved
+ * by exactly their count (each compare-and-swap expects the value the one before it wrote), so a
+ * row is never measured over operations that did not apply.
  */
 final class PerfRunner {
     private static final long TIMEOUT_S = 120;
@@ -88,17 +91,24 @@ final class PerfRunner {
         ByteBuffer pong = ByteBuffer.allocateDirect(size).order(ByteOrder.nativeOrder());
         ByteBuffer alphaView = s.atAlpha.buffer();
         ByteBuffer betaView = s.atBeta.buffer();
-        long base = alphaView.getLong(flag);
+        // Both words, not only alpha's: another test (fetch-adds, the sentinel) may have left beta's
+        // ahead, and a responder that found it ahead would answer pings never sent.
+        long base = Math.max(PerfSession.word(alphaView, flag), PerfSession.word(betaView, flag));
         AtomicBoolean stop = new AtomicBoolean();
         AtomicReference<Throwable> failure = new AtomicReference<>();
         Thread responder = new Thread(() -> {
             try {
                 for (long i = base + 1; i <= base + n && !stop.get(); i++) {
-                    for (int spins = 0; PerfSession.word(betaView, flag) < i; spins++) {
+                    long seen;
+                    for (int spins = 0; (seen = PerfSession.word(betaView, flag)) < i; spins++) {
                         if (stop.get()) {
                             return;
                         }
                         idle(spins);
+                    }
+                    if (seen != i) { // only the pinger writes this word now, one ping at a time
+                        throw new IllegalStateException("put ping-pong: the target's flag word reads " + seen
+                                + " where ping " + i + " was awaited: something else wrote it");
                     }
                     PerfSession.word(pong, flag, i);
                     s.toAlpha.put(pong, s.atAlpha.address(), s.alphaKey);
@@ -240,6 +250,7 @@ final class PerfRunner {
     private PerfResult oneAtATime(PerfTest test, int size, int n, LongConsumer progress) throws Exception {
         ByteBuffer buf = ByteBuffer.allocateDirect(size);
         Histogram h = histogram();
+        atomicBase = atomicWord();
         long start = System.nanoTime();
         for (long i = 1; i <= n; i++) {
             long t0 = System.nanoTime();
@@ -248,7 +259,33 @@ final class PerfRunner {
             h.recordValue(System.nanoTime() - t0);
             progress.accept(i);
         }
-        return PerfResult.latency(test.id(), s.transport, size, h, (System.nanoTime() - start) / 1e9);
+        double seconds = (System.nanoTime() - start) / 1e9;
+        checkAtomicWord(test, n);
+        return PerfResult.latency(test.id(), s.transport, size, h, seconds);
+    }
+
+    /** The target's word before an atomic latency test: its operations count up from it. */
+    private long atomicBase;
+
+    /** @return the target's word of the atomic tests, by a fetch-add of 0 (in order after what came before) */
+    private long atomicWord() throws Exception {
+        return s.toBeta.atomicFetch64(AtomicOp.ADD, s.atBeta.address(), s.betaKey, 0).toCompletableFuture()
+                .get(TIMEOUT_S, TimeUnit.SECONDS);
+    }
+
+    /**
+     * After an atomic latency test: its {@code n} operations moved the word by exactly {@code n}
+     * (each fetch-add adds 1; each swap writes, and each compare-and-swap expects, the next value).
+     */
+    private void checkAtomicWord(PerfTest test, int n) throws Exception {
+        if (test != PerfTest.FADD_LAT && test != PerfTest.SWAP_LAT && test != PerfTest.CSWAP_LAT) {
+            return;
+        }
+        long now = atomicWord();
+        if (now != atomicBase + n) {
+            throw new IllegalStateException(test.id() + ": the target's word reads " + now + " after " + n
+                    + " operations from " + atomicBase + "; expected " + (atomicBase + n) + ": not all applied");
+        }
     }
 
     /** Issues the {@code i}th operation of a one-at-a-time latency test. */
@@ -259,10 +296,10 @@ final class PerfRunner {
         return switch (test) {
             case GET_LAT -> ep.get(buf, addr, key);
             case FADD_LAT -> ep.atomicFetch64(AtomicOp.ADD, addr, key, 1);
-            case SWAP_LAT -> ep.atomicFetch64(AtomicOp.SWAP, addr, key, i);
-            case CSWAP_LAT -> ep.compareAndSwap64(addr, key, i - 1, i);
+            case SWAP_LAT -> ep.atomicFetch64(AtomicOp.SWAP, addr, key, atomicBase + i);
+            case CSWAP_LAT -> ep.compareAndSwap64(addr, key, atomicBase + i - 1, atomicBase + i);
             case FLUSH_LAT -> {
-                ep.put(buf, addr, key);
+                ep.putImplicit(buf, addr, key); // a failed implicit put fails the flush
                 yield ep.flush();
             }
             default -> throw new IllegalArgumentException(test.id());
@@ -276,9 +313,12 @@ final class PerfRunner {
     private PerfResult chained(PerfTest test, int size, int n, LongConsumer progress) throws Exception {
         ByteBuffer buf = ByteBuffer.allocateDirect(size);
         ChainedLatency c = new ChainedLatency(i -> issue(test, buf, i), n, histogram());
+        atomicBase = atomicWord();
         long start = System.nanoTime();
         c.run(test.id(), TimeUnit.SECONDS.toNanos(TIMEOUT_S), progress);
-        return PerfResult.latency(test.id(), s.transport, size, c.histogram(), (System.nanoTime() - start) / 1e9);
+        double seconds = (System.nanoTime() - start) / 1e9;
+        checkAtomicWord(test, n);
+        return PerfResult.latency(test.id(), s.transport, size, c.histogram(), seconds);
     }
 
     /**
@@ -290,6 +330,7 @@ final class PerfRunner {
         RemoteKey key = s.betaKey;
         long addr = s.atBeta.address();
         ByteBuffer buf = ByteBuffer.allocateDirect(size);
+        long before = test == PerfTest.ADD_MR ? atomicWord() : 0;
         CompletableFuture<Void> previous = CompletableFuture.completedFuture(null);
         // A count down to the next flush, not i % window: a 64-bit division per operation was a
         // measurable share of an 8-byte put's few nanoseconds.
@@ -311,12 +352,41 @@ final class PerfRunner {
             }
         }
         previous.get(TIMEOUT_S, TimeUnit.SECONDS);
-        ep.fence();
-        ByteBuffer sentinel = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder()).putLong(0, n);
-        await(ep.put(sentinel, addr, key));
-        await(ep.flush());
+        double seconds = finish(test, n, before, start);
         progress.accept(n);
-        return PerfResult.throughput(test.id(), s.transport, size, n, (System.nanoTime() - start) / 1e9);
+        return PerfResult.throughput(test.id(), s.transport, size, n, seconds);
+    }
+
+    /**
+     * The end of a stream, inside its time: a fence, then what makes everything before it visible
+     * and checks it (like ucx_perftest's sentinel). For the ADD streams a fetch-add of 0, whose value
+     * must be the word before plus the count; for the others a sentinel put, flushed and read back.
+     *
+     * @return the stream's seconds from {@code start}
+     */
+    private double finish(PerfTest test, int n, long before, long start) throws Exception {
+        Endpoint ep = s.toBeta;
+        ep.fence();
+        if (test == PerfTest.ADD_MR || test == PerfTest.FADD_MR) {
+            long now = atomicWord();
+            double seconds = (System.nanoTime() - start) / 1e9;
+            if (now != before + n) {
+                throw new IllegalStateException(test.id() + ": the target's word reads " + now + " after " + n
+                        + " adds of 1 from " + before + "; expected " + (before + n) + ": not all applied");
+            }
+            return seconds;
+        }
+        ByteBuffer sentinel = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder()).putLong(0, n);
+        await(ep.put(sentinel, s.atBeta.address(), s.betaKey));
+        await(ep.flush());
+        double seconds = (System.nanoTime() - start) / 1e9;
+        ByteBuffer back = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder());
+        await(ep.get(back, s.atBeta.address(), s.betaKey));
+        if (back.getLong(0) != n) {
+            throw new IllegalStateException(test.id() + ": the sentinel " + n + " reads back as " + back.getLong(0)
+                    + " after the flush");
+        }
+        return seconds;
     }
 
     private PerfResult stream(PerfTest test, int size, int n, LongConsumer progress) throws Exception {
@@ -340,6 +410,7 @@ final class PerfRunner {
         // no atomic instruction (ucx_perftest counts its window in plain variables too); only one
         // that completes later takes it along, and its completion releases it to the semaphore.
         boolean holding = false;
+        long before = test == PerfTest.ADD_MR || test == PerfTest.FADD_MR ? atomicWord() : 0;
         long start = System.nanoTime();
         for (long i = 1; i <= n; i++) {
             if (!holding && !inFlight.tryAcquire(TIMEOUT_S, TimeUnit.SECONDS)) {
@@ -377,10 +448,16 @@ final class PerfRunner {
             inFlight.release();
         }
         // Like ucx_perftest: a fence and a sentinel, so everything is visible at the target.
-        ep.fence();
-        ByteBuffer sentinel = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder()).putLong(0, n);
-        await(ep.put(sentinel, addr, key));
-        await(ep.flush());
+        double seconds;
+        try {
+            seconds = finish(test, n, before, start);
+        } catch (IllegalStateException notAllApplied) {
+            inFlight.tryAcquire(window, TIMEOUT_S, TimeUnit.SECONDS); // the failed ones' completions say why
+            if (failure.get() != null) {
+                throw new java.util.concurrent.ExecutionException(test.id() + " failed", failure.get());
+            }
+            throw notAllApplied;
+        }
         if (!inFlight.tryAcquire(window, TIMEOUT_S, TimeUnit.SECONDS)) {
             throw new IllegalStateException(test.id() + ": operations still in flight after the flush");
         }
@@ -388,7 +465,7 @@ final class PerfRunner {
             throw new java.util.concurrent.ExecutionException(test.id() + " failed", failure.get());
         }
         progress.accept(n);
-        return PerfResult.throughput(test.id(), s.transport, size, n, (System.nanoTime() - start) / 1e9);
+        return PerfResult.throughput(test.id(), s.transport, size, n, seconds);
     }
 
     /**

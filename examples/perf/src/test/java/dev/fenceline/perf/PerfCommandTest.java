@@ -232,5 +232,58 @@ class PerfCommandTest {
         cl2.setErr(new PrintWriter(err2));
         assertEquals(2, cl2.execute("--transport", "sim", "--connect", "127.0.0.1"));
         assertTrue(err2.toString().contains("--server and --connect run tcp or shm"), err2.toString());
+        for (String[] bad : new String[][] {{"-n", "0", "--iterations 0: expected 1 to"}, {"--window", "0", "--window 0:"
+                + " expected 1 to 1048576"}, {"-w", "-1", "--warmup -1: expected 0 to"}, {"--max-bytes", "0",
+                "--max-bytes 0: expected 1 to"}}) {
+            StringWriter e = new StringWriter();
+            CommandLine c = new CommandLine(new PerfCommand());
+            c.setErr(new PrintWriter(e));
+            assertEquals(2, c.execute("--transport", "sim", bad[0], bad[1]), String.join(" ", bad));
+            assertTrue(e.toString().contains(bad[2]), e.toString());
+        }
+    }
+
+    /**
+     * A row whose operations fail is not measured, and the run says so in its exit code: here active
+     * messages larger than an shm lane carries, beside a row that runs.
+     */
+    @Test
+    void aTestWhoseOperationsFailFailsTheRun() {
+        StringWriter err = new StringWriter();
+        PrintStream savedErr = System.err;
+        PrintStream savedOut = System.out;
+        ByteArrayOutputStream errBytes = new ByteArrayOutputStream();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        int code;
+        try {
+            System.setErr(new PrintStream(errBytes, true, StandardCharsets.UTF_8));
+            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+            CommandLine c = new CommandLine(new PerfCommand());
+            c.setErr(new PrintWriter(err));
+            code = c.execute("--transport", "shm", "--tests", "am_lat,get_lat", "--sizes", "64M", "-n", "3", "-w",
+                    "1", "--json");
+        } finally {
+            System.setErr(savedErr);
+            System.setOut(savedOut);
+        }
+        String stderr = errBytes.toString(StandardCharsets.UTF_8);
+        assertEquals(PerfCommand.NOT_MEASURED, code, stderr + err);
+        assertTrue(stderr.contains("am_lat 64MiB: not measured"), stderr);
+        assertTrue(stderr.contains("1 not measured, their operations failed: am_lat 64MiB"), stderr);
+        assertTrue(out.toString(StandardCharsets.UTF_8).contains("\"test\":\"get_lat\""), out.toString());
+    }
+
+    /**
+     * Tests that share the target's word do not mislead each other: fetch-adds leave it ahead of
+     * the put ping-pong's flag (an offset-0 word at 8 bytes), and compare-and-swaps follow a
+     * warm-up and a swap that left it elsewhere; each checks the word at the end.
+     */
+    @Test
+    void testsSharingTheTargetsWordEachMeasureTheirOwnOperations() {
+        String json = run("--transport", "sim", "--tests", "fadd_lat,put_lat,swap_lat,cswap_lat,add_mr,fadd_mr",
+                "--sizes", "8", "-n", "300", "-w", "30", "--json");
+        for (String t : new String[] {"fadd_lat", "put_lat", "swap_lat", "cswap_lat", "add_mr", "fadd_mr"}) {
+            assertTrue(json.contains("\"test\":\"" + t + "\""), t + " missing in " + json);
+        }
     }
 }
