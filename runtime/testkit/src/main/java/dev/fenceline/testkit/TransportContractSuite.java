@@ -311,6 +311,25 @@ public abstract class TransportContractSuite {
         assertEquals(77, memory.word(8 * 2000), "a new connection works after the late answers");
     }
 
+    /**
+     * An endpoint closes a lane and then revokes it (a revocation always follows a close or an
+     * abort, and a lane may settle itself at close): a connection made in between, which may take
+     * over what the closed one let go (a slot, an id), keeps working after the revocation.
+     */
+    @Test
+    void aRevocationAfterCloseLeavesAConnectionMadeMeanwhileWorking() {
+        Lane old = connect();
+        old.lane.bind(old.events);
+        old.lane.close();
+        Lane fresh = connect();
+        fresh.lane.bind(fresh.events);
+        old.lane.revoke();
+        Posted p = fresh.put(1, 8 * 2100, 55);
+        PostStatus flush = fresh.lane.flush(2);
+        fresh.awaitAnswers(Map.of(1L, p), flush == PostStatus.IN_PROGRESS ? 2L : null);
+        assertEquals(55, memory.word(8 * 2100), "the connection made meanwhile works");
+    }
+
     private void giveUpWhileTheTargetIsStopped(boolean abort) {
         Lane l = connect();
         l.lane.bind(l.events);

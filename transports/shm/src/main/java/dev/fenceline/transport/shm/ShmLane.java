@@ -132,10 +132,16 @@ final class ShmLane extends AbstractLane implements DirectAccess {
         boolean lost;
         ShmMessageLedger.Fates fates;
         synchronized (ledger) {
+            if (revocation != null) {
+                // Settled already (a close that came first does it): the same answer, and the gate
+                // is not touched again, for its slot may be another lane's by now.
+                return revocation;
+            }
             ledger.markRevoked();
             lost = ledger.answersLost();
             // Answers the peer dropped (a RESET) will not come, as a dead peer's would not.
             fates = ledger.settle(transport.gates().revoke(gate), alive && !lost);
+            revocation = fates;
         }
         int directNotTaken = fates.directNotTaken();
         int directStopped = fates.directStopped();
@@ -154,6 +160,9 @@ final class ShmLane extends AbstractLane implements DirectAccess {
         forgetIfAnswered();
         return fates;
     }
+
+    /** What the first {@link #revoke()} settled; null until then (guarded by the ledger's lock). */
+    private ShmMessageLedger.Fates revocation;
 
     /** Answers taken before the revocation were decided then: the endpoint waits for each of them. */
     @Override
