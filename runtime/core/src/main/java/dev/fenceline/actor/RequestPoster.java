@@ -124,6 +124,7 @@ final class RequestPoster {
 
     private void postOp(Request r, int fragment, TransportOp op) {
         op.identify(channel.endpointId(), r.firstSn + fragment, inflight.lowWater());
+        op.mayHaveApplied(r.riskScope != null || r.stillApplyScope != null);
         LaneConnection conn = slots.table().connection(r.lane);
         if (r.trace != null) {
             op.trace(r.trace);

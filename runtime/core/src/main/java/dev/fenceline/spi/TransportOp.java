@@ -42,6 +42,7 @@ public final class TransportOp {
     private long result;
     private RequestTrace trace;
     private Protocol protocol;
+    private boolean mayHaveApplied;
     private RegionHandle localHandle;
 
     private TransportOp(Kind kind, long token, long remoteAddress, RemoteKey key, ByteBuffer local, AtomicOp atomicOp,
@@ -213,6 +214,26 @@ public final class TransportOp {
      */
     public TransportOp protocol(Protocol p) {
         this.protocol = p;
+        return this;
+    }
+
+    /**
+     * @return whether an earlier copy of this operation, sent on a lane the endpoint gave up, may
+     *     have been applied or may still be: then a lane that {@link LaneConnection#deduplicates()}
+     *     must carry it where its target's exactly-once window sees it (a request the target
+     *     applies), never apply it past the window (a store into mapped memory, a hardware RMA),
+     *     or the first copy and this one may both apply
+     */
+    public boolean mayHaveApplied() {
+        return mayHaveApplied;
+    }
+
+    /**
+     * @param copy whether an earlier copy may have been applied, or may still be
+     * @return this
+     */
+    public TransportOp mayHaveApplied(boolean copy) {
+        this.mayHaveApplied = copy;
         return this;
     }
 

@@ -306,6 +306,9 @@ class EndpointActorTest {
         assertEquals(1, channel.counters().get(EndpointCounters.Counter.RESTARTS));
         // the same sequence number goes out again, so the target can deduplicate
         assertEquals(l0.ops.get(0).sequence(), l0b.ops.get(0).sequence());
+        assertFalse(l0.ops.get(0).mayHaveApplied(), "the first copy has none before it");
+        assertTrue(l0b.ops.get(0).mayHaveApplied(), "the copy sent again is marked: the first may still apply"
+                + " (its lane's revocation said so), so the lane must let the target's window see it");
         // a late completion from the old connection changes nothing
         kit.run(new LaneProtocol.OpCompleted(0, l0.id, l0.ops.get(0).token(), 0));
         assertFalse(before.isDone());

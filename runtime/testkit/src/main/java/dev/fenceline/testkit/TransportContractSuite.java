@@ -89,6 +89,9 @@ public abstract class TransportContractSuite {
     private final List<LaneConnection> opened = new ArrayList<>();
     private final List<dev.fenceline.spi.support.ProgressRunners> progress = new ArrayList<>();
     private final long originId = ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE;
+    private final UUID originWorker = UUID.randomUUID();
+    /** The target worker's exactly-once windows, which every transport of it shares. */
+    private dev.fenceline.spi.support.ExactlyOnceWindows targetWindows;
     private long sequence;
 
     /** For subclasses. */
@@ -135,6 +138,24 @@ public abstract class TransportContractSuite {
         return 1L << 32;
     }
 
+    /**
+     * @return whether the target's region is memory its transport allocates to share
+     *     ({@link Transport#allocateShared}), which a backend may reach without the target's help,
+     *     rather than a buffer registered with it (default)
+     */
+    protected boolean sharedRegion() {
+        return false;
+    }
+
+    /**
+     * @return whether the target's software applies the lane's puts (default); false for a lane
+     *     whose backend stores into the region itself while it waits for completion (UCT's stores
+     *     into a shared region), which the tests that stop the target to hold operations cannot stop
+     */
+    protected boolean targetAppliesPuts() {
+        return true;
+    }
+
     /** Starts the two workers' transports and registers the target's region. */
     @BeforeAll
     void startTransports() {
@@ -149,13 +170,23 @@ public abstract class TransportContractSuite {
         assertNotNull(provider, "no transport provider named " + transportName() + " on the class path");
         Config config = section().withFallback(ConfigFactory.defaultReference()
                 .getConfig("fenceline.transport." + transportName()));
-        ByteBuffer region = ByteBuffer.allocateDirect(REGION).order(ByteOrder.nativeOrder());
-        memory = new ContractTarget(region, baseAddress(region));
         targetId = UUID.randomUUID();
-        target = start(provider, targetId, "target", config, memory);
-        origin = start(provider, UUID.randomUUID(), "origin", config, new ContractTarget(
+        ContractTarget[] late = new ContractTarget[1]; // the target's memory, once its transport allocated it
+        target = start(provider, targetId, "target", config, new LateTarget(late));
+        origin = start(provider, originWorker, "origin", config, new ContractTarget(
                 ByteBuffer.allocateDirect(64), 0));
-        handle = target.registerRegion(region);
+        ByteBuffer region;
+        if (sharedRegion()) {
+            dev.fenceline.spi.SharedMemory shared = target.allocateShared(REGION);
+            assertNotNull(shared, transportName() + " allocates no shared memory (sharedRegion)");
+            region = shared.buffer().order(ByteOrder.nativeOrder());
+            handle = shared;
+        } else {
+            region = ByteBuffer.allocateDirect(REGION).order(ByteOrder.nativeOrder());
+            handle = target.registerRegion(region);
+        }
+        memory = new ContractTarget(region, baseAddress(region));
+        late[0] = memory;
         if (handle != null) {
             handle.registered(KEY_ID);
         }
@@ -164,8 +195,45 @@ public abstract class TransportContractSuite {
         origin.keyUnpacked(key);
     }
 
+    /** The target's memory, known only once its transport has allocated it (a shared region). */
+    private record LateTarget(ContractTarget[] memory) implements RemoteAccessTarget {
+        @Override
+        public void put(long keyId, long address, ByteBuffer src) {
+            memory[0].put(keyId, address, src);
+        }
+
+        @Override
+        public void put(long keyId, long address, ByteBuffer[] parts) {
+            memory[0].put(keyId, address, parts);
+        }
+
+        @Override
+        public void get(long keyId, long address, ByteBuffer dst) {
+            memory[0].get(keyId, address, dst);
+        }
+
+        @Override
+        public long atomic(long keyId, long address, int width, AtomicOp op, long operand) {
+            return memory[0].atomic(keyId, address, width, op, operand);
+        }
+
+        @Override
+        public long compareAndSwap(long keyId, long address, int width, long expected, long desired) {
+            return memory[0].compareAndSwap(keyId, address, width, expected, desired);
+        }
+
+        @Override
+        public void activeMessage(int id, ByteBuffer header, ByteBuffer payload) {
+            memory[0].activeMessage(id, header, payload);
+        }
+    }
+
     private Transport start(TransportProvider p, UUID id, String name, Config config, RemoteAccessTarget t) {
-        Transport transport = p.create(new TransportContext(id, name, config, t));
+        TransportContext context = new TransportContext(id, name, config, t);
+        if (name.equals("target")) {
+            targetWindows = context.windows();
+        }
+        Transport transport = p.create(context);
         transport.start(new TransportActors() {
             @Override
             public <T> ActorRef<T> spawn(Behavior<T> behavior, String actor) {
@@ -248,6 +316,8 @@ public abstract class TransportContractSuite {
     void noResourceTakesNothingAndReadyFollowsWhenThereIsRoom() {
         Lane l = connect();
         l.lane.bind(l.events);
+        Assumptions.assumeTrue(targetAppliesPuts(), "the lane's backend applies puts itself: stopping the target"
+                + " holds none of them");
         memory.hold();
         Map<Long, Posted> accepted = new LinkedHashMap<>();
         Posted refused = null;
@@ -330,7 +400,43 @@ public abstract class TransportContractSuite {
         assertEquals(55, memory.word(8 * 2100), "the connection made meanwhile works");
     }
 
+    /**
+     * An operation whose first copy went on another lane of the same exactly-once scope and was
+     * applied there, sent again on this lane marked {@link TransportOp#mayHaveApplied()}, is
+     * recognized at the target: answered with the first copy's result, not applied a second time,
+     * whatever path the lane would take for a new one (a store into mapped memory, hardware).
+     */
+    @Test
+    void aCopyThatMayHaveBeenAppliedIsAnsweredWithTheFirstCopysResult() {
+        Lane l = connect();
+        l.lane.bind(l.events);
+        org.junit.jupiter.api.Assumptions.assumeTrue(l.lane.deduplicates()
+                && l.lane.exactlyOnceScope() instanceof dev.fenceline.spi.support.ExactlyOnceScope,
+                transportName() + "'s lane recognizes no copies");
+        String proof = ((dev.fenceline.spi.support.ExactlyOnceScope) l.lane.exactlyOnceScope()).proof();
+        long seq = ++sequence;
+        long low = Math.max(0, seq - 64);
+        dev.fenceline.spi.support.ExactlyOnceWindows.Window w = targetWindows.retain(originWorker, proof, originId);
+        assertNotNull(w, "a window for the origin");
+        try {
+            synchronized (w.window()) { // as the other lane's target applied the first copy
+                assertEquals(0L, targetWindows.exactlyOnce().apply(w.window(), originId, seq, low,
+                        () -> memory.atomic(KEY_ID, memory.base + 64, 8, AtomicOp.ADD, 5)));
+            }
+        } finally {
+            targetWindows.release(w);
+        }
+        TransportOp op = TransportOp.atomic(TransportOp.Kind.ATOMIC_FETCH, 1, memory.base + 64, key, AtomicOp.ADD, 8,
+                5, 0).identify(originId, seq, low).mayHaveApplied(true);
+        Posted p = new Posted(1, TransportOp.Kind.ATOMIC_FETCH, l.lane.post(op), 64, op, null);
+        Map<Long, Object> answers = l.awaitAnswers(Map.of(1L, p), null);
+        assertEquals(0L, l.value(p, answers.get(1L)), "the first copy's result");
+        assertEquals(5, memory.word(64), "applied once");
+    }
+
     private void giveUpWhileTheTargetIsStopped(boolean abort) {
+        Assumptions.assumeTrue(targetAppliesPuts(), "the lane's backend applies puts itself: stopping the target"
+                + " holds none of them");
         Lane l = connect();
         l.lane.bind(l.events);
         memory.hold();

@@ -203,7 +203,9 @@ final class ShmLane extends AbstractLane implements DirectAccess {
             }
             return PostStatus.IN_PROGRESS;
         }
-        if (op.key() != null && op.kind() != TransportOp.Kind.AM && unanswered == 0) {
+        // Straight into the mapping only what no earlier copy may have applied: a copy that may
+        // have goes through the ring, where the target's window recognizes it.
+        if (op.key() != null && op.kind() != TransportOp.Kind.AM && unanswered == 0 && !op.mayHaveApplied()) {
             DataSegment.Peer seg = ShmDirectAccess.segment(this, op.key());
             if (seg != null) {
                 op.result(Direct.apply(op, seg));

@@ -61,7 +61,8 @@ final class UcxDataPath {
         UcxChannel ch = lane.channel;
         UctIface iface = ch.iface;
         UctRemoteKey rkey = op.kind == UcxOp.Kind.MESSAGE ? null : keys.hardwareKey(lane, op);
-        boolean hardware = rkey != null && hardwareDoes(iface.attributes(), op);
+        boolean hardware = rkey != null && !(op.softwareOnly && iface.attributes().has(UctIfaceAttributes.AM_BCOPY))
+                && hardwareDoes(iface.attributes(), op);
         if (hardware ? lane.softwareInFlight > 0 : lane.hardwareInFlight > 0) {
             return false; // one path never overtakes the other within a lane
         }

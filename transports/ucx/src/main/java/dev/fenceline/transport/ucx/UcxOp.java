@@ -102,10 +102,19 @@ final class UcxOp implements UcxCommand {
             case CSWAP -> Kind.CSWAP;
             case AM -> Kind.MESSAGE;
         };
-        return new UcxOp(lane, kind, token, op.remoteAddress(), op.key(), op.local(), op.atomicOp(), op.width(),
+        UcxOp u = new UcxOp(lane, kind, token, op.remoteAddress(), op.key(), op.local(), op.atomicOp(), op.width(),
                 op.operand(), op.compare(), op.amId(), op.header(), op.originId(), op.sequence(), op.lowWater(), memh,
                 posted);
+        u.softwareOnly = op.mayHaveApplied();
+        return u;
     }
+
+    /**
+     * An earlier copy may have been applied ({@link TransportOp#mayHaveApplied()}): sent as a software
+     * request, which the target's window recognizes, never through the hardware. Set once, before
+     * the agent sees it.
+     */
+    boolean softwareOnly;
 
     /**
      * An operation a calling thread posted under the endpoint's grant (numbered and identified
