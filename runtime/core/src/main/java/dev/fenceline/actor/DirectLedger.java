@@ -30,7 +30,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 final class DirectLedger {
     private static final VarHandle SENT = VarHandles.field(MethodHandles.lookup(), "sent", long.class);
     private static final VarHandle ANSWERED = VarHandles.field(MethodHandles.lookup(), "answered", long.class);
-    private static final VarHandle COUNTED = VarHandles.field(MethodHandles.lookup(), "counted", long.class);
+    private static final VarHandle SUCCEEDED = VarHandles.field(MethodHandles.lookup(), "succeeded", long.class);
     private static final VarHandle HEARD = VarHandles.field(MethodHandles.lookup(), "heard", long.class);
     private static final VarHandle FAILURES = VarHandles.field(MethodHandles.lookup(), "failures", long.class);
     private static final VarHandle NEXT_SEQUENCE = VarHandles.field(MethodHandles.lookup(), "nextSequence",
@@ -47,11 +47,13 @@ final class DirectLedger {
     private volatile long sent;
     private volatile long answered;
     /**
-     * Answers as statistics count them: a posted operation's before its future completes (a caller
-     * that saw its result sees it counted), its place in {@link #answered} only after, so that no
-     * flush can complete before the operations it covers.
+     * Successful answers as statistics count them: a posted operation's before its future completes
+     * (a caller that saw its result sees it counted), its place in {@link #answered} only after, so
+     * that no flush can complete before the operations it covers. An answer counts here or in
+     * {@link #failures}, never both, so that each statistic only ever goes up (a difference of two
+     * counts read one after the other could go down for a moment).
      */
-    private volatile long counted;
+    private volatile long succeeded;
     /** Answers that came from a peer (not abandoned): for keepalive, proof that the lane is alive. */
     private volatile long heard;
     private volatile long failures;
@@ -75,9 +77,8 @@ final class DirectLedger {
      * sends can pass them, and its low-water mark cannot pass their numbers).
      */
     private volatile long posting;
-    /** Actor-written: posted operations it took back, and how many of those it retired since. */
+    /** Actor-written: posted operations it took back. */
     private volatile long taken;
-    private volatile long takenRetired;
     /** Set by the actor while it waits for {@link #posting} to reach zero. */
     private volatile boolean postingWanted;
     private volatile long postedTokens;
@@ -106,7 +107,7 @@ final class DirectLedger {
 
         @Override
         public void answered(long index, FencelineException error) {
-            if (error != null) { // before the count: the flush it releases must see it
+            if (error != null) { // before the answered count: the flush it releases must see it
                 FAILURES.getAndAdd(DirectLedger.this, 1L);
                 synchronized (DirectLedger.this) {
                     if (errors == null) {
@@ -114,9 +115,10 @@ final class DirectLedger {
                     }
                     errors.putIfAbsent(index, error);
                 }
+            } else {
+                SUCCEEDED.getAndAdd(DirectLedger.this, 1L);
             }
             HEARD.getAndAdd(DirectLedger.this, 1L);
-            COUNTED.getAndAdd(DirectLedger.this, 1L);
             settled((long) ANSWERED.getAndAdd(DirectLedger.this, 1L) + 1);
         }
 
@@ -125,7 +127,6 @@ final class DirectLedger {
             FAILURES.getAndAdd(DirectLedger.this, (long) count);
             // Sent after every flush that has completed: the next flush to complete reports it.
             implicit.failed(error, 0);
-            COUNTED.getAndAdd(DirectLedger.this, (long) count);
             settled((long) ANSWERED.getAndAdd(DirectLedger.this, (long) count) + count);
         }
     };
@@ -237,13 +238,11 @@ final class DirectLedger {
     /**
      * Actor: posted operations it took back were all retired (restarted and answered, or failed):
      * they count as answered now, in one step, so a flush that waited for any of them waited for
-     * all (they may complete in any order once restarted).
+     * all (they may complete in any order once restarted). Statistics counted them with the actor's.
      *
      * @param n how many
      */
     void adoptedRetired(long n) {
-        takenRetired = takenRetired + n; // before the counts: statistics never count them twice
-        COUNTED.getAndAdd(this, n);
         settled((long) ANSWERED.getAndAdd(this, n) + n);
         postingEnded(n);
     }
@@ -258,11 +257,6 @@ final class DirectLedger {
         return taken;
     }
 
-    /** @return of those, how many it retired (and counted answered here) */
-    long takenRetired() {
-        return takenRetired;
-    }
-
     /**
      * A posted operation was answered by its target: counted for statistics, before its future
      * completes. Its error (if any) is its future's, not a flush's.
@@ -272,8 +266,9 @@ final class DirectLedger {
     void postedCounted(boolean failed) {
         if (failed) {
             FAILURES.getAndAdd(this, 1L);
+        } else {
+            SUCCEEDED.getAndAdd(this, 1L);
         }
-        COUNTED.getAndAdd(this, 1L);
     }
 
     /** A posted operation's future completed: it counts as answered for flushes and keepalive now. */
@@ -314,9 +309,9 @@ final class DirectLedger {
         return answered;
     }
 
-    /** @return answers as statistics count them (see {@link #counted}) */
-    long counted() {
-        return counted;
+    /** @return successful answers as statistics count them (see {@link #succeeded}) */
+    long succeeded() {
+        return succeeded;
     }
 
     /** @return direct active messages whose handler failed or whose lane died first */

@@ -129,8 +129,10 @@ final class Operations implements LaneSlots.Answers, RequestPoster.Outcomes {
         channel.submissions().drainStarted();
         Request r;
         while ((r = channel.submissions().poll()) != null) {
-            counters.increment(Counter.OPERATIONS);
-            counters.increment(Counter.FAILED);
+            if (r.kind != Request.Kind.FLUSH) { // a flush is no operation (accept counts none either)
+                counters.increment(Counter.OPERATIONS);
+                counters.increment(Counter.FAILED);
+            }
             r.fail(error.get());
         }
     }

@@ -6,7 +6,8 @@ import dev.fenceline.actor.EndpointCounters.Counter;
  * Totals of one or more endpoints: the actor's counters, then what the fast path and the direct
  * active messages count themselves, and the figures users see, derived from them in one place.
  * Direct active messages are operations when queued, outstanding until answered, then done or
- * failed (answered read before sent, failures last: no count runs ahead of another).
+ * failed: each answer is counted once, as a success or as a failure, so that neither figure ever
+ * goes down between two reads (a difference of counts read one after another could).
  */
 final class Totals {
     /** Read once: {@code values()} copies its array at every call, and a worker's totals add every endpoint. */
@@ -14,7 +15,7 @@ final class Totals {
     private static final int FAST = COUNTERS.length;
     private static final int FAST_FLUSHES = FAST + 1;
     private static final int FAST_FAILED = FAST + 2;
-    private static final int DIRECT_ANSWERED = FAST + 3;
+    private static final int DIRECT_SUCCEEDED = FAST + 3;
     private static final int DIRECT_SENT = FAST + 4;
     private static final int DIRECT_FAILED = FAST + 5;
     private static final int SIZE = FAST + 6;
@@ -45,7 +46,7 @@ final class Totals {
         t[FAST_FLUSHES] += c.fastFlushes();
         t[FAST_FAILED] += c.fastFailures();
         // Posted operations the actor took back are its own from then on: counted once, by it.
-        t[DIRECT_ANSWERED] += c.direct().counted() - c.direct().takenRetired();
+        t[DIRECT_SUCCEEDED] += c.direct().succeeded();
         t[DIRECT_SENT] += c.direct().sent() - c.direct().taken();
         t[DIRECT_FAILED] += c.direct().failures();
     }
@@ -55,20 +56,16 @@ final class Totals {
         return t[c.ordinal()];
     }
 
-    private long directFailed() {
-        return Math.min(t[DIRECT_ANSWERED], t[DIRECT_FAILED]);
-    }
-
     long operations() {
         return t[Counter.OPERATIONS.ordinal()] + t[FAST] + t[FAST_FAILED] + t[DIRECT_SENT];
     }
 
     long completed() {
-        return t[Counter.COMPLETED.ordinal()] + t[FAST] + t[DIRECT_ANSWERED] - directFailed();
+        return t[Counter.COMPLETED.ordinal()] + t[FAST] + t[DIRECT_SUCCEEDED];
     }
 
     long failed() {
-        return t[Counter.FAILED.ordinal()] + t[FAST_FAILED] + directFailed();
+        return t[Counter.FAILED.ordinal()] + t[FAST_FAILED] + t[DIRECT_FAILED];
     }
 
     long outstanding() {

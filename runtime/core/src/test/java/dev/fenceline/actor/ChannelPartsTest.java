@@ -93,6 +93,62 @@ class ChannelPartsTest {
         assertNull(d.flushError(1, d.sent()), "taken by that flush");
     }
 
+    /**
+     * Statistics read while answers come: completed and failed never go down between two reads
+     * (a monitoring system takes a counter that goes down for a reset). Which answers fail follows
+     * a printed seed.
+     */
+    @Test
+    void completedAndFailedNeverGoDownWhileDirectAnswersCome() throws Exception {
+        long seed = Long.getLong("fenceline.test.seed", 20261204L);
+        System.out.println("ChannelPartsTest seed " + seed);
+        java.util.SplittableRandom random = new java.util.SplittableRandom(seed);
+        DirectLedger d = f.channel.direct();
+        int n = 200_000;
+        boolean[] fails = new boolean[n];
+        for (int i = 0; i < n; i++) {
+            fails[i] = random.nextInt(3) == 0;
+            d.answers.queued();
+        }
+        FencelineException refused = new FencelineException("handler threw");
+        java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+        Thread answering = new Thread(() -> {
+            for (int i = 0; i < n; i++) {
+                if (i % 1000 == 999) {
+                    d.answers.abandoned(1, refused);
+                } else {
+                    d.answers.answered(i, fails[i] ? refused : null);
+                }
+                if (i % 4096 == 0) {
+                    f.channel.flushError(i, i); // the flush that takes the errors, now and then
+                }
+            }
+            done.set(true);
+        }, "answering");
+        answering.start();
+        long completed = 0;
+        long failed = 0;
+        long reads = 0;
+        try {
+            while (!done.get()) {
+                Totals t = new Totals();
+                t.add(f.channel);
+                assertTrue(t.completed() >= completed, "completed went from " + completed + " to " + t.completed());
+                assertTrue(t.failed() >= failed, "failed went from " + failed + " to " + t.failed());
+                completed = t.completed();
+                failed = t.failed();
+                reads++;
+            }
+        } finally {
+            answering.join();
+        }
+        Totals end = new Totals();
+        end.add(f.channel);
+        assertEquals(n, end.completed() + end.failed(), "every answer counted once");
+        assertEquals(0, end.outstanding());
+        assertTrue(reads > 0);
+    }
+
     @Test
     void abandonedMessagesGoToTheNextFlushAndAWaitingActorIsWoken() {
         DirectLedger d = f.channel.direct();

@@ -524,6 +524,21 @@ class EndpointActorTest {
         assertTrue(l0.events.contains("close"));
     }
 
+    /** What the end of an endpoint rejects from its queue counts as failed operations, its flushes not. */
+    @Test
+    void aFlushRejectedAtTheEndIsNoFailedOperation() {
+        RecordingLane l0 = shortLane();
+        BehaviorTestKit<EndpointProtocol.Command> kit = spawn("endpoint", l0);
+        settle(kit);
+        CompletableFuture<Void> put = facade.put(ByteBuffer.allocate(1), key.baseAddress(), key).toCompletableFuture();
+        CompletableFuture<Void> flush = facade.flush().toCompletableFuture();
+        assertFalse(put.isDone() || flush.isDone(), "both wait in the queue");
+        kit.run(new LaneProtocol.LaneFailed(0, l0.id, new RuntimeException("cable pulled")));
+        assertTrue(put.isCompletedExceptionally() && flush.isCompletedExceptionally());
+        assertEquals(1, channel.counters().get(EndpointCounters.Counter.OPERATIONS), "the put, not the flush");
+        assertEquals(1, channel.counters().get(EndpointCounters.Counter.FAILED));
+    }
+
     @Test
     void weakModeRefusesAnEndpointWhoseRmaSpansTwoLanes() {
         ConfigurationException e = org.junit.jupiter.api.Assertions.assertThrows(ConfigurationException.class,
