@@ -7,6 +7,7 @@ import dev.fenceline.Worker;
 import dev.fenceline.WorkerStatistics;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.MultiGauge;
 import io.micrometer.core.instrument.Tags;
@@ -40,14 +41,20 @@ import java.util.function.ToLongFunction;
  * {@code endpoint}, {@code lane}, {@code transport}): {@code fenceline.lane.live} (1 or 0),
  * {@code fenceline.lane.bytes}, {@code fenceline.lane.operations}, {@code fenceline.lane.failovers},
  * {@code fenceline.lane.parks}. Endpoints come and go, so their meters are refreshed on a timer
- * (every 10 seconds by default, and at bind).
+ * (every 10 seconds by default, and at bind). {@link #close()} takes every meter out of the
+ * registries it was bound to: a worker made again under the same name gets meters of its own.
  */
 public final class FencelineMetrics implements MeterBinder, AutoCloseable {
     private final Worker worker;
     private final Duration refresh;
     private final List<EndpointGauge> endpointGauges = new ArrayList<>();
     private final List<LaneGauge> laneGauges = new ArrayList<>();
+    /** The worker meters this binder registered, and where: taken out at close. */
+    private final List<Bound> bound = new ArrayList<>();
     private ScheduledExecutorService timer;
+
+    private record Bound(MeterRegistry registry, Meter meter) {
+    }
 
     private record EndpointGauge(MultiGauge gauge, ToDoubleFunction<EndpointStatistics> value) {
     }
@@ -88,10 +95,11 @@ public final class FencelineMetrics implements MeterBinder, AutoCloseable {
         counter(registry, "fenceline.restarts", w, WorkerStatistics::restarts,
                 "requests restarted after a reconfiguration");
         counter(registry, "fenceline.fastpath", w, WorkerStatistics::direct, "operations done on the fast path");
-        Gauge.builder("fenceline.operations.outstanding", worker, x -> x.statistics().outstanding()).tags(w)
-                .description("operations issued and not yet completed").register(registry);
-        Gauge.builder("fenceline.endpoints.open", worker, x -> x.statistics().openEndpoints()).tags(w)
-                .description("endpoints open now").register(registry);
+        bound.add(new Bound(registry, Gauge.builder("fenceline.operations.outstanding", worker,
+                x -> x.statistics().outstanding()).tags(w).description("operations issued and not yet completed")
+                .register(registry)));
+        bound.add(new Bound(registry, Gauge.builder("fenceline.endpoints.open", worker,
+                x -> x.statistics().openEndpoints()).tags(w).description("endpoints open now").register(registry)));
         endpoint(registry, "fenceline.endpoint.operations", "operations issued", s -> s.operations());
         endpoint(registry, "fenceline.endpoint.outstanding", "operations outstanding", s -> s.outstanding());
         endpoint(registry, "fenceline.endpoint.flush.p99", "99th percentile of flush latency, seconds",
@@ -116,8 +124,8 @@ public final class FencelineMetrics implements MeterBinder, AutoCloseable {
 
     private void counter(MeterRegistry registry, String name, Tags tags, ToLongFunction<WorkerStatistics> value,
             String description) {
-        FunctionCounter.builder(name, worker, x -> value.applyAsLong(x.statistics())).tags(tags)
-                .description(description).register(registry);
+        bound.add(new Bound(registry, FunctionCounter.builder(name, worker, x -> value.applyAsLong(x.statistics()))
+                .tags(tags).description(description).register(registry)));
     }
 
     private void endpoint(MeterRegistry registry, String name, String description,
@@ -159,12 +167,29 @@ public final class FencelineMetrics implements MeterBinder, AutoCloseable {
         }
     }
 
-    /** Stops refreshing; the meters stay in the registry with their last values. */
+    /**
+     * Stops refreshing and takes this binder's meters out of every registry it was bound to: a
+     * closed worker's endpoints and lanes leave no rows behind, and Micrometer, which hands out the
+     * meter already registered under a name and tags, hands a worker made again under the same name
+     * meters that read it, not this one.
+     */
     @Override
     public synchronized void close() {
         if (timer != null) {
             timer.shutdownNow();
             timer = null;
         }
+        for (EndpointGauge g : endpointGauges) {
+            g.gauge().register(List.of(), true);
+        }
+        for (LaneGauge g : laneGauges) {
+            g.gauge().register(List.of(), true);
+        }
+        endpointGauges.clear();
+        laneGauges.clear();
+        for (Bound b : bound) {
+            b.registry().remove(b.meter());
+        }
+        bound.clear();
     }
 }

@@ -60,4 +60,36 @@ class FencelineMetricsTest {
             }
         }
     }
+
+    /**
+     * Closing the binder takes its meters out of the registry: no rows of a closed worker's
+     * endpoints stay, and a worker made again under the same name is measured, not the old one.
+     */
+    @Test
+    void closingTakesTheMetersOutSoAWorkerOfTheSameNameIsMeasuredAfresh() throws Exception {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (Fenceline f = Fenceline.create(ConfigFactory.parseString(LANES))) {
+            Worker a = f.newWorker("a").toCompletableFuture().get(10, TimeUnit.SECONDS);
+            Worker b = f.newWorker("b").toCompletableFuture().get(10, TimeUnit.SECONDS);
+            MemoryRegion region = b.allocate(1 << 20);
+            FencelineMetrics metrics = new FencelineMetrics(a, Duration.ofHours(1));
+            metrics.bindTo(registry);
+            Endpoint ep = a.connect(b.address()).toCompletableFuture().get(10, TimeUnit.SECONDS);
+            ep.put(ByteBuffer.allocate(64), region.address(), region.remoteKey());
+            ep.flush().toCompletableFuture().get(10, TimeUnit.SECONDS);
+            metrics.refresh();
+            assertEquals(1.0, registry.get("fenceline.endpoint.operations").gauge().value());
+            a.close().toCompletableFuture().get(10, TimeUnit.SECONDS);
+            metrics.close();
+            assertTrue(registry.getMeters().isEmpty(), "left behind: " + registry.getMeters().stream()
+                    .map(m -> m.getId().toString()).toList());
+
+            Worker again = f.newWorker("a").toCompletableFuture().get(10, TimeUnit.SECONDS);
+            try (FencelineMetrics next = new FencelineMetrics(again, Duration.ofHours(1))) {
+                next.bindTo(registry);
+                assertEquals(0.0, registry.get("fenceline.operations").tag("outcome", "issued").functionCounter()
+                        .count(), "the new worker's count, not the closed one's");
+            }
+        }
+    }
 }
