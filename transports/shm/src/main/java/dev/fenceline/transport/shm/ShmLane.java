@@ -409,7 +409,9 @@ final class ShmLane extends AbstractLane implements DirectAccess {
                     + (type == ShmWire.GET_DATA || taken == ShmMessageLedger.OUT_OF_ORDER ? "message " : "get ") + token
                     + " of lane " + Long.toHexString(conn) + (taken == ShmMessageLedger.OUT_OF_ORDER
                             ? " out of the order it was sent in" : " with a " + ShmWire.name(type)));
-            whileLive(() -> fail(e));
+            // A broken peer: none of its answers can be waited for (the one it owed may never come),
+            // so what it took is settled as if it had dropped them all.
+            reset(e);
             return;
         }
         if (taken == ShmMessageLedger.BAD_LENGTH) {

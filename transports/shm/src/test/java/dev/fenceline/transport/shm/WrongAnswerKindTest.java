@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.Timeout;
@@ -55,6 +56,55 @@ class WrongAnswerKindTest {
                 Thread.sleep(10);
             }
             assertTrue(!get.isDone() || get.isCompletedExceptionally(), "the get was reported done: " + get);
+        }
+    }
+
+    /**
+     * A peer that took two puts and answered the first with a get's data is broken: none of its
+     * answers can be waited for. The lane fails, and the puts it took end (each may have been
+     * applied) instead of waiting for answers that will not come.
+     */
+    @Test
+    void messagesTakenByAPeerThatAnsweredWronglyAreNotAwaitedForever() throws Exception {
+        try (Fenceline f = Fenceline.create(ConfigFactory.parseString("""
+                fenceline.transports = [shm]
+                fenceline.transport.shm.cma = off
+                """));
+                FakeShmPeer fake = FakeShmPeer.create(64 << 10)) {
+            Worker a = f.newWorker("a").toCompletableFuture().get(10, TimeUnit.SECONDS);
+            CompletableFuture<Endpoint> connecting = a.connect(fake.address()).toCompletableFuture();
+            FakeShmPeer.Message connect = fake.await(m -> m.type() == ShmWire.CONNECT, "a's CONNECT");
+            long conn = connect.getLong(0);
+            int gate = connect.getInt(40);
+            ByteBuffer connected = ByteBuffer.allocate(12).order(ByteOrder.nativeOrder());
+            connected.putLong(0, conn).putInt(8, 1 << 10);
+            FakeShmPeer.write(FakeShmPeer.inboxOf(a), ShmWire.CONNECTED, connected.array());
+            Endpoint ep = connecting.get(10, TimeUnit.SECONDS);
+
+            RemoteKey key = new RemoteKey(fake.address().workerId(), 0x5eed, 1 << 20, 64, Map.of());
+            CompletableFuture<Void> first = ep.put(ByteBuffer.allocateDirect(8), key.baseAddress(), key)
+                    .toCompletableFuture();
+            CompletableFuture<Void> second = ep.put(ByteBuffer.allocateDirect(8), key.baseAddress() + 8, key)
+                    .toCompletableFuture();
+            FakeShmPeer.Message p1 = fake.await(m -> m.type() == ShmWire.PUT, "a's first PUT");
+            fake.await(m -> m.type() == ShmWire.PUT && m.getLong(ShmWire.TOKEN) != p1.getLong(ShmWire.TOKEN),
+                    "a's second PUT");
+            Gates gates = Inbox.open(java.nio.file.Path.of("/dev/shm", HostileInboxTest.controlOf(a))).gates;
+            for (int i = 0; i < 2; i++) { // as a target that took both: through the origin's gate
+                assertTrue(gates.enter(gate, conn), "the gate is open");
+                gates.leave(gate);
+            }
+            ByteBuffer data = ByteBuffer.allocate(24).order(ByteOrder.nativeOrder());
+            data.putLong(0, conn).putLong(8, p1.getLong(ShmWire.TOKEN)).putLong(16, 7);
+            FakeShmPeer.write(FakeShmPeer.inboxOf(a), ShmWire.GET_DATA, data.array());
+
+            for (CompletableFuture<Void> put : List.of(first, second)) {
+                java.util.concurrent.ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
+                        java.util.concurrent.ExecutionException.class, () -> put.get(10, TimeUnit.SECONDS),
+                        "a put the broken peer took ends, not waiting for its answer");
+                assertTrue(e.getCause() instanceof dev.fenceline.OutcomeUnknownException, "it may have been applied: "
+                        + e.getCause());
+            }
         }
     }
 }
