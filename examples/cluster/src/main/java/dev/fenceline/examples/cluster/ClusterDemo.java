@@ -113,7 +113,7 @@ public final class ClusterDemo {
 
     private static String tail(Path log) throws IOException {
         List<String> all = Files.readAllLines(log);
-        return String.join("\n", all.subList(Math.max(0, all.size() - 30), all.size()));
+        return String.join("\n", all.subList(Math.max(0, all.size() - 200), all.size()));
     }
 
     /**
@@ -176,14 +176,26 @@ public final class ClusterDemo {
                     problems.add("member " + m.index() + ": " + v[3]);
                 }
             }
+            long quit = System.nanoTime();
             for (Member m : survivors) {
                 m.send("QUIT");
             }
+            // One deadline for all: each member bounds its own shutdown (KvNode.QUIT_WATCHDOG_S).
+            long deadline = quit + TimeUnit.SECONDS.toNanos(KvNode.QUIT_WATCHDOG_S + 10);
+            List<String> quitTimes = new ArrayList<>();
             for (Member m : survivors) {
-                if (!m.process().waitFor(30, TimeUnit.SECONDS)) {
-                    problems.add("member " + m.index() + " did not quit");
+                if (!m.process().waitFor(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+                    problems.add("member " + m.index() + " did not quit within " + (KvNode.QUIT_WATCHDOG_S + 10)
+                            + " s; its log " + m.log() + " ends:\n" + tail(m.log()));
+                    continue;
+                }
+                quitTimes.add(m.index() + " in " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - quit) + " ms");
+                if (m.process().exitValue() != 0) {
+                    problems.add("member " + m.index() + " exited with " + m.process().exitValue() + " after QUIT;"
+                            + " its log " + m.log() + " ends:\n" + tail(m.log()));
                 }
             }
+            o.out().println("  survivors quit: " + String.join(", ", quitTimes));
             return new Report(problems.isEmpty(), problems, removedAfterMs, toTheDead, checked);
         } catch (IOException | TimeoutException e) {
             StringBuilder logs = new StringBuilder(e.getMessage());

@@ -101,9 +101,50 @@ public final class KvNode {
             KvNode node = start(index, nodes, keys, system);
             node.serve();
         } finally {
+            long t0 = System.nanoTime();
+            note("terminating the actor system");
             system.terminate();
-            system.getWhenTerminated().toCompletableFuture().get(TIMEOUT_S, TimeUnit.SECONDS);
+            system.getWhenTerminated().toCompletableFuture().get(SHUTDOWN_S, TimeUnit.SECONDS);
+            note("actor system terminated in " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0) + " ms");
         }
+    }
+
+    /** The longest a member's worker close, and then its actor system's termination, may take each. */
+    static final long SHUTDOWN_S = 20;
+    /** After QUIT, a member still running this long prints its threads and halts (its log says why). */
+    static final long QUIT_WATCHDOG_S = 50;
+
+    /** A timestamped line on stderr, the member's log, for what its shutdown did when. */
+    private static void note(String what) {
+        System.err.println(java.time.Instant.now() + " kv: " + what);
+    }
+
+    /**
+     * A daemon that, if the member has not exited {@link #QUIT_WATCHDOG_S} after QUIT, prints every
+     * thread's stack to the log and halts the process: a shutdown that hangs shows where.
+     */
+    private static void watchShutdown() {
+        Thread watchdog = new Thread(() -> {
+            try {
+                Thread.sleep(TimeUnit.SECONDS.toMillis(QUIT_WATCHDOG_S));
+            } catch (InterruptedException e) {
+                return;
+            }
+            StringBuilder dump = new StringBuilder("shutdown still running " + QUIT_WATCHDOG_S + " s after QUIT;"
+                    + " halting. Threads:\n");
+            Thread.getAllStackTraces().forEach((t, stack) -> {
+                dump.append('"').append(t.getName()).append("\" ").append(t.getState())
+                        .append(t.isDaemon() ? " daemon" : "").append('\n');
+                for (StackTraceElement e : stack) {
+                    dump.append("    at ").append(e).append('\n');
+                }
+            });
+            note(dump.toString());
+            System.err.flush();
+            Runtime.getRuntime().halt(3);
+        }, "kv-quit-watchdog");
+        watchdog.setDaemon(true);
+        watchdog.start();
     }
 
     private static String listOf(String[] args, int from) {
@@ -190,7 +231,11 @@ public final class KvNode {
                 case "RUN" -> write(Long.parseLong(cmd[1]));
                 case "VERIFY" -> verify(Integer.parseInt(cmd[1]));
                 case "QUIT" -> {
-                    await(kv.close());
+                    watchShutdown();
+                    long t0 = System.nanoTime();
+                    note("QUIT: closing worker " + kv.name());
+                    kv.close().toCompletableFuture().get(SHUTDOWN_S, TimeUnit.SECONDS);
+                    note("worker closed in " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0) + " ms");
                     return;
                 }
                 default -> say("ERROR unknown command " + line);
