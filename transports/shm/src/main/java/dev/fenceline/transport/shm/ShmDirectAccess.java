@@ -57,14 +57,25 @@ final class ShmDirectAccess {
         return seg == null ? null : Direct.fetch(seg, key, address, op, width, operand, compare);
     }
 
-    /** Endpoint actor: the peer segment behind a key (null: not directly reachable), cached on the lane. */
+    /**
+     * Endpoint actor: the peer segment behind a key (null: not directly reachable), cached on the
+     * lane. One its owner closed is returned (the access fails as closed) but not kept: its mapping
+     * would hold the unlinked file's memory for the lane's life.
+     */
     static DataSegment.Peer segment(ShmLane lane, RemoteKey key) {
         if (lane.segments == null) {
             lane.segments = new IdentityHashMap<>(4); // grows if need be
         } else if (lane.segments.containsKey(key)) {
-            return lane.segments.get(key);
+            DataSegment.Peer cached = lane.segments.get(key);
+            if (cached != null && !cached.open()) {
+                lane.segments.remove(key);
+            }
+            return cached;
         }
         DataSegment.Peer seg = lane.transport.peerSegment(key);
+        if (seg != null && !seg.open()) {
+            return seg;
+        }
         if (lane.segments.size() > 4096) {
             lane.segments.clear(); // a bounded cache: keys are usually few and long-lived
         }
