@@ -402,36 +402,54 @@ public abstract class TransportContractSuite {
 
     /**
      * An operation whose first copy went on another lane of the same exactly-once scope and was
-     * applied there, sent again on this lane marked {@link TransportOp#mayHaveApplied()}, is
-     * recognized at the target: answered with the first copy's result, not applied a second time,
-     * whatever path the lane would take for a new one (a store into mapped memory, hardware).
+     * applied there, sent again on this lane marked {@link TransportOp#mayHaveApplied()}, is never
+     * applied a second time, whatever path the lane would take for a new one (a store into mapped
+     * memory, hardware): it is answered with the first copy's result where the target's window sees
+     * it, or refused with an {@link dev.fenceline.OutcomeUnknownException} by a lane that cannot
+     * carry it there. A fetch-add where the lane carries atomics or messages, else a put.
      */
     @Test
-    void aCopyThatMayHaveBeenAppliedIsAnsweredWithTheFirstCopysResult() {
+    void aCopyThatMayHaveBeenAppliedIsNeverAppliedTwice() {
         Lane l = connect();
         l.lane.bind(l.events);
         org.junit.jupiter.api.Assumptions.assumeTrue(l.lane.deduplicates()
                 && l.lane.exactlyOnceScope() instanceof dev.fenceline.spi.support.ExactlyOnceScope,
                 transportName() + "'s lane recognizes no copies");
+        boolean atomic = l.lane.types().contains(LaneType.AMO) || l.lane.types().contains(LaneType.AM);
         String proof = ((dev.fenceline.spi.support.ExactlyOnceScope) l.lane.exactlyOnceScope()).proof();
         long seq = ++sequence;
         long low = Math.max(0, seq - 64);
+        ByteBuffer five = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder()).putLong(0, 5);
         dev.fenceline.spi.support.ExactlyOnceWindows.Window w = targetWindows.retain(originWorker, proof, originId);
         assertNotNull(w, "a window for the origin");
         try {
             synchronized (w.window()) { // as the other lane's target applied the first copy
-                assertEquals(0L, targetWindows.exactlyOnce().apply(w.window(), originId, seq, low,
-                        () -> memory.atomic(KEY_ID, memory.base + 64, 8, AtomicOp.ADD, 5)));
+                targetWindows.exactlyOnce().apply(w.window(), originId, seq, low, () -> {
+                    if (atomic) {
+                        return memory.atomic(KEY_ID, memory.base + 64, 8, AtomicOp.ADD, 5);
+                    }
+                    memory.put(KEY_ID, memory.base + 64, five.duplicate());
+                    return 0;
+                });
             }
         } finally {
             targetWindows.release(w);
         }
-        TransportOp op = TransportOp.atomic(TransportOp.Kind.ATOMIC_FETCH, 1, memory.base + 64, key, AtomicOp.ADD, 8,
-                5, 0).identify(originId, seq, low).mayHaveApplied(true);
-        Posted p = new Posted(1, TransportOp.Kind.ATOMIC_FETCH, l.lane.post(op), 64, op, null);
-        Map<Long, Object> answers = l.awaitAnswers(Map.of(1L, p), null);
-        assertEquals(0L, l.value(p, answers.get(1L)), "the first copy's result");
-        assertEquals(5, memory.word(64), "applied once");
+        ByteBuffer nine = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder()).putLong(0, 9);
+        TransportOp op = (atomic ? TransportOp.atomic(TransportOp.Kind.ATOMIC_FETCH, 1, memory.base + 64, key,
+                AtomicOp.ADD, 8, 5, 0) : TransportOp.rma(TransportOp.Kind.PUT, 1, memory.base + 64, key, nine))
+                .identify(originId, seq, low).mayHaveApplied(true);
+        PostStatus status = l.lane.post(op);
+        assertTrue(status != PostStatus.NO_RESOURCE, "NO_RESOURCE on an idle lane");
+        Object answer = status == PostStatus.COMPLETED ? null : l.events.answerOf(1);
+        if (answer instanceof Failed f) {
+            assertTrue(f.error() instanceof dev.fenceline.OutcomeUnknownException, "refused, but not as unknown: "
+                    + f.error());
+        } else if (atomic) {
+            long fetched = status == PostStatus.COMPLETED ? op.result() : ((Completed) answer).value();
+            assertEquals(0L, fetched, "the first copy's result");
+        }
+        assertEquals(5, memory.word(64), "applied once: the first copy's write stands");
     }
 
     private void giveUpWhileTheTargetIsStopped(boolean abort) {

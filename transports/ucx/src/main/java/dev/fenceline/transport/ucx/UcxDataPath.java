@@ -60,9 +60,15 @@ final class UcxDataPath {
     private boolean issue(UcxLane lane, UcxOp op) {
         UcxChannel ch = lane.channel;
         UctIface iface = ch.iface;
+        if (op.softwareOnly && !iface.attributes().has(UctIfaceAttributes.AM_BCOPY)) {
+            // An earlier copy may have been applied, or may still be: only a request the target's
+            // window sees may carry it, and this iface carries none (cma, say).
+            return fail(lane, op, new dev.fenceline.OutcomeUnknownException("ucx: an earlier copy of this operation"
+                    + " may have been applied, and " + lane + " carries no messages to send it again where the"
+                    + " target recognizes it (" + iface + "); not sent again"));
+        }
         UctRemoteKey rkey = op.kind == UcxOp.Kind.MESSAGE ? null : keys.hardwareKey(lane, op);
-        boolean hardware = rkey != null && !(op.softwareOnly && iface.attributes().has(UctIfaceAttributes.AM_BCOPY))
-                && hardwareDoes(iface.attributes(), op);
+        boolean hardware = rkey != null && !op.softwareOnly && hardwareDoes(iface.attributes(), op);
         if (hardware ? lane.softwareInFlight > 0 : lane.hardwareInFlight > 0) {
             return false; // one path never overtakes the other within a lane
         }
