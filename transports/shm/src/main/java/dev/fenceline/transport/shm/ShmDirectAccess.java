@@ -58,6 +58,16 @@ final class ShmDirectAccess {
     }
 
     /**
+     * Endpoint actor: drops the lane's cached segments their owners closed (a cache miss, rare,
+     * pays for it), so that keys no longer used keep no unlinked file's memory mapped.
+     */
+    static void forgetClosed(ShmLane lane) {
+        if (lane.segments != null) {
+            lane.segments.values().removeIf(seg -> seg != null && !seg.open());
+        }
+    }
+
+    /**
      * Endpoint actor: the peer segment behind a key (null: not directly reachable), cached on the
      * lane. One its owner closed is returned (the access fails as closed) but not kept: its mapping
      * would hold the unlinked file's memory for the lane's life.
@@ -72,6 +82,7 @@ final class ShmDirectAccess {
             }
             return cached;
         }
+        forgetClosed(lane); // a new key: the closed ones of keys no longer used go now
         DataSegment.Peer seg = lane.transport.peerSegment(key);
         if (seg != null && !seg.open()) {
             return seg;

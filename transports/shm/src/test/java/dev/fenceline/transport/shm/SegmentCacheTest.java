@@ -35,4 +35,23 @@ class SegmentCacheTest {
         assertSame(peer, ShmDirectAccess.segment(lane, key), "this access still finds it (and fails as closed)");
         assertFalse(lane.segments.containsKey(key), "but the lane lets it go");
     }
+
+    /** A key no longer used after its region closed: the next new key's lookup sweeps it out. */
+    @Test
+    void aClosedSegmentOfAKeyNoLongerUsedGoesAtTheNextNewKey(@TempDir Path dir) throws Exception {
+        DataSegment closing = DataSegment.create(dir.resolve("closing"), 4096, () -> { });
+        DataSegment staying = DataSegment.create(dir.resolve("staying"), 4096, () -> { });
+        ShmLane lane = new ShmLane(null, 1, 0, null, 16, 1024, false);
+        RemoteKey gone = new RemoteKey(UUID.randomUUID(), 7, 1 << 20, 4096, Map.of());
+        RemoteKey kept = new RemoteKey(UUID.randomUUID(), 8, 1 << 20, 4096, Map.of());
+        RemoteKey unreachable = new RemoteKey(UUID.randomUUID(), 9, 1 << 20, 4096, Map.of());
+        lane.segments = new java.util.IdentityHashMap<>(Map.of(gone, DataSegment.map(dir.resolve("closing")),
+                kept, DataSegment.map(dir.resolve("staying"))));
+        lane.segments.put(unreachable, null);
+        closing.close();
+        ShmDirectAccess.forgetClosed(lane); // what a lookup of a new key does first
+        assertFalse(lane.segments.containsKey(gone), "its owner closed it");
+        assertTrue(lane.segments.containsKey(kept) && lane.segments.containsKey(unreachable), "the others stay");
+        staying.close();
+    }
 }
