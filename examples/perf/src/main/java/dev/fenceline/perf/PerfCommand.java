@@ -224,11 +224,12 @@ public final class PerfCommand implements Callable<Integer> {
                     PerfResult r;
                     try (ProgressBar bar = bar(t.id() + " " + size(size), n)) {
                         r = runner.run(t, size, Math.min(warmup, n), n, bar == null ? x -> { } : bar::stepTo);
-                    } catch (java.util.concurrent.ExecutionException e) {
-                        // An operation failed (an active message over its lane's limit, say): say so,
-                        // go on with the other rows, and fail the run at the end.
+                    } catch (java.util.concurrent.ExecutionException | IllegalStateException e) {
+                        // An operation failed (an active message over its lane's limit, say), or a
+                        // check of what the row did at the target: say so, go on with the other
+                        // rows, and fail the run at the end.
                         System.err.printf(Locale.ROOT, "%s %s: not measured: %s%n", t.id(), size(size),
-                                e.getCause());
+                                e instanceof java.util.concurrent.ExecutionException ? e.getCause() : e);
                         notMeasured.add(t.id() + " " + size(size));
                         continue;
                     }
