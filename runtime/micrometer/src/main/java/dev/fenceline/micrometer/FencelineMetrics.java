@@ -42,7 +42,9 @@ import java.util.function.ToLongFunction;
  * {@code fenceline.lane.bytes}, {@code fenceline.lane.operations}, {@code fenceline.lane.failovers},
  * {@code fenceline.lane.parks}. Endpoints come and go, so their meters are refreshed on a timer
  * (every 10 seconds by default, and at bind). {@link #close()} takes every meter out of the
- * registries it was bound to: a worker made again under the same name gets meters of its own.
+ * registries it was bound to: a worker made again under the same name gets meters of its own if
+ * the old worker's binder was closed before the new one was bound (until then, Micrometer hands
+ * the new binder the old one's meters, which read the old worker).
  */
 public final class FencelineMetrics implements MeterBinder, AutoCloseable {
     private final Worker worker;
@@ -95,11 +97,11 @@ public final class FencelineMetrics implements MeterBinder, AutoCloseable {
         counter(registry, "fenceline.restarts", w, WorkerStatistics::restarts,
                 "requests restarted after a reconfiguration");
         counter(registry, "fenceline.fastpath", w, WorkerStatistics::direct, "operations done on the fast path");
-        bound.add(new Bound(registry, Gauge.builder("fenceline.operations.outstanding", worker,
-                x -> x.statistics().outstanding()).tags(w).description("operations issued and not yet completed")
-                .register(registry)));
-        bound.add(new Bound(registry, Gauge.builder("fenceline.endpoints.open", worker,
-                x -> x.statistics().openEndpoints()).tags(w).description("endpoints open now").register(registry)));
+        track(registry, "fenceline.operations.outstanding", w, () -> Gauge.builder("fenceline.operations.outstanding",
+                worker, x -> x.statistics().outstanding()).tags(w).description("operations issued and not yet"
+                        + " completed").register(registry));
+        track(registry, "fenceline.endpoints.open", w, () -> Gauge.builder("fenceline.endpoints.open", worker,
+                x -> x.statistics().openEndpoints()).tags(w).description("endpoints open now").register(registry));
         endpoint(registry, "fenceline.endpoint.operations", "operations issued", s -> s.operations());
         endpoint(registry, "fenceline.endpoint.outstanding", "operations outstanding", s -> s.outstanding());
         endpoint(registry, "fenceline.endpoint.flush.p99", "99th percentile of flush latency, seconds",
@@ -124,8 +126,21 @@ public final class FencelineMetrics implements MeterBinder, AutoCloseable {
 
     private void counter(MeterRegistry registry, String name, Tags tags, ToLongFunction<WorkerStatistics> value,
             String description) {
-        bound.add(new Bound(registry, FunctionCounter.builder(name, worker, x -> value.applyAsLong(x.statistics()))
-                .tags(tags).description(description).register(registry)));
+        track(registry, name, tags, () -> FunctionCounter.builder(name, worker,
+                x -> value.applyAsLong(x.statistics())).tags(tags).description(description).register(registry));
+    }
+
+    /**
+     * Registers a worker meter and remembers it for {@link #close()}, unless the registry held one
+     * under that name and tags already: Micrometer hands that one back, and it is another binder's
+     * (one still bound for a worker of the same name), whose close takes it out, not this one's.
+     */
+    private void track(MeterRegistry registry, String name, Tags tags, java.util.function.Supplier<Meter> register) {
+        boolean ours = registry.find(name).tags(tags).meter() == null;
+        Meter m = register.get();
+        if (ours) {
+            bound.add(new Bound(registry, m));
+        }
     }
 
     private void endpoint(MeterRegistry registry, String name, String description,
