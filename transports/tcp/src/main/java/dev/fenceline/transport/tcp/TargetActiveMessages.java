@@ -166,16 +166,17 @@ final class TargetActiveMessages {
     /** On the event loop: the first copy's outcome is known; answer this copy, go on with what waited. */
     private void firstCopyEnded(long token, long originId, long seq, long low, int id, ByteBuf h, ByteBuf payload,
             ByteBuf kept) {
+        if (!connection.release()) {
+            kept.release();
+            return; // the connection ended meanwhile: the origin sends it again elsewhere
+        }
         try {
-            if (!connection.release()) {
-                return; // the connection ended meanwhile: the origin sends it again elsewhere
-            }
             appliers.target = transport.target();
             numbered(token, originId, seq, low, id, h, payload, kept);
         } finally {
             kept.release();
+            connection.goOn(); // whatever happened, the frames held behind it go on
         }
-        connection.goOn();
     }
 
     /**

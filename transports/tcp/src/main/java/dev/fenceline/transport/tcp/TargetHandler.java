@@ -326,7 +326,7 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
      * Applies an operation at most once, and answers it: under the origin's window lock, so a copy
      * re-sent over another rail waits for the first and is then answered from the window. A numbered
      * active message, whose handler (a user's, of any length) runs outside the lock, goes through
-     * {@link #numberedActiveMessage} instead.
+     * {@link TargetActiveMessages} instead.
      */
     private void once(long token, long originId, long seq, long low, ExactlyOnce.Operation apply) {
         long value;
