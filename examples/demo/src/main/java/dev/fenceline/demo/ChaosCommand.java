@@ -3,7 +3,9 @@ package dev.fenceline.demo;
 import dev.fenceline.testkit.ChaosRun;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /** {@code fenceline chaos}: one chaos case, as the chaos test runs it, for reproducing a seed. */
 @Command(name = "chaos", mixinStandardHelpOptions = true,
@@ -28,9 +30,18 @@ public final class ChaosCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print the report as one JSON object.")
     boolean json;
 
+    @Spec
+    CommandSpec spec;
+
     @Override
     public Integer call() throws Exception {
-        ChaosRun.Report r = ChaosRun.run(new ChaosRun.Options(seed, ops, reconfigs, endpoints, fenceMode));
+        ChaosRun.Options options;
+        try {
+            options = new ChaosRun.Options(seed, ops, reconfigs, endpoints, fenceMode);
+        } catch (IllegalArgumentException e) { // the option and its bound, as the run states them
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+        }
+        ChaosRun.Report r = ChaosRun.run(options);
         if (json) {
             System.out.println(r.toJson());
         } else {

@@ -53,6 +53,13 @@ public final class DemoCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        bound("--ops", ops, 1, Integer.MAX_VALUE);
+        bound("--window", window, 1, 1 << 20);
+        bound("--region", regionBytes, 64, Integer.MAX_VALUE);
+        if (fenceMode != null && !List.of("weak", "strong", "endpoint").contains(fenceMode)) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--fence-mode " + fenceMode
+                    + ": expected weak, strong or endpoint");
+        }
         if (!List.of("sim", "tcp", "shm", "ucx").contains(transport)) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--transport " + transport
                     + ": expected sim, tcp, shm or ucx");
@@ -75,6 +82,13 @@ public final class DemoCommand implements Callable<Integer> {
             DemoReport report = Demo.run(fenceline, ops, seed, regionBytes, window, true, faults);
             report.print(out);
             return report.ok() ? 0 : FencelineCommand.VIOLATION;
+        }
+    }
+
+    private void bound(String option, long value, long least, long most) {
+        if (value < least || value > most) {
+            throw new CommandLine.ParameterException(spec.commandLine(), option + " " + value + ": expected " + least
+                    + " to " + most);
         }
     }
 

@@ -9,7 +9,7 @@ import picocli.CommandLine.Command;
         subcommands = {DemoCommand.class, ClusterDemoCommand.class, ChaosCommand.class, dev.fenceline.perf.PerfCommand.class, StatCommand.class,
                 DemoTarget.class, CommandLine.HelpCommand.class},
         exitCodeListHeading = "%nExit codes:%n",
-        exitCodeList = {"0:done; verified where the command verifies", "1:a violation was found (demo, chaos)",
+        exitCodeList = {"0:done; verified where the command verifies", "1:a violation was found (demo, chaos), or a perf row not measured",
             "2:bad command line (the usage is printed)", "3:nothing to read (stat)",
             "70:crashed (an unexpected error; its stack is printed)"})
 public final class FencelineCommand implements Runnable {

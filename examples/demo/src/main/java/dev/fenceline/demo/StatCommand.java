@@ -65,6 +65,10 @@ public final class StatCommand implements Callable<Integer> {
             err.println("fenceline stat: give PIDs or --all, not both");
             return 2;
         }
+        if (count < 0) {
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--count " + count
+                    + ": expected 0 (until interrupted) or more");
+        }
         boolean clear = !once && System.console() != null;
         int rounds = once ? 1 : count;
         for (int round = 0; rounds == 0 || round < rounds; round++) {

@@ -62,6 +62,29 @@ class CommandLineTest {
         assertTrue(err.toString().contains("size '65M' is outside 1 byte to 64 MiB"), err.toString());
     }
 
+    /**
+     * A run that would check nothing, or options out of their bounds, are usage errors naming the
+     * option and its bound, never a pass (exit 0) nor a crash (70).
+     */
+    @Test
+    void optionsOutOfTheirBoundsAreUsageErrors() {
+        String[][] cases = {
+            {"demo --ops 0", "--ops 0: expected 1 to"},
+            {"demo --window 0", "--window 0: expected 1 to 1048576"},
+            {"demo --region 8", "--region 8: expected 64 to"},
+            {"demo --fence-mode bogus", "--fence-mode bogus: expected weak, strong or endpoint"},
+            {"chaos --endpoints 0", "endpoints"},
+            {"stat --count -1", "--count -1: expected 0"},
+        };
+        for (String[] c : cases) {
+            int before = err.getBuffer().length();
+            assertEquals(2, run(c[0].split(" ")), c[0] + ": " + err);
+            String said = err.toString().substring(before);
+            assertTrue(said.contains(c[1]), c[0] + " said: " + said);
+            assertTrue(!said.contains("\tat "), "no stack trace: " + said);
+        }
+    }
+
     @Test
     void aCrashIsNotAViolation() {
         // Nothing listens on port 1 of loopback: the driver cannot reach its server, which is a crash.

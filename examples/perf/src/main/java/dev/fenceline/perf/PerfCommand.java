@@ -156,8 +156,10 @@ public final class PerfCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         List<PerfTest> selected = new ArrayList<>();
+        boolean all = false;
         for (String t : tests) {
             if (t.trim().equalsIgnoreCase("all")) {
+                all = true;
                 selected.addAll(List.of(PerfTest.values()));
             } else {
                 try {
@@ -168,6 +170,21 @@ public final class PerfCommand implements Callable<Integer> {
             }
         }
         checkBounds();
+        if ((all || !spec.commandLine().getParseResult().hasMatchedOption("--tests"))
+                && (processes == 2 || connect != null)) {
+            selected.remove(PerfTest.PUT_LAT); // 'all', or the default list: all of them that can run here
+        }
+        for (PerfTest t : selected) { // a test named that would measure nothing is a usage error, not an empty row
+            if (!t.fixedSize() && sizes.stream().allMatch(n -> n < t.minSize)) {
+                throw new CommandLine.ParameterException(spec.commandLine(), t.id() + " needs messages of at least "
+                        + t.minSize + " bytes: --sizes " + sizes + " has none");
+            }
+            if (t == PerfTest.PUT_LAT && (processes == 2 || connect != null)) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "put_lat runs in one process (its"
+                        + " responder polls the target's memory from the target's side): drop --processes 2 and"
+                        + " --connect, or the test");
+            }
+        }
         List<Integer> sizeList = List.copyOf(sizes);
         List<String> notMeasured = new ArrayList<>();
         int largest = sizeList.stream().mapToInt(Integer::intValue).max().orElse(8);
@@ -214,11 +231,6 @@ public final class PerfCommand implements Callable<Integer> {
                 for (int size : t.fixedSize() ? List.of(8) : sizeList) {
                     if (size < t.minSize) {
                         continue;
-                    }
-                    if (t == PerfTest.PUT_LAT && session.remote()) {
-                        System.err.println("put_lat: not measured with --processes 2 (its responder polls the"
-                                + " target's memory from the target's side; use --processes 1)");
-                        break;
                     }
                     int n = count(t, size);
                     PerfResult r;

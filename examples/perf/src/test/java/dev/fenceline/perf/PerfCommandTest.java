@@ -234,12 +234,17 @@ class PerfCommandTest {
         assertTrue(err2.toString().contains("--server and --connect run tcp or shm"), err2.toString());
         for (String[] bad : new String[][] {{"-n", "0", "--iterations 0: expected 1 to"}, {"--window", "0", "--window 0:"
                 + " expected 1 to 1048576"}, {"-w", "-1", "--warmup -1: expected 0 to"}, {"--max-bytes", "0",
-                "--max-bytes 0: expected 1 to"}}) {
+                "--max-bytes 0: expected 1 to"}, {"--tests", "put_lat", "--sizes", "4"}, {"--tests", "put_lat",
+                "--processes", "2"}}) {
             StringWriter e = new StringWriter();
             CommandLine c = new CommandLine(new PerfCommand());
             c.setErr(new PrintWriter(e));
-            assertEquals(2, c.execute("--transport", "sim", bad[0], bad[1]), String.join(" ", bad));
-            assertTrue(e.toString().contains(bad[2]), e.toString());
+            String[] args = bad.length == 3 ? new String[] {"--transport", "sim", bad[0], bad[1]}
+                    : new String[] {"--transport", "shm", bad[0], bad[1], bad[2], bad[3]};
+            assertEquals(2, c.execute(args), String.join(" ", bad));
+            String expected = bad.length == 3 ? bad[2] : bad[2].equals("--sizes")
+                    ? "put_lat needs messages of at least 8 bytes" : "put_lat runs in one process";
+            assertTrue(e.toString().contains(expected), e.toString());
         }
     }
 
