@@ -80,7 +80,12 @@ final class Segments {
             if (!java.util.Objects.equals(before.fileKey(), after.fileKey())) {
                 throw new IOException("shm: " + file + " was replaced while it was opened");
             }
-            MappedByteBuffer m = ch.map(FileChannel.MapMode.READ_WRITE, 0, ch.size());
+            long size = ch.size();
+            if (size > Integer.MAX_VALUE) { // a buffer cannot map it; FileChannel.map would throw untyped
+                throw new IOException("shm: " + file + " is " + size + " bytes, more than a segment may be ("
+                        + Integer.MAX_VALUE + "): refused");
+            }
+            MappedByteBuffer m = ch.map(FileChannel.MapMode.READ_WRITE, 0, size);
             m.order(ByteOrder.nativeOrder());
             return m;
         }

@@ -32,6 +32,17 @@ class SegmentsTest {
         assertTrue(Segments.open(f).capacity() == 4096);
     }
 
+    /** A file no buffer can map (a peer grew it past 2 GiB, sparse) is refused with a typed error. */
+    @Test
+    void aSegmentTooLargeToMapIsRefused(@TempDir Path dir) throws Exception {
+        Path f = segment(dir, "fl-huge");
+        try (java.io.RandomAccessFile r = new java.io.RandomAccessFile(f.toFile(), "rw")) {
+            r.setLength(3L << 30); // sparse: no disk is used
+        }
+        IOException e = assertThrows(IOException.class, () -> Segments.open(f));
+        assertTrue(e.getMessage().contains("3221225472 bytes, more than a segment may be"), e.getMessage());
+    }
+
     @Test
     void aSymbolicLinkIsRefusedEvenToAGoodSegment(@TempDir Path dir) throws Exception {
         Path target = segment(dir, "fl-target");
