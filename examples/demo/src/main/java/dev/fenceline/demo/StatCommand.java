@@ -7,7 +7,6 @@ import dev.fenceline.stat.StatValue;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
@@ -75,7 +74,13 @@ public final class StatCommand implements Callable<Integer> {
             if (round > 0) {
                 TimeUnit.MILLISECONDS.sleep(interval.toMillis());
             }
-            List<Path> files = files();
+            List<Path> files;
+            try {
+                files = files();
+            } catch (StatFileException unreadable) { // the directory itself (not there, not ours, no access)
+                err.println("fenceline stat: " + unreadable.getMessage());
+                return NOTHING_TO_READ;
+            }
             if (files.isEmpty()) {
                 err.println(pids.isEmpty() ? "fenceline stat: no running Fenceline process publishes counters in "
                         + directory : "fenceline stat: no counters file for process " + pids + " in " + directory);
@@ -108,13 +113,20 @@ public final class StatCommand implements Callable<Integer> {
         StringBuilder b = new StringBuilder();
         try (StatFile f = StatFile.open(file)) {
             List<StatValue> values = f.read();
-            Duration age = Duration.between(f.updated(), Instant.now());
-            b.append(String.format("pid %d  started %s  updated %.1f s ago  (%s)%n", f.pid(), f.started(),
-                    Math.max(0, age.toMillis()) / 1000.0, file));
+            // Written by another process: a time out of any range is shown as such, never thrown.
+            long updated = f.updated().toEpochMilli();
+            long now = System.currentTimeMillis();
+            String when = updated > 0 && updated <= now + 60_000
+                    ? String.format("updated %.1f s ago", Math.max(0, now - updated) / 1000.0)
+                    : "updated at an invalid time (" + updated + " ms)";
+            b.append(String.format("pid %d  started %s  %s  (%s)%n", f.pid(), f.started(), when, file));
             table(b, "worker", StatCounter.Scope.WORKER, values);
             table(b, "endpoint", StatCounter.Scope.ENDPOINT, values);
         } catch (StatFileException e) {
             b.append(e.getMessage()).append(System.lineSeparator());
+        } catch (RuntimeException | InternalError e) { // a file its writer broke (truncated, absurd header)
+            b.append("fenceline stat: ").append(file).append(" cannot be read: ").append(e)
+                    .append(System.lineSeparator());
         }
         return b.append(System.lineSeparator()).toString();
     }

@@ -132,6 +132,25 @@ class CommandLineTest {
                 screen = out.toString();
             }
             assertTrue(screen.contains("pid " + ProcessHandle.current().pid()), screen);
+            // A second file of this process whose header its writer broke: shown as unreadable, the
+            // other still read, no crash.
+            Path real;
+            try (var files = Files.list(dir)) {
+                real = files.findFirst().orElseThrow();
+            }
+            Path broken = dir.resolve(ProcessHandle.current().pid() + "-999" + dev.fenceline.internal.StatLayout.SUFFIX);
+            Files.copy(real, broken);
+            try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(broken,
+                    java.nio.file.StandardOpenOption.WRITE)) {
+                ch.write(java.nio.ByteBuffer.allocate(8).order(java.nio.ByteOrder.nativeOrder())
+                        .putLong(0, Long.MIN_VALUE), dev.fenceline.internal.StatLayout.UPDATED_OFFSET);
+            }
+            out.getBuffer().setLength(0);
+            assertEquals(0, run("stat", "--dir", dir.toString(), "--once"), err.toString());
+            assertTrue(out.toString().contains("stat-a"), "the good file is read: " + out);
+            assertTrue(out.toString().contains("updated at an invalid time (" + Long.MIN_VALUE + " ms)"),
+                    "the broken one says so: " + out);
+            Files.delete(broken);
             out.getBuffer().setLength(0);
             assertEquals(0, run("stat", Long.toString(ProcessHandle.current().pid()), "--dir", dir.toString(),
                     "--count", "2", "--interval", "10ms"));
