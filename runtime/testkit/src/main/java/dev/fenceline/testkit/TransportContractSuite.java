@@ -195,39 +195,6 @@ public abstract class TransportContractSuite {
         origin.keyUnpacked(key);
     }
 
-    /** The target's memory, known only once its transport has allocated it (a shared region). */
-    private record LateTarget(ContractTarget[] memory) implements RemoteAccessTarget {
-        @Override
-        public void put(long keyId, long address, ByteBuffer src) {
-            memory[0].put(keyId, address, src);
-        }
-
-        @Override
-        public void put(long keyId, long address, ByteBuffer[] parts) {
-            memory[0].put(keyId, address, parts);
-        }
-
-        @Override
-        public void get(long keyId, long address, ByteBuffer dst) {
-            memory[0].get(keyId, address, dst);
-        }
-
-        @Override
-        public long atomic(long keyId, long address, int width, AtomicOp op, long operand) {
-            return memory[0].atomic(keyId, address, width, op, operand);
-        }
-
-        @Override
-        public long compareAndSwap(long keyId, long address, int width, long expected, long desired) {
-            return memory[0].compareAndSwap(keyId, address, width, expected, desired);
-        }
-
-        @Override
-        public void activeMessage(int id, ByteBuffer header, ByteBuffer payload) {
-            memory[0].activeMessage(id, header, payload);
-        }
-    }
-
     private Transport start(TransportProvider p, UUID id, String name, Config config, RemoteAccessTarget t) {
         TransportContext context = new TransportContext(id, name, config, t);
         if (name.equals("target")) {
@@ -283,13 +250,13 @@ public abstract class TransportContractSuite {
     /** Each operation is answered exactly once (or done on return), and a flush after them follows them. */
     @Test
     void operationsAreAnsweredOnceAndAFlushFollowsThem() {
-        Lane l = connect();
+        ContractLane l = connect();
         l.lane.bind(l.events);
-        Map<Long, Posted> posted = new LinkedHashMap<>();
+        Map<Long, ContractLane.Posted> posted = new LinkedHashMap<>();
         for (int i = 0; i < 4; i++) {
             posted.put((long) i + 1, l.put(i + 1, 8 * i, 1000L + i));
         }
-        Posted get = l.get(10, 0);
+        ContractLane.Posted get = l.get(10, 0);
         posted.put(10L, get);
         boolean atomics = l.lane.types().contains(LaneType.AMO) || l.lane.types().contains(LaneType.AM);
         if (atomics) {
@@ -314,16 +281,16 @@ public abstract class TransportContractSuite {
     /** {@code NO_RESOURCE} takes nothing; {@code onReady} comes once there is room, and the same operation then goes. */
     @Test
     void noResourceTakesNothingAndReadyFollowsWhenThereIsRoom() {
-        Lane l = connect();
+        ContractLane l = connect();
         l.lane.bind(l.events);
         Assumptions.assumeTrue(targetAppliesPuts(), "the lane's backend applies puts itself: stopping the target"
                 + " holds none of them");
         memory.hold();
-        Map<Long, Posted> accepted = new LinkedHashMap<>();
-        Posted refused = null;
+        Map<Long, ContractLane.Posted> accepted = new LinkedHashMap<>();
+        ContractLane.Posted refused = null;
         for (int i = 0; i < 10_000 && refused == null; i++) {
             long token = i + 1;
-            Posted p = l.put(token, 8 * (i % 4096), token);
+            ContractLane.Posted p = l.put(token, 8 * (i % 4096), token);
             if (p.status == PostStatus.NO_RESOURCE) {
                 refused = p;
             } else if (p.status == PostStatus.COMPLETED && i == 0) {
@@ -339,7 +306,7 @@ public abstract class TransportContractSuite {
         l.events.expect(Ready.class);
         l.awaitAnswers(accepted, null);
         assertEquals(0, memory.word(refused.offset), "the operation refused with NO_RESOURCE was not applied");
-        Posted again = l.put(refused.token, refused.offset, refused.token);
+        ContractLane.Posted again = l.put(refused.token, refused.offset, refused.token);
         assertTrue(again.status != PostStatus.NO_RESOURCE, "after onReady the lane takes the refused operation");
         l.awaitAnswers(Map.of(again.token, again), null);
         assertEquals(refused.token, memory.word(refused.offset));
@@ -348,7 +315,7 @@ public abstract class TransportContractSuite {
     /** A connection that broke before the endpoint bound it says so at {@code bind}. */
     @Test
     void aFailureBeforeBindIsReportedAtBind() {
-        Lane l = connect();
+        ContractLane l = connect();
         breakConnection(l.lane);
         l.lane.bind(l.events);
         LaneFailed f = l.events.expect(LaneFailed.class);
@@ -373,9 +340,9 @@ public abstract class TransportContractSuite {
     @Test
     void afterCloseLateAnswersGoNowhereAndTheTransportServesOn() {
         giveUpWhileTheTargetIsStopped(false);
-        Lane fresh = connect();
+        ContractLane fresh = connect();
         fresh.lane.bind(fresh.events);
-        Posted p = fresh.put(1, 8 * 2000, 77);
+        ContractLane.Posted p = fresh.put(1, 8 * 2000, 77);
         PostStatus flush = fresh.lane.flush(2);
         fresh.awaitAnswers(Map.of(1L, p), flush == PostStatus.IN_PROGRESS ? 2L : null);
         assertEquals(77, memory.word(8 * 2000), "a new connection works after the late answers");
@@ -388,13 +355,13 @@ public abstract class TransportContractSuite {
      */
     @Test
     void aRevocationAfterCloseLeavesAConnectionMadeMeanwhileWorking() {
-        Lane old = connect();
+        ContractLane old = connect();
         old.lane.bind(old.events);
         old.lane.close();
-        Lane fresh = connect();
+        ContractLane fresh = connect();
         fresh.lane.bind(fresh.events);
         old.lane.revoke();
-        Posted p = fresh.put(1, 8 * 2100, 55);
+        ContractLane.Posted p = fresh.put(1, 8 * 2100, 55);
         PostStatus flush = fresh.lane.flush(2);
         fresh.awaitAnswers(Map.of(1L, p), flush == PostStatus.IN_PROGRESS ? 2L : null);
         assertEquals(55, memory.word(8 * 2100), "the connection made meanwhile works");
@@ -410,7 +377,7 @@ public abstract class TransportContractSuite {
      */
     @Test
     void aCopyThatMayHaveBeenAppliedIsNeverAppliedTwice() {
-        Lane l = connect();
+        ContractLane l = connect();
         l.lane.bind(l.events);
         org.junit.jupiter.api.Assumptions.assumeTrue(l.lane.deduplicates()
                 && l.lane.exactlyOnceScope() instanceof dev.fenceline.spi.support.ExactlyOnceScope,
@@ -455,12 +422,12 @@ public abstract class TransportContractSuite {
     private void giveUpWhileTheTargetIsStopped(boolean abort) {
         Assumptions.assumeTrue(targetAppliesPuts(), "the lane's backend applies puts itself: stopping the target"
                 + " holds none of them");
-        Lane l = connect();
+        ContractLane l = connect();
         l.lane.bind(l.events);
         memory.hold();
-        Map<Long, Posted> posted = new LinkedHashMap<>();
+        Map<Long, ContractLane.Posted> posted = new LinkedHashMap<>();
         for (int i = 0; i < 4; i++) {
-            Posted p = l.put(i + 1, 8 * (100 + i), 500L + i);
+            ContractLane.Posted p = l.put(i + 1, 8 * (100 + i), 500L + i);
             if (p.status == PostStatus.COMPLETED) {
                 memory.release();
                 Assumptions.abort("this lane completes every post on return: nothing is ever outstanding");
@@ -469,7 +436,7 @@ public abstract class TransportContractSuite {
                 posted.put(p.token, p);
             }
         }
-        Posted get = l.get(9, 8 * 100);
+        ContractLane.Posted get = l.get(9, 8 * 100);
         get.local.putLong(0, 0x5EA1EDL); // a sentinel: written only by an answer that follows
         if (get.status == PostStatus.IN_PROGRESS) {
             posted.put(get.token, get);
@@ -497,7 +464,7 @@ public abstract class TransportContractSuite {
         Map<Long, Integer> reported = l.events.answerCounts();
         for (Map.Entry<Long, Revocation.Fate> e : fates.entrySet()) {
             long token = e.getKey();
-            Posted p = posted.get(token);
+            ContractLane.Posted p = posted.get(token);
             int n = reported.getOrDefault(token, 0);
             assertTrue(n <= 1, "operation " + token + " was answered " + n + " times");
             switch (e.getValue()) {
@@ -521,9 +488,9 @@ public abstract class TransportContractSuite {
 
     /** A round trip on a new connection, so that the target has run what it had before. */
     private void settle() {
-        Lane s = connect();
+        ContractLane s = connect();
         s.lane.bind(s.events);
-        Posted p = s.put(1, 8 * 3000, 1);
+        ContractLane.Posted p = s.put(1, 8 * 3000, 1);
         PostStatus flush = s.lane.flush(2);
         s.awaitAnswers(Map.of(1L, p), flush == PostStatus.IN_PROGRESS ? 2L : null);
         s.lane.close();
@@ -561,7 +528,7 @@ public abstract class TransportContractSuite {
 
     // ------------------------------------------------------------------ the harness
 
-    private Lane connect() {
+    private ContractLane connect() {
         List<LaneConnection> lanes;
         try {
             lanes = origin.connect(targetId, target.localAddress()).toCompletableFuture()
@@ -572,91 +539,6 @@ public abstract class TransportContractSuite {
         opened.addAll(lanes);
         assertTrue(lanes.size() > laneIndex(), "the connect gave " + lanes.size() + " lane(s), the suite checks"
                 + " lane " + laneIndex());
-        return new Lane(lanes.get(laneIndex()));
+        return new ContractLane(lanes.get(laneIndex()), memory, key, originId, () -> ++sequence);
     }
-
-    /** One operation as posted. */
-    private static final class Posted {
-        final long token;
-        final TransportOp.Kind kind;
-        final PostStatus status;
-        final int offset;
-        final TransportOp op;
-        final ByteBuffer local;
-
-        Posted(long token, TransportOp.Kind kind, PostStatus status, int offset, TransportOp op, ByteBuffer local) {
-            this.token = token;
-            this.kind = kind;
-            this.status = status;
-            this.offset = offset;
-            this.op = op;
-            this.local = local;
-        }
-    }
-
-    /** A lane under test and what it reported. */
-    private final class Lane {
-        final LaneConnection lane;
-        final ContractEvents events = new ContractEvents();
-
-        Lane(LaneConnection lane) {
-            this.lane = lane;
-        }
-
-        private TransportOp numbered(TransportOp op) {
-            return op.identify(originId, ++sequence, Math.max(0, sequence - 64));
-        }
-
-        Posted put(long token, int offset, long value) {
-            ByteBuffer src = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder()).putLong(0, value);
-            TransportOp op = numbered(TransportOp.rma(TransportOp.Kind.PUT, token, memory.base + offset, key, src));
-            return new Posted(token, TransportOp.Kind.PUT, lane.post(op), offset, op, src);
-        }
-
-        Posted get(long token, int offset) {
-            ByteBuffer dst = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder());
-            TransportOp op = numbered(TransportOp.rma(TransportOp.Kind.GET, token, memory.base + offset, key, dst));
-            return new Posted(token, TransportOp.Kind.GET, lane.post(op), offset, op, dst);
-        }
-
-        Posted fetchAdd(long token, int offset, long operand) {
-            TransportOp op = numbered(TransportOp.atomic(TransportOp.Kind.ATOMIC_FETCH, token, memory.base + offset,
-                    key, AtomicOp.ADD, 8, operand, 0));
-            return new Posted(token, TransportOp.Kind.ATOMIC_FETCH, lane.post(op), offset, op, null);
-        }
-
-        /** The fetched value: from the op when done on return, else from its answer. */
-        long value(Posted p, Object answer) {
-            return p.status == PostStatus.COMPLETED ? p.op.result() : ((Completed) answer).value();
-        }
-
-        /**
-         * Waits for an answer to every operation posted {@code IN_PROGRESS} and, if not null, the
-         * flush's, which must come after them; none may fail or come twice.
-         */
-        Map<Long, Object> awaitAnswers(Map<Long, Posted> posted, Long flushToken) {
-            Map<Long, Object> answers = new HashMap<>();
-            for (Posted p : posted.values()) {
-                assertTrue(p.status != PostStatus.NO_RESOURCE, "operation " + p.token + " got NO_RESOURCE");
-                if (p.status == PostStatus.IN_PROGRESS) {
-                    Object a = events.answerOf(p.token);
-                    if (a instanceof Failed f) {
-                        fail("operation " + p.token + " failed: " + f.error(), f.error());
-                    }
-                    answers.put(p.token, a);
-                }
-            }
-            if (flushToken != null) {
-                Object f = events.answerOf(flushToken);
-                assertTrue(f instanceof Flushed, "the flush failed: " + f);
-                int at = events.indexOf(f);
-                for (Object a : answers.values()) {
-                    assertTrue(events.indexOf(a) < at, "the flush was answered before " + a);
-                }
-            }
-            events.answerCounts().forEach((t, n) -> assertEquals(1, n, "operation " + t + " answered " + n + " times"));
-            return answers;
-        }
-    }
-
 }
