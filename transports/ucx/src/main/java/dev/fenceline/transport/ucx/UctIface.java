@@ -153,12 +153,19 @@ final class UctIface implements AutoCloseable {
                 | (access.contains(Access.ATOMIC) ? Layout.ACCESS_ATOMIC : 0);
     }
 
-    /** Frees its keys and memory, then closes its endpoints and the iface. */
+    /**
+     * Frees its keys and memory, then closes its endpoints and the iface; while the JVM exits, the
+     * memory it allocated stays mapped for the process's end ({@link JvmExit}).
+     */
     @Override
     public void close() {
         if (!closed) {
             closed = true;
+            boolean exiting = JvmExit.underway();
             for (AutoCloseable o : List.copyOf(owned)) {
+                if (exiting && o instanceof UctMemory) {
+                    continue;
+                }
                 try {
                     o.close();
                 } catch (Exception e) {

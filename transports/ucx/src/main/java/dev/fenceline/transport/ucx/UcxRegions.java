@@ -288,9 +288,17 @@ final class UcxRegions implements AutoCloseable {
         }
     }
 
-    /** Frees every region still open and the key table; the worker and its ifaces are closed after. */
+    /**
+     * Frees every region still open and the key table; the worker and its ifaces are closed after.
+     * While the JVM exits, memory UCT allocated is left mapped for the process's end ({@link JvmExit}).
+     */
     @Override
     public void close() {
+        close(JvmExit.underway());
+    }
+
+    /** @param exiting whether the JVM is exiting (then UCT's allocations stay mapped) */
+    void close(boolean exiting) {
         lock.lock();
         try {
             if (closed) {
@@ -298,12 +306,16 @@ final class UcxRegions implements AutoCloseable {
             }
             closed = true;
             for (Handle h : List.copyOf(open)) {
-                h.parts.values().forEach(UctMemory::close);
+                if (!(exiting && h instanceof Shared)) {
+                    h.parts.values().forEach(UctMemory::close);
+                }
             }
             open.clear();
             if (tableMemory != null) {
                 dev.fenceline.spi.support.Heartbeat.stop(table); // before its memory goes
-                tableMemory.close();
+                if (!exiting) { // other workers' calling threads in this process may read it through their mapping
+                    tableMemory.close();
+                }
             }
         } finally {
             lock.unlock();
