@@ -77,19 +77,7 @@ final class TargetActiveMessages {
             connection.nack(token, e);
             return;
         }
-        Executor handlers = transport.handlers();
-        if (handlers != null) {
-            runHandler(handlers, token, seq, null, id, h.nioBuffer(), payload.nioBuffer(), frame.retain());
-            return;
-        }
-        long value;
-        try {
-            value = inline(id, h, payload, null, originId, seq);
-        } catch (FencelineException e) {
-            connection.nack(token, e);
-            return;
-        }
-        connection.answer(FrameEncoder.ack(connection.context().alloc(), token, value));
+        run(token, originId, seq, null, id, h, payload, frame);
     }
 
     /** An active message with a sequence number: run once, or answered with the first copy's outcome. */
@@ -116,6 +104,15 @@ final class TargetActiveMessages {
             connection.nack(token, e);
             return;
         }
+        run(token, originId, seq, w, id, h, payload, frame);
+    }
+
+    /**
+     * Runs the handler of a message let run (begun in {@code w}, or without a sequence number if
+     * {@code w} is null): on the handler threads, or on the event loop without them; answers it.
+     */
+    private void run(long token, long originId, long seq, DedupWindow w, int id, ByteBuf h, ByteBuf payload,
+            ByteBuf frame) {
         Executor handlers = transport.handlers();
         if (handlers != null) {
             runHandler(handlers, token, seq, w, id, h.nioBuffer(), payload.nioBuffer(), frame.retain());
