@@ -71,7 +71,9 @@ public final class HistoryChecker {
 
     /**
      * A successful flush completed only after every call its thread issued before it on that endpoint,
-     * and, where visibility is recorded, only after the target applied every fragment of them.
+     * and, where visibility is recorded, only after the target applied every fragment of them; and
+     * nothing issued before it, whatever its outcome, was applied after it completed (a late copy
+     * would land over what the application writes once the flush returned).
      *
      * @return this
      */
@@ -92,11 +94,16 @@ public final class HistoryChecker {
                 Outcome ro = history.outcome(r);
                 if (ro == null || ro.completionOrder() > fo.completionOrder()) {
                     bad.add("flush #" + f.id() + " completed before #" + r.id() + " " + r.kind() + " issued before it");
-                } else if (ro.ok() && r.kind() != Op.Kind.FLUSH) {
-                    String missing = visibility(r).notVisibleBy(completed(f));
+                } else if (r.kind() != Op.Kind.FLUSH) {
+                    String missing = ro.ok() ? visibility(r).notVisibleBy(completed(f)) : null;
+                    long late = r.kind() == Op.Kind.GET ? Long.MIN_VALUE
+                            : visibility(r).unexplainedAfter(completed(f));
                     if (missing != null) {
                         bad.add("flush #" + f.id() + " completed before the target applied " + missing + " of #"
                                 + r.id() + " " + r.kind() + " issued before it");
+                    } else if (late != Long.MIN_VALUE) {
+                        bad.add("#" + r.id() + " " + r.kind() + " (" + (ro.ok() ? "completed" : "failed") + "), issued"
+                                + " before flush #" + f.id() + ", was applied after the flush completed: a stale copy");
                     }
                 }
             }
@@ -256,7 +263,7 @@ public final class HistoryChecker {
                             + " it: it saw one fenced after it");
                 }
             } else if (b.kind() == Op.Kind.GET && bo.read() != null) {
-                GetReads.check(ops, b, bo.read(), bad, before, notAfter, this::failed);
+                GetReads.check(ops, b, bo.read(), bad, before, notAfter, this::failed, this::saysNotApplied);
             }
         }
         return bad;
@@ -310,6 +317,7 @@ public final class HistoryChecker {
                 bad.add("word 0x" + Long.toHexString(w.getKey()) + " received " + added + " from ADDs, expected "
                         + (unsure == 0 ? sure : "[" + sure + ", " + (sure + unsure) + "]"));
             }
+            fetchesApart(w.getKey(), added, bad);
         }
         for (Op op : ops) {
             Visibility v = visibility(op);
@@ -323,6 +331,40 @@ public final class HistoryChecker {
             }
         }
         return fail("atomics apply exactly once", bad);
+    }
+
+    /**
+     * The fetched ADDs on one word saw each other's: applied one at a time, each after the one
+     * before it in the word's order, a fetch sees at least what the fetch before it saw plus that
+     * one's own operand (every operand is non-negative), and the last one's add is in the word's
+     * end. Two fetches of +1 that both saw 0 mean one add was applied twice, or not atomically, or
+     * a fetch was answered with another's value.
+     */
+    private void fetchesApart(long word, long added, List<String> bad) {
+        List<Op> fetches = new ArrayList<>();
+        for (Op a : ops) {
+            Outcome o = history.outcome(a);
+            if (a.kind() == Op.Kind.ADD_FETCH && a.address() == word && o != null && o.ok()) {
+                fetches.add(a);
+            }
+        }
+        long base = initial.getOrDefault(word, 0L);
+        fetches.sort(java.util.Comparator.<Op>comparingLong(a -> history.outcome(a).value())
+                .thenComparingLong(Op::operand));
+        for (int i = 0; i < fetches.size(); i++) {
+            Op a = fetches.get(i);
+            long seenA = history.outcome(a).value() - base;
+            long next = i + 1 < fetches.size() ? history.outcome(fetches.get(i + 1)).value() - base : added;
+            if (next < seenA + a.operand()) {
+                bad.add(i + 1 < fetches.size()
+                        ? "fetches #" + a.id() + " and #" + fetches.get(i + 1).id() + " at 0x" + Long.toHexString(word)
+                                + " saw " + seenA + " and " + next + " added: one of them missed the other's ADD of "
+                                + a.operand() + " (applied twice, not atomically, or answered with another's value)"
+                        : "fetch #" + a.id() + " at 0x" + Long.toHexString(word) + " saw " + seenA + " added and"
+                                + " added " + a.operand() + ", but the word ends at " + added);
+                return;
+            }
+        }
     }
 
     /** The event order of a call's completion, or Long.MAX_VALUE. */
@@ -462,26 +504,50 @@ public final class HistoryChecker {
                 && !(o.error() instanceof dev.fenceline.ActiveMessageException);
     }
 
-    /** Words touched by atomics, and whether only by ADDs with non-negative operands. */
+    /**
+     * Words touched by atomics, and whether only by ADDs with non-negative operands, all of one
+     * width, and by no put or other atomic over any of their bytes.
+     */
     private Map<Long, Boolean> addOnlyWords() {
         Map<Long, Boolean> words = new HashMap<>();
+        java.util.TreeMap<Long, Integer> widths = new java.util.TreeMap<>(); // start -> width, -1: mixed
         for (Op op : ops) {
             if (op.isAdd()) {
                 words.merge(op.address(), op.operand() >= 0, Boolean::logicalAnd);
             } else if (op.kind() == Op.Kind.OTHER_ATOMIC) {
                 words.put(op.address(), false);
             }
+            if (op.isAdd() || op.kind() == Op.Kind.OTHER_ATOMIC) {
+                widths.merge(op.address(), width(op), (x, y) -> x.equals(y) ? x : -1);
+            }
+        }
+        for (Map.Entry<Long, Integer> w : widths.entrySet()) {
+            if (w.getValue() < 0) {
+                words.put(w.getKey(), false);
+                continue;
+            }
+            // Another atomic's word over some of these bytes (ADD64 at x beside SWAP32 at x + 4).
+            Map.Entry<Long, Integer> next = widths.higherEntry(w.getKey());
+            if (next != null && next.getKey() < w.getKey() + w.getValue()) {
+                words.put(w.getKey(), false);
+                words.put(next.getKey(), false);
+            }
         }
         for (Op op : ops) {
             if (op.kind() == Op.Kind.PUT) {
                 for (Map.Entry<Long, Boolean> w : words.entrySet()) {
-                    if (op.address() < w.getKey() + 8 && w.getKey() < op.address() + op.length()) {
+                    if (op.address() < w.getKey() + widths.get(w.getKey()) && w.getKey() < op.address() + op.length()) {
                         w.setValue(false);
                     }
                 }
             }
         }
         return words;
+    }
+
+    /** An atomic's width in bytes (8 where none was recorded). */
+    private static int width(Op atomic) {
+        return atomic.length() > 0 ? atomic.length() : 8;
     }
 
     private static boolean fencedBefore(Op a, Op b) {
