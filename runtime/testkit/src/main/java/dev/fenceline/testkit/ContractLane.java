@@ -66,6 +66,12 @@ final class ContractLane {
         return op.identify(originId, seq, Math.max(0, seq - 64));
     }
 
+    /** @return a put of one byte more than the lane's largest fragment (not posted) */
+    TransportOp oversizedPut(long token) {
+        ByteBuffer src = ByteBuffer.allocateDirect(lane.maxFragment() + 1);
+        return numbered(TransportOp.rma(TransportOp.Kind.PUT, token, memory.base, key, src));
+    }
+
     Posted put(long token, int offset, long value) {
         ByteBuffer src = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder()).putLong(0, value);
         TransportOp op = numbered(TransportOp.rma(TransportOp.Kind.PUT, token, memory.base + offset, key, src));

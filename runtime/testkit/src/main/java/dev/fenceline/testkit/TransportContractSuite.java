@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -11,6 +12,7 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import dev.fenceline.AtomicOp;
 import dev.fenceline.EndpointFailedException;
+import dev.fenceline.FencelineException;
 import dev.fenceline.LaneType;
 import dev.fenceline.RemoteKey;
 import dev.fenceline.spi.LaneConnection;
@@ -276,6 +278,21 @@ public abstract class TransportContractSuite {
             assertEquals(10, memory.word(64));
         }
         afterOperations(l.lane);
+    }
+
+    /** An operation larger than the lane's largest fragment is refused at post, typed, and the lane serves on. */
+    @Test
+    void anOperationLargerThanTheLaneCarriesIsRefusedAtPost() {
+        ContractLane l = connect();
+        l.lane.bind(l.events);
+        Assumptions.assumeTrue(l.lane.maxFragment() < (64 << 20), "a lane limit of " + l.lane.maxFragment()
+                + " bytes: too large a buffer to make for the test");
+        TransportOp big = l.oversizedPut(1);
+        FencelineException e = assertThrows(FencelineException.class, () -> l.lane.post(big));
+        assertTrue(e.getMessage().contains(String.valueOf(l.lane.maxFragment())), "names the limit: " + e.getMessage());
+        ContractLane.Posted next = l.put(2, 0, 42);
+        l.awaitAnswers(Map.of(2L, next), null);
+        assertEquals(42, memory.word(0), "the lane serves on");
     }
 
     /** {@code NO_RESOURCE} takes nothing; {@code onReady} comes once there is room, and the same operation then goes. */

@@ -121,6 +121,7 @@ final class CmaLane extends AbstractLane {
         if (op.kind() != TransportOp.Kind.PUT && op.kind() != TransportOp.Kind.GET) {
             throw new FencelineException("shm: the cma lane carries puts and gets only, not " + op.kind());
         }
+        checkedPayload(op); // a fragment over the limit is the endpoint's error, whatever region it names
         RemoteKey key = op.key();
         DataSegment.Peer seg = transport.peerSegment(key);
         if (seg != null) {

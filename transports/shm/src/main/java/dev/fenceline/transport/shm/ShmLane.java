@@ -207,6 +207,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
         // Straight into the mapping only what no earlier copy may have applied: a copy that may
         // have goes through the ring, where the target's window recognizes it.
         if (op.key() != null && op.kind() != TransportOp.Kind.AM && unanswered == 0 && !op.mayHaveApplied()) {
+            checkedPayload(op); // refused over the lane's limit, as in the ring, whatever memory it names
             DataSegment.Peer seg = ShmDirectAccess.segment(this, op.key());
             if (seg != null) {
                 op.result(Direct.apply(op, seg));

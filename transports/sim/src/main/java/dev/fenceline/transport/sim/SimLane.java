@@ -275,6 +275,7 @@ final class SimLane implements LaneConnection, DirectAccess {
 
     @Override
     public PostStatus post(TransportOp op) {
+        checkSize(op);
         if (dead) {
             // Like a write into a dead socket: accepted and lost. The failure (or replacement) report
             // is already on its way to the endpoint, which restarts what this lane did not finish.
@@ -318,6 +319,22 @@ final class SimLane implements LaneConnection, DirectAccess {
             answer.run();
         });
         return PostStatus.IN_PROGRESS;
+    }
+
+    /**
+     * Refuses, as the other transports' lanes do, what can never go: data over the lane's largest
+     * fragment, or a message whose header and payload together are (the sim sends a message whole).
+     */
+    private void checkSize(TransportOp op) {
+        long payload = switch (op.kind()) {
+            case PUT, GET -> op.local().remaining();
+            case AM -> (long) op.header().remaining() + op.local().remaining();
+            default -> 0;
+        };
+        if (payload > maxFragment) {
+            throw new FencelineException("sim: " + op.kind() + " of " + payload + " bytes exceeds the lane's limit of "
+                    + maxFragment + " (fenceline.transport.sim.max-fragment)");
+        }
     }
 
     /** Delivery within a lane is in post order already, so a weak fence has nothing to add. */
