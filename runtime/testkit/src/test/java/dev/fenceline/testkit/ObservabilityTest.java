@@ -104,6 +104,8 @@ class ObservabilityTest {
                         s.lanes().stream().mapToLong(LaneStatistics::operations).sum(),
                         "one fragment per operation here (64 KiB fits in one): " + s);
                 subscription.close();
+                // Closed before the runtime: a worker that closes fails the lanes others hold to it.
+                ep.close().toCompletableFuture().get(10, TimeUnit.SECONDS);
             }
             recording.stop();
             recording.dump(file);

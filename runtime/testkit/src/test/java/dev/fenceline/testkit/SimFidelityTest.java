@@ -19,13 +19,47 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The sim transport behaves as a real one would where tests lean on it, on virtual time: what no
- * lane can carry is refused at once with a typed error.
+ * The sim transport behaves as a real one would where tests lean on it, on virtual time: a lane
+ * that lost something to a short partition is not used on as if nothing was lost (a flush after
+ * the heal was answered over the hole, and the lost put never completed); the lanes to a worker
+ * that closed fail at once, as a closed socket's peer learns; and what no lane can carry is
+ * refused at once with a typed error.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class SimFidelityTest {
     private static final String ONE_LANE = "fenceline.transport.sim.lanes = ["
             + "{ types = [AM, RMA, RMA_BW, AMO], min-delay = 0us, max-delay = 100us } ]";
+
+    @Test
+    void aPutLostToAShortPartitionIsNotSkippedByTheFlushAfterTheHeal() {
+        try (FailoverTest.SimRig r = FailoverTest.SimRig.of(41, FailoverTest.THREE_LANES, 4096)) {
+            r.net().partition(r.a().address(), r.b().address());
+            ByteBuffer v = ByteBuffer.allocate(8).order(ByteOrder.nativeOrder()).putLong(0, 7);
+            CompletableFuture<Void> put = r.ep().put(v, r.region().address(), r.region().remoteKey())
+                    .toCompletableFuture();
+            r.sim().advance(Duration.ofMillis(500)); // shorter than keepalive's timeout: no lane is given up
+            r.net().heal(r.a().address(), r.b().address());
+            CompletableFuture<Void> flush = r.ep().flush().toCompletableFuture();
+            r.sim().await(flush);
+            assertTrue(put.isDone(), "the flush after the heal completed before the put issued before it");
+            r.sim().await(put);
+            assertEquals(7, r.word(0), "the put landed (restarted on a lane that lost nothing)");
+            assertEquals(0, r.a().statistics().failed(), "failover hid the lost lane");
+        }
+    }
+
+    @Test
+    void theLanesToAWorkerThatClosedFailAtOnce() {
+        try (FailoverTest.SimRig r = FailoverTest.SimRig.of(42, ONE_LANE, 4096)) {
+            r.sim().await(r.ep().put(ByteBuffer.allocate(8), r.region().address(), r.region().remoteKey()));
+            r.sim().await(r.b().close());
+            r.sim().advance(Duration.ofMillis(10)); // far less than keepalive would take
+            assertFalse(r.ep().lanes().get(0).live(), "the lane to the closed worker: " + r.ep().lanes());
+            CompletionException e = assertThrows(CompletionException.class, () -> r.sim().await(r.ep().flush()));
+            assertInstanceOf(EndpointFailedException.class, e.getCause());
+            assertTrue(String.valueOf(e.getCause().getMessage()).contains("closed"), e.getCause().getMessage());
+        }
+    }
 
     @Test
     void aMessageLargerThanALaneCarriesIsRefusedAtOnceAndTheEndpointServesOn() {

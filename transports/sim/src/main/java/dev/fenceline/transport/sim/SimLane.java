@@ -216,6 +216,17 @@ final class SimLane implements LaneConnection, DirectAccess {
         return silent || origin.partitionedFrom(peer) || peer.partitionedFrom(origin);
     }
 
+    /**
+     * Something of this lane (a delivery, an answer, a flush) was lost to a partition. A reliable
+     * connection never loses a message in its middle and goes on (it retransmits, or it breaks): this
+     * one says nothing from now on, even once the partition heals, so that keepalive gives it up and
+     * the endpoint restarts what it did not finish, instead of a later flush or probe being answered
+     * over a hole. Caller: where {@link #cut()} dropped something on a lane not dead.
+     */
+    private void lostToPartition() {
+        silent = true;
+    }
+
     @Override
     public PostStatus keepalive(long token) {
         if (keepalivesDropped) {
@@ -268,6 +279,8 @@ final class SimLane implements LaneConnection, DirectAccess {
             synchronized (this) { // against revoke: an answer is handed over before the lane dies, or never
                 if (owed || (!dead && !cut())) {
                     ack.run();
+                } else if (!dead) {
+                    lostToPartition();
                 }
             }
         });
@@ -307,6 +320,8 @@ final class SimLane implements LaneConnection, DirectAccess {
         Runnable answer = () -> {
             if (!dead && !cut()) {
                 acknowledge(() -> listener.onFlushed(token));
+            } else if (!dead) {
+                lostToPartition();
             }
         };
         fabric.schedule(lastDue, () -> {
@@ -388,6 +403,9 @@ final class SimLane implements LaneConnection, DirectAccess {
         RemoteAccessTarget target;
         synchronized (this) { // against revoke: a copy starts before the lane dies, or never
             if ((dead && !late) || cut()) {
+                if (!dead) {
+                    lostToPartition();
+                }
                 return;
             }
             if (dead && op.kind() == TransportOp.Kind.GET) {

@@ -43,6 +43,19 @@ final class SimLanes {
         }
     }
 
+    /** @return the open lanes whose target is {@code peer} */
+    static java.util.List<SimLane> to(SimTransport peer) {
+        java.util.List<SimLane> found = new java.util.ArrayList<>();
+        synchronized (LANES) {
+            for (SimLane l : LANES.values()) {
+                if (l.peer() == peer) {
+                    found.add(l);
+                }
+            }
+        }
+        return found;
+    }
+
     static SimLane find(long connectionId) {
         synchronized (LANES) {
             return LANES.get(connectionId);

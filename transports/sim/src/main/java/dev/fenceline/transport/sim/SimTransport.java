@@ -249,10 +249,18 @@ final class SimTransport implements Transport, SimTransportActor.Backend {
         return List.copyOf(lanes);
     }
 
+    /**
+     * Closes the worker's side. The lanes other workers hold to it fail at once, as a closed socket's
+     * peer learns (otherwise an idle one would stay live, its flushes and probes answered on behalf
+     * of a worker that is gone).
+     */
     @Override
     public void close() {
         REGISTRY.remove(context.workerId(), this);
         target = null;
         fabric.close();
+        for (SimLane l : SimLanes.to(this)) {
+            l.fail(new EndpointFailedException("sim peer worker '" + workerName() + "' is closed"));
+        }
     }
 }
