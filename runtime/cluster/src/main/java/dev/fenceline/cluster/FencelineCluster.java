@@ -212,6 +212,7 @@ public final class FencelineCluster implements Extension {
                 if (endpoints.remove(key, shared)) {
                     release(shared);
                 }
+                throw goneError(peer); // as when it was gone before: no caller gets an aborted endpoint
             }
             return ep;
         });
@@ -387,17 +388,32 @@ public final class FencelineCluster implements Extension {
     /** An ask whose continuation runs on the actor system's dispatcher, with a clear timeout error. */
     private <Q, A> CompletionStage<A> ask(ActorRef<Q> to, Function<ActorRef<A>, Q> message,
             java.util.function.Supplier<String> timeoutMessage) {
+        return relayed(AskPattern.<Q, A>ask(to, message::apply, settings.askTimeout(), system.scheduler()),
+                system.executionContext(), timeoutMessage);
+    }
+
+    /**
+     * @param answer an ask's answer
+     * @param executor where the caller's continuations run
+     * @param timeoutMessage what a timeout says
+     * @return the answer, completed on {@code executor}, or at once with the refusal if the executor
+     *     refuses (a dispatcher shut down meanwhile: otherwise the stage would never complete)
+     */
+    static <A> CompletionStage<A> relayed(CompletionStage<A> answer, java.util.concurrent.Executor executor,
+            java.util.function.Supplier<String> timeoutMessage) {
         CompletableFuture<A> relayed = new CompletableFuture<>();
-        AskPattern.<Q, A>ask(to, message::apply, settings.askTimeout(), system.scheduler())
-                .whenCompleteAsync((a, e) -> {
-                    if (e == null) {
-                        relayed.complete(a);
-                    } else if (e instanceof TimeoutException || e.getCause() instanceof TimeoutException) {
-                        relayed.completeExceptionally(new FencelineException(timeoutMessage.get(), e));
-                    } else {
-                        relayed.completeExceptionally(e);
-                    }
-                }, system.executionContext());
+        answer.whenCompleteAsync((a, e) -> {
+            if (e == null) {
+                relayed.complete(a);
+            } else if (e instanceof TimeoutException || e.getCause() instanceof TimeoutException) {
+                relayed.completeExceptionally(new FencelineException(timeoutMessage.get(), e));
+            } else {
+                relayed.completeExceptionally(e);
+            }
+        }, executor).exceptionally(rejected -> { // a dispatcher shut down meanwhile
+            relayed.completeExceptionally(rejected);
+            return null;
+        });
         return relayed;
     }
 
