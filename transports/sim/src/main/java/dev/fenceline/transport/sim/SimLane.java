@@ -307,8 +307,35 @@ final class SimLane implements LaneConnection, DirectAccess {
         synchronized (this) {
             ledger.posted(op.token());
         }
-        fabric.schedule(nextDue(), () -> deliver(op));
+        TransportOp sent = sent(op);
+        fabric.schedule(nextDue(), () -> deliver(sent));
         return PostStatus.IN_PROGRESS;
+    }
+
+    /**
+     * What the target will be given: a put's or a message's bytes as they are now, as a socket's
+     * frame or a ring record holds them. Once the endpoint gives an operation back (failed, its
+     * outcome unknown), the caller may reuse its buffers; a copy that lands late must carry what
+     * was sent, not what the buffer holds then.
+     */
+    private static TransportOp sent(TransportOp op) {
+        TransportOp copy = switch (op.kind()) {
+            case PUT -> TransportOp.rma(TransportOp.Kind.PUT, op.token(), op.remoteAddress(), op.key(),
+                    bytesOf(op.local()));
+            case AM -> TransportOp.activeMessage(op.token(), op.amId(), bytesOf(op.header()), bytesOf(op.local()));
+            default -> null; // a get writes into the caller's buffer; an atomic carries no buffer
+        };
+        if (copy == null) {
+            return op;
+        }
+        return copy.identify(op.originId(), op.sequence(), op.lowWater()).trace(op.trace()).protocol(op.protocol())
+                .mayHaveApplied(op.mayHaveApplied()).localHandle(op.localHandle());
+    }
+
+    private static ByteBuffer bytesOf(ByteBuffer b) {
+        ByteBuffer c = ByteBuffer.allocate(b.remaining()).order(b.order());
+        c.put(b.duplicate()).flip();
+        return c;
     }
 
     @Override
