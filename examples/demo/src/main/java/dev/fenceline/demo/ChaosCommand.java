@@ -7,7 +7,7 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-/** {@code fenceline chaos}: one chaos case, as the chaos test runs it, for reproducing a seed. */
+/** {@code fenceline chaos}: one chaos case, as the chaos test runs it, to run a seed's case again. */
 @Command(name = "chaos", mixinStandardHelpOptions = true,
         description = "Runs model-checked workloads on several endpoints while lanes fail, are replaced, recover"
                 + " and are added; checks fences, flushes, exactly-once and final memory. Exits 1 on a violation, 70 if it crashed.")
@@ -55,7 +55,7 @@ public final class ChaosCommand implements Callable<Integer> {
                     s.completed(), s.failed(), s.outstanding());
             r.errors().stream().limit(10).forEach(e -> System.out.println("  violation   " + e));
             System.out.printf("  time        %d ms%n", r.elapsed().toMillis());
-            System.out.println(r.ok() ? "RESULT: OK" : "RESULT: FAILED - reproduce with " + r.reproduce());
+            System.out.println(r.ok() ? "RESULT: OK" : "RESULT: FAILED - run the case again with " + r.reproduce());
         }
         return r.ok() ? 0 : FencelineCommand.VIOLATION;
     }

@@ -27,7 +27,10 @@ import java.util.concurrent.locks.LockSupport;
  * messages, fences, flushes) while a seeded scheduler fails, stalls, replaces, recovers and adds
  * lanes and changes their delays. Everything the workloads check must hold, and every request must complete
  * exactly once without an error (failover hides lane failures while a live lane remains; the
- * scheduler never fails the last one). Reproduce a case with its seed.
+ * scheduler never fails the last one). A seed fixes the workloads, the lanes' delays and the fault
+ * schedule; the threads' timing is the machine's (the workloads run on threads of their own, on real
+ * time), so a failure that hangs on an interleaving may need its case run a few times to repeat.
+ * Where a case must repeat exactly, {@link DeterministicSimulation} runs the runtime on one thread.
  */
 public final class ChaosRun {
     private static final int SLICE = 32 * 1024;
@@ -98,7 +101,7 @@ public final class ChaosRun {
             return errors.isEmpty();
         }
 
-        /** @return the command that runs this case again */
+        /** @return the command that runs this case again (the same seed: see the class comment) */
         public String reproduce() {
             return String.format(Locale.ROOT, "bin/fenceline chaos --seed %d --ops %d --reconfigs %d --endpoints %d"
                     + " --fence-mode %s", options.seed, options.ops, options.reconfigs, options.endpoints,

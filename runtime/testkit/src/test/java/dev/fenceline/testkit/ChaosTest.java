@@ -11,8 +11,8 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * Chaos over many seeds: {@code -Dfenceline.chaos.seeds=N} (200 by default, 10000 for a long run),
- * {@code -Dfenceline.chaos.first=S} to start elsewhere. A failing seed prints the command that
- * reproduces it.
+ * {@code -Dfenceline.chaos.first=S} to start elsewhere. A failing seed prints the command that runs
+ * its case again (its workloads and faults; the threads' timing is the machine's).
  */
 class ChaosTest {
     @Test
