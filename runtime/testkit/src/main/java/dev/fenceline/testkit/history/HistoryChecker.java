@@ -146,7 +146,10 @@ public final class HistoryChecker {
         }
         for (java.util.TreeMap<Long, List<Op>> epochs : byThread.values()) {
             Op latest = null; // the fenced-before call first complete last so far
-            List<Op> earlier = new ArrayList<>();
+            // Earlier calls by their last application: only one applied after b's first application
+            // can be a stale copy or land over b, so a call looks at those alone (not at every
+            // earlier call, which made a long history's check quadratic).
+            java.util.TreeMap<Long, List<Op>> earlierByLast = new java.util.TreeMap<>();
             for (List<Op> epoch : epochs.values()) {
                 for (Op b : epoch) {
                     long fb = visibility(b).first();
@@ -155,31 +158,45 @@ public final class HistoryChecker {
                                 + " applied before #" + latest.id() + " " + latest.kind() + " (after "
                                 + latest.fencesBefore() + ") was complete at the target");
                     }
-                    for (Op a : earlier) {
-                        long stale = visibility(a).unexplainedAfter(fb);
-                        if (stale != Long.MIN_VALUE) {
-                            bad.add("#" + a.id() + " " + a.kind() + " (after " + a.fencesBefore() + " fences) was"
-                                    + " applied again after #" + b.id() + " " + b.kind() + " (after "
-                                    + b.fencesBefore() + ") was, and not as a copy sent again since: a stale copy");
-                            break;
-                        }
-                        if (writesOver(a, b) && visibility(a).last() > visibility(b).last()) {
-                            bad.add("#" + a.id() + " " + a.kind() + " (after " + a.fencesBefore() + " fences) was"
-                                    + " applied last, after #" + b.id() + " " + b.kind() + " (after "
-                                    + b.fencesBefore() + ") it overlaps: sent again without the later call behind it");
-                            break;
-                        }
+                    String stale = laterThan(earlierByLast.tailMap(fb, false).values(), b, fb);
+                    if (stale != null) {
+                        bad.add(stale);
                     }
                 }
                 for (Op a : epoch) {
                     if (latest == null || visibility(a).complete() > visibility(latest).complete()) {
                         latest = a;
                     }
+                    earlierByLast.computeIfAbsent(visibility(a).last(), k -> new ArrayList<>(1)).add(a);
                 }
-                earlier.addAll(epoch);
             }
         }
         return bad;
+    }
+
+    /**
+     * @param candidates earlier calls last applied after {@code fb}
+     * @param b a call fenced after them
+     * @param fb the order of b's first application
+     * @return what the first of them that was applied again after b (a stale copy), or last over a
+     *     write of b's, did; null if none
+     */
+    private String laterThan(java.util.Collection<List<Op>> candidates, Op b, long fb) {
+        for (List<Op> as : candidates) {
+            for (Op a : as) {
+                if (visibility(a).unexplainedAfter(fb) != Long.MIN_VALUE) {
+                    return "#" + a.id() + " " + a.kind() + " (after " + a.fencesBefore() + " fences) was applied"
+                            + " again after #" + b.id() + " " + b.kind() + " (after " + b.fencesBefore() + ") was,"
+                            + " and not as a copy sent again since: a stale copy";
+                }
+                if (writesOver(a, b) && visibility(a).last() > visibility(b).last()) {
+                    return "#" + a.id() + " " + a.kind() + " (after " + a.fencesBefore() + " fences) was applied last,"
+                            + " after #" + b.id() + " " + b.kind() + " (after " + b.fencesBefore() + ") it overlaps:"
+                            + " sent again without the later call behind it";
+                }
+            }
+        }
+        return null;
     }
 
     /**
