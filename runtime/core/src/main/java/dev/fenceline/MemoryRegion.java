@@ -28,4 +28,7 @@ public interface MemoryRegion extends AutoCloseable {
      */
     @Override
     void close();
+
+    /** @return whether the region was closed: its key reaches nothing any more */
+    boolean isClosed();
 }

@@ -35,7 +35,8 @@ final class RegisteredRegion implements MemoryRegion {
         return memory;
     }
 
-    boolean isClosed() {
+    @Override
+    public boolean isClosed() {
         return closed;
     }
 

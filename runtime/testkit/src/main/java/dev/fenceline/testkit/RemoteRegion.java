@@ -73,4 +73,10 @@ public final class RemoteRegion implements MemoryRegion {
     @Override
     public void close() {
     }
+
+    /** @return false: this view cannot tell; the owner's region answers an access after its close */
+    @Override
+    public boolean isClosed() {
+        return false;
+    }
 }
