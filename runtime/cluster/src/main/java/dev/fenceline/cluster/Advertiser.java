@@ -1,5 +1,6 @@
 package dev.fenceline.cluster;
 
+import dev.fenceline.MemoryRegion;
 import dev.fenceline.RemoteKey;
 import dev.fenceline.WorkerAddress;
 import java.util.HashMap;
@@ -58,13 +59,13 @@ final class Advertiser {
     }
 
     /**
-     * Publish a region's key under a name (replacing an earlier one of that name); local only.
+     * Publish a region under a name (replacing an earlier one of that name); local only.
      *
-     * @param region the name
-     * @param key its key
+     * @param name the name
+     * @param region the region, one of the advertised worker's (checked by the caller)
      * @param replyTo told once it is published
      */
-    record Publish(String region, RemoteKey key, ActorRef<Done> replyTo) implements Command {
+    record Publish(String name, MemoryRegion region, ActorRef<Done> replyTo) implements Command {
     }
 
     /**
@@ -104,7 +105,7 @@ final class Advertiser {
      *     can look them up at once
      * @return the behavior; it registers itself at once
      */
-    static Behavior<Command> create(WorkerAddress address, long incarnation, Map<String, RemoteKey> regions) {
+    static Behavior<Command> create(WorkerAddress address, long incarnation, Map<String, MemoryRegion> regions) {
         return Behaviors.setup(ctx -> {
             ActorRef<Receptionist.Command> receptionist = ctx.getSystem().receptionist();
             receptionist.tell(Receptionist.register(ALL, ctx.getSelf()));
@@ -113,18 +114,23 @@ final class Advertiser {
         });
     }
 
-    private static Behavior<Command> serving(Description self, Map<String, RemoteKey> regions) {
+    private static Behavior<Command> serving(Description self, Map<String, MemoryRegion> regions) {
         return Behaviors.receive(Command.class)
                 .onMessage(Describe.class, m -> {
                     m.replyTo().tell(self);
                     return Behaviors.same();
                 })
                 .onMessage(Lookup.class, m -> {
-                    m.replyTo().tell(new RegionAnswer(m.region(), regions.get(m.region())));
+                    MemoryRegion r = regions.get(m.region());
+                    if (r != null && r.isClosed()) {
+                        regions.remove(m.region()); // closed without unpublish: its key reaches nothing
+                        r = null;
+                    }
+                    m.replyTo().tell(new RegionAnswer(m.region(), r == null ? null : r.remoteKey()));
                     return Behaviors.same();
                 })
                 .onMessage(Publish.class, m -> {
-                    regions.put(m.region(), m.key());
+                    regions.put(m.name(), m.region());
                     m.replyTo().tell(Done.getInstance());
                     return Behaviors.same();
                 })

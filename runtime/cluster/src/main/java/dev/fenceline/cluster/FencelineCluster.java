@@ -44,7 +44,8 @@ import org.apache.pekko.cluster.typed.Cluster;
  *       whose member incarnation is gone is never handed out.
  *   <li><b>Regions by name</b>: {@link #publish(Worker, String, MemoryRegion)} names a region of an
  *       advertised worker; {@link #lookup(Worker, ClusterWorker, String)} asks that worker for the
- *       key. The owner answers, so a key is never older than the region it names.
+ *       key. The owner answers, so a key is never older than the region it names (a region closed without
+ *       {@link #unpublish} is no longer found).
  *   <li><b>Membership drives failure</b>: when a member is downed or removed, every endpoint of
  *       this runtime's workers to that member's workers is aborted at once ({@link Endpoint#abort}):
  *       what was sent and not answered fails with {@code OutcomeUnknownException}, what the lane
@@ -128,8 +129,11 @@ public final class FencelineCluster implements Extension {
      */
     public CompletionStage<ClusterWorker> advertise(Worker worker, Map<String, MemoryRegion> regions) {
         Objects.requireNonNull(worker, "worker");
-        Map<String, RemoteKey> keys = new java.util.HashMap<>();
-        regions.forEach((name, region) -> keys.put(checkName(name), ownKey(worker, region)));
+        Map<String, MemoryRegion> keys = new java.util.HashMap<>();
+        regions.forEach((name, region) -> {
+            checkOwned(worker, region);
+            keys.put(checkName(name), region);
+        });
         if (!fenceline.workers().contains(worker)) {
             return CompletableFuture.failedFuture(new IllegalArgumentException("worker '" + worker.name()
                     + "' is not an open worker of this actor system's Fenceline runtime"));
@@ -290,13 +294,13 @@ public final class FencelineCluster implements Extension {
      */
     public CompletionStage<Void> publish(Worker worker, String name, MemoryRegion region) {
         checkName(name);
-        RemoteKey key = ownKey(worker, region);
+        checkOwned(worker, region);
         Advertised a = advertised.get(worker.address().workerId());
         if (a == null) {
             return CompletableFuture.failedFuture(new IllegalStateException("worker '" + worker.name()
                     + "' is not advertised: call advertise(worker) first"));
         }
-        return this.<Advertiser.Command, Done>ask(a.ref(), r -> new Advertiser.Publish(name, key, r),
+        return this.<Advertiser.Command, Done>ask(a.ref(), r -> new Advertiser.Publish(name, region, r),
                 () -> "publishing region '" + name + "' of worker '" + worker.name() + "' timed out")
                 .thenApply(d -> null);
     }
@@ -361,13 +365,12 @@ public final class FencelineCluster implements Extension {
         return name;
     }
 
-    private static RemoteKey ownKey(Worker worker, MemoryRegion region) {
+    private static void checkOwned(Worker worker, MemoryRegion region) {
         RemoteKey key = region.remoteKey();
         if (!key.ownerId().equals(worker.address().workerId())) {
             throw new IllegalArgumentException("region " + key.shortKey() + " belongs to another worker than '"
                     + worker.name() + "'");
         }
-        return key;
     }
 
     /**
