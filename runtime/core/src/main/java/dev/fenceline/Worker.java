@@ -29,6 +29,7 @@ public interface Worker {
      * @param direct a direct buffer; the region covers its position to limit
      * @return the region
      * @throws IllegalArgumentException if the buffer is not direct or is read-only
+     * @throws EndpointClosedException if the worker is closed
      */
     MemoryRegion register(ByteBuffer direct);
 
@@ -41,14 +42,17 @@ public interface Worker {
      * @param access what peers may do to it, at least one
      * @return the region
      * @throws IllegalArgumentException if the buffer is not direct or is read-only, or access is empty
+     * @throws EndpointClosedException if the worker is closed
      */
     MemoryRegion register(ByteBuffer direct, java.util.Set<Access> access);
 
     /**
      * Allocates zeroed, cache-line aligned memory and registers it for every remote access.
      *
-     * @param bytes the length, at least 1 and at most {@link Integer#MAX_VALUE}
+     * @param bytes the length, at least 1 and at most {@link Integer#MAX_VALUE} - 64
      * @return the region
+     * @throws IllegalArgumentException if the length is out of those bounds
+     * @throws EndpointClosedException if the worker is closed
      */
     MemoryRegion allocate(long bytes);
 
@@ -56,10 +60,11 @@ public interface Worker {
      * Allocates zeroed, cache-line aligned memory and registers it for the given access, as
      * {@link #register(ByteBuffer, java.util.Set)}.
      *
-     * @param bytes the length, at least 1 and at most {@link Integer#MAX_VALUE}
+     * @param bytes the length, at least 1 and at most {@link Integer#MAX_VALUE} - 64
      * @param access what peers may do to it, at least one
      * @return the region
-     * @throws IllegalArgumentException if access is empty
+     * @throws IllegalArgumentException if the length is out of those bounds, or access is empty
+     * @throws EndpointClosedException if the worker is closed
      */
     MemoryRegion allocate(long bytes, java.util.Set<Access> access);
 
@@ -67,6 +72,7 @@ public interface Worker {
      * @param packed a key from {@link RemoteKey#toBytes()}
      * @return the key
      * @throws RemoteAccessException with reason {@code MALFORMED_KEY} if the bytes are not a key
+     * @throws EndpointClosedException if the worker is closed
      */
     RemoteKey unpackRemoteKey(byte[] packed);
 

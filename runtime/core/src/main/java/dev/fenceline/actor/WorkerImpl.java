@@ -68,6 +68,9 @@ public final class WorkerImpl implements Worker {
     private final List<Transport> transportList;
     private final LaneEventDispatch laneEvents;
     private WorkerMBean jmx;
+    /** Connects whose endpoint is not there yet: a close fails them (the actors that would answer stop). */
+    private final java.util.Set<CompletableFuture<EndpointProtocol.ConnectResult>> connecting =
+            java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     private WorkerImpl(String name, ActorSystem<?> system, FencelineSettings settings, Config config,
             Map<String, TransportProvider> providers) {
@@ -93,6 +96,7 @@ public final class WorkerImpl implements Worker {
             }
         } catch (RuntimeException e) {
             transports.values().forEach(Transport::close);
+            registrations.closeAll(); // and the handler watchdog lets it go
             throw e;
         }
         this.address = new WorkerAddress(id, name, addresses);
@@ -130,8 +134,15 @@ public final class WorkerImpl implements Worker {
         });
         this.askTimeout = settings.connectTimeout().plus(Duration.ofSeconds(5));
         this.laneEvents = new LaneEventDispatch(system.executionContext());
-        this.actor = system.systemActorOf(WorkerActor.create(settings, name, transports, epoch, laneEvents,
-                this::stopped, registrations), "fenceline-worker-" + WORKERS.incrementAndGet(), WorkerActor.props(settings));
+        try {
+            this.actor = system.systemActorOf(WorkerActor.create(settings, name, transports, epoch, laneEvents,
+                    this::stopped, registrations), "fenceline-worker-" + WORKERS.incrementAndGet(),
+                    WorkerActor.props(settings));
+        } catch (RuntimeException e) { // the actor system is terminating
+            transports.values().forEach(Transport::close);
+            registrations.closeAll();
+            throw e;
+        }
     }
 
     /**
@@ -197,6 +208,12 @@ public final class WorkerImpl implements Worker {
             relayed.completeExceptionally(rejected);
             return null;
         });
+        // A close meanwhile stops the actors that would answer: it fails the connect itself.
+        connecting.add(relayed);
+        relayed.whenComplete((r, e) -> connecting.remove(relayed));
+        if (closing.get()) {
+            relayed.completeExceptionally(closedWhileConnecting(peer));
+        }
         return relayed
                 .thenCompose(r -> {
                     if (r.error() != null) {
@@ -206,8 +223,23 @@ public final class WorkerImpl implements Worker {
                     e.onClosed(() -> forget(e)); // before it is listed: a close from now on forgets it
                     endpoints.add(e);
                     endpointCount.incrementAndGet();
+                    if (closing.get()) { // the close may have listed the endpoints before this one
+                        e.close();
+                        return CompletableFuture.failedFuture(closedWhileConnecting(peer));
+                    }
                     return CompletableFuture.completedFuture(r.endpoint());
                 });
+    }
+
+    private EndpointClosedException closedWhileConnecting(WorkerAddress peer) {
+        return new EndpointClosedException("worker '" + name + "' closed while connecting to " + peer.name());
+    }
+
+    /** Fails the connects under way (once closing is set). */
+    private void failConnecting() {
+        for (CompletableFuture<EndpointProtocol.ConnectResult> f : connecting) {
+            f.completeExceptionally(new EndpointClosedException("worker '" + name + "' closed while connecting"));
+        }
     }
 
     @Override
@@ -237,6 +269,9 @@ public final class WorkerImpl implements Worker {
 
     @Override
     public RemoteKey unpackRemoteKey(byte[] packed) {
+        if (closing.get()) { // its transports are closed: none can take the key
+            throw new EndpointClosedException("worker '" + name + "' is closed");
+        }
         RemoteKey key = RemoteKey.fromBytes(packed);
         for (Transport t : transportList) {
             t.keyUnpacked(key);
@@ -313,6 +348,7 @@ public final class WorkerImpl implements Worker {
     @Override
     public CompletionStage<Void> close() {
         if (closing.compareAndSet(false, true)) {
+            failConnecting();
             CompletableFuture<?>[] eps = endpoints.stream().map(e -> e.close().toCompletableFuture())
                     .toArray(CompletableFuture[]::new);
             CompletableFuture.allOf(eps)
@@ -330,6 +366,7 @@ public final class WorkerImpl implements Worker {
      */
     private void stopped() {
         closing.set(true);
+        failConnecting();
         release();
     }
 

@@ -34,6 +34,8 @@ public final class RegistrationTable implements RemoteAccessTarget, LocalRegions
 
     private final UUID ownerId;
     private final String ownerName;
+    /** Set by {@link #closeAll}: the worker is closing. */
+    private volatile boolean closedAll;
     private final SecureRandom random = new SecureRandom();
     private final Map<Long, RegisteredRegion> regions = new ConcurrentHashMap<>();
     /** Open regions by base address, for finding an operation's local buffer. */
@@ -102,6 +104,12 @@ public final class RegistrationTable implements RemoteAccessTarget, LocalRegions
     }
 
     private MemoryRegion register(ByteBuffer direct, RegionTransports.Shared given, Set<Access> access) {
+        if (closedAll) {
+            if (given != null) {
+                given.memory().close();
+            }
+            throw closedError();
+        }
         if (access.isEmpty()) {
             throw new IllegalArgumentException("a region must permit some access (READ, WRITE, ATOMIC)");
         }
@@ -143,7 +151,16 @@ public final class RegistrationTable implements RemoteAccessTarget, LocalRegions
         if (!handles.isEmpty()) {
             byAddress.put(base, region); // the same memory registered again: the newest registration
         }
+        if (closedAll) { // closeAll ran meanwhile: it may have missed this region, so close it here
+            region.close();
+            throw closedError();
+        }
         return region;
+    }
+
+    private dev.fenceline.EndpointClosedException closedError() {
+        return new dev.fenceline.EndpointClosedException("worker '" + ownerName + "' is closed: no region is"
+                + " registered or allocated any more");
     }
 
     /**
@@ -166,6 +183,9 @@ public final class RegistrationTable implements RemoteAccessTarget, LocalRegions
         if (bytes < 1 || bytes > Integer.MAX_VALUE - 64) {
             throw new IllegalArgumentException("cannot allocate " + bytes + " bytes: the length must be in [1, "
                     + (Integer.MAX_VALUE - 64) + "]");
+        }
+        if (closedAll) {
+            throw closedError(); // before a transport makes memory to share (a segment file, say)
         }
         RegionTransports t = transports;
         RegionTransports.Shared shared = t == null ? null : t.allocateShared(bytes);
@@ -208,8 +228,9 @@ public final class RegistrationTable implements RemoteAccessTarget, LocalRegions
         return r.handle(transport);
     }
 
-    /** Closes every region (the worker is closing). */
+    /** Closes every region (the worker is closing); none is registered or allocated after this. */
     public void closeAll() {
+        closedAll = true; // before the walk: a registration it misses sees this, and closes its region
         for (RegisteredRegion r : regions.values()) {
             r.close();
         }

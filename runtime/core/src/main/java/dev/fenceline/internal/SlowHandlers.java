@@ -78,6 +78,11 @@ final class SlowHandlers {
         }
     }
 
+    /** @return how many workers' handlers are watched (tests) */
+    static int watched() {
+        return WATCHED.size();
+    }
+
     /** The worker closed: its handlers are watched no more. */
     void close() {
         WATCHED.remove(this);
