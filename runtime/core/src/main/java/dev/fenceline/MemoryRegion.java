@@ -24,7 +24,11 @@ public interface MemoryRegion extends AutoCloseable {
 
     /**
      * Deregisters the region: later remote accesses fail with a {@link RemoteAccessException} of
-     * reason {@code REGION_CLOSED}. Idempotent.
+     * reason {@code REGION_CLOSED}. Idempotent. An access the target had already begun when this is
+     * called (a copy under way on a transport's thread, a peer's store into shared memory) may still
+     * complete after it returns: close does not wait for one. Before reusing registered memory for
+     * something else, make sure no peer still writes to it or reads it (the application's protocol:
+     * a flush by each peer that used the key, say).
      */
     @Override
     void close();
