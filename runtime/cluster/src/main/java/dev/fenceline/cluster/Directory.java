@@ -108,8 +108,9 @@ final class Directory {
      * @param workers the runtime's open workers, whose endpoints follow membership (its {@code workers()})
      * @param settings the cluster settings
      * @param view where the directory publishes what it knows
-     * @param released told (on the directory's thread) the ids of gone workers once the endpoints to
-     *     them were aborted
+     * @param released told (on the directory's thread) the ids of workers whose shared endpoints are
+     *     to be closed: of a gone member (once the endpoints to them were aborted), or withdrawn (their
+     *     advertiser stopped: the worker closed, or its member left)
      * @return the behavior
      */
     static Behavior<Command> create(Supplier<List<Worker>> workers, ClusterSettings settings,
@@ -185,13 +186,20 @@ final class Directory {
             // A withdrawn advertiser is no longer offered, but its worker stays indexed until its
             // member goes (the receptionist may drop a removed member's workers first), within the
             // index's bound on withdrawn workers.
+            Set<UUID> withdrawn = new java.util.HashSet<>();
             for (Iterator<Map.Entry<ActorRef<Advertiser.Command>, ClusterWorker>> it = described.entrySet().iterator();
                     it.hasNext();) {
                 Map.Entry<ActorRef<Advertiser.Command>, ClusterWorker> e = it.next();
                 if (!current.contains(e.getKey())) {
                     index.withdrawn(e.getValue());
+                    withdrawn.add(e.getValue().address().workerId());
                     it.remove();
                 }
+            }
+            if (!withdrawn.isEmpty()) {
+                // Its advertiser stopped (the worker closed) or its member left: a shared endpoint to
+                // it would stay among its worker's endpoints, failed, failing that worker's flush.
+                released.accept(withdrawn);
             }
             for (ActorRef<Advertiser.Command> ref : current) {
                 if (!described.containsKey(ref) && !asking.contains(ref)) {

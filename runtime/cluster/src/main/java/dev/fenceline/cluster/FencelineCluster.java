@@ -233,9 +233,10 @@ public final class FencelineCluster implements Extension {
     }
 
     /**
-     * The directory aborted the endpoints to workers whose member went: the shared ones are closed
-     * and forgotten, as no caller gets them again (left open, each would stay among its worker's
-     * endpoints, counted open and failing the worker's flush, for the worker's life).
+     * The directory aborted the endpoints to workers whose member went, or no longer lists workers
+     * (closed, or their member left): the shared ones are closed and forgotten, as no caller gets
+     * them again (left open, each would stay among its worker's endpoints, failed, counted open and
+     * failing the worker's flush, for the worker's life).
      */
     private void releaseGone(java.util.Set<UUID> peers) {
         if (peers.isEmpty()) {

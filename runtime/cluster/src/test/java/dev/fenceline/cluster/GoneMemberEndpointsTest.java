@@ -18,9 +18,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The shared endpoints the module gave to a gone member's workers are released once aborted: left
- * open, each stayed among its worker's endpoints for the worker's life, counted open, and failed
- * the worker's flush from then on.
+ * The shared endpoints the module gave to a gone member's workers are released once aborted, and
+ * those to a worker that closed once it is withdrawn: left open, each stayed among its worker's
+ * endpoints for the worker's life, counted open, and failed the worker's flush from then on.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class GoneMemberEndpointsTest {
@@ -54,6 +54,34 @@ class GoneMemberEndpointsTest {
             org.junit.jupiter.api.Assertions.assertInstanceOf(dev.fenceline.EndpointFailedException.class,
                     later.getCause(), "a held reference still says why it failed");
             assertTrue(later.getCause().getMessage().contains("was downed"), later.getCause().getMessage());
+        } finally {
+            system.terminate();
+            system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        }
+    }
+
+    /** A peer worker that closes while its member stays: no membership event comes, its withdrawal does. */
+    @Test
+    void theSharedEndpointToAWorkerThatClosedIsClosed() throws Exception {
+        ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), "fenceline-test", ClusterMember.config(null, 0));
+        try {
+            ClusterMember.joinedToItself(system);
+            FencelineCluster fc = FencelineCluster.get(system);
+            Worker a = Fenceline.get(system).newWorker("a").toCompletableFuture().get(30, TimeUnit.SECONDS);
+            Worker b = Fenceline.get(system).newWorker("b").toCompletableFuture().get(30, TimeUnit.SECONDS);
+            ClusterWorker peer = fc.advertise(b).toCompletableFuture().get(30, TimeUnit.SECONDS);
+            Endpoint ep = fc.connect(a, peer).toCompletableFuture().get(30, TimeUnit.SECONDS);
+            assertEquals(List.of(ep), a.endpoints());
+
+            b.close().toCompletableFuture().get(30, TimeUnit.SECONDS);
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while ((!a.endpoints().isEmpty() || fc.workers().stream().anyMatch(w -> w.equals(peer)))
+                    && System.nanoTime() < until) {
+                Thread.sleep(20);
+            }
+            assertTrue(fc.workers().stream().noneMatch(w -> w.equals(peer)), "withdrawn: " + fc.workers());
+            assertEquals(List.of(), a.endpoints(), "the endpoint to the closed worker was released");
+            a.flush().toCompletableFuture().get(30, TimeUnit.SECONDS); // no failed endpoint left to fail it
         } finally {
             system.terminate();
             system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
