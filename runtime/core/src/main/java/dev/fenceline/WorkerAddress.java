@@ -22,6 +22,8 @@ public final class WorkerAddress {
     public static final int MAX_NAME_BYTES = 1024;
     private static final int MAX_TRANSPORTS = 64;
     private static final int MAX_BLOB_BYTES = 1 << 16;
+    /** A transport's name is written after one length byte. */
+    private static final int MAX_TRANSPORT_NAME_BYTES = 255;
 
     private final UUID workerId;
     private final String name;
@@ -32,7 +34,8 @@ public final class WorkerAddress {
      * @param name the worker's human-readable name
      * @param transports transport name to that transport's address, in order of preference
      * @throws IllegalArgumentException if the name has more than {@value #MAX_NAME_BYTES} UTF-8
-     *     bytes: no peer would read such an address
+     *     bytes, or there are more than 64 transports, a transport's name is empty or has more than
+     *     255 UTF-8 bytes, or its address more than 65,536 bytes: no peer would read such an address
      */
     public WorkerAddress(UUID workerId, String name, Map<String, byte[]> transports) {
         this.workerId = Objects.requireNonNull(workerId, "workerId");
@@ -42,8 +45,23 @@ public final class WorkerAddress {
             throw new IllegalArgumentException("a worker name has at most " + MAX_NAME_BYTES + " UTF-8 bytes, not "
                     + nameBytes);
         }
+        if (transports.size() > MAX_TRANSPORTS) {
+            throw new IllegalArgumentException("a worker address has at most " + MAX_TRANSPORTS + " transports, not "
+                    + transports.size());
+        }
         LinkedHashMap<String, byte[]> copy = new LinkedHashMap<>();
-        transports.forEach((k, v) -> copy.put(k, v.clone()));
+        transports.forEach((k, v) -> {
+            int keyBytes = k.getBytes(StandardCharsets.UTF_8).length;
+            if (keyBytes < 1 || keyBytes > MAX_TRANSPORT_NAME_BYTES) {
+                throw new IllegalArgumentException("transport name '" + k + "' has " + keyBytes
+                        + " UTF-8 bytes, outside [1, " + MAX_TRANSPORT_NAME_BYTES + "]");
+            }
+            if (v.length > MAX_BLOB_BYTES) {
+                throw new IllegalArgumentException("transport '" + k + "''s address has " + v.length
+                        + " bytes, more than " + MAX_BLOB_BYTES);
+            }
+            copy.put(k, v.clone());
+        });
         this.transports = Collections.unmodifiableMap(copy);
     }
 
@@ -128,13 +146,16 @@ public final class WorkerAddress {
                 }
                 byte[] v = new byte[len];
                 in.get(v);
-                transports.put(new String(k, StandardCharsets.UTF_8), v);
+                if (transports.put(new String(k, StandardCharsets.UTF_8), v) != null) {
+                    throw malformed(bytes, "transport '" + new String(k, StandardCharsets.UTF_8) + "' named twice");
+                }
             }
             if (in.hasRemaining()) {
                 throw malformed(bytes, in.remaining() + " trailing bytes");
             }
             return new WorkerAddress(id, new String(nameBytes, StandardCharsets.UTF_8), transports);
-        } catch (IllegalArgumentException e) { // a name of invalid UTF-8, whose replacements grew past the bound
+        } catch (IllegalArgumentException e) { // what the constructor refuses: a name of invalid UTF-8 whose
+            // replacements grew past the bound, an empty transport name
             throw malformed(bytes, e.getMessage());
         } catch (BufferUnderflowException e) {
             throw malformed(bytes, "truncated at byte " + in.position());
