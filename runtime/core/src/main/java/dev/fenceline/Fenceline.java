@@ -151,7 +151,8 @@ public final class Fenceline implements AutoCloseable, Extension {
 
     /**
      * @param name the worker's name, used in messages and addresses
-     * @return the worker, once its transports are up
+     * @return the worker, once its transports are up; fails with {@link EndpointClosedException} if the
+     *     runtime is closed or closes while the worker starts
      */
     public CompletionStage<Worker> newWorker(String name) {
         if (closed) {
@@ -160,6 +161,10 @@ public final class Fenceline implements AutoCloseable, Extension {
         return WorkerImpl.start(name, system, settings, config, providers).thenApply(w -> {
             workers.add(w);
             ((WorkerImpl) w).whenClosed().thenRun(() -> workers.remove(w));
+            if (closed) { // the runtime closed while the worker started: its close may not have seen it
+                w.close();
+                throw new EndpointClosedException("this Fenceline runtime closed while worker '" + name + "' started");
+            }
             return w;
         });
     }
@@ -195,7 +200,8 @@ public final class Fenceline implements AutoCloseable, Extension {
 
     /**
      * Closes every worker (flushing their endpoints) and, if self-owned, terminates the actor
-     * system. Waits at most 30 seconds; {@link #closeAsync()} does not wait.
+     * system. Waits at most a minute (30 seconds for the workers, the rest for the actor system);
+     * {@link #closeAsync()} does not wait.
      */
     @Override
     public void close() {
