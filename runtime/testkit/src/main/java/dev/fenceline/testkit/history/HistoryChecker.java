@@ -72,8 +72,8 @@ public final class HistoryChecker {
     /**
      * A successful flush completed only after every call its thread issued before it on that endpoint,
      * and, where visibility is recorded, only after the target applied every fragment of them; and
-     * nothing issued before it, whatever its outcome, was applied after it completed (a late copy
-     * would land over what the application writes once the flush returned).
+     * no put or atomic issued before it, whatever its outcome, was applied after it completed (a
+     * late copy would land over what the application writes once the flush returned).
      *
      * @return this
      */
@@ -96,7 +96,9 @@ public final class HistoryChecker {
                     bad.add("flush #" + f.id() + " completed before #" + r.id() + " " + r.kind() + " issued before it");
                 } else if (r.kind() != Op.Kind.FLUSH) {
                     String missing = ro.ok() ? visibility(r).notVisibleBy(completed(f)) : null;
-                    long late = r.kind() == Op.Kind.GET ? Long.MIN_VALUE
+                    // A get has no effect; a message is ordered by nothing but its lane (one abandoned
+                    // with its lane may still run, late, after a flush that completed: see architecture.md).
+                    long late = r.kind() == Op.Kind.GET || r.kind() == Op.Kind.MESSAGE ? Long.MIN_VALUE
                             : visibility(r).unexplainedAfter(completed(f));
                     if (missing != null) {
                         bad.add("flush #" + f.id() + " completed before the target applied " + missing + " of #"
@@ -527,7 +529,7 @@ public final class HistoryChecker {
      */
     private Map<Long, Boolean> addOnlyWords() {
         Map<Long, Boolean> words = new HashMap<>();
-        java.util.TreeMap<Long, Integer> widths = new java.util.TreeMap<>(); // start -> width, -1: mixed
+        java.util.TreeMap<Long, Integer> widths = new java.util.TreeMap<>(); // start -> widest atomic there
         for (Op op : ops) {
             if (op.isAdd()) {
                 words.merge(op.address(), op.operand() >= 0, Boolean::logicalAnd);
@@ -535,19 +537,17 @@ public final class HistoryChecker {
                 words.put(op.address(), false);
             }
             if (op.isAdd() || op.kind() == Op.Kind.OTHER_ATOMIC) {
-                widths.merge(op.address(), width(op), (x, y) -> x.equals(y) ? x : -1);
+                Integer before = widths.put(op.address(), Math.max(width(op), widths.getOrDefault(op.address(), 0)));
+                if (before != null && before != width(op)) {
+                    words.put(op.address(), false); // two widths at one start (ADD32 and ADD64 at x)
+                }
             }
         }
         for (Map.Entry<Long, Integer> w : widths.entrySet()) {
-            if (w.getValue() < 0) {
+            // Other atomics' words over some of these bytes (ADD64 at x beside SWAP32 at x + 4).
+            for (Long other : widths.subMap(w.getKey(), false, w.getKey() + w.getValue(), false).keySet()) {
                 words.put(w.getKey(), false);
-                continue;
-            }
-            // Another atomic's word over some of these bytes (ADD64 at x beside SWAP32 at x + 4).
-            Map.Entry<Long, Integer> next = widths.higherEntry(w.getKey());
-            if (next != null && next.getKey() < w.getKey() + w.getValue()) {
-                words.put(w.getKey(), false);
-                words.put(next.getKey(), false);
+                words.put(other, false);
             }
         }
         for (Op op : ops) {

@@ -146,6 +146,16 @@ class HistoryCheckerOutcomesTest {
         long[] memory = {(7L << 32) + 1, 2};
         assertDoesNotThrow(() -> HistoryChecker.of(h).assertExactlyOnce(a -> memory[(int) (a - 0x1000) / 8]));
 
+        History beside = new History(); // two widths at x, and a word at x + 4 the 64-bit ADDs reach too
+        Endpoint ep3 = beside.record(s);
+        ep3.atomicPost64(AtomicOp.ADD, 0x1000, key, 1L << 32);
+        ep3.atomicPost32(AtomicOp.ADD, 0x1000, key, 1);
+        ep3.atomicPost32(AtomicOp.ADD, 0x1004, key, 1);
+        s.completeAll();
+        long[] words = {(2L << 32) + 1, 2}; // x as 64 bits, x + 4 as 32 bits
+        assertDoesNotThrow(() -> HistoryChecker.of(beside).assertFencesHeld()
+                .assertExactlyOnce(a -> a == 0x1000 ? words[0] : words[1]));
+
         History alone = new History(); // one width, nothing beside it: still modelled
         Endpoint ep2 = alone.record(s);
         ep2.atomicPost64(AtomicOp.ADD, 0x1000, key, 1);
