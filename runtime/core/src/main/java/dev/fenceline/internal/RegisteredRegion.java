@@ -13,6 +13,16 @@ final class RegisteredRegion implements MemoryRegion {
     /** Every transport's handle of the region, by transport name, each closed with it. */
     private final java.util.Map<String, dev.fenceline.spi.RegionHandle> handles;
     private volatile boolean closed;
+    private static final java.lang.invoke.VarHandle CLOSED;
+
+    static {
+        try {
+            CLOSED = java.lang.invoke.MethodHandles.lookup().findVarHandle(RegisteredRegion.class, "closed",
+                    boolean.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     RegisteredRegion(ByteBuffer memory, RemoteKey key, RegistrationTable owner,
             java.util.Map<String, dev.fenceline.spi.RegionHandle> handles) {
@@ -62,8 +72,7 @@ final class RegisteredRegion implements MemoryRegion {
 
     @Override
     public void close() {
-        if (!closed) {
-            closed = true;
+        if (!closed && CLOSED.compareAndSet(this, false, true)) { // once, whoever closes it (the user, the worker)
             owner.closed(this);
             for (dev.fenceline.spi.RegionHandle h : handles.values()) {
                 h.close(); // peers that reach it directly, through any transport, see it closed too

@@ -135,18 +135,32 @@ public final class RegistrationTable implements RemoteAccessTarget, LocalRegions
                 throw e;
             }
         }
-        Map<String, byte[]> parts = new java.util.LinkedHashMap<>();
-        handles.forEach((name, h) -> parts.put(name, h.transportData()));
         long base = PlatformDependent.directBufferAddress(memory);
-        long keyId;
         RegisteredRegion region;
-        do {
-            keyId = random.nextLong();
-            region = new RegisteredRegion(memory, new RemoteKey(ownerId, keyId, base, memory.capacity(), access, parts),
-                    this, java.util.Collections.unmodifiableMap(handles));
-        } while (keyId == 0 || closedKeys.contains(keyId) || regions.putIfAbsent(keyId, region) != null);
-        for (RegionHandle h : handles.values()) {
-            h.registered(keyId, access);
+        // The handles learn the key before the region is in the table, where closeAll finds it: a
+        // close never comes between the two and finds handles that open again after it.
+        try {
+            Map<String, byte[]> parts = new java.util.LinkedHashMap<>();
+            handles.forEach((name, h) -> parts.put(name, h.transportData()));
+            long keyId;
+            do {
+                keyId = random.nextLong();
+            } while (keyId == 0 || closedKeys.contains(keyId) || regions.containsKey(keyId));
+            region = new RegisteredRegion(memory, new RemoteKey(ownerId, keyId, base, memory.capacity(), access,
+                    parts), this, java.util.Collections.unmodifiableMap(handles));
+            for (RegionHandle h : handles.values()) {
+                h.registered(keyId, access);
+            }
+            if (regions.putIfAbsent(keyId, region) != null) { // another registration drew the same 64 random bits
+                throw new dev.fenceline.FencelineException("worker '" + ownerName + "': key id drawn twice");
+            }
+        } catch (RuntimeException e) { // no region half made: its handles go, and it is not in the table
+            handles.values().forEach(RegionHandle::close);
+            if (e instanceof dev.fenceline.FencelineException) {
+                throw e;
+            }
+            throw new dev.fenceline.FencelineException("worker '" + ownerName + "' could not register a region with"
+                    + " its transports " + handles.keySet() + ": " + e.getMessage(), e);
         }
         if (!handles.isEmpty()) {
             byAddress.put(base, region); // the same memory registered again: the newest registration

@@ -47,6 +47,9 @@ class RegistrationTableKeyPartsTest {
 
         @Override
         public void registered(long keyId) {
+            if (name.startsWith("failing")) {
+                throw new IllegalStateException(name + ": lost its device");
+            }
             seen.add(name + " registered " + keyId);
         }
 
@@ -129,6 +132,30 @@ class RegistrationTableKeyPartsTest {
         r.close();
         assertEquals(List.of("shared-shm registered " + key.keyId(), "rdma registered " + key.keyId(),
                 "shared-shm closed", "rdma closed"), seen);
+    }
+
+    /** A part the key cannot carry (a transport name outside [a-z0-9-_]): typed, and nothing is left behind. */
+    @Test
+    void aKeyThatCannotBeMadeLeavesNoRegionAndNoHandle() {
+        transports("shared-shm", "RDMA");
+        FencelineException e = assertThrows(FencelineException.class, () -> table.allocate(4096));
+        assertTrue(e.getMessage().contains("worker 'key-parts' could not register a region with its transports"
+                + " [shared-shm, RDMA]"), e.getMessage());
+        assertEquals(List.of("shared-shm closed", "RDMA closed"), seen, "both handles are given back");
+        assertEquals(0, table.openRegions());
+    }
+
+    /** A handle that fails when told the key: the region leaves the table and every handle is closed. */
+    @Test
+    void aHandleThatFailsOnItsKeyLeavesNoRegion() {
+        transports("rdma", "failing-cma");
+        FencelineException e = assertThrows(FencelineException.class,
+                () -> table.register(ByteBuffer.allocateDirect(4096)));
+        assertTrue(e.getMessage().contains("failing-cma: lost its device"), e.getMessage());
+        assertEquals(3, seen.size(), seen.toString());
+        assertTrue(seen.get(0).startsWith("rdma registered "), seen.toString());
+        assertEquals(List.of("rdma closed", "failing-cma closed"), seen.subList(1, 3), "every handle is closed");
+        assertEquals(0, table.openRegions());
     }
 
     @Test
