@@ -94,12 +94,12 @@ public final class WorkerImpl implements Worker {
                 transports.put(t, transport);
                 addresses.put(t, transport.localAddress());
             }
+            this.address = new WorkerAddress(id, name, addresses); // refuses what its bytes cannot carry
         } catch (RuntimeException e) {
             transports.values().forEach(Transport::close);
             registrations.closeAll(); // and the handler watchdog lets it go
             throw e;
         }
-        this.address = new WorkerAddress(id, name, addresses);
         this.transportList = List.copyOf(transports.values());
         registrations.transports(new RegionTransports() {
             @Override
@@ -201,8 +201,8 @@ public final class WorkerImpl implements Worker {
         reply.whenCompleteAsync((r, e) -> {
             if (e != null) {
                 relayed.completeExceptionally(e);
-            } else {
-                relayed.complete(r);
+            } else if (!relayed.complete(r) && r.endpoint() != null) {
+                r.endpoint().close(); // the worker's close failed the connect first: nobody gets this endpoint
             }
         }, system.executionContext()).exceptionally(rejected -> { // a dispatcher shut down meanwhile
             relayed.completeExceptionally(rejected);

@@ -17,8 +17,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * A worker whose transport refuses to start leaves nothing behind: its handlers were still watched,
- * process-wide, by the slow-handler watchdog (a worker's worth of state per failed start).
+ * A worker whose transport refuses to start, or whose address no peer could read, leaves nothing
+ * behind: its handlers were still watched, process-wide, by the slow-handler watchdog (a worker's
+ * worth of state per failed start), and the transports it had started stayed open.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class FailedWorkerStartTest {
@@ -47,6 +48,34 @@ class FailedWorkerStartTest {
                 assertTrue(w.isCompletedExceptionally(), "the start failed");
             }
             assertEquals(before, SlowHandlers.watched(), "no failed worker is still watched");
+
+            // A transport that started but offers an address no peer could read: closed again.
+            java.util.List<String> closed = new java.util.ArrayList<>();
+            TransportProvider huge = new TransportProvider() {
+                @Override
+                public String name() {
+                    return "refusing";
+                }
+
+                @Override
+                public Transport create(TransportContext context) {
+                    return (Transport) java.lang.reflect.Proxy.newProxyInstance(Transport.class.getClassLoader(),
+                            new Class<?>[] {Transport.class}, (self, m, args) -> switch (m.getName()) {
+                                case "localAddress" -> new byte[(1 << 16) + 1];
+                                case "name" -> "refusing";
+                                case "close" -> closed.add("closed");
+                                case "hashCode" -> System.identityHashCode(self);
+                                case "equals" -> self == args[0];
+                                case "toString" -> "huge-address transport";
+                                default -> throw new AssertionError("Transport." + m.getName() + " not expected here");
+                            });
+                }
+            };
+            CompletableFuture<?> w = WorkerImpl.start("huge", kit.system(), settings, config, Map.of("refusing", huge))
+                    .toCompletableFuture();
+            assertTrue(w.isCompletedExceptionally(), "the start failed");
+            assertEquals(java.util.List.of("closed"), closed, "the transport it started is closed");
+            assertEquals(before, SlowHandlers.watched(), "and the worker is not watched");
         } finally {
             kit.shutdownTestKit();
         }
