@@ -110,27 +110,49 @@ final class Advertiser {
             ActorRef<Receptionist.Command> receptionist = ctx.getSystem().receptionist();
             receptionist.tell(Receptionist.register(ALL, ctx.getSelf()));
             receptionist.tell(Receptionist.register(key(address.name()), ctx.getSelf()));
-            return serving(new Description(incarnation, address), new HashMap<>(regions));
+            Map<String, Published> published = new HashMap<>();
+            regions.forEach((name, region) -> published.put(name, new Published(region)));
+            return serving(new Description(incarnation, address), published);
         });
     }
 
-    private static Behavior<Command> serving(Description self, Map<String, MemoryRegion> regions) {
+    /**
+     * A published region's key, and the region itself only weakly: a region closed and dropped
+     * without being unpublished must not keep its memory alive here until someone looks it up.
+     */
+    private static final class Published {
+        final RemoteKey key;
+        private final java.lang.ref.WeakReference<MemoryRegion> region;
+
+        Published(MemoryRegion region) {
+            this.key = region.remoteKey();
+            this.region = new java.lang.ref.WeakReference<>(region);
+        }
+
+        /** @return whether the region is still open (an open one is held by its worker's table) */
+        boolean open() {
+            MemoryRegion r = region.get();
+            return r != null && !r.isClosed();
+        }
+    }
+
+    private static Behavior<Command> serving(Description self, Map<String, Published> regions) {
         return Behaviors.receive(Command.class)
                 .onMessage(Describe.class, m -> {
                     m.replyTo().tell(self);
                     return Behaviors.same();
                 })
                 .onMessage(Lookup.class, m -> {
-                    MemoryRegion r = regions.get(m.region());
-                    if (r != null && r.isClosed()) {
+                    Published p = regions.get(m.region());
+                    if (p != null && !p.open()) {
                         regions.remove(m.region()); // closed without unpublish: its key reaches nothing
-                        r = null;
+                        p = null;
                     }
-                    m.replyTo().tell(new RegionAnswer(m.region(), r == null ? null : r.remoteKey()));
+                    m.replyTo().tell(new RegionAnswer(m.region(), p == null ? null : p.key));
                     return Behaviors.same();
                 })
                 .onMessage(Publish.class, m -> {
-                    regions.put(m.name(), m.region());
+                    regions.put(m.name(), new Published(m.region()));
                     m.replyTo().tell(Done.getInstance());
                     return Behaviors.same();
                 })

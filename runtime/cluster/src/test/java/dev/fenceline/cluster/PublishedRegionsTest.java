@@ -50,4 +50,33 @@ class PublishedRegionsTest {
             system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
         }
     }
+
+    /** Published, closed and dropped, never looked up again: its memory is not kept for the name. */
+    @Test
+    void aClosedRegionIsNotKeptAliveByItsName() throws Exception {
+        ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), "fenceline-test", ClusterMember.config(null, 0));
+        try {
+            ClusterMember.joinedToItself(system);
+            FencelineCluster fc = FencelineCluster.get(system);
+            Worker kv = Fenceline.get(system).newWorker("kv").toCompletableFuture().get(30, TimeUnit.SECONDS);
+            fc.advertise(kv).toCompletableFuture().get(30, TimeUnit.SECONDS);
+            java.lang.ref.WeakReference<MemoryRegion> dropped = publishAndClose(fc, kv);
+            for (int i = 0; i < 50 && dropped.get() != null; i++) {
+                System.gc();
+                Thread.sleep(20);
+            }
+            assertTrue(dropped.get() == null, "the closed region is still reachable (from its published name)");
+        } finally {
+            system.terminate();
+            system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        }
+    }
+
+    private static java.lang.ref.WeakReference<MemoryRegion> publishAndClose(FencelineCluster fc, Worker kv)
+            throws Exception {
+        MemoryRegion big = kv.allocate(1 << 20);
+        fc.publish(kv, "big", big).toCompletableFuture().get(30, TimeUnit.SECONDS);
+        big.close();
+        return new java.lang.ref.WeakReference<>(big);
+    }
 }
