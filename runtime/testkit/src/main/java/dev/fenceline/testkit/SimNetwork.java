@@ -310,7 +310,9 @@ public final class SimNetwork {
     }
 
     /**
-     * Ends a partition; what was sent during it stays lost.
+     * Ends a partition. What was sent during it stays lost, and a lane that lost something (a
+     * delivery, an answer, a flush) says nothing from then on, as no reliable connection goes on past
+     * a hole: keepalive gives it up, and the endpoint restarts what it did not finish.
      *
      * @param a one worker's address
      * @param b the other's
