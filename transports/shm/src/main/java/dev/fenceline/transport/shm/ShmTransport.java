@@ -85,6 +85,12 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
     private volatile boolean closed;
 
     ShmTransport(TransportContext context, ShmSettings settings) {
+        int window = context.windows().windowSize();
+        if (window < settings.queueDepth()) { // a lane's operations past the window would each be refused
+            throw new dev.fenceline.ConfigurationException("fenceline.exactly-once.window = " + window
+                    + " is invalid with shm's queue-depth = " + settings.queueDepth() + ": expected at least it, so"
+                    + " every operation a lane can hold fits");
+        }
         this.context = context;
         this.settings = settings;
         this.directory = settings.directory();

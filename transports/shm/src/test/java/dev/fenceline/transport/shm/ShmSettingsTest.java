@@ -47,4 +47,16 @@ class ShmSettingsTest {
             assertTrue(e.getMessage().startsWith(ShmSettings.SECTION + "." + bad[1]), e.getMessage());
         }
     }
+
+    /** The worker's window must hold every operation an endpoint's lanes can hold, or each past it is refused. */
+    @Test
+    void theWorkersWindowCoversEveryOperationInFlight() {
+        com.typesafe.config.Config section = ConfigFactory.defaultReference().getConfig(ShmSettings.SECTION);
+        ConfigurationException e = assertThrows(ConfigurationException.class, () -> new ShmTransport(
+                new dev.fenceline.spi.TransportContext(java.util.UUID.randomUUID(), "w", section, null,
+                        new dev.fenceline.spi.support.ExactlyOnceWindows("w", 4095, java.time.Duration.ofMinutes(1),
+                                1 << 20, 1 << 22, System::nanoTime)), ShmSettings.fromSection(section)));
+        assertTrue(e.getMessage().contains("fenceline.exactly-once.window = 4095") && e.getMessage().contains("4096"),
+                e.getMessage());
+    }
 }

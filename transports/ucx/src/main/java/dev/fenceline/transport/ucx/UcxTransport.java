@@ -47,6 +47,16 @@ final class UcxTransport implements Transport, UcxTransportActor.Backend {
     private volatile boolean closed;
 
     UcxTransport(TransportContext context, UcxSettings settings) {
+        // An endpoint has at most a lane per lane type (each type goes to one transport).
+        int lanes = dev.fenceline.LaneType.values().length;
+        long inFlight = (long) lanes * settings.queueDepth();
+        int window = context.windows().windowSize();
+        if (window < inFlight) { // an endpoint's operations past the window would each be refused
+            throw new dev.fenceline.ConfigurationException("fenceline.exactly-once.window = " + window
+                    + " is invalid with ucx's queue-depth = " + settings.queueDepth() + ": expected at least "
+                    + inFlight + " (" + lanes + " lanes, one per lane type, each holding queue-depth operations),"
+                    + " so every operation an endpoint's lanes can hold fits");
+        }
         this.context = context;
         this.settings = settings;
         List<UctResource> selected = UctSelection.select(UcxNative.resources(), settings.tls(), settings.devices(),

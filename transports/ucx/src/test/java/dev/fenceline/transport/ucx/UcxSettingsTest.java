@@ -112,4 +112,16 @@ class UcxSettingsTest {
             assertTrue(m.contains("FIFO_SIZE=16") && m.contains("MM_FIFO_SIZE"), m);
         }
     }
+
+    /** The worker's window must hold every operation an endpoint's lanes can hold, or each past it is refused. */
+    @Test
+    void theWorkersWindowCoversEveryOperationInFlight() {
+        com.typesafe.config.Config section = ConfigFactory.defaultReference().getConfig(UcxSettings.SECTION);
+        ConfigurationException e = assertThrows(ConfigurationException.class, () -> new UcxTransport(
+                new dev.fenceline.spi.TransportContext(java.util.UUID.randomUUID(), "w", section, null,
+                        new dev.fenceline.spi.support.ExactlyOnceWindows("w", 16383, java.time.Duration.ofMinutes(1),
+                                1 << 20, 1 << 22, System::nanoTime)), UcxSettings.fromSection(section)));
+        assertTrue(e.getMessage().contains("fenceline.exactly-once.window = 16383") && e.getMessage().contains("16384"),
+                e.getMessage());
+    }
 }
