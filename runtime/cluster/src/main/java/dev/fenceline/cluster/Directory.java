@@ -142,6 +142,8 @@ final class Directory {
         /** Those that said who they are, in the order they did. */
         private final Map<ActorRef<Advertiser.Command>, ClusterWorker> described = new LinkedHashMap<>();
         private final Set<ActorRef<Advertiser.Command>> asking = new HashSet<>();
+        /** Advertisers whose description membership contradicted (logged once while listed). */
+        private final Set<ActorRef<Advertiser.Command>> contradicted = new HashSet<>();
         private final List<Find> waiting = new ArrayList<>();
 
         State(ActorContext<Command> ctx, TimerScheduler<Command> timers, Supplier<List<Worker>> workers,
@@ -201,6 +203,7 @@ final class Directory {
                 // it would stay among its worker's endpoints, failed, failing that worker's flush.
                 released.accept(withdrawn);
             }
+            contradicted.retainAll(current);
             for (ActorRef<Advertiser.Command> ref : current) {
                 if (!described.containsKey(ref) && !asking.contains(ref)) {
                     describe(ref);
@@ -226,8 +229,24 @@ final class Directory {
                 timers.startSingleTimer(new Redescribe(m.ref()), settings.askTimeout());
                 return Behaviors.same();
             }
-            ClusterWorker w = new ClusterWorker(memberOf(m.ref()), m.description().incarnation(),
-                    m.description().address().name(), m.description().address());
+            Address member = memberOf(m.ref());
+            long claimed = m.description().incarnation();
+            Long known = incarnationAt(member);
+            if (known != null && known != claimed) {
+                // A member lying about its incarnation would escape the cut-off of the real one when
+                // it goes; an old incarnation's late answer names one that is gone anyway.
+                // Asked again later, should membership be what changes (a view not yet caught up).
+                if (contradicted.add(m.ref())) {
+                    ctx.getLog().warn("cluster: advertiser {} says its member {} is incarnation {}, but membership"
+                            + " knows incarnation {} there: its worker {} is not offered", m.ref(), member, claimed,
+                            known, m.description().address().workerId());
+                }
+                timers.startSingleTimer(new Redescribe(m.ref()), settings.askTimeout());
+                return Behaviors.same();
+            }
+            contradicted.remove(m.ref());
+            ClusterWorker w = new ClusterWorker(member, claimed, m.description().address().name(),
+                    m.description().address());
             if (!index.add(w)) {
                 // Its member incarnation went before it was described (the description was on its
                 // way, or a reachable member was downed): cut off like that incarnation's others.
@@ -239,6 +258,16 @@ final class Directory {
             publish(); // first: whoever is answered next reads the view
             answerWaiting();
             return Behaviors.same();
+        }
+
+        /** @return the incarnation (unique address uid) membership knows at {@code member}, or null */
+        private Long incarnationAt(Address member) {
+            for (Member m : cluster.state().getMembers()) {
+                if (m.address().equals(member)) {
+                    return m.uniqueAddress().longUid();
+                }
+            }
+            return null;
         }
 
         private Address memberOf(ActorRef<?> ref) {

@@ -92,6 +92,33 @@ class DirectoryTest {
     }
 
     /**
+     * An advertiser whose member incarnation membership contradicts is not offered: listed under a
+     * made-up incarnation, its worker would escape the cut-off of the member's real one. The liar
+     * answers first; the truthful advertiser is started after, so by the time it is listed the
+     * directory has taken the liar's description.
+     */
+    @Test
+    void aWorkerWhoseIncarnationMembershipContradictsIsNotOffered() throws Exception {
+        Member m = member();
+        long real = m.cluster.selfMember().uniqueAddress().longUid();
+        WorkerAddress liar = new WorkerAddress(UUID.randomUUID(), "liar", Map.of());
+        CompletableFuture<Void> lied = new CompletableFuture<>();
+        system.systemActorOf(Behaviors.<Advertiser.Command>setup(ctx -> {
+            ctx.getSystem().receptionist().tell(org.apache.pekko.actor.typed.receptionist.Receptionist.register(
+                    Advertiser.ALL, ctx.getSelf()));
+            return Behaviors.receive(Advertiser.Command.class).onMessage(Advertiser.Describe.class, d -> {
+                d.replyTo().tell(new Advertiser.Description(real + 1, liar));
+                lied.complete(null);
+                return Behaviors.same();
+            }).build();
+        }), "advertiser-liar", Props.empty());
+        lied.get(30, TimeUnit.SECONDS);
+        m.advertise(); // asserts the first worker listed is the truthful one
+        assertEquals(List.of(m.peer), m.view.get().workers().stream().map(ClusterWorker::address).toList(),
+                "the liar is not offered");
+    }
+
+    /**
      * A member the failure detector flags unreachable for a moment is not withdrawn: the receptionist
      * lists its advertisers among the unreachable ones, and the directory still offers its workers.
      */
