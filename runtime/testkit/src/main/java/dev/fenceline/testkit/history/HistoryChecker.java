@@ -229,7 +229,7 @@ public final class HistoryChecker {
         if (a.kind() != Op.Kind.PUT || b.kind() == Op.Kind.GET) {
             return false;
         }
-        long bLength = b.length() > 0 ? b.length() : 8; // an atomic's width, where it was recorded
+        long bLength = AddWords.width(b); // a put's length, an atomic's width (8 where none was recorded)
         return a.address() < b.address() + bLength && b.address() < a.address() + a.length();
     }
 
@@ -256,7 +256,7 @@ public final class HistoryChecker {
      */
     private List<String> ordered(java.util.function.BiPredicate<Op, Op> before, boolean notAfter) {
         List<String> bad = new ArrayList<>();
-        Map<Long, Boolean> addOnly = addOnlyWords();
+        Map<Long, Boolean> addOnly = AddWords.addOnly(ops);
         for (Op b : ops) {
             Outcome bo = history.outcome(b);
             if (bo == null || !bo.ok()) {
@@ -312,7 +312,7 @@ public final class HistoryChecker {
      */
     public HistoryChecker assertExactlyOnce(LongUnaryOperator finalValue) {
         List<String> bad = new ArrayList<>();
-        for (Map.Entry<Long, Boolean> w : addOnlyWords().entrySet()) {
+        for (Map.Entry<Long, Boolean> w : AddWords.addOnly(ops).entrySet()) {
             if (!w.getValue()) {
                 continue;
             }
@@ -336,7 +336,7 @@ public final class HistoryChecker {
                 bad.add("word 0x" + Long.toHexString(w.getKey()) + " received " + added + " from ADDs, expected "
                         + (unsure == 0 ? sure : "[" + sure + ", " + (sure + unsure) + "]"));
             }
-            fetchesApart(w.getKey(), added, bad);
+            AddWords.checkFetches(ops, history, w.getKey(), initial.getOrDefault(w.getKey(), 0L), added, bad);
         }
         for (Op op : ops) {
             Visibility v = visibility(op);
@@ -350,40 +350,6 @@ public final class HistoryChecker {
             }
         }
         return fail("atomics apply exactly once", bad);
-    }
-
-    /**
-     * The fetched ADDs on one word saw each other's: applied one at a time, each after the one
-     * before it in the word's order, a fetch sees at least what the fetch before it saw plus that
-     * one's own operand (every operand is non-negative), and the last one's add is in the word's
-     * end. Two fetches of +1 that both saw 0 mean one add was applied twice, or not atomically, or
-     * a fetch was answered with another's value.
-     */
-    private void fetchesApart(long word, long added, List<String> bad) {
-        List<Op> fetches = new ArrayList<>();
-        for (Op a : ops) {
-            Outcome o = history.outcome(a);
-            if (a.kind() == Op.Kind.ADD_FETCH && a.address() == word && o != null && o.ok()) {
-                fetches.add(a);
-            }
-        }
-        long base = initial.getOrDefault(word, 0L);
-        fetches.sort(java.util.Comparator.<Op>comparingLong(a -> history.outcome(a).value())
-                .thenComparingLong(Op::operand));
-        for (int i = 0; i < fetches.size(); i++) {
-            Op a = fetches.get(i);
-            long seenA = history.outcome(a).value() - base;
-            long next = i + 1 < fetches.size() ? history.outcome(fetches.get(i + 1)).value() - base : added;
-            if (next < seenA + a.operand()) {
-                bad.add(i + 1 < fetches.size()
-                        ? "fetches #" + a.id() + " and #" + fetches.get(i + 1).id() + " at 0x" + Long.toHexString(word)
-                                + " saw " + seenA + " and " + next + " added: one of them missed the other's ADD of "
-                                + a.operand() + " (applied twice, not atomically, or answered with another's value)"
-                        : "fetch #" + a.id() + " at 0x" + Long.toHexString(word) + " saw " + seenA + " added and"
-                                + " added " + a.operand() + ", but the word ends at " + added);
-                return;
-            }
-        }
     }
 
     /** The event order of a call's completion, or Long.MAX_VALUE. */
@@ -402,112 +368,6 @@ public final class HistoryChecker {
         return visibilities.computeIfAbsent(op.id(), k -> Visibility.of(op, history.events(op)));
     }
 
-    /**
-     * What the runtime reported of one call, per fragment.
-     *
-     * @param first order of its first VISIBLE event (Long.MAX_VALUE: none)
-     * @param complete order at which its last fragment was first applied (re-applications of a
-     *     restarted fragment do not count: the fragment was visible from its first application)
-     * @param expected the fragments admitted on lanes that report visibility
-     * @param visibleAt the order at which each fragment was first applied
-     * @param appliedTwice a fragment applied twice where that is a violation, or Long.MIN_VALUE
-     * @param applications the order of every VISIBLE event, re-applications included, ascending
-     * @param admissions the order of every ADMITTED event (each restart admits again), ascending
-     */
-    private record Visibility(long first, long complete, java.util.Set<Long> expected, Map<Long, Long> visibleAt,
-            long appliedTwice, long[] applications, long[] admissions) {
-        /** @return the order of its last application, or Long.MIN_VALUE */
-        long last() {
-            return applications.length == 0 ? Long.MIN_VALUE : applications[applications.length - 1];
-        }
-
-        /**
-         * @param after an order
-         * @return an application later than {@code after} with no admission between the two, else
-         *     Long.MIN_VALUE
-         */
-        long unexplainedAfter(long after) {
-            for (long t : applications) {
-                if (t <= after) {
-                    continue;
-                }
-                boolean resent = false;
-                for (long adm : admissions) {
-                    resent |= adm > after && adm < t;
-                }
-                if (!resent) {
-                    return t;
-                }
-            }
-            return Long.MIN_VALUE;
-        }
-
-        static Visibility of(Op op, List<Event> events) {
-            java.util.Set<Long> expected = new java.util.HashSet<>();
-            java.util.Set<Long> resendable = new java.util.HashSet<>(); // admitted at least once without dedup
-            Map<Long, Long> visibleAt = new HashMap<>();
-            Map<Long, Integer> applied = new HashMap<>();
-            List<Long> applications = new ArrayList<>();
-            List<Long> admissions = new ArrayList<>();
-            for (Event e : events) {
-                if (e.kind() == Event.Kind.ADMITTED) {
-                    admissions.add(e.order());
-                    if (e.visibilityReported()) {
-                        expected.add(e.sequence());
-                    }
-                    if (!e.deduplicated()) {
-                        resendable.add(e.sequence());
-                    }
-                } else if (e.kind() == Event.Kind.VISIBLE) {
-                    applications.add(e.order());
-                    visibleAt.putIfAbsent(e.sequence(), e.order());
-                    applied.merge(e.sequence(), 1, Integer::sum);
-                }
-            }
-            // A read has no effect, and no transport deduplicates one: a restarted get is read again
-            // (what it may then return is assertFencesHeld's to check). A lane without deduplication
-            // re-sends a restarted put (idempotent); an atomic or a message applied twice is always wrong.
-            boolean reread = op.kind() == Op.Kind.GET;
-            long twice = Long.MIN_VALUE;
-            for (Map.Entry<Long, Integer> a : applied.entrySet()) {
-                if (a.getValue() > 1 && !reread && !(op.kind() == Op.Kind.PUT && resendable.contains(a.getKey()))) {
-                    twice = a.getKey();
-                }
-            }
-            long first = visibleAt.values().stream().mapToLong(Long::longValue).min().orElse(Long.MAX_VALUE);
-            long complete = visibleAt.values().stream().mapToLong(Long::longValue).max().orElse(Long.MIN_VALUE);
-            return new Visibility(first, complete, expected, visibleAt, twice,
-                    applications.stream().mapToLong(Long::longValue).sorted().toArray(),
-                    admissions.stream().mapToLong(Long::longValue).sorted().toArray());
-        }
-
-        /** @return whether every expected fragment was applied (and at least one was) */
-        boolean seen() {
-            return first != Long.MAX_VALUE && visibleAt.keySet().containsAll(expected);
-        }
-
-        /** @return an expected fragment not applied before {@code order}, or null */
-        String notVisibleBy(long order) {
-            for (long sn : expected) {
-                Long at = visibleAt.get(sn);
-                if (at == null || at > order) {
-                    return sn < 0 ? "it" : "fragment " + sn;
-                }
-            }
-            return null;
-        }
-
-        /** @return an expected fragment never applied, or null */
-        String neverApplied() {
-            for (long sn : expected) {
-                if (!visibleAt.containsKey(sn)) {
-                    return sn < 0 ? "it" : "fragment " + sn;
-                }
-            }
-            return null;
-        }
-    }
-
     private boolean failed(Op op) {
         Outcome o = history.outcome(op);
         return o != null && !o.ok();
@@ -521,50 +381,6 @@ public final class HistoryChecker {
         Outcome o = history.outcome(op);
         return o != null && !o.ok() && !(o.error() instanceof dev.fenceline.OutcomeUnknownException)
                 && !(o.error() instanceof dev.fenceline.ActiveMessageException);
-    }
-
-    /**
-     * Words touched by atomics, and whether only by ADDs with non-negative operands, all of one
-     * width, and by no put or other atomic over any of their bytes.
-     */
-    private Map<Long, Boolean> addOnlyWords() {
-        Map<Long, Boolean> words = new HashMap<>();
-        java.util.TreeMap<Long, Integer> widths = new java.util.TreeMap<>(); // start -> widest atomic there
-        for (Op op : ops) {
-            if (op.isAdd()) {
-                words.merge(op.address(), op.operand() >= 0, Boolean::logicalAnd);
-            } else if (op.kind() == Op.Kind.OTHER_ATOMIC) {
-                words.put(op.address(), false);
-            }
-            if (op.isAdd() || op.kind() == Op.Kind.OTHER_ATOMIC) {
-                Integer before = widths.put(op.address(), Math.max(width(op), widths.getOrDefault(op.address(), 0)));
-                if (before != null && before != width(op)) {
-                    words.put(op.address(), false); // two widths at one start (ADD32 and ADD64 at x)
-                }
-            }
-        }
-        for (Map.Entry<Long, Integer> w : widths.entrySet()) {
-            // Other atomics' words over some of these bytes (ADD64 at x beside SWAP32 at x + 4).
-            for (Long other : widths.subMap(w.getKey(), false, w.getKey() + w.getValue(), false).keySet()) {
-                words.put(w.getKey(), false);
-                words.put(other, false);
-            }
-        }
-        for (Op op : ops) {
-            if (op.kind() == Op.Kind.PUT) {
-                for (Map.Entry<Long, Boolean> w : words.entrySet()) {
-                    if (op.address() < w.getKey() + widths.get(w.getKey()) && w.getKey() < op.address() + op.length()) {
-                        w.setValue(false);
-                    }
-                }
-            }
-        }
-        return words;
-    }
-
-    /** An atomic's width in bytes (8 where none was recorded). */
-    private static int width(Op atomic) {
-        return atomic.length() > 0 ? atomic.length() : 8;
     }
 
     private static boolean fencedBefore(Op a, Op b) {
