@@ -288,7 +288,7 @@ final class SimLane implements LaneConnection, DirectAccess {
 
     @Override
     public PostStatus post(TransportOp op) {
-        checkSize(op);
+        SimPosts.checkSize(op, maxFragment);
         if (dead) {
             // Like a write into a dead socket: accepted and lost. The failure (or replacement) report
             // is already on its way to the endpoint, which restarts what this lane did not finish.
@@ -307,35 +307,9 @@ final class SimLane implements LaneConnection, DirectAccess {
         synchronized (this) {
             ledger.posted(op.token());
         }
-        TransportOp sent = sent(op);
+        TransportOp sent = SimPosts.sent(op);
         fabric.schedule(nextDue(), () -> deliver(sent));
         return PostStatus.IN_PROGRESS;
-    }
-
-    /**
-     * What the target will be given: a put's or a message's bytes as they are now, as a socket's
-     * frame or a ring record holds them. Once the endpoint gives an operation back (failed, its
-     * outcome unknown), the caller may reuse its buffers; a copy that lands late must carry what
-     * was sent, not what the buffer holds then.
-     */
-    private static TransportOp sent(TransportOp op) {
-        TransportOp copy = switch (op.kind()) {
-            case PUT -> TransportOp.rma(TransportOp.Kind.PUT, op.token(), op.remoteAddress(), op.key(),
-                    bytesOf(op.local()));
-            case AM -> TransportOp.activeMessage(op.token(), op.amId(), bytesOf(op.header()), bytesOf(op.local()));
-            default -> null; // a get writes into the caller's buffer; an atomic carries no buffer
-        };
-        if (copy == null) {
-            return op;
-        }
-        return copy.identify(op.originId(), op.sequence(), op.lowWater()).trace(op.trace()).protocol(op.protocol())
-                .mayHaveApplied(op.mayHaveApplied()).localHandle(op.localHandle());
-    }
-
-    private static ByteBuffer bytesOf(ByteBuffer b) {
-        ByteBuffer c = ByteBuffer.allocate(b.remaining()).order(b.order());
-        c.put(b.duplicate()).flip();
-        return c;
     }
 
     @Override
@@ -361,22 +335,6 @@ final class SimLane implements LaneConnection, DirectAccess {
             answer.run();
         });
         return PostStatus.IN_PROGRESS;
-    }
-
-    /**
-     * Refuses, as the other transports' lanes do, what can never go: data over the lane's largest
-     * fragment, or a message whose header and payload together are (the sim sends a message whole).
-     */
-    private void checkSize(TransportOp op) {
-        long payload = switch (op.kind()) {
-            case PUT, GET -> op.local().remaining();
-            case AM -> (long) op.header().remaining() + op.local().remaining();
-            default -> 0;
-        };
-        if (payload > maxFragment) {
-            throw new FencelineException("sim: " + op.kind() + " of " + payload + " bytes exceeds the lane's limit of "
-                    + maxFragment + " (fenceline.transport.sim.max-fragment)");
-        }
     }
 
     /** Delivery within a lane is in post order already, so a weak fence has nothing to add. */
