@@ -11,7 +11,6 @@ import dev.fenceline.Fenceline;
 import dev.fenceline.FencelineException;
 import dev.fenceline.Worker;
 import dev.fenceline.WorkerAddress;
-import java.lang.reflect.Proxy;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -95,7 +94,7 @@ class ConnectWhileGoneTest {
     /** A worker of this member whose connect completes when the test says. */
     private static Worker local(CompletableFuture<Endpoint> connect) {
         WorkerAddress address = new WorkerAddress(UUID.randomUUID(), "local", Map.of());
-        return stub(Worker.class, (method, args) -> switch (method) {
+        return Stubs.stub(Worker.class, (method, args) -> switch (method) {
             case "address" -> address;
             case "whenClosed" -> new CompletableFuture<Void>();
             case "connect" -> connect;
@@ -105,24 +104,10 @@ class ConnectWhileGoneTest {
 
     /** An endpoint that records its abort, and flushes and closes at once. */
     private static Endpoint endpoint(CompletableFuture<String> aborted) {
-        return stub(Endpoint.class, (method, args) -> switch (method) {
+        return Stubs.stub(Endpoint.class, (method, args) -> switch (method) {
             case "abort" -> aborted.complete((String) args[0]);
             case "flush", "close" -> CompletableFuture.completedFuture(null);
             default -> throw new AssertionError("the module called Endpoint." + method + ", not expected here");
         });
-    }
-
-    private interface Answer {
-        Object answer(String method, Object[] args);
-    }
-
-    private static <T> T stub(Class<T> type, Answer answer) {
-        return type.cast(Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] {type}, (self, m, args) ->
-                switch (m.getName()) {
-                    case "hashCode" -> System.identityHashCode(self);
-                    case "equals" -> self == args[0];
-                    case "toString" -> type.getSimpleName() + " stub";
-                    default -> answer.answer(m.getName(), args);
-                }));
     }
 }

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.fenceline.Endpoint;
 import dev.fenceline.Worker;
 import dev.fenceline.WorkerAddress;
-import java.lang.reflect.Proxy;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -127,8 +126,8 @@ class DirectoryTest {
         Member m = member();
         ActorRef<Advertiser.Command> advertiser = m.advertise();
         Directory.View before = m.view.get(); // before the tell: the directory may handle it at once
-        m.directory.tell(new Directory.Listed(stub(org.apache.pekko.actor.typed.receptionist.Receptionist.Listing.class,
-                (method, args) -> switch (method) {
+        m.directory.tell(new Directory.Listed(Stubs.stub(
+                org.apache.pekko.actor.typed.receptionist.Receptionist.Listing.class, (method, args) -> switch (method) {
                     case "getServiceInstances" -> Set.of(); // the reachable ones
                     case "getAllServiceInstances" -> Set.of(advertiser);
                     default -> throw unexpected(org.apache.pekko.actor.typed.receptionist.Receptionist.Listing.class,
@@ -155,12 +154,12 @@ class DirectoryTest {
 
         Member(Cluster cluster) {
             this.cluster = cluster;
-            Endpoint endpoint = stub(Endpoint.class, (method, args) -> switch (method) {
+            Endpoint endpoint = Stubs.stub(Endpoint.class, (method, args) -> switch (method) {
                 case "peer" -> peer;
                 case "abort" -> aborted.complete((String) args[0]);
                 default -> throw unexpected(Endpoint.class, method);
             });
-            Worker local = stub(Worker.class, (method, args) -> {
+            Worker local = Stubs.stub(Worker.class, (method, args) -> {
                 if (method.equals("refusePeer")) {
                     refused.put((UUID) args[0], (String) args[1]);
                     return null;
@@ -204,20 +203,5 @@ class DirectoryTest {
     private static AssertionError unexpected(Class<?> type, String method) {
         return new AssertionError("the directory called " + type.getSimpleName() + "." + method
                 + ", which this test does not expect");
-    }
-
-    /** What a stub does: the method's name and arguments to its result. */
-    private interface Answer {
-        Object answer(String method, Object[] args);
-    }
-
-    private static <T> T stub(Class<T> type, Answer answer) {
-        return type.cast(Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] {type}, (self, m, args) ->
-                switch (m.getName()) {
-                    case "hashCode" -> System.identityHashCode(self);
-                    case "equals" -> self == args[0];
-                    case "toString" -> type.getSimpleName() + " stub";
-                    default -> answer.answer(m.getName(), args);
-                }));
     }
 }
