@@ -111,6 +111,12 @@ public final class ClusterDemo {
         }
     }
 
+    private static boolean stalledInPekko(Path log) throws IOException {
+        try (java.util.stream.Stream<String> lines = Files.lines(log)) {
+            return lines.anyMatch(l -> l.contains(KvNode.PEKKO_STALL));
+        }
+    }
+
     private static String tail(Path log) throws IOException {
         List<String> all = Files.readAllLines(log);
         return String.join("\n", all.subList(Math.max(0, all.size() - 200), all.size()));
@@ -189,7 +195,9 @@ public final class ClusterDemo {
                             + " s; its log " + m.log() + " ends:\n" + tail(m.log()));
                     continue;
                 }
-                quitTimes.add(m.index() + " in " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - quit) + " ms");
+                quitTimes.add(m.index() + " in " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - quit) + " ms"
+                        + (stalledInPekko(m.log()) ? " (its actor system stalled in Pekko's shutdown, none of"
+                                + " Fenceline's actors left; its log " + m.log() + " lists what was)" : ""));
                 if (m.process().exitValue() != 0) {
                     problems.add("member " + m.index() + " exited with " + m.process().exitValue() + " after QUIT;"
                             + " its log " + m.log() + " ends:\n" + tail(m.log()));
