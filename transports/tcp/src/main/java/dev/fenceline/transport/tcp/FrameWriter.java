@@ -29,6 +29,13 @@ final class FrameWriter {
      */
     private final AtomicBoolean writing = new AtomicBoolean();
     private final AtomicLong directFrames = new AtomicLong();
+    /**
+     * Set once the connection failed ({@link #release}): from then on nothing queued is written.
+     * A frame goes in parts, queued one by one, and the failure may drop the first parts while the
+     * producer is still queueing the rest; written to the still-open socket, they would be read as
+     * the start of another frame.
+     */
+    private volatile boolean released;
     private final Runnable drain = this::drain;
     private final Runnable rejected;
 
@@ -57,6 +64,10 @@ final class FrameWriter {
     void send(boolean direct) {
         if (!writing.compareAndSet(false, true)) {
             return; // the batch under way takes the new frames too
+        }
+        if (released) {
+            dropQueued();
+            return;
         }
         if (direct && socket != null && writeDirectly()) {
             writing.set(false);
@@ -109,7 +120,7 @@ final class FrameWriter {
     /** Event loop: writes everything queued, then one flush (one syscall for the batch). */
     private void drain() {
         do {
-            if (!channel.isActive()) {
+            if (released || !channel.isActive()) {
                 releaseQueued();
             } else {
                 ByteBuf b;
@@ -127,17 +138,23 @@ final class FrameWriter {
     }
 
     /**
-     * The connection died (event loop): drops what is queued, unless a batch or a direct write is
-     * under way, which then finds the connection closed and drops it itself.
+     * The connection died (event loop): drops what is queued, and everything queued later, unless a
+     * batch or a direct write is under way, which then writes only whole frames (the producer
+     * queues a frame's parts before it sends) and leaves the rest to be dropped.
      */
     void release() {
+        released = true;
         if (writing.compareAndSet(false, true)) {
+            dropQueued();
+        }
+    }
+
+    /** Holding {@link #writing}: drops what is queued, and what the producer queues meanwhile. */
+    private void dropQueued() {
+        do {
             releaseQueued();
             writing.set(false);
-            if (!outbound.isEmpty()) {
-                send(false); // queued meanwhile: a batch finds the connection closed and drops it
-            }
-        }
+        } while (!outbound.isEmpty() && writing.compareAndSet(false, true));
     }
 
     private void releaseQueued() {

@@ -174,6 +174,37 @@ class FrameWriterTest {
         }
     }
 
+    /**
+     * The connection failed (the event loop dropped what was queued) while the producer was between
+     * the parts of one frame: the parts it queues after that must not reach the socket, where the
+     * peer would read the rest of a frame as the start of the next one.
+     */
+    @Test
+    void theRestOfAFrameWhoseStartWasDroppedIsNotWritten() throws Exception {
+        try (SlowReader reader = new SlowReader(3)) {
+            Channel ch = connect(reader);
+            DirectSocket socket = duplicate(ch);
+            assertNotNull(socket);
+            FrameWriter w = new FrameWriter(ch, socket, () -> { });
+            ByteBuf head = PooledByteBufAllocator.DEFAULT.directBuffer(8).writeLong(1);
+            ByteBuf tail = PooledByteBufAllocator.DEFAULT.directBuffer(8).writeLong(2);
+            ByteBuf next = PooledByteBufAllocator.DEFAULT.directBuffer(8).writeLong(3);
+            w.enqueue(head);
+            ch.eventLoop().submit(w::release).sync(); // the lane failed; its channel is not closed yet
+            assertEquals(0, head.refCnt(), "the queued start of the frame was dropped");
+            w.enqueue(tail);
+            w.send(true);
+            w.enqueue(next);
+            w.send(false);
+            ch.eventLoop().submit(() -> { }).sync(); // a batch, had one been scheduled
+            assertEquals(0, tail.refCnt(), "the rest of the frame was released, not sent");
+            assertEquals(0, next.refCnt(), "a later frame was released, not sent");
+            assertEquals(0, w.directFrames());
+            ch.close().sync();
+            assertArrayEquals(new byte[0], reader.received.get(10, TimeUnit.SECONDS));
+        }
+    }
+
     @Test
     void nioConnectionsAreWrittenByTheirEventLoopOnly() throws Exception {
         EventLoopGroup nio = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
