@@ -118,6 +118,14 @@ final class FenceAdmission {
             enqueue(r, fromQueueHead); // a get fenced before it is unanswered: its answer first
             return Verdict.QUEUED;
         }
+        if (!fromQueueHead && !queue.isEmpty() && r.epoch > queue.peek().epoch) {
+            // Work fenced before it still waits in the queue (a request restarted into it below a
+            // fence that then completed): posted now, this would overtake it. The queue is in epoch
+            // order, so its head is the earliest.
+            enqueue(r, false);
+            scheduleDrain();
+            return Verdict.QUEUED;
+        }
         long lanes = 1L << r.lane;
         // The hot path: nothing to decide, nothing to allocate. Never past a request that waits in
         // the queue: the drain that releases it may still be in the mailbox.

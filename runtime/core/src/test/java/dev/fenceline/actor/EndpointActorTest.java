@@ -324,6 +324,37 @@ class EndpointActorTest {
         assertFalse(after.isDone());
     }
 
+    /**
+     * A replacement of the lane a weak fence rested on, during the strong fence after it: the
+     * request the weak fence had let through is restarted into the fence queue, below the restarted
+     * fence's epoch. A request issued after that fence, arriving as the fence completes, must not be
+     * posted before it: it would overtake work fenced before it.
+     */
+    @Test
+    void aRequestIssuedAfterARestartedFenceWaitsForWorkFencedBeforeItThatStillQueues() {
+        RecordingLane l0 = shortLane();
+        RecordingLane l1 = bulkLane();
+        BehaviorTestKit<EndpointProtocol.Command> kit = spawn("endpoint", l0, l1);
+        facade.put(ByteBuffer.allocate(8), key.baseAddress(), key); // P, epoch 0, lane 0
+        facade.fence();
+        facade.put(ByteBuffer.allocate(16), key.baseAddress(), key); // R, epoch 1: a weak fence on lane 0
+        facade.fence();
+        facade.put(ByteBuffer.allocate(1 << 16), key.baseAddress(), key); // B, epoch 2, lane 1: a strong fence
+        settle(kit);
+        assertEquals(List.of("PUT:8", "fence", "PUT:16", "flush"), l0.events);
+        RecordingLane l0b = new RecordingLane(3, l0.types);
+        kit.run(new LaneProtocol.LaneReplaced(0, l0.id, l0b));
+        settle(kit); // the replay, then the restarted fence
+        assertFalse(l0b.events.contains("PUT:16"), "R waits behind the restarted fence: " + l0b.events);
+        facade.put(ByteBuffer.allocate(24), key.baseAddress(), key); // Y, epoch 2, lane 0: not drained yet
+        kit.run(new LaneProtocol.LaneFlushed(0, l0b.id, l0b.flushTokens.get(l0b.flushTokens.size() - 1)));
+        kit.run(new LaneProtocol.LaneFlushed(1, l1.id, l1.flushTokens.get(l1.flushTokens.size() - 1)));
+        settle(kit);
+        assertTrue(l0b.events.contains("PUT:16"), "R was released: " + l0b.events);
+        assertTrue(l0b.events.indexOf("PUT:16") < l0b.events.indexOf("PUT:24") || !l0b.events.contains("PUT:24"),
+                "Y, fenced after R, went out before it: " + l0b.events);
+    }
+
     @Test
     void aUserFlushKeepsItsCompletionsAndFlushesEveryLiveLaneAgainAfterAReplacement() {
         RecordingLane l0 = shortLane();
