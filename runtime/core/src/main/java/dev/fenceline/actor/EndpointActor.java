@@ -194,7 +194,8 @@ public final class EndpointActor {
             return enterFailed(new EndpointFailedException("endpoint " + channel.name() + " was aborted: "
                     + a.reason()));
         } else if (m instanceof DrainFenceQueue) {
-            return same(ops::drainFenceQueue);
+            // A restarted request leaving the queue is judged again, and may end the endpoint.
+            return afterChange(ops::drainFenceQueue);
         } else if (m instanceof StrongFenceDone) {
             return same(ops.fences::completeIfDone);
         } else if (m instanceof Close c) {

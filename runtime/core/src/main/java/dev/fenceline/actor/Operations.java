@@ -163,15 +163,22 @@ final class Operations implements LaneSlots.Answers, RequestPoster.Outcomes {
 
     /** @return whether the request was posted or completed (false: it waits in the fence queue) */
     private boolean admitOrQueue(Request r, boolean fromQueueHead) {
-        if (!slots.table().isLive(r.lane)) {
+        int lane = r.lane;
+        if (!slots.table().isLive(lane)) {
             // Selected before a reconfiguration took its lane: select again (the epoch stays).
-            int lane = slots.pick(r, r.opClass(settings));
-            if (lane < 0) {
-                refuse(r, noLane(r, "any more"));
+            lane = slots.pick(r, r.opClass(settings));
+        }
+        if (fromQueueHead && r.restarts > 0 && (r.mayHaveApplied || r.stillApplyScope != null)) {
+            // Judged when it was restarted into the queue, against a lane that may have been
+            // replaced since: judged again against the one it goes out on now.
+            if (refused(judge(r, lane, r.resend, false), r, false)) {
                 return true;
             }
-            r.lane = lane;
+        } else if (lane < 0) {
+            refuse(r, noLane(r, "any more"));
+            return true;
         }
+        r.lane = lane;
         if (fences.admit(r, fromQueueHead, replaying) == FenceAdmission.Verdict.POST) {
             post(r);
             return true;
@@ -407,42 +414,69 @@ final class Operations implements LaneSlots.Answers, RequestPoster.Outcomes {
             return; // the endpoint ends with this change: nothing more goes out; it fails with the rest
         }
         int lane = slots.pick(r, r.opClass(settings));
+        ReplayPlanner.Verdict verdict = judge(r, lane, x.fragments(), x.overtaken());
+        if (refused(verdict, r, x.overtaken())) {
+            return;
+        }
+        counters.increment(Counter.RESTARTS);
+        r.restarts++;
+        r.lane = lane;
+        r.resend = x.fragments();
+        r.posted = false;
+        if (log.isDebugEnabled()) {
+            log.debug("endpoint {}: restarting {} ({} fragments) on lane {}", channel.name(), r, r.resend.length,
+                    lane);
+        }
+        if (r.kind.fenced()) {
+            admitOrQueue(r, false);
+        } else {
+            post(r); // active messages are ordered per lane, never fenced
+        }
+    }
+
+    /**
+     * Judged on every copy so far, not the last one's alone: one re-sent and then withdrawn says
+     * nothing of the first, which a lane of another scope would apply a second time. A copy that
+     * may still apply late needs a lane of its own scope; one that may have applied, for what is not
+     * idempotent, a lane of the scope of every such copy.
+     *
+     * @param r a request with copies on given-up connections
+     * @param lane the lane it would go out on now, or -1
+     * @param fragments its fragments to send again
+     * @param overtaken whether its first read may be lost with a write fenced after it applied since
+     * @return what to do with it
+     */
+    private ReplayPlanner.Verdict judge(Request r, int lane, int[] fragments, boolean overtaken) {
         Object scope = lane < 0 ? null : slots.table().connection(lane).exactlyOnceScope();
-        String at = String.format(" at 0x%x", r.remoteAddress);
-        // Judged on every copy so far, not this one's alone: one re-sent and then withdrawn says
-        // nothing of the first, which a lane of another scope would apply a second time. A copy that
-        // may still apply late needs a lane of its own scope; one that may have applied, for what is
-        // not idempotent, a lane of the scope of every such copy.
-        ReplayPlanner.Verdict verdict = r.stillApplyScope != null && (lane < 0
-                || !r.stillApplyScope.equals(scope)) ? ReplayPlanner.Verdict.UNORDERED
-                : ReplayPlanner.verdict(new ReplayPlanner.Restart(r, x.fragments(), r.mayHaveApplied, false,
-                        r.riskScope, x.overtaken()), lane, scope);
+        return r.stillApplyScope != null && (lane < 0 || !r.stillApplyScope.equals(scope))
+                ? ReplayPlanner.Verdict.UNORDERED
+                : ReplayPlanner.verdict(new ReplayPlanner.Restart(r, fragments, r.mayHaveApplied, false, r.riskScope,
+                        overtaken), lane, scope);
+    }
+
+    /**
+     * @param verdict what {@link #judge} said of a request
+     * @param r the request
+     * @param overtaken whether its first read may have been overtaken
+     * @return whether the request was refused (completed); false if it may go out
+     */
+    private boolean refused(ReplayPlanner.Verdict verdict, Request r, boolean overtaken) {
+        String what = r.kind + String.format(" at 0x%x", r.remoteAddress);
         switch (verdict) {
-            case OUTCOME_UNKNOWN -> refuse(r, ReplayPlanner.unknown(x, r.kind + at));
+            case OUTCOME_UNKNOWN -> refuse(r, overtaken ? ReplayPlanner.notReadAgain(what)
+                    : ReplayPlanner.notResent(what));
             case UNORDERED -> {
-                refuse(r, ReplayPlanner.mayApplyLate(r.kind + at));
+                refuse(r, ReplayPlanner.mayApplyLate(what));
                 if (unordered == null) {
                     unordered = ReplayPlanner.unordered(channel.name());
                 }
             }
             case NO_LANE -> refuse(r, noLane(r, "after a reconfiguration"));
             case RESTART -> {
-                counters.increment(Counter.RESTARTS);
-                r.restarts++;
-                r.lane = lane;
-                r.resend = x.fragments();
-                r.posted = false;
-                if (log.isDebugEnabled()) {
-                    log.debug("endpoint {}: restarting {} ({} fragments) on lane {}", channel.name(), r,
-                            r.resend.length, lane);
-                }
-                if (r.kind.fenced()) {
-                    admitOrQueue(r, false);
-                } else {
-                    post(r); // active messages are ordered per lane, never fenced
-                }
+                return false;
             }
         }
+        return true;
     }
 
     /**

@@ -206,15 +206,6 @@ final class ReplayPlanner {
     }
 
     /**
-     * @param restart a request whose verdict is {@link Verdict#OUTCOME_UNKNOWN}
-     * @param what the request and its address
-     * @return why its outcome is unknown
-     */
-    static dev.fenceline.OutcomeUnknownException unknown(Restart restart, String what) {
-        return restart.overtaken() ? notReadAgain(what) : notResent(what);
-    }
-
-    /**
      * @param what the get and its address
      * @return its outcome when its copy may have read already, its answer was lost, and a later
      *     write fenced after it may have been applied since

@@ -355,6 +355,46 @@ class EndpointActorTest {
                 "Y, fenced after R, went out before it: " + l0b.events);
     }
 
+    /**
+     * A request restarted into the fence queue was judged against the lane it was to go out on; a
+     * copy of it may still apply late on the connection it was first sent on. If that lane is
+     * replaced again, by one of another exactly-once scope, before the request leaves the queue, it
+     * must be judged again: sent there, a late first copy would apply too and nobody would know.
+     */
+    @Test
+    void aRestartedRequestLeavingTheFenceQueueIsJudgedAgainstTheLaneItNowGoesOutOn() {
+        RecordingLane l0 = shortLane();
+        RecordingLane l1 = bulkLane();
+        BehaviorTestKit<EndpointProtocol.Command> kit = spawn("endpoint", l0, l1);
+        facade.put(ByteBuffer.allocate(8), key.baseAddress(), key); // P, epoch 0, lane 0
+        facade.fence();
+        CompletableFuture<Void> r = facade.put(ByteBuffer.allocate(16), key.baseAddress(), key)
+                .toCompletableFuture(); // R, epoch 1: a weak fence on lane 0
+        facade.fence();
+        facade.put(ByteBuffer.allocate(1 << 16), key.baseAddress(), key); // B, epoch 2, lane 1: a strong fence
+        settle(kit);
+        RecordingLane l0b = new RecordingLane(3, l0.types);
+        kit.run(new LaneProtocol.LaneReplaced(0, l0.id, l0b)); // R's copy on l0 may still apply
+        settle(kit);
+        assertEquals(List.of("PUT:8", "flush"), l0b.events, "P restarted, R queued: " + l0b.events);
+        kit.run(new LaneProtocol.OpCompleted(0, l0b.id, l0b.ops.get(0).token(), 0)); // P is done
+        RecordingLane l0c = new RecordingLane(4, l0.types).scope("another window");
+        kit.run(new LaneProtocol.LaneReplaced(0, l0b.id, l0c));
+        settle(kit);
+        kit.run(new LaneProtocol.LaneFlushed(0, l0c.id, l0c.flushTokens.get(l0c.flushTokens.size() - 1)));
+        kit.run(new LaneProtocol.LaneFlushed(1, l1.id, l1.flushTokens.get(l1.flushTokens.size() - 1)));
+        settle(kit);
+        assertFalse(l0c.events.contains("PUT:16"), "R went out where its late first copy is not recognized: "
+                + l0c.events);
+        assertTrue(r.isCompletedExceptionally(), "R ends: " + r);
+        assertInstanceOf(OutcomeUnknownException.class, failure(r));
+        CompletableFuture<Void> later = facade.put(ByteBuffer.allocate(8), key.baseAddress(), key)
+                .toCompletableFuture();
+        settle(kit);
+        assertInstanceOf(EndpointFailedException.class, failure(later),
+                "the endpoint ended: the late copy could overtake anything fenced after it");
+    }
+
     @Test
     void aUserFlushKeepsItsCompletionsAndFlushesEveryLiveLaneAgainAfterAReplacement() {
         RecordingLane l0 = shortLane();
