@@ -1,6 +1,7 @@
 package dev.fenceline.actor;
 
 import dev.fenceline.FencelineException;
+import dev.fenceline.OutcomeUnknownException;
 import dev.fenceline.internal.VarHandles;
 import dev.fenceline.spi.DirectAnswers;
 import java.lang.invoke.MethodHandles;
@@ -421,8 +422,26 @@ final class DirectLedger {
         }
         for (DirectFlush d : waiting) {
             if (waiting.remove(d)) {
-                d.done().completeExceptionally(e);
+                d.done().completeExceptionally(endedUnder(d, e));
             }
         }
+    }
+
+    /**
+     * @return what a flush that still waited reports: a message it waited for is in the peer's queue
+     *     and its handler may yet run, so the outcome is unknown (unless a failure it covers says so
+     *     already); "failed" would say that none was delivered
+     */
+    private FencelineException endedUnder(DirectFlush d, FencelineException e) {
+        FencelineException first = flushError(d.before(), d.target());
+        if (first instanceof OutcomeUnknownException || e instanceof OutcomeUnknownException) {
+            return first instanceof OutcomeUnknownException ? first : e;
+        }
+        if (answered < d.target()) {
+            return new OutcomeUnknownException((d.target() - answered) + " active message(s) sent before the flush"
+                    + " were not answered when the endpoint ended: they may have been delivered, and their handlers"
+                    + " may still run (" + e.getMessage() + ")", e);
+        }
+        return first != null ? first : e;
     }
 }

@@ -240,6 +240,12 @@ final class Operations implements LaneSlots.Answers, RequestPoster.Outcomes {
         }
         Request r = f.request();
         log.debug("endpoint {}: {} failed: {}", channel.name(), r, e.getMessage());
+        if (r.mayHaveApplied && !java.util.Objects.equals(r.riskScope, f.scope())
+                || r.stillApplyScope != null && !r.stillApplyScope.equals(f.scope())) {
+            // A refusal speaks for the copies its target's exactly-once window saw: not for one on a
+            // given-up connection of another window, which may have been applied, or may still be.
+            e = r.truthful(e);
+        }
         if (r.error == null || e instanceof OutcomeUnknownException && !(r.error instanceof OutcomeUnknownException)) {
             r.error = e; // the first error, unless a later fragment's outcome is unknown: then so is the request's
         }
@@ -522,7 +528,10 @@ final class Operations implements LaneSlots.Answers, RequestPoster.Outcomes {
             }
         }
         for (Request f : flushVictims) {
-            f.fail(e);
+            // The implicit operations before it failed above (or earlier): one that may have been
+            // applied is what it reports, or it would say none was, and no later flush can report it.
+            FencelineException first = channel.implicit().take(f.submissionNumber);
+            f.fail(first instanceof OutcomeUnknownException ? first : e);
         }
         channel.direct().fail(e);
     }

@@ -149,6 +149,27 @@ class ChannelPartsTest {
         assertTrue(reads > 0);
     }
 
+    /**
+     * The endpoint ends while a direct flush waits for an answer: that message is in the peer's
+     * queue and its handler may still run, so the flush's outcome is unknown, not "failed" (which
+     * would say no message before it was delivered).
+     */
+    @Test
+    void aDirectFlushWaitingForAnAnswerWhenTheEndpointEndsIsAnUnknownOutcome() {
+        DirectLedger d = f.channel.direct();
+        long first = d.answers.queued();
+        CompletableFuture<Void> answeredBefore = d.flush(1, 1);
+        d.answers.queued();
+        CompletableFuture<Void> waiting = d.flush(2, 1);
+        d.answers.answered(first, null);
+        assertTrue(answeredBefore.isDone() && !answeredBefore.isCompletedExceptionally());
+        EndpointClosedException end = new EndpointClosedException("closed");
+        f.channel.terminate(end);
+        Throwable e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class, waiting::get).getCause();
+        assertInstanceOf(dev.fenceline.OutcomeUnknownException.class, e, "its message may be delivered: " + e);
+        assertSame(end, e.getCause());
+    }
+
     @Test
     void abandonedMessagesGoToTheNextFlushAndAWaitingActorIsWoken() {
         DirectLedger d = f.channel.direct();

@@ -564,6 +564,49 @@ class EndpointActorTest {
         assertEquals(List.of("busy", "PUT:1", "PUT:2"), l0.events);
     }
 
+    /**
+     * A put whose first copy may have been applied (its lane stopped it, its answer lost) is sent
+     * again on a lane of another exactly-once scope (puts are idempotent), and the target refuses
+     * that copy. The refusal says nothing of the first copy: the put's outcome is unknown, not
+     * "not applied".
+     */
+    @Test
+    void aRefusedCopyOfAPutWhoseFirstCopyMayHaveAppliedIsAnUnknownOutcome() {
+        RecordingLane l0 = shortLane().scope("A").revocation(dev.fenceline.spi.Revocation.STOPPED);
+        RecordingLane l2 = new RecordingLane(5, Set.of(LaneType.AM, LaneType.RMA, LaneType.AMO)).scope("B");
+        BehaviorTestKit<EndpointProtocol.Command> kit = spawn("endpoint", l0, l2);
+        CompletableFuture<Void> put = facade.put(ByteBuffer.allocate(8), key.baseAddress(), key).toCompletableFuture();
+        settle(kit);
+        assertEquals(List.of("PUT:8"), l0.events);
+        kit.run(new LaneProtocol.LaneFailed(0, l0.id, new RuntimeException("link down")));
+        settle(kit);
+        assertEquals(List.of("PUT:8"), l2.events, "sent again on the other lane");
+        kit.run(new LaneProtocol.OpFailed(1, l2.id, l2.ops.get(0).token(),
+                new RemoteAccessException(RemoteAccessException.Reason.REGION_CLOSED, "region 002a closed")));
+        Throwable e = failure(put);
+        assertInstanceOf(OutcomeUnknownException.class, e, "the first copy may have been applied: " + e);
+        assertInstanceOf(RemoteAccessException.class, e.getCause(), "the target's refusal is kept as the cause");
+    }
+
+    /**
+     * The endpoint ends while a flush waits and an implicit put before it is in flight, a copy of
+     * which may still apply: the flush reports that put's unknown outcome, not the end alone (which
+     * would say that nothing before it was applied), since no later flush can report it.
+     */
+    @Test
+    void aFlushPendingWhenTheEndpointEndsReportsAnImplicitOperationThatMayHaveApplied() {
+        RecordingLane l0 = shortLane();
+        BehaviorTestKit<EndpointProtocol.Command> kit = spawn("endpoint", "peer", l0);
+        facade.putImplicit(ByteBuffer.allocate(8), key.baseAddress(), key);
+        CompletableFuture<Void> flush = facade.flush().toCompletableFuture();
+        settle(kit);
+        assertEquals(List.of("PUT:8", "flush"), l0.events);
+        kit.run(new LaneProtocol.LaneFailed(0, l0.id, new RuntimeException("link down")));
+        settle(kit);
+        Throwable e = failure(flush);
+        assertInstanceOf(OutcomeUnknownException.class, e, "the put may still apply: " + e);
+    }
+
     @Test
     void targetErrorsFailOnlyTheirRequest() {
         RecordingLane l0 = shortLane();
