@@ -28,6 +28,17 @@ final class UctRemoteKey implements AutoCloseable {
         return shim.flu_rkey_ptr(handle, remote);
     }
 
+    /**
+     * Calling threads may be inside an access through its mapping at any time from now on: it is
+     * never released, and the iface's close leaves it mapped (until the process ends).
+     */
+    void keepForProcess() {
+        if (!closed) {
+            closed = true;
+            iface.forget(this);
+        }
+    }
+
     @Override
     public void close() {
         if (!closed) {

@@ -108,7 +108,11 @@ final class UcxRemoteKeys {
             return; // a key its owner's table does not cover whole: the agent checks each of its accesses
         }
         e.published = true;
-        peer.tablePublished = true;
+        rkey.keepForProcess(); // or the transport's close would unmap it under a calling thread
+        if (!peer.tablePublished) {
+            peer.tablePublished = true;
+            peer.tableKey.keepForProcess(); // every access through the mapping checks the table's slot
+        }
         key.transportCache(UcxMapping.of(agent, peer.id, peer.table, e.part.slot(), e.digest, key.baseAddress(),
                 com.kenai.jffi.MemoryIO.getInstance().newDirectByteBuffer(pointer, (int) key.length())
                         .order(java.nio.ByteOrder.nativeOrder())));
