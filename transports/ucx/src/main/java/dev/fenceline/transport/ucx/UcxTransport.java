@@ -62,6 +62,7 @@ final class UcxTransport implements Transport, UcxTransportActor.Backend {
         List<UctResource> selected = UctSelection.select(UcxNative.resources(), settings.tls(), settings.devices(),
                 UcxSettings.SECTION);
         this.worker = UctWorker.create();
+        UcxRegions made = null;
         try {
             List<String> refused = new ArrayList<>();
             for (UctResource r : selected) {
@@ -85,7 +86,13 @@ final class UcxTransport implements Transport, UcxTransportActor.Backend {
                         + settings.tls() + " and devices = " + settings.devices() + " could be opened on this host"
                         + (refused.isEmpty() ? " (it has " + UcxNative.resources() + ")" : ": " + refused));
             }
-            this.regions = new UcxRegions(ifaces, settings.maxRegistrations(), this::quarantine);
+            if (ifaces.size() > UcxAddress.MAX_IFACES) {
+                throw new ConfigurationException(UcxSettings.SECTION + ": tls = " + settings.tls() + " and devices = "
+                        + settings.devices() + " opened " + ifaces.size() + " UCT interfaces on this host, and a"
+                        + " worker's address holds at most " + UcxAddress.MAX_IFACES + ": name the devices to use");
+            }
+            made = new UcxRegions(ifaces, settings.maxRegistrations(), this::quarantine);
+            this.regions = made;
             List<UcxAddress.Iface> named = new ArrayList<>();
             for (UctIface i : ifaces) {
                 named.add(new UcxAddress.Iface(i.resource().transport(), i.resource().device(), i.address()));
@@ -95,6 +102,9 @@ final class UcxTransport implements Transport, UcxTransportActor.Backend {
             this.agent = new UcxAgent(worker, ifaces, settings, context.workerId(), context.workerName(), address,
                     context.target(), context.windows(), new Reports());
         } catch (RuntimeException e) {
+            if (made != null) {
+                made.close(); // stops the key table's heartbeat before the worker frees the table's memory
+            }
             worker.close();
             throw e;
         }
