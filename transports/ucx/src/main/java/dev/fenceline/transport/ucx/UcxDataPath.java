@@ -344,14 +344,23 @@ final class UcxDataPath {
             agent.answered(lane);
             return;
         }
-        switch (type) {
-            case UcxWire.FLUSHED -> lane.deliverFlushed(token);
+        boolean truthful = switch (type) {
+            case UcxWire.FLUSHED -> {
+                lane.deliverFlushed(token);
+                yield true;
+            }
             case UcxWire.ACK -> answer(lane, token, data.getLong(at + UcxWire.REPLY_VALUE), null, null, 0, 0);
             case UcxWire.DATA -> answer(lane, token, 0, null, data, at + UcxWire.REPLY_HEADER, n);
             case UcxWire.NACK -> answer(lane, token, 0, WireCodes.rebuild(data.getByte(at + UcxWire.REPLY_CODE),
                     data.getByte(at + UcxWire.REPLY_REASON), data.getStringWithoutLengthUtf8(at + UcxWire.REPLY_HEADER, n)),
                     null, 0, 0);
-            default -> lane.fail(new FencelineException("ucx: a reply of unknown type " + type + " on " + lane));
+            default -> {
+                lane.fail(new FencelineException("ucx: a reply of unknown type " + type + " on " + lane));
+                yield true;
+            }
+        };
+        if (!truthful) {
+            return; // the lane failed
         }
         advance(lane);
         agent.answered(lane);
@@ -363,17 +372,17 @@ final class UcxDataPath {
      *
      * @param error its refusal, or null
      * @param data a DATA reply's buffer (its bytes go into the get's buffer under the lock), or null
+     * @return false if the reply named an operation that was sent no request: then the lane failed
      */
-    private static void answer(UcxLane lane, long token, long value, FencelineException error, DirectBuffer data,
+    private static boolean answer(UcxLane lane, long token, long value, FencelineException error, DirectBuffer data,
             int from, int n) {
         UcxOp op;
+        boolean forged;
         FencelineException e = error;
         synchronized (lane.ledger) {
-            op = lane.answeredLocked(token);
-            if (op == null) {
-                return; // revoked, or answered already
-            }
-            if (data != null) {
+            forged = !lane.ledger.awaitsReply(token);
+            op = forged ? null : lane.answeredLocked(token);
+            if (op != null && data != null) {
                 ByteBuffer sink = op.local;
                 if (op.kind != UcxOp.Kind.GET || n != sink.remaining()) {
                     e = new FencelineException("ucx: a reply of " + n + " bytes to " + op + " of "
@@ -382,7 +391,7 @@ final class UcxDataPath {
                     data.getBytes(from, sink, sink.position(), n);
                 }
             }
-            if (op.posted == null) {
+            if (op != null && op.posted == null) {
                 if (e != null) {
                     lane.deliverFailed(token, e);
                 } else {
@@ -390,9 +399,15 @@ final class UcxDataPath {
                 }
             }
         }
-        if (op.posted != null) {
+        if (forged) { // the peer lies: the lane ends, and its revocation settles what it held
+            lane.fail(new FencelineException("ucx: a reply on " + lane + " to operation " + token + ", which was"
+                    + " sent no request (it is queued, or on UCT's hardware path)"));
+            return false;
+        }
+        if (op != null && op.posted != null) {
             UcxLanePosting.postedAnswered(op, value, e);
         }
+        return true; // or revoked, or answered already
     }
 
     /** @return hardware operations handed to UCT and not complete, on every channel */

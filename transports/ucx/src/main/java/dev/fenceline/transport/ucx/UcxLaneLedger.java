@@ -208,6 +208,19 @@ final class UcxLaneLedger {
     }
 
     /**
+     * A reply the target sent names an operation by its token, and the target knows the tokens: only
+     * a software request it was sent may be answered by one. A reply to an operation still queued, or
+     * in UCT's hardware path (whose buffer the device or kernel may still be writing), is a lie.
+     *
+     * @param token the token a reply names
+     * @return false if that operation is known and waits for no reply
+     */
+    boolean awaitsReply(long token) {
+        UcxOp op = ops.get(token);
+        return op == null || op.state == UcxOp.State.SENT; // unknown: revoked or answered already
+    }
+
+    /**
      * An operation is answered: it is forgotten, and the endpoint (or the calling thread that
      * posted it) still wants the answer unless the revocation decided it was not owed.
      *

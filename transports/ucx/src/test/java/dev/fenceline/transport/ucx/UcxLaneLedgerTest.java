@@ -322,4 +322,20 @@ class UcxLaneLedgerTest {
         assertEquals(List.of("answered 0", "abandoned 2 " + OutcomeUnknownException.class.getSimpleName(),
                 "abandoned 1 " + EndpointFailedException.class.getSimpleName()), told);
     }
+
+    /**
+     * The target knows the tokens; a reply may answer only a request it was sent. One naming an
+     * operation still queued, or in UCT's hardware path (a zero-copy get the device may still be
+     * writing into the caller's buffer), must not complete it.
+     */
+    @Test
+    void onlyASentRequestAwaitsAReply() {
+        put(1, UcxOp.State.QUEUED);
+        put(2, UcxOp.State.SENT);
+        put(3, UcxOp.State.POSTED);
+        assertFalse(ledger.awaitsReply(1), "queued: nothing was sent");
+        assertTrue(ledger.awaitsReply(2));
+        assertFalse(ledger.awaitsReply(3), "on the hardware path: UCT completes it, not a reply");
+        assertTrue(ledger.awaitsReply(9), "unknown (revoked, or answered already): ignored, not a lie");
+    }
 }
