@@ -396,6 +396,21 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
         peerEnded(p, new EndpointFailedException("ucx: peer worker " + p.id + " closed"), false);
     }
 
+    /**
+     * A worker's address as this worker dials it contradicts the one a CONNECT gave under its id:
+     * what was made on that word goes (its process may live on, so nothing is said of what it applied).
+     */
+    void peerContradicted(UcxPeer p, EndpointFailedException why) {
+        LOG.warn("ucx {}: {}", workerName, why.getMessage());
+        for (UcxChannel c : List.copyOf(p.originChannels)) {
+            channelFailed(c, why, false);
+        }
+        for (UcxChannel c : new ArrayList<>(p.replyChannels.values())) {
+            channelFailed(c, why, false);
+        }
+        wiring.forgetPeer(p);
+    }
+
     private void peerEnded(UcxPeer p, EndpointFailedException why, boolean processGone) {
         p.dead = true;
         for (UcxChannel c : List.copyOf(p.originChannels)) {

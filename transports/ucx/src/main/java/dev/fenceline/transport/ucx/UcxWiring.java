@@ -138,6 +138,14 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
     }
 
     private void dialOrFail(UcxCommand.Dial d) {
+        UcxPeer known = peers.known(d.peer());
+        if (known != null && !known.address.equals(d.address())) {
+            // What is known of it came from a CONNECT naming that worker (its sender's word) and
+            // contradicts the address this worker dials, which is the caller's: the sender lied, or
+            // spoke of another worker. Its channels go, and the dial goes where the caller said.
+            agent.peerContradicted(known, new EndpointFailedException("ucx: a connect named worker " + d.peer()
+                    + " with an address other than the one this worker dials it at"));
+        }
         UcxPeer peer = peers.peer(d.peer(), d.address());
         peers.established(peer);
         List<Candidate> candidates = planner.candidates(peer);

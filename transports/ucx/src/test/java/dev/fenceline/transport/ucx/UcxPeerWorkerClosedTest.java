@@ -273,6 +273,29 @@ class UcxPeerWorkerClosedTest {
     }
 
     /**
+     * A CONNECT is the sender's word for who it is and where it listens. c claims b's id with its
+     * own address before a ever dials b; a then connects to b's address as given: its operations
+     * must reach b, not c.
+     */
+    @Test
+    void aConnectClaimingAnotherWorkersIdDoesNotRedirectADialToThatWorker() throws Exception {
+        try (Fenceline f = posix()) {
+            Forgery g = Forgery.open(f);
+            Worker b = await(f.newWorker("b"));
+            dev.fenceline.MemoryRegion r = b.allocate(4096);
+            g.send(new UcxWireup.Connect(79, b.address().workerId(), g.c().address().transportAddress("ucx"),
+                    List.of(new UcxWireup.Channel(0x5EED, 0, 0, UcxWireup.Mode.IFACE, new byte[0])), List.of()));
+            Endpoint ab = await(g.a().connect(b.address()));
+            dev.fenceline.RemoteKey k = g.a().unpackRemoteKey(r.remoteKey().toBytes());
+            java.nio.ByteBuffer v = java.nio.ByteBuffer.allocate(8).order(java.nio.ByteOrder.nativeOrder());
+            v.putLong(0, 42);
+            await(ab.put(v, r.address(), k));
+            assertTrue(r.buffer().order(java.nio.ByteOrder.nativeOrder()).getLong(0) == 42, "the put reached b");
+            await(g.ca().sendActiveMessage(1, null, null)); // c's own lane to a still serves
+        }
+    }
+
+    /**
      * A CONNECT refused because one of its lanes names a taken connection id opens none of its
      * lanes: c asks a, over c's existing channel, for two lanes, a fresh id and then its own live
      * lane's id; a holds as many lanes of its peers after as before, and c's lane still serves.
