@@ -123,7 +123,7 @@ final class LaneHandler extends ChannelInboundHandlerAdapter implements FrameHan
             LOG.warn("tcp {}: {} failed to prove it knows the secret; not connecting", transport.workerName(),
                     ctx.channel().remoteAddress());
             end(new RefusedException("tcp: " + ctx.channel().remoteAddress()
-                    + " failed authentication (wrong secret on one side?)"));
+                    + " failed authentication (wrong secret on one side?)", false));
             return;
         }
         FrameSplitter frames = ctx.pipeline().get(FrameSplitter.class);
@@ -138,12 +138,28 @@ final class LaneHandler extends ChannelInboundHandlerAdapter implements FrameHan
         }
     }
 
-    /** The peer refused us (wrong secret, stale worker id, no common version): retrying cannot help. */
+    /**
+     * The peer refused us (wrong secret, stale worker id, no common version): retrying cannot help,
+     * if the refusal is the peer's. Over TLS it is (the server's certificate was checked first); with
+     * a shared secret, a refusal before the server's proof, or a wrong proof, may be anyone's: whatever
+     * answered at the peer's address (a process that took its port, one on the path).
+     */
     static final class RefusedException extends EndpointFailedException {
         private static final long serialVersionUID = 1L;
+        private final boolean authenticated;
 
-        RefusedException(String message) {
+        /**
+         * @param message why
+         * @param authenticated whether the refusal is known to come from the peer
+         */
+        RefusedException(String message, boolean authenticated) {
             super(message);
+            this.authenticated = authenticated;
+        }
+
+        /** @return whether the refusal is known to come from the peer itself */
+        boolean authenticated() {
+            return authenticated;
         }
     }
 
@@ -153,7 +169,8 @@ final class LaneHandler extends ChannelInboundHandlerAdapter implements FrameHan
         String clean = reason.replaceAll("[\\p{Cntrl}]", "?");
         LOG.warn("tcp {}: {} refused the connection: {}", transport.workerName(), ctx.channel().remoteAddress(),
                 clean);
-        end(new RefusedException("tcp: " + ctx.channel().remoteAddress() + " refused the connection: " + clean));
+        end(new RefusedException("tcp: " + ctx.channel().remoteAddress() + " refused the connection: " + clean,
+                ctx.pipeline().get(io.netty.handler.ssl.SslHandler.class) != null));
     }
 
     // ------------------------------------------------------------------ replies

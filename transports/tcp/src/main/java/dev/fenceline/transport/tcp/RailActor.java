@@ -221,8 +221,10 @@ final class RailActor {
         if (connector.closed()) {
             return Behaviors.stopped();
         }
-        boolean refused = cause instanceof LaneHandler.RefusedException
-                || cause.getCause() instanceof LaneHandler.RefusedException;
+        // Only a refusal known to be the peer's ends the rail at once; any other is one more failed
+        // attempt, up to the give-up time: else one forged frame would end a rail for good.
+        boolean refused = cause instanceof LaneHandler.RefusedException r && r.authenticated()
+                || cause.getCause() instanceof LaneHandler.RefusedException c && c.authenticated();
         ReconnectPolicy.Backoff next = refused ? null : policy.failed(backoff, clock.getAsLong());
         if (next == null) {
             LOG.warn("tcp {}: {} stops reconnecting{}: {}", connector.workerName(), rail, refused

@@ -291,14 +291,33 @@ class RailActorTest {
     }
 
     @Test
-    void aRefusingPeerEndsReconnectingAtOnce() throws Exception {
+    void aRefusalFromThePeerEndsReconnectingAtOnce() throws Exception {
         ActorRef<RailActor.Command> ref = spawn();
         TcpLane l = up(ref);
         tellAndExpect(ref, new RailActor.Lost(l, listener, new Exception("reset")), "backingOff");
         passes(Duration.ofMillis(50));
-        nextAttempt().completeExceptionally(new LaneHandler.RefusedException("tcp: wrong secret"));
+        nextAttempt().completeExceptionally(new LaneHandler.RefusedException("tcp: downed", true));
         first.expectTerminated(ref);
         assertNoAttemptFor(Duration.ofSeconds(10));
+    }
+
+    /**
+     * A refusal that may not be the peer's (with a shared secret, one before the server proved
+     * itself: whatever answered at the peer's address) is one more failed attempt: the rail goes on
+     * reconnecting, and recovers once the peer answers.
+     */
+    @Test
+    void aRefusalThatMayNotBeThePeersIsOneMoreFailedAttempt() throws Exception {
+        ActorRef<RailActor.Command> ref = spawn();
+        TcpLane l = up(ref);
+        tellAndExpect(ref, new RailActor.Lost(l, listener, new Exception("reset")), "backingOff");
+        passes(Duration.ofMillis(50));
+        nextAttempt().completeExceptionally(new LaneHandler.RefusedException("tcp: refused by an impostor", false));
+        awaitState(ref, "backingOff");
+        passes(Duration.ofMillis(100));
+        TcpLane back = lane();
+        nextAttempt().complete(back);
+        assertSame(back, recovered.poll(10, TimeUnit.SECONDS), "the rail recovered");
     }
 
     @Test
