@@ -143,17 +143,20 @@ final class TcpTransportActor {
         pending.remove(m.connect());
         List<LaneConnection> up = new ArrayList<>();
         StringBuilder down = new StringBuilder();
+        Throwable firstCause = null;
         for (RailActor.FirstOutcome r : p.outcomes) {
             if (r.lane() != null) {
                 up.add(r.lane());
             } else {
                 down.append(down.length() == 0 ? "" : "; ").append(r.rail().remote()).append(": ")
                         .append(r.cause().getMessage());
+                firstCause = firstCause == null ? r.cause() : firstCause;
             }
         }
         if (up.isEmpty()) {
+            // The first rail's failure as the cause: a TLS handshake's own exception, say, for the caller to inspect.
             p.result.completeExceptionally(new EndpointFailedException("tcp: cannot reach worker " + p.peer + ": "
-                    + down));
+                    + down, firstCause));
             return Behaviors.same();
         }
         if (down.length() > 0) {

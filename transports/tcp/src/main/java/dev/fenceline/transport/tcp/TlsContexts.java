@@ -62,6 +62,7 @@ final class TlsContexts {
                 server = SslContextBuilder.forServer(keys);
                 client = SslContextBuilder.forClient().keyManager(keys);
             } else {
+                checkCertificateFile(tls.certificate());
                 String password = tls.privateKeyPassword().isEmpty() ? null : tls.privateKeyPassword();
                 server = SslContextBuilder.forServer(tls.certificate().toFile(), tls.privateKey().toFile(), password);
                 client = SslContextBuilder.forClient().keyManager(tls.certificate().toFile(),
@@ -146,6 +147,27 @@ final class TlsContexts {
                 throw invalid("tls.key-store", store, "a certificate valid now ('" + keys.get(0) + "', "
                         + x.getSubjectX500Principal() + ", is valid from " + x.getNotBefore().toInstant() + " to "
                         + x.getNotAfter().toInstant() + ")");
+            }
+        }
+    }
+
+    /** The PEM twin of the key store's check: the worker's certificate (the chain's first) is valid now. */
+    private static void checkCertificateFile(Path file) throws IOException, GeneralSecurityException {
+        java.util.Collection<? extends java.security.cert.Certificate> chain;
+        try (InputStream in = Files.newInputStream(file)) {
+            chain = java.security.cert.CertificateFactory.getInstance("X.509").generateCertificates(in);
+        }
+        if (chain.isEmpty()) {
+            throw invalid("tls.certificate", file, "a PEM file with this worker's certificate chain, its own first"
+                    + " (it holds no certificate)");
+        }
+        if (chain.iterator().next() instanceof X509Certificate x) {
+            try {
+                x.checkValidity();
+            } catch (CertificateExpiredException | CertificateNotYetValidException e) {
+                throw invalid("tls.certificate", file, "a certificate valid now (" + x.getSubjectX500Principal()
+                        + ", is valid from " + x.getNotBefore().toInstant() + " to " + x.getNotAfter().toInstant()
+                        + ")");
             }
         }
     }

@@ -135,6 +135,12 @@ class TcpTlsTest {
             Worker w = await(f.newWorker("stranger"));
             ExecutionException e = assertThrows(ExecutionException.class, () -> await(w.connect(target.address())));
             assertInstanceOf(EndpointFailedException.class, e.getCause(), e.toString());
+            Throwable t = e.getCause();
+            while (t != null && !(t instanceof javax.net.ssl.SSLException)) {
+                t = t.getCause();
+            }
+            assertTrue(t != null, "the handshake's own exception is among the causes, for the caller to inspect: "
+                    + e.getCause());
         }
     }
 

@@ -100,15 +100,43 @@ class TlsContextsTest {
     @Test
     void aKeyStoreCertificateOutsideItsValidityIsRefused() throws Exception {
         for (String start : List.of("-10d", "+1d")) {
-            Path store = dir.resolve("dated" + start + ".p12");
-            Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "keytool").toString(),
-                    "-genkeypair", "-alias", "dated", "-keyalg", "EC", "-groupname", "secp256r1", "-dname",
-                    "CN=dated", "-startdate", start, "-validity", "1", "-storetype", "PKCS12", "-keystore",
-                    store.toString(), "-storepass", certs.password(), "-keypass", certs.password())
-                    .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-            assertEquals(0, p.waitFor(), "keytool");
-            assertRefused("tls.key-store", store, "a certificate valid now ('dated', CN=dated, is valid from");
+            assertRefused("tls.key-store", dated(start), "a certificate valid now ('dated', CN=dated, is valid from");
         }
+    }
+
+    /** The same in PEM files: the worker's certificate, the chain's first, is checked when the contexts are made. */
+    @Test
+    void aPemCertificateOutsideItsValidityIsRefused() throws Exception {
+        for (String start : List.of("-10d", "+1d")) {
+            KeyStore ks = load(dated(start));
+            Path crt = dir.resolve("dated" + start + ".crt.pem");
+            Path key = dir.resolve("dated" + start + ".key.pem");
+            Files.writeString(crt, pem("CERTIFICATE", ks.getCertificate("dated").getEncoded()));
+            Files.writeString(key, pem("PRIVATE KEY", ks.getKey("dated", certs.password().toCharArray()).getEncoded()));
+            Config c = ConfigFactory.parseMap(Map.of(TcpSettings.SECTION + ".tls.certificate", crt.toString(),
+                    TcpSettings.SECTION + ".tls.private-key", key.toString()))
+                    .withFallback(certs.tcpPemConfig(certs.member("a")));
+            ConfigurationException e = assertThrows(ConfigurationException.class, () -> create(c));
+            assertTrue(e.getMessage().startsWith(TcpSettings.SECTION + ".tls.certificate = " + crt + " is invalid")
+                    && e.getMessage().contains("a certificate valid now (CN=dated, is valid from"), e.getMessage());
+        }
+    }
+
+    /** @return a PKCS#12 store of one key, "dated", whose certificate is valid for a day from {@code start} */
+    private Path dated(String start) throws Exception {
+        Path store = dir.resolve("dated" + start + ".p12");
+        Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "keytool").toString(),
+                "-genkeypair", "-alias", "dated", "-keyalg", "EC", "-groupname", "secp256r1", "-dname",
+                "CN=dated", "-startdate", start, "-validity", "1", "-storetype", "PKCS12", "-keystore",
+                store.toString(), "-storepass", certs.password(), "-keypass", certs.password())
+                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        assertEquals(0, p.waitFor(), "keytool");
+        return store;
+    }
+
+    private static String pem(String type, byte[] der) {
+        return "-----BEGIN " + type + "-----\n" + java.util.Base64.getMimeEncoder(64, new byte[] {'\n'})
+                .encodeToString(der) + "\n-----END " + type + "-----\n";
     }
 
     private KeyStore load(Path file) throws Exception {
