@@ -21,9 +21,9 @@ public final class EndpointChannel {
     private final WorkerAddress peer;
     private final long endpointId = IDS.nextLong();
     private final EndpointCounters counters = new EndpointCounters();
-    private final SubmissionQueue submissions = new SubmissionQueue();
-    private final GrantSlot grant = new GrantSlot(submissions);
     private final ImplicitErrors implicit = new ImplicitErrors();
+    private final SubmissionQueue submissions = new SubmissionQueue(implicit);
+    private final GrantSlot grant = new GrantSlot(submissions);
     private final DirectLedger direct = new DirectLedger(implicit, submissions);
     private final FastPathCounters fast = new FastPathCounters();
     private final LaneCounters laneCounters = new LaneCounters();

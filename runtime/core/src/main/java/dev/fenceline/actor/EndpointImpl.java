@@ -369,7 +369,17 @@ final class EndpointImpl implements Endpoint {
     @Override
     public CompletionStage<Void> flush() {
         CompletionStage<Void> direct = fast.flush();
-        return direct != null ? direct : submitVoid(Request.flush(epoch()));
+        if (direct != null) {
+            return direct;
+        }
+        FencelineException ended = OriginChecks.open(channel);
+        if (ended != null) {
+            // An implicit operation before it that may have been applied, failed with the end, is
+            // what it reports: the end alone would say that none was applied.
+            return CompletableFuture.failedFuture(channel.implicit().endOfFlush(channel.submissions().submitted() + 1,
+                    ended));
+        }
+        return submitVoid(Request.flush(epoch()));
     }
 
     @Override

@@ -65,4 +65,17 @@ final class ImplicitErrors {
         reported.clear();
         return e;
     }
+
+    /**
+     * What a flush the endpoint's end fails reports: an implicit operation before it that may have
+     * been applied, if one failed so (taken), else the end, which would say that none was applied.
+     *
+     * @param before the flush's submission number (exclusive bound)
+     * @param end the endpoint's end
+     * @return the error to fail the flush with
+     */
+    FencelineException endOfFlush(long before, FencelineException end) {
+        FencelineException first = take(before);
+        return first instanceof OutcomeUnknownException ? first : end;
+    }
 }

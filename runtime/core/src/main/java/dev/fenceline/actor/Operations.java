@@ -133,8 +133,18 @@ final class Operations implements LaneSlots.Answers, RequestPoster.Outcomes {
                 counters.increment(Counter.OPERATIONS);
                 counters.increment(Counter.FAILED);
             }
-            r.fail(error.get());
+            r.fail(r.kind == Request.Kind.FLUSH ? flushError(r, error.get()) : error.get());
         }
+    }
+
+    /**
+     * @param flush a flush the endpoint's end fails
+     * @param end the end
+     * @return what it reports: an implicit operation before it that may have been applied, if one
+     *     failed so, else the end (which would say that none was applied)
+     */
+    private FencelineException flushError(Request flush, FencelineException end) {
+        return channel.implicit().endOfFlush(flush.submissionNumber, end);
     }
 
     /** @param r a request just taken from the submission queue */
@@ -375,8 +385,12 @@ final class Operations implements LaneSlots.Answers, RequestPoster.Outcomes {
             return; // the end of the replay schedules the drain again
         }
         Request r;
-        while ((r = fences.release()) != null && admitOrQueue(r, true)) {
-            // released
+        while (unordered == null && (r = fences.release()) != null && admitOrQueue(r, true)) {
+            // released; but once a request is found whose copy may apply late, nothing fenced after
+            // it goes out: the endpoint ends (the actor takes the verdict after this drain)
+        }
+        if (unordered != null) {
+            return; // no grant either: the end revokes it
         }
         progressFlushes();
         updateGrant();
@@ -528,10 +542,7 @@ final class Operations implements LaneSlots.Answers, RequestPoster.Outcomes {
             }
         }
         for (Request f : flushVictims) {
-            // The implicit operations before it failed above (or earlier): one that may have been
-            // applied is what it reports, or it would say none was, and no later flush can report it.
-            FencelineException first = channel.implicit().take(f.submissionNumber);
-            f.fail(first instanceof OutcomeUnknownException ? first : e);
+            f.fail(flushError(f, e)); // the implicit operations before it failed above, or earlier
         }
         channel.direct().fail(e);
     }

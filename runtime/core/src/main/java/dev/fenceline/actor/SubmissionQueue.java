@@ -28,6 +28,18 @@ final class SubmissionQueue {
     private volatile Runnable wakeup = () -> { };
     /** Set when the actor takes no more submissions (failed, closed or stopped): submitters fail their own. */
     private volatile FencelineException terminal;
+    /** What a flush failed by the end reports, or null (component tests). */
+    private final ImplicitErrors implicit;
+
+    /** A queue whose flushes, failed by the end, report the end alone (component tests). */
+    SubmissionQueue() {
+        this(null);
+    }
+
+    /** @param implicit the endpoint's failed implicit operations, which a flush failed by the end reports */
+    SubmissionQueue(ImplicitErrors implicit) {
+        this.implicit = implicit;
+    }
 
     /** @param w tells the actor to drain; set once by the actor's creator */
     void wakeup(Runnable w) {
@@ -56,7 +68,8 @@ final class SubmissionQueue {
             // nothing submitted can hang. Each request is polled by exactly one thread.
             Request left;
             while ((left = queue.poll()) != null) {
-                left.fail(t);
+                left.fail(left.kind == Request.Kind.FLUSH && implicit != null ? implicit.endOfFlush(
+                        left.submissionNumber, t) : t);
             }
             return;
         }

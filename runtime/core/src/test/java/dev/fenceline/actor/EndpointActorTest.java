@@ -371,7 +371,8 @@ class EndpointActorTest {
         CompletableFuture<Void> r = facade.put(ByteBuffer.allocate(16), key.baseAddress(), key)
                 .toCompletableFuture(); // R, epoch 1: a weak fence on lane 0
         facade.fence();
-        facade.put(ByteBuffer.allocate(1 << 16), key.baseAddress(), key); // B, epoch 2, lane 1: a strong fence
+        CompletableFuture<Void> b = facade.put(ByteBuffer.allocate(1 << 16), key.baseAddress(), key)
+                .toCompletableFuture(); // B, epoch 2, lane 1: a strong fence
         settle(kit);
         RecordingLane l0b = new RecordingLane(3, l0.types);
         kit.run(new LaneProtocol.LaneReplaced(0, l0.id, l0b)); // R's copy on l0 may still apply
@@ -388,6 +389,9 @@ class EndpointActorTest {
                 + l0c.events);
         assertTrue(r.isCompletedExceptionally(), "R ends: " + r);
         assertInstanceOf(OutcomeUnknownException.class, failure(r));
+        assertFalse(l1.events.contains("PUT:65536"), "B, fenced after R, went out: " + l1.events);
+        assertInstanceOf(EndpointFailedException.class, failure(b), "B was never sent");
+        assertFalse(failure(b) instanceof OutcomeUnknownException, "B was never sent: " + failure(b));
         CompletableFuture<Void> later = facade.put(ByteBuffer.allocate(8), key.baseAddress(), key)
                 .toCompletableFuture();
         settle(kit);
@@ -604,6 +608,36 @@ class EndpointActorTest {
         kit.run(new LaneProtocol.LaneFailed(0, l0.id, new RuntimeException("link down")));
         settle(kit);
         Throwable e = failure(flush);
+        assertInstanceOf(OutcomeUnknownException.class, e, "the put may still apply: " + e);
+    }
+
+    /** The same for a flush the actor had not taken yet when the endpoint ended, and one issued after. */
+    @Test
+    void aFlushNotYetTakenOrIssuedAfterTheEndReportsAnImplicitOperationThatMayHaveApplied() {
+        RecordingLane l0 = shortLane();
+        BehaviorTestKit<EndpointProtocol.Command> kit = spawn("endpoint", "peer", l0);
+        facade.putImplicit(ByteBuffer.allocate(8), key.baseAddress(), key);
+        settle(kit);
+        CompletableFuture<Void> waiting = facade.flush().toCompletableFuture(); // not taken yet
+        kit.run(new LaneProtocol.LaneFailed(0, l0.id, new RuntimeException("link down")));
+        settle(kit);
+        assertInstanceOf(OutcomeUnknownException.class, failure(waiting), "the put may still apply");
+        org.junit.jupiter.api.Assertions.assertThrows(EndpointFailedException.class,
+                () -> facade.putImplicit(ByteBuffer.allocate(8), key.baseAddress(), key), "the endpoint ended");
+        Throwable after = failure(facade.flush().toCompletableFuture());
+        assertInstanceOf(EndpointFailedException.class, after, "each flush reports one error: " + after);
+        assertFalse(after instanceof OutcomeUnknownException, String.valueOf(after));
+    }
+
+    @Test
+    void aFlushIssuedAfterTheEndReportsAnImplicitOperationThatMayHaveApplied() {
+        RecordingLane l0 = shortLane();
+        BehaviorTestKit<EndpointProtocol.Command> kit = spawn("endpoint", "peer", l0);
+        facade.putImplicit(ByteBuffer.allocate(8), key.baseAddress(), key);
+        settle(kit);
+        kit.run(new LaneProtocol.LaneFailed(0, l0.id, new RuntimeException("link down")));
+        settle(kit);
+        Throwable e = failure(facade.flush().toCompletableFuture());
         assertInstanceOf(OutcomeUnknownException.class, e, "the put may still apply: " + e);
     }
 
