@@ -139,8 +139,8 @@ final class FrameWriter {
 
     /**
      * The connection died (event loop): drops what is queued, and everything queued later, unless a
-     * batch or a direct write is under way, which then writes only whole frames (the producer
-     * queues a frame's parts before it sends) and leaves the rest to be dropped.
+     * batch or a direct write is under way, which finishes what it took and leaves the rest to be
+     * dropped: the stream ends, perhaps mid-frame, but nothing follows a gap.
      */
     void release() {
         released = true;

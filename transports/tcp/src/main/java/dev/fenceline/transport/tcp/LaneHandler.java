@@ -123,7 +123,8 @@ final class LaneHandler extends ChannelInboundHandlerAdapter implements FrameHan
             LOG.warn("tcp {}: {} failed to prove it knows the secret; not connecting", transport.workerName(),
                     ctx.channel().remoteAddress());
             end(new RefusedException("tcp: " + ctx.channel().remoteAddress()
-                    + " failed authentication (wrong secret on one side?)", false));
+                    + " failed authentication (wrong secret on one side?)",
+                    ctx.pipeline().get(io.netty.handler.ssl.SslHandler.class) != null));
             return;
         }
         FrameSplitter frames = ctx.pipeline().get(FrameSplitter.class);

@@ -153,15 +153,23 @@ final class TlsContexts {
 
     /** The PEM twin of the key store's check: the worker's certificate (the chain's first) is valid now. */
     private static void checkCertificateFile(Path file) throws IOException, GeneralSecurityException {
-        java.util.Collection<? extends java.security.cert.Certificate> chain;
-        try (InputStream in = Files.newInputStream(file)) {
-            chain = java.security.cert.CertificateFactory.getInstance("X.509").generateCertificates(in);
+        // Its first CERTIFICATE block only: the file may hold other blocks (the key, say), which the
+        // engine reads where it is told to, and the JDK's parser would refuse.
+        String text = Files.readString(file, java.nio.charset.StandardCharsets.US_ASCII);
+        String begin = "-----BEGIN CERTIFICATE-----";
+        int from = text.indexOf(begin);
+        int to = from < 0 ? -1 : text.indexOf("-----END CERTIFICATE-----", from);
+        if (to < 0) {
+            return; // not PEM as expected: the engine says what is wrong with it
         }
-        if (chain.isEmpty()) {
-            throw invalid("tls.certificate", file, "a PEM file with this worker's certificate chain, its own first"
-                    + " (it holds no certificate)");
+        byte[] der;
+        try {
+            der = java.util.Base64.getMimeDecoder().decode(text.substring(from + begin.length(), to));
+        } catch (IllegalArgumentException notBase64) {
+            return; // the same
         }
-        if (chain.iterator().next() instanceof X509Certificate x) {
+        if (java.security.cert.CertificateFactory.getInstance("X.509").generateCertificate(
+                new java.io.ByteArrayInputStream(der)) instanceof X509Certificate x) {
             try {
                 x.checkValidity();
             } catch (CertificateExpiredException | CertificateNotYetValidException e) {

@@ -122,6 +122,17 @@ class TlsContextsTest {
         }
     }
 
+    /** One PEM file holding the chain and the key, named as both: the certificate's check reads its certificate only. */
+    @Test
+    void aPemFileHoldingTheKeyToo() throws Exception {
+        TestCertificates.Member a = certs.member("a");
+        Path both = dir.resolve("a.both.pem");
+        Files.writeString(both, Files.readString(a.certificate()) + Files.readString(a.privateKey()));
+        Config c = ConfigFactory.parseMap(Map.of(TcpSettings.SECTION + ".tls.certificate", both.toString(),
+                TcpSettings.SECTION + ".tls.private-key", both.toString())).withFallback(certs.tcpPemConfig(a));
+        assertTrue(create(c).toString().startsWith("mutual TLS"));
+    }
+
     /** @return a PKCS#12 store of one key, "dated", whose certificate is valid for a day from {@code start} */
     private Path dated(String start) throws Exception {
         Path store = dir.resolve("dated" + start + ".p12");
