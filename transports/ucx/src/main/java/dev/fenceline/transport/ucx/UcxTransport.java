@@ -102,10 +102,13 @@ final class UcxTransport implements Transport, UcxTransportActor.Backend {
             this.agent = new UcxAgent(worker, ifaces, settings, context.workerId(), context.workerName(), address,
                     context.target(), context.windows(), new Reports());
         } catch (RuntimeException e) {
-            if (made != null) {
-                made.close(); // stops the key table's heartbeat before the worker frees the table's memory
+            try {
+                if (made != null) {
+                    made.close(); // stops the key table's heartbeat before the worker frees the table's memory
+                }
+            } finally {
+                worker.close();
             }
-            worker.close();
             throw e;
         }
     }

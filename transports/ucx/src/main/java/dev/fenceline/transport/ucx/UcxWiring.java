@@ -140,9 +140,10 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
     private void dialOrFail(UcxCommand.Dial d) {
         UcxPeer known = peers.known(d.peer());
         if (known != null && !known.address.equals(d.address())) {
-            // What is known of it came from a CONNECT naming that worker (its sender's word) and
-            // contradicts the address this worker dials, which is the caller's: the sender lied, or
-            // spoke of another worker. Its channels go, and the dial goes where the caller said.
+            // What is known of it (from a CONNECT naming that worker, its sender's word, or from an
+            // earlier dial) contradicts the address this worker dials now, which is the caller's: a
+            // worker's address never changes, so one of them is not that worker's. What was made on
+            // the known one goes, and the dial goes where the caller said.
             agent.peerContradicted(known, new EndpointFailedException("ucx: a connect named worker " + d.peer()
                     + " with an address other than the one this worker dials it at"));
         }
