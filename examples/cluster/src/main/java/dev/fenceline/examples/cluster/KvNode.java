@@ -101,12 +101,16 @@ public final class KvNode {
         try {
             KvNode node = start(index, nodes, keys, system);
             node.serve();
-        } finally {
-            status = terminate(system);
+        } catch (Exception | Error e) {
+            if (terminate(system) >= 0) { // still running: its non-daemon threads would keep this JVM alive
+                e.printStackTrace();
+                System.exit(1);
+            }
+            throw e;
         }
+        status = terminate(system);
         if (status >= 0) {
-            // The actor system is still running: its non-daemon threads would keep this JVM alive.
-            System.exit(status);
+            System.exit(status); // the same
         }
     }
 
