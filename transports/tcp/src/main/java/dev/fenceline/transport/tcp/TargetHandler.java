@@ -264,6 +264,7 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
         peerProof = TlsContexts.proof(ctx.channel());
         identity = (peerProof.isEmpty() ? "" : peerProof + ", ") + "worker " + peerWorker;
         state = State.READY;
+        transport.authenticated(ctx.channel());
         FrameSplitter frames = ctx.pipeline().get(FrameSplitter.class);
         if (frames != null) {
             frames.authenticated();

@@ -56,11 +56,12 @@ record TcpSettings(List<InetSocketAddress> listen, int maxRails, Security securi
      * @param preAuthFrame the largest frame accepted before the handshake completed
      * @param connections incoming connections this transport holds at most
      * @param connectionsPerAddress incoming connections from one IP address at most
+     * @param preAuthConnections incoming connections handshaking at once at most (a new one pushes the oldest out)
      * @param queuedBytes answers a target queues for one connection before it stops reading from it
      * @param unreadTimeout how long a connection may leave its answers unread before it is closed
      * @param refusalLogInterval at most one warning about refused connections per this interval
      */
-    record Limits(int preAuthFrame, int connections, int connectionsPerAddress, int queuedBytes,
+    record Limits(int preAuthFrame, int connections, int connectionsPerAddress, int preAuthConnections, int queuedBytes,
             Duration unreadTimeout, Duration refusalLogInterval) {
     }
 
@@ -159,6 +160,7 @@ record TcpSettings(List<InetSocketAddress> listen, int maxRails, Security securi
         int connections = r.intIn("limits.connections", 1, 1 << 20);
         Limits limits = new Limits((int) r.bytesIn("limits.pre-auth-frame", 128, 64 << 10), connections,
                 r.intIn("limits.connections-per-address", 1, connections),
+                Math.min(r.intIn("limits.pre-auth-connections", 1, 1 << 20), connections),
                 (int) r.bytesIn("limits.queued-bytes", 64 << 10, 1 << 30),
                 r.durationIn("limits.unread-timeout", Duration.ofMillis(100), Duration.ofHours(1)),
                 r.durationIn("limits.refusal-log-interval", Duration.ofMillis(1), Duration.ofHours(1)));

@@ -63,6 +63,7 @@ final class TcpTransport implements Transport, RailActor.Connector {
     private final java.util.concurrent.ExecutorService handlers;
     private final ExactlyOnce exactlyOnce;
     private final IncomingCounts incoming;
+    private final Handshaking handshaking;
     private volatile boolean closed;
     /** The control actor, once the worker actor started this transport. */
     private volatile org.apache.pekko.actor.typed.ActorRef<TcpTransportActor.Command> actor;
@@ -71,6 +72,7 @@ final class TcpTransport implements Transport, RailActor.Connector {
         this.context = context;
         this.settings = settings;
         this.incoming = new IncomingCounts(settings.limits().connections(), settings.limits().connectionsPerAddress());
+        this.handshaking = new Handshaking(settings.limits().preAuthConnections());
         TcpSettings.Security security = settings.security();
         this.handshake = security.key() != null ? Handshake.fromKey(security.key())
                 : !security.passphrase().isEmpty() ? Handshake.fromPassphrase(security.passphrase()) : Handshake.TLS_ONLY;
@@ -156,6 +158,7 @@ final class TcpTransport implements Transport, RailActor.Connector {
     // ------------------------------------------------------------------ connection limits
 
     private final java.util.concurrent.atomic.AtomicLong refused = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong pushedOut = new java.util.concurrent.atomic.AtomicLong();
     private final java.util.concurrent.atomic.AtomicLong refusalLogged = new java.util.concurrent.atomic.AtomicLong();
 
     /**
@@ -178,8 +181,38 @@ final class TcpTransport implements Transport, RailActor.Connector {
             }
             return false;
         }
-        ch.closeFuture().addListener(f -> incoming.closed(from));
+        ch.closeFuture().addListener(f -> {
+            incoming.closed(from);
+            handshaking.done(ch);
+        });
+        Channel oldest = handshaking.admit(ch);
+        if (oldest != null) {
+            long n = pushedOut.incrementAndGet();
+            long now = System.nanoTime();
+            long last = refusalLogged.get();
+            if (now - last > settings.limits().refusalLogInterval().toNanos() && refusalLogged.compareAndSet(last, now)) {
+                LOG.warn("tcp {}: closed the connection from {} that handshook longest: {} connections handshaking"
+                        + " (limit pre-auth-connections = {}); {} closed so far", context.workerName(),
+                        oldest.remoteAddress(), settings.limits().preAuthConnections() + 1,
+                        settings.limits().preAuthConnections(), n);
+            }
+            oldest.close();
+        }
         return true;
+    }
+
+    /**
+     * A connection's peer authenticated: it no longer counts among those handshaking.
+     *
+     * @param ch the connection
+     */
+    void authenticated(Channel ch) {
+        handshaking.done(ch);
+    }
+
+    /** @return connections closed because newer ones were handshaking (tests) */
+    long pushedOut() {
+        return pushedOut.get();
     }
 
     /** @return incoming connections refused by the limits so far (tests) */

@@ -139,7 +139,7 @@ class TcpHostilePeersTest {
             System.out.printf("TcpHostilePeersTest: 2,000 half-open connections from one address: %d held (limit"
                     + " connections-per-address = 1024), %d refused; %s before, %s while held%n", held, 2000 - held,
                     before, during);
-            assertEquals(1024, held, "the per-address limit holds");
+            assertEquals(1024, held, "the per-address limit holds, and pre-auth-connections (1024)");
             assertTrue(during.direct() - before.direct() < 64, "direct memory held: " + before + " -> " + during);
             assertTrue(during.heap() - before.heap() < 128, "heap held: " + before + " -> " + during);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
@@ -149,6 +149,42 @@ class TcpHostilePeersTest {
             assertEquals(0, open(half), "the handshake timeout closes every half-open connection");
             System.out.printf("TcpHostilePeersTest: after the handshake timeout: %s%n", Memory.now());
             wellBehavedWorkload();
+        } finally {
+            for (SocketChannel c : half) {
+                c.close();
+            }
+        }
+    }
+
+    /**
+     * Connections that never authenticate, more than every connection slot: they take at most
+     * pre-auth-connections of them, newer ones pushing the oldest out, and a real peer still
+     * connects and works meanwhile.
+     */
+    @Test
+    void connectionsThatNeverAuthenticateCannotTakeEverySlot() throws Exception {
+        targetSide.close();
+        targetSide = Fenceline.create(ConfigFactory.parseString("""
+                fenceline.transport.tcp.connect-timeout = 20s
+                fenceline.transport.tcp.limits { connections = 64, connections-per-address = 64, pre-auth-connections = 16 }
+                """).withFallback(TcpConfigs.loopback("127.0.0.1:0")));
+        target = await(targetSide.newWorker("target"));
+        listening = TcpAddress.decode(target.address().transportAddress("tcp")).get(0);
+        List<SocketChannel> half = new ArrayList<>();
+        byte[] partialHello = {0, 0, 0, 70, Wire.VERSION, Wire.HELLO, 0, 2, 0, 2};
+        try {
+            for (int i = 0; i < 100; i++) {
+                SocketChannel c = SocketChannel.open();
+                c.bind(new InetSocketAddress("127.0.0.3", 0));
+                c.connect(listening);
+                c.write(ByteBuffer.wrap(partialHello));
+                c.configureBlocking(false);
+                half.add(c);
+            }
+            Thread.sleep(300);
+            int held = open(half);
+            assertTrue(held <= 16, "held while handshaking: " + held + " (pre-auth-connections = 16)");
+            wellBehavedWorkload(); // its two connections fit: 64 slots, at most 16 taken
         } finally {
             for (SocketChannel c : half) {
                 c.close();

@@ -1,0 +1,30 @@
+package dev.fenceline.transport.tcp;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+
+import io.netty.channel.Channel;
+import io.netty.channel.embedded.EmbeddedChannel;
+import org.junit.jupiter.api.Test;
+
+/** At most a bound of connections handshake at once; a new one pushes the oldest out. */
+class HandshakingTest {
+    @Test
+    void aNewConnectionOverTheBoundPushesTheOldestOutAndADoneOneLeaves() {
+        Handshaking h = new Handshaking(2);
+        Channel a = new EmbeddedChannel();
+        Channel b = new EmbeddedChannel();
+        Channel c = new EmbeddedChannel();
+        Channel d = new EmbeddedChannel();
+        assertNull(h.admit(a));
+        assertNull(h.admit(b));
+        assertSame(a, h.admit(c), "the oldest goes");
+        h.done(b); // authenticated
+        assertNull(h.admit(d), "room again");
+        assertSame(c, h.admit(new EmbeddedChannel()), "the oldest still waiting");
+        assertEquals(2, h.size());
+        h.done(a); // closed after it was pushed out: nothing changes
+        assertEquals(2, h.size());
+    }
+}
