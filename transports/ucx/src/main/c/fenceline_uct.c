@@ -94,6 +94,14 @@ struct flu_worker {
     flu_iface_t *ifaces;
     flu_status_t st; /* the event buffer (st.events), its length and losses, read by Java in place */
     size_t events_cap;
+    /*
+     * Buffers the events outgrew while Java may still read them: a drain's handler may send, and a
+     * transport that delivers inside the send (self) appends events then; the handler's view of its
+     * own message and the drain's place stay where they were. Freed at the next progress, which
+     * never runs during a drain. Each growth doubles the buffer, so a few suffice.
+     */
+    uint8_t *retired[40];
+    int num_retired;
     flu_comp_t *free_comps;
     flu_pend_t *free_pends;
     int last_status;
@@ -290,6 +298,8 @@ flu_worker_t *flu_worker_create(void) {
     return w;
 }
 
+static void free_retired(flu_worker_t *w);
+
 void flu_worker_destroy(flu_worker_t *w) {
     while (w->ifaces != NULL) {
         flu_iface_close(w->ifaces);
@@ -310,6 +320,7 @@ void flu_worker_destroy(flu_worker_t *w) {
     uct_worker_destroy(w->worker);
     ucs_async_context_destroy(w->async);
     close(w->wake_fd);
+    free_retired(w);
     free(EVENTS(w));
     free(w);
 }
@@ -396,11 +407,13 @@ static flu_event_t *event(flu_worker_t *w, uint8_t type, size_t payload) {
         while (cap < w->st.length + need) {
             cap *= 2;
         }
-        uint8_t *grown = realloc(EVENTS(w), cap);
+        uint8_t *grown = w->num_retired < (int)(sizeof(w->retired) / sizeof(w->retired[0])) ? malloc(cap) : NULL;
         if (grown == NULL) {
             w->st.dropped++;
             return NULL;
         }
+        memcpy(grown, EVENTS(w), w->st.length);
+        w->retired[w->num_retired++] = EVENTS(w);
         w->st.events = (uint64_t)(uintptr_t)grown;
         w->events_cap = cap;
     }
@@ -416,8 +429,15 @@ flu_status_t *flu_worker_status(flu_worker_t *w) {
     return &w->st;
 }
 
+static void free_retired(flu_worker_t *w) {
+    while (w->num_retired > 0) {
+        free(w->retired[--w->num_retired]);
+    }
+}
+
 long flu_progress(flu_worker_t *w) {
     long n = 0;
+    free_retired(w); /* no drain runs now: nothing reads them */
     for (flu_iface_t *i = w->ifaces; i != NULL; i = i->next) {
         n += uct_iface_progress(i->iface);
     }

@@ -113,15 +113,29 @@ final class UctWorker implements AutoCloseable {
             lostEvents(null);
             return 0;
         }
-        events.wrap(status.getLong(Layout.ST_EVENTS), (int) length);
+        long address = status.getLong(Layout.ST_EVENTS);
+        events.wrap(address, (int) length);
         draining = true;
         int n = 0;
         Throwable failed = null;
         try {
             int at = 0;
-            while (at + Layout.EV_SIZE <= length) {
+            while (true) {
+                // A handler may send, and a transport that delivers inside the send (self) appends
+                // events meanwhile, to a buffer that may have moved (the old one stays mapped until
+                // the next progress): they are reported in this drain too.
+                long nowLength = status.getLong(Layout.ST_LENGTH);
+                long nowAddress = status.getLong(Layout.ST_EVENTS);
+                if (nowLength != length || nowAddress != address) {
+                    length = nowLength;
+                    address = nowAddress;
+                    events.wrap(address, (int) length);
+                }
+                if (at + Layout.EV_SIZE > length) {
+                    break;
+                }
                 int type = events.getByte(at + Layout.EV_TYPE);
-                int status = events.getByte(at + Layout.EV_STATUS);
+                int outcome = events.getByte(at + Layout.EV_STATUS);
                 int payload = events.getInt(at + Layout.EV_LENGTH);
                 long token = events.getLong(at + Layout.EV_TOKEN);
                 if (payload < 0 || at + Layout.EV_SIZE + (long) payload > length) {
@@ -129,12 +143,12 @@ final class UctWorker implements AutoCloseable {
                 }
                 try {
                     switch (type) {
-                        case Layout.EV_COMPLETION -> handler.completed(token, status,
+                        case Layout.EV_COMPLETION -> handler.completed(token, outcome,
                                 events.getLong(at + Layout.EV_VALUE));
                         case Layout.EV_AM -> handler.activeMessage(token, events.getByte(at + Layout.EV_AM_ID) & 0xff,
                                 events, at + Layout.EV_SIZE, payload);
                         case Layout.EV_READY -> handler.ready(token);
-                        case Layout.EV_EP_ERROR -> handler.endpointFailed(token, status);
+                        case Layout.EV_EP_ERROR -> handler.endpointFailed(token, outcome);
                         default -> throw new IllegalStateException("unknown event type " + type + " at " + at);
                     }
                 } catch (RuntimeException | Error e) {

@@ -222,6 +222,66 @@ class UctBindingTest {
         assertEquals("the first handler fails", first.getMessage());
     }
 
+    /**
+     * A handler that sends, over UCT's self transport, whose messages arrive inside the send: what
+     * arrives meanwhile is reported in the same drain, even when so much arrives that the event
+     * buffer grows (and moves) under the handler, whose view of its own message stays readable.
+     */
+    @Test
+    void messagesThatArriveWhileAHandlerSendsAreNotLost() {
+        UcxAssumptions.ucxAvailable();
+        UctResource self = UcxNative.resources().stream().filter(r -> r.transport().equals("self")).findFirst()
+                .orElse(null);
+        org.junit.jupiter.api.Assumptions.assumeTrue(self != null, "no UCT self transport here");
+        try (UctWorker w = UctWorker.create()) {
+            UctIface s = w.open(self, Map.of());
+            UctEndpoint ep = s.connect(s.address());
+            long at = BufferUtil.address(ByteBuffer.allocateDirect(64));
+            int replies = 20_000; // 40 bytes of event each: far past the buffer's first 64 KiB
+            assertEquals(UctStatus.OK, ep.activeMessageShort(1, 0x5151515151515151L, at, 0));
+            List<Long> seen = new java.util.ArrayList<>();
+            long[] firstAfter = new long[1];
+            UctEventHandler replying = new UctEventHandler() {
+                @Override
+                public void completed(long token, int status, long value) {
+                }
+
+                @Override
+                public void activeMessage(long iface, int id, org.agrona.DirectBuffer data, int offset, int length) {
+                    long v = data.getLong(offset);
+                    seen.add(v);
+                    if (id == 1) {
+                        for (int i = 0; i < replies; i++) {
+                            assertEquals(UctStatus.OK, ep.activeMessageShort(2, i, at, 0));
+                        }
+                        firstAfter[0] = data.getLong(offset); // its own message, after the buffer moved
+                    }
+                }
+
+                @Override
+                public void ready(long token) {
+                }
+
+                @Override
+                public void endpointFailed(long endpoint, int status) {
+                }
+            };
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            int drained = 0;
+            while (seen.isEmpty()) {
+                assertTrue(System.nanoTime() < deadline, "the first message never came");
+                w.progress();
+                drained += w.drain(replying);
+            }
+            assertEquals(1 + replies, drained, "every message that came while the handler sent");
+            assertEquals(0x5151515151515151L, seen.get(0));
+            assertEquals(0x5151515151515151L, firstAfter[0], "the handler's view after the buffer grew");
+            for (int i = 0; i < replies; i++) {
+                assertEquals(i, seen.get(1 + i), "reply " + i);
+            }
+        }
+    }
+
     /** An Error too (a handler out of memory): the other peers' events in the batch are still reported. */
     @Test
     void aHandlerThatFailsWithAnErrorDoesNotCostTheEventsBehindIt() {
