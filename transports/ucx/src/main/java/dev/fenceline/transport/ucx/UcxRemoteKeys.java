@@ -3,7 +3,7 @@ package dev.fenceline.transport.ucx;
 import dev.fenceline.Access;
 import dev.fenceline.FencelineException;
 import dev.fenceline.RemoteKey;
-import java.util.IdentityHashMap;
+import java.util.HashMap;
 import java.util.Map;
 
 /**
@@ -17,8 +17,12 @@ final class UcxRemoteKeys {
     private static final int MAX_KEYS = 4096;
 
     private final UcxAgent agent;
-    /** Keys this worker used, with their parts unpacked per iface. */
-    private final Map<RemoteKey, KeyEntry> keys = new IdentityHashMap<>();
+    /**
+     * Keys this worker used, with their parts unpacked per iface: by value, so that one key
+     * unpacked from its bytes again and again (a service that receives it with each request) is one
+     * entry, one UCT key and one mapping, not one per copy.
+     */
+    private final Map<RemoteKey, KeyEntry> keys = new HashMap<>();
 
     /** A key's ucx part and its UCT keys, unpacked per iface as lanes need them. */
     private static final class KeyEntry {
@@ -81,6 +85,9 @@ final class UcxRemoteKeys {
                     publish(op.key, e, e.unpacked[i], ch.peer);
                 }
             }
+        } else if (e.published && e.unpacked[i] != null && op.key.transportCache() == null && checked
+                && a.has(UctIfaceAttributes.MD_RKEY_PTR)) {
+            publish(op.key, e, e.unpacked[i], ch.peer); // another copy of a key already mapped: the same mapping
         }
         return e.unpacked[i];
     }

@@ -96,6 +96,29 @@ class UcxFastPathTest {
     }
 
     /**
+     * One key unpacked from its bytes again and again (a service that receives it with each
+     * request): every copy goes directly once mapped, past the number of distinct keys the agent
+     * keeps, since the copies are one key to it (one entry, one UCT key, one mapping).
+     */
+    @Test
+    void copiesOfOneKeyShareItsMapping() throws Exception {
+        MemoryRegion r = b.allocate(1 << 16);
+        byte[] bytes = r.remoteKey().toBytes();
+        Endpoint ep = await(a.connect(b.address()));
+        int copies = 5000; // more than the 4,096 keys the agent keeps
+        long before = a.statistics().direct();
+        for (int i = 0; i < copies; i++) {
+            RemoteKey k = a.unpackRemoteKey(bytes);
+            ByteBuffer v = ByteBuffer.allocate(8).order(ByteOrder.nativeOrder()).putLong(0, i);
+            await(ep.put(v.duplicate(), r.address(), k)); // the agent's: it publishes the mapping to this copy
+            await(ep.put(v.duplicate(), r.address() + 8, k));
+        }
+        long direct = a.statistics().direct() - before;
+        assertTrue(direct >= copies, "went directly: " + direct + " of " + 2 * copies + " (" + a.statistics() + ")");
+        assertEquals(copies - 1, r.buffer().order(ByteOrder.nativeOrder()).getLong(8));
+    }
+
+    /**
      * My region's id, slot and range with the victim's UCT key, which maps the victim's segment: my
      * range does not lie in that mapping, so the iface never uses the key and the target applies the
      * put to the region the key's id names (mine, as my own key would); had my range landed in
