@@ -60,6 +60,11 @@ final class UcxAcceptor {
                     e.getMessage());
             return;
         }
+        if (m.lanes().isEmpty()) {
+            // A dial always asks for a lane; one for none would only make this worker hold channels.
+            LOG.warn("ucx {}: a CONNECT from {} asks for no lane, dropped", workerName, m.worker());
+            return;
+        }
         UcxPeer peer;
         boolean stranger = peers.known(m.worker()) == null;
         try {
@@ -91,6 +96,11 @@ final class UcxAcceptor {
                 throw new FencelineException("ucx: worker '" + workerName + "' holds " + peer.incoming + " lanes of "
                         + peer + ", and " + UcxSettings.SECTION + ".max-lanes-per-peer = "
                         + settings.maxLanesPerPeer());
+            }
+            if (peers.replyChannels() > settings.maxIncomingChannels()) { // those it made are failed below
+                throw new FencelineException("ucx: worker '" + workerName + "' holds " + peers.replyChannels()
+                        + " channels of its peers with this connect's, and " + UcxSettings.SECTION
+                        + ".max-incoming-channels = " + settings.maxIncomingChannels());
             }
             if (target.incoming() + m.lanes().size() > settings.maxIncomingLanes()) {
                 throw new FencelineException("ucx: worker '" + workerName + "' holds " + target.incoming() + " lanes"

@@ -154,6 +154,11 @@ final class UcxPeers {
         }
     }
 
+    /** @return this worker's ends of the channels peers dialed, open now */
+    int replyChannels() {
+        return replies.size();
+    }
+
     /** @param p a peer whose channels all failed: no longer known */
     void remove(UcxPeer p) {
         peers.remove(p.id);

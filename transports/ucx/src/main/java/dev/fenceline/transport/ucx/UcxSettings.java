@@ -30,6 +30,7 @@ import java.util.TreeMap;
  * @param quarantine how long a closed region's memory and slot are kept
  * @param maxLanesPerPeer connection ids one peer may hold here
  * @param maxIncomingLanes connection ids all peers together may hold here
+ * @param maxIncomingChannels UCT endpoints all peers' connects together may make this worker hold
  * @param reconnect how a lane the endpoint gave up, but still wants, is reconnected
  * @param directOperations whether calling threads may post operations on a lane whose every
  *     operation is a software request (UCT's tcp), under the endpoint's grant
@@ -40,7 +41,7 @@ import java.util.TreeMap;
 record UcxSettings(List<String> tls, List<String> devices, boolean connectToEndpoint, int maxFragment, int queueDepth,
         Duration connectTimeout, Duration livenessInterval, String idleStrategy, Duration idleParkMin,
         Duration idleParkMax, int spinPasses, int maxRegistrations, Duration quarantine, int maxLanesPerPeer,
-        int maxIncomingLanes, ReconnectPolicy reconnect, boolean directOperations, Map<String, Map<String, String>> uct,
+        int maxIncomingLanes, int maxIncomingChannels, ReconnectPolicy reconnect, boolean directOperations, Map<String, Map<String, String>> uct,
         Set<String> keysRead) {
     static final String SECTION = "fenceline.transport.ucx";
 
@@ -67,6 +68,7 @@ record UcxSettings(List<String> tls, List<String> devices, boolean connectToEndp
         Duration quarantine = r.durationIn("registration-quarantine", Duration.ofMillis(1), Duration.ofMinutes(10));
         int lanes = r.intIn("max-lanes-per-peer", 1, 1 << 20);
         int incoming = r.intIn("max-incoming-lanes", 1, 1 << 22);
+        int incomingChannels = r.intIn("max-incoming-channels", 1, 1 << 20);
         Duration minBackoff = r.durationIn("reconnect.min-backoff", Duration.ofMillis(1), Duration.ofMinutes(10));
         Duration maxBackoff = r.durationIn("reconnect.max-backoff", minBackoff, Duration.ofMinutes(10));
         Duration giveUp = r.durationIn("reconnect.give-up-after", Duration.ofSeconds(1), Duration.ofDays(7));
@@ -74,7 +76,7 @@ record UcxSettings(List<String> tls, List<String> devices, boolean connectToEndp
         boolean directOperations = r.bool("direct-operations");
         Map<String, Map<String, String>> uct = uct(r);
         return new UcxSettings(tls, devices, toEndpoint, maxFragment, queueDepth, connect, liveness, idle, parkMin,
-                parkMax, spins, registrations, quarantine, lanes, incoming, new ReconnectPolicy(minBackoff, maxBackoff, giveUp, stable),
+                parkMax, spins, registrations, quarantine, lanes, incoming, incomingChannels, new ReconnectPolicy(minBackoff, maxBackoff, giveUp, stable),
                 directOperations, uct, r.keysRead());
     }
 

@@ -78,6 +78,42 @@ class UcxIncomingLimitsTest {
         }
     }
 
+    /**
+     * Channels outlive their lanes (a peer's later connects use them again), so lanes alone do not
+     * bound what connects make this worker hold: past max-incoming-channels a connect is refused,
+     * and the endpoints already there are served.
+     */
+    @Test
+    void connectsPastTheWorkersIncomingChannelBoundAreRefusedAndTheOthersServed() throws Exception {
+        try (Fenceline f = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [ucx]\n"
+                + "fenceline.transport.ucx { tls = [posix], max-incoming-channels = 1 }\n"
+                + "fenceline.transport.ucx.reconnect.give-up-after = 1s"))) {
+            Worker target = await(f.newWorker("target"));
+            MemoryRegion r = target.allocate(64);
+            Worker first = await(f.newWorker("first"));
+            Endpoint held = await(first.connect(target.address()));
+            Worker second = await(f.newWorker("second"));
+            Throwable refused = assertThrows(ExecutionException.class, () -> await(second.connect(target.address())))
+                    .getCause();
+            assertTrue(String.valueOf(refused.getMessage()).contains("max-incoming-channels = 1"), refused.toString());
+            put(first, held, r, 1);
+            held.close();
+            await(first.close()); // it leaves: the target lets go of its channel
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            Endpoint later = null;
+            while (later == null) {
+                try {
+                    later = await(second.connect(target.address()));
+                } catch (ExecutionException stillFull) {
+                    assertTrue(System.nanoTime() < deadline, "the channel of the worker that left was never given"
+                            + " back: " + stillFull.getCause());
+                    Thread.sleep(20);
+                }
+            }
+            put(second, later, r, 2);
+        }
+    }
+
     private static void put(Worker from, Endpoint ep, MemoryRegion r, long value) throws Exception {
         RemoteKey k = from.unpackRemoteKey(r.remoteKey().toBytes());
         await(ep.put(ByteBuffer.allocate(8).order(ByteOrder.nativeOrder()).putLong(0, value), r.address(), k));

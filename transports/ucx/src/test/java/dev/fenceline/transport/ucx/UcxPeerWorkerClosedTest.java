@@ -283,8 +283,16 @@ class UcxPeerWorkerClosedTest {
             Forgery g = Forgery.open(f);
             Worker b = await(f.newWorker("b"));
             dev.fenceline.MemoryRegion r = b.allocate(4096);
+            UcxLane aLane = UcxLane.byId(g.ac().lanes().get(0).connectionId());
+            assertTrue(aLane != null, "a's UCT lane to c is live");
+            UcxWiring atA = wiring(aLane);
+            java.util.concurrent.atomic.AtomicReference<UcxPeer> claimed = new java.util.concurrent.atomic.AtomicReference<>();
+            g.a().setActiveMessageHandler(2, (h, p) -> claimed.set(atA.peerOf(b.address().workerId()))); // a's agent
             g.send(new UcxWireup.Connect(79, b.address().workerId(), g.c().address().transportAddress("ucx"),
-                    List.of(new UcxWireup.Channel(0x5EED, 0, 0, UcxWireup.Mode.IFACE, new byte[0])), List.of()));
+                    List.of(new UcxWireup.Channel(0x5EED, 0, 0, UcxWireup.Mode.IFACE, new byte[0])),
+                    List.of(new UcxWireup.Lane(0x5EED_0001L, 0))));
+            await(g.ca().sendActiveMessage(2, null, null));
+            assertTrue(claimed.get() != null, "a took the claim: it knows a worker of b's id, at c's address");
             Endpoint ab = await(g.a().connect(b.address()));
             dev.fenceline.RemoteKey k = g.a().unpackRemoteKey(r.remoteKey().toBytes());
             java.nio.ByteBuffer v = java.nio.ByteBuffer.allocate(8).order(java.nio.ByteOrder.nativeOrder());
@@ -292,6 +300,31 @@ class UcxPeerWorkerClosedTest {
             await(ab.put(v, r.address(), k));
             assertTrue(r.buffer().order(java.nio.ByteOrder.nativeOrder()).getLong(0) == 42, "the put reached b");
             await(g.ca().sendActiveMessage(1, null, null)); // c's own lane to a still serves
+        }
+    }
+
+    /** A CONNECT that asks for no lane would only make the target hold channels: it is dropped. */
+    @Test
+    void aConnectForNoLaneLeavesNothingBehind() throws Exception {
+        try (Fenceline f = posix()) {
+            Forgery g = Forgery.open(f);
+            UcxLane aLane = UcxLane.byId(g.ac().lanes().get(0).connectionId());
+            assertTrue(aLane != null, "a's UCT lane to c is live");
+            UcxWiring atA = wiring(aLane);
+            UUID stranger = UUID.randomUUID();
+            java.util.concurrent.atomic.AtomicReference<Object> known = new java.util.concurrent.atomic.AtomicReference<>();
+            java.util.concurrent.atomic.AtomicInteger peersAtA = new java.util.concurrent.atomic.AtomicInteger(-1);
+            g.a().setActiveMessageHandler(2, (h, p) -> { // a's agent thread
+                known.set(String.valueOf(atA.peerOf(stranger)));
+                peersAtA.set(atA.allPeers().size());
+            });
+            await(g.ca().sendActiveMessage(2, null, null));
+            int before = peersAtA.get();
+            g.send(new UcxWireup.Connect(80, stranger, g.c().address().transportAddress("ucx"),
+                    List.of(new UcxWireup.Channel(0x5EEE, 0, 0, UcxWireup.Mode.IFACE, new byte[0])), List.of()));
+            await(g.ca().sendActiveMessage(2, null, null));
+            assertTrue(known.get().equals("null"), "a knows the stranger: " + known.get());
+            assertTrue(peersAtA.get() == before, "peers at a: " + peersAtA.get() + ", before " + before);
         }
     }
 
