@@ -90,6 +90,15 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
             LOG.warn("tcp {}: closing connection from {}: {}", transport.workerName(), c.channel().remoteAddress(),
                     e.getMessage());
             closeNow();
+        } catch (RuntimeException | Error e) {
+            // Also where a held frame is applied from an event-loop task (after an active message's
+            // handler), where Netty would only log it and the connection would wait, unread, for good.
+            LOG.warn("tcp {}: closing connection from {}: applying a frame failed: {}", transport.workerName(),
+                    c.channel().remoteAddress(), e.toString(), e);
+            closeNow();
+            if (e instanceof Error fatal) {
+                throw fatal;
+            }
         } finally {
             current = null;
             frame.release();
