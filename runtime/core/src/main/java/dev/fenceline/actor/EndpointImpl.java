@@ -376,8 +376,8 @@ final class EndpointImpl implements Endpoint {
         if (ended != null) {
             // An implicit operation before it that may have been applied, failed with the end, is
             // what it reports: the end alone would say that none was applied.
-            return CompletableFuture.failedFuture(channel.implicit().endOfFlush(channel.submissions().submitted() + 1,
-                    ended));
+            return CompletableFuture.failedFuture(channel.implicit().endOfFlushSeen(
+                    channel.submissions().submitted() + 1, ended));
         }
         return submitVoid(Request.flush(epoch()));
     }

@@ -78,4 +78,24 @@ final class ImplicitErrors {
         FencelineException first = take(before);
         return first instanceof OutcomeUnknownException ? first : end;
     }
+
+    /**
+     * The same for a flush failed on a caller's thread: nothing is taken, since a flush the actor
+     * holds still reports its own (taken here, it would succeed).
+     *
+     * @param before the flush's submission number (exclusive bound)
+     * @param end the endpoint's end
+     * @return the first implicit operation before it that may have been applied, else the end
+     */
+    FencelineException endOfFlushSeen(long before, FencelineException end) {
+        ConcurrentSkipListMap<Long, FencelineException> m = errors;
+        if (m != null) {
+            for (FencelineException e : m.headMap(before).values()) {
+                if (unknown(e)) {
+                    return e;
+                }
+            }
+        }
+        return end;
+    }
 }

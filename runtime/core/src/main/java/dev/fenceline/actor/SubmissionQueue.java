@@ -68,7 +68,7 @@ final class SubmissionQueue {
             // nothing submitted can hang. Each request is polled by exactly one thread.
             Request left;
             while ((left = queue.poll()) != null) {
-                left.fail(left.kind == Request.Kind.FLUSH && implicit != null ? implicit.endOfFlush(
+                left.fail(left.kind == Request.Kind.FLUSH && implicit != null ? implicit.endOfFlushSeen(
                         left.submissionNumber, t) : t);
             }
             return;

@@ -629,6 +629,26 @@ class EndpointActorTest {
         assertFalse(after instanceof OutcomeUnknownException, String.valueOf(after));
     }
 
+    /**
+     * A flush refused on the caller's thread (the endpoint is closing) takes no error from one the
+     * actor holds: that one still reports the implicit operation before it that failed.
+     */
+    @Test
+    void aFlushRefusedWhileClosingLeavesTheErrorsToTheFlushTheActorHolds() {
+        RecordingLane l0 = shortLane();
+        BehaviorTestKit<EndpointProtocol.Command> kit = spawn("endpoint", l0);
+        facade.putImplicit(ByteBuffer.allocate(8), key.baseAddress(), key);
+        CompletableFuture<Void> f1 = facade.flush().toCompletableFuture();
+        settle(kit);
+        kit.run(new LaneProtocol.OpFailed(0, l0.id, l0.ops.get(0).token(),
+                new RemoteAccessException(RemoteAccessException.Reason.UNKNOWN_KEY, "key 002a.. unknown")));
+        channel.markClosing(); // as close() does first
+        assertTrue(facade.flush().toCompletableFuture().isCompletedExceptionally(), "refused: closing");
+        kit.run(new LaneProtocol.LaneFlushed(0, l0.id, l0.flushTokens.get(l0.flushTokens.size() - 1)));
+        settle(kit);
+        assertInstanceOf(RemoteAccessException.class, failure(f1), "the put's failure, reported by its flush");
+    }
+
     @Test
     void aFlushIssuedAfterTheEndReportsAnImplicitOperationThatMayHaveApplied() {
         RecordingLane l0 = shortLane();
