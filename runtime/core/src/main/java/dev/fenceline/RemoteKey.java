@@ -317,7 +317,8 @@ public final class RemoteKey {
 
     @Override
     public int hashCode() {
-        return Long.hashCode(keyId);
+        // Not the id alone: keys a peer made up with one id and other ranges would share a bucket.
+        return (Long.hashCode(keyId) * 31 + Long.hashCode(baseAddress)) * 31 + Long.hashCode(length);
     }
 
     /** Names the region but never prints the key in full. */
