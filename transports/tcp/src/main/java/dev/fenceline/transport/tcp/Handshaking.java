@@ -11,6 +11,10 @@ import java.util.LinkedHashSet;
  * the newer ones push it out, while a real peer's handshake takes milliseconds. Any thread.
  */
 final class Handshaking {
+    /** Set, under this object's lock, on a connection pushed out: it must not be welcomed after. */
+    private static final io.netty.util.AttributeKey<Boolean> PUSHED_OUT =
+            io.netty.util.AttributeKey.valueOf(Handshaking.class, "pushedOut");
+
     private final int most;
     private final LinkedHashSet<Channel> waiting = new LinkedHashSet<>();
 
@@ -29,15 +33,28 @@ final class Handshaking {
         if (waiting.size() <= most) {
             return null;
         }
+        return oldest();
+    }
+
+    /** @return the connection that has handshaken longest, no longer counted here, or null if none */
+    synchronized Channel oldest() {
         Iterator<Channel> oldest = waiting.iterator();
+        if (!oldest.hasNext()) {
+            return null;
+        }
         Channel out = oldest.next();
         oldest.remove();
+        out.attr(PUSHED_OUT).set(Boolean.TRUE);
         return out;
     }
 
-    /** @param ch a connection that authenticated, or closed */
-    synchronized void done(Channel ch) {
+    /**
+     * @param ch a connection that authenticated, or closed
+     * @return false if it was pushed out (it is being closed): it must not be welcomed
+     */
+    synchronized boolean done(Channel ch) {
         waiting.remove(ch);
+        return !Boolean.TRUE.equals(ch.attr(PUSHED_OUT).get());
     }
 
     /** @return the connections handshaking now */

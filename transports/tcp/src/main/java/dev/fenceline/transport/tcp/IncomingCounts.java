@@ -54,6 +54,17 @@ final class IncomingCounts {
         return new Refusal(all - 1, mine[0] - 1);
     }
 
+    /**
+     * Counts a connection from {@code from} over the limit in all: one still handshaking was closed to
+     * make room, and is counted off when its close completes.
+     *
+     * @param from its source address
+     */
+    void admitInPlaceOfAnother(InetAddress from) {
+        total.incrementAndGet();
+        byAddress.merge(from, 1, Integer::sum);
+    }
+
     /** A counted connection from {@code from} closed (or was refused after all). */
     void closed(InetAddress from) {
         total.decrementAndGet();

@@ -272,8 +272,11 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
         peerWorker = handshake.peer();
         peerProof = TlsContexts.proof(ctx.channel());
         identity = (peerProof.isEmpty() ? "" : peerProof + ", ") + "worker " + peerWorker;
+        if (!transport.authenticated(ctx.channel())) {
+            closeNow(); // pushed out for a newer connection while it handshook: it is being closed
+            return;
+        }
         state = State.READY;
-        transport.authenticated(ctx.channel());
         FrameSplitter frames = ctx.pipeline().get(FrameSplitter.class);
         if (frames != null) {
             frames.authenticated();

@@ -159,6 +159,7 @@ final class TcpTransport implements Transport, RailActor.Connector {
 
     private final java.util.concurrent.atomic.AtomicLong refused = new java.util.concurrent.atomic.AtomicLong();
     private final java.util.concurrent.atomic.AtomicLong pushedOut = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong pushOutLogged = new java.util.concurrent.atomic.AtomicLong();
     private final java.util.concurrent.atomic.AtomicLong refusalLogged = new java.util.concurrent.atomic.AtomicLong();
 
     /**
@@ -169,8 +170,19 @@ final class TcpTransport implements Transport, RailActor.Connector {
         InetAddress from = ch.remoteAddress() instanceof InetSocketAddress a ? a.getAddress()
                 : InetAddress.getLoopbackAddress();
         IncomingCounts.Refusal no = incoming.admit(from);
+        TcpSettings.Limits limits = settings.limits();
+        if (no != null && no.inAll() >= limits.connections() && no.fromAddress() < limits.connectionsPerAddress()) {
+            // Full in all: a connection still handshaking gives way to this one, or connections that
+            // never authenticate (up to pre-auth-connections of them) would keep every peer out.
+            Channel oldest = handshaking.oldest();
+            if (oldest != null) {
+                pushOut(oldest);
+                incoming.admitInPlaceOfAnother(from);
+                no = null;
+            }
+        }
         if (no != null) {
-            TcpSettings.Limits l = settings.limits();
+            TcpSettings.Limits l = limits;
             long n = refused.incrementAndGet();
             long now = System.nanoTime();
             long last = refusalLogged.get();
@@ -187,27 +199,32 @@ final class TcpTransport implements Transport, RailActor.Connector {
         });
         Channel oldest = handshaking.admit(ch);
         if (oldest != null) {
-            long n = pushedOut.incrementAndGet();
-            long now = System.nanoTime();
-            long last = refusalLogged.get();
-            if (now - last > settings.limits().refusalLogInterval().toNanos() && refusalLogged.compareAndSet(last, now)) {
-                LOG.warn("tcp {}: closed the connection from {} that handshook longest: {} connections handshaking"
-                        + " (limit pre-auth-connections = {}); {} closed so far", context.workerName(),
-                        oldest.remoteAddress(), settings.limits().preAuthConnections() + 1,
-                        settings.limits().preAuthConnections(), n);
-            }
-            oldest.close();
+            pushOut(oldest);
         }
         return true;
+    }
+
+    /** Closes a connection still handshaking to make room for a newer one (a warning at most once per interval). */
+    private void pushOut(Channel oldest) {
+        long n = pushedOut.incrementAndGet();
+        long now = System.nanoTime();
+        long last = pushOutLogged.get();
+        if (now - last > settings.limits().refusalLogInterval().toNanos() && pushOutLogged.compareAndSet(last, now)) {
+            LOG.warn("tcp {}: closed the connection from {} that had handshaken longest, for a newer one (limits:"
+                    + " pre-auth-connections = {}, connections = {}); {} closed so far", context.workerName(),
+                    oldest.remoteAddress(), settings.limits().preAuthConnections(), settings.limits().connections(), n);
+        }
+        oldest.close();
     }
 
     /**
      * A connection's peer authenticated: it no longer counts among those handshaking.
      *
      * @param ch the connection
+     * @return false if it was pushed out meanwhile (it is being closed): it must not be welcomed
      */
-    void authenticated(Channel ch) {
-        handshaking.done(ch);
+    boolean authenticated(Channel ch) {
+        return handshaking.done(ch);
     }
 
     /** @return connections closed because newer ones were handshaking (tests) */

@@ -155,7 +155,7 @@ final class TlsContexts {
     private static void checkCertificateFile(Path file) throws IOException, GeneralSecurityException {
         // Its first CERTIFICATE block only: the file may hold other blocks (the key, say), which the
         // engine reads where it is told to, and the JDK's parser would refuse.
-        String text = Files.readString(file, java.nio.charset.StandardCharsets.US_ASCII);
+        String text = Files.readString(file, java.nio.charset.StandardCharsets.ISO_8859_1); // any byte
         String begin = "-----BEGIN CERTIFICATE-----";
         int from = text.indexOf(begin);
         int to = from < 0 ? -1 : text.indexOf("-----END CERTIFICATE-----", from);

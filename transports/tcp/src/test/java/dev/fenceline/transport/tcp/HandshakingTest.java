@@ -1,8 +1,10 @@
 package dev.fenceline.transport.tcp;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.channel.Channel;
 import io.netty.channel.embedded.EmbeddedChannel;
@@ -20,11 +22,13 @@ class HandshakingTest {
         assertNull(h.admit(a));
         assertNull(h.admit(b));
         assertSame(a, h.admit(c), "the oldest goes");
-        h.done(b); // authenticated
+        assertTrue(h.done(b), "authenticated while still counted");
         assertNull(h.admit(d), "room again");
         assertSame(c, h.admit(new EmbeddedChannel()), "the oldest still waiting");
         assertEquals(2, h.size());
-        h.done(a); // closed after it was pushed out: nothing changes
+        assertFalse(h.done(a), "pushed out: it must not be welcomed");
         assertEquals(2, h.size());
+        assertSame(d, h.oldest(), "full in all: the oldest gives way");
+        assertEquals(1, h.size());
     }
 }

@@ -132,8 +132,7 @@ class TcpHostilePeersTest {
                 c.configureBlocking(false);
                 half.add(c);
             }
-            Thread.sleep(300);
-            int held = open(half);
+            int held = settledAt(half, 1024);
             Memory during = Memory.now();
             wellBehavedWorkload();
             System.out.printf("TcpHostilePeersTest: 2,000 half-open connections from one address: %d held (limit"
@@ -161,13 +160,16 @@ class TcpHostilePeersTest {
      * pre-auth-connections of them, newer ones pushing the oldest out, and a real peer still
      * connects and works meanwhile.
      */
-    @Test
-    void connectionsThatNeverAuthenticateCannotTakeEverySlot() throws Exception {
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.CsvSource({"64, 16", "16, 16"}) // 16 of 16: a new one pushes one out
+    void connectionsThatNeverAuthenticateCannotTakeEverySlot(int connections, int preAuth) throws Exception {
         targetSide.close();
         targetSide = Fenceline.create(ConfigFactory.parseString("""
                 fenceline.transport.tcp.connect-timeout = 20s
-                fenceline.transport.tcp.limits { connections = 64, connections-per-address = 64, pre-auth-connections = 16 }
-                """).withFallback(TcpConfigs.loopback("127.0.0.1:0")));
+                fenceline.transport.tcp.limits { connections = %d, connections-per-address = %d }
+                """.formatted(connections, connections)).withFallback(TcpConfigs.loopback("127.0.0.1:0"))
+                .withFallback(ConfigFactory.parseString(connections > preAuth
+                        ? "fenceline.transport.tcp.limits.pre-auth-connections = " + preAuth : "")));
         target = await(targetSide.newWorker("target"));
         listening = TcpAddress.decode(target.address().transportAddress("tcp")).get(0);
         List<SocketChannel> half = new ArrayList<>();
@@ -181,15 +183,30 @@ class TcpHostilePeersTest {
                 c.configureBlocking(false);
                 half.add(c);
             }
-            Thread.sleep(300);
-            int held = open(half);
-            assertTrue(held <= 16, "held while handshaking: " + held + " (pre-auth-connections = 16)");
-            wellBehavedWorkload(); // its two connections fit: 64 slots, at most 16 taken
+            int held = settledAt(half, preAuth);
+            assertTrue(held <= preAuth, "held while handshaking: " + held + " (pre-auth-connections = " + preAuth
+                    + ")");
+            wellBehavedWorkload(); // its connection fits, or pushes out one that never authenticated
         } finally {
             for (SocketChannel c : half) {
                 c.close();
             }
         }
+    }
+
+    /**
+     * Waits, up to a second and a half (the handshake timeout, 2 s, closes them all after), until the
+     * target has gone through the connections: at most {@code bound} of them are open.
+     *
+     * @return how many of them it has not closed
+     */
+    private static int settledAt(List<SocketChannel> connections, int bound) throws Exception {
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1500);
+        int open;
+        while ((open = open(connections)) > bound && System.nanoTime() < until) {
+            Thread.sleep(20);
+        }
+        return open;
     }
 
     /** @return how many of the connections the target has not closed */
