@@ -106,6 +106,8 @@ final class UcxTransport implements Transport, UcxTransportActor.Backend {
                 if (made != null) {
                     made.close(); // stops the key table's heartbeat before the worker frees the table's memory
                 }
+            } catch (RuntimeException closing) {
+                e.addSuppressed(closing); // the start's failure is the one to report
             } finally {
                 worker.close();
             }
