@@ -816,9 +816,15 @@ long flu_iface_address(flu_iface_t *i, uint8_t *buf, long cap) {
 }
 
 /* Checks the framing of a peer's address; 0 and the parts if it holds. */
-static int split_address(flu_iface_t *i, const uint8_t *addr, long len, const uint8_t **dev,
+/*
+ * Splits a peer's framed UCT address. The device address is copied into dev_copy (FLU_MAX_ADDRESS
+ * bytes, zeroed by the caller): its length may differ from the iface's own (tcp's holds an IPv4 or an
+ * IPv6 address), and UCT reads as many bytes as the peer's own bytes claim, which must stay in
+ * memory of ours, not run past what the peer sent.
+ */
+static int split_address(flu_iface_t *i, const uint8_t *addr, long len, uint8_t *dev_copy, const uint8_t **dev,
                          const uint8_t **iface) {
-    if (len < 4) {
+    if (len < 4 || i->attr.device_addr_len > FLU_MAX_ADDRESS) {
         return -1;
     }
     size_t dl = addr[0] | (size_t)addr[1] << 8;
@@ -829,15 +835,17 @@ static int split_address(flu_iface_t *i, const uint8_t *addr, long len, const ui
     if (dl > FLU_MAX_ADDRESS || il != i->attr.iface_addr_len || (long)(4 + dl + il) != len) {
         return -1;
     }
-    *dev = addr + 4;
+    memcpy(dev_copy, addr + 4, dl);
+    *dev = dev_copy;
     *iface = addr + 4 + dl;
     return 0;
 }
 
 int flu_iface_reachable(flu_iface_t *i, const uint8_t *addr, long len) {
+    uint8_t dev_copy[FLU_MAX_ADDRESS] = {0};
     const uint8_t *dev;
     const uint8_t *iface;
-    if (split_address(i, addr, len, &dev, &iface) != 0) {
+    if (split_address(i, addr, len, dev_copy, &dev, &iface) != 0) {
         return 0;
     }
     return uct_iface_is_reachable(i->iface, (const uct_device_addr_t *)dev, (const uct_iface_addr_t *)iface);
@@ -864,13 +872,14 @@ int flu_iface_event_arm(flu_iface_t *i) {
 static flu_ep_t *adopt(flu_iface_t *i, flu_ep_t *e);
 
 flu_ep_t *flu_ep_create(flu_iface_t *i, const uint8_t *addr, long len) {
+    uint8_t dev_copy[FLU_MAX_ADDRESS] = {0};
     const uint8_t *dev;
     const uint8_t *iface;
     if (!(i->attr.cap.flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE)) {
         fail(i->w, UCS_ERR_UNSUPPORTED, "transport cannot connect to an interface%s%s", "", "");
         return NULL;
     }
-    if (split_address(i, addr, len, &dev, &iface) != 0) {
+    if (split_address(i, addr, len, dev_copy, &dev, &iface) != 0) {
         fail(i->w, UCS_ERR_INVALID_ADDR, "malformed UCT address (%s%s)", "framing", "");
         return NULL;
     }
@@ -941,10 +950,11 @@ long flu_ep_address(flu_ep_t *e, uint8_t *buf, long cap) {
 }
 
 int flu_ep_connect(flu_ep_t *e, const uint8_t *iface_addr, long iface_len, const uint8_t *ep_addr, long ep_len) {
+    uint8_t dev_copy[FLU_MAX_ADDRESS] = {0};
     const uint8_t *dev;
     const uint8_t *iface;
     flu_iface_t *i = e->iface;
-    if (split_address(i, iface_addr, iface_len, &dev, &iface) != 0 || ep_len != (long)i->attr.ep_addr_len) {
+    if (split_address(i, iface_addr, iface_len, dev_copy, &dev, &iface) != 0 || ep_len != (long)i->attr.ep_addr_len) {
         return fail(i->w, UCS_ERR_INVALID_ADDR, "malformed UCT address (%s%s)", "endpoint framing", "");
     }
     ucs_status_t s = uct_ep_connect_to_ep(e->ep, (const uct_device_addr_t *)dev, (const uct_ep_addr_t *)ep_addr);
