@@ -5,30 +5,18 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.typesafe.config.ConfigFactory;
 import dev.fenceline.AtomicOp;
 import dev.fenceline.ConfigurationException;
-import dev.fenceline.EndpointFailedException;
 import dev.fenceline.LaneType;
-import dev.fenceline.OutcomeUnknownException;
 import dev.fenceline.RemoteAccessException;
-import dev.fenceline.RemoteKey;
-import dev.fenceline.WorkerAddress;
-import dev.fenceline.internal.FencelineSettings;
-import dev.fenceline.spi.LaneConnection;
 import dev.fenceline.spi.RecordingLane;
-import dev.fenceline.spi.LaneListener;
 import dev.fenceline.spi.PostStatus;
 import dev.fenceline.spi.TransportOp;
 import java.nio.ByteBuffer;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicLong;
 import org.apache.pekko.actor.testkit.typed.javadsl.BehaviorTestKit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -39,44 +27,11 @@ import java.util.concurrent.TimeUnit;
  * recording lanes, so every transport call the fence engine makes is visible and ordered.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-class EndpointActorTest {
-    private final UUID peerId = UUID.randomUUID();
-    private final WorkerAddress peer = new WorkerAddress(peerId, "peer", Map.of("recording", new byte[0]));
-    private final RemoteKey key = new RemoteKey(peerId, 42, 0x10000, 1 << 24, java.util.Map.of());
-    private final AtomicLong workerEpoch = new AtomicLong();
-    private final EndpointChannel channel = new EndpointChannel("test", peer);
-    private final EndpointImpl facade = new EndpointImpl(channel, workerEpoch, null, Duration.ofSeconds(1));
-
-    private BehaviorTestKit<EndpointProtocol.Command> spawn(String mode, LaneConnection... lanes) {
-        return spawn(mode, "failover", lanes);
-    }
-
-    private BehaviorTestKit<EndpointProtocol.Command> spawn(String mode, String errorMode, LaneConnection... lanes) {
-        FencelineSettings s = FencelineSettings.fromConfig(ConfigFactory.parseString("fenceline.fence.mode = " + mode
-                + "\nfenceline.endpoint.error-mode = " + errorMode).withFallback(ConfigFactory.defaultReference())
-                .resolve());
-        return BehaviorTestKit.create(EndpointActor.createConnected(s, channel, facade, List.of(lanes)));
-    }
-
+class EndpointActorTest extends EndpointActorFixture {
     /** An 8-byte put (short: lane 0) and a 64 KiB put (bulk: lane 1), both not awaited. */
     private void workOnBothLanes() {
         facade.put(ByteBuffer.allocate(8), key.baseAddress(), key);
         facade.put(ByteBuffer.allocate(1 << 16), key.baseAddress(), key);
-    }
-
-    /** Runs every message the actor sent itself (drains, fence completions) until none is left. */
-    private static void settle(BehaviorTestKit<EndpointProtocol.Command> kit) {
-        while (kit.selfInbox().hasMessages()) {
-            kit.runOne();
-        }
-    }
-
-    private static RecordingLane shortLane() {
-        return new RecordingLane(1, Set.of(LaneType.AM, LaneType.RMA, LaneType.AMO));
-    }
-
-    private static RecordingLane bulkLane() {
-        return new RecordingLane(2, Set.of(LaneType.RMA_BW));
     }
 
     /**
@@ -155,57 +110,6 @@ class EndpointActorTest {
         long at = io.netty.util.internal.PlatformDependent.directBufferAddress(a) + a.position();
         long base = io.netty.util.internal.PlatformDependent.directBufferAddress(region);
         return at >= base && at - base <= region.capacity() - a.remaining();
-    }
-
-    /**
-     * A put of four fragments: the first applied, the other three refused by the target as not
-     * applied (its peer refused, say). The put was partly applied: it fails as unknown, never with
-     * the refusals' "not applied".
-     */
-    @Test
-    void aPutWithAFragmentAppliedAndTheRestRefusedFailsAsUnknown() {
-        RecordingLane l0 = shortLane();
-        RecordingLane l1 = bulkLane();
-        BehaviorTestKit<EndpointProtocol.Command> kit = spawn("endpoint", l0, l1);
-        CompletableFuture<Void> big = facade.put(ByteBuffer.allocate(4 << 16), key.baseAddress(), key)
-                .toCompletableFuture();
-        settle(kit);
-        assertEquals(4, l1.ops.size(), "four 64 KiB fragments");
-        kit.run(new LaneProtocol.OpCompleted(1, l1.id, l1.ops.get(0).token(), 0));
-        refuse(kit, l1, 1, 4);
-        Throwable partly = failure(big);
-        assertInstanceOf(OutcomeUnknownException.class, partly);
-        assertTrue(partly.getMessage().contains("was partly applied"), partly.getMessage());
-
-        CompletableFuture<Void> whole = facade.put(ByteBuffer.allocate(4 << 16), key.baseAddress(), key)
-                .toCompletableFuture(); // none of its fragments applied: the refusal stands
-        settle(kit);
-        refuse(kit, l1, 4, 8);
-        assertInstanceOf(EndpointFailedException.class, failure(whole));
-
-        CompletableFuture<Void> mixed = facade.put(ByteBuffer.allocate(2 << 16), key.baseAddress(), key)
-                .toCompletableFuture(); // one fragment refused first, the other's outcome unknown after
-        settle(kit);
-        refuse(kit, l1, 8, 9);
-        kit.run(new LaneProtocol.OpFailed(1, l1.id, l1.ops.get(9).token(),
-                new OutcomeUnknownException("the copy may have landed")));
-        settle(kit);
-        assertInstanceOf(OutcomeUnknownException.class, failure(mixed),
-                "an unknown fragment makes the request's outcome unknown, whichever error came first");
-    }
-
-    /** The target refuses lane 1's operations {@code from} to {@code to} (exclusive) as not applied. */
-    private static void refuse(BehaviorTestKit<EndpointProtocol.Command> kit, RecordingLane l1, int from, int to) {
-        for (int i = from; i < to; i++) {
-            kit.run(new LaneProtocol.OpFailed(1, l1.id, l1.ops.get(i).token(),
-                    new EndpointFailedException("refused, not applied")));
-        }
-        settle(kit);
-    }
-
-    private static Throwable failure(CompletableFuture<?> f) {
-        return org.junit.jupiter.api.Assertions.assertThrows(java.util.concurrent.ExecutionException.class,
-                () -> f.get(1, TimeUnit.SECONDS)).getCause();
     }
 
     @Test
@@ -322,81 +226,6 @@ class EndpointActorTest {
         kit.run(new LaneProtocol.OpCompleted(0, l0b.id, l0b.ops.get(0).token(), 0));
         assertTrue(before.isDone());
         assertFalse(after.isDone());
-    }
-
-    /**
-     * A replacement of the lane a weak fence rested on, during the strong fence after it: the
-     * request the weak fence had let through is restarted into the fence queue, below the restarted
-     * fence's epoch. A request issued after that fence, arriving as the fence completes, must not be
-     * posted before it: it would overtake work fenced before it.
-     */
-    @Test
-    void aRequestIssuedAfterARestartedFenceWaitsForWorkFencedBeforeItThatStillQueues() {
-        RecordingLane l0 = shortLane();
-        RecordingLane l1 = bulkLane();
-        BehaviorTestKit<EndpointProtocol.Command> kit = spawn("endpoint", l0, l1);
-        facade.put(ByteBuffer.allocate(8), key.baseAddress(), key); // P, epoch 0, lane 0
-        facade.fence();
-        facade.put(ByteBuffer.allocate(16), key.baseAddress(), key); // R, epoch 1: a weak fence on lane 0
-        facade.fence();
-        facade.put(ByteBuffer.allocate(1 << 16), key.baseAddress(), key); // B, epoch 2, lane 1: a strong fence
-        settle(kit);
-        assertEquals(List.of("PUT:8", "fence", "PUT:16", "flush"), l0.events);
-        RecordingLane l0b = new RecordingLane(3, l0.types);
-        kit.run(new LaneProtocol.LaneReplaced(0, l0.id, l0b));
-        settle(kit); // the replay, then the restarted fence
-        assertFalse(l0b.events.contains("PUT:16"), "R waits behind the restarted fence: " + l0b.events);
-        facade.put(ByteBuffer.allocate(24), key.baseAddress(), key); // Y, epoch 2, lane 0: not drained yet
-        kit.run(new LaneProtocol.LaneFlushed(0, l0b.id, l0b.flushTokens.get(l0b.flushTokens.size() - 1)));
-        kit.run(new LaneProtocol.LaneFlushed(1, l1.id, l1.flushTokens.get(l1.flushTokens.size() - 1)));
-        settle(kit);
-        assertTrue(l0b.events.contains("PUT:16"), "R was released: " + l0b.events);
-        assertTrue(l0b.events.indexOf("PUT:16") < l0b.events.indexOf("PUT:24") || !l0b.events.contains("PUT:24"),
-                "Y, fenced after R, went out before it: " + l0b.events);
-    }
-
-    /**
-     * A request restarted into the fence queue was judged against the lane it was to go out on; a
-     * copy of it may still apply late on the connection it was first sent on. If that lane is
-     * replaced again, by one of another exactly-once scope, before the request leaves the queue, it
-     * must be judged again: sent there, a late first copy would apply too and nobody would know.
-     */
-    @Test
-    void aRestartedRequestLeavingTheFenceQueueIsJudgedAgainstTheLaneItNowGoesOutOn() {
-        RecordingLane l0 = shortLane();
-        RecordingLane l1 = bulkLane();
-        BehaviorTestKit<EndpointProtocol.Command> kit = spawn("endpoint", l0, l1);
-        facade.put(ByteBuffer.allocate(8), key.baseAddress(), key); // P, epoch 0, lane 0
-        facade.fence();
-        CompletableFuture<Void> r = facade.put(ByteBuffer.allocate(16), key.baseAddress(), key)
-                .toCompletableFuture(); // R, epoch 1: a weak fence on lane 0
-        facade.fence();
-        CompletableFuture<Void> b = facade.put(ByteBuffer.allocate(1 << 16), key.baseAddress(), key)
-                .toCompletableFuture(); // B, epoch 2, lane 1: a strong fence
-        settle(kit);
-        RecordingLane l0b = new RecordingLane(3, l0.types);
-        kit.run(new LaneProtocol.LaneReplaced(0, l0.id, l0b)); // R's copy on l0 may still apply
-        settle(kit);
-        assertEquals(List.of("PUT:8", "flush"), l0b.events, "P restarted, R queued: " + l0b.events);
-        kit.run(new LaneProtocol.OpCompleted(0, l0b.id, l0b.ops.get(0).token(), 0)); // P is done
-        RecordingLane l0c = new RecordingLane(4, l0.types).scope("another window");
-        kit.run(new LaneProtocol.LaneReplaced(0, l0b.id, l0c));
-        settle(kit);
-        kit.run(new LaneProtocol.LaneFlushed(0, l0c.id, l0c.flushTokens.get(l0c.flushTokens.size() - 1)));
-        kit.run(new LaneProtocol.LaneFlushed(1, l1.id, l1.flushTokens.get(l1.flushTokens.size() - 1)));
-        settle(kit);
-        assertFalse(l0c.events.contains("PUT:16"), "R went out where its late first copy is not recognized: "
-                + l0c.events);
-        assertTrue(r.isCompletedExceptionally(), "R ends: " + r);
-        assertInstanceOf(OutcomeUnknownException.class, failure(r));
-        assertFalse(l1.events.contains("PUT:65536"), "B, fenced after R, went out: " + l1.events);
-        assertInstanceOf(EndpointFailedException.class, failure(b), "B was never sent");
-        assertFalse(failure(b) instanceof OutcomeUnknownException, "B was never sent: " + failure(b));
-        CompletableFuture<Void> later = facade.put(ByteBuffer.allocate(8), key.baseAddress(), key)
-                .toCompletableFuture();
-        settle(kit);
-        assertInstanceOf(EndpointFailedException.class, failure(later),
-                "the endpoint ended: the late copy could overtake anything fenced after it");
     }
 
     @Test
@@ -566,99 +395,6 @@ class EndpointActorTest {
         l0.answer = PostStatus.IN_PROGRESS;
         kit.run(new LaneProtocol.LaneReady(0, l0.id));
         assertEquals(List.of("busy", "PUT:1", "PUT:2"), l0.events);
-    }
-
-    /**
-     * A put whose first copy may have been applied (its lane stopped it, its answer lost) is sent
-     * again on a lane of another exactly-once scope (puts are idempotent), and the target refuses
-     * that copy. The refusal says nothing of the first copy: the put's outcome is unknown, not
-     * "not applied".
-     */
-    @Test
-    void aRefusedCopyOfAPutWhoseFirstCopyMayHaveAppliedIsAnUnknownOutcome() {
-        RecordingLane l0 = shortLane().scope("A").revocation(dev.fenceline.spi.Revocation.STOPPED);
-        RecordingLane l2 = new RecordingLane(5, Set.of(LaneType.AM, LaneType.RMA, LaneType.AMO)).scope("B");
-        BehaviorTestKit<EndpointProtocol.Command> kit = spawn("endpoint", l0, l2);
-        CompletableFuture<Void> put = facade.put(ByteBuffer.allocate(8), key.baseAddress(), key).toCompletableFuture();
-        settle(kit);
-        assertEquals(List.of("PUT:8"), l0.events);
-        kit.run(new LaneProtocol.LaneFailed(0, l0.id, new RuntimeException("link down")));
-        settle(kit);
-        assertEquals(List.of("PUT:8"), l2.events, "sent again on the other lane");
-        kit.run(new LaneProtocol.OpFailed(1, l2.id, l2.ops.get(0).token(),
-                new RemoteAccessException(RemoteAccessException.Reason.REGION_CLOSED, "region 002a closed")));
-        Throwable e = failure(put);
-        assertInstanceOf(OutcomeUnknownException.class, e, "the first copy may have been applied: " + e);
-        assertInstanceOf(RemoteAccessException.class, e.getCause(), "the target's refusal is kept as the cause");
-    }
-
-    /**
-     * The endpoint ends while a flush waits and an implicit put before it is in flight, a copy of
-     * which may still apply: the flush reports that put's unknown outcome, not the end alone (which
-     * would say that nothing before it was applied), since no later flush can report it.
-     */
-    @Test
-    void aFlushPendingWhenTheEndpointEndsReportsAnImplicitOperationThatMayHaveApplied() {
-        RecordingLane l0 = shortLane();
-        BehaviorTestKit<EndpointProtocol.Command> kit = spawn("endpoint", "peer", l0);
-        facade.putImplicit(ByteBuffer.allocate(8), key.baseAddress(), key);
-        CompletableFuture<Void> flush = facade.flush().toCompletableFuture();
-        settle(kit);
-        assertEquals(List.of("PUT:8", "flush"), l0.events);
-        kit.run(new LaneProtocol.LaneFailed(0, l0.id, new RuntimeException("link down")));
-        settle(kit);
-        Throwable e = failure(flush);
-        assertInstanceOf(OutcomeUnknownException.class, e, "the put may still apply: " + e);
-    }
-
-    /** The same for a flush the actor had not taken yet when the endpoint ended, and one issued after. */
-    @Test
-    void aFlushNotYetTakenOrIssuedAfterTheEndReportsAnImplicitOperationThatMayHaveApplied() {
-        RecordingLane l0 = shortLane();
-        BehaviorTestKit<EndpointProtocol.Command> kit = spawn("endpoint", "peer", l0);
-        facade.putImplicit(ByteBuffer.allocate(8), key.baseAddress(), key);
-        settle(kit);
-        CompletableFuture<Void> waiting = facade.flush().toCompletableFuture(); // not taken yet
-        kit.run(new LaneProtocol.LaneFailed(0, l0.id, new RuntimeException("link down")));
-        settle(kit);
-        assertInstanceOf(OutcomeUnknownException.class, failure(waiting), "the put may still apply");
-        org.junit.jupiter.api.Assertions.assertThrows(EndpointFailedException.class,
-                () -> facade.putImplicit(ByteBuffer.allocate(8), key.baseAddress(), key), "the endpoint ended");
-        Throwable after = failure(facade.flush().toCompletableFuture());
-        assertInstanceOf(EndpointFailedException.class, after, "each flush reports one error: " + after);
-        assertFalse(after instanceof OutcomeUnknownException, String.valueOf(after));
-    }
-
-    /**
-     * A flush refused on the caller's thread (the endpoint is closing) takes no error from one the
-     * actor holds: that one still reports the implicit operation before it that failed.
-     */
-    @Test
-    void aFlushRefusedWhileClosingLeavesTheErrorsToTheFlushTheActorHolds() {
-        RecordingLane l0 = shortLane();
-        BehaviorTestKit<EndpointProtocol.Command> kit = spawn("endpoint", l0);
-        facade.putImplicit(ByteBuffer.allocate(8), key.baseAddress(), key);
-        CompletableFuture<Void> f1 = facade.flush().toCompletableFuture();
-        settle(kit);
-        kit.run(new LaneProtocol.OpFailed(0, l0.id, l0.ops.get(0).token(),
-                new RemoteAccessException(RemoteAccessException.Reason.UNKNOWN_KEY, "key 002a.. unknown")));
-        channel.markClosing(); // as close() does first
-        assertTrue(facade.flush().toCompletableFuture().isCompletedExceptionally(), "refused: closing");
-        kit.run(new LaneProtocol.LaneFlushed(0, l0.id, l0.flushTokens.get(l0.flushTokens.size() - 1)));
-        settle(kit);
-        assertInstanceOf(RemoteAccessException.class, failure(f1), "the put's failure, reported by its flush");
-    }
-
-    @Test
-    void aFlushIssuedAfterTheEndReportsAnImplicitOperationThatMayHaveApplied() {
-        RecordingLane l0 = shortLane();
-        BehaviorTestKit<EndpointProtocol.Command> kit = spawn("endpoint", "peer", l0);
-        facade.putImplicit(ByteBuffer.allocate(8), key.baseAddress(), key);
-        settle(kit);
-        kit.run(new LaneProtocol.LaneFailed(0, l0.id, new RuntimeException("link down")));
-        settle(kit);
-        Throwable e = failure(facade.flush().toCompletableFuture());
-        assertInstanceOf(OutcomeUnknownException.class, e, "the put may still apply: " + e);
     }
 
     @Test
