@@ -8,7 +8,7 @@ import java.util.LinkedHashSet;
  * Incoming connections that have not authenticated yet, oldest first, at most a bound of them. A
  * new one over the bound pushes the oldest out: whoever opens connections and never finishes the
  * handshake can hold at most the bound, not every connection slot, and keeps a connection only until
- * the newer ones push it out, while a real peer's handshake takes milliseconds. Any thread.
+ * the newer ones push it out, while a real peer's handshake takes a few round trips. Any thread.
  */
 final class Handshaking {
     /** Set, under this object's lock, on a connection pushed out: it must not be welcomed after. */

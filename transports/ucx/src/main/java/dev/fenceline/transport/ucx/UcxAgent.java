@@ -402,25 +402,24 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
      */
     void peerContradicted(UcxPeer p, EndpointFailedException why) {
         LOG.warn("ucx {}: {}", workerName, why.getMessage());
-        for (UcxChannel c : List.copyOf(p.originChannels)) {
-            channelFailed(c, why, false);
-        }
-        for (UcxChannel c : new ArrayList<>(p.replyChannels.values())) {
-            channelFailed(c, why, false);
-        }
-        wiring.forgetPeer(p);
+        dropPeer(p, why, false, false);
     }
 
     private void peerEnded(UcxPeer p, EndpointFailedException why, boolean processGone) {
         p.dead = true;
+        dropPeer(p, why, true, processGone);
+    }
+
+    /** Fails every channel to and from the peer, then forgets it. */
+    private void dropPeer(UcxPeer p, EndpointFailedException why, boolean peerDead, boolean processGone) {
         for (UcxChannel c : List.copyOf(p.originChannels)) {
             for (UcxLane l : c.lanes) {
                 l.processGone |= processGone;
             }
-            channelFailed(c, why, true);
+            channelFailed(c, why, peerDead);
         }
         for (UcxChannel c : new ArrayList<>(p.replyChannels.values())) {
-            channelFailed(c, why, true);
+            channelFailed(c, why, peerDead);
         }
         wiring.forgetPeer(p);
     }
