@@ -22,6 +22,9 @@ final class UctEndpoint implements AutoCloseable {
     private final UnsafeBuffer op;
     private final long opAddress;
     private boolean closed;
+    /** UCT flushes and fences asked of it (its agent's thread; tests read them after an answer). */
+    int flushes;
+    int fences;
 
     UctEndpoint(UctIface iface, long handle) {
         this.iface = iface;
@@ -126,11 +129,13 @@ final class UctEndpoint implements AutoCloseable {
 
     /** Everything posted before completes remotely before the token's completion (or OK at once). */
     int flush(long token) {
+        flushes++;
         return post(Layout.FLUSH, 0, 0, 0, 0, token);
     }
 
     /** Operations posted after it are ordered after those before it. */
     int fence() {
+        fences++;
         return post(Layout.FENCE, 0, 0, 0, 0, 0);
     }
 

@@ -18,6 +18,8 @@ final class UctIface implements AutoCloseable {
     /** Memory and keys, freed before the iface. */
     private final Set<AutoCloseable> owned = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private boolean closed;
+    /** See {@link #completesInPlace()}; set before the progress agent starts. */
+    private boolean inPlace;
 
     UctIface(UctWorker worker, long handle, UctResource resource, UctIfaceAttributes attributes) {
         this.worker = worker;
@@ -25,6 +27,30 @@ final class UctIface implements AutoCloseable {
         this.handle = handle;
         this.resource = resource;
         this.attributes = attributes;
+        this.inPlace = completesInPlace(resource);
+    }
+
+    /**
+     * @param r a resource
+     * @return whether an operation UCT completes at once on it is in the target's memory already:
+     *     on shared memory and self the calling CPU does the copy (posix, sysv, cma, knem, xpmem);
+     *     on a network device UCS_OK may mean only that the adapter took it (RDMA)
+     */
+    static boolean completesInPlace(UctResource r) {
+        return r.deviceType().equals("shm") || r.deviceType().equals("self");
+    }
+
+    /**
+     * @return whether an operation UCT completed at once is applied at the target; if not, a flush
+     *     goes through UCT's flush and a fence through UCT's fence ({@code uct-flush})
+     */
+    boolean completesInPlace() {
+        return inPlace;
+    }
+
+    /** {@code uct-flush = always}: flushes and fences go through UCT here too (before the agent starts). */
+    void flushThroughUct() {
+        inPlace = false;
     }
 
     UctResource resource() {

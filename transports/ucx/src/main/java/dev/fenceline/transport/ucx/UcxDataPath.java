@@ -77,6 +77,16 @@ final class UcxDataPath {
                     + op.key.shortKey() + " neither through its hardware nor with messages (" + iface
                     + " carries none); its key has no part for " + iface.resource().memoryDomain()));
         }
+        if (lane.unfenced && (op.fencedBefore || !hardware)) {
+            // UCT may still hold the hardware operations before it (RDMA): a weak fence, or a request
+            // that must not overtake them, waits behind UCT's fence.
+            int f = ch.ep.fence();
+            if (f != UctStatus.OK) {
+                lane.fail(new FencelineException("ucx: UCT refused to fence " + lane + ": " + UctStatus.describe(f)));
+                return false;
+            }
+            lane.unfenced = false;
+        }
         try {
             synchronized (lane.ledger) {
                 if (!lane.ledger.sendable(op)) {
@@ -169,6 +179,10 @@ final class UcxDataPath {
                 status = ep.compareAndSwap(op.width, op.compare, op.operand, op.remoteAddress, r, token);
             }
         }
+        if (!lane.channel.iface.completesInPlace() && (status == UctStatus.OK || status == UctStatus.IN_PROGRESS)) {
+            lane.unfenced = true;
+            lane.unflushed = true; // before its answer frees its place (a calling thread's flush reads both)
+        }
         if (status == UctStatus.OK) {
             long value = op.kind == UcxOp.Kind.ATOMIC_FETCH || op.kind == UcxOp.Kind.CSWAP
                     ? signed(ep.result(), op.width) : 0;
@@ -252,7 +266,7 @@ final class UcxDataPath {
      * @return whether it left the queue
      */
     private boolean flush(UcxLane lane, UcxOp op) {
-        if (lane.hardwareInFlight > 0) {
+        if (lane.hardwareInFlight > 0 || op.kind == UcxOp.Kind.FLUSH && lane.unflushed && !uctFlush(lane, op)) {
             return false;
         }
         boolean messages = lane.channel.iface.attributes().has(UctIfaceAttributes.AM_BCOPY);
@@ -268,6 +282,33 @@ final class UcxDataPath {
             lane.softwareInFlight++;
         }
         return true;
+    }
+
+    /**
+     * UCT's flush of the lane's endpoint, for hardware operations it completed at once (RDMA: the
+     * adapter took them) or is still completing.
+     *
+     * @return whether it is done; if not, the flush waits for its completion, for room, or for
+     *     the lane's failure report
+     */
+    private boolean uctFlush(UcxLane lane, UcxOp op) {
+        long token = nextToken++;
+        int status = lane.channel.ep.flush(token);
+        if (status == UctStatus.OK) {
+            lane.unflushed = false;
+            return true;
+        }
+        if (status == UctStatus.IN_PROGRESS) {
+            lane.hardwareInFlight++;
+            lane.channel.hardwareInFlight++;
+            inFlight.put(token, op); // completed() takes it
+        } else if (status == UctStatus.NO_RESOURCE) {
+            sender.noRoom(lane.channel);
+        } else {
+            lane.fail(new dev.fenceline.OutcomeUnknownException("ucx: UCT refused to flush " + lane + ": "
+                    + UctStatus.describe(status)));
+        }
+        return false;
     }
 
     private void completeLocked(UcxLane lane, UcxOp op, long value) {
@@ -430,6 +471,17 @@ final class UcxDataPath {
         UcxLane lane = op.lane;
         lane.hardwareInFlight--;
         agent.hardwareCompleted(lane.channel);
+        if (op.isFlush()) { // UCT's flush for it: the flush itself goes on from the queue's head
+            if (status == UctStatus.OK) {
+                lane.unflushed = false;
+                advance(lane);
+                agent.answered(lane);
+            } else {
+                lane.fail(new dev.fenceline.OutcomeUnknownException("ucx: UCT's flush of " + lane
+                        + " completed with " + UctStatus.describe(status)));
+            }
+            return;
+        }
         synchronized (lane.ledger) {
             boolean wanted = lane.answeredLocked(op.token) != null;
             unbounce(op, wanted && status == UctStatus.OK); // a get's data only where its answer is owed

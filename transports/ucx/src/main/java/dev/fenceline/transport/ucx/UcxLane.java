@@ -88,6 +88,15 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
     int softwareInFlight;
     /** Hardware operations handed to UCT and not complete. */
     int hardwareInFlight;
+    /**
+     * Hardware operations were handed to UCT since its last flush of the lane, on an iface whose
+     * completions are not in place ({@link UctIface#completesInPlace()}): a flush goes through UCT's.
+     * Written by the agent before the operation's answer frees its place, so a calling thread that
+     * sees nothing unanswered sees this too.
+     */
+    volatile boolean unflushed;
+    /** Hardware operations were handed to UCT since its last fence of the lane (such an iface only). */
+    boolean unfenced;
     /** Flushes waiting for the software requests or hardware operations before them. */
     final java.util.ArrayDeque<UcxOp> flushes = new java.util.ArrayDeque<>();
     /** Whether the agent has it on its list of lanes to report after this pass. */
@@ -208,9 +217,14 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
         return posting.keepalive(token);
     }
 
-    /** The agent hands operations to UCT in post order and never lets one path overtake the other. */
+    /**
+     * The agent hands operations to UCT in post order and never lets one path overtake the other;
+     * where UCT's completions are not in place (RDMA), the operation posted next also waits behind
+     * a UCT fence, as does a software request behind hardware operations.
+     */
     @Override
     public void fence() {
+        posting.fenceNext();
     }
 
     @Override

@@ -31,6 +31,8 @@ final class UcxLanePosting {
     private final boolean onThisHost;
     /** Whether calling threads post here: software requests only, which the target's windows recognize. */
     final boolean postsDirectly;
+    /** Endpoint actor: a weak fence waits for the next operation it posts ({@link UcxOp#fencedBefore}). */
+    private boolean fenceNext;
 
     UcxLanePosting(UcxLane lane, UcxAgent agent, AtomicInteger unanswered, Runnable freed, int queueDepth,
             boolean postsDirectly) {
@@ -60,6 +62,7 @@ final class UcxLanePosting {
             return PostStatus.NO_RESOURCE;
         }
         UcxOp u = UcxOp.of(lane, op, UcxRegions.memoryHandle(op.localHandle(), lane.channel.iface));
+        u.fencedBefore = fenceNext;
         synchronized (ledger) {
             if (!ledger.register(u)) { // the lane ended meanwhile: never sent
                 unanswered.decrementAndGet();
@@ -72,16 +75,22 @@ final class UcxLanePosting {
             }
             unanswered.decrementAndGet();
             lane.needRoom();
-            return PostStatus.NO_RESOURCE;
+            return PostStatus.NO_RESOURCE; // the fence stays for the operation posted again
         }
+        fenceNext = false;
         return PostStatus.IN_PROGRESS;
+    }
+
+    /** A weak fence (endpoint actor): it goes with the operation posted next. */
+    void fenceNext() {
+        fenceNext = !lane.channel.iface.completesInPlace();
     }
 
     PostStatus flush(long token) {
         if (!lane.isLive()) {
             return PostStatus.IN_PROGRESS; // the failure report is on the way, and fails the flush
         }
-        if (unanswered.get() == 0) {
+        if (unanswered.get() == 0 && !lane.unflushed) {
             return PostStatus.COMPLETED; // everything before it was answered: applied, and visible
         }
         if (!agent.submit(UcxOp.flush(lane, token, false))) {

@@ -117,6 +117,12 @@ final class UcxOp implements UcxCommand {
     boolean softwareOnly;
 
     /**
+     * A weak fence came before it ({@link UcxLane#fence}): where UCT's completions are not in place,
+     * UCT fences the lane's hardware operations before it. Set once, before the agent sees it.
+     */
+    boolean fencedBefore;
+
+    /**
      * An operation a calling thread posted under the endpoint's grant (numbered and identified
      * already), sent as a software request under a token of the lane's own.
      *

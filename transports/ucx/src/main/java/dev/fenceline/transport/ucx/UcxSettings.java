@@ -34,6 +34,8 @@ import java.util.TreeMap;
  * @param reconnect how a lane the endpoint gave up, but still wants, is reconnected
  * @param directOperations whether calling threads may post operations on a lane whose every
  *     operation is a software request (UCT's tcp), under the endpoint's grant
+ * @param uctFlushAlways whether every lane's flush and fence go through UCT's (uct_ep_flush,
+ *     uct_ep_fence), not only those of network devices ({@link UctIface#completesInPlace(UctResource)})
  * @param uct UCT settings per UCT transport (names as {@code ucx_info -c} lists them without the
  *     {@code UCX_<TL>_} prefix), applied to this worker's ifaces of that transport
  * @param keysRead every key read, for the completeness test
@@ -41,7 +43,8 @@ import java.util.TreeMap;
 record UcxSettings(List<String> tls, List<String> devices, boolean connectToEndpoint, int maxFragment, int queueDepth,
         Duration connectTimeout, Duration livenessInterval, String idleStrategy, Duration idleParkMin,
         Duration idleParkMax, int spinPasses, int maxRegistrations, Duration quarantine, int maxLanesPerPeer,
-        int maxIncomingLanes, int maxIncomingChannels, ReconnectPolicy reconnect, boolean directOperations, Map<String, Map<String, String>> uct,
+        int maxIncomingLanes, int maxIncomingChannels, ReconnectPolicy reconnect, boolean directOperations,
+        boolean uctFlushAlways, Map<String, Map<String, String>> uct,
         Set<String> keysRead) {
     static final String SECTION = "fenceline.transport.ucx";
 
@@ -74,10 +77,11 @@ record UcxSettings(List<String> tls, List<String> devices, boolean connectToEndp
         Duration giveUp = r.durationIn("reconnect.give-up-after", Duration.ofSeconds(1), Duration.ofDays(7));
         Duration stable = r.durationIn("reconnect.stable-after", Duration.ofMillis(1), Duration.ofHours(1));
         boolean directOperations = r.bool("direct-operations");
+        boolean uctFlushAlways = r.oneOf("uct-flush", List.of("auto", "always")).equals("always");
         Map<String, Map<String, String>> uct = uct(r);
         return new UcxSettings(tls, devices, toEndpoint, maxFragment, queueDepth, connect, liveness, idle, parkMin,
                 parkMax, spins, registrations, quarantine, lanes, incoming, incomingChannels, new ReconnectPolicy(minBackoff, maxBackoff, giveUp, stable),
-                directOperations, uct, r.keysRead());
+                directOperations, uctFlushAlways, uct, r.keysRead());
     }
 
     /** {@code spin-passes}: auto (-1), or 0 to 1,000,000. */

@@ -67,7 +67,11 @@ final class UcxTransport implements Transport, UcxTransportActor.Backend {
             List<String> refused = new ArrayList<>();
             for (UctResource r : selected) {
                 try {
-                    ifaces.add(worker.open(r, settings.uct().getOrDefault(r.transport(), Map.of())));
+                    UctIface iface = worker.open(r, settings.uct().getOrDefault(r.transport(), Map.of()));
+                    if (settings.uctFlushAlways()) {
+                        iface.flushThroughUct();
+                    }
+                    ifaces.add(iface);
                 } catch (UctException e) {
                     if (e.getMessage().contains("UCT refused the setting")) { // the shim's words for a bad setting
                         throw new ConfigurationException(UcxSettings.SECTION + ".uct." + r.transport() + ": "
