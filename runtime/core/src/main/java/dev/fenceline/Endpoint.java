@@ -199,7 +199,9 @@ public interface Endpoint {
      * {@link EndpointClosedException}, or, on an endpoint that had failed, with the
      * {@link EndpointFailedException} that says why.
      *
-     * @return completes when the endpoint is closed
+     * @return completes when the endpoint is closed: exceptionally with that flush's failure if an
+     *     operation before it failed (an implicit put, say; the endpoint is closed all the same), or
+     *     with a {@link FencelineException} if the endpoint did not confirm its close in time
      */
     CompletionStage<Void> close();
 }

@@ -25,7 +25,6 @@ import org.apache.pekko.Done;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.javadsl.AskPattern;
-import org.slf4j.LoggerFactory;
 
 /**
  * The user's handle on an endpoint. Validates what can be checked at the origin (key owner, bounds,
@@ -80,10 +79,22 @@ final class EndpointImpl implements Endpoint {
 
     /** @param cleanly false if the actor did not confirm the close: it may still count, so it is not forgotten */
     private void closedNow(boolean cleanly) {
+        closedNow(cleanly, null);
+    }
+
+    /**
+     * @param cleanly false if the actor did not confirm the close: it may still count, so it is not forgotten
+     * @param error what the close reports (the failure of its flush, or of the close itself), or null
+     */
+    private void closedNow(boolean cleanly, Throwable error) {
         if (cleanly) {
             onClosed.run();
         }
-        closed.complete(null); // set by close(), the only way here
+        if (error == null) {
+            closed.complete(null); // set by close(), the only way here
+        } else {
+            closed.completeExceptionally(error);
+        }
     }
 
     /** The worker counted this endpoint into its retired totals. */
@@ -432,19 +443,28 @@ final class EndpointImpl implements Endpoint {
         }
         Request flush = Request.flush(epoch());
         channel.submit(flush);
-        flush.future()
-                .handle((v, e) -> {
-                    if (e != null) {
-                        // An implicit operation before the close failed: nothing else will say so.
-                        LoggerFactory.getLogger(EndpointImpl.class).warn("endpoint {} closed after a failure: {}",
-                                channel.name(), e.toString());
+        // What the flush says, never exceptional itself: an implicit operation before the close failed.
+        // The endpoint's own end is no news to report (close releases a failed endpoint quietly).
+        CompletableFuture<Throwable> flushed = flush.future().toCompletableFuture().handle((v, e) -> {
+            Throwable failed = unwrap(e);
+            return failed != null && failed == channel.terminal() ? null : failed;
+        });
+        flushed.thenCompose(failed -> AskPattern.<EndpointProtocol.Command, Done>ask(actor, EndpointProtocol.Close::new,
+                        closeTimeout, system.scheduler()))
+                .whenComplete((d, notConfirmed) -> {
+                    if (notConfirmed == null) {
+                        closedNow(true, flushed.join()); // done: join does not wait
+                    } else {
+                        closedNow(false, new FencelineException("endpoint " + channel.name() + ": its actor did not"
+                                + " confirm the close within " + closeTimeout + " (it may still be closing)",
+                                unwrap(notConfirmed)));
                     }
-                    return AskPattern.<EndpointProtocol.Command, Done>ask(actor, EndpointProtocol.Close::new,
-                            closeTimeout, system.scheduler());
-                })
-                .thenCompose(stage -> stage)
-                .whenComplete((d, e) -> closedNow(e == null));
+                });
         return closed;
+    }
+
+    private static Throwable unwrap(Throwable e) {
+        return e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
     }
 
     @Override

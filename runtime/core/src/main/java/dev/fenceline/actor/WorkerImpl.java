@@ -349,7 +349,14 @@ public final class WorkerImpl implements Worker {
     public CompletionStage<Void> close() {
         if (closing.compareAndSet(false, true)) {
             failConnecting();
-            CompletableFuture<?>[] eps = endpoints.stream().map(e -> e.close().toCompletableFuture())
+            // Nobody else sees these closes: a failure one reports (an implicit operation's) is logged.
+            CompletableFuture<?>[] eps = endpoints.stream().map(e -> e.close().toCompletableFuture()
+                    .whenComplete((v, failed) -> {
+                        if (failed != null) {
+                            LOG.warn("worker {}: endpoint {} closed with the worker after a failure: {}", name,
+                                    e.channel().name(), failed.toString());
+                        }
+                    }))
                     .toArray(CompletableFuture[]::new);
             CompletableFuture.allOf(eps)
                     .handle((v, e) -> AskPattern.<WorkerActor.Command, Done>ask(actor, WorkerActor.Close::new,

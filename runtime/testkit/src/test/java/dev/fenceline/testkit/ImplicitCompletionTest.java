@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import dev.fenceline.AtomicOp;
+import dev.fenceline.EndpointClosedException;
 import dev.fenceline.RemoteAccessException;
 import dev.fenceline.RemoteAccessException.Reason;
 import java.nio.ByteBuffer;
@@ -50,5 +51,32 @@ class ImplicitCompletionTest {
             assertEquals(Reason.REGION_CLOSED, assertInstanceOf(RemoteAccessException.class, e.getCause()).reason());
             r.ep().flush().toCompletableFuture().get(30, TimeUnit.SECONDS); // the error was reported
         }
+    }
+
+    @Test
+    void closeReportsTheFailureOfItsFlushAndClosesAllTheSame() throws Exception {
+        try (FailoverTest.Rig r = FailoverTest.Rig.of(FailoverTest.THREE_LANES, 1 << 20)) {
+            r.region().close();
+            r.ep().putImplicit(ByteBuffer.allocate(8), r.region().address(), r.region().remoteKey());
+            ExecutionException e = assertThrows(ExecutionException.class,
+                    () -> r.ep().close().toCompletableFuture().get(30, TimeUnit.SECONDS));
+            assertEquals(Reason.REGION_CLOSED, assertInstanceOf(RemoteAccessException.class, e.getCause()).reason());
+            assertThrows(EndpointClosedException.class,
+                    () -> r.ep().putImplicit(ByteBuffer.allocate(8), 0, r.region().remoteKey()));
+            assertEquals(0, r.a().endpoints().size(), "the worker let it go");
+        }
+    }
+
+    @Test
+    void onTheSimulationTooAndTheRuntimeClosesAfterIt() {
+        try (FailoverTest.SimRig r = FailoverTest.SimRig.of(41, FailoverTest.THREE_LANES, 1 << 20)) {
+            r.region().close();
+            r.ep().putImplicit(ByteBuffer.allocate(8), r.region().address(), r.region().remoteKey());
+            java.util.concurrent.CompletionException e = assertThrows(java.util.concurrent.CompletionException.class,
+                    () -> r.sim().await(r.ep().close()));
+            assertEquals(Reason.REGION_CLOSED, assertInstanceOf(RemoteAccessException.class, e.getCause()).reason());
+            assertThrows(EndpointClosedException.class,
+                    () -> r.ep().putImplicit(ByteBuffer.allocate(8), 0, r.region().remoteKey()));
+        } // the rig's close closes the runtime on the simulation: it must not hang
     }
 }
