@@ -127,7 +127,11 @@ final class UctEndpoint implements AutoCloseable {
         return post(Layout.AM_BCOPY, first, firstLength, second, 0, 0);
     }
 
-    /** Everything posted before completes remotely before the token's completion (or OK at once). */
+    /**
+     * UCT's flush (UCT_FLUSH_FLAG_LOCAL, the only one UCX 1.13 has, and what UCP's flush relies on
+     * for remote completion): everything posted before is complete when the token's completion
+     * comes (or OK at once).
+     */
     int flush(long token) {
         flushes++;
         return post(Layout.FLUSH, 0, 0, 0, 0, token);

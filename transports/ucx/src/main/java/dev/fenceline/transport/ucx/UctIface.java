@@ -32,23 +32,23 @@ final class UctIface implements AutoCloseable {
 
     /**
      * @param r a resource
-     * @return whether an operation UCT completes at once on it is in the target's memory already:
-     *     on shared memory and self the calling CPU does the copy (posix, sysv, cma, knem, xpmem);
-     *     on a network device UCS_OK may mean only that the adapter took it (RDMA)
+     * @return whether an operation UCT completed on it is in the target's memory already: on shared
+     *     memory and self the calling CPU does the copy (posix, sysv, cma, knem, xpmem); elsewhere
+     *     (an adapter, an accelerator) completion may mean only that the device took it
      */
     static boolean completesInPlace(UctResource r) {
         return r.deviceType().equals("shm") || r.deviceType().equals("self");
     }
 
     /**
-     * @return whether an operation UCT completed at once is applied at the target; if not, a flush
-     *     goes through UCT's flush and a fence through UCT's fence ({@code uct-flush})
+     * @return whether an operation UCT completed is applied at the target; if not, a put or atomic
+     *     post is answered after a UCT flush, and a weak fence is UCT's ({@code uct-flush})
      */
     boolean completesInPlace() {
         return inPlace;
     }
 
-    /** {@code uct-flush = always}: flushes and fences go through UCT here too (before the agent starts). */
+    /** {@code uct-flush = always}: as if its completions were not in place (before the agent starts). */
     void flushThroughUct() {
         inPlace = false;
     }

@@ -199,6 +199,7 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
         if (!heartbeats.isEmpty()) {
             heartbeats.answer();
         }
+        data.flushAwaiting();
         reportTouched();
         return work;
     }
@@ -492,6 +493,7 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
             }
         };
         while (data.hardwareInFlight() > 0 && System.nanoTime() < until) {
+            data.flushAwaiting();
             if (worker.progress() == 0) {
                 Thread.yield(); // the transfer waits for its peer: not a core's worth of spinning
             }

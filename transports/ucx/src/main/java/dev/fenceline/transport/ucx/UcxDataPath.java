@@ -77,9 +77,9 @@ final class UcxDataPath {
                     + op.key.shortKey() + " neither through its hardware nor with messages (" + iface
                     + " carries none); its key has no part for " + iface.resource().memoryDomain()));
         }
-        if (lane.unfenced && (op.fencedBefore || !hardware)) {
-            // UCT may still hold the hardware operations before it (RDMA): a weak fence, or a request
-            // that must not overtake them, waits behind UCT's fence.
+        if (lane.unfenced && op.fencedBefore) {
+            // UCT may still hold the hardware operations before it (RDMA): what a weak fence put
+            // after them waits behind UCT's fence. (A software request waits for their answers.)
             int f = ch.ep.fence();
             if (f != UctStatus.OK) {
                 lane.fail(new FencelineException("ucx: UCT refused to fence " + lane + ": " + UctStatus.describe(f)));
@@ -179,9 +179,17 @@ final class UcxDataPath {
                 status = ep.compareAndSwap(op.width, op.compare, op.operand, op.remoteAddress, r, token);
             }
         }
-        if (!lane.channel.iface.completesInPlace() && (status == UctStatus.OK || status == UctStatus.IN_PROGRESS)) {
+        boolean inPlace = lane.channel.iface.completesInPlace();
+        if (!inPlace && (status == UctStatus.OK || status == UctStatus.IN_PROGRESS)) {
             lane.unfenced = true;
-            lane.unflushed = true; // before its answer frees its place (a calling thread's flush reads both)
+        }
+        if (status == UctStatus.OK && !inPlace && completesByFlush(op)) {
+            unbounce(op, false); // UCT took its bytes
+            op.state = UcxOp.State.POSTED;
+            lane.hardwareInFlight++;
+            lane.channel.hardwareInFlight++;
+            awaitFlush(lane, op);
+            return true;
         }
         if (status == UctStatus.OK) {
             long value = op.kind == UcxOp.Kind.ATOMIC_FETCH || op.kind == UcxOp.Kind.CSWAP
@@ -266,8 +274,8 @@ final class UcxDataPath {
      * @return whether it left the queue
      */
     private boolean flush(UcxLane lane, UcxOp op) {
-        if (lane.hardwareInFlight > 0 || op.kind == UcxOp.Kind.FLUSH && lane.unflushed && !uctFlush(lane, op)) {
-            return false;
+        if (lane.hardwareInFlight > 0) {
+            return false; // puts and atomic posts awaiting UCT's flush among them
         }
         boolean messages = lane.channel.iface.attributes().has(UctIfaceAttributes.AM_BCOPY);
         if (!messages || lane.softwareInFlight == 0 && op.kind == UcxOp.Kind.FLUSH) {
@@ -285,30 +293,100 @@ final class UcxDataPath {
     }
 
     /**
-     * UCT's flush of the lane's endpoint, for hardware operations it completed at once (RDMA: the
-     * adapter took them) or is still completing.
-     *
-     * @return whether it is done; if not, the flush waits for its completion, for room, or for
-     *     the lane's failure report
+     * @return whether UCT's completion of the operation says only that UCT took it, where it is not
+     *     in place: a put or an atomic post is answered once a UCT flush after it completes; a get's
+     *     or a fetch's answer is its data, there already
      */
-    private boolean uctFlush(UcxLane lane, UcxOp op) {
+    private static boolean completesByFlush(UcxOp op) {
+        return op.kind == UcxOp.Kind.PUT || op.kind == UcxOp.Kind.ATOMIC_POST;
+    }
+
+    /** Lanes with puts and atomic posts awaiting a UCT flush not yet asked for, in the order they came. */
+    private java.util.ArrayList<UcxLane> wantFlush = new java.util.ArrayList<>();
+    /** The other list {@link #flushAwaiting} swaps in while it works through one. */
+    private java.util.ArrayList<UcxLane> flushing = new java.util.ArrayList<>();
+
+    /** A put or atomic post UCT completed where that is not in place: answered by a UCT flush after it. */
+    private void awaitFlush(UcxLane lane, UcxOp op) {
+        lane.awaitingFlush.add(op);
+        wantFlush(lane);
+    }
+
+    private void wantFlush(UcxLane lane) {
+        if (!lane.wantsFlush) {
+            lane.wantsFlush = true;
+            wantFlush.add(lane);
+        }
+    }
+
+    /**
+     * At the end of the agent's pass: one UCT flush per lane for the puts and atomic posts that await
+     * one (a pass's worth of them answered by one flush), where none is in flight; on a failed
+     * channel too, whose endpoint UCT keeps while they are counted, so that each gets its answer.
+     * A lane UCT has no room for now stays on the list (its channel's ready event wakes the agent).
+     */
+    void flushAwaiting() {
+        if (wantFlush.isEmpty()) {
+            return;
+        }
+        java.util.ArrayList<UcxLane> now = wantFlush;
+        wantFlush = flushing; // what a flush completed at once brings (advance posts more) goes there
+        flushing = now;
+        for (int i = 0; i < now.size(); i++) {
+            UcxLane lane = now.get(i);
+            lane.wantsFlush = false;
+            if (lane.coveredByFlush == 0 && !lane.awaitingFlush.isEmpty() && !uctFlush(lane)) {
+                wantFlush(lane);
+            }
+        }
+        now.clear();
+    }
+
+    /** @return false if UCT had no room for the flush now */
+    private boolean uctFlush(UcxLane lane) {
         long token = nextToken++;
+        int n = lane.awaitingFlush.size();
         int status = lane.channel.ep.flush(token);
-        if (status == UctStatus.OK) {
-            lane.unflushed = false;
+        if (status == UctStatus.IN_PROGRESS) {
+            lane.coveredByFlush = n;
+            inFlight.put(token, lane.uctFlush); // completed() takes it
             return true;
         }
-        if (status == UctStatus.IN_PROGRESS) {
-            lane.hardwareInFlight++;
-            lane.channel.hardwareInFlight++;
-            inFlight.put(token, op); // completed() takes it
-        } else if (status == UctStatus.NO_RESOURCE) {
+        if (status == UctStatus.NO_RESOURCE) {
             sender.noRoom(lane.channel);
-        } else {
-            lane.fail(new dev.fenceline.OutcomeUnknownException("ucx: UCT refused to flush " + lane + ": "
-                    + UctStatus.describe(status)));
+            return false;
         }
-        return false;
+        flushed(lane, n, status);
+        return true;
+    }
+
+    /**
+     * A UCT flush of the lane completed: the first {@code n} of its awaiting operations are answered,
+     * applied if it completed well, else unknown (UCT had taken them).
+     */
+    private void flushed(UcxLane lane, int n, int status) {
+        lane.coveredByFlush = 0;
+        for (int i = 0; i < n; i++) {
+            UcxOp op = lane.awaitingFlush.poll();
+            lane.hardwareInFlight--;
+            agent.hardwareCompleted(lane.channel);
+            synchronized (lane.ledger) {
+                if (lane.answeredLocked(op.token) != null) {
+                    if (status == UctStatus.OK) {
+                        lane.deliverCompleted(op.token, 0);
+                    } else {
+                        lane.deliverFailed(op.token, new dev.fenceline.OutcomeUnknownException("ucx: UCT took "
+                                + op.kind + " on " + lane + ", and its flush completed with "
+                                + UctStatus.describe(status)));
+                    }
+                }
+            }
+        }
+        if (!lane.awaitingFlush.isEmpty()) {
+            wantFlush(lane);
+        }
+        advance(lane);
+        agent.answered(lane);
     }
 
     private void completeLocked(UcxLane lane, UcxOp op, long value) {
@@ -451,9 +529,9 @@ final class UcxDataPath {
         return true; // or revoked, or answered already
     }
 
-    /** @return hardware operations handed to UCT and not complete, on every channel */
+    /** @return hardware operations handed to UCT and not complete, and lanes awaiting a UCT flush */
     int hardwareInFlight() {
-        return inFlight.size();
+        return inFlight.size() + wantFlush.size();
     }
 
     /**
@@ -469,19 +547,17 @@ final class UcxDataPath {
             return; // a probe's, or one of a lane that was forgotten
         }
         UcxLane lane = op.lane;
-        lane.hardwareInFlight--;
-        agent.hardwareCompleted(lane.channel);
-        if (op.isFlush()) { // UCT's flush for it: the flush itself goes on from the queue's head
-            if (status == UctStatus.OK) {
-                lane.unflushed = false;
-                advance(lane);
-                agent.answered(lane);
-            } else {
-                lane.fail(new dev.fenceline.OutcomeUnknownException("ucx: UCT's flush of " + lane
-                        + " completed with " + UctStatus.describe(status)));
-            }
+        if (op == lane.uctFlush) {
+            flushed(lane, lane.coveredByFlush, status);
             return;
         }
+        if (status == UctStatus.OK && completesByFlush(op) && !lane.channel.iface.completesInPlace()) {
+            unbounce(op, false);
+            awaitFlush(lane, op); // still counted in flight
+            return;
+        }
+        lane.hardwareInFlight--;
+        agent.hardwareCompleted(lane.channel);
         synchronized (lane.ledger) {
             boolean wanted = lane.answeredLocked(op.token) != null;
             unbounce(op, wanted && status == UctStatus.OK); // a get's data only where its answer is owed

@@ -89,12 +89,17 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
     /** Hardware operations handed to UCT and not complete. */
     int hardwareInFlight;
     /**
-     * Hardware operations were handed to UCT since its last flush of the lane, on an iface whose
-     * completions are not in place ({@link UctIface#completesInPlace()}): a flush goes through UCT's.
-     * Written by the agent before the operation's answer frees its place, so a calling thread that
-     * sees nothing unanswered sees this too.
+     * Puts and atomic posts UCT completed on an iface whose completions are not in place
+     * ({@link UctIface#completesInPlace()}): each is answered when a UCT flush after it completes
+     * (counted in {@link #hardwareInFlight} until then), in order.
      */
-    volatile boolean unflushed;
+    final java.util.ArrayDeque<UcxOp> awaitingFlush = new java.util.ArrayDeque<>();
+    /** Of {@link #awaitingFlush}, how many the UCT flush in flight answers (0: none in flight). */
+    int coveredByFlush;
+    /** Whether the data path has it on its list of lanes whose awaiting operations want a UCT flush. */
+    boolean wantsFlush;
+    /** Stands for the lane's UCT flush in the data path's table of operations in flight. */
+    final UcxOp uctFlush = UcxOp.flush(this, 0, false);
     /** Hardware operations were handed to UCT since its last fence of the lane (such an iface only). */
     boolean unfenced;
     /** Flushes waiting for the software requests or hardware operations before them. */
@@ -220,7 +225,7 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
     /**
      * The agent hands operations to UCT in post order and never lets one path overtake the other;
      * where UCT's completions are not in place (RDMA), the operation posted next also waits behind
-     * a UCT fence, as does a software request behind hardware operations.
+     * a UCT fence.
      */
     @Override
     public void fence() {

@@ -90,7 +90,7 @@ final class UcxLanePosting {
         if (!lane.isLive()) {
             return PostStatus.IN_PROGRESS; // the failure report is on the way, and fails the flush
         }
-        if (unanswered.get() == 0 && !lane.unflushed) {
+        if (unanswered.get() == 0) {
             return PostStatus.COMPLETED; // everything before it was answered: applied, and visible
         }
         if (!agent.submit(UcxOp.flush(lane, token, false))) {

@@ -34,8 +34,9 @@ import java.util.TreeMap;
  * @param reconnect how a lane the endpoint gave up, but still wants, is reconnected
  * @param directOperations whether calling threads may post operations on a lane whose every
  *     operation is a software request (UCT's tcp), under the endpoint's grant
- * @param uctFlushAlways whether every lane's flush and fence go through UCT's (uct_ep_flush,
- *     uct_ep_fence), not only those of network devices ({@link UctIface#completesInPlace(UctResource)})
+ * @param uctFlushAlways whether puts and atomic posts are answered after a UCT flush, and weak
+ *     fences are UCT's, on every device, not only where completions are not in place
+ *     ({@link UctIface#completesInPlace(UctResource)})
  * @param uct UCT settings per UCT transport (names as {@code ucx_info -c} lists them without the
  *     {@code UCX_<TL>_} prefix), applied to this worker's ifaces of that transport
  * @param keysRead every key read, for the completeness test

@@ -457,6 +457,13 @@ class UctBindingTest {
                 w.drain(ev);
             }
             assertEquals(List.of("9:over tcp"), ev.messages);
+            // UCT's flush after a message waits for its peer's acknowledgement: its completion
+            // comes back as an event with the token (how a put on an adapter is answered).
+            int f = ep.flush(77);
+            assertEquals(UctStatus.IN_PROGRESS, f, UctStatus.describe(f));
+            long[] c = ev.await(w, 77);
+            assertEquals(UctStatus.OK, (int) c[0], UctStatus.describe((int) c[0]));
+            assertEquals(UctStatus.OK, ep.flush(78), "nothing left to flush");
         }
     }
 
