@@ -40,6 +40,7 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
     private final UcxSender sender;
     private final UcxTarget target;
     private final UcxDataPath data;
+    private final UcxReplies replies;
     private final UcxWiring wiring;
     private final List<UcxLane> touched = new ArrayList<>();
     private final List<UcxLane> waitingForRoom = new ArrayList<>();
@@ -75,6 +76,7 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
         this.target = new UcxTarget(workerName, memory, windows, maxMessage, settings.maxFragment(),
                 (ch, b, n) -> sender.send(ch, UcxWire.AM_REPLY, b, n));
         this.data = new UcxDataPath(this, sender, maxMessage);
+        this.replies = new UcxReplies(data, this);
         this.wiring = new UcxWiring(this, sender, target, settings, workerId, workerName, ifaces, localAddress, reports);
         this.canSleep = worker.canWait();
         this.spins = settings.spinsFor(ifaces.stream().map(i -> i.resource().transport()).toList());
@@ -303,7 +305,7 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
                 }
                 UcxLane lane = wiring.lanes.get(buffer.getLong(offset + UcxWire.CONN));
                 if (lane != null) {
-                    data.reply(lane, buffer, offset, length);
+                    replies.reply(lane, buffer, offset, length);
                 }
             }
             case UcxWire.AM_WIREUP -> {
