@@ -247,7 +247,18 @@ final class Directory {
             contradicted.remove(m.ref());
             ClusterWorker w = new ClusterWorker(member, claimed, m.description().address().name(),
                     m.description().address());
-            if (!index.add(w)) {
+            PeerIndex.Added added = index.add(w);
+            if (added == PeerIndex.Added.CLAIMED) {
+                // Offered, the claimant would answer lookups for that worker, and its going would
+                // cut the real one off.
+                if (contradicted.add(m.ref())) {
+                    ctx.getLog().warn("cluster: advertiser {} of member {} describes worker {}, which is another"
+                            + " member incarnation's: not offered", m.ref(), member,
+                            m.description().address().workerId());
+                }
+                return Behaviors.same();
+            }
+            if (added == PeerIndex.Added.MEMBER_GONE) {
                 // Its member incarnation went before it was described (the description was on its
                 // way, or a reachable member was downed): cut off like that incarnation's others.
                 publish();

@@ -39,7 +39,22 @@ final class PeerIndex {
      */
     static final int WITHDRAWN_KEPT = 4096;
 
+    /** What {@link #add} made of a description. */
+    enum Added {
+        /** Indexed under its incarnation. */
+        INDEXED,
+        /** Its incarnation is gone: not indexed, and the worker counts among the gone ones. */
+        MEMBER_GONE,
+        /**
+         * Another incarnation's worker, indexed there or gone with it: a worker is one member's, so
+         * the description is false (a member replaying another's address) and is not indexed.
+         */
+        CLAIMED
+    }
+
     private final Map<Incarnation, Map<UUID, ClusterWorker>> workers = new HashMap<>();
+    /** The incarnation each indexed worker belongs to. */
+    private final Map<UUID, Incarnation> owners = new HashMap<>();
     /** Per incarnation, its indexed workers the receptionist no longer lists, oldest first. */
     private final Map<Incarnation, LinkedHashSet<UUID>> withdrawn = new HashMap<>();
     private final LinkedHashSet<Incarnation> gone = new LinkedHashSet<>();
@@ -47,21 +62,26 @@ final class PeerIndex {
 
     /**
      * @param w a worker described by its member
-     * @return false if its member incarnation is gone already (then it is not indexed, and counts
-     *     among the gone workers)
+     * @return whether it is indexed now, or why not
      */
-    boolean add(ClusterWorker w) {
+    Added add(ClusterWorker w) {
         Incarnation i = new Incarnation(w.member(), w.incarnation());
-        if (gone.contains(i)) {
-            goneWorker(w.address().workerId());
-            return false;
+        UUID id = w.address().workerId();
+        Incarnation owner = owners.get(id);
+        if (owner != null ? !owner.equals(i) : goneWorkers.contains(id)) {
+            return Added.CLAIMED; // checked first: a false claim must not mark another's worker gone
         }
-        workers.computeIfAbsent(i, k -> new HashMap<>()).put(w.address().workerId(), w);
+        if (gone.contains(i)) {
+            goneWorker(id);
+            return Added.MEMBER_GONE;
+        }
+        workers.computeIfAbsent(i, k -> new HashMap<>()).put(id, w);
+        owners.put(id, i);
         LinkedHashSet<UUID> out = withdrawn.get(i);
-        if (out != null && out.remove(w.address().workerId()) && out.isEmpty()) {
+        if (out != null && out.remove(id) && out.isEmpty()) {
             withdrawn.remove(i); // listed again
         }
-        return true;
+        return Added.INDEXED;
     }
 
     /**
@@ -86,7 +106,10 @@ final class PeerIndex {
         if (of == null) {
             return Set.of();
         }
-        of.keySet().forEach(this::goneWorker);
+        for (UUID id : of.keySet()) {
+            owners.remove(id);
+            goneWorker(id);
+        }
         return Set.copyOf(of.keySet());
     }
 
@@ -144,7 +167,9 @@ final class PeerIndex {
         out.add(w.address().workerId());
         if (out.size() > WITHDRAWN_KEPT) {
             Iterator<UUID> oldest = out.iterator();
-            of.remove(oldest.next());
+            UUID forgotten = oldest.next();
+            of.remove(forgotten);
+            owners.remove(forgotten);
             oldest.remove();
         }
     }

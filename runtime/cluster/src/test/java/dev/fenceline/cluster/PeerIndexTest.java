@@ -27,7 +27,9 @@ class PeerIndexTest {
         ClusterWorker old1 = worker(1, "kv");
         ClusterWorker old2 = worker(1, "log");
         ClusterWorker fresh = worker(2, "kv"); // the same address, restarted
-        assertTrue(index.add(old1) && index.add(old2) && index.add(fresh));
+        for (ClusterWorker w : List.of(old1, old2, fresh)) {
+            assertEquals(PeerIndex.Added.INDEXED, index.add(w));
+        }
         Set<UUID> gone = index.memberGone(NODE, 1);
         assertEquals(Set.of(old1.address().workerId(), old2.address().workerId()), gone);
         assertTrue(index.isGone(old1.address().workerId()));
@@ -40,9 +42,27 @@ class PeerIndexTest {
     void aLateDescriptionOfAGoneIncarnationIsRefused() {
         PeerIndex index = new PeerIndex();
         index.memberGone(NODE, 7);
-        assertFalse(index.add(worker(7, "kv")), "described after its member was removed");
+        assertEquals(PeerIndex.Added.MEMBER_GONE, index.add(worker(7, "kv")), "described after its member was removed");
         assertTrue(index.isGone(NODE, 7));
         assertEquals(Set.of(), index.workersOf(NODE, 7));
+    }
+
+    @Test
+    void aMemberClaimingAnotherMembersWorkerIsNotIndexedAndItsGoingLeavesTheWorker() {
+        PeerIndex index = new PeerIndex();
+        Address other = new Address("pekko", "svc", "127.0.0.2", 2552);
+        ClusterWorker real = worker(1, "kv");
+        ClusterWorker liar = new ClusterWorker(other, 9, "kv", real.address()); // replays real's address
+        assertEquals(PeerIndex.Added.INDEXED, index.add(real));
+        assertEquals(PeerIndex.Added.CLAIMED, index.add(liar));
+        assertEquals(List.of(real), index.all(), "offered once, under its own member");
+        assertEquals(Set.of(), index.memberGone(other, 9), "the liar's going takes nothing");
+        assertFalse(index.isGone(real.address().workerId()));
+        assertEquals(PeerIndex.Added.CLAIMED, index.add(liar), "nor a late description of the gone liar");
+        assertFalse(index.isGone(real.address().workerId()), "the real worker is not cut off");
+        assertEquals(Set.of(real.address().workerId()), index.memberGone(NODE, 1));
+        assertEquals(PeerIndex.Added.CLAIMED, index.add(new ClusterWorker(other, 10, "kv", real.address())),
+                "a gone worker's id, claimed by a live incarnation");
     }
 
     @Test
