@@ -4,6 +4,7 @@ import dev.fenceline.Endpoint;
 import dev.fenceline.EndpointFailedException;
 import dev.fenceline.Fenceline;
 import dev.fenceline.FencelineException;
+import dev.fenceline.LaneEvent;
 import dev.fenceline.LaneInfo;
 import dev.fenceline.MemoryRegion;
 import dev.fenceline.RemoteAccessException;
@@ -182,7 +183,8 @@ public final class FencelineCluster implements Extension {
     /**
      * Connects a worker of this member to a worker of the cluster; connecting again gives the same
      * endpoint while it has a live lane, a new one after it failed or was closed. Closing the endpoint
-     * closes it for every caller that got it.
+     * closes it for every caller that got it; one that fails is closed by the module (later calls on
+     * it still fail with why it failed).
      *
      * @param local a worker of this actor system's runtime
      * @param peer a worker from {@link #workers()} or {@link #worker(Address, String)}
@@ -207,6 +209,9 @@ public final class FencelineCluster implements Extension {
             }
             return local.connect(peer.address()).toCompletableFuture();
         });
+        if (local.whenClosed().toCompletableFuture().isDone()) {
+            endpoints.remove(key, shared); // closed meanwhile: its forgetting may have run before this entry
+        }
         return shared.thenApply(ep -> { // outside compute: it may remove the entry
             // Its member went while connecting. The worker listed ep before this runs, and the directory
             // publishes gone workers before it lists the endpoints to abort: this or the directory aborts
@@ -262,14 +267,37 @@ public final class FencelineCluster implements Extension {
         }
     }
 
-    /** The shared endpoints of a local worker are forgotten when it closes (once per worker). */
+    /**
+     * Watches a local worker (once per worker): a shared endpoint of it that fails is closed and
+     * forgotten at once (left until the next connect to its peer, which may never come, it stayed
+     * among the worker's endpoints, failing the worker's flush), and all are forgotten when it closes.
+     */
     private void forgetWhenClosed(Worker local) {
         UUID id = local.address().workerId();
         if (watched.add(id)) {
+            AutoCloseable failures = local.addLaneEventListener(e -> {
+                if (e instanceof LaneEvent.EndpointFailed f) {
+                    releaseFailed(new Pair(id, f.peer().workerId()), f.endpoint());
+                }
+            });
             local.whenClosed().thenRun(() -> {
                 endpoints.keySet().removeIf(k -> k.local().equals(id));
                 watched.remove(id);
+                try {
+                    failures.close();
+                } catch (Exception e) {
+                    throw new IllegalStateException(e); // the worker's listener sets do not throw
+                }
             });
+        }
+    }
+
+    /** An endpoint failed: the shared one of the pair is released if it is that endpoint. */
+    private void releaseFailed(Pair key, String endpoint) {
+        CompletableFuture<Endpoint> shared = endpoints.get(key);
+        if (shared != null && shared.isDone() && !shared.isCompletedExceptionally()
+                && shared.join().statistics().endpoint().equals(endpoint) && endpoints.remove(key, shared)) {
+            release(shared);
         }
     }
 

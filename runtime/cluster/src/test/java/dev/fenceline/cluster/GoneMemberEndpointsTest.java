@@ -87,4 +87,44 @@ class GoneMemberEndpointsTest {
             system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
         }
     }
+
+    /** A shared endpoint that fails while its peer and the peer's member stay: nobody connects again. */
+    @Test
+    void aSharedEndpointThatFailedIsClosedWithoutWaitingForTheNextConnect() throws Exception {
+        ActorSystem<Void> system = ActorSystem.create(Behaviors.empty(), "fenceline-test", ClusterMember.config(null, 0));
+        try {
+            ClusterMember.joinedToItself(system);
+            FencelineCluster fc = FencelineCluster.get(system);
+            Worker a = Fenceline.get(system).newWorker("a").toCompletableFuture().get(30, TimeUnit.SECONDS);
+            Worker b = Fenceline.get(system).newWorker("b").toCompletableFuture().get(30, TimeUnit.SECONDS);
+            ClusterWorker peer = fc.advertise(b).toCompletableFuture().get(30, TimeUnit.SECONDS);
+            Endpoint ep = fc.connect(a, peer).toCompletableFuture().get(30, TimeUnit.SECONDS);
+            // The caller's own endpoint to the same peer fails first: the shared one stays. Listeners
+            // hear an event in the order they were added, the module's (added at connect) first.
+            java.util.concurrent.CompletableFuture<String> heard = new java.util.concurrent.CompletableFuture<>();
+            a.addLaneEventListener(e -> {
+                if (e instanceof dev.fenceline.LaneEvent.EndpointFailed f) {
+                    heard.complete(f.endpoint());
+                }
+            });
+            Endpoint own = a.connect(b.address()).toCompletableFuture().get(30, TimeUnit.SECONDS);
+            own.abort("the caller's own endpoint fails");
+            assertEquals(own.statistics().endpoint(), heard.get(30, TimeUnit.SECONDS));
+            assertTrue(fc.connect(a, peer).toCompletableFuture().get(30, TimeUnit.SECONDS) == ep, "still shared");
+            own.close().toCompletableFuture().get(30, TimeUnit.SECONDS);
+            ep.abort("its only lane was reset");
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (!a.endpoints().isEmpty() && System.nanoTime() < until) {
+                Thread.sleep(20);
+            }
+            assertEquals(List.of(), a.endpoints(), "released");
+            a.flush().toCompletableFuture().get(30, TimeUnit.SECONDS); // no failed endpoint left to fail it
+            Endpoint again = fc.connect(a, peer).toCompletableFuture().get(30, TimeUnit.SECONDS);
+            assertTrue(again != ep, "a new one");
+            again.flush().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        } finally {
+            system.terminate();
+            system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        }
+    }
 }
