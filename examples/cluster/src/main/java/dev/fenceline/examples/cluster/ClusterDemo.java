@@ -60,7 +60,7 @@ public final class ClusterDemo {
             if (nodes < 3 || nodes > 16) {
                 throw new IllegalArgumentException("--nodes " + nodes + ": 3 to 16 (a majority survives one kill)");
             }
-            if (keysPerNode < 1 || keysPerNode * nodes > 0xFFFF) {
+            if (keysPerNode < 1 || keysPerNode > 0xFFFF / nodes) { // not keysPerNode * nodes: it can overflow
                 throw new IllegalArgumentException("--keys " + keysPerNode + ": 1 to " + 0xFFFF / nodes + " per node");
             }
             if (writes < 100) {
@@ -80,15 +80,19 @@ public final class ClusterDemo {
             int checkedSlots) {
     }
 
-    /** A member's process and its output lines. */
-    private record Member(int index, Process process, BlockingQueue<String> lines, PrintWriter in, Path log) {
+    /**
+     * A member's process and its output lines; {@code gone} holds the GONE lines it printed while
+     * something else was awaited (each survivor must see the member leave, not just one of them).
+     */
+    private record Member(int index, Process process, BlockingQueue<String> lines, PrintWriter in, Path log,
+            List<String> gone) {
         void send(String command) {
             in.println(command);
             in.flush();
         }
 
-        /** @return the first line starting with {@code prefix}, skipping others (GONE lines are kept aside) */
-        String expect(String prefix, List<String> aside) throws InterruptedException, IOException, TimeoutException {
+        /** @return the first line starting with {@code prefix}, skipping others (GONE lines kept in {@link #gone}) */
+        String expect(String prefix) throws InterruptedException, IOException, TimeoutException {
             long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(STEP_S);
             while (System.nanoTime() < until) {
                 String line = lines.poll(100, TimeUnit.MILLISECONDS);
@@ -102,8 +106,8 @@ public final class ClusterDemo {
                 if (line.startsWith(prefix)) {
                     return line;
                 }
-                if (aside != null && line.startsWith("GONE ")) {
-                    aside.add(line);
+                if (line.startsWith("GONE ")) {
+                    gone.add(line);
                 }
             }
             throw new TimeoutException("member " + index + " printed no '" + prefix + "' within " + STEP_S + " s; its log "
@@ -140,15 +144,14 @@ public final class ClusterDemo {
                 members.add(start(o, net, i, i == 0 ? seedPort : 0, seed, certs));
             }
             for (Member m : members) {
-                o.out().println("  " + m.expect("UP ", null));
+                o.out().println("  " + m.expect("UP "));
             }
             for (Member m : members) {
                 m.send("RUN " + o.writes());
             }
             Member victim = members.get(o.nodes() - 1);
-            List<String> gone = new ArrayList<>();
             for (Member m : members) { // every member is a third of the way through: mid-run
-                while (Long.parseLong(m.expect("PROGRESS ", gone).substring(9)) < o.writes() / 3) {
+                while (Long.parseLong(m.expect("PROGRESS ").substring(9)) < o.writes() / 3) {
                     // keep reading
                 }
             }
@@ -161,22 +164,22 @@ public final class ClusterDemo {
             for (Member m : survivors) {
                 List<String> outcomes = new ArrayList<>();
                 String line;
-                while (!(line = m.expect("", gone)).startsWith("WRITTEN")) {
+                while (!(line = m.expect("")).startsWith("WRITTEN")) {
                     if (line.startsWith("OUTCOME ")) {
                         outcomes.add(line);
                     } else if (line.startsWith("GONE ")) {
-                        gone.add(line);
+                        m.gone().add(line);
                     }
                 }
                 judgeOutcomes(o, m.index(), victim.index(), outcomes, problems, toTheDead);
             }
-            long removedAfterMs = awaitGone(survivors, victim.index(), gone, killed);
+            long removedAfterMs = awaitGone(survivors, victim.index(), killed);
             o.out().println("  every survivor saw member " + victim.index() + " leave the cluster " + removedAfterMs
                     + " ms after the kill");
             int checked = 0;
             for (Member m : survivors) {
                 m.send("VERIFY " + victim.index());
-                String[] v = m.expect("VERIFIED ", null).split(" ", 4);
+                String[] v = m.expect("VERIFIED ").split(" ", 4);
                 checked += Integer.parseInt(v[2]);
                 if (!v[1].equals("ok")) {
                     problems.add("member " + m.index() + ": " + v[3]);
@@ -261,18 +264,11 @@ public final class ClusterDemo {
         }
     }
 
-    private static long awaitGone(List<Member> survivors, int dead, List<String> alreadySeen, long killed)
-            throws Exception {
+    /** @return from the kill until every survivor printed that the dead member left */
+    private static long awaitGone(List<Member> survivors, int dead, long killed) throws Exception {
         for (Member m : survivors) {
-            boolean seen = false;
-            for (String g : alreadySeen) {
-                seen |= g.equals("GONE " + dead);
-            }
-            if (!seen) {
-                String line;
-                while (!(line = m.expect("GONE ", null)).equals("GONE " + dead)) {
-                    alreadySeen.add(line);
-                }
+            while (!m.gone().contains("GONE " + dead)) {
+                m.gone().add(m.expect("GONE "));
             }
         }
         return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed);
@@ -339,7 +335,7 @@ public final class ClusterDemo {
         reader.setDaemon(true);
         reader.start();
         return new Member(index, p, lines, new PrintWriter(new OutputStreamWriter(p.getOutputStream(),
-                StandardCharsets.UTF_8)), log);
+                StandardCharsets.UTF_8)), log, new ArrayList<>());
     }
 
     private static int freePort() throws IOException {

@@ -41,8 +41,8 @@ import org.apache.pekko.cluster.typed.Cluster;
  * has endpoints and keys for every member; then {@code RUN} runs the writes ({@code PROGRESS n} as
  * they go, an {@code OUTCOME} line per replica and {@code WRITTEN} at the end), {@code VERIFY
  * <dead>} reads the table of every surviving replica with one RMA get each and checks its keys
- * ({@code VERIFIED ok|violation ...}), and {@code QUIT} ends it. It prints {@code GONE <index>
- * <status>} when a member's worker leaves the cluster.
+ * ({@code VERIFIED ok|violation ...}), and {@code QUIT} ends it. It prints {@code GONE <index>}
+ * when a member's worker leaves the cluster.
  */
 public final class KvNode {
     private static final long TIMEOUT_S = 60;
@@ -246,7 +246,7 @@ public final class KvNode {
         }
     }
 
-    /** Prints GONE when a member's worker leaves the cluster's listing, with the member's status. */
+    /** Prints GONE and the member's index when a member's worker leaves the cluster's listing. */
     private void watch(FencelineCluster fc) {
         Set<String> seen = new HashSet<>();
         Set<String> gone = new HashSet<>();
