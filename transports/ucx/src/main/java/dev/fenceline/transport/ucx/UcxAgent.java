@@ -190,6 +190,9 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
         work += operations.drain(taker, COMMANDS_PER_PASS);
         work += worker.progress();
         work += worker.drain(this);
+        // Before the lanes UCT has room for again post more: else, under load, the flushes that
+        // answer puts on an adapter would lose every race for the room their answers free.
+        data.flushAwaiting();
         if (sender.anyBlocked()) {
             for (UcxChannel c : sender.retry()) {
                 for (UcxLane l : List.copyOf(c.lanes)) {

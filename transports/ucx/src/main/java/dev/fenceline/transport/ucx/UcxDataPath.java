@@ -333,7 +333,14 @@ final class UcxDataPath {
         for (int i = 0; i < now.size(); i++) {
             UcxLane lane = now.get(i);
             lane.wantsFlush = false;
-            if (lane.coveredByFlush == 0 && !lane.awaitingFlush.isEmpty() && !uctFlush(lane)) {
+            if (lane.coveredByFlush != 0 || lane.awaitingFlush.isEmpty()) {
+                continue; // the flush in flight puts it back on the list if more came meanwhile
+            }
+            if (lane.channel.state == UcxChannel.State.FAILED) {
+                // UCT's flush of a failed endpoint may say OK for what its error purged (RC hands
+                // the send slots back): what no flush covered yet may or may not have been placed.
+                flushed(lane, lane.awaitingFlush.size(), "its channel failed before a UCT flush after it");
+            } else if (!uctFlush(lane)) {
                 wantFlush(lane);
             }
         }
@@ -354,15 +361,28 @@ final class UcxDataPath {
             sender.noRoom(lane.channel);
             return false;
         }
-        flushed(lane, n, status);
+        flushedWith(lane, n, status);
         return true;
     }
 
+    /** A UCT flush of the lane completed with {@code status}: a failed one fails its channel first. */
+    private void flushedWith(UcxLane lane, int n, int status) {
+        if (status != UctStatus.OK) {
+            // Its error purged what it covered: nothing more goes on the endpoint, and what came
+            // after is answered unknown too (the channel is failed before it is put back).
+            agent.channelFailed(lane.channel, new dev.fenceline.EndpointFailedException("ucx: UCT's flush of "
+                    + lane.channel + " completed with " + UctStatus.describe(status)), false);
+        }
+        flushed(lane, n, status == UctStatus.OK ? null : "its flush completed with " + UctStatus.describe(status));
+    }
+
     /**
-     * A UCT flush of the lane completed: the first {@code n} of its awaiting operations are answered,
-     * applied if it completed well, else unknown (UCT had taken them).
+     * The first {@code n} of the lane's awaiting operations are answered: applied (a UCT flush after
+     * them completed well), else unknown (UCT had taken them).
+     *
+     * @param failure why they are unknown, or null
      */
-    private void flushed(UcxLane lane, int n, int status) {
+    private void flushed(UcxLane lane, int n, String failure) {
         lane.coveredByFlush = 0;
         for (int i = 0; i < n; i++) {
             UcxOp op = lane.awaitingFlush.poll();
@@ -370,12 +390,11 @@ final class UcxDataPath {
             agent.hardwareCompleted(lane.channel);
             synchronized (lane.ledger) {
                 if (lane.answeredLocked(op.token) != null) {
-                    if (status == UctStatus.OK) {
+                    if (failure == null) {
                         lane.deliverCompleted(op.token, 0);
                     } else {
                         lane.deliverFailed(op.token, new dev.fenceline.OutcomeUnknownException("ucx: UCT took "
-                                + op.kind + " on " + lane + ", and its flush completed with "
-                                + UctStatus.describe(status)));
+                                + op.kind + " on " + lane + ", and " + failure));
                     }
                 }
             }
@@ -446,7 +465,7 @@ final class UcxDataPath {
         }
         UcxLane lane = op.lane;
         if (op == lane.uctFlush) {
-            flushed(lane, lane.coveredByFlush, status);
+            flushedWith(lane, lane.coveredByFlush, status);
             return;
         }
         if (status == UctStatus.OK && completesByFlush(op) && !lane.channel.iface.completesInPlace()) {
