@@ -144,6 +144,12 @@ final class Directory {
         private final Set<ActorRef<Advertiser.Command>> asking = new HashSet<>();
         /** Advertisers whose description membership contradicted (logged once while listed). */
         private final Set<ActorRef<Advertiser.Command>> contradicted = new HashSet<>();
+        /**
+         * Advertisers of a gone member incarnation, not asked again while listed: asked, each would
+         * be cut off again, its workers refused and their endpoints aborted once more, until the
+         * receptionist drops it.
+         */
+        private final Set<ActorRef<Advertiser.Command>> settled = new HashSet<>();
         private final List<Find> waiting = new ArrayList<>();
 
         State(ActorContext<Command> ctx, TimerScheduler<Command> timers, Supplier<List<Worker>> workers,
@@ -162,7 +168,7 @@ final class Directory {
                     .onMessage(Listed.class, this::onListed)
                     .onMessage(Described.class, this::onDescribed)
                     .onMessage(Redescribe.class, m -> {
-                        if (current.contains(m.ref()) && !described.containsKey(m.ref())) {
+                        if (current.contains(m.ref()) && !described.containsKey(m.ref()) && !settled.contains(m.ref())) {
                             describe(m.ref());
                         }
                         return Behaviors.same();
@@ -204,8 +210,9 @@ final class Directory {
                 released.accept(withdrawn);
             }
             contradicted.retainAll(current);
+            settled.retainAll(current);
             for (ActorRef<Advertiser.Command> ref : current) {
-                if (!described.containsKey(ref) && !asking.contains(ref)) {
+                if (!described.containsKey(ref) && !asking.contains(ref) && !settled.contains(ref)) {
                     describe(ref);
                 }
             }
@@ -248,7 +255,10 @@ final class Directory {
             ClusterWorker w = new ClusterWorker(member, claimed, m.description().address().name(),
                     m.description().address());
             PeerIndex.Added added = index.add(w);
-            if (added == PeerIndex.Added.CLAIMED) {
+            if (added == PeerIndex.Added.MEMBER_GONE) {
+                settled.add(m.ref());
+            }
+            if (added == PeerIndex.Added.CLAIMED) { // asked again as the listing changes: the owner may go
                 // Offered, the claimant would answer lookups for that worker, and its going would
                 // cut the real one off.
                 if (contradicted.add(m.ref())) {
@@ -299,7 +309,13 @@ final class Directory {
             Address address = member.uniqueAddress().address();
             long uid = member.uniqueAddress().longUid();
             Set<UUID> ids = index.memberGone(address, uid);
-            described.values().removeIf(w -> w.member().equals(address) && w.incarnation() == uid);
+            described.entrySet().removeIf(e -> {
+                boolean of = e.getValue().member().equals(address) && e.getValue().incarnation() == uid;
+                if (of) {
+                    settled.add(e.getKey());
+                }
+                return of;
+            });
             // Published before the endpoints are listed: a connect that completes meanwhile lists its
             // endpoint before it reads the view, so either it sees the workers gone and aborts the
             // endpoint itself, or the listing below holds it.

@@ -292,12 +292,18 @@ public final class FencelineCluster implements Extension {
         }
     }
 
-    /** An endpoint failed: the shared one of the pair is released if it is that endpoint. */
+    /**
+     * An endpoint failed: the shared one of the pair is released if it is that endpoint (once its
+     * connect completes: an endpoint may fail, and say so, before its connect's stage does).
+     */
     private void releaseFailed(Pair key, String endpoint) {
         CompletableFuture<Endpoint> shared = endpoints.get(key);
-        if (shared != null && shared.isDone() && !shared.isCompletedExceptionally()
-                && shared.join().statistics().endpoint().equals(endpoint) && endpoints.remove(key, shared)) {
-            release(shared);
+        if (shared != null) {
+            shared.thenAccept(ep -> {
+                if (ep.statistics().endpoint().equals(endpoint) && endpoints.remove(key, shared)) {
+                    release(shared);
+                }
+            });
         }
     }
 

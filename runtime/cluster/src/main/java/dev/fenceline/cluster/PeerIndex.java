@@ -55,6 +55,12 @@ final class PeerIndex {
     private final Map<Incarnation, Map<UUID, ClusterWorker>> workers = new HashMap<>();
     /** The incarnation each indexed worker belongs to. */
     private final Map<UUID, Incarnation> owners = new HashMap<>();
+    /**
+     * Workers another incarnation than their owner claimed (the latest {@value #REMEMBERED}): which
+     * claimant is the liar is not known (the first to be described wins), so the owner's going does
+     * not cut such a worker off, and the other claimant may take it then.
+     */
+    private final Set<UUID> contested = new LinkedHashSet<>();
     /** Per incarnation, its indexed workers the receptionist no longer lists, oldest first. */
     private final Map<Incarnation, LinkedHashSet<UUID>> withdrawn = new HashMap<>();
     private final LinkedHashSet<Incarnation> gone = new LinkedHashSet<>();
@@ -68,12 +74,16 @@ final class PeerIndex {
         Incarnation i = new Incarnation(w.member(), w.incarnation());
         UUID id = w.address().workerId();
         Incarnation owner = owners.get(id);
-        if (owner != null ? !owner.equals(i) : goneWorkers.contains(id)) {
-            return Added.CLAIMED; // checked first: a false claim must not mark another's worker gone
+        if (owner != null && !owner.equals(i)) {
+            contest(id); // checked first: a false claim must not mark another's worker gone
+            return Added.CLAIMED;
         }
         if (gone.contains(i)) {
             goneWorker(id);
             return Added.MEMBER_GONE;
+        }
+        if (owner == null && goneWorkers.contains(id) && !contested.contains(id)) {
+            return Added.CLAIMED; // a gone incarnation's worker, claimed by a live one
         }
         workers.computeIfAbsent(i, k -> new HashMap<>()).put(id, w);
         owners.put(id, i);
@@ -89,7 +99,8 @@ final class PeerIndex {
      *
      * @param member the member
      * @param uid its incarnation
-     * @return the ids of its workers (empty if it is gone already or had none)
+     * @return the ids of its workers to cut off (empty if it is gone already or had none): not
+     *     those another incarnation also claimed, which are only forgotten
      */
     Set<UUID> memberGone(Address member, long uid) {
         Incarnation i = new Incarnation(member, uid);
@@ -106,11 +117,24 @@ final class PeerIndex {
         if (of == null) {
             return Set.of();
         }
+        Set<UUID> out = new HashSet<>();
         for (UUID id : of.keySet()) {
             owners.remove(id);
-            goneWorker(id);
+            if (!contested.contains(id)) {
+                goneWorker(id);
+                out.add(id);
+            }
         }
-        return Set.copyOf(of.keySet());
+        return Set.copyOf(out);
+    }
+
+    private void contest(UUID id) {
+        contested.add(id);
+        while (contested.size() > REMEMBERED) {
+            Iterator<UUID> oldest = contested.iterator();
+            oldest.next();
+            oldest.remove();
+        }
     }
 
     /** A worker whose member incarnation is gone: remembered, the latest {@value #REMEMBERED} of them. */

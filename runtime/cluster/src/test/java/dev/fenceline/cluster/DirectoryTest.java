@@ -118,6 +118,49 @@ class DirectoryTest {
     }
 
     /**
+     * A gone member's advertiser still listed (the receptionist drops it later) is not asked again
+     * when the listing changes: asked, it would be cut off again, its workers refused once more.
+     * The test's own question goes behind any the directory asked, so the count is exact.
+     */
+    @Test
+    void aGoneMembersAdvertiserIsNotAskedAgain() throws Exception {
+        Member m = member();
+        long incarnation = m.cluster.selfMember().uniqueAddress().longUid();
+        java.util.concurrent.atomic.AtomicInteger asked = new java.util.concurrent.atomic.AtomicInteger();
+        ActorRef<Advertiser.Command> advertiser = system.systemActorOf(Behaviors.<Advertiser.Command>setup(ctx -> {
+            ctx.getSystem().receptionist().tell(org.apache.pekko.actor.typed.receptionist.Receptionist.register(
+                    Advertiser.ALL, ctx.getSelf()));
+            return Behaviors.receive(Advertiser.Command.class).onMessage(Advertiser.Describe.class, d -> {
+                asked.incrementAndGet();
+                d.replyTo().tell(new Advertiser.Description(incarnation, m.peer));
+                return Behaviors.same();
+            }).build();
+        }), "advertiser-counted", Props.empty());
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (m.view.get().workers().isEmpty() && System.nanoTime() < until) {
+            Thread.sleep(20);
+        }
+        m.down();
+        assertTrue(m.aborted.get(30, TimeUnit.SECONDS).contains("was downed"), "cut off once");
+        Directory.View before = m.view.get();
+        m.directory.tell(new Directory.Listed(Stubs.stub(
+                org.apache.pekko.actor.typed.receptionist.Receptionist.Listing.class, (method, args) -> switch (method) {
+                    case "getServiceInstances", "getAllServiceInstances" -> Set.of(advertiser); // still listed
+                    default -> throw unexpected(org.apache.pekko.actor.typed.receptionist.Receptionist.Listing.class,
+                            method);
+                })));
+        while (m.view.get() == before && System.nanoTime() < until) {
+            Thread.sleep(20); // handled: a question it asks is on its way before the view is published
+        }
+        assertTrue(m.view.get() != before, "the directory handled the listing");
+        org.apache.pekko.actor.typed.javadsl.AskPattern.<Advertiser.Command, Advertiser.Description>ask(advertiser,
+                Advertiser.Describe::new, java.time.Duration.ofSeconds(30), system.scheduler())
+                .toCompletableFuture().get(30, TimeUnit.SECONDS);
+        assertEquals(2, asked.get(), "asked once by the directory, once by this test");
+        assertEquals(1, m.refusals.get(), "refused once");
+    }
+
+    /**
      * A member the failure detector flags unreachable for a moment is not withdrawn: the receptionist
      * lists its advertisers among the unreachable ones, and the directory still offers its workers.
      */
@@ -150,6 +193,7 @@ class DirectoryTest {
         final CompletableFuture<Set<UUID>> goneWhenListed = new CompletableFuture<>();
         final CompletableFuture<String> aborted = new CompletableFuture<>();
         final Map<UUID, String> refused = new java.util.concurrent.ConcurrentHashMap<>();
+        final java.util.concurrent.atomic.AtomicInteger refusals = new java.util.concurrent.atomic.AtomicInteger();
         final ActorRef<Directory.Command> directory;
 
         Member(Cluster cluster) {
@@ -161,6 +205,7 @@ class DirectoryTest {
             });
             Worker local = Stubs.stub(Worker.class, (method, args) -> {
                 if (method.equals("refusePeer")) {
+                    refusals.incrementAndGet();
                     refused.put((UUID) args[0], (String) args[1]);
                     return null;
                 }

@@ -60,9 +60,45 @@ class PeerIndexTest {
         assertFalse(index.isGone(real.address().workerId()));
         assertEquals(PeerIndex.Added.CLAIMED, index.add(liar), "nor a late description of the gone liar");
         assertFalse(index.isGone(real.address().workerId()), "the real worker is not cut off");
+        // Which of two claimants lied is not known here: the one described first keeps it, and a
+        // contested worker is only forgotten when its owner goes, not cut off.
+        assertEquals(Set.of(), index.memberGone(NODE, 1));
+        assertEquals(List.of(), index.all());
+    }
+
+    @Test
+    void aGoneWorkerClaimedByALiveIncarnationIsNotIndexed() {
+        PeerIndex index = new PeerIndex();
+        ClusterWorker real = worker(1, "kv");
+        assertEquals(PeerIndex.Added.INDEXED, index.add(real));
         assertEquals(Set.of(real.address().workerId()), index.memberGone(NODE, 1));
-        assertEquals(PeerIndex.Added.CLAIMED, index.add(new ClusterWorker(other, 10, "kv", real.address())),
-                "a gone worker's id, claimed by a live incarnation");
+        Address other = new Address("pekko", "svc", "127.0.0.2", 2552);
+        assertEquals(PeerIndex.Added.CLAIMED, index.add(new ClusterWorker(other, 10, "kv", real.address())));
+        assertEquals(List.of(), index.all());
+        assertTrue(index.isGone(real.address().workerId()), "still cut off");
+    }
+
+    @Test
+    void whenTheLiarIsDescribedFirstTheOwnersGoingCutsNobodyOffAndTheRealOneTakesItThen() {
+        PeerIndex index = new PeerIndex();
+        Address other = new Address("pekko", "svc", "127.0.0.2", 2552);
+        ClusterWorker real = worker(1, "kv");
+        ClusterWorker liar = new ClusterWorker(other, 9, "kv", real.address());
+        assertEquals(PeerIndex.Added.INDEXED, index.add(liar));
+        assertEquals(PeerIndex.Added.CLAIMED, index.add(real), "the first to be described wins");
+        assertEquals(Set.of(), index.memberGone(other, 9), "a contested worker is not cut off");
+        assertFalse(index.isGone(real.address().workerId()));
+        assertEquals(PeerIndex.Added.INDEXED, index.add(real), "described again, the real one is offered");
+        assertEquals(List.of(real), index.all());
+    }
+
+    @Test
+    void aGoneMembersOwnWorkerDescribedAgainIsGoneNotClaimed() {
+        PeerIndex index = new PeerIndex();
+        ClusterWorker w = worker(4, "kv");
+        assertEquals(PeerIndex.Added.INDEXED, index.add(w));
+        index.memberGone(NODE, 4);
+        assertEquals(PeerIndex.Added.MEMBER_GONE, index.add(w));
     }
 
     @Test
