@@ -14,6 +14,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -82,10 +83,11 @@ public final class ClusterDemo {
 
     /**
      * A member's process and its output lines; {@code gone} holds the GONE lines it printed while
-     * something else was awaited (each survivor must see the member leave, not just one of them).
+     * something else was awaited (each survivor must see the member leave, not just one of them), and
+     * {@code goneAt} when its output reader got each.
      */
     private record Member(int index, Process process, BlockingQueue<String> lines, PrintWriter in, Path log,
-            List<String> gone) {
+            List<String> gone, Map<String, Long> goneAt) {
         void send(String command) {
             in.println(command);
             in.flush();
@@ -264,14 +266,16 @@ public final class ClusterDemo {
         }
     }
 
-    /** @return from the kill until every survivor printed that the dead member left */
+    /** @return from the kill until the last survivor printed that the dead member left */
     private static long awaitGone(List<Member> survivors, int dead, long killed) throws Exception {
+        long last = killed;
         for (Member m : survivors) {
             while (!m.gone().contains("GONE " + dead)) {
                 m.gone().add(m.expect("GONE "));
             }
+            last = Math.max(last, m.goneAt().get("GONE " + dead)); // read before it was queued
         }
-        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed);
+        return TimeUnit.NANOSECONDS.toMillis(last - killed);
     }
 
     /** Whether the configuration runs tcp under mutual TLS without naming this member's key store. */
@@ -322,10 +326,14 @@ public final class ClusterDemo {
         }
         Process p = pb.start();
         BlockingQueue<String> lines = new LinkedBlockingQueue<>();
+        Map<String, Long> goneAt = new java.util.concurrent.ConcurrentHashMap<>();
         Thread reader = new Thread(() -> {
             try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
                 String line;
                 while ((line = r.readLine()) != null) {
+                    if (line.startsWith("GONE ")) {
+                        goneAt.putIfAbsent(line, System.nanoTime()); // when printed, not when the main thread read it
+                    }
                     lines.add(line);
                 }
             } catch (IOException e) {
@@ -335,7 +343,7 @@ public final class ClusterDemo {
         reader.setDaemon(true);
         reader.start();
         return new Member(index, p, lines, new PrintWriter(new OutputStreamWriter(p.getOutputStream(),
-                StandardCharsets.UTF_8)), log, new ArrayList<>());
+                StandardCharsets.UTF_8)), log, new ArrayList<>(), goneAt);
     }
 
     private static int freePort() throws IOException {
