@@ -251,14 +251,10 @@ final class Directory {
                 timers.startSingleTimer(new Redescribe(m.ref()), settings.askTimeout());
                 return Behaviors.same();
             }
-            contradicted.remove(m.ref());
             ClusterWorker w = new ClusterWorker(member, claimed, m.description().address().name(),
                     m.description().address());
             PeerIndex.Added added = index.add(w);
-            if (added == PeerIndex.Added.MEMBER_GONE) {
-                settled.add(m.ref());
-            }
-            if (added == PeerIndex.Added.CLAIMED) { // asked again as the listing changes: the owner may go
+            if (added == PeerIndex.Added.CLAIMED) { // asked again as the listing changes
                 // Offered, the claimant would answer lookups for that worker, and its going would
                 // cut the real one off.
                 if (contradicted.add(m.ref())) {
@@ -268,11 +264,15 @@ final class Directory {
                 }
                 return Behaviors.same();
             }
+            contradicted.remove(m.ref());
             if (added == PeerIndex.Added.MEMBER_GONE) {
-                // Its member incarnation went before it was described (the description was on its
-                // way, or a reachable member was downed): cut off like that incarnation's others.
-                publish();
-                cutOff(Set.of(w.address().workerId()), w.member(), "gone before it was described");
+                settled.add(m.ref());
+                if (index.isGone(w.address().workerId())) { // its own worker, not a claim on another's
+                    // Its member incarnation went before it was described (the description was on its
+                    // way, or a reachable member was downed): cut off like that incarnation's others.
+                    publish();
+                    cutOff(Set.of(w.address().workerId()), w.member(), "gone before it was described");
+                }
                 return Behaviors.same();
             }
             described.put(m.ref(), w);

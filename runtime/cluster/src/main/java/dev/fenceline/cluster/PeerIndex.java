@@ -43,11 +43,15 @@ final class PeerIndex {
     enum Added {
         /** Indexed under its incarnation. */
         INDEXED,
-        /** Its incarnation is gone: not indexed, and the worker counts among the gone ones. */
+        /**
+         * Its incarnation is gone: not indexed; its own worker counts among the gone ones (see
+         * {@link #isGone(UUID)}), another's does not.
+         */
         MEMBER_GONE,
         /**
          * Another incarnation's worker, indexed there or gone with it: a worker is one member's, so
-         * the description is false (a member replaying another's address) and is not indexed.
+         * the description is false (a member replaying another's address) and is not indexed. The
+         * first incarnation described with a worker id owns it; a gone incarnation takes only its own.
          */
         CLAIMED
     }
@@ -55,12 +59,7 @@ final class PeerIndex {
     private final Map<Incarnation, Map<UUID, ClusterWorker>> workers = new HashMap<>();
     /** The incarnation each indexed worker belongs to. */
     private final Map<UUID, Incarnation> owners = new HashMap<>();
-    /**
-     * Workers another incarnation than their owner claimed (the latest {@value #REMEMBERED}): which
-     * claimant is the liar is not known (the first to be described wins), so the owner's going does
-     * not cut such a worker off, and the other claimant may take it then.
-     */
-    private final Set<UUID> contested = new LinkedHashSet<>();
+
     /** Per incarnation, its indexed workers the receptionist no longer lists, oldest first. */
     private final Map<Incarnation, LinkedHashSet<UUID>> withdrawn = new HashMap<>();
     private final LinkedHashSet<Incarnation> gone = new LinkedHashSet<>();
@@ -74,16 +73,14 @@ final class PeerIndex {
         Incarnation i = new Incarnation(w.member(), w.incarnation());
         UUID id = w.address().workerId();
         Incarnation owner = owners.get(id);
-        if (owner != null && !owner.equals(i)) {
-            contest(id); // checked first: a false claim must not mark another's worker gone
-            return Added.CLAIMED;
-        }
         if (gone.contains(i)) {
-            goneWorker(id);
+            if (owner == null) {
+                goneWorker(id); // its own, described late: cut off like its others
+            } // else another incarnation's: a claim that ended with its claimant
             return Added.MEMBER_GONE;
         }
-        if (owner == null && goneWorkers.contains(id) && !contested.contains(id)) {
-            return Added.CLAIMED; // a gone incarnation's worker, claimed by a live one
+        if (owner != null ? !owner.equals(i) : goneWorkers.contains(id)) {
+            return Added.CLAIMED; // another incarnation's, live or gone
         }
         workers.computeIfAbsent(i, k -> new HashMap<>()).put(id, w);
         owners.put(id, i);
@@ -99,8 +96,7 @@ final class PeerIndex {
      *
      * @param member the member
      * @param uid its incarnation
-     * @return the ids of its workers to cut off (empty if it is gone already or had none): not
-     *     those another incarnation also claimed, which are only forgotten
+     * @return the ids of its workers (empty if it is gone already or had none)
      */
     Set<UUID> memberGone(Address member, long uid) {
         Incarnation i = new Incarnation(member, uid);
@@ -117,24 +113,11 @@ final class PeerIndex {
         if (of == null) {
             return Set.of();
         }
-        Set<UUID> out = new HashSet<>();
         for (UUID id : of.keySet()) {
             owners.remove(id);
-            if (!contested.contains(id)) {
-                goneWorker(id);
-                out.add(id);
-            }
+            goneWorker(id);
         }
-        return Set.copyOf(out);
-    }
-
-    private void contest(UUID id) {
-        contested.add(id);
-        while (contested.size() > REMEMBERED) {
-            Iterator<UUID> oldest = contested.iterator();
-            oldest.next();
-            oldest.remove();
-        }
+        return Set.copyOf(of.keySet());
     }
 
     /** A worker whose member incarnation is gone: remembered, the latest {@value #REMEMBERED} of them. */
