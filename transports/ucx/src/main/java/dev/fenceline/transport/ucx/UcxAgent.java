@@ -338,6 +338,7 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
     public void endpointFailed(long endpoint, int status) {
         UcxChannel ch = wiring.channel(endpoint);
         if (ch != null) {
+            ch.uctFailed = true;
             channelFailed(ch, new EndpointFailedException("ucx: UCT reported the peer of " + ch + " failed: "
                     + UctStatus.describe(status)), false);
         }

@@ -57,6 +57,11 @@ final class UcxChannel {
     int hardwareInFlight;
     /** It failed while UCT still held transfers naming its endpoint: the endpoint goes with the last. */
     boolean destroyWhenIdle;
+    /**
+     * UCT failed its endpoint (it reported the peer failed, or a flush completed with an error):
+     * a UCT flush of it is not believed (agent thread).
+     */
+    boolean uctFailed;
     /** The longest message that goes as a short active message (its first 8 bytes as UCT's header); 0: none. */
     final int amShortMax;
 

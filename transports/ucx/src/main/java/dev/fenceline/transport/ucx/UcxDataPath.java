@@ -318,10 +318,12 @@ final class UcxDataPath {
     }
 
     /**
-     * At the end of the agent's pass: one UCT flush per lane for the puts and atomic posts that await
-     * one (a pass's worth of them answered by one flush), where none is in flight; on a failed
-     * channel too, whose endpoint UCT keeps while they are counted, so that each gets its answer.
-     * A lane UCT has no room for now stays on the list (its channel's ready event wakes the agent).
+     * Twice a pass of the agent: one UCT flush per lane for the puts and atomic posts that await one
+     * (a pass's worth of them answered by one flush), where none is in flight; also on a channel
+     * this worker failed itself (closing, a broken wireup), whose endpoint is kept while they are
+     * counted, but not where UCT failed the endpoint: its flush is not believed, and they are
+     * answered unknown. A lane UCT has no room for now stays on the list (its channel's ready event
+     * wakes the agent).
      */
     void flushAwaiting() {
         if (wantFlush.isEmpty()) {
@@ -336,10 +338,10 @@ final class UcxDataPath {
             if (lane.coveredByFlush != 0 || lane.awaitingFlush.isEmpty()) {
                 continue; // the flush in flight puts it back on the list if more came meanwhile
             }
-            if (lane.channel.state == UcxChannel.State.FAILED) {
-                // UCT's flush of a failed endpoint may say OK for what its error purged (RC hands
+            if (lane.channel.uctFailed) {
+                // UCT's flush of an endpoint it failed may say OK for what the error purged (RC hands
                 // the send slots back): what no flush covered yet may or may not have been placed.
-                flushed(lane, lane.awaitingFlush.size(), "its channel failed before a UCT flush after it");
+                flushed(lane, lane.awaitingFlush.size(), "UCT failed its endpoint before a flush after it");
             } else if (!uctFlush(lane)) {
                 wantFlush(lane);
             }
@@ -369,7 +371,8 @@ final class UcxDataPath {
     private void flushedWith(UcxLane lane, int n, int status) {
         if (status != UctStatus.OK) {
             // Its error purged what it covered: nothing more goes on the endpoint, and what came
-            // after is answered unknown too (the channel is failed before it is put back).
+            // after is answered unknown too (marked before it is put back).
+            lane.channel.uctFailed = true;
             agent.channelFailed(lane.channel, new dev.fenceline.EndpointFailedException("ucx: UCT's flush of "
                     + lane.channel + " completed with " + UctStatus.describe(status)), false);
         }
