@@ -123,10 +123,11 @@ final class ShmPeerLoss {
     }
 
     /**
-     * Polling thread: fails every lane to a gone peer that is live or still owes answers, and keeps
-     * looking while some do.
+     * Polling thread: the target forgets connections whose origins revoked their gates, and every
+     * lane to a gone peer that is live or still owes answers fails (looked for again while some do).
      */
     private void sweep() {
+        target.forgetRevoked();
         if (gone.isEmpty()) {
             return;
         }

@@ -22,6 +22,7 @@ import java.util.Set;
  * @param cma whether to offer the cross-memory-attach lane where it works
  * @param maxRegistrations key-table slots for registered regions
  * @param maxLanes gate slots for ring lanes
+ * @param maxPeers peer workers' control segments this worker maps at once
  * @param quarantine how long a closed registration's memory and slot are kept
  * @param unblockAfter how long a stuck inbox waits, after some producer died, before it is unblocked
  * @param maxBacklog bytes of replies held for one peer worker whose inbox is full
@@ -29,7 +30,7 @@ import java.util.Set;
  */
 record ShmSettings(Path directory, int ringSize, int maxFragment, int queueDepth, String idleStrategy,
         Duration idleParkMin, Duration idleParkMax, Duration connectTimeout, Duration livenessInterval, boolean cma, int maxRegistrations,
-        int maxLanes, Duration quarantine, Duration unblockAfter, long maxBacklog, Set<String> keysRead) {
+        int maxLanes, int maxPeers, Duration quarantine, Duration unblockAfter, long maxBacklog, Set<String> keysRead) {
     static final String SECTION = "fenceline.transport.shm";
 
     /** @return {@link #quarantine()} in nanoseconds */
@@ -74,6 +75,7 @@ record ShmSettings(Path directory, int ringSize, int maxFragment, int queueDepth
         boolean cma = r.oneOf("cma", List.of("auto", "off")).equals("auto");
         int registrations = r.intIn("max-registrations", 1, 1 << 20);
         int lanes = r.intIn("max-lanes", 1, 1 << 20);
+        int peers = r.intIn("max-peers", 1, 1 << 16);
         Duration quarantine = r.durationIn("registration-quarantine", Duration.ofMillis(1), Duration.ofMinutes(10));
         Duration unblock = r.durationIn("inbox-unblock-after", Duration.ofMillis(100), Duration.ofHours(1));
         long backlog = r.bytesIn("max-backlog", 1 << 20, 1L << 40);
@@ -82,6 +84,6 @@ record ShmSettings(Path directory, int ringSize, int maxFragment, int queueDepth
                     + ((long) maxFragment + MESSAGE_OVERHEAD) + " (one answer of a get)");
         }
         return new ShmSettings(directory, (int) ring, maxFragment, queueDepth, idle, parkMin, parkMax, connect, liveness, cma,
-                registrations, lanes, quarantine, unblock, backlog, r.keysRead());
+                registrations, lanes, peers, quarantine, unblock, backlog, r.keysRead());
     }
 }

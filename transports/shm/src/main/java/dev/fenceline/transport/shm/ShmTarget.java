@@ -44,7 +44,8 @@ final class ShmTarget {
     private static final int GET_DATA_HEADER = 16;
     private final TransportContext context;
     private final ShmSettings settings;
-    private final Function<String, Inbox> openInbox;
+    private final Function<String, Inbox> mapInbox;
+    private final java.util.function.UnaryOperator<Inbox> adopt;
     private final Consumer<String> dropped;
     private final ExactlyOnceWindows windows;
     private final ExactlyOnce exactlyOnce;
@@ -55,14 +56,17 @@ final class ShmTarget {
     private final ShmReplies replies;
 
     /**
-     * @param openInbox maps a peer's control segment by name (the transport keeps the mappings)
+     * @param mapInbox maps a peer's control segment by name: the one kept, or a new mapping
+     * @param adopt keeps a new mapping (the transport polls and watches it), returning the one kept
      * @param dropped told of each malformed message dropped, in words
      */
-    ShmTarget(TransportContext context, ShmSettings settings, Function<String, Inbox> openInbox,
+    ShmTarget(TransportContext context, ShmSettings settings, Function<String, Inbox> mapInbox,
+            java.util.function.UnaryOperator<Inbox> adopt,
             Consumer<String> dropped) {
         this.context = context;
         this.settings = settings;
-        this.openInbox = openInbox;
+        this.mapInbox = mapInbox;
+        this.adopt = adopt;
         this.dropped = dropped;
         this.windows = context.windows();
         this.exactlyOnce = windows.exactlyOnce();
@@ -82,6 +86,30 @@ final class ShmTarget {
             o.inbox().incoming--;
         }
         forgetConnection(conn);
+    }
+
+    /**
+     * Polling thread, at housekeeping: a connection whose origin revoked its gate is forgotten, as
+     * its BYE would have it forgotten. The BYE is not sent when the origin finds this worker's ring
+     * full (a stalled target being given up), and the connection would hold its window and count
+     * against the origin's lanes here for good.
+     *
+     * @return how many were forgotten
+     */
+    int forgetRevoked() {
+        int n = 0;
+        for (Long2ObjectHashMap<Origin>.EntryIterator it = origins.entrySet().iterator(); it.hasNext();) {
+            it.next();
+            long conn = it.getLongKey();
+            Origin o = it.getValue();
+            if (!o.inbox().gates.openFor(o.gate(), conn)) {
+                it.remove();
+                o.inbox().incoming--;
+                forgetConnection(conn);
+                n++;
+            }
+        }
+        return n;
     }
 
     /**
@@ -155,11 +183,13 @@ final class ShmTarget {
         }
         Inbox origin;
         try {
-            origin = openInbox.apply(name);
+            origin = mapInbox.apply(name);
         } catch (FencelineException e) {
-            LOG.warn("shm {}: a connect from {} failed: {}", context.workerName(), name, e.getMessage());
+            dropped.accept("a CONNECT from " + name + ": " + e.getMessage()); // counted, not a line each
             return;
         }
+        // Checked before its segment is kept (a refused one's mapping is let go): else CONNECTs
+        // naming segments made for the purpose would have this worker map and watch each for good.
         if (!origin.gates.valid(gate)) {
             dropped.accept("a CONNECT from " + name + " naming gate " + gate + " of its " + origin.gates.slots());
             return;
@@ -169,6 +199,7 @@ final class ShmTarget {
                     + gate + " is not open for it");
             return;
         }
+        origin = adopt.apply(origin); // the one published first, if another thread mapped it too
         if (origins.containsKey(conn)) {
             dropped.accept("a second CONNECT from " + name + " for connection " + Long.toHexString(conn));
             return;

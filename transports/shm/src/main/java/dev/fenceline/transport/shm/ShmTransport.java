@@ -111,7 +111,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         this.gateSlots = new ShmGateSlots(inbox.gates, context.workerName(), settings.maxLanes());
         this.attention = new ShmAttention(inbox.gates.slots(), inbox.doorbell::ring);
         ShmInboxReader.Drops drops = new ShmInboxReader.Drops(context.workerName());
-        this.target = new ShmTarget(context, settings, this::openInbox, drops::dropped);
+        this.target = new ShmTarget(context, settings, this::mapInbox, this::adopt, drops::dropped);
         this.messages = new ShmInboxReader(lanes::find, dialing, () -> actor, target, drops);
         this.losses = new ShmPeerLoss(context.workerName(), lanes.all(), cmaLanes, target, inbox.doorbell::ring);
         Heartbeat.start(inbox);
@@ -357,26 +357,49 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
     }
 
     private Inbox openInbox(String name) {
+        return adopt(mapInbox(name));
+    }
+
+    /**
+     * @param name a peer's control segment
+     * @return the one mapped already, or a new mapping not published yet ({@link #adopt}), so that
+     *     a CONNECT's segment is kept only once its gate shows it is its origin's
+     * @throws EndpointFailedException if it cannot be mapped, or {@code max-peers} are mapped
+     */
+    private Inbox mapInbox(String name) {
         Inbox known = peerInboxes.get(name);
         if (known != null) {
             return known;
         }
+        if (peerInboxes.size() >= settings.maxPeers()) {
+            throw new EndpointFailedException("shm: " + peerInboxes.size() + " peer workers' control segments are mapped,"
+                    + " the most " + ShmSettings.SECTION + ".max-peers = " + settings.maxPeers() + " allows; " + name
+                    + " is not");
+        }
         try {
-            Inbox opened = Inbox.open(directory.resolve(name));
-            Inbox before = peerInboxes.putIfAbsent(name, opened);
-            if (before != null) {
-                return before;
-            }
-            inboxesChanged.incrementAndGet();
-            inbox.doorbell.ring();
-            ActorRef<ShmTransportActor.Command> a = actor;
-            if (a != null) {
-                a.tell(new ShmTransportActor.PeerSeen(opened)); // its process is watched from now on
-            }
-            return opened;
+            return Inbox.open(directory.resolve(name));
         } catch (IOException e) {
             throw new EndpointFailedException("shm: cannot map the peer's control segment " + name + ": " + e, e);
         }
+    }
+
+    /**
+     * Publishes a peer's mapped segment: polled, and its process watched from now on.
+     *
+     * @return the segment kept for its name (another thread may have published one first)
+     */
+    private Inbox adopt(Inbox opened) {
+        Inbox before = peerInboxes.putIfAbsent(opened.name, opened);
+        if (before != null) {
+            return before;
+        }
+        inboxesChanged.incrementAndGet();
+        inbox.doorbell.ring();
+        ActorRef<ShmTransportActor.Command> a = actor;
+        if (a != null) {
+            a.tell(new ShmTransportActor.PeerSeen(opened)); // its process is watched from now on
+        }
+        return opened;
     }
 
     /** A cma lane was closed: it holds nothing of the peer's. */
