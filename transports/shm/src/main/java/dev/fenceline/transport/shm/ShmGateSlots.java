@@ -11,8 +11,12 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 final class ShmGateSlots {
     private final Gates gates;
     private final SlotPool pool;
-    /** Closed lanes' slots the peer was still inside, to free once it left. */
-    private final ConcurrentLinkedQueue<Integer> left = new ConcurrentLinkedQueue<>();
+    /** A closed lane's slot the peer was still inside, and whether that peer's process still runs. */
+    private record Left(int slot, java.util.function.BooleanSupplier peerAlive) {
+    }
+
+    /** Closed lanes' slots the peer was still inside, to free once it left or its process ended. */
+    private final ConcurrentLinkedQueue<Left> left = new ConcurrentLinkedQueue<>();
     private final String workerName;
     private final int maxLanes;
 
@@ -43,10 +47,16 @@ final class ShmGateSlots {
         return slot;
     }
 
-    /** Frees a closed lane's gate once the peer is not inside it (a stopped peer may be). */
-    void release(int slot) {
+    /**
+     * Frees a closed lane's gate once the peer is not inside it (a stopped peer may be), or its
+     * process ended: one killed inside never leaves, and the slot would be lost for good.
+     *
+     * @param slot the lane's slot, revoked
+     * @param peerAlive whether the peer's process still runs (asked at housekeeping)
+     */
+    void release(int slot, java.util.function.BooleanSupplier peerAlive) {
         if (gates.busy(slot)) {
-            left.add(slot);
+            left.add(new Left(slot, peerAlive));
             return;
         }
         pool.release(slot);
@@ -55,9 +65,14 @@ final class ShmGateSlots {
     /** Housekeeping: the slots peers were inside are tried again (back on the list if still so). */
     void releaseLeft() {
         for (int n = left.size(); n > 0; n--) {
-            Integer slot = left.poll();
-            if (slot != null) {
-                release(slot);
+            Left l = left.poll();
+            if (l == null) {
+                break;
+            }
+            if (gates.busy(l.slot()) && l.peerAlive().getAsBoolean()) {
+                left.add(l);
+            } else {
+                pool.release(l.slot()); // opened again, its words are written afresh (Gates#open)
             }
         }
     }

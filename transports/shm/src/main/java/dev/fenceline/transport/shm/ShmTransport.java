@@ -316,7 +316,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         dialing.remove(d.conn());
         lanes.remove(d.lane());
         inbox.gates.revoke(d.lane().gate);
-        gateSlots.release(d.lane().gate);
+        gateSlots.release(d.lane().gate, d.peer()::alive);
         // The peer may have taken the CONNECT (its answer came late, or claimed too little): without
         // a BYE it would hold the connection, and its exactly-once window, until this process ends.
         d.peer().bye(d.conn());
@@ -433,7 +433,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         leaving.add(lane);
         inbox.doorbell.ring();
         inbox.gates.revoke(lane.gate); // nothing more of it is applied, whatever still waits in the peer's inbox
-        gateSlots.release(lane.gate);
+        gateSlots.release(lane.gate, lane.peer::alive);
         lane.peer.bye(lane.conn);
     }
 
