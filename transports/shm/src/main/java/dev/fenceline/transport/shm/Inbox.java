@@ -61,8 +61,12 @@ final class Inbox implements Heartbeat.Beating {
     int resetsOwed;
     final ArrayDeque<Integer> backlogTypes = new ArrayDeque<>();
 
+    /** The whole segment's mapping. */
+    private final MappedByteBuffer mapping;
+
     private Inbox(String name, long pid, long start, UUID worker, UnsafeBuffer header, UnsafeBuffer keys, Gates gates,
-            ManyToOneRingBuffer ring) {
+            ManyToOneRingBuffer ring, MappedByteBuffer mapping) {
+        this.mapping = mapping;
         this.header = header;
         this.doorbell = new Doorbell(header);
         this.keys = keys;
@@ -95,12 +99,21 @@ final class Inbox implements Heartbeat.Beating {
         header.putIntVolatile(0, MAGIC);
         return new Inbox(file.getFileName().toString(), Host.pid(), Host.startTime(), worker, header,
                 new UnsafeBuffer(m, HEADER, table), new Gates(gates), new ManyToOneRingBuffer(new UnsafeBuffer(m,
-                        HEADER + table + gateTable, ringSize + RingBufferDescriptor.TRAILER_LENGTH)));
+                        HEADER + table + gateTable, ringSize + RingBufferDescriptor.TRAILER_LENGTH)), m);
     }
 
     /** Maps a peer's control segment to write into its inbox; every size in its header is checked. */
     static Inbox open(Path file) throws IOException {
         MappedByteBuffer m = Segments.open(file);
+        try {
+            return open(file, m);
+        } catch (RuntimeException e) {
+            org.agrona.IoUtil.unmap(m); // nothing holds a segment refused here: not left for the GC
+            throw e;
+        }
+    }
+
+    private static Inbox open(Path file, MappedByteBuffer m) {
         if (m.capacity() <= HEADER + RingBufferDescriptor.TRAILER_LENGTH) {
             throw new FencelineException("shm: " + file + " is too small for a control segment");
         }
@@ -131,7 +144,16 @@ final class Inbox implements Heartbeat.Beating {
         return new Inbox(file.getFileName().toString(), header.getLong(8), header.getLong(16),
                 new UUID(header.getLong(24), header.getLong(32)), header, new UnsafeBuffer(m, HEADER, (int) table),
                 new Gates(new UnsafeBuffer(m, HEADER + (int) table, (int) gateTable)),
-                new ManyToOneRingBuffer(new UnsafeBuffer(m, HEADER + (int) (table + gateTable), (int) ring)));
+                new ManyToOneRingBuffer(new UnsafeBuffer(m, HEADER + (int) (table + gateTable), (int) ring)), m);
+    }
+
+    /**
+     * Unmaps a peer's segment nothing else holds (a CONNECT's, refused before it was kept): many
+     * such CONNECTs would otherwise hold their mappings until a garbage collection, which these
+     * small objects never prompt.
+     */
+    void unmap() {
+        org.agrona.IoUtil.unmap(mapping);
     }
 
     int slots() {

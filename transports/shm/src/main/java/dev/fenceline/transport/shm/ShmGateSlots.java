@@ -11,7 +11,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 final class ShmGateSlots {
     private final Gates gates;
     private final SlotPool pool;
-    /** A closed lane's slot the peer was still inside, and whether that peer's process still runs. */
+    /** A closed lane's slot the peer was still inside, and whether that peer is still taken to run. */
     private record Left(int slot, java.util.function.BooleanSupplier peerAlive) {
     }
 
@@ -52,7 +52,8 @@ final class ShmGateSlots {
      * process ended: one killed inside never leaves, and the slot would be lost for good.
      *
      * @param slot the lane's slot, revoked
-     * @param peerAlive whether the peer's process still runs (asked at housekeeping)
+     * @param peerAlive whether the peer is still taken to run (asked at housekeeping): false once the
+     *     transport found its process gone
      */
     void release(int slot, java.util.function.BooleanSupplier peerAlive) {
         if (gates.busy(slot)) {

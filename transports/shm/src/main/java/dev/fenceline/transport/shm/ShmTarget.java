@@ -46,6 +46,7 @@ final class ShmTarget {
     private final ShmSettings settings;
     private final Function<String, Inbox> mapInbox;
     private final java.util.function.UnaryOperator<Inbox> adopt;
+    private final Consumer<Inbox> discard;
     private final Consumer<String> dropped;
     private final ExactlyOnceWindows windows;
     private final ExactlyOnce exactlyOnce;
@@ -58,15 +59,17 @@ final class ShmTarget {
     /**
      * @param mapInbox maps a peer's control segment by name: the one kept, or a new mapping
      * @param adopt keeps a new mapping (the transport polls and watches it), returning the one kept
+     *     (a new mapping not kept is discarded)
+     * @param discard lets go of a mapping {@code mapInbox} gave, unless it is the one kept
      * @param dropped told of each malformed message dropped, in words
      */
     ShmTarget(TransportContext context, ShmSettings settings, Function<String, Inbox> mapInbox,
-            java.util.function.UnaryOperator<Inbox> adopt,
-            Consumer<String> dropped) {
+            java.util.function.UnaryOperator<Inbox> adopt, Consumer<Inbox> discard, Consumer<String> dropped) {
         this.context = context;
         this.settings = settings;
         this.mapInbox = mapInbox;
         this.adopt = adopt;
+        this.discard = discard;
         this.dropped = dropped;
         this.windows = context.windows();
         this.exactlyOnce = windows.exactlyOnce();
@@ -102,7 +105,9 @@ final class ShmTarget {
             it.next();
             long conn = it.getLongKey();
             Origin o = it.getValue();
-            if (!o.inbox().gates.openFor(o.gate(), conn)) {
+            // Not while answers wait for room in its inbox: if they are dropped, its connections
+            // are RESET, and this one must be among them, or its lane waits for them for good.
+            if (o.inbox().backlog.isEmpty() && !o.inbox().gates.openFor(o.gate(), conn)) {
                 it.remove();
                 o.inbox().incoming--;
                 forgetConnection(conn);
@@ -192,9 +197,11 @@ final class ShmTarget {
         // naming segments made for the purpose would have this worker map and watch each for good.
         if (!origin.gates.valid(gate)) {
             dropped.accept("a CONNECT from " + name + " naming gate " + gate + " of its " + origin.gates.slots());
+            discard.accept(origin);
             return;
         }
         if (!origin.gates.openFor(gate, conn)) { // its origin opens the gate first: else not its CONNECT
+            discard.accept(origin);
             dropped.accept("a CONNECT from " + name + " for connection " + Long.toHexString(conn) + ", whose gate "
                     + gate + " is not open for it");
             return;

@@ -111,7 +111,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         this.gateSlots = new ShmGateSlots(inbox.gates, context.workerName(), settings.maxLanes());
         this.attention = new ShmAttention(inbox.gates.slots(), inbox.doorbell::ring);
         ShmInboxReader.Drops drops = new ShmInboxReader.Drops(context.workerName());
-        this.target = new ShmTarget(context, settings, this::mapInbox, this::adopt, drops::dropped);
+        this.target = new ShmTarget(context, settings, this::mapInbox, this::adopt, this::discard, drops::dropped);
         this.messages = new ShmInboxReader(lanes::find, dialing, () -> actor, target, drops);
         this.losses = new ShmPeerLoss(context.workerName(), lanes.all(), cmaLanes, target, inbox.doorbell::ring);
         Heartbeat.start(inbox);
@@ -316,7 +316,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         dialing.remove(d.conn());
         lanes.remove(d.lane());
         inbox.gates.revoke(d.lane().gate);
-        gateSlots.release(d.lane().gate, d.peer()::alive);
+        gateSlots.release(d.lane().gate, () -> kept(d.peer()));
         // The peer may have taken the CONNECT (its answer came late, or claimed too little): without
         // a BYE it would hold the connection, and its exactly-once window, until this process ends.
         d.peer().bye(d.conn());
@@ -384,6 +384,21 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
     }
 
     /**
+     * @return whether the peer's segment is still kept: until its process was found gone (one
+     *     failed read of /proc is not that), after which it is let go
+     */
+    private boolean kept(Inbox peer) {
+        return peerInboxes.get(peer.name) == peer;
+    }
+
+    /** Unmaps a segment {@link #mapInbox} mapped, unless it is the one kept for its name. */
+    private void discard(Inbox mapped) {
+        if (peerInboxes.get(mapped.name) != mapped) {
+            mapped.unmap();
+        }
+    }
+
+    /**
      * Publishes a peer's mapped segment: polled, and its process watched from now on.
      *
      * @return the segment kept for its name (another thread may have published one first)
@@ -391,6 +406,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
     private Inbox adopt(Inbox opened) {
         Inbox before = peerInboxes.putIfAbsent(opened.name, opened);
         if (before != null) {
+            discard(opened);
             return before;
         }
         inboxesChanged.incrementAndGet();
@@ -433,7 +449,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         leaving.add(lane);
         inbox.doorbell.ring();
         inbox.gates.revoke(lane.gate); // nothing more of it is applied, whatever still waits in the peer's inbox
-        gateSlots.release(lane.gate, lane.peer::alive);
+        gateSlots.release(lane.gate, () -> kept(lane.peer));
         lane.peer.bye(lane.conn);
     }
 

@@ -1,5 +1,6 @@
 package dev.fenceline.transport.shm;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -18,11 +19,19 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * A worker maps at most max-peers peer control segments, and a CONNECT whose gate does not show it
- * is its origin's leaves no mapping behind: segments made only to be named in CONNECTs take none
- * of the room real peers need.
+ * is its origin's leaves no mapping behind (unmapped at once): segments made only to be named in
+ * CONNECTs take none of the room real peers need.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class PeerSegmentBoundTest {
+    /** @return how many of this process's mappings are of the fake's segment */
+    private static long mappingsOf(FakeShmPeer fake) throws java.io.IOException {
+        String name = fake.file.getFileName().toString();
+        try (java.util.stream.Stream<String> maps = java.nio.file.Files.lines(java.nio.file.Path.of("/proc/self/maps"))) {
+            return maps.filter(l -> l.endsWith(name)).count();
+        }
+    }
+
     @Test
     void refusedConnectsMapNothingAndTheBoundHolds() throws Exception {
         List<FakeShmPeer> fakes = new ArrayList<>();
@@ -38,6 +47,9 @@ class PeerSegmentBoundTest {
             for (FakeShmPeer made : fakes.subList(0, 4)) {
                 made.sendConnect(b, 2, 0x0fa4_e000_0000_0009L); // a gate it never opened
                 assertFalse(made.connected(0x0fa4_e000_0000_0009L, 100), "dropped");
+                // This process maps the fake's segment once as the fake; the worker's mapping to read
+                // its gate is gone at once, not left for a garbage collection.
+                assertEquals(1, mappingsOf(made), "mappings of " + made.file);
             }
             fakes.get(4).connect(b); // the room is still there for two real peers
             FakeShmPeer second = fakes.get(5);
