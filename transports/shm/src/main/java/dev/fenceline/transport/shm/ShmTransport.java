@@ -19,13 +19,11 @@ import java.time.Duration;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.BusySpinIdleStrategy;
@@ -57,9 +55,8 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
     private final Path inboxFile;
     /** Its regions' segments, their key slots, and the peers' segments it mapped. */
     private final ShmMemory memory;
-    private final Map<String, Inbox> peerInboxes = new ConcurrentHashMap<>();
-    /** Bumped after each change of {@link #peerInboxes}: the polling thread then takes a new {@link #inboxes}. */
-    private final AtomicInteger inboxesChanged = new AtomicInteger();
+    /** The peer workers' control segments kept mapped. */
+    private final ShmPeerSegments peers;
     /** Polling thread: the peer inboxes as of {@link #inboxesSeen}; an array, so a pass allocates no iterator. */
     private Inbox[] inboxes = new Inbox[0];
     private int inboxesSeen;
@@ -110,8 +107,15 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         }
         this.gateSlots = new ShmGateSlots(inbox.gates, context.workerName(), settings.maxLanes());
         this.attention = new ShmAttention(inbox.gates.slots(), inbox.doorbell::ring);
+        this.peers = new ShmPeerSegments(directory, settings.maxPeers(), kept -> {
+            inbox.doorbell.ring();
+            ActorRef<ShmTransportActor.Command> a = actor;
+            if (a != null) {
+                a.tell(new ShmTransportActor.PeerSeen(kept)); // its process is watched from now on
+            }
+        });
         ShmInboxReader.Drops drops = new ShmInboxReader.Drops(context.workerName());
-        this.target = new ShmTarget(context, settings, this::mapInbox, this::adopt, this::discard, drops::dropped);
+        this.target = new ShmTarget(context, settings, peers::map, peers::adopt, peers::discard, drops::dropped);
         this.messages = new ShmInboxReader(lanes::find, dialing, () -> actor, target, drops);
         this.losses = new ShmPeerLoss(context.workerName(), lanes.all(), cmaLanes, target, inbox.doorbell::ring);
         Heartbeat.start(inbox);
@@ -177,7 +181,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
     private InboxWakeup.Idleness look() {
         long produced = inbox.ring.producerPosition();
         if (produced != producerSeen || attention.queued() || !leaving.isEmpty() || losses.pending()
-                || inboxesChanged.get() != inboxesSeen) {
+                || peers.changes() != inboxesSeen) {
             return InboxWakeup.Idleness.WORK;
         }
         if (produced != inbox.ring.consumerPosition() || attention.attending() || halfWritten.asked()) {
@@ -268,7 +272,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
     /** Transport actor: maps the peer's inbox, takes a gate, and writes the CONNECT. */
     @Override
     public ShmTransportActor.Dial dial(UUID peerId, byte[] peerAddress) {
-        Inbox peer = peerInbox(peerAddress);
+        Inbox peer = peers.ofAddress(peerAddress);
         long conn = RANDOM.nextLong();
         int gate = gateSlots.open(conn);
         // A message this side writes must fit the peer's ring too (its largest message), whatever
@@ -316,7 +320,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         dialing.remove(d.conn());
         lanes.remove(d.lane());
         inbox.gates.revoke(d.lane().gate);
-        gateSlots.release(d.lane().gate, () -> kept(d.peer()));
+        gateSlots.release(d.lane().gate, () -> peers.kept(d.peer()));
         // The peer may have taken the CONNECT (its answer came late, or claimed too little): without
         // a BYE it would hold the connection, and its exactly-once window, until this process ends.
         d.peer().bye(d.conn());
@@ -337,85 +341,8 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
     /** Transport actor: the polling thread fails the peer's lanes and forgets its connections. */
     @Override
     public void peerGone(Inbox peer) {
-        if (peerInboxes.remove(peer.name, peer)) { // a new connect maps it again, and finds the process gone
-            inboxesChanged.incrementAndGet();
-        }
+        peers.forget(peer);
         losses.gone(peer);
-    }
-
-    private Inbox peerInbox(byte[] address) {
-        ShmAddress a = ShmAddress.decode(address);
-        String here = Host.bootId() + " " + Host.pidNamespaceId();
-        if (!a.host().equals(here)) {
-            throw new EndpointFailedException("shm: the peer runs on another host, boot or PID namespace (" + a.host()
-                    + ", here " + here + "); shared memory cannot reach it");
-        }
-        if (!Host.alive(a.pid(), a.start())) {
-            throw new EndpointFailedException("shm: the peer process " + a.pid() + " is gone");
-        }
-        return openInbox(a.control());
-    }
-
-    private Inbox openInbox(String name) {
-        return adopt(mapInbox(name));
-    }
-
-    /**
-     * @param name a peer's control segment
-     * @return the one mapped already, or a new mapping not published yet ({@link #adopt}), so that
-     *     a CONNECT's segment is kept only once its gate shows it is its origin's
-     * @throws EndpointFailedException if it cannot be mapped, or {@code max-peers} are mapped
-     */
-    private Inbox mapInbox(String name) {
-        Inbox known = peerInboxes.get(name);
-        if (known != null) {
-            return known;
-        }
-        if (peerInboxes.size() >= settings.maxPeers()) {
-            throw new EndpointFailedException("shm: " + peerInboxes.size() + " peer workers' control segments are mapped,"
-                    + " the most " + ShmSettings.SECTION + ".max-peers = " + settings.maxPeers() + " allows; " + name
-                    + " is not");
-        }
-        try {
-            return Inbox.open(directory.resolve(name));
-        } catch (IOException e) {
-            throw new EndpointFailedException("shm: cannot map the peer's control segment " + name + ": " + e, e);
-        }
-    }
-
-    /**
-     * @return whether the peer's segment is still kept: until its process was found gone (one
-     *     failed read of /proc is not that), after which it is let go
-     */
-    private boolean kept(Inbox peer) {
-        return peerInboxes.get(peer.name) == peer;
-    }
-
-    /** Unmaps a segment {@link #mapInbox} mapped, unless it is the one kept for its name. */
-    private void discard(Inbox mapped) {
-        if (peerInboxes.get(mapped.name) != mapped) {
-            mapped.unmap();
-        }
-    }
-
-    /**
-     * Publishes a peer's mapped segment: polled, and its process watched from now on.
-     *
-     * @return the segment kept for its name (another thread may have published one first)
-     */
-    private Inbox adopt(Inbox opened) {
-        Inbox before = peerInboxes.putIfAbsent(opened.name, opened);
-        if (before != null) {
-            discard(opened);
-            return before;
-        }
-        inboxesChanged.incrementAndGet();
-        inbox.doorbell.ring();
-        ActorRef<ShmTransportActor.Command> a = actor;
-        if (a != null) {
-            a.tell(new ShmTransportActor.PeerSeen(opened)); // its process is watched from now on
-        }
-        return opened;
     }
 
     /** A cma lane was closed: it holds nothing of the peer's. */
@@ -449,7 +376,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         leaving.add(lane);
         inbox.doorbell.ring();
         inbox.gates.revoke(lane.gate); // nothing more of it is applied, whatever still waits in the peer's inbox
-        gateSlots.release(lane.gate, () -> kept(lane.peer));
+        gateSlots.release(lane.gate, () -> peers.kept(lane.peer));
         lane.peer.bye(lane.conn);
     }
 
@@ -467,10 +394,10 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
                 work = read;
             }
         }
-        int changed = inboxesChanged.get();
+        int changed = peers.changes();
         if (changed != inboxesSeen) { // bumped after the change: this look sees the map with it
             inboxesSeen = changed;
-            inboxes = peerInboxes.values().toArray(new Inbox[0]);
+            inboxes = peers.all();
         }
         for (Inbox o : inboxes) {
             if (!o.backlog.isEmpty()) {
