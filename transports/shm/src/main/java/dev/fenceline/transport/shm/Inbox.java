@@ -63,6 +63,11 @@ final class Inbox implements Heartbeat.Beating {
 
     /** The whole segment's mapping. */
     private final MappedByteBuffer mapping;
+    /**
+     * A peer's segment that was kept ({@link ShmPeerSegments#adopt}): others may read it, so it is
+     * never unmapped by hand. Set before it is published.
+     */
+    volatile boolean everKept;
 
     private Inbox(String name, long pid, long start, UUID worker, UnsafeBuffer header, UnsafeBuffer keys, Gates gates,
             ManyToOneRingBuffer ring, MappedByteBuffer mapping) {

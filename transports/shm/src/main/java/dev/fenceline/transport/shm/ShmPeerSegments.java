@@ -86,9 +86,13 @@ final class ShmPeerSegments {
      *     is unmapped)
      */
     Inbox adopt(Inbox opened) {
+        boolean fresh = !opened.everKept;
+        opened.everKept = true; // before another thread can see it: discard never unmaps it then
         Inbox before = kept.putIfAbsent(opened.name, opened);
         if (before != null) {
-            discard(opened);
+            if (fresh) {
+                opened.unmap(); // never published: this thread alone has it
+            }
             return before;
         }
         changes.incrementAndGet();
@@ -96,9 +100,13 @@ final class ShmPeerSegments {
         return opened;
     }
 
-    /** Unmaps a segment {@link #map} mapped, unless it is the one kept for its name. */
+    /**
+     * Unmaps a segment {@link #map} mapped, unless it was ever kept: one kept, even if let go since
+     * (its process found gone), may still be read by lanes, the polling thread's snapshot and its
+     * watcher, so only the garbage collector unmaps it.
+     */
     void discard(Inbox mapped) {
-        if (kept.get(mapped.name) != mapped) {
+        if (!mapped.everKept) {
             mapped.unmap();
         }
     }

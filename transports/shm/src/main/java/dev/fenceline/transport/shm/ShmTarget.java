@@ -105,9 +105,9 @@ final class ShmTarget {
             it.next();
             long conn = it.getLongKey();
             Origin o = it.getValue();
-            // Not while answers wait for room in its inbox: if they are dropped, its connections
-            // are RESET, and this one must be among them, or its lane waits for them for good.
-            if (o.inbox().backlog.isEmpty() && !o.inbox().gates.openFor(o.gate(), conn)) {
+            // Not while its answers wait for room in the origin's inbox: if they are dropped, its
+            // connections are RESET, and this one must be among them, or its lane waits for good.
+            if (!o.inbox().gates.openFor(o.gate(), conn) && !owesAnswers(o.inbox(), conn)) {
                 it.remove();
                 o.inbox().incoming--;
                 forgetConnection(conn);
@@ -115,6 +115,22 @@ final class ShmTarget {
             }
         }
         return n;
+    }
+
+    /** Housekeeping only: reads the connection id each backlogged answer starts with. */
+    private final org.agrona.concurrent.UnsafeBuffer scan = new org.agrona.concurrent.UnsafeBuffer(new byte[8]);
+
+    /** @return whether an answer to {@code conn} waits in {@code to}'s backlog */
+    private boolean owesAnswers(Inbox to, long conn) {
+        for (byte[] m : to.backlog) {
+            if (m.length >= ShmWire.CONN + 8) {
+                scan.wrap(m);
+                if (scan.getLong(ShmWire.CONN) == conn) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     /**

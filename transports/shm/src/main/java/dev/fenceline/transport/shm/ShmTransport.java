@@ -53,7 +53,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
     private final String prefix;
     private final Inbox inbox;
     private final Path inboxFile;
-    /** Its regions' segments, their key slots, and the peers' segments it mapped. */
+    /** Its regions' segments, their key slots, and the peers' data segments it mapped. */
     private final ShmMemory memory;
     /** The peer workers' control segments kept mapped. */
     private final ShmPeerSegments peers;
