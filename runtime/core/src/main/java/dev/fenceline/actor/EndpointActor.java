@@ -27,7 +27,6 @@ import dev.fenceline.internal.FencelineSettings;
 import dev.fenceline.internal.Keepalive;
 import dev.fenceline.spi.LaneConnection;
 import java.util.List;
-import java.util.concurrent.CompletionException;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.apache.pekko.Done;
@@ -270,8 +269,7 @@ public final class EndpointActor {
 
     private Behavior<Command> onConnected(Connected m, ActorRef<ConnectResult> replyTo) {
         if (m.error() != null) {
-            Throwable cause = m.error() instanceof CompletionException c && c.getCause() != null ? c.getCause()
-                    : m.error();
+            Throwable cause = EndpointImpl.unwrap(m.error());
             EndpointFailedException e = new EndpointFailedException("endpoint " + channel.name() + " could not connect to "
                     + channel.peer() + ": " + cause, cause);
             log.warn("{}", e.getMessage());

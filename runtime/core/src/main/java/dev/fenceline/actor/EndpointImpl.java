@@ -77,11 +77,6 @@ final class EndpointImpl implements Endpoint {
         this.onClosed = hook;
     }
 
-    /** @param cleanly false if the actor did not confirm the close: it may still count, so it is not forgotten */
-    private void closedNow(boolean cleanly) {
-        closedNow(cleanly, null);
-    }
-
     /**
      * @param cleanly false if the actor did not confirm the close: it may still count, so it is not forgotten
      * @param error what the close reports (the failure of its flush, or of the close itself), or null
@@ -438,7 +433,7 @@ final class EndpointImpl implements Endpoint {
         }
         channel.markClosing();
         if (channel.terminal() != null) {
-            closedNow(true); // failed or closed already: nothing to flush
+            closedNow(true, null); // failed or closed already: nothing to flush
             return closed;
         }
         Request flush = Request.flush(epoch());
@@ -463,7 +458,8 @@ final class EndpointImpl implements Endpoint {
         return closed;
     }
 
-    private static Throwable unwrap(Throwable e) {
+    /** @return what a stage's failure was, without the CompletionException around it */
+    static Throwable unwrap(Throwable e) {
         return e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
     }
 
