@@ -65,6 +65,10 @@ final class DirectLedger {
     private TreeMap<Long, FencelineException> errors;
     /** The answered count a waiting flush needs: the answer that reaches it wakes the actor. */
     private volatile long wanted = Long.MAX_VALUE;
+    /** The lane direct active messages go on (the actor's grant says), asked for answers a flush waits for. */
+    private volatile dev.fenceline.spi.DirectAccess messagesLane;
+    /** The largest count of answers that lane was asked for. */
+    private volatile long asked;
     /** Flushes waiting for direct answers; null until the first (most endpoints never have one). */
     private volatile ConcurrentLinkedQueue<DirectFlush> flushes;
     /**
@@ -351,6 +355,7 @@ final class DirectLedger {
         if (answered >= target) {
             return true;
         }
+        ask(target);
         // The smallest wish wins (flushes are checked in order); every reset to MAX comes with a
         // wake-up, after which the actor wishes again.
         wanted = Math.min(wanted, target);
@@ -368,6 +373,7 @@ final class DirectLedger {
      */
     CompletableFuture<Void> flush(long target, long before) {
         CompletableFuture<Void> done = new CompletableFuture<>();
+        ask(target);
         VarHandles.<ConcurrentLinkedQueue<DirectFlush>>made(FLUSHES, this, ConcurrentLinkedQueue::new)
                 .add(new DirectFlush(target, before, done));
         release(answered); // the last answer may have come before the add
@@ -376,6 +382,22 @@ final class DirectLedger {
             fail(ended); // the actor may have failed the waiting ones just before the add
         }
         return done;
+    }
+
+    /** @param lane where direct active messages go from now on (the actor, publishing a grant that sends them) */
+    void messagesOn(dev.fenceline.spi.DirectAccess lane) {
+        messagesLane = lane;
+    }
+
+    /**
+     * Someone waits for the first {@code target} answers: the lane the messages went on is asked for
+     * any its target holds back (once per target; asking twice costs a message, never an answer).
+     */
+    private void ask(long target) {
+        dev.fenceline.spi.DirectAccess lane = messagesLane;
+        if (lane != null && target > asked && lane.answersWanted()) {
+            asked = target;
+        }
     }
 
     private void release(long count) {

@@ -101,6 +101,9 @@ final class GrantPolicy {
             messageLane = slot;
             messageConnection = lane.id();
         }
+        if (messages) {
+            channel.direct().messagesOn(direct);
+        }
         channel.grant().publish(direct, posting, slot, messages);
     }
 

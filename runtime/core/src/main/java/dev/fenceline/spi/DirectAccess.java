@@ -75,4 +75,15 @@ public interface DirectAccess {
             DirectAnswers answers) {
         return false;
     }
+
+    /**
+     * A flush waits for the answers to the active messages sent directly on this lane: a lane whose
+     * target may hold such answers back for a moment, to send several in one message, asks for them
+     * now. Any thread; returns at once, and does nothing where nothing can be held.
+     *
+     * @return false if it could not ask now (no room): the caller may ask again
+     */
+    default boolean answersWanted() {
+        return true;
+    }
 }

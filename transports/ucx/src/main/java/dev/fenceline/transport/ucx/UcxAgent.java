@@ -74,6 +74,7 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
         }
         int maxMessage = (int) largest;
         this.target = new UcxTarget(workerName, memory, windows, maxMessage, settings.maxFragment(),
+                settings.answerHold().toNanos(),
                 (ch, b, n) -> sender.send(ch, UcxWire.AM_REPLY, b, n));
         this.data = new UcxDataPath(this, sender, maxMessage);
         this.replies = new UcxReplies(data, this);
@@ -150,12 +151,18 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
 
     @Override
     public void await(long timeoutNanos) {
+        // Only an agent sleeping here, on its own thread, keeps a held answer's deadline: a shared
+        // thread's idle strategy would park past it. So answers are held from the first sleep on.
+        target.holdAnswers();
         sleeping.set(true);
         try {
             if (!operations.isEmpty() || !control.isEmpty() || closed) {
                 return; // queued before the flag was up: the producer saw no sleeper
             }
-            worker.await(timeoutNanos);
+            // Held answers go at their deadline, not when something wakes the agent.
+            long due = target.heldDeadline();
+            worker.await(due == Long.MAX_VALUE ? timeoutNanos
+                    : Math.max(0, Math.min(timeoutNanos, due - System.nanoTime())));
         } finally {
             sleeping.set(false);
         }
@@ -206,6 +213,9 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
         }
         data.flushAwaiting();
         reportTouched();
+        if (target.holdsAnswers()) {
+            target.releaseDue(System.nanoTime());
+        }
         return work;
     }
 
@@ -302,15 +312,7 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
     public void activeMessage(long iface, int id, DirectBuffer buffer, int offset, int length) {
         switch (id) {
             case UcxWire.AM_REQUEST -> target.onRequest(buffer, offset, length);
-            case UcxWire.AM_REPLY -> {
-                if (length < 8) {
-                    return;
-                }
-                UcxLane lane = wiring.lanes.get(buffer.getLong(offset + UcxWire.CONN));
-                if (lane != null) {
-                    replies.reply(lane, buffer, offset, length);
-                }
-            }
+            case UcxWire.AM_REPLY -> replies.message(wiring.lanes, buffer, offset, length);
             case UcxWire.AM_WIREUP -> {
                 UcxWireup.Message m;
                 try {
@@ -454,6 +456,7 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
     public void onClose() {
         closed = true;
         try {
+            target.releaseAllHeld(); // their handlers ran: the peers hear so before this worker leaves
             wiring.leaving(); // before the channels go: the peers' lanes fail now, not at a timeout
         } catch (RuntimeException e) { // best effort: what follows must run whatever it met
             LOG.warn("ucx {}: telling the peers this worker closes: {}", workerName, e.toString());

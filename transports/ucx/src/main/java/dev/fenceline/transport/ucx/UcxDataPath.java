@@ -46,7 +46,9 @@ final class UcxDataPath {
             if (lane.channel.state != UcxChannel.State.READY) {
                 return; // failed: the lane's failure report covers it; wiring: it cannot have ops yet
             }
-            boolean done = op.isFlush() ? flush(lane, op) : issue(lane, op);
+            boolean done = op.isFlush() ? flush(lane, op)
+                    : op.kind == UcxOp.Kind.EXPEDITE ? requests.expedite(lane) != UcxSender.Sent.NO_ROOM
+                    : issue(lane, op);
             if (!done) {
                 return;
             }
@@ -68,8 +70,13 @@ final class UcxDataPath {
         UctRemoteKey rkey = op.kind == UcxOp.Kind.MESSAGE ? null : keys.hardwareKey(lane, op);
         boolean hardware = rkey != null && !op.softwareOnly && hardwareDoes(iface.attributes(), op);
         if (hardware ? lane.softwareInFlight > 0 : lane.hardwareInFlight > 0) {
+            if (hardware && !lane.expedited && lane.directAnswersMayWait()) {
+                // Some of the answers it waits for may be held back at the target: asked for once.
+                lane.expedited = requests.expedite(lane) == UcxSender.Sent.SENT;
+            }
             return false; // one path never overtakes the other within a lane
         }
+        lane.expedited = false;
         if (!hardware && !iface.attributes().has(UctIfaceAttributes.AM_BCOPY)) {
             return fail(lane, op, new FencelineException("ucx: " + lane + " reaches the region of key "
                     + op.key.shortKey() + " neither through its hardware nor with messages (" + iface

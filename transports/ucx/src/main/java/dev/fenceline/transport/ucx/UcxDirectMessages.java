@@ -14,6 +14,8 @@ import java.util.ArrayDeque;
 final class UcxDirectMessages {
     /** Unanswered, oldest first. */
     private final ArrayDeque<UcxOp> queue = new ArrayDeque<>();
+    /** Of those, the ones whose answer the target may hold back ({@link UcxOp#answerMayWait}). */
+    private int mayWait;
     /** The endpoint's ledger (one endpoint per lane: always the same). */
     private volatile DirectAnswers answers;
 
@@ -27,11 +29,21 @@ final class UcxDirectMessages {
     /** @param op a message just numbered (under the lane's lock) */
     void add(UcxOp op) {
         queue.add(op);
+        if (op.answerMayWait) {
+            mayWait++;
+        }
+    }
+
+    /** @return whether the target may hold back the answer to one of them (under the lane's lock) */
+    boolean anyMayWait() {
+        return mayWait > 0;
     }
 
     /** The last one added could not be queued after all (under the lane's lock). */
     void removeLast() {
-        queue.removeLast();
+        if (queue.removeLast().answerMayWait) {
+            mayWait--;
+        }
     }
 
     /**
@@ -43,7 +55,9 @@ final class UcxDirectMessages {
         if (head == null || head.token != token) {
             return false;
         }
-        queue.pollFirst();
+        if (queue.pollFirst().answerMayWait) {
+            mayWait--;
+        }
         return true;
     }
 
@@ -70,6 +84,7 @@ final class UcxDirectMessages {
             }
         }
         queue.clear();
+        mayWait = 0;
         return (long) sent << 32 | withdrawn;
     }
 

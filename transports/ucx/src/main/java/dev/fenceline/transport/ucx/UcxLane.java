@@ -86,6 +86,8 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
     final java.util.ArrayDeque<UcxOp> waiting = new java.util.ArrayDeque<>();
     /** Software requests sent and not answered. */
     int softwareInFlight;
+    /** A hardware operation waits for the software answers before it, and the target was asked for them. */
+    boolean expedited;
     /** Hardware operations handed to UCT and not complete. */
     int hardwareInFlight;
     /**
@@ -420,6 +422,18 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
             dev.fenceline.spi.DirectAnswers a) {
         checkPayload(TransportOp.Kind.AM, header.remaining() + payload.remaining());
         return posting.activeMessageNow(id, header, payload, origin, a);
+    }
+
+    /** @return whether the target may hold back the answer to an unanswered direct message (any thread) */
+    boolean directAnswersMayWait() {
+        synchronized (ledger) {
+            return ledger.directAnswersMayWait();
+        }
+    }
+
+    @Override
+    public boolean answersWanted() {
+        return posting.answersWanted();
     }
 
     @Override

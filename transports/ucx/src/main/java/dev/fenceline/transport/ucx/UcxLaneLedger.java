@@ -122,6 +122,11 @@ final class UcxLaneLedger {
         directs.add(op);
     }
 
+    /** @return whether the target may hold back the answer to an unanswered direct message */
+    boolean directAnswersMayWait() {
+        return directs.anyMayWait();
+    }
+
     /** The direct message just {@link #directQueued} could not be queued after all (the agent closed). */
     void directNotQueued() {
         directs.removeLast();

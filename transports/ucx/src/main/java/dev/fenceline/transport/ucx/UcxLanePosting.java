@@ -145,8 +145,12 @@ final class UcxLanePosting {
             if (ledger.ended() || unanswered.get() >= queueDepth || !agent.hasRoom()) {
                 return false;
             }
-            unanswered.incrementAndGet();
-            UcxOp op = UcxOp.direct(lane, UcxLane.DIRECT | a.queued(), id, h, p, origin);
+            int out = unanswered.incrementAndGet();
+            // Its answer may wait where more follow it (another is out already: a stream, or a
+            // handler's ping-pong), never where waiting could fill the queue; a lone message before
+            // a flush is answered at once, so that the flush needs not ask for it.
+            boolean mayWait = out > 1 && out + UcxHeldAnswers.MAX < queueDepth;
+            UcxOp op = UcxOp.direct(lane, UcxLane.DIRECT | a.queued(), id, h, p, origin, mayWait);
             ledger.directQueued(op);
             // On the agent's thread, sent now: not after this pass's replies
             boolean taken = agent.takeHere(op);
@@ -163,6 +167,24 @@ final class UcxLanePosting {
             }
         }
         return true;
+    }
+
+    /**
+     * A flush waits for the answers to direct messages, which the target may hold back: asks for them
+     * ({@link UcxOp#expedite}), queued behind the messages numbered before (under the lane's lock, as
+     * they are).
+     *
+     * @return false if the agent had no room for the request (ask again later; the target's deadline
+     *     sends them all the same)
+     */
+    boolean answersWanted() {
+        synchronized (ledger) {
+            if (!ledger.directAnswersMayWait() || ledger.ended()) {
+                return true; // nothing the target may hold
+            }
+            UcxOp e = UcxOp.expedite(lane);
+            return agent.takeHere(e) || agent.submit(e);
+        }
     }
 
     /**

@@ -24,9 +24,12 @@ final class UcxOp implements UcxCommand {
         WITHDRAWN
     }
 
-    /** What the operation is; a flush or keepalive probe is an operation of the lane too. */
+    /**
+     * What the operation is; a flush or keepalive probe is an operation of the lane too, and so is
+     * asking the target for the answers it holds back ({@link UcxWire#EXPEDITE}), which has none.
+     */
     enum Kind {
-        PUT, GET, ATOMIC_POST, ATOMIC_FETCH, CSWAP, MESSAGE, FLUSH, KEEPALIVE
+        PUT, GET, ATOMIC_POST, ATOMIC_FETCH, CSWAP, MESSAGE, FLUSH, KEEPALIVE, EXPEDITE
     }
 
     final UcxLane lane;
@@ -123,6 +126,12 @@ final class UcxOp implements UcxCommand {
     boolean fencedBefore;
 
     /**
+     * Nobody waits for its own answer (a direct message: only a flush reads it), so the target may
+     * hold it back to send several together ({@link UcxWire#ANSWER_MAY_WAIT}).
+     */
+    boolean answerMayWait;
+
+    /**
      * An operation a calling thread posted under the endpoint's grant (numbered and identified
      * already), sent as a software request under a token of the lane's own.
      *
@@ -147,11 +156,23 @@ final class UcxOp implements UcxCommand {
      * @param header the header: a copy, or the caller's own until {@link #ownBytes}
      * @param payload the payload: a copy, or the caller's own until {@link #ownBytes}
      * @param origin the endpoint's id
+     * @param answerMayWait whether the target may hold its answer back
      * @return the message
      */
-    static UcxOp direct(UcxLane lane, long token, int amId, ByteBuffer header, ByteBuffer payload, long origin) {
-        return new UcxOp(lane, Kind.MESSAGE, token, 0, null, payload, null, 0, 0, 0, amId, header, origin, -1, -1, 0,
-                null);
+    static UcxOp direct(UcxLane lane, long token, int amId, ByteBuffer header, ByteBuffer payload, long origin,
+            boolean answerMayWait) {
+        UcxOp op = new UcxOp(lane, Kind.MESSAGE, token, 0, null, payload, null, 0, 0, 0, amId, header, origin, -1, -1,
+                0, null);
+        op.answerMayWait = answerMayWait;
+        return op;
+    }
+
+    /**
+     * @param lane the lane
+     * @return a request that the target send the answers it holds for the lane now (a flush waits)
+     */
+    static UcxOp expedite(UcxLane lane) {
+        return new UcxOp(lane, Kind.EXPEDITE, 0, 0, null, null, null, 0, 0, 0, 0, null, 0, -1, -1, 0, null);
     }
 
     /**

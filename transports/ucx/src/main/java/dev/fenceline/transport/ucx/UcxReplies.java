@@ -4,6 +4,7 @@ import dev.fenceline.FencelineException;
 import dev.fenceline.spi.support.WireCodes;
 import java.nio.ByteBuffer;
 import org.agrona.DirectBuffer;
+import org.agrona.collections.Long2ObjectHashMap;
 
 /**
  * The replies to this worker's software requests, on the progress agent: each checked against what
@@ -17,6 +18,29 @@ final class UcxReplies {
     UcxReplies(UcxDataPath path, UcxAgent agent) {
         this.path = path;
         this.agent = agent;
+    }
+
+    /**
+     * A message of replies (one, or ACKs a target held back and sent together), each to the lane its
+     * connection names. A record whose length runs past the message goes whole to its lane, which
+     * fails on it; nothing after it is read.
+     *
+     * @param lanes this worker's lanes by connection
+     * @param data where it is (valid during the call)
+     * @param at its first byte
+     * @param length its bytes
+     */
+    void message(Long2ObjectHashMap<UcxLane> lanes, DirectBuffer data, int at, int length) {
+        int end = at + length;
+        for (int r = at; end - r >= 8;) {
+            int n = end - r >= UcxWire.REPLY_HEADER ? data.getInt(r + UcxWire.REPLY_LENGTH) : -1;
+            int size = n < 0 || n > end - r - UcxWire.REPLY_HEADER ? end - r : UcxWire.REPLY_HEADER + n;
+            UcxLane lane = lanes.get(data.getLong(r + UcxWire.CONN));
+            if (lane != null) {
+                reply(lane, data, r, size);
+            }
+            r += size;
+        }
     }
 
     /**

@@ -108,7 +108,7 @@ final class UcxRequests {
         b.putLong(UcxWire.ADDRESS, op.remoteAddress);
         b.putByte(UcxWire.ATOMIC, op.atomicOp == null ? 0 : WireCodes.atomicCode(op.atomicOp));
         b.putByte(UcxWire.WIDTH, (byte) op.width);
-        b.putByte(UcxWire.WIDTH + 1, (byte) 0);
+        b.putByte(UcxWire.FLAGS, op.answerMayWait ? UcxWire.ANSWER_MAY_WAIT : 0);
         b.putLong(UcxWire.OPERAND, op.operand);
         b.putLong(UcxWire.COMPARE, op.compare);
     }
@@ -168,9 +168,25 @@ final class UcxRequests {
      * @return what UCT did with it
      */
     UcxSender.Sent flush(UcxLane lane, long token) {
+        return control(lane, token, UcxWire.FLUSH);
+    }
+
+    /**
+     * Asks the target for the answers it holds back for the lane ({@link UcxWire#EXPEDITE}): behind
+     * the lane's requests before it, and not answered itself.
+     *
+     * @param lane the lane
+     * @return what UCT did with it
+     */
+    UcxSender.Sent expedite(UcxLane lane) {
+        return control(lane, 0, UcxWire.EXPEDITE);
+    }
+
+    private UcxSender.Sent control(UcxLane lane, long token, byte kind) {
         request.putLong(UcxWire.CONN, lane.conn);
         request.putLong(UcxWire.TOKEN, token);
-        request.putByte(UcxWire.KIND, UcxWire.FLUSH);
+        request.putByte(UcxWire.KIND, kind);
+        request.putByte(UcxWire.FLAGS, (byte) 0);
         return sender.trySend(lane.channel, UcxWire.AM_REQUEST, request, UcxWire.REQUEST_HEADER);
     }
 }

@@ -37,6 +37,8 @@ import java.util.TreeMap;
  * @param uctFlushAlways whether puts and atomic posts are answered after a UCT flush, and weak
  *     fences are UCT's, on every device, not only where completions are not in place
  *     ({@link UctIface#completesInPlace(UctResource)})
+ * @param answerHold how long a target holds back the ACKs nobody waits for one by one, to send several
+ *     together ({@link UcxHeldAnswers}); zero: each goes at once
  * @param uct UCT settings per UCT transport (names as {@code ucx_info -c} lists them without the
  *     {@code UCX_<TL>_} prefix), applied to this worker's ifaces of that transport
  * @param keysRead every key read, for the completeness test
@@ -45,7 +47,7 @@ record UcxSettings(List<String> tls, List<String> devices, boolean connectToEndp
         Duration connectTimeout, Duration livenessInterval, String idleStrategy, Duration idleParkMin,
         Duration idleParkMax, int spinPasses, int maxRegistrations, Duration quarantine, int maxLanesPerPeer,
         int maxIncomingLanes, int maxIncomingChannels, ReconnectPolicy reconnect, boolean directOperations,
-        boolean uctFlushAlways, Map<String, Map<String, String>> uct,
+        boolean uctFlushAlways, Duration answerHold, Map<String, Map<String, String>> uct,
         Set<String> keysRead) {
     static final String SECTION = "fenceline.transport.ucx";
 
@@ -79,10 +81,11 @@ record UcxSettings(List<String> tls, List<String> devices, boolean connectToEndp
         Duration stable = r.durationIn("reconnect.stable-after", Duration.ofMillis(1), Duration.ofHours(1));
         boolean directOperations = r.bool("direct-operations");
         boolean uctFlushAlways = r.oneOf("uct-flush", List.of("auto", "always")).equals("always");
+        Duration answerHold = r.durationIn("answer-hold", Duration.ZERO, Duration.ofSeconds(1));
         Map<String, Map<String, String>> uct = uct(r);
         return new UcxSettings(tls, devices, toEndpoint, maxFragment, queueDepth, connect, liveness, idle, parkMin,
                 parkMax, spins, registrations, quarantine, lanes, incoming, incomingChannels, new ReconnectPolicy(minBackoff, maxBackoff, giveUp, stable),
-                directOperations, uctFlushAlways, uct, r.keysRead());
+                directOperations, uctFlushAlways, answerHold, uct, r.keysRead());
     }
 
     /** {@code spin-passes}: auto (-1), or 0 to 1,000,000. */

@@ -44,6 +44,8 @@ final class UcxTarget {
     private long dropped;
     /** Messages arriving in parts (fenceline.transport.ucx.max-fragment the largest). */
     private final UcxAssemblies assemblies;
+    /** ACKs held back to go several in one message. */
+    private final UcxHeldAnswers held;
     /** Sends a reply: what the agent does with the bytes in {@code out}. */
     interface Replies {
         /**
@@ -60,16 +62,18 @@ final class UcxTarget {
      * @param windows the worker's exactly-once windows, shared with its other transports
      * @param maxReply the largest reply a reply channel carries
      * @param maxMessage the largest message assembled from parts
+     * @param answerHoldNanos how long ACKs nobody waits for one by one may be held back ({@link UcxHeldAnswers})
      * @param replies sends replies
      */
     UcxTarget(String workerName, RemoteAccessTarget target, ExactlyOnceWindows windows, int maxReply,
-            int maxMessage, Replies replies) {
+            int maxMessage, long answerHoldNanos, Replies replies) {
         this.workerName = workerName;
         this.assemblies = new UcxAssemblies(workerName, maxMessage, this::dropped);
         this.target = target;
         this.windows = windows;
         this.exactlyOnce = windows.exactlyOnce();
         this.replies = replies;
+        this.held = new UcxHeldAnswers(replies, answerHoldNanos);
         this.outBuffer = ByteBuffer.allocateDirect(Math.max(maxReply, UcxWire.REPLY_HEADER + UcxWire.MAX_TEXT))
                 .order(java.nio.ByteOrder.nativeOrder());
         this.out = new UnsafeBuffer(outBuffer);
@@ -140,6 +144,7 @@ final class UcxTarget {
      */
     private void forget(long conn) {
         assemblies.drop(conn);
+        held.forget(conn);
         ExactlyOnceWindows.Window w = connWindows.remove(conn);
         if (w != null) {
             windows.release(w);
@@ -181,6 +186,10 @@ final class UcxTarget {
         int kind = data.getByte(at + UcxWire.KIND);
         if (kind == UcxWire.FLUSH) {
             reply(c, conn, token, UcxWire.FLUSHED, 0);
+            return;
+        }
+        if (kind == UcxWire.EXPEDITE) {
+            held.release(conn); // not answered itself
             return;
         }
         if (kind == UcxWire.PART) {
@@ -242,7 +251,42 @@ final class UcxTarget {
             applying = null;
             applyingAssembled = null;
         }
-        reply(c, conn, token, UcxWire.ACK, value);
+        if (value == 0 && (data.getByte(at + UcxWire.FLAGS) & UcxWire.ANSWER_MAY_WAIT) != 0 && answerHasNoValue(kind)
+                && held.holds()) {
+            held.hold(conn, c.reply(), token);
+        } else {
+            reply(c, conn, token, UcxWire.ACK, value);
+        }
+    }
+
+    /** @return whether the kind's ACK says only "applied" (a fetch's carries the old value, whatever the flag) */
+    private static boolean answerHasNoValue(int kind) {
+        return kind == UcxWire.MESSAGE || kind == UcxWire.PUT || kind == UcxWire.ATOMIC_POST;
+    }
+
+    /** From now on ACKs may be held back (the agent sleeps on its own thread, no longer than their deadline). */
+    void holdAnswers() {
+        held.enable();
+    }
+
+    /** Sends every held ACK (the worker closes). */
+    void releaseAllHeld() {
+        held.releaseDue(Long.MAX_VALUE);
+    }
+
+    /** @return whether ACKs are held back ({@link UcxHeldAnswers}) */
+    boolean holdsAnswers() {
+        return held.any();
+    }
+
+    /** @return when the oldest held ACK is due ({@code System.nanoTime()}), or {@code Long.MAX_VALUE} */
+    long heldDeadline() {
+        return held.deadline();
+    }
+
+    /** @param now {@code System.nanoTime()}: sends the held ACKs that are due */
+    void releaseDue(long now) {
+        held.releaseDue(now);
     }
 
     /**
@@ -382,12 +426,12 @@ final class UcxTarget {
             return;
         }
         header(conn, token, UcxWire.DATA, 0, 0, n, 0);
-        replies.reply(c.reply(), out, UcxWire.REPLY_HEADER + n);
+        send(c, conn, UcxWire.REPLY_HEADER + n);
     }
 
     private void reply(Conn c, long conn, long token, byte type, long value) {
         header(conn, token, type, 0, 0, 0, value);
-        replies.reply(c.reply(), out, UcxWire.REPLY_HEADER);
+        send(c, conn, UcxWire.REPLY_HEADER);
     }
 
     private void nack(Conn c, long conn, long token, FencelineException e) {
@@ -395,7 +439,13 @@ final class UcxTarget {
         int n = Math.min(text.length, UcxWire.MAX_TEXT);
         header(conn, token, UcxWire.NACK, WireCodes.errorCode(e), WireCodes.reasonCode(e), n, 0);
         out.putBytes(UcxWire.REPLY_HEADER, text, 0, n);
-        replies.reply(c.reply(), out, UcxWire.REPLY_HEADER + n);
+        send(c, conn, UcxWire.REPLY_HEADER + n);
+    }
+
+    /** Sends the reply in {@code out}, after the ACKs the connection holds: its origin takes answers in order. */
+    private void send(Conn c, long conn, int length) {
+        held.release(conn);
+        replies.reply(c.reply(), out, length);
     }
 
     private void header(long conn, long token, byte type, int code, int reason, int length, long value) {

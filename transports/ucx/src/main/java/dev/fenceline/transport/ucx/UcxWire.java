@@ -9,14 +9,18 @@ package dev.fenceline.transport.ucx;
  * <pre>
  * REQUEST (id 1), 80 bytes, then data:
  *   0 conn u64   8 token u64   16 origin endpoint u64   24 sequence u64   32 low-water u64
- *   40 kind u8   41 atomic code u8   42 width u8   43 0   44 length u32 (a get's bytes; a message's id)
+ *   40 kind u8   41 atomic code u8   42 width u8   43 flags u8   44 length u32 (a get's bytes; a message's id)
  *   48 key id u64   56 address u64   64 operand u64 (a message: its header's length)   72 compare u64
  *   80 data: a put's bytes; a message's header, then its payload
  *   A message larger than one UCT message goes in parts, in a row on its connection: PART requests
  *   (length: the message's bytes, header and payload; address: where this part's bytes start in
  *   them), then the MESSAGE itself with the rest (address: where its bytes start). Only the
  *   MESSAGE is answered and numbered for exactly-once; the parts have no effect of their own.
- * REPLY (id 2), 32 bytes, then data:
+ *   Flags: ANSWER_MAY_WAIT, nobody waits for this request's own answer (an active message a calling
+ *   thread sent, read only by a flush): the target may hold its ACK back for a moment, to send several
+ *   in one message ({@link UcxHeldAnswers}). EXPEDITE (header only, not answered): send what is held
+ *   for this connection now; the origin's flush is waiting for it.
+ * REPLY (id 2): one or more replies back to back, each 32 bytes, then its data:
  *   0 conn u64   8 token u64   16 type u8   17 error code u8   18 reason u8   19 0   20 length u32
  *   24 value u64   32 data: a get's bytes, or an error's text (UTF-8)
  * WIREUP (id 3): 0 type u8, then per type (see {@link UcxWireup})
@@ -37,6 +41,7 @@ final class UcxWire {
     static final int KIND = 40;
     static final int ATOMIC = 41;
     static final int WIDTH = 42;
+    static final int FLAGS = 43;
     static final int LENGTH = 44;
     static final int KEY = 48;
     static final int ADDRESS = 56;
@@ -53,6 +58,10 @@ final class UcxWire {
     static final byte MESSAGE = 6;
     static final byte FLUSH = 7;
     static final byte PART = 8;
+    static final byte EXPEDITE = 9;
+
+    // REQUEST flags
+    static final byte ANSWER_MAY_WAIT = 1;
 
     // REPLY fields
     static final int REPLY_TYPE = 16;
@@ -93,6 +102,7 @@ final class UcxWire {
             case MESSAGE -> "MESSAGE";
             case FLUSH -> "FLUSH";
             case PART -> "PART";
+            case EXPEDITE -> "EXPEDITE";
             default -> "kind " + kind;
         };
     }

@@ -32,7 +32,8 @@ final class UcxWireup {
     private static final byte HELLO_ACK = 5;
     private static final byte BYE = 6;
     private static final byte LEAVING = 7;
-    private static final byte VERSION = 1;
+    /** 2: a request's flags and EXPEDITE, several answers in one reply message. */
+    private static final byte VERSION = 2;
 
     /** More channels than a connect names: one per iface. */
     static final int MAX_CHANNELS = UcxAddress.MAX_IFACES;

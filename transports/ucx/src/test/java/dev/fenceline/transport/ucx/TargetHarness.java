@@ -20,7 +20,7 @@ final class TargetHarness {
     final List<byte[]> replies = new ArrayList<>();
     final dev.fenceline.spi.support.ExactlyOnceWindows windows = new dev.fenceline.spi.support.ExactlyOnceWindows(
             "worker 'b'", 1024, java.time.Duration.ofMinutes(1), 1 << 20, 1 << 22, System::nanoTime);
-    final UcxTarget target = new UcxTarget("b", memory, windows, 8192, 1 << 20, (channel, b, n) -> {
+    final UcxTarget target = new UcxTarget("b", memory, windows, 8192, 1 << 20, 3_600_000_000_000L, (channel, b, n) -> {
         byte[] copy = new byte[n];
         b.getBytes(0, copy);
         replies.add(copy);
@@ -30,6 +30,7 @@ final class TargetHarness {
 
     TargetHarness() {
         target.open(CONN, new UcxTarget.Conn(peer, null));
+        target.holdAnswers(); // as an agent does once it sleeps on its own thread
     }
 
     /** A well-formed request's header; the caller adds data and sends {@code length} bytes. */

@@ -429,4 +429,66 @@ class UcxDirectActiveMessageTest {
             assertTrue(held.handled.get() <= 10, "no message ran twice: " + held.handled.get());
         }
     }
+
+    /**
+     * The target holds back the answers to direct messages (here for up to a second); a flush asks
+     * for them, and gets them at once instead of at their deadline. Sixteen and more go in one message.
+     */
+    @ParameterizedTest(name = "over UCT {0}")
+    @ValueSource(strings = {"posix", "tcp"})
+    void aFlushGetsTheAnswersTheTargetHoldsAtOnce(String tls) throws Exception {
+        try (Fenceline f = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [ucx]\n"
+                + "fenceline.transport.ucx.tls = [" + tls + "]\n"
+                + "fenceline.transport.ucx.answer-hold = 1s\n"
+                + (tls.equals("tcp") ? "fenceline.transport.ucx.devices = [lo]\n" : "")))) {
+            TwoWay t = TwoWay.start(f);
+            java.util.concurrent.atomic.AtomicInteger ran = new java.util.concurrent.atomic.AtomicInteger();
+            t.b().setActiveMessageHandler(ORDERED, (h, p) -> ran.incrementAndGet());
+            untilDirect(t.a(), t.ab());
+            for (int n : new int[] {1, 3, 16, 40}) {
+                long direct = t.a().statistics().direct();
+                int before = ran.get();
+                for (int i = 0; i < n; i++) {
+                    t.ab().sendActiveMessageImplicit(ORDERED, null, number(i));
+                }
+                long start = System.nanoTime();
+                await(t.ab().flush());
+                long ms = (System.nanoTime() - start) / 1_000_000;
+                assertEquals(before + n, ran.get(), "every handler ran before the flush completed");
+                assertTrue(t.a().statistics().direct() >= direct + n, "sent directly: " + t.a().statistics());
+                // Without the flush's request the answers would come at the end of the hold (1 s).
+                assertTrue(ms < 500, n + " message(s): the flush took " + ms + " ms");
+            }
+        }
+    }
+
+    /**
+     * A put after direct messages whose answers the target holds (for up to a second): whichever way
+     * it goes, it waits for those answers, and asks for them rather than wait out the hold.
+     */
+    @ParameterizedTest(name = "over UCT {0}")
+    @ValueSource(strings = {"posix", "tcp"})
+    void aPutBehindHeldAnswersAsksForThem(String tls) throws Exception {
+        try (Fenceline f = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [ucx]\n"
+                + "fenceline.transport.ucx.tls = [" + tls + "]\n"
+                + "fenceline.transport.ucx.answer-hold = 1s\n"
+                + (tls.equals("tcp") ? "fenceline.transport.ucx.devices = [lo]\n" : "")))) {
+            TwoWay t = TwoWay.start(f);
+            t.b().setActiveMessageHandler(ORDERED, (h, p) -> { });
+            dev.fenceline.MemoryRegion r = t.b().allocate(1 << 20);
+            dev.fenceline.RemoteKey k = t.a().unpackRemoteKey(r.remoteKey().toBytes());
+            await(t.ab().put(ByteBuffer.allocateDirect(64 << 10), r.address(), k));
+            untilDirect(t.a(), t.ab());
+            for (int size : new int[] {8, 64 << 10}) {
+                for (int i = 0; i < 10; i++) {
+                    t.ab().sendActiveMessageImplicit(ORDERED, null, number(i));
+                }
+                long start = System.nanoTime();
+                await(t.ab().put(ByteBuffer.allocateDirect(size), r.address(), k));
+                long ms = (System.nanoTime() - start) / 1_000_000;
+                assertTrue(ms < 500, "a put of " + size + " bytes took " + ms + " ms");
+                await(t.ab().flush());
+            }
+        }
+    }
 }

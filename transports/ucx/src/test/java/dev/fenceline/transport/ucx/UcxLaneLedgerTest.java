@@ -281,6 +281,7 @@ class UcxLaneLedgerTest {
 
     @Test
     void directMessagesAreAnsweredInOrderAndCountedAtTheRevocation() {
+        // Also: whether an unanswered one's answer may be held back at the target (then a flush asks).
         List<String> told = new ArrayList<>();
         ledger.answersTo(new DirectAnswers() {
             @Override
@@ -300,10 +301,13 @@ class UcxLaneLedgerTest {
         });
         UcxOp[] d = new UcxOp[5];
         for (int i = 0; i < d.length; i++) {
-            d[i] = UcxOp.direct(null, UcxLane.DIRECT | i, 1, ByteBuffer.allocate(0), ByteBuffer.allocate(0), 0);
+            // 1 and 4 say their answer may wait (the target may hold it back)
+            d[i] = UcxOp.direct(null, UcxLane.DIRECT | i, 1, ByteBuffer.allocate(0), ByteBuffer.allocate(0), 0,
+                    i == 1 || i == 4);
             ledger.directQueued(d[i]);
         }
         ledger.directNotQueued(); // 4: the agent closed meanwhile
+        assertTrue(ledger.directAnswersMayWait(), "1 is unanswered");
         d[0].state = UcxOp.State.SENT;
         d[1].state = UcxOp.State.SENT;
         d[2].state = UcxOp.State.SENT;
@@ -311,9 +315,11 @@ class UcxLaneLedgerTest {
         assertFalse(ledger.directAnswered(d[1].token), "answers come in order");
         assertTrue(ledger.directAnswered(d[0].token));
         ledger.reportDirect(d[0].token, null);
+        assertTrue(ledger.directAnswersMayWait(), "1 is still unanswered");
 
         UcxLaneLedger.Fates f = ledger.revoke(false, false, false);
         assertEquals(2, f.directSent(), "1 and 2 may have run their handlers");
+        assertFalse(ledger.directAnswersMayWait(), "none left to ask for");
         assertEquals(1, f.directWithdrawn());
         assertEquals(UcxOp.State.WITHDRAWN, d[3].state, "the agent skips it");
         assertFalse(ledger.directAnswered(d[1].token), "reported at the revocation already");
@@ -321,6 +327,35 @@ class UcxLaneLedgerTest {
 
         assertEquals(List.of("answered 0", "abandoned 2 " + OutcomeUnknownException.class.getSimpleName(),
                 "abandoned 1 " + EndpointFailedException.class.getSimpleName()), told);
+    }
+
+    @Test
+    void aFlushHasNothingToAskForOnceTheMessagesWhoseAnswersMayWaitAreAnswered() {
+        ledger.answersTo(new DirectAnswers() {
+            @Override
+            public long queued() {
+                throw new AssertionError("the lane numbers them");
+            }
+
+            @Override
+            public void answered(long index, FencelineException error) {
+            }
+
+            @Override
+            public void abandoned(int count, FencelineException error) {
+            }
+        });
+        UcxOp first = UcxOp.direct(null, UcxLane.DIRECT, 1, ByteBuffer.allocate(0), ByteBuffer.allocate(0), 0, false);
+        UcxOp second = UcxOp.direct(null, UcxLane.DIRECT | 1, 1, ByteBuffer.allocate(0), ByteBuffer.allocate(0), 0,
+                true);
+        ledger.directQueued(first);
+        assertFalse(ledger.directAnswersMayWait(), "a lone message is answered at once");
+        ledger.directQueued(second);
+        assertTrue(ledger.directAnswersMayWait());
+        assertTrue(ledger.directAnswered(first.token));
+        assertTrue(ledger.directAnswersMayWait());
+        assertTrue(ledger.directAnswered(second.token));
+        assertFalse(ledger.directAnswersMayWait());
     }
 
     /**
