@@ -28,6 +28,13 @@ final class Gates {
     static final long REVOKED = 2;
     static final long BUSY_REVOKED = 3;
     private static final long STATE = 3;
+    /**
+     * Compare-and-swaps tried on one word before giving up. Each side changes a gate's word at most
+     * twice per record, so an honest pair needs a few; only a peer writing the word without end (it
+     * is in shared memory) fails more, and must not keep this thread, which serves every peer, in
+     * the loop.
+     */
+    static final int MAX_TRIES = 1024;
 
     private final AtomicBuffer table;
 
@@ -74,12 +81,15 @@ final class Gates {
      * Revokes the gate: no record the target has not started will ever be applied.
      *
      * @param slot the connection's slot
-     * @return how many records the target took, and whether one is still being applied
+     * @return how many records the target took, and whether one is still being applied (also said
+     *     where the target kept changing the word for {@link #MAX_TRIES} tries: the gate is then
+     *     revoked by force, and the last count read may be followed by one more record)
      */
     Revoked revoke(int slot) {
         int at = slot * SLOT + 8;
-        while (true) {
-            long w = table.getLongVolatile(at);
+        long w = 0;
+        for (int tries = 0; tries < MAX_TRIES; tries++) {
+            w = table.getLongVolatile(at);
             long state = w & STATE;
             long taken = w >>> 2;
             if (state == REVOKED || state == BUSY_REVOKED) {
@@ -89,6 +99,8 @@ final class Gates {
                 return new Revoked(taken, state == BUSY);
             }
         }
+        table.putLongVolatile(at, ((w >>> 2) << 2) | BUSY_REVOKED);
+        return new Revoked(w >>> 2, true);
     }
 
     /**
@@ -115,11 +127,12 @@ final class Gates {
      * @param slot the slot the connection's CONNECT named (checked with {@link #valid})
      * @param conn the record's connection
      * @return whether to apply it; false: the origin revoked the rest, or the slot moved on to
-     *     another connection, and the record must be dropped unanswered
+     *     another connection, or the origin kept changing the word for {@link #MAX_TRIES} tries, and
+     *     the record must be dropped unanswered
      */
     boolean enter(int slot, long conn) {
         int at = slot * SLOT;
-        while (true) {
+        for (int tries = 0; tries < MAX_TRIES; tries++) {
             long w = table.getLongVolatile(at + 8);
             if ((w & STATE) != IDLE || table.getLongVolatile(at) != conn) {
                 return false;
@@ -132,6 +145,7 @@ final class Gates {
                 return false;
             }
         }
+        return false;
     }
 
     /**
@@ -150,15 +164,18 @@ final class Gates {
      * origin revoked meanwhile.
      *
      * @param slot the slot entered
+     * @return false if the origin kept changing the word for {@link #MAX_TRIES} tries: the gate is
+     *     left busy, so the origin's revocation says this record may have been applied
      */
-    void leave(int slot) {
+    boolean leave(int slot) {
         int at = slot * SLOT + 8;
-        while (true) {
+        for (int tries = 0; tries < MAX_TRIES; tries++) {
             long w = table.getLongVolatile(at);
             long next = (((w >>> 2) + 1) << 2) | ((w & STATE) == BUSY_REVOKED ? REVOKED : IDLE);
             if ((w & BUSY) == 0 || table.compareAndSetLong(at, w, next)) {
-                return;
+                return true;
             }
         }
+        return false;
     }
 }

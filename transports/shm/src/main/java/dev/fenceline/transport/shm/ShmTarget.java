@@ -327,7 +327,10 @@ final class ShmTarget {
         try {
             serve(type, b, at, length, conn, o);
         } finally {
-            origin.gates.leave(o.gate()); // after the answer: the origin counts it taken
+            if (!origin.gates.leave(o.gate())) { // after the answer: the origin counts it taken
+                dropped.accept("the gate update after a record of connection " + Long.toHexString(conn)
+                        + " (its origin kept changing the gate's word; left busy)");
+            }
         }
     }
 

@@ -95,4 +95,34 @@ class GatesTest {
             assertEquals(expected, gates.taken(0));
         }
     }
+
+    /**
+     * A peer that keeps changing a gate's word (it is in shared memory) never keeps a thread in the
+     * compare-and-swap loops: the target drops the record, or leaves the gate busy, and the origin
+     * revokes by force and says one record may still be applied.
+     */
+    @Test
+    @Timeout(value = 20, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD) // a loop that never ends fails
+    void aWordThatNeverHoldsStillEndsEveryLoop() {
+        AtomicLong tries = new AtomicLong();
+        UnsafeBuffer flipping = new UnsafeBuffer(ByteBuffer.allocateDirect(4 * Gates.SLOT)) {
+            @Override
+            public boolean compareAndSetLong(int index, long expected, long update) {
+                tries.incrementAndGet();
+                putLongVolatile(index, getLongVolatile(index) ^ (8L << 2)); // the peer moved it first
+                return false;
+            }
+        };
+        Gates g = new Gates(flipping);
+        g.open(1, 42);
+        assertFalse(g.enter(1, 42), "never entered");
+        assertEquals(Gates.MAX_TRIES, tries.get());
+        flipping.putLongVolatile(Gates.SLOT + 8, (5L << 2) | Gates.BUSY);
+        assertFalse(g.leave(1), "left busy");
+        assertTrue(g.busy(1));
+        Gates.Revoked r = g.revoke(1);
+        assertTrue(r.inProgress(), "one more may be applied");
+        assertTrue(g.busy(1) && (flipping.getLongVolatile(Gates.SLOT + 8) & Gates.REVOKED) != 0, "revoked by force");
+        assertFalse(g.enter(1, 42), "a revoked gate lets nothing through");
+    }
 }
