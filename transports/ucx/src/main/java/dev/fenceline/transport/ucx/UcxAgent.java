@@ -262,8 +262,8 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
         if (lane.channel.state == UcxChannel.State.FAILED) {
             return; // the lane failed: the revocation withdraws what was never taken
         }
-        lane.waiting.add(op);
-        if (lane.waiting.size() == 1) {
+        lane.traffic.waiting.add(op);
+        if (lane.traffic.waiting.size() == 1) {
             data.advance(lane);
         }
     }
@@ -367,7 +367,7 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
         for (UcxLane l : List.copyOf(ch.lanes)) {
             l.peerDead |= peerDead;
             l.channelFailed = true;
-            l.waiting.clear();
+            l.traffic.waiting.clear();
             l.fail(cause);
         }
         wiring.forgetChannel(ch);
@@ -435,7 +435,7 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
 
     private void laneEnded(UcxLane lane) {
         wiring.recovery.lost(lane); // if its endpoint failed over and still wants the slot
-        lane.waiting.clear(); // never sent: the revocation says so
+        lane.traffic.waiting.clear(); // never sent: the revocation says so
         if (lane.owesAnswers()) {
             lane.forgetWhenAnswered = true;
             return;

@@ -41,8 +41,8 @@ final class UcxDataPath {
 
     /** Hands a lane's waiting operations to UCT, in order, as far as it can now. */
     void advance(UcxLane lane) {
-        while (!lane.waiting.isEmpty()) {
-            UcxOp op = lane.waiting.peekFirst();
+        while (!lane.traffic.waiting.isEmpty()) {
+            UcxOp op = lane.traffic.waiting.peekFirst();
             if (lane.channel.state != UcxChannel.State.READY) {
                 return; // failed: the lane's failure report covers it; wiring: it cannot have ops yet
             }
@@ -52,7 +52,7 @@ final class UcxDataPath {
             if (!done) {
                 return;
             }
-            lane.waiting.pollFirst();
+            lane.traffic.waiting.pollFirst();
         }
     }
 
@@ -69,20 +69,20 @@ final class UcxDataPath {
         }
         UctRemoteKey rkey = op.kind == UcxOp.Kind.MESSAGE ? null : keys.hardwareKey(lane, op);
         boolean hardware = rkey != null && !op.softwareOnly && hardwareDoes(iface.attributes(), op);
-        if (hardware ? lane.softwareInFlight > 0 : lane.hardwareInFlight > 0) {
-            if (hardware && !lane.expedited && lane.directAnswersMayWait()) {
+        if (hardware ? lane.traffic.softwareInFlight > 0 : lane.traffic.hardwareInFlight > 0) {
+            if (hardware && !lane.traffic.expedited && lane.directAnswersMayWait()) {
                 // Some of the answers it waits for may be held back at the target: asked for once.
-                lane.expedited = requests.expedite(lane) == UcxSender.Sent.SENT;
+                lane.traffic.expedited = requests.expedite(lane) == UcxSender.Sent.SENT;
             }
             return false; // one path never overtakes the other within a lane
         }
-        lane.expedited = false;
+        lane.traffic.expedited = false;
         if (!hardware && !iface.attributes().has(UctIfaceAttributes.AM_BCOPY)) {
             return fail(lane, op, new FencelineException("ucx: " + lane + " reaches the region of key "
                     + op.key.shortKey() + " neither through its hardware nor with messages (" + iface
                     + " carries none); its key has no part for " + iface.resource().memoryDomain()));
         }
-        if (lane.unfenced && op.fencedBefore) {
+        if (lane.traffic.unfenced && op.fencedBefore) {
             // UCT may still hold the hardware operations before it (RDMA): what a weak fence put
             // after them waits behind UCT's fence. (A software request waits for their answers.)
             int f = ch.ep.fence();
@@ -90,7 +90,7 @@ final class UcxDataPath {
                 lane.fail(new FencelineException("ucx: UCT refused to fence " + lane + ": " + UctStatus.describe(f)));
                 return false;
             }
-            lane.unfenced = false;
+            lane.traffic.unfenced = false;
         }
         try {
             synchronized (lane.ledger) {
@@ -186,12 +186,12 @@ final class UcxDataPath {
         }
         boolean inPlace = lane.channel.iface.completesInPlace();
         if (!inPlace && (status == UctStatus.OK || status == UctStatus.IN_PROGRESS)) {
-            lane.unfenced = true;
+            lane.traffic.unfenced = true;
         }
         if (status == UctStatus.OK && !inPlace && completesByFlush(op)) {
             unbounce(op, false); // UCT took its bytes
             op.state = UcxOp.State.POSTED;
-            lane.hardwareInFlight++;
+            lane.traffic.hardwareInFlight++;
             lane.channel.hardwareInFlight++;
             awaitFlush(lane, op);
             return true;
@@ -205,7 +205,7 @@ final class UcxDataPath {
         }
         if (status == UctStatus.IN_PROGRESS) {
             op.state = UcxOp.State.POSTED; // a bounce buffer stays with it until it completes
-            lane.hardwareInFlight++;
+            lane.traffic.hardwareInFlight++;
             lane.channel.hardwareInFlight++;
             inFlight.put(token, op);
             return true;
@@ -279,11 +279,11 @@ final class UcxDataPath {
      * @return whether it left the queue
      */
     private boolean flush(UcxLane lane, UcxOp op) {
-        if (lane.hardwareInFlight > 0) {
+        if (lane.traffic.hardwareInFlight > 0) {
             return false; // puts and atomic posts awaiting UCT's flush among them
         }
         boolean messages = lane.channel.iface.attributes().has(UctIfaceAttributes.AM_BCOPY);
-        if (!messages || lane.softwareInFlight == 0 && op.kind == UcxOp.Kind.FLUSH) {
+        if (!messages || lane.traffic.softwareInFlight == 0 && op.kind == UcxOp.Kind.FLUSH) {
             lane.deliverFlushed(op.token);
             return true;
         }
@@ -292,7 +292,7 @@ final class UcxDataPath {
             return false;
         }
         if (s == UcxSender.Sent.SENT) {
-            lane.softwareInFlight++;
+            lane.traffic.softwareInFlight++;
         }
         return true;
     }
@@ -313,13 +313,13 @@ final class UcxDataPath {
 
     /** A put or atomic post UCT completed where that is not in place: answered by a UCT flush after it. */
     private void awaitFlush(UcxLane lane, UcxOp op) {
-        lane.awaitingFlush.add(op);
+        lane.traffic.awaitingFlush.add(op);
         wantFlush(lane);
     }
 
     private void wantFlush(UcxLane lane) {
-        if (!lane.wantsFlush) {
-            lane.wantsFlush = true;
+        if (!lane.traffic.wantsFlush) {
+            lane.traffic.wantsFlush = true;
             wantFlush.add(lane);
         }
     }
@@ -341,14 +341,14 @@ final class UcxDataPath {
         flushing = now;
         for (int i = 0; i < now.size(); i++) {
             UcxLane lane = now.get(i);
-            lane.wantsFlush = false;
-            if (lane.coveredByFlush != 0 || lane.awaitingFlush.isEmpty()) {
+            lane.traffic.wantsFlush = false;
+            if (lane.traffic.coveredByFlush != 0 || lane.traffic.awaitingFlush.isEmpty()) {
                 continue; // the flush in flight puts it back on the list if more came meanwhile
             }
             if (lane.channel.uctFailed) {
                 // UCT's flush of an endpoint it failed may say OK for what the error purged (RC hands
                 // the send slots back): what no flush covered yet may or may not have been placed.
-                flushed(lane, lane.awaitingFlush.size(), "UCT failed its endpoint before a flush after it");
+                flushed(lane, lane.traffic.awaitingFlush.size(), "UCT failed its endpoint before a flush after it");
             } else if (!uctFlush(lane)) {
                 wantFlush(lane);
             }
@@ -359,11 +359,11 @@ final class UcxDataPath {
     /** @return false if UCT had no room for the flush now */
     private boolean uctFlush(UcxLane lane) {
         long token = nextToken++;
-        int n = lane.awaitingFlush.size();
+        int n = lane.traffic.awaitingFlush.size();
         int status = lane.channel.ep.flush(token);
         if (status == UctStatus.IN_PROGRESS) {
-            lane.coveredByFlush = n;
-            inFlight.put(token, lane.uctFlush); // completed() takes it
+            lane.traffic.coveredByFlush = n;
+            inFlight.put(token, lane.traffic.uctFlush); // completed() takes it
             return true;
         }
         if (status == UctStatus.NO_RESOURCE) {
@@ -393,10 +393,10 @@ final class UcxDataPath {
      * @param failure why they are unknown, or null
      */
     private void flushed(UcxLane lane, int n, String failure) {
-        lane.coveredByFlush = 0;
+        lane.traffic.coveredByFlush = 0;
         for (int i = 0; i < n; i++) {
-            UcxOp op = lane.awaitingFlush.poll();
-            lane.hardwareInFlight--;
+            UcxOp op = lane.traffic.awaitingFlush.poll();
+            lane.traffic.hardwareInFlight--;
             agent.hardwareCompleted(lane.channel);
             synchronized (lane.ledger) {
                 if (lane.answeredLocked(op.token) != null) {
@@ -409,7 +409,7 @@ final class UcxDataPath {
                 }
             }
         }
-        if (!lane.awaitingFlush.isEmpty()) {
+        if (!lane.traffic.awaitingFlush.isEmpty()) {
             wantFlush(lane);
         }
         advance(lane);
@@ -474,8 +474,8 @@ final class UcxDataPath {
             return; // a probe's, or one of a lane that was forgotten
         }
         UcxLane lane = op.lane;
-        if (op == lane.uctFlush) {
-            flushedWith(lane, lane.coveredByFlush, status);
+        if (op == lane.traffic.uctFlush) {
+            flushedWith(lane, lane.traffic.coveredByFlush, status);
             return;
         }
         if (status == UctStatus.OK && completesByFlush(op) && !lane.channel.iface.completesInPlace()) {
@@ -483,7 +483,7 @@ final class UcxDataPath {
             awaitFlush(lane, op); // still counted in flight
             return;
         }
-        lane.hardwareInFlight--;
+        lane.traffic.hardwareInFlight--;
         agent.hardwareCompleted(lane.channel);
         synchronized (lane.ledger) {
             boolean wanted = lane.answeredLocked(op.token) != null;

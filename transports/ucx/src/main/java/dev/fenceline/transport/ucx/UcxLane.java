@@ -81,31 +81,9 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
     /** The lane's channel failed: nothing more is sent on it (UCT still completes what the hardware has). */
     volatile boolean channelFailed;
 
+    /** Its operations on their way through the progress agent (agent only). */
+    final UcxLaneTraffic traffic = new UcxLaneTraffic(this);
     // Progress agent only.
-    /** Operations the agent took from its queue and has not handed to UCT yet, in post order. */
-    final java.util.ArrayDeque<UcxOp> waiting = new java.util.ArrayDeque<>();
-    /** Software requests sent and not answered. */
-    int softwareInFlight;
-    /** A hardware operation waits for the software answers before it, and the target was asked for them. */
-    boolean expedited;
-    /** Hardware operations handed to UCT and not complete. */
-    int hardwareInFlight;
-    /**
-     * Puts and atomic posts UCT completed on an iface whose completions are not in place
-     * ({@link UctIface#completesInPlace()}): each is answered when a UCT flush after it completes
-     * (counted in {@link #hardwareInFlight} until then), in order.
-     */
-    final java.util.ArrayDeque<UcxOp> awaitingFlush = new java.util.ArrayDeque<>();
-    /** Of {@link #awaitingFlush}, how many the UCT flush in flight answers (0: none in flight). */
-    int coveredByFlush;
-    /** Whether the data path has it on its list of lanes whose awaiting operations want a UCT flush. */
-    boolean wantsFlush;
-    /** Stands for the lane's UCT flush in the data path's table of operations in flight. */
-    final UcxOp uctFlush = UcxOp.flush(this, 0, false);
-    /** Hardware operations were handed to UCT since its last fence of the lane (such an iface only). */
-    boolean unfenced;
-    /** Flushes waiting for the software requests or hardware operations before them. */
-    final java.util.ArrayDeque<UcxOp> flushes = new java.util.ArrayDeque<>();
     /** Whether the agent has it on its list of lanes to report after this pass. */
     boolean touched;
     /** Whether the agent forgets it once no answer is owed (the endpoint is done with it). */

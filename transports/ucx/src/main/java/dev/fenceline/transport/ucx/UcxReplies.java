@@ -63,8 +63,8 @@ final class UcxReplies {
             lane.fail(new FencelineException("ucx: a reply on " + lane + " whose " + n + " bytes do not fit its " + length));
             return;
         }
-        if (lane.softwareInFlight > 0) {
-            lane.softwareInFlight--;
+        if (lane.traffic.softwareInFlight > 0) {
+            lane.traffic.softwareInFlight--;
         }
         if (token < 0) { // an active message sent on the fast path: its answer goes to the endpoint's ledger
             FencelineException error = type == UcxWire.NACK ? WireCodes.rebuild(data.getByte(at + UcxWire.REPLY_CODE),

@@ -49,7 +49,7 @@ final class UcxRequests {
             return true; // the channel's failure fails the lane; the revocation says what was sent
         }
         op.state = UcxOp.State.SENT;
-        lane.softwareInFlight++;
+        lane.traffic.softwareInFlight++;
         return true;
     }
 
