@@ -65,8 +65,11 @@ final class DirectLedger {
     private TreeMap<Long, FencelineException> errors;
     /** The answered count a waiting flush needs: the answer that reaches it wakes the actor. */
     private volatile long wanted = Long.MAX_VALUE;
-    /** The lane direct active messages go on (the actor's grant says), asked for answers a flush waits for. */
-    private volatile dev.fenceline.spi.DirectAccess messagesLane;
+    /**
+     * The lane direct active messages and posted operations go on (the actor's grant says), asked for
+     * answers a flush waits for.
+     */
+    private volatile dev.fenceline.spi.DirectAccess answering;
     /** The largest count of answers that lane was asked for. */
     private volatile long asked;
     /** Flushes waiting for direct answers; null until the first (most endpoints never have one). */
@@ -384,17 +387,20 @@ final class DirectLedger {
         return done;
     }
 
-    /** @param lane where direct active messages go from now on (the actor, publishing a grant that sends them) */
-    void messagesOn(dev.fenceline.spi.DirectAccess lane) {
-        messagesLane = lane;
+    /**
+     * @param lane where direct active messages and posted operations go from now on (the actor,
+     *     publishing a grant that sends them), or null if that lane holds no answers back
+     */
+    void answersFrom(dev.fenceline.spi.DirectAccess lane) {
+        answering = lane;
     }
 
     /**
-     * Someone waits for the first {@code target} answers: the lane the messages went on is asked for
-     * any its target holds back (once per target; asking twice costs a message, never an answer).
+     * Someone waits for the first {@code target} answers: the lane they went on is asked for any its
+     * target holds back (once per target; asking twice costs a message, never an answer).
      */
     private void ask(long target) {
-        dev.fenceline.spi.DirectAccess lane = messagesLane;
+        dev.fenceline.spi.DirectAccess lane = answering;
         if (lane != null && target > asked && lane.answersWanted()) {
             asked = target;
         }

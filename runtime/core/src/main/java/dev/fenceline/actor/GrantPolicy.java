@@ -101,8 +101,8 @@ final class GrantPolicy {
             messageLane = slot;
             messageConnection = lane.id();
         }
-        if (messages) {
-            channel.direct().messagesOn(direct);
+        if (counted) { // the lane whose answers a flush waits for: asked for any its target holds back
+            channel.direct().answersFrom(lane instanceof DirectAccess d ? d : null);
         }
         channel.grant().publish(direct, posting, slot, messages);
     }

@@ -43,6 +43,11 @@ final class PostedRequest implements PostedOperation {
     }
 
     @Override
+    public boolean answerMayWait() {
+        return request.implicit();
+    }
+
+    @Override
     public long sequence() {
         DirectLedger ledger = channel.direct();
         // The number first, then the grant: a submission after this check is numbered after this

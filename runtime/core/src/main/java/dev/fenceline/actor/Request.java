@@ -60,6 +60,11 @@ public final class Request {
     private java.util.function.ObjLongConsumer<FencelineException> implicitErrors;
     /** A test kit's observer, attached at submission; null almost always. */
     RequestTrace trace;
+
+    /** @return whether it has no completion of its own (an implicit operation: the next flush reports it) */
+    boolean implicit() {
+        return future == null;
+    }
     /** The order in which the endpoint's channel received it (1, 2, ...); set at submission. */
     volatile long submissionNumber;
 

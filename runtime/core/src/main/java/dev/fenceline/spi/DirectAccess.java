@@ -77,9 +77,9 @@ public interface DirectAccess {
     }
 
     /**
-     * A flush waits for the answers to the active messages sent directly on this lane: a lane whose
-     * target may hold such answers back for a moment, to send several in one message, asks for them
-     * now. Any thread; returns at once, and does nothing where nothing can be held.
+     * A flush waits for the answers to the active messages sent directly on this lane (and to the
+     * operations calling threads posted on it, {@link DirectPosting}): a lane whose target may hold
+     * such answers back for a moment, to send several in one message, asks for them now. Any thread; returns at once, and does nothing where nothing can be held.
      *
      * @return false if it could not ask now (no room): the caller may ask again
      */

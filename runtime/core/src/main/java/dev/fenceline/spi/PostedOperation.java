@@ -12,6 +12,15 @@ public interface PostedOperation {
     TransportOp op();
 
     /**
+     * @return whether nobody waits for this operation's own answer (an implicit operation: only a
+     *     flush or the endpoint's window reads it), so that a target may hold the answer back for a
+     *     moment to send several together ({@link DirectAccess#answersWanted} asks for them)
+     */
+    default boolean answerMayWait() {
+        return false;
+    }
+
+    /**
      * Numbers the operation for exactly-once: called by the lane under its own lock, in the order in
      * which it writes its operations, before anything is sent. On success the operation is
      * identified ({@link TransportOp#identify}) with the endpoint's id and the number, and the lane

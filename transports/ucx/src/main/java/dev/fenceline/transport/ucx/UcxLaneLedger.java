@@ -122,9 +122,12 @@ final class UcxLaneLedger {
         directs.add(op);
     }
 
-    /** @return whether the target may hold back the answer to an unanswered direct message */
+    /**
+     * @return whether the target may hold back the answer to an unanswered direct message or posted
+     *     operation
+     */
     boolean directAnswersMayWait() {
-        return directs.anyMayWait();
+        return directs.anyMayWait() || posted.anyMayWait();
     }
 
     /** The direct message just {@link #directQueued} could not be queued after all (the agent closed). */
@@ -167,10 +170,11 @@ final class UcxLaneLedger {
      * @param lane the lane it goes on
      * @param p the operation
      * @param sn the number the endpoint gave it
+     * @param answerMayWait whether the target may hold its answer back
      * @return its copy, under a token of the lane's own
      */
-    UcxOp numberPosted(UcxLane lane, PostedOperation p, long sn) {
-        return posted.add(lane, p, sn);
+    UcxOp numberPosted(UcxLane lane, PostedOperation p, long sn, boolean answerMayWait) {
+        return posted.add(lane, p, sn, answerMayWait);
     }
 
     /** Remembers a posted operation until its answer comes, or it is given back. */

@@ -146,11 +146,7 @@ final class UcxLanePosting {
                 return false;
             }
             int out = unanswered.incrementAndGet();
-            // Its answer may wait where more follow it (another is out already: a stream, or a
-            // handler's ping-pong), never where waiting could fill the queue; a lone message before
-            // a flush is answered at once, so that the flush needs not ask for it.
-            boolean mayWait = out > 1 && out + UcxHeldAnswers.MAX < queueDepth;
-            UcxOp op = UcxOp.direct(lane, UcxLane.DIRECT | a.queued(), id, h, p, origin, mayWait);
+            UcxOp op = UcxOp.direct(lane, UcxLane.DIRECT | a.queued(), id, h, p, origin, mayWait(out));
             ledger.directQueued(op);
             // On the agent's thread, sent now: not after this pass's replies
             boolean taken = agent.takeHere(op);
@@ -170,7 +166,20 @@ final class UcxLanePosting {
     }
 
     /**
-     * A flush waits for the answers to direct messages, which the target may hold back: asks for them
+     * Whether the answer to an operation nobody waits for one by one may be held back by the target
+     * ({@link UcxHeldAnswers}): where more follow it (another is out already: a stream, or handlers'
+     * ping-pong), never where waiting could fill the lane's queue. A lone one before a flush is
+     * answered at once, so that the flush needs not ask for it.
+     *
+     * @param out the lane's data operations queued or unanswered, this one included
+     */
+    private boolean mayWait(int out) {
+        return out > 1 && out + UcxHeldAnswers.MAX < queueDepth;
+    }
+
+    /**
+     * A flush waits for the answers to direct messages and posted operations, which the target may
+     * hold back: asks for them
      * ({@link UcxOp#expedite}), queued behind the messages numbered before (under the lane's lock, as
      * they are).
      *
@@ -227,7 +236,7 @@ final class UcxLanePosting {
             if (sn < 0) {
                 return false; // the grant ended: the caller submits it to the actor
             }
-            UcxOp u = ledger.numberPosted(lane, p, sn);
+            UcxOp u = ledger.numberPosted(lane, p, sn, p.answerMayWait() && mayWait(unanswered.get() + 1));
             unanswered.incrementAndGet();
             ledger.track(u);
             if (!agent.takeHere(u) && !agent.submit(u)) { // numbered, never sent

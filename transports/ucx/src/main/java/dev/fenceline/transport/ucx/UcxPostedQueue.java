@@ -14,6 +14,8 @@ import org.agrona.collections.LongHashSet;
 final class UcxPostedQueue {
     /** Unanswered, oldest first (answers come in this order). */
     private final ArrayDeque<UcxOp> queue = new ArrayDeque<>();
+    /** Of those, the ones whose answer the target may hold back ({@link UcxOp#answerMayWait}). */
+    private int mayWait;
     private long tokens;
     /** The lowest number among the unanswered ones. */
     private long low;
@@ -27,9 +29,10 @@ final class UcxPostedQueue {
      * @param lane the lane
      * @param p the operation
      * @param sn the number the endpoint gave it
+     * @param answerMayWait whether the target may hold its answer back
      * @return its copy, for the agent
      */
-    UcxOp add(UcxLane lane, PostedOperation p, long sn) {
+    UcxOp add(UcxLane lane, PostedOperation p, long sn, boolean answerMayWait) {
         if (queue.isEmpty()) {
             low = sn;
         }
@@ -37,13 +40,24 @@ final class UcxPostedQueue {
         TransportOp op = p.op();
         op.identify(op.originId(), sn, low);
         UcxOp u = UcxOp.posted(lane, UcxLane.POSTED | tokens++, p);
+        u.answerMayWait = answerMayWait;
         queue.add(u);
+        if (answerMayWait) {
+            mayWait++;
+        }
         return u;
+    }
+
+    /** @return whether the target may hold back the answer to one of them */
+    boolean anyMayWait() {
+        return mayWait > 0;
     }
 
     /** @param op the oldest one, answered (its completion is the caller's) */
     void answered(UcxOp op) {
-        queue.remove(op);
+        if (queue.remove(op) && op.answerMayWait) {
+            mayWait--;
+        }
         low = op.sequence + 1;
     }
 
@@ -53,6 +67,7 @@ final class UcxPostedQueue {
      * @param forget what the lane does with each first (it forgets the token)
      */
     void returnAll(Consumer<UcxOp> forget) {
+        mayWait = 0;
         UcxOp u;
         while ((u = queue.pollFirst()) != null) {
             forget.accept(u);

@@ -251,7 +251,7 @@ final class UcxTarget {
             applying = null;
             applyingAssembled = null;
         }
-        if (value == 0 && (data.getByte(at + UcxWire.FLAGS) & UcxWire.ANSWER_MAY_WAIT) != 0 && answerHasNoValue(kind)
+        if ((data.getByte(at + UcxWire.FLAGS) & UcxWire.ANSWER_MAY_WAIT) != 0 && answerHasNoValue(kind)
                 && held.holds()) {
             held.hold(conn, c.reply(), token);
         } else {
@@ -259,7 +259,10 @@ final class UcxTarget {
         }
     }
 
-    /** @return whether the kind's ACK says only "applied" (a fetch's carries the old value, whatever the flag) */
+    /**
+     * @return whether the kind's ACK says only "applied": a posted atomic's old value goes nowhere (a
+     *     fetch's is its result, answered at once whatever the flag says)
+     */
     private static boolean answerHasNoValue(int kind) {
         return kind == UcxWire.MESSAGE || kind == UcxWire.PUT || kind == UcxWire.ATOMIC_POST;
     }

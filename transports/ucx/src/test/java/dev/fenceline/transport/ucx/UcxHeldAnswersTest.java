@@ -178,4 +178,25 @@ class UcxHeldAnswersTest {
         assertEquals(2, records(h.replies.get(0)).size());
         assertTrue(!h.target.holdsAnswers());
     }
+
+    @Test
+    void putsAndPostedAtomicsAreHeldTooAndApplied() {
+        h.region.buffer().order(ByteOrder.nativeOrder()).putLong(8, 40);
+        UnsafeBuffer r = h.header(UcxWire.ATOMIC_POST, 1, 1);
+        r.putByte(UcxWire.ATOMIC, (byte) 1); // ADD: its old value (40) goes nowhere
+        r.putByte(UcxWire.WIDTH, (byte) 8);
+        r.putLong(UcxWire.ADDRESS, h.region.address() + 8);
+        r.putLong(UcxWire.OPERAND, 2);
+        r.putByte(UcxWire.FLAGS, UcxWire.ANSWER_MAY_WAIT);
+        h.send(UcxWire.REQUEST_HEADER);
+        r = h.header(UcxWire.PUT, 2, 2);
+        r.putLong(UcxWire.REQUEST_HEADER, 77);
+        r.putByte(UcxWire.FLAGS, UcxWire.ANSWER_MAY_WAIT);
+        h.send(UcxWire.REQUEST_HEADER + 8);
+        assertEquals(0, h.replies.size(), "both held");
+        assertEquals(42, h.region.buffer().order(ByteOrder.nativeOrder()).getLong(8), "applied at once");
+        assertEquals(77, h.region.buffer().order(ByteOrder.nativeOrder()).getLong(0));
+        h.target.releaseAllHeld();
+        assertEquals(List.of(1L, 2L), records(h.replies.get(0)).stream().map(x -> x[0]).toList());
+    }
 }

@@ -204,7 +204,11 @@ class UcxLaneLedgerTest {
         }
 
         UcxOp number() {
-            UcxOp u = ledger.numberPosted(null, this, sn);
+            return number(false);
+        }
+
+        UcxOp number(boolean answerMayWait) {
+            UcxOp u = ledger.numberPosted(null, this, sn, answerMayWait);
             ledger.track(u);
             return u;
         }
@@ -239,15 +243,20 @@ class UcxLaneLedgerTest {
     void postedOperationsAreNumberedInOrderAndCarryTheLowWaterMark() {
         List<String> events = new ArrayList<>();
         UcxOp first = new Posted(100, 40, events).number();
-        UcxOp second = new Posted(101, 41, events).number();
+        assertFalse(ledger.directAnswersMayWait());
+        UcxOp second = new Posted(101, 41, events).number(true);
+        assertTrue(ledger.directAnswersMayWait(), "the second's answer may be held back");
         assertEquals(UcxLane.POSTED, first.token, "the lane's own tokens");
         assertEquals(UcxLane.POSTED | 1, second.token);
         assertEquals(40, first.lowWater);
         assertEquals(40, second.lowWater, "the first is unanswered");
 
         assertSame(first, answered(first.token));
+        assertTrue(ledger.directAnswersMayWait());
+        assertSame(second, answered(second.token));
+        assertFalse(ledger.directAnswersMayWait(), "answered: nothing held to ask for");
         UcxOp third = new Posted(102, 42, events).number();
-        assertEquals(41, third.lowWater, "everything below the oldest unanswered one was answered");
+        assertEquals(42, third.lowWater, "everything below the oldest unanswered one was answered");
         assertEquals(List.of(), events, "completing it is the caller's, after the lock");
     }
 
@@ -257,17 +266,19 @@ class UcxLaneLedgerTest {
             UcxLaneLedger l = new UcxLaneLedger();
             List<String> events = new ArrayList<>();
             forgotten.set(0);
-            UcxOp sent = l.numberPosted(null, new Posted(100, 1, events), 1);
+            UcxOp sent = l.numberPosted(null, new Posted(100, 1, events), 1, true);
             l.track(sent);
             sent.state = UcxOp.State.SENT;
-            UcxOp unsent = l.numberPosted(null, new Posted(101, 2, events), 2);
+            UcxOp unsent = l.numberPosted(null, new Posted(101, 2, events), 2, true);
             l.track(unsent);
+            assertTrue(l.directAnswersMayWait());
 
             l.end();
             l.returnPosted(forgotten::incrementAndGet);
             assertEquals(List.of("returned 100 after 1 forgotten", "returned 101 after 2 forgotten"), events,
                     "oldest first, each forgotten before it is given back");
             assertEquals(UcxOp.State.WITHDRAWN, unsent.state, "the agent skips it");
+            assertFalse(l.directAnswersMayWait(), "given back: nothing to ask for");
             assertNull(l.answered(sent.token, forgotten::incrementAndGet), "given back: its answer goes nowhere");
             assertEquals(2, forgotten.get());
 

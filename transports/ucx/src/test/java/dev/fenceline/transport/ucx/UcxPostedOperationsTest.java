@@ -66,6 +66,42 @@ class UcxPostedOperationsTest {
         }
     }
 
+    /**
+     * Implicit puts a caller posts itself: the target holds their answers back (here for up to a
+     * second) when more follow, and a flush asks for them and completes at once; every put lands.
+     */
+    @Test
+    void aFlushGetsTheAnswersToImplicitPostsTheTargetHoldsAtOnce() throws Exception {
+        try (Fenceline f = Fenceline.create(ConfigFactory.parseString(
+                "fenceline.transport.ucx.answer-hold = 1s").withFallback(uctTcp()))) {
+            Worker a = await(f.newWorker("origin"));
+            Worker b = await(f.newWorker("target"));
+            MemoryRegion region = b.allocate(8 * 64);
+            Endpoint ep = await(a.connect(b.address()));
+            RemoteKey key = a.unpackRemoteKey(region.remoteKey().toBytes());
+            await(ep.flush());
+            long value = 0;
+            for (int n : new int[] {1, 5, 40, 64}) {
+                long posted = ep.statistics().fastPath();
+                for (int i = 0; i < n; i++) {
+                    ep.putImplicit(java.nio.ByteBuffer.allocate(8).order(java.nio.ByteOrder.nativeOrder())
+                            .putLong(0, ++value), region.address() + 8L * i, key);
+                }
+                long start = System.nanoTime();
+                await(ep.flush());
+                long ms = (System.nanoTime() - start) / 1_000_000;
+                assertTrue(ep.statistics().fastPath() > posted, "posted by the caller: " + ep.statistics());
+                // Without the flush's request the held answers would come at the end of the hold (1 s).
+                assertTrue(ms < 500, n + " put(s): the flush took " + ms + " ms");
+                java.nio.ByteBuffer mem = region.buffer().order(java.nio.ByteOrder.nativeOrder());
+                for (int i = 0; i < n; i++) {
+                    assertEquals(value - n + 1 + i, mem.getLong(8 * i), "put " + i + " of " + n);
+                }
+            }
+            await(ep.close());
+        }
+    }
+
     /** Off: every operation goes through the endpoint actor, with the same answers. */
     @Test
     void withDirectOperationsOffTheActorPostsEverything() throws Exception {
