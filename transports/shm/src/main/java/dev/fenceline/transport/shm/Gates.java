@@ -29,10 +29,10 @@ final class Gates {
     static final long BUSY_REVOKED = 3;
     private static final long STATE = 3;
     /**
-     * Compare-and-swaps tried on one word before giving up. Each side changes a gate's word at most
-     * twice per record, so an honest pair needs a few; only a peer writing the word without end (it
-     * is in shared memory) fails more, and must not keep this thread, which serves every peer, in
-     * the loop.
+     * The target's compare-and-swaps tried on one word before giving up. Each side changes a gate's
+     * word at most twice per record, so an honest pair needs a few; only a peer writing the word
+     * without end (it is in shared memory) fails more, and must not keep the target's thread, which
+     * serves every peer, in the loop.
      */
     static final int MAX_TRIES = 1024;
 
@@ -78,29 +78,24 @@ final class Gates {
     }
 
     /**
-     * Revokes the gate: no record the target has not started will ever be applied.
+     * Revokes the gate: no record the target has not started will ever be applied. One atomic add
+     * of the revoked bit, which only the origin sets (the target keeps it, never sets it), so the
+     * word before it says exactly how many were taken and whether one is being applied, however
+     * often a peer changes the word.
      *
      * @param slot the connection's slot
-     * @return how many records the target took, and whether one is still being applied (also said
-     *     where the target kept changing the word for {@link #MAX_TRIES} tries: the gate is then
-     *     revoked by force, and the last count read may be followed by one more record)
+     * @return how many records the target took, and whether one is still being applied
      */
     Revoked revoke(int slot) {
         int at = slot * SLOT + 8;
-        long w = 0;
-        for (int tries = 0; tries < MAX_TRIES; tries++) {
-            w = table.getLongVolatile(at);
-            long state = w & STATE;
-            long taken = w >>> 2;
-            if (state == REVOKED || state == BUSY_REVOKED) {
-                return new Revoked(taken, state == BUSY_REVOKED);
-            }
-            if (table.compareAndSetLong(at, w, (taken << 2) | (state == BUSY ? BUSY_REVOKED : REVOKED))) {
-                return new Revoked(taken, state == BUSY);
+        long w = table.getLongVolatile(at);
+        if ((w & REVOKED) == 0) {
+            w = table.getAndAddLong(at, REVOKED);
+            if ((w & REVOKED) != 0) {
+                table.getAndAddLong(at, -REVOKED); // a peer set it meanwhile: take back the carry
             }
         }
-        table.putLongVolatile(at, ((w >>> 2) << 2) | BUSY_REVOKED);
-        return new Revoked(w >>> 2, true);
+        return new Revoked(w >>> 2, (w & BUSY) != 0);
     }
 
     /**
