@@ -195,7 +195,11 @@ final class DirectLedger {
             return true;
         }
         postingWanted = true;
-        return posting == 0; // re-read after the wish: an end counted in between saw no wish
+        if (posting == 0) { // re-read after the wish: an end counted in between saw no wish
+            return true;
+        }
+        ask(sent); // the actor waits for their answers, which the target may hold back
+        return false;
     }
 
     /**

@@ -102,6 +102,34 @@ class UcxPostedOperationsTest {
         }
     }
 
+    /**
+     * A put too large to post goes to the endpoint actor, which waits for the implicit puts posted
+     * before it: it asks for the answers the target holds (here for up to a second) rather than wait.
+     */
+    @Test
+    void theActorWaitingForPostedOperationsAsksForTheirHeldAnswers() throws Exception {
+        try (Fenceline f = Fenceline.create(ConfigFactory.parseString(
+                "fenceline.transport.ucx.answer-hold = 1s").withFallback(uctTcp()))) {
+            Worker a = await(f.newWorker("origin"));
+            Worker b = await(f.newWorker("target"));
+            MemoryRegion region = b.allocate(1 << 16);
+            Endpoint ep = await(a.connect(b.address()));
+            RemoteKey key = a.unpackRemoteKey(region.remoteKey().toBytes());
+            await(ep.flush());
+            for (int round = 0; round < 3; round++) {
+                for (int i = 0; i < 5; i++) {
+                    ep.putImplicit(java.nio.ByteBuffer.allocate(8), region.address() + 8L * i, key);
+                }
+                long start = System.nanoTime();
+                await(ep.put(java.nio.ByteBuffer.allocate(8 << 10), region.address() + 1024, key)); // the actor's
+                await(ep.flush());
+                long ms = (System.nanoTime() - start) / 1_000_000;
+                assertTrue(ms < 500, "round " + round + ": the large put and the flush took " + ms + " ms");
+            }
+            await(ep.close());
+        }
+    }
+
     /** Off: every operation goes through the endpoint actor, with the same answers. */
     @Test
     void withDirectOperationsOffTheActorPostsEverything() throws Exception {
