@@ -478,40 +478,14 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
 
     /**
      * Progresses UCT, for a bounded time, until the transfers it holds complete, so that the
-     * ifaces close with no transfer naming an endpoint (and the endpoints kept for them go); what
-     * else progress gathers is dropped, as the transport is closing.
+     * ifaces close with no transfer naming an endpoint (and the endpoints kept for them go).
      */
     private void completeHardware() {
-        long until = System.nanoTime() + CLOSE_COMPLETION_NANOS;
-        UctEventHandler completionsOnly = new UctEventHandler() {
-            @Override
-            public void completed(long token, int status, long value) {
-                data.completed(token, status, value);
-            }
-
-            @Override
-            public void activeMessage(long iface, int id, DirectBuffer buffer, int offset, int length) {
-            }
-
-            @Override
-            public void ready(long token) {
-            }
-
-            @Override
-            public void endpointFailed(long endpoint, int status) {
-            }
-        };
-        while (data.hardwareInFlight() > 0 && System.nanoTime() < until) {
-            data.flushAwaiting();
-            if (worker.progress() == 0) {
-                Thread.yield(); // the transfer waits for its peer: not a core's worth of spinning
-            }
-            worker.drain(completionsOnly);
-        }
+        int left = data.completeHardware(worker, CLOSE_COMPLETION_NANOS);
         reportTouched();
-        if (data.hardwareInFlight() > 0) {
+        if (left > 0) {
             LOG.warn("ucx {}: closed with {} hardware operation(s) UCT did not complete within {} ms", workerName,
-                    data.hardwareInFlight(), CLOSE_COMPLETION_NANOS / 1_000_000);
+                    left, CLOSE_COMPLETION_NANOS / 1_000_000);
         }
     }
 

@@ -5,6 +5,7 @@ import dev.fenceline.FencelineException;
 import dev.fenceline.RemoteAccessException;
 import java.nio.ByteBuffer;
 import org.agrona.BufferUtil;
+import org.agrona.DirectBuffer;
 import org.agrona.collections.Long2ObjectHashMap;
 
 /**
@@ -23,6 +24,8 @@ final class UcxDataPath {
     /** Hardware operations in flight (zero-copy), by the token UCT echoes. */
     private final Long2ObjectHashMap<UcxOp> inFlight = new Long2ObjectHashMap<>();
     private long nextToken = 1;
+    /** The UCT flushes that answer puts and atomic posts where completions are not in place. */
+    private final UcxUctFlushes flushes;
     private final UcxRemoteKeys keys;
 
     UcxDataPath(UcxAgent agent, UcxSender sender, int maxRequest) {
@@ -30,6 +33,7 @@ final class UcxDataPath {
         this.sender = sender;
         this.keys = new UcxRemoteKeys(agent);
         this.requests = new UcxRequests(sender, maxRequest);
+        this.flushes = new UcxUctFlushes(agent, sender, this);
     }
 
     /** Releases the unpacked keys no calling thread may use (agent thread, at close). */
@@ -193,7 +197,7 @@ final class UcxDataPath {
             op.state = UcxOp.State.POSTED;
             lane.traffic.hardwareInFlight++;
             lane.channel.hardwareInFlight++;
-            awaitFlush(lane, op);
+            flushes.await(lane, op);
             return true;
         }
         if (status == UctStatus.OK) {
@@ -306,114 +310,22 @@ final class UcxDataPath {
         return op.kind == UcxOp.Kind.PUT || op.kind == UcxOp.Kind.ATOMIC_POST;
     }
 
-    /** Lanes with puts and atomic posts awaiting a UCT flush not yet asked for, in the order they came. */
-    private java.util.ArrayList<UcxLane> wantFlush = new java.util.ArrayList<>();
-    /** The other list {@link #flushAwaiting} swaps in while it works through one. */
-    private java.util.ArrayList<UcxLane> flushing = new java.util.ArrayList<>();
-
-    /** A put or atomic post UCT completed where that is not in place: answered by a UCT flush after it. */
-    private void awaitFlush(UcxLane lane, UcxOp op) {
-        lane.traffic.awaitingFlush.add(op);
-        wantFlush(lane);
-    }
-
-    private void wantFlush(UcxLane lane) {
-        if (!lane.traffic.wantsFlush) {
-            lane.traffic.wantsFlush = true;
-            wantFlush.add(lane);
-        }
-    }
-
     /**
-     * Twice a pass of the agent: one UCT flush per lane for the puts and atomic posts that await one
-     * (a pass's worth of them answered by one flush), where none is in flight; also on a channel
-     * this worker failed itself (closing, a broken wireup), whose endpoint is kept while they are
-     * counted, but not where UCT failed the endpoint: its flush is not believed, and they are
-     * answered unknown. A lane UCT has no room for now stays on the list (its channel's ready event
-     * wakes the agent).
+     * Runs the UCT flushes that answer puts and atomic posts where UCT's completion is not in place
+     * (twice a pass of the agent).
      */
     void flushAwaiting() {
-        if (wantFlush.isEmpty()) {
-            return;
-        }
-        java.util.ArrayList<UcxLane> now = wantFlush;
-        wantFlush = flushing; // what a flush completed at once brings (advance posts more) goes there
-        flushing = now;
-        for (int i = 0; i < now.size(); i++) {
-            UcxLane lane = now.get(i);
-            lane.traffic.wantsFlush = false;
-            if (lane.traffic.coveredByFlush != 0 || lane.traffic.awaitingFlush.isEmpty()) {
-                continue; // the flush in flight puts it back on the list if more came meanwhile
-            }
-            if (lane.channel.uctFailed) {
-                // UCT's flush of an endpoint it failed may say OK for what the error purged (RC hands
-                // the send slots back): what no flush covered yet may or may not have been placed.
-                flushed(lane, lane.traffic.awaitingFlush.size(), "UCT failed its endpoint before a flush after it");
-            } else if (!uctFlush(lane)) {
-                wantFlush(lane);
-            }
-        }
-        now.clear();
+        flushes.flushAwaiting();
     }
 
-    /** @return false if UCT had no room for the flush now */
-    private boolean uctFlush(UcxLane lane) {
-        long token = nextToken++;
-        int n = lane.traffic.awaitingFlush.size();
-        int status = lane.channel.ep.flush(token);
-        if (status == UctStatus.IN_PROGRESS) {
-            lane.traffic.coveredByFlush = n;
-            inFlight.put(token, lane.traffic.uctFlush); // completed() takes it
-            return true;
-        }
-        if (status == UctStatus.NO_RESOURCE) {
-            sender.noRoom(lane.channel);
-            return false;
-        }
-        flushedWith(lane, n, status);
-        return true;
+    /** @return a token for a hardware operation or UCT flush, which {@link #completed} is given back */
+    long nextToken() {
+        return nextToken++;
     }
 
-    /** A UCT flush of the lane completed with {@code status}: a failed one fails its channel first. */
-    private void flushedWith(UcxLane lane, int n, int status) {
-        if (status != UctStatus.OK) {
-            // Its error purged what it covered: nothing more goes on the endpoint, and what came
-            // after is answered unknown too (marked before it is put back).
-            lane.channel.uctFailed = true;
-            agent.channelFailed(lane.channel, new dev.fenceline.EndpointFailedException("ucx: UCT's flush of "
-                    + lane.channel + " completed with " + UctStatus.describe(status)), false);
-        }
-        flushed(lane, n, status == UctStatus.OK ? null : "its flush completed with " + UctStatus.describe(status));
-    }
-
-    /**
-     * The first {@code n} of the lane's awaiting operations are answered: applied (a UCT flush after
-     * them completed well), else unknown (UCT had taken them).
-     *
-     * @param failure why they are unknown, or null
-     */
-    private void flushed(UcxLane lane, int n, String failure) {
-        lane.traffic.coveredByFlush = 0;
-        for (int i = 0; i < n; i++) {
-            UcxOp op = lane.traffic.awaitingFlush.poll();
-            lane.traffic.hardwareInFlight--;
-            agent.hardwareCompleted(lane.channel);
-            synchronized (lane.ledger) {
-                if (lane.answeredLocked(op.token) != null) {
-                    if (failure == null) {
-                        lane.deliverCompleted(op.token, 0);
-                    } else {
-                        lane.deliverFailed(op.token, new dev.fenceline.OutcomeUnknownException("ucx: UCT took "
-                                + op.kind + " on " + lane + ", and " + failure));
-                    }
-                }
-            }
-        }
-        if (!lane.traffic.awaitingFlush.isEmpty()) {
-            wantFlush(lane);
-        }
-        advance(lane);
-        agent.answered(lane);
+    /** @param token a flush's token: UCT completes it later, with {@link #completed} */
+    void flushInFlight(long token, UcxOp flush) {
+        inFlight.put(token, flush);
     }
 
     private void completeLocked(UcxLane lane, UcxOp op, long value) {
@@ -456,9 +368,45 @@ final class UcxDataPath {
         }
     }
 
+    /**
+     * Progresses UCT, for at most {@code nanos}, until the hardware operations it holds complete (the
+     * transport closes); what else progress gathers is dropped.
+     *
+     * @return how many are still in flight
+     */
+    int completeHardware(UctWorker worker, long nanos) {
+        long until = System.nanoTime() + nanos;
+        UctEventHandler completionsOnly = new UctEventHandler() {
+            @Override
+            public void completed(long token, int status, long value) {
+                UcxDataPath.this.completed(token, status, value);
+            }
+
+            @Override
+            public void activeMessage(long iface, int id, DirectBuffer buffer, int offset, int length) {
+            }
+
+            @Override
+            public void ready(long token) {
+            }
+
+            @Override
+            public void endpointFailed(long endpoint, int status) {
+            }
+        };
+        while (hardwareInFlight() > 0 && System.nanoTime() < until) {
+            flushAwaiting();
+            if (worker.progress() == 0) {
+                Thread.yield(); // the transfer waits for its peer: not a core's worth of spinning
+            }
+            worker.drain(completionsOnly);
+        }
+        return hardwareInFlight();
+    }
+
     /** @return hardware operations handed to UCT and not complete, and lanes awaiting a UCT flush */
     int hardwareInFlight() {
-        return inFlight.size() + wantFlush.size();
+        return inFlight.size() + flushes.lanesWaiting();
     }
 
     /**
@@ -475,12 +423,12 @@ final class UcxDataPath {
         }
         UcxLane lane = op.lane;
         if (op == lane.traffic.uctFlush) {
-            flushedWith(lane, lane.traffic.coveredByFlush, status);
+            flushes.completed(lane, status);
             return;
         }
         if (status == UctStatus.OK && completesByFlush(op) && !lane.channel.iface.completesInPlace()) {
             unbounce(op, false);
-            awaitFlush(lane, op); // still counted in flight
+            flushes.await(lane, op); // still counted in flight
             return;
         }
         lane.traffic.hardwareInFlight--;
