@@ -24,15 +24,13 @@ final class UcxHeldAnswers {
     static final int MAX = 16;
     /** What one connection holds. */
     private static final class Held {
-        final long conn;
         final UcxChannel reply;
         final UnsafeBuffer records = new UnsafeBuffer(ByteBuffer.allocateDirect(MAX * UcxWire.REPLY_HEADER)
                 .order(ByteOrder.nativeOrder()));
         int count;
         long since;
 
-        Held(long conn, UcxChannel reply) {
-            this.conn = conn;
+        Held(UcxChannel reply) {
             this.reply = reply;
         }
     }
@@ -78,7 +76,7 @@ final class UcxHeldAnswers {
     void hold(long conn, UcxChannel reply, long token) {
         Held h = byConn.get(conn);
         if (h == null) {
-            h = new Held(conn, reply);
+            h = new Held(reply);
             byConn.put(conn, h);
         }
         if (h.count == 0) {

@@ -54,9 +54,14 @@ class UcxDirectActiveMessageTest {
     }
 
     private static Fenceline fenceline(String tls) {
+        return fenceline(tls, "");
+    }
+
+    /** @param more further settings (HOCON) */
+    private static Fenceline fenceline(String tls, String more) {
         return Fenceline.create(ConfigFactory.parseString("fenceline.transports = [ucx]\n"
                 + "fenceline.transport.ucx.tls = [" + tls + "]\n"
-                + (tls.equals("tcp") ? "fenceline.transport.ucx.devices = [lo]\n" : "")));
+                + (tls.equals("tcp") ? "fenceline.transport.ucx.devices = [lo]\n" : "") + more));
     }
 
     /** @return the seed ({@code -Dfenceline.test.seed}, else fixed), printed with the test's name */
@@ -437,10 +442,7 @@ class UcxDirectActiveMessageTest {
     @ParameterizedTest(name = "over UCT {0}")
     @ValueSource(strings = {"posix", "tcp"})
     void aFlushGetsTheAnswersTheTargetHoldsAtOnce(String tls) throws Exception {
-        try (Fenceline f = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [ucx]\n"
-                + "fenceline.transport.ucx.tls = [" + tls + "]\n"
-                + "fenceline.transport.ucx.answer-hold = 1s\n"
-                + (tls.equals("tcp") ? "fenceline.transport.ucx.devices = [lo]\n" : "")))) {
+        try (Fenceline f = fenceline(tls, "fenceline.transport.ucx.answer-hold = 1s")) {
             TwoWay t = TwoWay.start(f);
             java.util.concurrent.atomic.AtomicInteger ran = new java.util.concurrent.atomic.AtomicInteger();
             t.b().setActiveMessageHandler(ORDERED, (h, p) -> ran.incrementAndGet());
@@ -469,10 +471,7 @@ class UcxDirectActiveMessageTest {
     @ParameterizedTest(name = "over UCT {0}")
     @ValueSource(strings = {"posix", "tcp"})
     void aPutBehindHeldAnswersAsksForThem(String tls) throws Exception {
-        try (Fenceline f = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [ucx]\n"
-                + "fenceline.transport.ucx.tls = [" + tls + "]\n"
-                + "fenceline.transport.ucx.answer-hold = 1s\n"
-                + (tls.equals("tcp") ? "fenceline.transport.ucx.devices = [lo]\n" : "")))) {
+        try (Fenceline f = fenceline(tls, "fenceline.transport.ucx.answer-hold = 1s")) {
             TwoWay t = TwoWay.start(f);
             t.b().setActiveMessageHandler(ORDERED, (h, p) -> { });
             dev.fenceline.MemoryRegion r = t.b().allocate(1 << 20);

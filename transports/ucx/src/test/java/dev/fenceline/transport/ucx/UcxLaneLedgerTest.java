@@ -290,11 +290,9 @@ class UcxLaneLedgerTest {
         }
     }
 
-    @Test
-    void directMessagesAreAnsweredInOrderAndCountedAtTheRevocation() {
-        // Also: whether an unanswered one's answer may be held back at the target (then a flush asks).
-        List<String> told = new ArrayList<>();
-        ledger.answersTo(new DirectAnswers() {
+    /** The endpoint's ledger for direct messages, telling {@code told} what it hears. */
+    private static DirectAnswers recording(List<String> told) {
+        return new DirectAnswers() {
             @Override
             public long queued() {
                 throw new AssertionError("the lane numbers them");
@@ -309,7 +307,14 @@ class UcxLaneLedgerTest {
             public void abandoned(int count, FencelineException error) {
                 told.add("abandoned " + count + " " + error.getClass().getSimpleName());
             }
-        });
+        };
+    }
+
+    @Test
+    void directMessagesAreAnsweredInOrderAndCountedAtTheRevocation() {
+        // Also: whether an unanswered one's answer may be held back at the target (then a flush asks).
+        List<String> told = new ArrayList<>();
+        ledger.answersTo(recording(told));
         UcxOp[] d = new UcxOp[5];
         for (int i = 0; i < d.length; i++) {
             // 1 and 4 say their answer may wait (the target may hold it back)
@@ -342,20 +347,7 @@ class UcxLaneLedgerTest {
 
     @Test
     void aFlushHasNothingToAskForOnceTheMessagesWhoseAnswersMayWaitAreAnswered() {
-        ledger.answersTo(new DirectAnswers() {
-            @Override
-            public long queued() {
-                throw new AssertionError("the lane numbers them");
-            }
-
-            @Override
-            public void answered(long index, FencelineException error) {
-            }
-
-            @Override
-            public void abandoned(int count, FencelineException error) {
-            }
-        });
+        ledger.answersTo(recording(new ArrayList<>()));
         UcxOp first = UcxOp.direct(null, UcxLane.DIRECT, 1, ByteBuffer.allocate(0), ByteBuffer.allocate(0), 0, false);
         UcxOp second = UcxOp.direct(null, UcxLane.DIRECT | 1, 1, ByteBuffer.allocate(0), ByteBuffer.allocate(0), 0,
                 true);

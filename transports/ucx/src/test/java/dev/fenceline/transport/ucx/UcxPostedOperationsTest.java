@@ -66,13 +66,24 @@ class UcxPostedOperationsTest {
         }
     }
 
-    /** Implicit puts and flushes until one is posted by the caller: the grant comes once the endpoint is idle. */
-    private static void untilPosted(Endpoint ep, MemoryRegion region, RemoteKey key) throws Exception {
-        long posted = ep.statistics().fastPath();
-        for (int sent = 0; ep.statistics().fastPath() == posted; sent++) {
-            assertTrue(sent < 1000, "no grant after " + sent + " puts: " + ep.statistics());
-            ep.putImplicit(java.nio.ByteBuffer.allocate(8), region.address(), key);
-            await(ep.flush());
+    /**
+     * An endpoint to a region of 64 KiB on another worker, with its grant: implicit puts and flushes
+     * until one is posted by the caller (the grant comes once the endpoint is idle).
+     */
+    private record Posting(Endpoint ep, MemoryRegion region, RemoteKey key) {
+        static Posting start(Fenceline f) throws Exception {
+            Worker a = await(f.newWorker("origin"));
+            Worker b = await(f.newWorker("target"));
+            MemoryRegion region = b.allocate(1 << 16);
+            Endpoint ep = await(a.connect(b.address()));
+            RemoteKey key = a.unpackRemoteKey(region.remoteKey().toBytes());
+            long posted = ep.statistics().fastPath();
+            for (int sent = 0; ep.statistics().fastPath() == posted; sent++) {
+                assertTrue(sent < 1000, "no grant after " + sent + " puts: " + ep.statistics());
+                ep.putImplicit(java.nio.ByteBuffer.allocate(8), region.address(), key);
+                await(ep.flush());
+            }
+            return new Posting(ep, region, key);
         }
     }
 
@@ -84,12 +95,10 @@ class UcxPostedOperationsTest {
     void aFlushGetsTheAnswersToImplicitPostsTheTargetHoldsAtOnce() throws Exception {
         try (Fenceline f = Fenceline.create(ConfigFactory.parseString(
                 "fenceline.transport.ucx.answer-hold = 1s").withFallback(uctTcp()))) {
-            Worker a = await(f.newWorker("origin"));
-            Worker b = await(f.newWorker("target"));
-            MemoryRegion region = b.allocate(8 * 64);
-            Endpoint ep = await(a.connect(b.address()));
-            RemoteKey key = a.unpackRemoteKey(region.remoteKey().toBytes());
-            untilPosted(ep, region, key);
+            Posting posting = Posting.start(f);
+            Endpoint ep = posting.ep();
+            MemoryRegion region = posting.region();
+            RemoteKey key = posting.key();
             long value = 0;
             for (int n : new int[] {1, 5, 40, 64}) {
                 long posted = ep.statistics().fastPath();
@@ -120,12 +129,10 @@ class UcxPostedOperationsTest {
     void theActorWaitingForPostedOperationsAsksForTheirHeldAnswers() throws Exception {
         try (Fenceline f = Fenceline.create(ConfigFactory.parseString(
                 "fenceline.transport.ucx.answer-hold = 1s").withFallback(uctTcp()))) {
-            Worker a = await(f.newWorker("origin"));
-            Worker b = await(f.newWorker("target"));
-            MemoryRegion region = b.allocate(1 << 16);
-            Endpoint ep = await(a.connect(b.address()));
-            RemoteKey key = a.unpackRemoteKey(region.remoteKey().toBytes());
-            untilPosted(ep, region, key);
+            Posting posting = Posting.start(f);
+            Endpoint ep = posting.ep();
+            MemoryRegion region = posting.region();
+            RemoteKey key = posting.key();
             for (int round = 0; round < 3; round++) {
                 for (int i = 0; i < 5; i++) {
                     ep.putImplicit(java.nio.ByteBuffer.allocate(8), region.address() + 8L * i, key);
