@@ -91,6 +91,16 @@ public final class FencelineCluster implements Extension {
         this.cluster = Cluster.get(system);
         this.directory = system.systemActorOf(Directory.create(fenceline::workers, settings, view,
                 this::releaseGone), "fenceline-cluster", Props.empty());
+        // A system actor stops only after remoting has ended, and Pekko 1.7's remoting may never end
+        // (a TLS association to a killed member keeps a stream open): the directory would outlive the
+        // system's termination. Its work is over once the workers closed (service-stop, before).
+        org.apache.pekko.actor.CoordinatedShutdown.get(system).addTask(
+                org.apache.pekko.actor.CoordinatedShutdown.PhaseBeforeActorSystemTerminate(),
+                "fenceline-cluster-directory", () -> {
+                    org.apache.pekko.actor.typed.javadsl.Adapter.toClassic(system)
+                            .stop(org.apache.pekko.actor.typed.javadsl.Adapter.toClassic(directory));
+                    return CompletableFuture.completedFuture(Done.getInstance());
+                });
     }
 
     /**
