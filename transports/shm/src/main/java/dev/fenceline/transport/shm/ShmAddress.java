@@ -29,8 +29,10 @@ record ShmAddress(String host, long pid, long start, String control) {
     static ShmAddress decode(byte[] address) {
         ByteBuffer in = ByteBuffer.wrap(address);
         try {
-            if (in.get() != VERSION) {
-                throw new FencelineException("shm: unsupported peer address version");
+            byte version = in.get();
+            if (version != VERSION) {
+                throw new FencelineException("shm: the peer's address is of version " + version + ", this worker reads "
+                        + VERSION + " (workers of different Fenceline releases)");
             }
             byte[] h = new byte[Short.toUnsignedInt(in.getShort())];
             in.get(h);

@@ -9,8 +9,9 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * A worker's ucx address, the transport's part of its {@code WorkerAddress}: version 2, the
- * process's host identity, pid and start time (shared-memory peers are watched by process, since
+ * A worker's ucx address, the transport's part of its {@code WorkerAddress}: the wire protocol's
+ * version ({@link UcxWireup#VERSION}, so that workers of releases that cannot talk fail at the
+ * origin's connect, naming both versions, rather than time out), the process's host identity, pid and start time (shared-memory peers are watched by process, since
  * UCT's shared memory reports no peer failure), one entry per opened iface: its transport, its
  * device and its UCT address (device and iface address as the native library frames them), and,
  * where the worker has a shared-memory transport, its key table (a component's packed key and the
@@ -25,7 +26,6 @@ import java.util.List;
  * @param table the worker's key table, or null if it keeps none
  */
 record UcxAddress(String host, long pid, long start, List<Iface> ifaces, Table table) {
-    private static final byte VERSION = 2;
     /** More ifaces than one worker opens. */
     static final int MAX_IFACES = 32;
     /** The native library's bound on a device or iface address, twice, and its framing. */
@@ -127,7 +127,7 @@ record UcxAddress(String host, long pid, long start, List<Iface> ifaces, Table t
         if (table != null) {
             n += 1 + table.component.length() + 16 + 2 + table.rkey.length;
         }
-        ByteBuffer out = ByteBuffer.allocate(n).put(VERSION).putShort((short) h.length).put(h).putLong(pid)
+        ByteBuffer out = ByteBuffer.allocate(n).put(UcxWireup.VERSION).putShort((short) h.length).put(h).putLong(pid)
                 .putLong(start).put((byte) ifaces.size());
         for (Iface i : ifaces) {
             byte[] t = i.transport.getBytes(StandardCharsets.US_ASCII);
@@ -148,8 +148,10 @@ record UcxAddress(String host, long pid, long start, List<Iface> ifaces, Table t
     static UcxAddress decode(byte[] address) {
         ByteBuffer in = ByteBuffer.wrap(address);
         try {
-            if (in.get() != VERSION) {
-                throw new FencelineException("ucx: unsupported peer address version");
+            byte version = in.get();
+            if (version != UcxWireup.VERSION) {
+                throw new FencelineException("ucx: the peer's address is of protocol version " + version
+                        + ", this worker speaks " + UcxWireup.VERSION + " (workers of different Fenceline releases)");
             }
             byte[] h = new byte[Short.toUnsignedInt(in.getShort())];
             in.get(h);

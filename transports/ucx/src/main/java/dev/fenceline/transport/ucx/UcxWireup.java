@@ -32,8 +32,12 @@ final class UcxWireup {
     private static final byte HELLO_ACK = 5;
     private static final byte BYE = 6;
     private static final byte LEAVING = 7;
-    /** 2: a request's flags and EXPEDITE, several answers in one reply message. */
-    private static final byte VERSION = 2;
+    /**
+     * The wire protocol's version, in every worker address and CONNECT: 2, a request's flags and
+     * EXPEDITE, several answers in one reply message; 3, the address carries it (an origin refuses a
+     * target of another version before it sends anything).
+     */
+    static final byte VERSION = 3;
 
     /** More channels than a connect names: one per iface. */
     static final int MAX_CHANNELS = UcxAddress.MAX_IFACES;
