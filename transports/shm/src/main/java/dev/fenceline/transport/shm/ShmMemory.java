@@ -38,6 +38,19 @@ final class ShmMemory {
     private final AtomicInteger segmentCount = new AtomicInteger();
     private final Set<DataSegment> ownSegments = ConcurrentHashMap.newKeySet();
     private final Map<String, DataSegment.Peer> peerSegments = new ConcurrentHashMap<>();
+    /**
+     * Peer segments this process could not map, by name, with when to try again: until then their
+     * operations go through the owner at once, rather than each paying a failed open and its
+     * exception (on the endpoint actor, or a calling thread's fast path). Bounded: names come from
+     * keys, which a peer makes.
+     */
+    private final Map<String, Long> unmappable = new ConcurrentHashMap<>();
+    /** How long a segment that could not be mapped is not tried again. */
+    static final long UNMAPPABLE_RETRY_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(1);
+    /** More names than this remembered as unmappable are forgotten together. */
+    static final int MAX_UNMAPPABLE = 4096;
+    /** Attempts to map a peer's segment that failed. */
+    private final java.util.concurrent.atomic.AtomicLong mapFailures = new java.util.concurrent.atomic.AtomicLong();
     /** Key-table slots of registered regions. */
     private final SlotPool keySlots;
     /** This transport's tag in keys' caches. */
@@ -176,16 +189,32 @@ final class ShmMemory {
         if (seg != null) {
             return seg;
         }
+        Long retryAt = unmappable.get(name);
+        long now = System.nanoTime();
+        if (retryAt != null && now - retryAt < 0) {
+            return null;
+        }
         Path file = directory.resolve(name);
         try {
             seg = DataSegment.map(file);
         } catch (IOException | RuntimeException e) {
-            LOG.debug("shm {}: {} not mapped ({}); operations on it go through the owner", context.workerName(),
-                    file, e.toString());
+            mapFailures.incrementAndGet();
+            if (unmappable.size() >= MAX_UNMAPPABLE) {
+                unmappable.clear();
+            }
+            unmappable.put(name, now + UNMAPPABLE_RETRY_NANOS);
+            LOG.debug("shm {}: {} not mapped ({}); operations on it go through the owner, tried again in 1 s at"
+                    + " the earliest", context.workerName(), file, e.toString());
             return null;
         }
+        unmappable.remove(name);
         DataSegment.Peer before = peerSegments.putIfAbsent(name, seg);
         return before != null ? before : seg;
+    }
+
+    /** @return how many attempts to map a peer's segment failed */
+    long mapFailures() {
+        return mapFailures.get();
     }
 
     /** @param slot a closed registration's key slot, whose quarantine is over */
@@ -193,9 +222,11 @@ final class ShmMemory {
         keySlots.release(slot);
     }
 
-    /** Forgets the mappings of peer segments their owners closed. */
+    /** Forgets the mappings of peer segments their owners closed, and unmappable ones due a retry. */
     void forgetClosedPeerSegments() {
         peerSegments.values().removeIf(seg -> !seg.open());
+        long now = System.nanoTime();
+        unmappable.values().removeIf(retryAt -> now - retryAt >= 0);
     }
 
     /** The transport closed: its segments go. */

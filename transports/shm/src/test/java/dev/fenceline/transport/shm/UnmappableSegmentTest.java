@@ -1,0 +1,76 @@
+package dev.fenceline.transport.shm;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.typesafe.config.ConfigFactory;
+import dev.fenceline.Endpoint;
+import dev.fenceline.Fenceline;
+import dev.fenceline.MemoryRegion;
+import dev.fenceline.RemoteKey;
+import dev.fenceline.Worker;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * A peer segment this process cannot map (here: its file is gone, as where the owner's directory is
+ * not this process's) is not tried again on every operation: its operations go through the owner,
+ * and the map is retried once a while.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class UnmappableSegmentTest {
+    private static <T> T await(CompletionStage<T> s) throws Exception {
+        return s.toCompletableFuture().get(20, TimeUnit.SECONDS);
+    }
+
+    private static ShmMemory memoryOf(Worker w) throws Exception {
+        java.lang.reflect.Field list = w.getClass().getDeclaredField("transportList");
+        list.setAccessible(true);
+        for (Object t : (List<?>) list.get(w)) {
+            if (t instanceof ShmTransport shm) {
+                java.lang.reflect.Field memory = ShmTransport.class.getDeclaredField("memory");
+                memory.setAccessible(true);
+                return (ShmMemory) memory.get(shm);
+            }
+        }
+        throw new AssertionError("worker " + w + " has no shm transport");
+    }
+
+    @Test
+    void aSegmentThatCannotBeMappedIsTriedOnceAWhileNotPerOperation() throws Exception {
+        try (Fenceline f = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [shm]"))) {
+            Worker a = await(f.newWorker("a"));
+            Worker b = await(f.newWorker("b"));
+            MemoryRegion region = b.allocate(4096);
+            byte[] packed = region.remoteKey().toBytes();
+            String name = DataSegment.nameOf(RemoteKey.fromBytes(packed).part(ShmTransportProvider.NAME));
+            assertNotNull(name, "the key names its segment");
+            Files.delete(Path.of("/dev/shm", name)); // the owner keeps its mapping; no one else can map it now
+            ShmMemory memory = memoryOf(a);
+            long before = memory.mapFailures();
+            long start = System.nanoTime();
+            RemoteKey key = a.unpackRemoteKey(packed);
+            Endpoint ep = await(a.connect(b.address()));
+            int puts = 1_000;
+            for (int i = 0; i < puts; i++) { // each awaited: the next finds the lane idle and looks for a mapping
+                await(ep.put(ByteBuffer.allocate(8).putLong(0, i), region.address() + 8L * (i % 512), key));
+            }
+            long tries = memory.mapFailures() - before;
+            long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start);
+            assertTrue(tries >= 1 && tries <= 2 + seconds, tries + " failed maps for " + puts + " puts in about "
+                    + seconds + " s: once at the unpack, then at most once a second");
+            for (int i = puts - 512; i < puts; i++) { // the last put to each place
+                byte[] got = new byte[8];
+                region.buffer().get(8 * (i % 512), got);
+                assertEquals(i, ByteBuffer.wrap(got).getLong(), "the put of " + i + " reached the owner's memory");
+            }
+        }
+    }
+}
