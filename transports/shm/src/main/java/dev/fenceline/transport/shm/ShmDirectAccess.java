@@ -70,7 +70,9 @@ final class ShmDirectAccess {
     /**
      * Endpoint actor: the peer segment behind a key (null: not directly reachable), cached on the
      * lane. One its owner closed is returned (the access fails as closed) but not kept: its mapping
-     * would hold the unlinked file's memory for the lane's life.
+     * would hold the unlinked file's memory for the lane's life. A miss is kept only for a key that
+     * names no segment (registered memory); a segment this process could not map is the worker's to
+     * try again after a while ({@link ShmMemory}).
      */
     static DataSegment.Peer segment(ShmLane lane, RemoteKey key) {
         if (lane.segments == null) {
@@ -82,11 +84,11 @@ final class ShmDirectAccess {
             }
             return cached;
         }
-        forgetClosed(lane); // a new key: the closed ones of keys no longer used go now
         DataSegment.Peer seg = lane.transport.peerSegment(key);
-        if (seg != null && !seg.open()) {
+        if (seg == null ? ShmMemory.namesSegment(key) : !seg.open()) {
             return seg;
         }
+        forgetClosed(lane); // a new key: the closed ones of keys no longer used go now
         if (lane.segments.size() > 4096) {
             lane.segments.clear(); // a bounded cache: keys are usually few and long-lived
         }

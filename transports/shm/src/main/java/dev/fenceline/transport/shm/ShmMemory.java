@@ -180,6 +180,14 @@ final class ShmMemory {
         return seg;
     }
 
+    /**
+     * @param key a remote key
+     * @return whether it names a data segment (else its region is registered memory, never mapped)
+     */
+    static boolean namesSegment(RemoteKey key) {
+        return DataSegment.nameOf(key.part(ShmTransportProvider.NAME)) != null;
+    }
+
     private DataSegment.Peer lookUpSegment(RemoteKey key) {
         String name = DataSegment.nameOf(key.part(ShmTransportProvider.NAME));
         if (name == null) {
@@ -191,8 +199,8 @@ final class ShmMemory {
         }
         Long retryAt = unmappable.get(name);
         long now = System.nanoTime();
-        if (retryAt != null && now - retryAt < 0) {
-            return null;
+        if (retryAt != null && (now - retryAt < 0 || !unmappable.replace(name, retryAt, now + UNMAPPABLE_RETRY_NANOS))) {
+            return null; // not yet due, or another thread took this retry
         }
         Path file = directory.resolve(name);
         try {
@@ -200,7 +208,10 @@ final class ShmMemory {
         } catch (IOException | RuntimeException e) {
             mapFailures.incrementAndGet();
             if (unmappable.size() >= MAX_UNMAPPABLE) {
-                unmappable.clear();
+                unmappable.values().removeIf(due -> now - due >= 0);
+                if (unmappable.size() >= MAX_UNMAPPABLE) {
+                    unmappable.clear(); // names a peer's keys made up, by the thousand: they cost a failed open each
+                }
             }
             unmappable.put(name, now + UNMAPPABLE_RETRY_NANOS);
             LOG.debug("shm {}: {} not mapped ({}); operations on it go through the owner, tried again in 1 s at"
@@ -215,6 +226,14 @@ final class ShmMemory {
     /** @return how many attempts to map a peer's segment failed */
     long mapFailures() {
         return mapFailures.get();
+    }
+
+    /**
+     * @param name a data segment's name
+     * @return whether this process maps it as a peer's segment
+     */
+    boolean maps(String name) {
+        return peerSegments.containsKey(name);
     }
 
     /** @param slot a closed registration's key slot, whose quarantine is over */

@@ -20,9 +20,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * A peer segment this process cannot map (here: its file is gone, as where the owner's directory is
- * not this process's) is not tried again on every operation: its operations go through the owner,
- * and the map is retried once a while.
+ * A peer segment this process cannot map (here: its file is moved away, as where the owner's
+ * directory is not this process's) is not tried again on every operation: its operations go through
+ * the owner, and the map is tried again after a second, so that once the file is back the
+ * operations go to the mapping again.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class UnmappableSegmentTest {
@@ -52,7 +53,9 @@ class UnmappableSegmentTest {
             byte[] packed = region.remoteKey().toBytes();
             String name = DataSegment.nameOf(RemoteKey.fromBytes(packed).part(ShmTransportProvider.NAME));
             assertNotNull(name, "the key names its segment");
-            Files.delete(Path.of("/dev/shm", name)); // the owner keeps its mapping; no one else can map it now
+            Path file = Path.of("/dev/shm", name);
+            Path away = Path.of("/dev/shm", name + ".away");
+            Files.move(file, away); // the owner keeps its mapping; no one else can map it now
             ShmMemory memory = memoryOf(a);
             long before = memory.mapFailures();
             long start = System.nanoTime();
@@ -71,6 +74,20 @@ class UnmappableSegmentTest {
                 region.buffer().get(8 * (i % 512), got);
                 assertEquals(i, ByteBuffer.wrap(got).getLong(), "the put of " + i + " reached the owner's memory");
             }
+            assertTrue(!memory.maps(name), "not mapped while the file is away");
+            Files.move(away, file);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            for (long i = puts; !memory.maps(name); i++) { // the retry comes with an operation, a second on
+                assertTrue(System.nanoTime() < deadline, "the segment was not mapped again once its file was back");
+                await(ep.put(ByteBuffer.allocate(8).putLong(0, i), region.address(), key));
+                Thread.sleep(10);
+            }
+            long failures = memory.mapFailures();
+            await(ep.put(ByteBuffer.allocate(8).putLong(0, -1L), region.address(), key));
+            byte[] got = new byte[8];
+            region.buffer().get(0, got);
+            assertEquals(-1L, ByteBuffer.wrap(got).getLong(), "a put through the mapping again");
+            assertEquals(failures, memory.mapFailures(), "no more failed maps");
         }
     }
 }

@@ -150,8 +150,8 @@ record UcxAddress(String host, long pid, long start, List<Iface> ifaces, Table t
         try {
             byte version = in.get();
             if (version != UcxWireup.VERSION) {
-                throw new FencelineException("ucx: the peer's address is of protocol version " + version
-                        + ", this worker speaks " + UcxWireup.VERSION + " (workers of different Fenceline releases)");
+                throw new FencelineException("ucx: the peer's address is of version " + version + ", this worker's of "
+                        + UcxWireup.VERSION + " (their wire protocols differ: workers of different Fenceline releases)");
             }
             byte[] h = new byte[Short.toUnsignedInt(in.getShort())];
             in.get(h);

@@ -54,7 +54,7 @@ class UcxAddressTest {
         byte[] version = good.clone();
         version[0] = 1;
         assertTrue(assertThrows(FencelineException.class, () -> UcxAddress.decode(version)).getMessage()
-                .contains("protocol version 1, this worker speaks " + UcxWireup.VERSION));
+                .contains("of version 1, this worker's of " + UcxWireup.VERSION));
         int hostLength = Short.toUnsignedInt(ByteBuffer.wrap(good, 1, 2).getShort());
         int count = 3 + hostLength + 16;
         byte[] many = good.clone();
