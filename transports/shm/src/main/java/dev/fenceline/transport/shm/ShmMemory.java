@@ -218,8 +218,8 @@ final class ShmMemory {
                     + " the earliest", context.workerName(), file, e.toString());
             return null;
         }
-        unmappable.remove(name);
         DataSegment.Peer before = peerSegments.putIfAbsent(name, seg);
+        unmappable.remove(name); // after: a thread between the two finds the mapping, not a due retry
         return before != null ? before : seg;
     }
 

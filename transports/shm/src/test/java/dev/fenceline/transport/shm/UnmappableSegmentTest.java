@@ -1,7 +1,9 @@
 package dev.fenceline.transport.shm;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.ConfigFactory;
@@ -44,6 +46,21 @@ class UnmappableSegmentTest {
         throw new AssertionError("worker " + w + " has no shm transport");
     }
 
+    private static ShmLane ringLaneOf(Worker w) throws Exception {
+        java.lang.reflect.Field list = w.getClass().getDeclaredField("transportList");
+        list.setAccessible(true);
+        for (Object t : (List<?>) list.get(w)) {
+            if (t instanceof ShmTransport shm) {
+                java.lang.reflect.Field lanes = ShmTransport.class.getDeclaredField("lanes");
+                lanes.setAccessible(true);
+                List<ShmLane> all = List.copyOf(((ShmLaneTable) lanes.get(shm)).all());
+                assertEquals(1, all.size(), "one ring lane: " + all);
+                return all.get(0);
+            }
+        }
+        throw new AssertionError("worker " + w + " has no shm transport");
+    }
+
     @Test
     void aSegmentThatCannotBeMappedIsTriedOnceAWhileNotPerOperation() throws Exception {
         try (Fenceline f = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [shm]"))) {
@@ -56,38 +73,50 @@ class UnmappableSegmentTest {
             Path file = Path.of("/dev/shm", name);
             Path away = Path.of("/dev/shm", name + ".away");
             Files.move(file, away); // the owner keeps its mapping; no one else can map it now
-            ShmMemory memory = memoryOf(a);
-            long before = memory.mapFailures();
-            long start = System.nanoTime();
-            RemoteKey key = a.unpackRemoteKey(packed);
-            Endpoint ep = await(a.connect(b.address()));
-            int puts = 1_000;
-            for (int i = 0; i < puts; i++) { // each awaited: the next finds the lane idle and looks for a mapping
-                await(ep.put(ByteBuffer.allocate(8).putLong(0, i), region.address() + 8L * (i % 512), key));
+            try {
+                ShmMemory memory = memoryOf(a);
+                long before = memory.mapFailures();
+                long start = System.nanoTime();
+                RemoteKey key = a.unpackRemoteKey(packed);
+                Endpoint ep = await(a.connect(b.address()));
+                ShmLane lane = ringLaneOf(a);
+                int puts = 1_000;
+                for (int i = 0; i < puts; i++) { // each awaited: the next finds the lane idle and looks for a mapping
+                    await(ep.put(ByteBuffer.allocate(8).putLong(0, i), region.address() + 8L * (i % 512), key));
+                }
+                // The endpoint actor's way (nothing is in flight, so this thread may stand in for it).
+                assertNull(ShmDirectAccess.segment(lane, key), "not reachable directly while the file is away");
+                long tries = memory.mapFailures() - before;
+                long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start);
+                assertTrue(tries >= 1 && tries <= 2 + seconds, tries + " failed maps for " + puts + " puts in about "
+                        + seconds + " s: once at the unpack, then at most once a second");
+                for (int i = puts - 512; i < puts; i++) { // the last put to each place
+                    assertEquals(i, word(region, 8 * (i % 512)), "the put of " + i + " reached the owner's memory");
+                }
+                assertFalse(memory.maps(name), "not mapped while the file is away");
+                Files.move(away, file);
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+                for (long i = puts; !memory.maps(name); i++) { // the retry comes with an operation, a second on
+                    assertTrue(System.nanoTime() < deadline, "the segment was not mapped again once its file was back");
+                    await(ep.put(ByteBuffer.allocate(8).putLong(0, i), region.address(), key));
+                    Thread.sleep(10);
+                }
+                assertNotNull(ShmDirectAccess.segment(lane, key), "the actor's way reaches the mapping again too");
+                long failures = memory.mapFailures();
+                await(ep.put(ByteBuffer.allocate(8).putLong(0, -1L), region.address(), key));
+                assertEquals(-1L, word(region, 0), "a put through the mapping again");
+                assertEquals(failures, memory.mapFailures(), "no more failed maps");
+            } finally {
+                if (Files.exists(away)) {
+                    Files.move(away, file); // the owner removes it at close
+                }
             }
-            long tries = memory.mapFailures() - before;
-            long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start);
-            assertTrue(tries >= 1 && tries <= 2 + seconds, tries + " failed maps for " + puts + " puts in about "
-                    + seconds + " s: once at the unpack, then at most once a second");
-            for (int i = puts - 512; i < puts; i++) { // the last put to each place
-                byte[] got = new byte[8];
-                region.buffer().get(8 * (i % 512), got);
-                assertEquals(i, ByteBuffer.wrap(got).getLong(), "the put of " + i + " reached the owner's memory");
-            }
-            assertTrue(!memory.maps(name), "not mapped while the file is away");
-            Files.move(away, file);
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            for (long i = puts; !memory.maps(name); i++) { // the retry comes with an operation, a second on
-                assertTrue(System.nanoTime() < deadline, "the segment was not mapped again once its file was back");
-                await(ep.put(ByteBuffer.allocate(8).putLong(0, i), region.address(), key));
-                Thread.sleep(10);
-            }
-            long failures = memory.mapFailures();
-            await(ep.put(ByteBuffer.allocate(8).putLong(0, -1L), region.address(), key));
-            byte[] got = new byte[8];
-            region.buffer().get(0, got);
-            assertEquals(-1L, ByteBuffer.wrap(got).getLong(), "a put through the mapping again");
-            assertEquals(failures, memory.mapFailures(), "no more failed maps");
         }
+    }
+
+    private static long word(MemoryRegion region, int at) {
+        byte[] got = new byte[8];
+        region.buffer().get(at, got);
+        return ByteBuffer.wrap(got).getLong();
     }
 }
