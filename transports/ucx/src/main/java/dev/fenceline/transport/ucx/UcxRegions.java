@@ -107,7 +107,7 @@ final class UcxRegions implements AutoCloseable {
             try {
                 registerElsewhere(memory.address(), bytes, shared, parts);
             } catch (RuntimeException e) {
-                parts.values().forEach(UctMemory::close);
+                memory.close();
                 table.release(slot);
                 throw e;
             }
@@ -150,16 +150,31 @@ final class UcxRegions implements AutoCloseable {
         }
     }
 
-    /** Registers with every memory domain that registers, one per domain name (the caller holds the lock). */
+    /**
+     * Registers with every memory domain that registers, one per domain name (the caller holds the
+     * lock). If one refuses, the registrations it made are undone before the refusal goes on: the
+     * caller has nothing of them to release.
+     */
     private void registerElsewhere(long address, long length, UctIface skip, Map<UctIface, UctMemory> into) {
         java.util.Set<String> done = new java.util.HashSet<>();
         if (skip != null) {
             done.add(skip.resource().memoryDomain());
         }
-        for (UctIface i : ifaces) {
-            if (i.attributes().has(UctIfaceAttributes.MD_REG) && done.add(i.resource().memoryDomain())) {
-                into.put(i, i.register(address, length, Access.all()));
+        java.util.List<UctMemory> made = new java.util.ArrayList<>();
+        try {
+            for (UctIface i : ifaces) {
+                if (i.attributes().has(UctIfaceAttributes.MD_REG) && done.add(i.resource().memoryDomain())) {
+                    UctMemory m = i.register(address, length, Access.all());
+                    made.add(m);
+                    into.put(i, m);
+                }
             }
+        } catch (RuntimeException e) {
+            for (UctMemory m : made) {
+                m.close();
+                into.values().remove(m);
+            }
+            throw e;
         }
     }
 
