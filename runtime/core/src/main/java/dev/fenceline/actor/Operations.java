@@ -181,7 +181,7 @@ final class Operations implements LaneSlots.Answers, RequestPoster.Outcomes {
         if (fromQueueHead && r.restarts > 0 && (r.mayHaveApplied || r.stillApplyScope != null)) {
             // Judged when it was restarted into the queue, against a lane that may have been
             // replaced since: judged again against the one it goes out on now.
-            if (refused(judge(r, lane, r.resend, false), r, false)) {
+            if (refused(r, lane, r.resend, false)) {
                 return true;
             }
         } else if (lane < 0) {
@@ -434,8 +434,7 @@ final class Operations implements LaneSlots.Answers, RequestPoster.Outcomes {
             return; // the endpoint ends with this change: nothing more goes out; it fails with the rest
         }
         int lane = slots.pick(r, r.opClass(settings));
-        ReplayPlanner.Verdict verdict = judge(r, lane, x.fragments(), x.overtaken());
-        if (refused(verdict, r, x.overtaken())) {
+        if (refused(r, lane, x.fragments(), x.overtaken())) {
             return;
         }
         counters.increment(Counter.RESTARTS);
@@ -455,46 +454,24 @@ final class Operations implements LaneSlots.Answers, RequestPoster.Outcomes {
     }
 
     /**
-     * Judged on every copy so far, not the last one's alone: one re-sent and then withdrawn says
-     * nothing of the first, which a lane of another scope would apply a second time. A copy that
-     * may still apply late needs a lane of its own scope; one that may have applied, for what is not
-     * idempotent, a lane of the scope of every such copy.
+     * Refuses a restarted request that may not go out on {@code lane} ({@link ReplayPlanner#judge}).
      *
      * @param r a request with copies on given-up connections
      * @param lane the lane it would go out on now, or -1
      * @param fragments its fragments to send again
-     * @param overtaken whether its first read may be lost with a write fenced after it applied since
-     * @return what to do with it
-     */
-    private ReplayPlanner.Verdict judge(Request r, int lane, int[] fragments, boolean overtaken) {
-        Object scope = lane < 0 ? null : slots.table().connection(lane).exactlyOnceScope();
-        return r.stillApplyScope != null && (lane < 0 || !r.stillApplyScope.equals(scope))
-                ? ReplayPlanner.Verdict.UNORDERED
-                : ReplayPlanner.verdict(new ReplayPlanner.Restart(r, fragments, r.mayHaveApplied, false, r.riskScope,
-                        overtaken), lane, scope);
-    }
-
-    /**
-     * @param verdict what {@link #judge} said of a request
-     * @param r the request
      * @param overtaken whether its first read may have been overtaken
-     * @return whether the request was refused (completed); false if it may go out
+     * @return whether it was refused (completed); false if it may go out
      */
-    private boolean refused(ReplayPlanner.Verdict verdict, Request r, boolean overtaken) {
-        String what = r.kind + String.format(" at 0x%x", r.remoteAddress);
-        switch (verdict) {
-            case OUTCOME_UNKNOWN -> refuse(r, overtaken ? ReplayPlanner.notReadAgain(what)
-                    : ReplayPlanner.notResent(what));
-            case UNORDERED -> {
-                refuse(r, ReplayPlanner.mayApplyLate(what));
-                if (unordered == null) {
-                    unordered = ReplayPlanner.unordered(channel.name());
-                }
-            }
-            case NO_LANE -> refuse(r, noLane(r, "after a reconfiguration"));
-            case RESTART -> {
-                return false;
-            }
+    private boolean refused(Request r, int lane, int[] fragments, boolean overtaken) {
+        Object scope = lane < 0 ? null : slots.table().connection(lane).exactlyOnceScope();
+        ReplayPlanner.Verdict verdict = ReplayPlanner.judge(r, lane, scope, fragments, overtaken);
+        if (verdict == ReplayPlanner.Verdict.RESTART) {
+            return false;
+        }
+        refuse(r, verdict == ReplayPlanner.Verdict.NO_LANE ? noLane(r, "after a reconfiguration")
+                : ReplayPlanner.refusal(verdict, r, overtaken));
+        if (verdict == ReplayPlanner.Verdict.UNORDERED && unordered == null) {
+            unordered = ReplayPlanner.unordered(channel.name());
         }
         return true;
     }

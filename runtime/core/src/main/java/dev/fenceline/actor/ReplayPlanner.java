@@ -197,6 +197,40 @@ final class ReplayPlanner {
     }
 
     /**
+     * Judged on every copy so far, not the last one's alone: one re-sent and then withdrawn says
+     * nothing of the first, which a lane of another scope would apply a second time. A copy that
+     * may still apply late needs a lane of its own scope; one that may have applied, for what is not
+     * idempotent, a lane of the scope of every such copy.
+     *
+     * @param r a request with copies on given-up connections
+     * @param lane the lane it would go out on now, or -1
+     * @param laneScope that lane's exactly-once scope (null: none, or no lane)
+     * @param fragments its fragments to send again
+     * @param overtaken whether its first read may be lost with a write fenced after it applied since
+     * @return what to do with it
+     */
+    static Verdict judge(Request r, int lane, Object laneScope, int[] fragments, boolean overtaken) {
+        return r.stillApplyScope != null && (lane < 0 || !r.stillApplyScope.equals(laneScope))
+                ? Verdict.UNORDERED
+                : verdict(new Restart(r, fragments, r.mayHaveApplied, false, r.riskScope, overtaken), lane, laneScope);
+    }
+
+    /**
+     * @param verdict {@link Verdict#OUTCOME_UNKNOWN} or {@link Verdict#UNORDERED}
+     * @param r the request so judged
+     * @param overtaken whether its first read may have been overtaken
+     * @return its outcome
+     */
+    static dev.fenceline.OutcomeUnknownException refusal(Verdict verdict, Request r, boolean overtaken) {
+        String what = r.kind + String.format(" at 0x%x", r.remoteAddress);
+        return switch (verdict) {
+            case OUTCOME_UNKNOWN -> overtaken ? notReadAgain(what) : notResent(what);
+            case UNORDERED -> mayApplyLate(what);
+            case RESTART, NO_LANE -> throw new IllegalArgumentException("not a refusal's verdict: " + verdict);
+        };
+    }
+
+    /**
      * @param what the request and its address
      * @return its outcome when it may have been applied and no live lane would recognize a copy
      */

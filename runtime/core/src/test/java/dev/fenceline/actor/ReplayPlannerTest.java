@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.fenceline.AtomicOp;
@@ -207,5 +208,44 @@ class ReplayPlannerTest {
         // A later write on another connection is ordered by a strong fence, which waited for the get.
         fragments.put(41, new InflightTable.Fragment(ordered(f.put(8, 5), 2), 0, 2, 3, "s"));
         assertFalse(plan(new LongHashSet()).restarts().get(0).overtaken());
+    }
+
+    /**
+     * The restart's judgement weighs every copy given up so far: a copy that may still apply in one
+     * scope and was then sent again and withdrawn in another still needs a lane of the first.
+     */
+    @Test
+    void aRestartIsJudgedOnEveryCopySoFarNotTheLastOneAlone() {
+        Request atomic = add(1);
+        atomic.copyGivenUp(true, true, "tcp:b"); // the first copy may still apply at b's window
+        atomic.copyGivenUp(false, false, "shm:c"); // the second was withdrawn unsent
+        int[] all = {0};
+        assertEquals(ReplayPlanner.Verdict.UNORDERED, ReplayPlanner.judge(atomic, 0, "shm:c", all, false),
+                "a lane of another scope would apply the atomic a second time");
+        assertEquals(ReplayPlanner.Verdict.UNORDERED, ReplayPlanner.judge(atomic, -1, null, all, false));
+        assertEquals(ReplayPlanner.Verdict.RESTART, ReplayPlanner.judge(atomic, 0, "tcp:b", all, false),
+                "where the late copy's window is, the two meet and one applies");
+
+        Request applied = add(2);
+        applied.copyGivenUp(true, false, "tcp:b");
+        assertEquals(ReplayPlanner.Verdict.OUTCOME_UNKNOWN, ReplayPlanner.judge(applied, 0, "shm:c", all, false));
+        assertEquals(ReplayPlanner.Verdict.OUTCOME_UNKNOWN, ReplayPlanner.judge(applied, -1, null, all, false));
+        assertEquals(ReplayPlanner.Verdict.NO_LANE, ReplayPlanner.judge(add(3), -1, null, all, false),
+                "never applied, and no lane: it fails unapplied");
+    }
+
+    @Test
+    void eachRefusalSaysWhyTheOutcomeIsUnknown() {
+        Request atomic = add(1);
+        OutcomeUnknownException notResent = ReplayPlanner.refusal(ReplayPlanner.Verdict.OUTCOME_UNKNOWN, atomic,
+                false);
+        assertTrue(notResent.getMessage().startsWith("ATOMIC_POST at 0x" + Long.toHexString(f.key.baseAddress()))
+                && notResent.getMessage().contains("so it is not"), notResent.getMessage());
+        assertTrue(ReplayPlanner.refusal(ReplayPlanner.Verdict.OUTCOME_UNKNOWN, atomic, true).getMessage()
+                .contains("not read again"));
+        assertTrue(ReplayPlanner.refusal(ReplayPlanner.Verdict.UNORDERED, atomic, false).getMessage()
+                .contains("may still be applied later"));
+        assertThrows(IllegalArgumentException.class,
+                () -> ReplayPlanner.refusal(ReplayPlanner.Verdict.RESTART, atomic, false));
     }
 }
