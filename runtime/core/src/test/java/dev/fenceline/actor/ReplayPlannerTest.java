@@ -230,6 +230,8 @@ class ReplayPlannerTest {
         applied.copyGivenUp(true, false, "tcp:b");
         assertEquals(ReplayPlanner.Verdict.OUTCOME_UNKNOWN, ReplayPlanner.judge(applied, 0, "shm:c", all, false));
         assertEquals(ReplayPlanner.Verdict.OUTCOME_UNKNOWN, ReplayPlanner.judge(applied, -1, null, all, false));
+        assertEquals(ReplayPlanner.Verdict.RESTART, ReplayPlanner.judge(applied, 0, "tcp:b", all, false),
+                "the window that may have applied it recognizes it again");
         assertEquals(ReplayPlanner.Verdict.NO_LANE, ReplayPlanner.judge(add(3), -1, null, all, false),
                 "never applied, and no lane: it fails unapplied");
     }
@@ -240,12 +242,13 @@ class ReplayPlannerTest {
         OutcomeUnknownException notResent = ReplayPlanner.refusal(ReplayPlanner.Verdict.OUTCOME_UNKNOWN, atomic,
                 false);
         assertTrue(notResent.getMessage().startsWith("ATOMIC_POST at 0x" + Long.toHexString(f.key.baseAddress()))
-                && notResent.getMessage().contains("so it is not"), notResent.getMessage());
+                && notResent.getMessage().endsWith("if it were sent again, so it is not"), notResent.getMessage());
         assertTrue(ReplayPlanner.refusal(ReplayPlanner.Verdict.OUTCOME_UNKNOWN, atomic, true).getMessage()
-                .contains("not read again"));
+                .contains("so it is not read again"));
         assertTrue(ReplayPlanner.refusal(ReplayPlanner.Verdict.UNORDERED, atomic, false).getMessage()
                 .contains("may still be applied later"));
-        assertThrows(IllegalArgumentException.class,
-                () -> ReplayPlanner.refusal(ReplayPlanner.Verdict.RESTART, atomic, false));
+        for (ReplayPlanner.Verdict notARefusal : List.of(ReplayPlanner.Verdict.RESTART, ReplayPlanner.Verdict.NO_LANE)) {
+            assertThrows(IllegalArgumentException.class, () -> ReplayPlanner.refusal(notARefusal, atomic, false));
+        }
     }
 }

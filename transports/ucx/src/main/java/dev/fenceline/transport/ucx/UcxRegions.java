@@ -107,8 +107,11 @@ final class UcxRegions implements AutoCloseable {
             try {
                 registerElsewhere(memory.address(), bytes, shared, parts);
             } catch (RuntimeException e) {
-                memory.close();
-                table.release(slot);
+                try {
+                    memory.close();
+                } finally {
+                    table.release(slot);
+                }
                 throw e;
             }
             Shared s = new Shared(slot, memory.address(), bytes, parts);
@@ -171,8 +174,12 @@ final class UcxRegions implements AutoCloseable {
             }
         } catch (RuntimeException e) {
             for (UctMemory m : made) {
-                m.close();
                 into.values().remove(m);
+                try {
+                    m.close();
+                } catch (RuntimeException alsoFailed) {
+                    e.addSuppressed(alsoFailed);
+                }
             }
             throw e;
         }
