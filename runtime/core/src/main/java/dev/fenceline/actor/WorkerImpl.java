@@ -82,7 +82,7 @@ public final class WorkerImpl implements Worker {
         registrations.handlerTimeBound(settings.handlerTimeBound());
         Map<String, Transport> transports = new LinkedHashMap<>();
         Map<String, byte[]> addresses = new LinkedHashMap<>();
-        this.windows = settings.exactlyOnce().newWindows(name);
+        this.windows = settings.exactlyOnce().newWindows(name, SystemClock.of(system));
         try {
             for (String t : settings.transports()) {
                 TransportProvider p = providers.get(t);

@@ -50,11 +50,14 @@ public record FencelineSettings(List<String> transports, boolean lanesFromEveryT
     public record ExactlyOnce(int window, Duration linger, long entriesPerPeer, long entries) {
         /**
          * @param worker the worker's name, for refusals
+         * @param clock the time the linger is measured in: the worker's actors' (virtual under a
+         *     deterministic simulation, where real time would keep windows past their linger)
          * @return new windows for one worker
          */
-        public dev.fenceline.spi.support.ExactlyOnceWindows newWindows(String worker) {
+        public dev.fenceline.spi.support.ExactlyOnceWindows newWindows(String worker,
+                java.util.function.LongSupplier clock) {
             return new dev.fenceline.spi.support.ExactlyOnceWindows("worker '" + worker + "'", window, linger,
-                    entriesPerPeer, entries, System::nanoTime);
+                    entriesPerPeer, entries, clock);
         }
     }
 
