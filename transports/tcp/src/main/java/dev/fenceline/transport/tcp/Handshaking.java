@@ -1,14 +1,17 @@
 package dev.fenceline.transport.tcp;
 
 import io.netty.channel.Channel;
-import java.util.Iterator;
-import java.util.LinkedHashSet;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
 
 /**
- * Incoming connections that have not authenticated yet, oldest first, at most a bound of them. A
- * new one over the bound pushes the oldest out: whoever opens connections and never finishes the
- * handshake can hold at most the bound, not every connection slot, and keeps a connection only until
- * the newer ones push it out, while a real peer's handshake takes a few round trips. Any thread.
+ * Incoming connections that have not authenticated yet, at most a bound of them. A new one over the
+ * bound pushes out the oldest of the address that has the most of them handshaking (the oldest
+ * overall among equals): whoever opens connections and never finishes the handshake can hold at most
+ * the bound, not every connection slot, and pushes out its own connections before anyone else's, so
+ * a flood from one address does not cut short the handshakes of peers elsewhere, whose handshakes
+ * take a few round trips. Any thread.
  */
 final class Handshaking {
     /** Set, under this object's lock, on a connection pushed out: it must not be welcomed after. */
@@ -16,7 +19,10 @@ final class Handshaking {
             io.netty.util.AttributeKey.valueOf(Handshaking.class, "pushedOut");
 
     private final int most;
-    private final LinkedHashSet<Channel> waiting = new LinkedHashSet<>();
+    /** Per address, its connections handshaking, oldest first, each with when it came (a count). */
+    private final Map<Object, LinkedHashMap<Channel, Long>> byAddress = new HashMap<>();
+    private final Map<Channel, Object> addressOf = new HashMap<>();
+    private long admitted;
 
     /** @param most the most connections handshaking at once */
     Handshaking(int most) {
@@ -25,27 +31,49 @@ final class Handshaking {
 
     /**
      * @param ch a connection just accepted
-     * @return the oldest connection still handshaking, no longer counted here, if the new one took
-     *     its place (the caller closes it); else null
+     * @param from its peer's address
+     * @return a connection no longer counted here, if the new one took its place (the caller closes
+     *     it); else null
      */
-    synchronized Channel admit(Channel ch) {
-        waiting.add(ch);
-        if (waiting.size() <= most) {
-            return null;
+    synchronized Channel admit(Channel ch, Object from) {
+        if (addressOf.putIfAbsent(ch, from) == null) {
+            byAddress.computeIfAbsent(from, a -> new LinkedHashMap<>()).put(ch, admitted++);
         }
-        return oldest();
+        return addressOf.size() <= most ? null : pushOut();
     }
 
-    /** @return the connection that has handshaken longest, no longer counted here, or null if none */
-    synchronized Channel oldest() {
-        Iterator<Channel> oldest = waiting.iterator();
-        if (!oldest.hasNext()) {
+    /**
+     * @return the connection that gives way (the oldest of the address with the most handshaking),
+     *     no longer counted here, or null if none
+     */
+    synchronized Channel pushOut() {
+        Map.Entry<Channel, Long> out = null;
+        int outOf = 0;
+        for (LinkedHashMap<Channel, Long> of : byAddress.values()) {
+            Map.Entry<Channel, Long> first = of.entrySet().iterator().next();
+            if (of.size() > outOf || of.size() == outOf && first.getValue() < out.getValue()) {
+                out = first;
+                outOf = of.size();
+            }
+        }
+        if (out == null) {
             return null;
         }
-        Channel out = oldest.next();
-        oldest.remove();
-        out.attr(PUSHED_OUT).set(Boolean.TRUE);
-        return out;
+        Channel ch = out.getKey();
+        forget(ch);
+        ch.attr(PUSHED_OUT).set(Boolean.TRUE);
+        return ch;
+    }
+
+    private void forget(Channel ch) {
+        Object from = addressOf.remove(ch);
+        if (from != null) {
+            LinkedHashMap<Channel, Long> of = byAddress.get(from);
+            of.remove(ch);
+            if (of.isEmpty()) {
+                byAddress.remove(from);
+            }
+        }
     }
 
     /**
@@ -53,12 +81,12 @@ final class Handshaking {
      * @return false if it was pushed out (it is being closed): it must not be welcomed
      */
     synchronized boolean done(Channel ch) {
-        waiting.remove(ch);
+        forget(ch);
         return !Boolean.TRUE.equals(ch.attr(PUSHED_OUT).get());
     }
 
     /** @return the connections handshaking now */
     synchronized int size() {
-        return waiting.size();
+        return addressOf.size();
     }
 }

@@ -174,7 +174,7 @@ final class TcpTransport implements Transport, RailActor.Connector {
         if (no != null && no.inAll() >= limits.connections() && no.fromAddress() < limits.connectionsPerAddress()) {
             // Full in all: a connection still handshaking gives way to this one, or connections that
             // never authenticate (up to pre-auth-connections of them) would keep every peer out.
-            Channel oldest = handshaking.oldest();
+            Channel oldest = handshaking.pushOut();
             if (oldest != null) {
                 pushOut(oldest);
                 incoming.admitInPlaceOfAnother(from);
@@ -197,21 +197,25 @@ final class TcpTransport implements Transport, RailActor.Connector {
             incoming.closed(from);
             handshaking.done(ch);
         });
-        Channel oldest = handshaking.admit(ch);
+        Channel oldest = handshaking.admit(ch, from);
         if (oldest != null) {
             pushOut(oldest);
         }
         return true;
     }
 
-    /** Closes a connection still handshaking to make room for a newer one (a warning at most once per interval). */
+    /**
+     * Closes a connection still handshaking (the oldest of the address with the most handshaking) to
+     * make room for a newer one; a warning at most once per interval.
+     */
     private void pushOut(Channel oldest) {
         long n = pushedOut.incrementAndGet();
         long now = System.nanoTime();
         long last = pushOutLogged.get();
         if (now - last > settings.limits().refusalLogInterval().toNanos() && pushOutLogged.compareAndSet(last, now)) {
-            LOG.warn("tcp {}: closed the connection from {} that had handshaken longest, for a newer one (limits:"
-                    + " pre-auth-connections = {}, connections = {}); {} closed so far", context.workerName(),
+            LOG.warn("tcp {}: closed the connection from {} that had handshaken longest of its address's, for a"
+                    + " newer one (limits: pre-auth-connections = {}, connections = {}); {} closed so far",
+                    context.workerName(),
                     oldest.remoteAddress(), settings.limits().preAuthConnections(), settings.limits().connections(), n);
         }
         oldest.close();
