@@ -33,32 +33,31 @@ class UnmappableSegmentTest {
         return s.toCompletableFuture().get(20, TimeUnit.SECONDS);
     }
 
-    private static ShmMemory memoryOf(Worker w) throws Exception {
+    private static ShmTransport shmOf(Worker w) throws Exception {
         java.lang.reflect.Field list = w.getClass().getDeclaredField("transportList");
         list.setAccessible(true);
         for (Object t : (List<?>) list.get(w)) {
             if (t instanceof ShmTransport shm) {
-                java.lang.reflect.Field memory = ShmTransport.class.getDeclaredField("memory");
-                memory.setAccessible(true);
-                return (ShmMemory) memory.get(shm);
+                return shm;
             }
         }
         throw new AssertionError("worker " + w + " has no shm transport");
     }
 
+    private static Object field(ShmTransport shm, String name) throws Exception {
+        java.lang.reflect.Field f = ShmTransport.class.getDeclaredField(name);
+        f.setAccessible(true);
+        return f.get(shm);
+    }
+
+    private static ShmMemory memoryOf(Worker w) throws Exception {
+        return (ShmMemory) field(shmOf(w), "memory");
+    }
+
     private static ShmLane ringLaneOf(Worker w) throws Exception {
-        java.lang.reflect.Field list = w.getClass().getDeclaredField("transportList");
-        list.setAccessible(true);
-        for (Object t : (List<?>) list.get(w)) {
-            if (t instanceof ShmTransport shm) {
-                java.lang.reflect.Field lanes = ShmTransport.class.getDeclaredField("lanes");
-                lanes.setAccessible(true);
-                List<ShmLane> all = List.copyOf(((ShmLaneTable) lanes.get(shm)).all());
-                assertEquals(1, all.size(), "one ring lane: " + all);
-                return all.get(0);
-            }
-        }
-        throw new AssertionError("worker " + w + " has no shm transport");
+        List<ShmLane> all = List.copyOf(((ShmLaneTable) field(shmOf(w), "lanes")).all());
+        assertEquals(1, all.size(), "one ring lane: " + all);
+        return all.get(0);
     }
 
     @Test
