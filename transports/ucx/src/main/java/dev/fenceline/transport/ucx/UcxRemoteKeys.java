@@ -16,7 +16,11 @@ final class UcxRemoteKeys {
     /** The most keys unpacked at once (keys are few and long-lived); more go as messages. */
     private static final int MAX_KEYS = 4096;
 
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(UcxRemoteKeys.class);
+
     private final UcxAgent agent;
+    /** Whether the bound was said to be reached. */
+    private boolean warnedFull;
     /**
      * Keys this worker used, with their parts unpacked per iface: by value, so that one key
      * unpacked from its bytes again and again (a service that receives it with each request) is one
@@ -141,7 +145,15 @@ final class UcxRemoteKeys {
             return null; // the target refuses what it must
         }
         if (keys.size() >= MAX_KEYS) {
-            return null; // past the bound, such keys go as messages (their UCT keys would never be released)
+            // Past the bound, such keys go as messages (their UCT keys would never be released):
+            // slower, and said once, so that a service whose regions come and go knows why.
+            if (!warnedFull) {
+                warnedFull = true;
+                LOG.warn("{}: {} remote keys are unpacked, the most one worker keeps; operations on keys beyond"
+                        + " them go as messages through their targets (no key is let go before the transport closes:"
+                        + " keep regions registered for long rather than one per request)", agent.roleName(), MAX_KEYS);
+            }
+            return null;
         }
         e = new KeyEntry(decoded, agent.ifaceCount());
         keys.put(key, e);
