@@ -52,6 +52,16 @@ public final class ExactlyOnce {
     }
 
     /**
+     * @param budget the storage the window draws on, shared with the same peer's other windows
+     * @param clock nanoseconds, for how long the window keeps storage it grew (its owner's clock:
+     *     virtual under a deterministic simulation)
+     * @return a new window for one origin endpoint, or null if the budget cannot hold one more
+     */
+    DedupWindow newWindow(DedupWindow.Budget budget, java.util.function.LongSupplier clock) {
+        return DedupWindow.within(windowSize, budget, clock);
+    }
+
+    /**
      * The first half of {@link #apply} for an operation applied asynchronously: decides whether
      * this copy is to run and, if so, marks it running, so that a copy arriving meanwhile (over
      * another lane) is refused instead of run a second time. The caller runs it, then reports the

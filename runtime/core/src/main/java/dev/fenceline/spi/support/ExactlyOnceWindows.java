@@ -142,7 +142,7 @@ public final class ExactlyOnceWindows {
             Owner owner = Owner.of(peer, proof);
             DedupBudget budget = budgets.computeIfAbsent(owner, o -> new DedupBudget(
                     "fenceline.exactly-once.entries-per-peer = " + perPeer + " for " + describe(o), perPeer, total));
-            DedupWindow made = exactlyOnce.newWindow(budget);
+            DedupWindow made = exactlyOnce.newWindow(budget, nanoTime);
             if (made == null) {
                 if (budget.used() == 0) {
                     budgets.remove(owner);

@@ -47,6 +47,28 @@ class ExactlyOnceWindowsTest {
         assertEquals(3, w.size());
     }
 
+    /**
+     * A window gives back storage it grew on the windows' clock (a worker's actors' clock, virtual
+     * under a deterministic simulation), not on real time: the same run gives it back at the same step.
+     */
+    @Test
+    void aWindowGivesBackGrownStorageOnTheWindowsClock() {
+        ExactlyOnceWindows w = new ExactlyOnceWindows("worker 'b'", 1 << 20, Duration.ofSeconds(10), 1 << 20,
+                1 << 22, now::get);
+        DedupWindow d = w.retain(peer, ExactlyOnceWindows.MEMBER, 7).window();
+        long initial = w.entries();
+        synchronized (d) {
+            w.exactlyOnce().apply(d, 7, 2047, 0, () -> 1);
+            long grown = w.entries();
+            assertTrue(grown > initial, "grew for the spread: " + initial + " -> " + grown);
+            w.exactlyOnce().apply(d, 7, 2048, 2048, () -> 1); // the spread closed: kept for a second
+            assertEquals(grown, w.entries(), "kept within the second");
+            now.addAndGet(DedupWindow.KEEP_GROWN_NANOS);
+            w.exactlyOnce().apply(d, 7, 2049, 2049, () -> 1);
+        }
+        assertEquals(initial, w.entries(), "given back a second later on the windows' clock");
+    }
+
     @Test
     void aWindowOutlivesItsLastHolderByTheLinger() {
         ExactlyOnceWindows w = windows(1 << 20, 1 << 22);
