@@ -132,6 +132,12 @@ public final class PerfCommand implements Callable<Integer> {
             + " each spinning thread has a core: beside a polling test thread (put_lat) on two cores it is far slower.")
     boolean busyPoll;
 
+    @Option(names = "--progress-cpus", split = ",", paramLabel = "CPU",
+            description = "ucx: the CPU this process's progress thread is kept to, then, with --processes 2, the"
+                    + " target process's (fenceline.transport.ucx.progress-cpus); two progress threads that share a"
+                    + " core wait for each other's spinning.")
+    List<Integer> progressCpus;
+
     @Option(names = "--endpoints", split = ",", paramLabel = "N",
             description = "Scale instead of the tests: N endpoints from one worker to one peer worker in this JVM"
                     + " (connect rate, heap retained per endpoint, a put and a flush over each, checked; idle CPU;"
@@ -211,7 +217,7 @@ public final class PerfCommand implements Callable<Integer> {
         int regionBytes = Math.max(largest, 64);
         try (PerfSession session = connect != null ? new PerfSession(config, regionBytes,
                 PerfPeers.dial(hostPort(connect, "--connect", false), transport))
-                : processes == 2 ? new PerfSession(config, regionBytes, PerfPeers.fork(config))
+                : processes == 2 ? new PerfSession(config, regionBytes, PerfPeers.fork(targetConfig(config)))
                         : new PerfSession(config, regionBytes)) {
             PerfRunner.Completion mode = switch (completion) {
                 case "per-op" -> PerfRunner.Completion.PER_OP;
@@ -438,7 +444,24 @@ public final class PerfCommand implements Callable<Integer> {
             }
             c = ConfigFactory.parseString("fenceline.transport.tcp.busy-poll = on").withFallback(c);
         }
+        if (progressCpus != null && !progressCpus.isEmpty()) {
+            if (!transport.equals("ucx") || progressCpus.size() > 2) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--progress-cpus " + progressCpus
+                        + ": expected one or two CPUs (this process's, the target process's), for --transport ucx");
+            }
+            c = c.withValue("fenceline.transport.ucx.progress-cpus",
+                    com.typesafe.config.ConfigValueFactory.fromIterable(List.of(progressCpus.get(0))));
+        }
         return c;
+    }
+
+    /** The forked target's configuration: this one, with its own progress CPU if --progress-cpus names two. */
+    private Config targetConfig(Config config) {
+        if (progressCpus == null || progressCpus.size() < 2) {
+            return config;
+        }
+        return config.withValue("fenceline.transport.ucx.progress-cpus",
+                com.typesafe.config.ConfigValueFactory.fromIterable(List.of(progressCpus.get(1))));
     }
 
     static String size(int bytes) {

@@ -53,6 +53,8 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
     private volatile boolean closed;
     /** The thread that runs this agent (set as it starts), for sends made on it ({@link #takeHere}). */
     private volatile Thread thread;
+    /** The CPUs its thread is kept to at start ({@code progress-cpus}); empty: none. */
+    private final List<Integer> progressCpus;
     /** {@link #take}, made once: a method reference written in {@link #doWork} was an object per pass. */
     private final java.util.function.Consumer<UcxOp> taker = this::take;
 
@@ -81,6 +83,7 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
         this.wiring = new UcxWiring(this, sender, target, settings, workerId, workerName, ifaces, localAddress, reports);
         this.canSleep = worker.canWait();
         this.spins = settings.spinsFor(ifaces.stream().map(i -> i.resource().transport()).toList());
+        this.progressCpus = settings.progressCpus();
     }
 
     /** @return the wake-up to sleep on, or null where some iface has no event file descriptor */
@@ -184,6 +187,13 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
     @Override
     public void onStart() {
         thread = Thread.currentThread();
+        if (!progressCpus.isEmpty()) {
+            try {
+                CpuAffinity.pinThisThread(progressCpus);
+            } catch (FencelineException e) {
+                LOG.warn("ucx {}: the progress thread stays where it was: {}", workerName, e.getMessage());
+            }
+        }
     }
 
     @Override

@@ -39,6 +39,7 @@ import java.util.TreeMap;
  *     ({@link UctIface#completesInPlace(UctResource)})
  * @param answerHold how long a target holds back the ACKs nobody waits for one by one, to send several
  *     together ({@link UcxHeldAnswers}); zero: each goes at once
+ * @param progressCpus the CPUs the progress thread may run on ({@link CpuAffinity}); empty: the process's
  * @param uct UCT settings per UCT transport (names as {@code ucx_info -c} lists them without the
  *     {@code UCX_<TL>_} prefix), applied to this worker's ifaces of that transport
  * @param keysRead every key read, for the completeness test
@@ -47,7 +48,7 @@ record UcxSettings(List<String> tls, List<String> devices, boolean connectToEndp
         Duration connectTimeout, Duration livenessInterval, String idleStrategy, Duration idleParkMin,
         Duration idleParkMax, int spinPasses, int maxRegistrations, Duration quarantine, int maxLanesPerPeer,
         int maxIncomingLanes, int maxIncomingChannels, ReconnectPolicy reconnect, boolean directOperations,
-        boolean uctFlushAlways, Duration answerHold, Map<String, Map<String, String>> uct,
+        boolean uctFlushAlways, Duration answerHold, List<Integer> progressCpus, Map<String, Map<String, String>> uct,
         Set<String> keysRead) {
     static final String SECTION = "fenceline.transport.ucx";
 
@@ -82,10 +83,29 @@ record UcxSettings(List<String> tls, List<String> devices, boolean connectToEndp
         boolean directOperations = r.bool("direct-operations");
         boolean uctFlushAlways = r.oneOf("uct-flush", List.of("auto", "always")).equals("always");
         Duration answerHold = r.durationIn("answer-hold", Duration.ZERO, Duration.ofSeconds(1));
+        List<Integer> cpus = progressCpus(r);
         Map<String, Map<String, String>> uct = uct(r);
         return new UcxSettings(tls, devices, toEndpoint, maxFragment, queueDepth, connect, liveness, idle, parkMin,
                 parkMax, spins, registrations, quarantine, lanes, incoming, incomingChannels, new ReconnectPolicy(minBackoff, maxBackoff, giveUp, stable),
-                directOperations, uctFlushAlways, answerHold, uct, r.keysRead());
+                directOperations, uctFlushAlways, answerHold, cpus, uct, r.keysRead());
+    }
+
+    /** {@code progress-cpus}: distinct CPU numbers, 0 to 1023; whether the process has them is the transport's to check. */
+    private static List<Integer> progressCpus(ConfigReader r) {
+        String expected = "a list of distinct CPU numbers, each 0 to " + (CpuAffinity.MAX_CPUS - 1);
+        List<Integer> cpus;
+        try {
+            cpus = r.config().getIntList("progress-cpus");
+        } catch (com.typesafe.config.ConfigException e) {
+            String v = r.config().hasPath("progress-cpus") ? r.config().getValue("progress-cpus").render() : "<unset>";
+            throw r.invalid("progress-cpus", v, expected);
+        } finally {
+            r.markRead("progress-cpus");
+        }
+        if (cpus.stream().anyMatch(c -> c < 0 || c >= CpuAffinity.MAX_CPUS) || cpus.stream().distinct().count() < cpus.size()) {
+            throw r.invalid("progress-cpus", cpus.toString(), expected);
+        }
+        return List.copyOf(cpus);
     }
 
     /** {@code spin-passes}: auto (-1), or 0 to 1,000,000. */

@@ -57,6 +57,15 @@ final class UcxTransport implements Transport, UcxTransportActor.Backend {
                     + inFlight + " (" + lanes + " lanes, one per lane type, each holding queue-depth operations),"
                     + " so every operation an endpoint's lanes can hold fits");
         }
+        if (!settings.progressCpus().isEmpty()) {
+            java.util.BitSet ours = CpuAffinity.ofThisThread();
+            for (int cpu : settings.progressCpus()) {
+                if (!ours.get(cpu)) {
+                    throw new ConfigurationException(UcxSettings.SECTION + ".progress-cpus = " + settings.progressCpus()
+                            + " is invalid: expected CPUs this process may run on, " + ours);
+                }
+            }
+        }
         this.context = context;
         this.settings = settings;
         List<UctResource> selected = UctSelection.select(UcxNative.resources(), settings.tls(), settings.devices(),

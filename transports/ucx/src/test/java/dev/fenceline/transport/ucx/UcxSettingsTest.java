@@ -45,7 +45,9 @@ class UcxSettingsTest {
                 {"reconnect.give-up-after = 0s", "reconnect.give-up-after"}, {"uct = 5", "uct"},
                 {"uct { posix = 3 }", "uct.posix"}, {"uct { tcp { tx_seg_size = 1 } }", "uct.tcp.tx_seg_size"},
                 {"uct { tcp { TX_SEG_SIZE = [1] } }", "uct.tcp.TX_SEG_SIZE"}, {"spin-passes = -1", "spin-passes"},
-                {"spin-passes = lots", "spin-passes"}, {"spin-passes = 1000001", "spin-passes"}}) {
+                {"spin-passes = lots", "spin-passes"}, {"spin-passes = 1000001", "spin-passes"},
+                {"progress-cpus = [1024]", "progress-cpus"}, {"progress-cpus = [-1]", "progress-cpus"},
+                {"progress-cpus = [1, 1]", "progress-cpus"}, {"progress-cpus = one", "progress-cpus"}}) {
             ConfigurationException e = assertThrows(ConfigurationException.class, () -> settings(bad[0]), bad[0]);
             assertTrue(e.getMessage().startsWith(UcxSettings.SECTION + "." + bad[1]), e.getMessage());
         }
