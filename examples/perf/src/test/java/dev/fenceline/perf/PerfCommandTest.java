@@ -220,6 +220,19 @@ class PerfCommandTest {
         assertTrue(err.toString().contains("--busy-poll is tcp's"), err.toString());
     }
 
+    /** Progress CPUs are ucx's, one or two of them (this process's, the target's). */
+    @Test
+    void progressCpusAreUcxsOneOrTwo() {
+        for (String[] bad : new String[][] {{"--transport", "tcp", "--progress-cpus", "0"},
+                {"--transport", "ucx", "--progress-cpus", "0,1,0"}}) {
+            StringWriter err = new StringWriter();
+            CommandLine cl = new CommandLine(new PerfCommand());
+            cl.setErr(new PrintWriter(err));
+            assertEquals(2, cl.execute(bad), String.join(" ", bad));
+            assertTrue(err.toString().contains("--progress-cpus"), err.toString());
+        }
+    }
+
     @Test
     void badArgumentsAreUsageErrors() {
         StringWriter err = new StringWriter();
