@@ -133,9 +133,10 @@ public final class PerfCommand implements Callable<Integer> {
     boolean busyPoll;
 
     @Option(names = "--progress-cpus", split = ",", paramLabel = "CPU",
-            description = "ucx: the CPU this process's progress thread is kept to, then, with --processes 2, the"
-                    + " target process's (fenceline.transport.ucx.progress-cpus); two progress threads that share a"
-                    + " core wait for each other's spinning.")
+            description = "ucx: the CPU this process's progress threads are kept to (with --processes 1, both"
+                    + " workers'), then, with --processes 2, the target process's, unpinned if not given"
+                    + " (fenceline.transport.ucx.progress-cpus); two progress threads that share a core wait for"
+                    + " each other's spinning.")
     List<Integer> progressCpus;
 
     @Option(names = "--endpoints", split = ",", paramLabel = "N",
@@ -445,9 +446,10 @@ public final class PerfCommand implements Callable<Integer> {
             c = ConfigFactory.parseString("fenceline.transport.tcp.busy-poll = on").withFallback(c);
         }
         if (progressCpus != null && !progressCpus.isEmpty()) {
-            if (!transport.equals("ucx") || progressCpus.size() > 2) {
+            if (!transport.equals("ucx") || progressCpus.size() > (processes == 2 ? 2 : 1)) {
                 throw new CommandLine.ParameterException(spec.commandLine(), "--progress-cpus " + progressCpus
-                        + ": expected one or two CPUs (this process's, the target process's), for --transport ucx");
+                        + ": expected, for --transport ucx, one CPU (this process's), or with --processes 2 two (this"
+                        + " process's, the target process's)");
             }
             c = c.withValue("fenceline.transport.ucx.progress-cpus",
                     com.typesafe.config.ConfigValueFactory.fromIterable(List.of(progressCpus.get(0))));
@@ -455,10 +457,13 @@ public final class PerfCommand implements Callable<Integer> {
         return c;
     }
 
-    /** The forked target's configuration: this one, with its own progress CPU if --progress-cpus names two. */
+    /** The forked target's configuration: this one, with its own progress CPU if --progress-cpus names two, else none. */
     private Config targetConfig(Config config) {
-        if (progressCpus == null || progressCpus.size() < 2) {
+        if (progressCpus == null || progressCpus.isEmpty()) {
             return config;
+        }
+        if (progressCpus.size() < 2) {
+            return config.withoutPath("fenceline.transport.ucx.progress-cpus");
         }
         return config.withValue("fenceline.transport.ucx.progress-cpus",
                 com.typesafe.config.ConfigValueFactory.fromIterable(List.of(progressCpus.get(1))));

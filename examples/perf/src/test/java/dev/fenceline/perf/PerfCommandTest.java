@@ -220,11 +220,12 @@ class PerfCommandTest {
         assertTrue(err.toString().contains("--busy-poll is tcp's"), err.toString());
     }
 
-    /** Progress CPUs are ucx's, one or two of them (this process's, the target's). */
+    /** Progress CPUs are ucx's: this process's, and with a forked target the target's. */
     @Test
     void progressCpusAreUcxsOneOrTwo() {
         for (String[] bad : new String[][] {{"--transport", "tcp", "--progress-cpus", "0"},
-                {"--transport", "ucx", "--progress-cpus", "0,1,0"}}) {
+                {"--transport", "ucx", "--progress-cpus", "0,1,0", "--processes", "2"},
+                {"--transport", "ucx", "--progress-cpus", "0,1"}}) { // two, but no target process
             StringWriter err = new StringWriter();
             CommandLine cl = new CommandLine(new PerfCommand());
             cl.setErr(new PrintWriter(err));

@@ -17,7 +17,7 @@ final class CpuAffinity {
     /** The CPU numbers a mask here holds: 0 to 1023, as glibc's {@code cpu_set_t}. */
     static final int MAX_CPUS = 1024;
 
-    /** libc's affinity calls, on the calling thread (pid 0). */
+    /** libc's affinity calls: on the calling thread (pid 0), or on the thread whose id is given. */
     public interface Sched {
         /**
          * @param pid 0: the calling thread
@@ -29,10 +29,10 @@ final class CpuAffinity {
         int sched_setaffinity(int pid, long size, @In byte[] mask);
 
         /**
-         * @param pid 0: the calling thread
+         * @param pid 0: the calling thread; else a thread id (a process's id: its main thread)
          * @param size the mask's bytes
-         * @param mask filled with one bit per CPU
-         * @return the bytes the kernel wrote, or -1 with errno set
+         * @param mask filled with one bit per CPU (glibc zeroes what the kernel does not write)
+         * @return 0, or -1 with errno set
          */
         @SaveError
         int sched_getaffinity(int pid, long size, @Out byte[] mask);
@@ -54,8 +54,20 @@ final class CpuAffinity {
 
     /** @return the CPUs the calling thread may run on */
     static BitSet ofThisThread() {
+        return of(0);
+    }
+
+    /**
+     * @return the CPUs this process's main thread may run on (Linux keeps a set per thread; the main
+     *     thread's is what the process was started with, whatever a thread that makes a worker narrowed)
+     */
+    static BitSet ofProcess() {
+        return of((int) ProcessHandle.current().pid());
+    }
+
+    private static BitSet of(int tid) {
         byte[] mask = new byte[MAX_CPUS / 8];
-        if (sched().sched_getaffinity(0, mask.length, mask) < 0) {
+        if (sched().sched_getaffinity(tid, mask.length, mask) < 0) {
             throw new FencelineException("sched_getaffinity failed: errno " + errno());
         }
         return BitSet.valueOf(mask);

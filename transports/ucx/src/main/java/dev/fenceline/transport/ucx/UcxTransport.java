@@ -58,11 +58,11 @@ final class UcxTransport implements Transport, UcxTransportActor.Backend {
                     + " so every operation an endpoint's lanes can hold fits");
         }
         if (!settings.progressCpus().isEmpty()) {
-            java.util.BitSet ours = CpuAffinity.ofThisThread();
+            java.util.BitSet ours = CpuAffinity.ofProcess();
             for (int cpu : settings.progressCpus()) {
                 if (!ours.get(cpu)) {
                     throw new ConfigurationException(UcxSettings.SECTION + ".progress-cpus = " + settings.progressCpus()
-                            + " is invalid: expected CPUs this process may run on, " + ours);
+                            + " is invalid: expected CPUs this process may run on (its main thread's), " + ours);
                 }
             }
         }

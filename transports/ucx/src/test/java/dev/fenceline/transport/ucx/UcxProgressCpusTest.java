@@ -53,7 +53,7 @@ class UcxProgressCpusTest {
 
     @Test
     void theProgressThreadRunsOnlyOnTheCpusNamed() throws Exception {
-        java.util.BitSet ours = CpuAffinity.ofThisThread();
+        java.util.BitSet ours = CpuAffinity.ofProcess();
         Assumptions.assumeTrue(ours.cardinality() >= 2, "one CPU only: a thread kept to it looks like any other");
         int last = ours.length() - 1;
         assertEquals(0, allowedLists().stream().filter(l -> l.equals(String.valueOf(last))).count(),
@@ -74,7 +74,7 @@ class UcxProgressCpusTest {
 
     @Test
     void cpusTheProcessMayNotRunOnAreRefusedNamed() throws Exception {
-        java.util.BitSet ours = CpuAffinity.ofThisThread();
+        java.util.BitSet ours = CpuAffinity.ofProcess();
         int outside = ours.nextClearBit(0);
         Assumptions.assumeTrue(outside < CpuAffinity.MAX_CPUS, "every CPU number is the process's");
         try (Fenceline f = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [ucx]\n"
