@@ -90,6 +90,25 @@ final class CpuAffinity {
         }
     }
 
+    /**
+     * The progress thread, at its start: kept to {@code cpus} if any, else left where it is; a
+     * refusal is logged and the thread runs where it was.
+     *
+     * @param cpus the {@code progress-cpus} setting
+     * @param worker the worker's name, for the log
+     */
+    static void keepThisThreadTo(List<Integer> cpus, String worker) {
+        if (cpus.isEmpty()) {
+            return;
+        }
+        try {
+            pinThisThread(cpus);
+        } catch (FencelineException e) {
+            org.slf4j.LoggerFactory.getLogger(CpuAffinity.class).warn("ucx {}: the progress thread stays where it"
+                    + " was: {}", worker, e.getMessage());
+        }
+    }
+
     private static int errno() {
         return jnr.ffi.LastError.getLastError(jnr.ffi.Runtime.getSystemRuntime());
     }

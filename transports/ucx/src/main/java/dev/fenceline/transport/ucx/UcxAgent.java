@@ -187,13 +187,7 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
     @Override
     public void onStart() {
         thread = Thread.currentThread();
-        if (!progressCpus.isEmpty()) {
-            try {
-                CpuAffinity.pinThisThread(progressCpus);
-            } catch (FencelineException e) {
-                LOG.warn("ucx {}: the progress thread stays where it was: {}", workerName, e.getMessage());
-            }
-        }
+        CpuAffinity.keepThisThreadTo(progressCpus, workerName);
     }
 
     @Override
