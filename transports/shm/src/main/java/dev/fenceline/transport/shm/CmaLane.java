@@ -132,9 +132,10 @@ final class CmaLane extends AbstractLane {
         key.checkBounds(op.remoteAddress(), n);
         check(key, op.remoteAddress(), n, op.kind() == TransportOp.Kind.PUT ? dev.fenceline.Access.WRITE
                 : dev.fenceline.Access.READ);
-        if (!peer.alive()) {
+        if (!peer.serving()) {
             // Its pid and start time first, every time: once the peer is gone its pid may be another
-            // process's, and process_vm_writev would write into that one.
+            // process's, and process_vm_writev would write into that one; nor is a closed worker's
+            // memory written, though its process runs on.
             peerGone();
             return PostStatus.IN_PROGRESS;
         }
@@ -197,8 +198,8 @@ final class CmaLane extends AbstractLane {
 
     /**
      * A liveness probe must reach the peer: its process must exist. The transport's watcher of the
-     * peer process fails this lane within a liveness interval of its death ({@link #peerGone}), so a
-     * live lane's peer ran a moment ago; the probe reads no /proc file of its own (with ten thousand
+     * peer worker fails this lane within a liveness interval of its close or its process's death
+     * ({@link #peerGone}), so a live lane's peer ran a moment ago; the probe reads no /proc file of its own (with ten thousand
      * endpoints, ten thousand reads a second were the largest part of an idle worker's CPU).
      */
     @Override
@@ -206,7 +207,7 @@ final class CmaLane extends AbstractLane {
         return live() ? PostStatus.COMPLETED : PostStatus.IN_PROGRESS; // unanswered: keepalive times the lane out
     }
 
-    /** The transport's watcher of the peer process fails this lane when it dies: no probe per lane. */
+    /** The transport's watcher of the peer worker fails this lane when it closes or dies: no probe per lane. */
     @Override
     public boolean watchesLiveness() {
         return true;
@@ -223,11 +224,11 @@ final class CmaLane extends AbstractLane {
         transport.closed(this);
     }
 
-    /** The peer process is gone: the lane fails (its endpoint fails over or fails). */
+    /** The peer worker closed or its process is gone: the lane fails (its endpoint fails over or fails). */
     void peerGone() {
         if (markFailed()) {
             forgetLive();
-            reportFailed(new EndpointFailedException("shm: peer process " + peer.pid + " is gone"));
+            reportFailed(new EndpointFailedException("shm: " + peer.goneReason()));
         }
     }
 

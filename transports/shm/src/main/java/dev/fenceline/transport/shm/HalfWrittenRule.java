@@ -80,7 +80,8 @@ final class HalfWrittenRule {
     }
 
     /**
-     * Polling thread: a peer process was found gone, or (said by the actor) the directory showed one.
+     * Polling thread: a peer process was found gone (not merely a worker closed: its process
+     * finishes what it claimed), or (said by the actor) the directory showed one.
      *
      * @param writePosition the ring's write position now
      */

@@ -2,6 +2,7 @@ package dev.fenceline.transport.shm;
 
 import dev.fenceline.spi.support.Heartbeat;
 import dev.fenceline.spi.support.Host;
+import dev.fenceline.EndpointFailedException;
 import dev.fenceline.FencelineException;
 import java.io.IOException;
 import java.nio.MappedByteBuffer;
@@ -21,7 +22,7 @@ import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
  * different processes are safe). Everything in a peer's segment is checked before use.
  *
  * <pre>
- * 0 magic u32 "FLCT"  4 version u32  8 pid u64  16 start u64  24 worker id 16  40 key slots u32
+ * 0 magic u32 "FLCT" ("FLCX" once its worker closed)  4 version u32  8 pid u64  16 start u64  24 worker id 16  40 key slots u32
  * 44 gate slots u32  48 heartbeat u64 (counts up while the process runs: see spi.support.Heartbeat)
  * 56 doorbell u32  60 polling thread asleep u32 (see Doorbell)
  * 64 key table: key slots x (key id u64, state u32, access u32, base u64, length u64)
@@ -36,6 +37,8 @@ final class Inbox implements Heartbeat.Beating {
     static final int OPEN = 1;
     static final int CLOSED = 2;
     private static final int MAGIC = 0x464C4354;
+    /** The magic of a segment whose worker closed: its peers let it go, and their lanes to it fail. */
+    private static final int CLOSED_MAGIC = 0x464C4358;
     private static final int VERSION = 3;
 
     final String name;
@@ -123,7 +126,11 @@ final class Inbox implements Heartbeat.Beating {
             throw new FencelineException("shm: " + file + " is too small for a control segment");
         }
         UnsafeBuffer header = new UnsafeBuffer(m, 0, HEADER);
-        if (header.getIntVolatile(0) != MAGIC) {
+        int magic = header.getIntVolatile(0);
+        if (magic == CLOSED_MAGIC) {
+            throw new EndpointFailedException("shm: the peer worker of " + file + " closed");
+        }
+        if (magic != MAGIC) {
             throw new FencelineException("shm: " + file + " is not a Fenceline control segment");
         }
         if (header.getInt(4) != VERSION) {
@@ -208,6 +215,45 @@ final class Inbox implements Heartbeat.Beating {
 
     boolean alive() {
         return Host.alive(pid, start);
+    }
+
+    /**
+     * Marks this worker's own segment closed (its polling stopped for good before): its peers' watchers
+     * let it go and fail their lanes to it, and a connect that maps it is refused.
+     */
+    void markClosed() {
+        header.putIntVolatile(0, CLOSED_MAGIC);
+    }
+
+    /** @return whether the segment's worker closed (a peer's: read each liveness tick and before a cma transfer) */
+    boolean closed() {
+        return header.getIntVolatile(0) == CLOSED_MAGIC;
+    }
+
+    /**
+     * @return whether the segment's worker still serves: its segment is not marked closed (nor
+     *     overwritten: every process that maps it can write its header), and its process runs
+     */
+    boolean serving() {
+        return header.getIntVolatile(0) == MAGIC && alive();
+    }
+
+    /** @return why this peer no longer serves, for a lane's or a connect's failure */
+    String goneReason() {
+        int magic = header.getIntVolatile(0);
+        if (magic == CLOSED_MAGIC) {
+            return "peer worker " + worker + " (process " + pid + ") closed";
+        }
+        return magic == MAGIC ? "peer process " + pid + " is gone"
+                : "peer worker " + worker + " (process " + pid + ") no longer serves: its control segment's header"
+                        + " was overwritten";
+    }
+
+    /** Closes every key-table slot of this worker's own segment: its transport closed, so peers reach none of its regions. */
+    void closeAllSlots() {
+        for (int i = 0; i < slots(); i++) {
+            close(i);
+        }
     }
 
     /** One more heartbeat of this worker's process (its own segment only). */

@@ -9,13 +9,14 @@ import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 
 /**
- * Watches one peer process whose control segment this worker mapped: at each of the transport
- * actor's liveness ticks it checks that the process still runs (its pid with the same start time,
- * so a reused pid does not pass), and when it does not, tells the transport actor once and stops;
- * and that its heartbeat moved within the keepalive timeout, and when it stood still that long
- * (the process is stopped or paused), tells the transport actor once per stall. A peer process is
- * the shm backend's own unit: all lanes to it, and all its connections here, share its fate, so it
- * is watched once rather than probed through every lane. The tick is the parent's, not a timer per
+ * Watches one peer worker whose control segment this worker mapped: at each of the transport
+ * actor's liveness ticks it checks that the worker did not close and that its process still runs
+ * (its pid with the same start time, so a reused pid does not pass), and when either fails, tells
+ * the transport actor once and stops; and that the process's heartbeat moved within the keepalive
+ * timeout, and when it stood still that long (the process is stopped or paused), tells the
+ * transport actor once per stall. A peer worker is the shm backend's own unit: all lanes to it, and
+ * all its connections here, share its fate, so it is watched once rather than probed through every
+ * lane. The tick is the parent's, not a timer per
  * peer: every timer wakes a dispatcher thread beside the spinning polling threads, and per-peer
  * timers cost the AM latency row a measurable share on two cores (docs/transports.md).
  */
@@ -24,7 +25,7 @@ final class ShmPeerActor {
     sealed interface Command {
     }
 
-    /** The transport actor's tick: time to check the process. */
+    /** The transport actor's tick: time to check the worker and its process. */
     enum Check implements Command {
         /** The one instance. */
         TICK
@@ -43,17 +44,17 @@ final class ShmPeerActor {
     }
 
     private final Inbox peer;
-    private final Predicate<Inbox> alive;
+    private final Predicate<Inbox> serving;
     private final StallWatch stall;
     private final ActorRef<ShmTransportActor.Command> transport;
     private long lastBeat;
     private long lastBeatAt;
     private boolean stalled;
 
-    private ShmPeerActor(Inbox peer, Predicate<Inbox> alive, StallWatch stall,
+    private ShmPeerActor(Inbox peer, Predicate<Inbox> serving, StallWatch stall,
             ActorRef<ShmTransportActor.Command> transport) {
         this.peer = peer;
-        this.alive = alive;
+        this.serving = serving;
         this.stall = stall;
         this.transport = transport;
         this.lastBeat = stall.heartbeat().applyAsLong(peer);
@@ -62,15 +63,15 @@ final class ShmPeerActor {
 
     /**
      * @param peer the peer's control segment
-     * @param alive whether the peer's process still runs
+     * @param serving whether the peer worker did not close and its process still runs
      * @param stall how a stall is seen
-     * @param transport told {@link ShmTransportActor.PeerDied} once the process is gone, and
-     *     {@link ShmTransportActor.PeerStalled} once per stall
+     * @param transport told {@link ShmTransportActor.PeerGone} once the worker closed or its process is
+     *     gone, and {@link ShmTransportActor.PeerStalled} once per stall
      * @return the behavior
      */
-    static Behavior<Command> create(Inbox peer, Predicate<Inbox> alive, StallWatch stall,
+    static Behavior<Command> create(Inbox peer, Predicate<Inbox> serving, StallWatch stall,
             ActorRef<ShmTransportActor.Command> transport) {
-        return Behaviors.setup(ctx -> new ShmPeerActor(peer, alive, stall, transport).watching());
+        return Behaviors.setup(ctx -> new ShmPeerActor(peer, serving, stall, transport).watching());
     }
 
     private Behavior<Command> watching() {
@@ -80,8 +81,8 @@ final class ShmPeerActor {
     }
 
     private Behavior<Command> onTick() {
-        if (!alive.test(peer)) {
-            transport.tell(new ShmTransportActor.PeerDied(peer));
+        if (!serving.test(peer)) {
+            transport.tell(new ShmTransportActor.PeerGone(peer));
             return Behaviors.stopped();
         }
         if (stall.timeout().isZero()) {

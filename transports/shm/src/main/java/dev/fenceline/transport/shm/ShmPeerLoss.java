@@ -11,11 +11,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Peer processes the transport actor found stopped (a stall: keepalive's verdict, for the ring lanes
- * only, since cma reaches a stopped process) or gone (its lanes fail, cma's too, and the target
- * forgets its connections). The actor reports them from its thread; the polling thread, which owns
- * the lanes' answers, acts on them. A lane given up just as its peer is found gone may start to wait
- * for answers after the first look, so gone peers are swept again at each housekeeping while some
- * lane to them is still known.
+ * only, since cma reaches a stopped process), and peer workers found gone: closed, or their process
+ * dead (their lanes fail, cma's too, and the target forgets their connections). The actor reports
+ * them from its thread; the polling thread, which owns the lanes' answers, acts on them. A lane
+ * given up just as its peer is found gone may start to wait for answers after the first look, so
+ * gone peers are swept again at each housekeeping while some lane to them is still known.
  */
 final class ShmPeerLoss {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ShmPeerLoss.class);
@@ -29,7 +29,7 @@ final class ShmPeerLoss {
     private final Runnable doorbell;
     /** Peer processes found standing still, for the polling thread to fail their ring lanes. */
     private final ConcurrentLinkedQueue<ShmTransportActor.PeerStalled> stalls = new ConcurrentLinkedQueue<>();
-    /** Peer processes found gone, for the polling thread to act on. */
+    /** Peer workers found gone (closed, or their process dead), for the polling thread to act on. */
     private final ConcurrentLinkedQueue<Inbox> deaths = new ConcurrentLinkedQueue<>();
     /** Polling thread: peers found gone whose lanes may still owe answers (see {@link #sweep}). */
     private final Set<Inbox> gone = Collections.newSetFromMap(new IdentityHashMap<>());
@@ -58,7 +58,7 @@ final class ShmPeerLoss {
         doorbell.run();
     }
 
-    /** Transport actor: the polling thread fails the peer's lanes and forgets its connections. */
+    /** Transport actor: the polling thread fails the peer worker's lanes and forgets its connections. */
     void gone(Inbox peer) {
         deaths.add(peer);
         doorbell.run();
@@ -88,7 +88,7 @@ final class ShmPeerLoss {
         return n;
     }
 
-    /** @return polling thread: how many deaths it acted on */
+    /** @return polling thread: how many gone peers it acted on */
     int serveDeaths() {
         int n = 0;
         for (Inbox dead; (dead = deaths.poll()) != null; n++) {
@@ -104,8 +104,24 @@ final class ShmPeerLoss {
         }
     }
 
-    /** Polling thread: a peer process is gone; its lanes fail and its connections here are forgotten. */
+    /**
+     * Polling thread: whether a peer's process (not merely its worker) was found gone since the last
+     * call; only then may a record claimed in this worker's inbox stay half-written for good.
+     */
+    boolean takeProcessDied() {
+        boolean died = processDied;
+        processDied = false;
+        return died;
+    }
+
+    /** Polling thread: see {@link #takeProcessDied}. */
+    private boolean processDied;
+
+    /** Polling thread: a peer worker closed or its process is gone; its lanes fail and its connections here are forgotten. */
     private void onGone(Inbox dead) {
+        if (!dead.alive()) {
+            processDied = true;
+        }
         gone.add(dead);
         for (CmaLane l : cmaLanes) {
             if (l.peer == dead) {
@@ -113,10 +129,17 @@ final class ShmPeerLoss {
                 l.peerGone();
             }
         }
+        int live = 0;
         for (ShmLane l : lanes) {
             if (l.peer == dead && l.isLive()) {
-                LOG.warn("shm {}: peer process {} ({}) is gone; failing its lane", workerName, dead.pid, dead.name);
+                live++;
             }
+        }
+        if (live > 0 && dead.closed()) { // a worker's close is no fault: its peers' lanes to it end with it
+            LOG.info("shm {}: the {}; failing its {} lane(s)", workerName, dead.goneReason(), live);
+        } else if (live > 0) {
+            LOG.warn("shm {}: the {} ({}); failing its {} lane(s)", workerName, dead.goneReason(),
+                    ShmTransport.printable(dead.name), live);
         }
         sweep();
         target.peerGone(dead);
@@ -136,7 +159,7 @@ final class ShmPeerLoss {
             if (gone.contains(l.peer)) {
                 stillHeld.add(l.peer);
                 if (l.isLive() || l.awaitingAnswers()) {
-                    l.fail(new EndpointFailedException("shm: peer process " + l.peer.pid + " is gone"));
+                    l.fail(new EndpointFailedException("shm: " + l.peer.goneReason()));
                 }
             }
         }

@@ -13,7 +13,7 @@ import java.util.function.Consumer;
  * The peer workers' control segments a worker keeps mapped, by name (any thread): those it dialed
  * and those whose CONNECTs it took, at most {@code max-peers}. A CONNECT's segment is mapped to read
  * its gate and kept only once the gate shows the CONNECT is its origin's; one not kept is unmapped
- * at once. A gone peer's is let go.
+ * at once. A gone peer's (its worker closed or its process died) is let go.
  */
 final class ShmPeerSegments {
     private final Map<String, Inbox> kept = new ConcurrentHashMap<>();
@@ -61,11 +61,14 @@ final class ShmPeerSegments {
     /**
      * @param name a peer's control segment
      * @return the one kept already, or a new mapping not kept yet ({@link #adopt}, {@link #discard})
-     * @throws EndpointFailedException if it cannot be mapped, or {@code max-peers} are kept
+     * @throws EndpointFailedException if it cannot be mapped, its worker closed, or {@code max-peers} are kept
      */
     Inbox map(String name) {
         Inbox known = kept.get(name);
         if (known != null) {
+            if (known.closed()) { // its watcher lets it go at its next tick; a CONNECT would wait unread
+                throw new EndpointFailedException("shm: the " + known.goneReason());
+            }
             return known;
         }
         if (kept.size() >= maxPeers) {
@@ -112,14 +115,17 @@ final class ShmPeerSegments {
     }
 
     /**
-     * @return whether the peer's segment is still kept: until its process was found gone (one
-     *     failed read of /proc is not that), after which it is let go
+     * @return whether the peer's segment is still kept: until its worker was found closed or its
+     *     process gone (one failed read of /proc is not that), after which it is let go
      */
     boolean kept(Inbox peer) {
         return kept.get(peer.name) == peer;
     }
 
-    /** A peer's process is gone: its segment is let go (a new connect maps it again, and finds it gone). */
+    /**
+     * A peer worker closed or its process is gone: its segment is let go (a new connect maps it
+     * again, and finds it gone).
+     */
     void forget(Inbox peer) {
         if (kept.remove(peer.name, peer)) {
             changes.incrementAndGet();

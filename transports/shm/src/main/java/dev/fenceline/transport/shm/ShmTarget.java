@@ -134,7 +134,7 @@ final class ShmTarget {
     }
 
     /**
-     * A peer process is gone: its connections here are forgotten.
+     * A peer worker closed or its process is gone: its connections here are forgotten.
      *
      * @return their ids
      */

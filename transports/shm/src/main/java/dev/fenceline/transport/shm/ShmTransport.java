@@ -41,7 +41,7 @@ import org.slf4j.LoggerFactory;
  * runs on a thread of its own, never an actor-system thread) that serves the inbox: answers to this
  * worker's lanes go to their endpoints, requests from peers go to the target side
  * ({@link ShmTarget}), which applies them to this worker's memory at most once and answers in
- * order, and peers whose process died fail their lanes.
+ * order, and peers whose worker closed or whose process died fail their lanes.
  */
 final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend {
     private static final Logger LOG = LoggerFactory.getLogger(ShmTransport.class);
@@ -244,7 +244,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
     @Override
     public void start(TransportActors actors) {
         actor = actors.spawn(ShmTransportActor.create(this, settings.livenessInterval(), settings.connectTimeout(),
-                settings.quarantine(), Inbox::alive, new ShmPeerActor.StallWatch(Inbox::heartbeat,
+                settings.quarantine(), Inbox::serving, new ShmPeerActor.StallWatch(Inbox::heartbeat,
                         context.livenessTimeout(), System::nanoTime)), "control");
     }
 
@@ -409,15 +409,14 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
             l.flushBatch();
         }
         work += losses.serveStalls();
-        int died = losses.serveDeaths();
-        work += died;
+        work += losses.serveDeaths();
         losses.sweepIfWanted();
         // A producer killed between claiming a record and committing it blocks this inbox for every
         // peer; Agrona's unblock() skips such a record. Only a record claimed before a death was seen,
         // and only once housekeeping found the read position stuck at it (a live producer commits in
         // microseconds, so one still writing is not cut short); a dead process may have left several
         // (one per thread), each skipped in turn.
-        if (died > 0) {
+        if (losses.takeProcessDied()) { // a peer worker's close is no death: its process finishes what it claimed
             halfWritten.deathSeen(inbox.ring.producerPosition());
         }
         if (halfWritten.asked() && halfWritten.take(inbox.ring.producerPosition(), inbox.ring.consumerPosition())
@@ -470,6 +469,8 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         }
         closed = true;
         Heartbeat.stop(inbox); // the runtime stopped the polling loop before this
+        inbox.markClosed(); // peers fail their lanes to this worker and let its segment go at their next tick
+        inbox.closeAllSlots(); // a peer's cma transfer finds every region closed from now, not at the regions' close
         List<ShmLane> all = new ArrayList<>(lanes.all()); // closed() takes them out of the map
         for (ShmLane l : all) {
             l.forget(); // peers forget the connection now, not when they notice this process is gone

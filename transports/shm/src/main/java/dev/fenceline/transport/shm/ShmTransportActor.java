@@ -71,11 +71,11 @@ final class ShmTransportActor {
     }
 
     /**
-     * A peer's watcher found its process gone.
+     * A peer's watcher found its worker closed or its process gone.
      *
      * @param peer the peer's control segment
      */
-    record PeerDied(Inbox peer) implements Command {
+    record PeerGone(Inbox peer) implements Command {
     }
 
     /**
@@ -162,7 +162,8 @@ final class ShmTransportActor {
         void abandon(Dial dial);
 
         /**
-         * A peer process is gone: the polling thread fails its lanes and forgets its connections.
+         * A peer worker closed or its process is gone: the polling thread fails its lanes and forgets
+         * its connections.
          *
          * @param peer its control segment
          */
@@ -197,21 +198,21 @@ final class ShmTransportActor {
     private final Backend backend;
     private final Duration connectTimeout;
     private final Duration quarantine;
-    private final Predicate<Inbox> alive;
+    private final Predicate<Inbox> serving;
     private final ShmPeerActor.StallWatch stall;
     private final Map<Long, Pending> pending = new HashMap<>();
     private final Map<Inbox, ActorRef<ShmPeerActor.Command>> peers = new IdentityHashMap<>();
     private long peerCount;
 
     private ShmTransportActor(ActorContext<Command> ctx, TimerScheduler<Command> timers, Backend backend,
-            Duration connectTimeout, Duration quarantine, Predicate<Inbox> alive, ShmPeerActor.StallWatch stall) {
+            Duration connectTimeout, Duration quarantine, Predicate<Inbox> serving, ShmPeerActor.StallWatch stall) {
         this.ctx = ctx;
         this.stall = stall;
         this.timers = timers;
         this.backend = backend;
         this.connectTimeout = connectTimeout;
         this.quarantine = quarantine;
-        this.alive = alive;
+        this.serving = serving;
     }
 
     /**
@@ -219,15 +220,15 @@ final class ShmTransportActor {
      * @param livenessInterval how often peers' processes are checked, and housekeeping runs
      * @param connectTimeout how long a peer may take to answer a CONNECT
      * @param quarantine how long a closed registration stays reachable
-     * @param alive whether a peer's process still runs
+     * @param serving whether a peer worker did not close and its process still runs
      * @param stall how a stopped peer is seen
      * @return the behavior
      */
     static Behavior<Command> create(Backend backend, Duration livenessInterval, Duration connectTimeout,
-            Duration quarantine, Predicate<Inbox> alive, ShmPeerActor.StallWatch stall) {
+            Duration quarantine, Predicate<Inbox> serving, ShmPeerActor.StallWatch stall) {
         return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> {
             timers.startTimerWithFixedDelay(Housekeeping.TICK, livenessInterval);
-            return new ShmTransportActor(ctx, timers, backend, connectTimeout, quarantine, alive, stall)
+            return new ShmTransportActor(ctx, timers, backend, connectTimeout, quarantine, serving, stall)
                     .running();
         }));
     }
@@ -238,7 +239,7 @@ final class ShmTransportActor {
                 .onMessage(Connected.class, this::onConnected)
                 .onMessage(ConnectTimedOut.class, this::onTimedOut)
                 .onMessage(PeerSeen.class, this::onPeerSeen)
-                .onMessage(PeerDied.class, this::onPeerDied)
+                .onMessage(PeerGone.class, this::onPeerGone)
                 .onMessage(PeerStalled.class, m -> {
                     if (peers.containsKey(m.peer())) {
                         backend.peerStalled(m.peer(), m.timeout());
@@ -326,12 +327,12 @@ final class ShmTransportActor {
 
     private void watch(Inbox peer) {
         if (!peers.containsKey(peer)) {
-            peers.put(peer, ctx.spawn(ShmPeerActor.create(peer, alive, stall, ctx.getSelf()),
+            peers.put(peer, ctx.spawn(ShmPeerActor.create(peer, serving, stall, ctx.getSelf()),
                     "peer-" + peer.pid + "-" + (++peerCount)));
         }
     }
 
-    private Behavior<Command> onPeerDied(PeerDied m) {
+    private Behavior<Command> onPeerGone(PeerGone m) {
         if (peers.remove(m.peer()) == null) {
             return Behaviors.same();
         }
@@ -342,8 +343,8 @@ final class ShmTransportActor {
             }
             timers.cancel(p.dial().conn());
             backend.abandon(p.dial());
-            p.result().completeExceptionally(new EndpointFailedException("shm: peer process " + m.peer().pid
-                    + " is gone; it died during the connect"));
+            p.result().completeExceptionally(new EndpointFailedException("shm: the connect ended: the "
+                    + m.peer().goneReason()));
             return true;
         });
         return Behaviors.same();

@@ -120,6 +120,22 @@ class DeadProducerTest {
     }
 
     @Test
+    void aPeerWorkerThatClosesIsNoDeathAndALiveProducersClaimIsNotSkipped() throws Exception {
+        try (Fenceline f = Fenceline.create(ConfigFactory.parseString(SHM
+                + "fenceline.transport.shm { connect-timeout = 20s, inbox-unblock-after = 300ms }"))) {
+            Worker target = f.newWorker("target").toCompletableFuture().get(30, TimeUnit.SECONDS);
+            Worker closing = f.newWorker("closing").toCompletableFuture().get(30, TimeUnit.SECONDS);
+            closing.connect(target.address()).toCompletableFuture().get(30, TimeUnit.SECONDS); // watched by the target
+            try (Writer w = halfWriter(target, "connect", 1)) {
+                closing.close().toCompletableFuture().get(10, TimeUnit.SECONDS);
+                Thread.sleep(1_000); // ten liveness ticks: the target lets the closed worker go, and must not skip
+                w.in().println("commit");
+                assertEquals("COMMITTED", w.out().readLine(), "a live producer's claim was cut short by a peer's close");
+            }
+        }
+    }
+
+    @Test
     void aLiveProducerSlowToCommitIsNeverSkipped() throws Exception {
         try (Fenceline f = Fenceline.create(ConfigFactory.parseString(SHM
                 + "fenceline.transport.shm { connect-timeout = 20s, inbox-unblock-after = 300ms }"))) {

@@ -239,7 +239,8 @@ class ShmTransportActorTest {
         assertEquals("abandon 1", next());
         Throwable cause = failure(f);
         assertInstanceOf(EndpointFailedException.class, cause);
-        assertTrue(cause.getMessage().contains("died during the connect"), cause.getMessage());
+        assertTrue(cause.getMessage().contains("the connect ended: the peer process " + peer.pid + " is gone"),
+                cause.getMessage());
         TIME.timePasses(CONNECT_TIMEOUT); // its timer was cancelled: no second abandon
         onlyHousekeeping(20);
         KIT.stop(a);
