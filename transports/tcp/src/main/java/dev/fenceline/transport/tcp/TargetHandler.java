@@ -12,7 +12,6 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.util.concurrent.ScheduledFuture;
-import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -45,6 +44,7 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
         this.transport = transport;
         this.activeMessages = new TargetActiveMessages(transport, connection, appliers);
         this.handshake = new ServerHandshake(transport.handshake(), transport.workerId());
+        this.unreadAnswers = new UnreadAnswers(transport, () -> state != State.CLOSED, this::closeNow, handshake::peer);
     }
 
     @Override
@@ -69,11 +69,11 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
             c.channel().config().setAutoRead(false);
             return;
         }
-        if (!held.isEmpty() || (state == State.READY && !c.channel().isWritable())) {
+        if (!held.isEmpty() || (state == State.READY && !unreadAnswers.room(c))) {
             // Answers wait unread: this frame, and the rest of this read, wait in order until they
             // drain (reads are paused, so at most one read's worth of frames is held here).
             held.add(frame);
-            pauseReading(c);
+            unreadAnswers.pause(c);
             return;
         }
         apply(c, frame);
@@ -116,40 +116,13 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
     @Override
     public void channelReadComplete(ChannelHandlerContext c) {
         c.flush();
-        if (!c.channel().isWritable()) {
-            pauseReading(c);
+        if (!unreadAnswers.room(c)) {
+            unreadAnswers.pause(c);
         }
     }
 
-    /**
-     * The peer leaves its answers unread and they reached {@code limits.queued-bytes}: its further
-     * requests wait (held here, or in the socket) until the queue drains to half; if it stays full
-     * past {@code limits.unread-timeout}, the connection is closed.
-     */
-    private void pauseReading(ChannelHandlerContext c) {
-        if (!c.channel().config().isAutoRead()) {
-            return;
-        }
-        c.channel().config().setAutoRead(false);
-        armUnreadTimer(c);
-    }
-
-    /** From now, the answers must drain within {@code limits.unread-timeout}, or the connection closes. */
-    private void armUnreadTimer(ChannelHandlerContext c) {
-        if (unread != null) {
-            unread.cancel(false);
-        }
-        Duration timeout = transport.settings().limits().unreadTimeout();
-        unread = c.executor().schedule(() -> {
-            if (!c.channel().isWritable() && state != State.CLOSED) {
-                LOG.warn("tcp {}: closing connection from {} (worker {}): it left {} bytes of answers unread for {}",
-                        transport.workerName(), c.channel().remoteAddress(), handshake.peer(),
-                        c.channel().unsafe().outboundBuffer() == null ? 0
-                                : c.channel().unsafe().outboundBuffer().totalPendingWriteBytes(), timeout);
-                closeNow();
-            }
-        }, timeout.toNanos(), TimeUnit.NANOSECONDS);
-    }
+    /** The limit on the answers this connection leaves unread. */
+    private final UnreadAnswers unreadAnswers;
 
     /**
      * The answers drained to half: the held frames go on, in order, while the channel stays
@@ -157,7 +130,7 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
      */
     @Override
     public void channelWritabilityChanged(ChannelHandlerContext c) {
-        if (c.channel().isWritable() && !c.channel().config().isAutoRead() && state != State.CLOSED) {
+        if (unreadAnswers.room(c) && !c.channel().config().isAutoRead() && state != State.CLOSED) {
             drainHeld(c);
         }
         c.fireChannelWritabilityChanged();
@@ -169,29 +142,22 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
      */
     private void drainHeld(ChannelHandlerContext c) {
         ByteBuf next;
-        while (!handlerRunning && c.channel().isWritable() && (next = held.poll()) != null) {
+        while (!handlerRunning && unreadAnswers.room(c) && (next = held.poll()) != null) {
             apply(c, next);
         }
         c.flush();
         if (handlerRunning || state == State.CLOSED) {
             return;
         }
-        if (held.isEmpty() && c.channel().isWritable()) {
-            if (unread != null) {
-                unread.cancel(false);
-                unread = null;
-            }
-            c.channel().config().setAutoRead(true);
+        if (held.isEmpty() && unreadAnswers.room(c)) {
+            unreadAnswers.resume(c);
         } else {
-            armUnreadTimer(c);
+            unreadAnswers.stillPaused(c);
         }
     }
 
     /** Frames that arrived while the peer's answers waited unread, in order; released when the channel ends. */
     private final java.util.ArrayDeque<ByteBuf> held = new java.util.ArrayDeque<>();
-
-    /** Closes a connection whose answers stayed unread; null while it reads. */
-    private ScheduledFuture<?> unread;
 
     @Override
     public void exceptionCaught(ChannelHandlerContext c, Throwable cause) {
@@ -217,9 +183,7 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
         if (handshakeTimeout != null) {
             handshakeTimeout.cancel(false);
         }
-        if (unread != null) {
-            unread.cancel(false);
-        }
+        unreadAnswers.cancel();
         ByteBuf h;
         while ((h = held.poll()) != null) {
             h.release();
