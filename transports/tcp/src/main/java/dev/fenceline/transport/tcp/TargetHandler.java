@@ -44,7 +44,8 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
         this.transport = transport;
         this.activeMessages = new TargetActiveMessages(transport, connection, appliers);
         this.handshake = new ServerHandshake(transport.handshake(), transport.workerId());
-        this.unreadAnswers = new UnreadAnswers(transport, () -> state != State.CLOSED, this::closeNow, handshake::peer);
+        this.unreadAnswers = new UnreadAnswers(transport, () -> state != State.CLOSED, this::closeNow,
+                () -> drainHeld(ctx), handshake::peer);
     }
 
     @Override
@@ -130,7 +131,7 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
      */
     @Override
     public void channelWritabilityChanged(ChannelHandlerContext c) {
-        if (unreadAnswers.room(c) && !c.channel().config().isAutoRead() && state != State.CLOSED) {
+        if (c.channel().isWritable() && !c.channel().config().isAutoRead() && state != State.CLOSED) {
             drainHeld(c);
         }
         c.fireChannelWritabilityChanged();
@@ -183,7 +184,7 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
         if (handshakeTimeout != null) {
             handshakeTimeout.cancel(false);
         }
-        unreadAnswers.cancel();
+        unreadAnswers.left();
         ByteBuf h;
         while ((h = held.poll()) != null) {
             h.release();
@@ -241,6 +242,7 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
             return;
         }
         state = State.READY;
+        unreadAnswers.joined(ctx);
         FrameSplitter frames = ctx.pipeline().get(FrameSplitter.class);
         if (frames != null) {
             frames.authenticated();

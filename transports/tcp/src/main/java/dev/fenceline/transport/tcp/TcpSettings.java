@@ -58,11 +58,24 @@ record TcpSettings(List<InetSocketAddress> listen, int maxRails, Security securi
      * @param connectionsPerAddress incoming connections from one IP address at most
      * @param preAuthConnections incoming connections handshaking at once at most (a new one pushes the oldest out)
      * @param queuedBytes answers a target queues for one connection before it stops reading from it
+     * @param queuedBytesTotal answers a target queues for all its connections: each gets its share
      * @param unreadTimeout how long a connection may leave its answers unread before it is closed
      * @param refusalLogInterval at most one warning about refused connections per this interval
      */
     record Limits(int preAuthFrame, int connections, int connectionsPerAddress, int preAuthConnections, int queuedBytes,
-            Duration unreadTimeout, Duration refusalLogInterval) {
+            long queuedBytesTotal, Duration unreadTimeout, Duration refusalLogInterval) {
+        /** The least a connection may queue, however many share {@code queued-bytes-total}. */
+        static final int LEAST_QUEUED_BYTES = 64 << 10;
+
+        /**
+         * @param answering authenticated incoming connections open now
+         * @return the answer bytes one of them may leave unread before its reading pauses: its even
+         *     share of {@code queued-bytes-total}, at most {@code queued-bytes}, at least 64 KiB
+         */
+        int queueMark(int answering) {
+            long share = queuedBytesTotal / Math.max(1, answering);
+            return (int) Math.max(LEAST_QUEUED_BYTES, Math.min(queuedBytes, share));
+        }
     }
 
     /**
@@ -162,6 +175,7 @@ record TcpSettings(List<InetSocketAddress> listen, int maxRails, Security securi
                 r.intIn("limits.connections-per-address", 1, connections),
                 Math.min(r.intIn("limits.pre-auth-connections", 1, 1 << 20), connections),
                 (int) r.bytesIn("limits.queued-bytes", 64 << 10, 1 << 30),
+                r.bytesIn("limits.queued-bytes-total", 64 << 10, 1L << 40),
                 r.durationIn("limits.unread-timeout", Duration.ofMillis(100), Duration.ofHours(1)),
                 r.durationIn("limits.refusal-log-interval", Duration.ofMillis(1), Duration.ofHours(1)));
         Duration shutdownGrace = r.durationIn("shutdown-grace", Duration.ZERO, Duration.ofMinutes(10));

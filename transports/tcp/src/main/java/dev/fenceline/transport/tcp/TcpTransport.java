@@ -63,6 +63,8 @@ final class TcpTransport implements Transport, RailActor.Connector {
     private final java.util.concurrent.ExecutorService handlers;
     private final ExactlyOnce exactlyOnce;
     private final IncomingCounts incoming;
+    /** How the authenticated incoming connections share {@code limits.queued-bytes-total}. */
+    private final AnswerShares answerShares;
     private final Handshaking handshaking;
     private volatile boolean closed;
     /** The control actor, once the worker actor started this transport. */
@@ -72,6 +74,7 @@ final class TcpTransport implements Transport, RailActor.Connector {
         this.context = context;
         this.settings = settings;
         this.incoming = new IncomingCounts(settings.limits().connections(), settings.limits().connectionsPerAddress());
+        this.answerShares = new AnswerShares(settings.limits());
         this.handshaking = new Handshaking(settings.limits().preAuthConnections());
         TcpSettings.Security security = settings.security();
         this.handshake = security.key() != null ? Handshake.fromKey(security.key())
@@ -229,6 +232,11 @@ final class TcpTransport implements Transport, RailActor.Connector {
      */
     boolean authenticated(Channel ch) {
         return handshaking.done(ch);
+    }
+
+    /** @return how the authenticated incoming connections share {@code limits.queued-bytes-total} */
+    AnswerShares answerShares() {
+        return answerShares;
     }
 
     /** @return connections closed because newer ones were handshaking (tests) */
