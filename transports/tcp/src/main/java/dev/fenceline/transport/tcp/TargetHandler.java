@@ -355,6 +355,7 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
         public void hold() {
             handlerRunning = true;
             ctx.channel().config().setAutoRead(false);
+            unreadAnswers.cancel(); // a timeout must not end the connection while the handler runs: goOn judges
         }
 
         @Override

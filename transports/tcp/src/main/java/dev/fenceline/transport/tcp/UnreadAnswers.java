@@ -40,7 +40,7 @@ final class UnreadAnswers implements AnswerShares.Member {
     private final Runnable roomAgain;
     /** Who the peer is, for the log. */
     private final Supplier<Object> peer;
-    /** Whether reading is paused here (not for an active message's handler); event loop only. */
+    /** Whether reading was paused here for want of room: the timeout and the looks act only then. */
     private boolean paused;
     /** Closes the connection if its answers stay unread; null when not armed. */
     private ScheduledFuture<?> timer;
@@ -108,19 +108,25 @@ final class UnreadAnswers implements AnswerShares.Member {
         return out == null ? 0 : out.totalPendingWriteBytes();
     }
 
-    /** No room: reading pauses, and the answers must drain within the unread timeout (unless paused already). */
+    /**
+     * No room: reading pauses, and the answers must drain within the unread timeout (unless paused
+     * already, here or for an active message's handler, whose end judges the room again).
+     */
     void pause(ChannelHandlerContext c) {
         if (!c.channel().config().isAutoRead()) {
             return;
         }
         c.channel().config().setAutoRead(false);
-        paused = true;
         stillPaused(c);
     }
 
-    /** Still no room, after some progress: the unread timeout starts again. */
+    /**
+     * Reading is off and there is no room (after some progress, or as an active message's handler
+     * ended): the unread timeout starts again.
+     */
     void stillPaused(ChannelHandlerContext c) {
         cancel();
+        paused = true;
         Duration timeout = transport.settings().limits().unreadTimeout();
         timer = c.executor().schedule(() -> {
             timer = null;
@@ -160,7 +166,10 @@ final class UnreadAnswers implements AnswerShares.Member {
         c.channel().config().setAutoRead(true);
     }
 
-    /** The connection reads on, or ended: no timeout, no looking again. */
+    /**
+     * The connection reads on, ended, or an active message's handler runs (its end judges the room
+     * again): no timeout, no looking again.
+     */
     void cancel() {
         if (timer != null) {
             timer.cancel(false);

@@ -42,11 +42,14 @@ class TcpUnreadAnswersTest {
      * @param gets how many GETs of 256 KiB the client sends
      * @param others endpoints of another worker that connect to the target directly and read their
      *     answers, each one more connection that shares {@code queued-bytes-total}
-     * @param othersLater whether they connect a second after the GETs were sent, rather than before
+     * @param othersLater whether they connect once the GETs were answered and one unread timeout
+     *     passed, rather than before
+     * @param handlerMeanwhile whether an active message after the GETs runs a handler that holds the
+     *     connection while the others connect (its end must judge the room again)
      */
-    private record Unread(String limits, int gets, int others, boolean othersLater) {
+    private record Unread(String limits, int gets, int others, boolean othersLater, boolean handlerMeanwhile) {
         Unread(String limits) {
-            this(limits, GETS, 0, false);
+            this(limits, GETS, 0, false, false);
         }
     }
 
@@ -81,6 +84,16 @@ class TcpUnreadAnswersTest {
             Worker target = f.newWorker("target").toCompletableFuture().get(10, TimeUnit.SECONDS);
             MemoryRegion region = target.allocate((long) GETS * SIZE);
             Worker other = f.newWorker("other").toCompletableFuture().get(10, TimeUnit.SECONDS);
+            java.util.concurrent.CountDownLatch handlerIn = new java.util.concurrent.CountDownLatch(1);
+            java.util.concurrent.CountDownLatch handlerOut = new java.util.concurrent.CountDownLatch(1);
+            target.setActiveMessageHandler(9, (h, p) -> {
+                handlerIn.countDown();
+                try {
+                    handlerOut.await(30, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
             if (!u.othersLater()) {
                 connectOthers(other, target, region, u.others());
             }
@@ -100,17 +113,24 @@ class TcpUnreadAnswersTest {
                 for (int i = 0; i < u.gets(); i++) {
                     gets.add(ep.get(into.get(i), region.address() + (long) i * SIZE, key).toCompletableFuture());
                 }
+                if (u.handlerMeanwhile()) {
+                    ep.sendActiveMessageImplicit(9, ByteBuffer.allocateDirect(8), ByteBuffer.allocateDirect(8));
+                    assertTrue(handlerIn.await(10, TimeUnit.SECONDS), "the handler runs: the GETs left room");
+                }
                 long peak = 0;
-                long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(4);
+                long sent = System.nanoTime();
+                long until = sent + TimeUnit.SECONDS.toNanos(4);
                 boolean othersDue = u.othersLater();
                 while (System.nanoTime() < until) {
                     peak = Math.max(peak, direct() - before);
                     Thread.sleep(20); // sampling from the test's thread
-                    if (othersDue && System.nanoTime() > until - TimeUnit.SECONDS.toNanos(3)) {
+                    if (othersDue && System.nanoTime() - sent > TimeUnit.MILLISECONDS.toNanos(2_500)) {
+                        // 2.5 s after the GETs: had they not fitted its share, the unread timeout (2 s) would have closed it.
                         othersDue = false;
                         assertTrue(seen.messages().stream().noneMatch(m -> m.contains("answers unread")),
                                 "under its share before the others come: " + seen.messages());
                         connectOthers(other, target, region, u.others());
+                        handlerOut.countDown();
                         // Told now, it has the unread timeout (2 s) to drain: room to spare on a busy machine.
                         until = System.nanoTime() + TimeUnit.SECONDS.toNanos(8);
                     }
@@ -151,7 +171,8 @@ class TcpUnreadAnswersTest {
     void connectionsShareTheTotalLimit() throws Exception {
         // Three connections answering (the unread one and two that read) share 3 MiB: 1 MiB each,
         // where queued-bytes alone would let the unread one queue 32 MiB.
-        long queued = heldWhileUnread(new Unread("queued-bytes = 32MiB, queued-bytes-total = 3MiB", GETS, 2, false), true);
+        long queued = heldWhileUnread(new Unread("queued-bytes = 32MiB, queued-bytes-total = 3MiB", GETS, 2, false,
+                false), true);
         assertTrue(queued <= (1 << 20) + 2L * SIZE, "its share is 1 MiB; the target queued " + queued + " bytes");
     }
 
@@ -161,8 +182,18 @@ class TcpUnreadAnswersTest {
         // queued (what the kernel's buffers do not hold) and nothing more to send. Three more
         // connections make its share 8 MiB: told so, it must drain to half of it within the unread
         // timeout, or lose its connection.
-        long queued = heldWhileUnread(new Unread("queued-bytes = 32MiB, queued-bytes-total = 32MiB", 120, 3, true),
-                true);
-        assertTrue(queued > 4L << 20, "closed over half its share of 8 MiB: " + queued + " bytes");
+        long queued = heldWhileUnread(new Unread("queued-bytes = 32MiB, queued-bytes-total = 32MiB", 120, 3, true,
+                false), true);
+        assertTrue(queued > 8L << 20, "closed over its share of 8 MiB: " + queued + " bytes");
+    }
+
+    @Test
+    void aConnectionWhoseShareFellWhileAHandlerRanIsJudgedWhenItEnds() throws Exception {
+        // As above, but an active message's handler holds the connection while the others connect:
+        // it is not told then (it reads nothing anyway), and the handler's end pauses it for good
+        // reason, with the unread timeout running.
+        long queued = heldWhileUnread(new Unread("queued-bytes = 32MiB, queued-bytes-total = 32MiB", 120, 3, true,
+                true), true);
+        assertTrue(queued > 8L << 20, "closed over its share of 8 MiB: " + queued + " bytes");
     }
 }
