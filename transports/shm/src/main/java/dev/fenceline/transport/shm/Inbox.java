@@ -22,7 +22,7 @@ import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
  * different processes are safe). Everything in a peer's segment is checked before use.
  *
  * <pre>
- * 0 magic u32 "FLCT" ("FLCX" once its worker closed)  4 version u32  8 pid u64  16 start u64  24 worker id 16  40 key slots u32
+ * 0 magic u32 "FLCT" ("FLCX" once its worker closed, "FLCB" once its inbox broke)  4 version u32  8 pid u64  16 start u64  24 worker id 16  40 key slots u32
  * 44 gate slots u32  48 heartbeat u64 (counts up while the process runs: see spi.support.Heartbeat)
  * 56 doorbell u32  60 polling thread asleep u32 (see Doorbell)
  * 64 key table: key slots x (key id u64, state u32, access u32, base u64, length u64)
@@ -39,6 +39,8 @@ final class Inbox implements Heartbeat.Beating {
     private static final int MAGIC = 0x464C4354;
     /** The magic of a segment whose worker closed: its peers let it go, and their lanes to it fail. */
     private static final int CLOSED_MAGIC = 0x464C4358;
+    /** The magic of a segment whose inbox was written outside the ring's protocol: its worker reads it no more. */
+    private static final int BROKEN_MAGIC = 0x464C4342;
     private static final int VERSION = 3;
 
     final String name;
@@ -127,8 +129,9 @@ final class Inbox implements Heartbeat.Beating {
         }
         UnsafeBuffer header = new UnsafeBuffer(m, 0, HEADER);
         int magic = header.getIntVolatile(0);
-        if (magic == CLOSED_MAGIC) {
-            throw new EndpointFailedException("shm: the peer worker of " + file + " closed");
+        if (magic == CLOSED_MAGIC || magic == BROKEN_MAGIC) {
+            throw new EndpointFailedException("shm: the peer worker of " + file + (magic == CLOSED_MAGIC ? " closed"
+                    : " stopped its shm transport: its inbox was written outside the ring's protocol"));
         }
         if (magic != MAGIC) {
             throw new FencelineException("shm: " + file + " is not a Fenceline control segment");
@@ -225,6 +228,14 @@ final class Inbox implements Heartbeat.Beating {
         header.putIntVolatile(0, CLOSED_MAGIC);
     }
 
+    /**
+     * Marks this worker's own segment broken (its inbox was written outside the ring's protocol, and
+     * it reads it no more): its peers fail their lanes to it at their next tick, not at keepalive's.
+     */
+    void markBroken() {
+        header.putIntVolatile(0, BROKEN_MAGIC);
+    }
+
     /** @return whether the segment's worker closed (a peer's: read each liveness tick and before a cma transfer) */
     boolean closed() {
         return header.getIntVolatile(0) == CLOSED_MAGIC;
@@ -243,6 +254,10 @@ final class Inbox implements Heartbeat.Beating {
         int magic = header.getIntVolatile(0);
         if (magic == CLOSED_MAGIC) {
             return "peer worker " + worker + " (process " + pid + ") closed";
+        }
+        if (magic == BROKEN_MAGIC) {
+            return "peer worker " + worker + " (process " + pid + ") stopped its shm transport: its inbox was"
+                    + " written outside the ring's protocol";
         }
         return magic == MAGIC ? "peer process " + pid + " is gone"
                 : "peer worker " + worker + " (process " + pid + ") no longer serves: its control segment's header"

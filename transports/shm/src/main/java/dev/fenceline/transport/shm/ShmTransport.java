@@ -161,16 +161,17 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
 
     /**
      * A process that maps this worker's inbox wrote a record length outside the ring's framing: no
-     * record past it can be found. Fail-stop, said once: the inbox is read no more and the worker's
-     * heartbeat stops, so that its peers' keepalive fails their lanes to it over at once rather than
-     * wait for answers that cannot come; its own lanes, whose answers come here, fail by keepalive.
+     * record past it can be found. Fail-stop, said once: the inbox is read no more, its segment is
+     * marked broken (its peers fail their lanes to it at their next liveness tick rather than wait
+     * for answers that cannot come) and the worker's heartbeat stops; its own lanes, whose answers
+     * come here, fail by keepalive.
      */
     private void inboxBroke() {
         inboxBroken = true;
         LOG.error("shm {}: {}: written outside the ring's protocol by a process that maps this worker's inbox;"
-                + " nothing past it can be read. The worker's shm transport stops: its heartbeat stops so that"
-                + " peers fail over, and its lanes fail by keepalive", context.workerName(),
-                InboxFraming.describeHead(inbox.ring));
+                + " nothing past it can be read. The worker's shm transport stops: its peers fail over, and its"
+                + " lanes fail by keepalive", context.workerName(), InboxFraming.describeHead(inbox.ring));
+        inbox.markBroken();
         Heartbeat.stop(inbox);
     }
 

@@ -55,13 +55,17 @@ class HostileInboxTest {
 
     /**
      * A record length outside the ring's framing (a process that maps the inbox wrote it there rather
-     * than commit its claim): nothing past it can be found, so the worker stops its shm transport and
-     * its heartbeat, and a peer's operation waiting for it fails (its lane fails by keepalive) instead
-     * of waiting for ever while the heartbeat says the worker lives.
+     * than commit its claim): nothing past it can be found, so the worker stops its shm transport,
+     * marks its segment broken and stops its heartbeat, and a peer's operation waiting for it fails
+     * within a liveness tick (not keepalive's timeout) instead of waiting for ever while the
+     * heartbeat says the worker lives.
      */
     @Test
     void aRecordOutsideTheRingsFramingStopsTheInboxAndItsPeersStopWaiting() throws Exception {
-        try (Fenceline f = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [shm]"))) {
+        try (Fenceline f = Fenceline.create(ConfigFactory.parseString("""
+                fenceline.transports = [shm]
+                fenceline.endpoint.keepalive.timeout = 20s
+                """))) {
             Worker a = f.newWorker("a").toCompletableFuture().get(10, TimeUnit.SECONDS);
             Worker b = f.newWorker("b").toCompletableFuture().get(10, TimeUnit.SECONDS);
             java.util.concurrent.atomic.AtomicInteger ran = new java.util.concurrent.atomic.AtomicInteger();
@@ -75,10 +79,14 @@ class HostileInboxTest {
             ring.buffer().putIntOrdered(at - 8, 0x1000_0000); // the header's length, past the ring
             java.util.concurrent.CompletableFuture<Void> waiting = ep.sendActiveMessage(5, ByteBuffer.allocate(0),
                     ByteBuffer.allocate(8)).toCompletableFuture();
+            long start = System.nanoTime();
             java.util.concurrent.ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
                     java.util.concurrent.ExecutionException.class, () -> waiting.get(30, TimeUnit.SECONDS),
                     "the message behind the broken record is never read; its sender must not wait for ever");
+            long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
             org.junit.jupiter.api.Assertions.assertInstanceOf(dev.fenceline.FencelineException.class, e.getCause());
+            org.junit.jupiter.api.Assertions.assertTrue(ms < 5_000, "failed in " + ms
+                    + " ms: at the peer's next liveness tick, not at keepalive's timeout (20 s)");
             assertEquals(1, ran.get(), "nothing past the broken record was read");
         }
     }
