@@ -32,6 +32,7 @@ class ArtifactsTest {
     /** The artifacts a service depends on; the BOM must manage each. */
     private static final Set<String> PUBLISHED = Set.of("fenceline-runtime", "fenceline-testkit",
             "fenceline-transport-sim", "fenceline-transport-tcp", "fenceline-transport-shm", "fenceline-transport-ucx",
+            "fenceline-affinity",
             "fenceline-micrometer",
             "fenceline-cluster");
 

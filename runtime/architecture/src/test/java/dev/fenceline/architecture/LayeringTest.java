@@ -40,7 +40,7 @@ class LayeringTest {
         for (String p : new String[] {"dev.fenceline.actor", "dev.fenceline.spi", "dev.fenceline.transport.tcp",
             "dev.fenceline.transport.shm", "dev.fenceline.transport.sim", "dev.fenceline.transport.ucx", "dev.fenceline.testkit", "dev.fenceline.demo",
             "dev.fenceline.perf", "dev.fenceline.micrometer", "dev.fenceline.cluster",
-            "dev.fenceline.bench"}) {
+            "dev.fenceline.bench", "dev.fenceline.affinity"}) {
             assertTrue(all.containPackage(p), "no classes of " + p + " were imported");
         }
     }

@@ -2,6 +2,7 @@ package dev.fenceline.transport.ucx;
 
 import dev.fenceline.EndpointFailedException;
 import dev.fenceline.FencelineException;
+import dev.fenceline.affinity.CpuAffinity;
 import dev.fenceline.spi.Wakeup;
 import java.util.ArrayList;
 import java.util.List;
@@ -187,7 +188,7 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
     @Override
     public void onStart() {
         thread = Thread.currentThread();
-        CpuAffinity.keepThisThreadTo(progressCpus, workerName);
+        CpuAffinity.keepThisThreadTo(progressCpus, "ucx " + workerName + ": the progress thread");
     }
 
     @Override

@@ -1,6 +1,7 @@
 package dev.fenceline.transport.ucx;
 
 import com.typesafe.config.Config;
+import dev.fenceline.affinity.CpuAffinity;
 import dev.fenceline.spi.support.ConfigReader;
 import dev.fenceline.spi.support.ReconnectPolicy;
 import java.time.Duration;
@@ -83,29 +84,11 @@ record UcxSettings(List<String> tls, List<String> devices, boolean connectToEndp
         boolean directOperations = r.bool("direct-operations");
         boolean uctFlushAlways = r.oneOf("uct-flush", List.of("auto", "always")).equals("always");
         Duration answerHold = r.durationIn("answer-hold", Duration.ZERO, Duration.ofSeconds(1));
-        List<Integer> cpus = progressCpus(r);
+        List<Integer> cpus = CpuAffinity.cpusSetting(r, "progress-cpus");
         Map<String, Map<String, String>> uct = uct(r);
         return new UcxSettings(tls, devices, toEndpoint, maxFragment, queueDepth, connect, liveness, idle, parkMin,
                 parkMax, spins, registrations, quarantine, lanes, incoming, incomingChannels, new ReconnectPolicy(minBackoff, maxBackoff, giveUp, stable),
                 directOperations, uctFlushAlways, answerHold, cpus, uct, r.keysRead());
-    }
-
-    /** {@code progress-cpus}: distinct CPU numbers, 0 to 1023; whether the process has them is the transport's to check. */
-    private static List<Integer> progressCpus(ConfigReader r) {
-        String expected = "a list of distinct CPU numbers, each 0 to " + (CpuAffinity.MAX_CPUS - 1);
-        List<Integer> cpus;
-        try {
-            cpus = r.config().getIntList("progress-cpus");
-        } catch (com.typesafe.config.ConfigException e) {
-            String v = r.config().hasPath("progress-cpus") ? r.config().getValue("progress-cpus").render() : "<unset>";
-            throw r.invalid("progress-cpus", v, expected);
-        } finally {
-            r.markRead("progress-cpus");
-        }
-        if (cpus.stream().anyMatch(c -> c < 0 || c >= CpuAffinity.MAX_CPUS) || cpus.stream().distinct().count() < cpus.size()) {
-            throw r.invalid("progress-cpus", cpus.toString(), expected);
-        }
-        return List.copyOf(cpus);
     }
 
     /** {@code spin-passes}: auto (-1), or 0 to 1,000,000. */

@@ -3,6 +3,7 @@ package dev.fenceline.transport.ucx;
 import dev.fenceline.ConfigurationException;
 import dev.fenceline.EndpointFailedException;
 import dev.fenceline.FencelineException;
+import dev.fenceline.affinity.CpuAffinity;
 import dev.fenceline.spi.LaneConnection;
 import dev.fenceline.spi.ProgressAgent;
 import dev.fenceline.spi.RegionHandle;
@@ -57,15 +58,7 @@ final class UcxTransport implements Transport, UcxTransportActor.Backend {
                     + inFlight + " (" + lanes + " lanes, one per lane type, each holding queue-depth operations),"
                     + " so every operation an endpoint's lanes can hold fits");
         }
-        if (!settings.progressCpus().isEmpty()) {
-            java.util.BitSet ours = CpuAffinity.ofProcess();
-            for (int cpu : settings.progressCpus()) {
-                if (!ours.get(cpu)) {
-                    throw new ConfigurationException(UcxSettings.SECTION + ".progress-cpus = " + settings.progressCpus()
-                            + " is invalid: expected CPUs this process may run on (its main thread's), " + ours);
-                }
-            }
-        }
+        CpuAffinity.checkProcessMayRun(settings.progressCpus(), UcxSettings.SECTION + ".progress-cpus");
         this.context = context;
         this.settings = settings;
         List<UctResource> selected = UctSelection.select(UcxNative.resources(), settings.tls(), settings.devices(),

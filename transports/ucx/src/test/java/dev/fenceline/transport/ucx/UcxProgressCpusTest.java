@@ -1,5 +1,6 @@
 package dev.fenceline.transport.ucx;
 
+import dev.fenceline.affinity.CpuAffinity;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
