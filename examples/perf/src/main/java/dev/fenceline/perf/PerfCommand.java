@@ -133,10 +133,10 @@ public final class PerfCommand implements Callable<Integer> {
     boolean busyPoll;
 
     @Option(names = "--progress-cpus", split = ",", paramLabel = "CPU",
-            description = "ucx: the CPU this process's progress threads are kept to (with --processes 1, both"
-                    + " workers'), then, with --processes 2, the target process's, unpinned if not given"
-                    + " (fenceline.transport.ucx.progress-cpus); two progress threads that share a core wait for"
-                    + " each other's spinning.")
+            description = "ucx and shm: the CPU this process's progress (ucx) or polling (shm) threads are kept to"
+                    + " (with --processes 1, both workers'), then, with --processes 2, the target process's, unpinned"
+                    + " if not given (fenceline.transport.ucx.progress-cpus, fenceline.transport.shm.polling-cpus);"
+                    + " two such threads that share a core wait for each other.")
     List<Integer> progressCpus;
 
     @Option(names = "--endpoints", split = ",", paramLabel = "N",
@@ -446,15 +446,24 @@ public final class PerfCommand implements Callable<Integer> {
             c = ConfigFactory.parseString("fenceline.transport.tcp.busy-poll = on").withFallback(c);
         }
         if (progressCpus != null && !progressCpus.isEmpty()) {
-            if (!transport.equals("ucx") || progressCpus.size() > (processes == 2 ? 2 : 1)) {
+            if (cpusSetting() == null || progressCpus.size() > (processes == 2 ? 2 : 1)) {
                 throw new CommandLine.ParameterException(spec.commandLine(), "--progress-cpus " + progressCpus
-                        + ": expected, for --transport ucx, one CPU (this process's), or with --processes 2 two (this"
-                        + " process's, the target process's)");
+                        + ": expected, for --transport ucx or shm, one CPU (this process's), or with --processes 2"
+                        + " two (this process's, the target process's)");
             }
-            c = c.withValue("fenceline.transport.ucx.progress-cpus",
-                    com.typesafe.config.ConfigValueFactory.fromIterable(List.of(progressCpus.get(0))));
+            c = c.withValue(cpusSetting(), com.typesafe.config.ConfigValueFactory.fromIterable(
+                    List.of(progressCpus.get(0))));
         }
         return c;
+    }
+
+    /** @return the setting --progress-cpus sets for this transport, or null where it has none */
+    private String cpusSetting() {
+        return switch (transport) {
+            case "ucx" -> "fenceline.transport.ucx.progress-cpus";
+            case "shm" -> "fenceline.transport.shm.polling-cpus";
+            default -> null;
+        };
     }
 
     /** The forked target's configuration: this one, with its own progress CPU if --progress-cpus names two, else none. */
@@ -463,10 +472,10 @@ public final class PerfCommand implements Callable<Integer> {
             return config;
         }
         if (progressCpus.size() < 2) {
-            return config.withoutPath("fenceline.transport.ucx.progress-cpus");
+            return config.withoutPath(cpusSetting());
         }
-        return config.withValue("fenceline.transport.ucx.progress-cpus",
-                com.typesafe.config.ConfigValueFactory.fromIterable(List.of(progressCpus.get(1))));
+        return config.withValue(cpusSetting(), com.typesafe.config.ConfigValueFactory.fromIterable(
+                List.of(progressCpus.get(1))));
     }
 
     static String size(int bytes) {

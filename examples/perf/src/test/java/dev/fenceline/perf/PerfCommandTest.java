@@ -220,12 +220,23 @@ class PerfCommandTest {
         assertTrue(err.toString().contains("--busy-poll is tcp's"), err.toString());
     }
 
-    /** Progress CPUs are ucx's: this process's, and with a forked target the target's. */
+    /**
+     * Progress CPUs are ucx's (its progress threads) and shm's (its polling threads): this process's,
+     * and with a forked target the target's.
+     */
     @Test
-    void progressCpusAreUcxsOneOrTwo() {
+    void progressCpusAreUcxsAndShmsOneOrTwo() {
+        int cpu = dev.fenceline.affinity.CpuAffinity.ofProcess().nextSetBit(0);
+        StringWriter out = new StringWriter();
+        CommandLine ok = new CommandLine(new PerfCommand());
+        ok.setOut(new PrintWriter(out));
+        assertEquals(0, ok.execute("--transport", "shm", "--progress-cpus", Integer.toString(cpu), "-t", "put_lat",
+                "-s", "8", "-n", "2000", "-w", "200", "--no-progress"), out.toString());
         for (String[] bad : new String[][] {{"--transport", "tcp", "--progress-cpus", "0"},
+                {"--transport", "sim", "--progress-cpus", "0"},
                 {"--transport", "ucx", "--progress-cpus", "0,1,0", "--processes", "2"},
-                {"--transport", "ucx", "--progress-cpus", "0,1"}}) { // two, but no target process
+                {"--transport", "shm", "--progress-cpus", "0,1"}, // two, but no target process
+                {"--transport", "ucx", "--progress-cpus", "0,1"}}) {
             StringWriter err = new StringWriter();
             CommandLine cl = new CommandLine(new PerfCommand());
             cl.setErr(new PrintWriter(err));

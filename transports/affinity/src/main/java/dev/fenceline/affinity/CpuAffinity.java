@@ -72,6 +72,28 @@ public final class CpuAffinity {
         return of((int) ProcessHandle.current().pid());
     }
 
+    /**
+     * @return the CPUs each thread of this process may run on, by thread id (a thread that ends
+     *     while they are read is left out): where a pinned thread shows, for tests and diagnostics
+     */
+    public static java.util.Map<Integer, BitSet> ofEveryThread() {
+        java.util.Map<Integer, BitSet> sets = new java.util.TreeMap<>();
+        try (java.util.stream.Stream<java.nio.file.Path> tasks = java.nio.file.Files.list(
+                java.nio.file.Path.of("/proc/self/task"))) {
+            for (java.nio.file.Path task : tasks.toList()) {
+                int tid = Integer.parseInt(task.getFileName().toString());
+                try {
+                    sets.put(tid, of(tid));
+                } catch (FencelineException ended) {
+                    // the thread ended meanwhile
+                }
+            }
+        } catch (java.io.IOException e) {
+            throw new FencelineException("cannot list this process's threads: " + e, e);
+        }
+        return sets;
+    }
+
     private static BitSet of(int tid) {
         byte[] mask = new byte[MAX_CPUS / 8];
         if (sched().sched_getaffinity(tid, mask.length, mask) < 0) {

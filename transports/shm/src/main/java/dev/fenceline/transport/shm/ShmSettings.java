@@ -1,5 +1,6 @@
 package dev.fenceline.transport.shm;
 
+import dev.fenceline.affinity.CpuAffinity;
 import com.typesafe.config.Config;
 import dev.fenceline.spi.support.ConfigReader;
 import java.nio.file.Path;
@@ -26,11 +27,13 @@ import java.util.Set;
  * @param quarantine how long a closed registration's memory and slot are kept
  * @param unblockAfter how long a stuck inbox waits, after some producer died, before it is unblocked
  * @param maxBacklog bytes of replies held for one peer worker whose inbox is full
+ * @param pollingCpus the CPUs the polling thread may run on ({@link CpuAffinity}); empty: the process's
  * @param keysRead every key read, for the completeness test
  */
 record ShmSettings(Path directory, int ringSize, int maxFragment, int queueDepth, String idleStrategy,
         Duration idleParkMin, Duration idleParkMax, Duration connectTimeout, Duration livenessInterval, boolean cma, int maxRegistrations,
-        int maxLanes, int maxPeers, Duration quarantine, Duration unblockAfter, long maxBacklog, Set<String> keysRead) {
+        int maxLanes, int maxPeers, Duration quarantine, Duration unblockAfter, long maxBacklog, List<Integer> pollingCpus,
+        Set<String> keysRead) {
     static final String SECTION = "fenceline.transport.shm";
 
     /** @return {@link #quarantine()} in nanoseconds */
@@ -84,6 +87,7 @@ record ShmSettings(Path directory, int ringSize, int maxFragment, int queueDepth
                     + ((long) maxFragment + MESSAGE_OVERHEAD) + " (one answer of a get)");
         }
         return new ShmSettings(directory, (int) ring, maxFragment, queueDepth, idle, parkMin, parkMax, connect, liveness, cma,
-                registrations, lanes, peers, quarantine, unblock, backlog, r.keysRead());
+                registrations, lanes, peers, quarantine, unblock, backlog, CpuAffinity.cpusSetting(r, "polling-cpus"),
+                r.keysRead());
     }
 }

@@ -1,5 +1,6 @@
 package dev.fenceline.transport.shm;
 
+import dev.fenceline.affinity.CpuAffinity;
 import dev.fenceline.spi.support.Heartbeat;
 import dev.fenceline.spi.support.Host;
 import dev.fenceline.EndpointFailedException;
@@ -88,6 +89,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
                     + " is invalid with shm's queue-depth = " + settings.queueDepth() + ": expected at least it, so"
                     + " every operation a lane can hold fits");
         }
+        CpuAffinity.checkProcessMayRun(settings.pollingCpus(), ShmSettings.SECTION + ".polling-cpus");
         this.context = context;
         this.settings = settings;
         this.directory = settings.directory();
@@ -204,6 +206,12 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
     @Override
     public String roleName() {
         return "fenceline-shm-" + context.workerName();
+    }
+
+    /** The polling thread, at its start: kept to {@code polling-cpus} if they are named. */
+    @Override
+    public void onStart() {
+        CpuAffinity.keepThisThreadTo(settings.pollingCpus(), "shm " + context.workerName() + ": the polling thread");
     }
 
     @Override

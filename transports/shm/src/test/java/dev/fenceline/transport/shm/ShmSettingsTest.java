@@ -23,6 +23,16 @@ class ShmSettingsTest {
     }
 
     @Test
+    void pollingCpusMustBeDistinctCpuNumbers() {
+        assertEquals(java.util.List.of(1, 0), settings("polling-cpus = [1, 0]").pollingCpus());
+        for (String bad : new String[] {"[0, 0]", "[-1]", "[1024]", "\"all\""}) {
+            dev.fenceline.ConfigurationException e = assertThrows(
+                    dev.fenceline.ConfigurationException.class, () -> settings("polling-cpus = " + bad), bad);
+            assertTrue(e.getMessage().contains(ShmSettings.SECTION + ".polling-cpus"), e.getMessage());
+        }
+    }
+
+    @Test
     void everyDocumentedKeyIsRead() {
         Set<String> documented = new TreeSet<>();
         for (Map.Entry<String, ConfigValue> e : ConfigFactory.defaultReference().getConfig(ShmSettings.SECTION)

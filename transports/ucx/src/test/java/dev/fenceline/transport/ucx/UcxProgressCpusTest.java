@@ -1,6 +1,5 @@
 package dev.fenceline.transport.ucx;
 
-import dev.fenceline.affinity.CpuAffinity;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -9,22 +8,17 @@ import com.typesafe.config.ConfigFactory;
 import dev.fenceline.ConfigurationException;
 import dev.fenceline.Fenceline;
 import dev.fenceline.Worker;
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
+import dev.fenceline.affinity.CpuAffinity;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * {@code progress-cpus} keeps the progress thread to the CPUs it names (the kernel says so in the
- * thread's {@code Cpus_allowed_list}); CPUs the process may not run on are refused, named.
+ * {@code progress-cpus} keeps the progress thread to the CPUs it names (the kernel's affinity of
+ * each thread of the process says so); CPUs the process may not run on are refused, named.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class UcxProgressCpusTest {
@@ -33,23 +27,11 @@ class UcxProgressCpusTest {
         UcxAssumptions.ucxAvailable();
     }
 
-    /** @return each thread of this process's {@code Cpus_allowed_list} */
-    private static List<String> allowedLists() throws IOException {
-        List<String> lists = new ArrayList<>();
-        try (Stream<Path> tasks = Files.list(Path.of("/proc/self/task"))) {
-            for (Path task : tasks.toList()) {
-                try {
-                    for (String line : Files.readAllLines(task.resolve("status"))) {
-                        if (line.startsWith("Cpus_allowed_list:")) {
-                            lists.add(line.substring("Cpus_allowed_list:".length()).trim());
-                        }
-                    }
-                } catch (IOException ended) {
-                    // the thread ended meanwhile
-                }
-            }
-        }
-        return lists;
+    /** @return how many threads of this process are kept to {@code cpu} alone */
+    private static long keptTo(int cpu) {
+        java.util.BitSet only = new java.util.BitSet();
+        only.set(cpu);
+        return CpuAffinity.ofEveryThread().values().stream().filter(only::equals).count();
     }
 
     @Test
@@ -57,18 +39,18 @@ class UcxProgressCpusTest {
         java.util.BitSet ours = CpuAffinity.ofProcess();
         Assumptions.assumeTrue(ours.cardinality() >= 2, "one CPU only: a thread kept to it looks like any other");
         int last = ours.length() - 1;
-        assertEquals(0, allowedLists().stream().filter(l -> l.equals(String.valueOf(last))).count(),
-                "no thread is kept to CPU " + last + " before");
+        assertEquals(0, keptTo(last), "no thread is kept to CPU " + last + " before");
         try (Fenceline f = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [ucx]\n"
                 + "fenceline.transport.ucx { tls = [posix], progress-cpus = [" + last + "] }"))) {
             Worker w = f.newWorker("pinned").toCompletableFuture().get(20, TimeUnit.SECONDS);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             long kept;
-            while ((kept = allowedLists().stream().filter(l -> l.equals(String.valueOf(last))).count()) == 0) {
-                assertTrue(System.nanoTime() < deadline, "no thread kept to CPU " + last + ": " + allowedLists());
+            while ((kept = keptTo(last)) == 0) {
+                assertTrue(System.nanoTime() < deadline, "no thread kept to CPU " + last + ": "
+                        + CpuAffinity.ofEveryThread());
                 Thread.sleep(10); // the agent pins itself when its thread starts
             }
-            assertEquals(1, kept, "the worker's one progress thread, and no other: " + allowedLists());
+            assertEquals(1, kept, "the worker's one progress thread, and no other: " + CpuAffinity.ofEveryThread());
             assertTrue(w.address().transports().contains("ucx"));
         }
     }
