@@ -46,6 +46,14 @@ class LayeringTest {
     }
 
     @Test
+    void cpuAffinityUsesOnlyThePublicApiAndTheSpisSupport() {
+        noClasses().that().resideInAPackage("dev.fenceline.affinity..")
+                .should().dependOnClassesThat().resideInAnyPackage("dev.fenceline.actor..", "dev.fenceline.internal..",
+                        "dev.fenceline.transport..", "dev.fenceline.testkit..", "org.apache.pekko..")
+                .check(all);
+    }
+
+    @Test
     void transportsUseOnlyThePublicApiTheSpiAndTypedActors() {
         noClasses().that().resideInAPackage("dev.fenceline.transport..")
                 .should().dependOnClassesThat().resideInAnyPackage("dev.fenceline.actor..", "dev.fenceline.internal..",

@@ -19,6 +19,8 @@ import jnr.ffi.annotations.SaveError;
 public final class CpuAffinity {
     /** The CPU numbers a mask here holds: 0 to 1023, as glibc's {@code cpu_set_t}. */
     public static final int MAX_CPUS = 1024;
+    /** No such process or thread. */
+    private static final int ESRCH = 3;
 
     /** libc's affinity calls: on the calling thread (pid 0), or on the thread whose id is given. */
     public interface Sched {
@@ -82,10 +84,11 @@ public final class CpuAffinity {
                 java.nio.file.Path.of("/proc/self/task"))) {
             for (java.nio.file.Path task : tasks.toList()) {
                 int tid = Integer.parseInt(task.getFileName().toString());
-                try {
-                    sets.put(tid, of(tid));
-                } catch (FencelineException ended) {
-                    // the thread ended meanwhile
+                byte[] mask = new byte[MAX_CPUS / 8];
+                if (sched().sched_getaffinity(tid, mask.length, mask) == 0) {
+                    sets.put(tid, BitSet.valueOf(mask));
+                } else if (errno() != ESRCH) { // ESRCH: the thread ended meanwhile
+                    throw new FencelineException("sched_getaffinity of thread " + tid + " failed: errno " + errno());
                 }
             }
         } catch (java.io.IOException e) {
@@ -106,11 +109,15 @@ public final class CpuAffinity {
      * Keeps the calling thread to {@code cpus}.
      *
      * @param cpus CPU numbers, 0 to {@value #MAX_CPUS} - 1
-     * @throws FencelineException with the kernel's errno if it refuses (a CPU outside the process's set)
+     * @throws FencelineException if a number is outside that range, or with the kernel's errno if it
+     *     refuses (a CPU outside the process's set)
      */
     public static void pinThisThread(List<Integer> cpus) {
         BitSet set = new BitSet(MAX_CPUS);
         for (int cpu : cpus) {
+            if (cpu < 0 || cpu >= MAX_CPUS) {
+                throw new FencelineException("CPU " + cpu + " is outside 0 to " + (MAX_CPUS - 1));
+            }
             set.set(cpu);
         }
         byte[] mask = java.util.Arrays.copyOf(set.toByteArray(), MAX_CPUS / 8);

@@ -241,9 +241,14 @@ final class Inbox implements Heartbeat.Beating {
         return header.getIntVolatile(0) == CLOSED_MAGIC;
     }
 
+    /** @return whether the segment no longer reads as a live worker's: closed, broken or overwritten */
+    boolean stoppedServing() {
+        return header.getIntVolatile(0) != MAGIC;
+    }
+
     /**
-     * @return whether the segment's worker still serves: its segment is not marked closed (nor
-     *     overwritten: every process that maps it can write its header), and its process runs
+     * @return whether the segment's worker still serves: its segment is not marked closed or broken
+     *     (nor overwritten: every process that maps it can write its header), and its process runs
      */
     boolean serving() {
         return header.getIntVolatile(0) == MAGIC && alive();

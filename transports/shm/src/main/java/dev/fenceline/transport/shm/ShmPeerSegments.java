@@ -61,12 +61,13 @@ final class ShmPeerSegments {
     /**
      * @param name a peer's control segment
      * @return the one kept already, or a new mapping not kept yet ({@link #adopt}, {@link #discard})
-     * @throws EndpointFailedException if it cannot be mapped, its worker closed, or {@code max-peers} are kept
+     * @throws EndpointFailedException if it cannot be mapped, its worker closed or stopped serving, or
+     *     {@code max-peers} are kept
      */
     Inbox map(String name) {
         Inbox known = kept.get(name);
         if (known != null) {
-            if (known.closed()) { // its watcher lets it go at its next tick; a CONNECT would wait unread
+            if (known.stoppedServing()) { // its watcher lets it go at its next tick; a CONNECT would wait unread
                 throw new EndpointFailedException("shm: the " + known.goneReason());
             }
             return known;

@@ -158,23 +158,33 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
 
     /** Polling thread: the inbox's producer position at the start of the last pass. */
     private long producerSeen;
-    /** Polling thread: a record outside the ring's framing stopped the inbox; nothing is read any more. */
-    private boolean inboxBroken;
+    /**
+     * Set by the polling thread: a record outside the ring's framing stopped the inbox; nothing is
+     * read any more, and connects are refused.
+     */
+    private volatile boolean inboxBroken;
 
     /**
-     * A process that maps this worker's inbox wrote a record length outside the ring's framing: no
-     * record past it can be found. Fail-stop, said once: the inbox is read no more, its segment is
-     * marked broken (its peers fail their lanes to it at their next liveness tick rather than wait
-     * for answers that cannot come) and the worker's heartbeat stops; its own lanes, whose answers
-     * come here, fail by keepalive.
+     * Polling thread: a process that maps this worker's inbox wrote a record length outside the
+     * ring's framing: no record past it can be found. Fail-stop, said once: the inbox is read no
+     * more, its segment is marked broken (its peers fail their lanes to it at their next liveness
+     * tick rather than wait for answers that cannot come), the worker's heartbeat stops, and its own
+     * ring lanes, whose answers would come here, fail now (a peer's heartbeat would keep them up).
+     * Its cma lanes, which need no inbox, go on.
      */
     private void inboxBroke() {
         inboxBroken = true;
         LOG.error("shm {}: {}: written outside the ring's protocol by a process that maps this worker's inbox;"
-                + " nothing past it can be read. The worker's shm transport stops: its peers fail over, and its"
-                + " lanes fail by keepalive", context.workerName(), InboxFraming.describeHead(inbox.ring));
+                + " nothing past it can be read. The worker's shm transport stops: its peers and its own ring lanes"
+                + " fail over", context.workerName(), InboxFraming.describeHead(inbox.ring));
         inbox.markBroken();
         Heartbeat.stop(inbox);
+        EndpointFailedException why = new EndpointFailedException("shm: worker '" + context.workerName()
+                + "' stopped its shm transport: its inbox, where this lane's answers come, was written outside the"
+                + " ring's protocol");
+        for (ShmLane l : new ArrayList<>(lanes.all())) {
+            l.fail(why);
+        }
     }
 
     /**
@@ -267,6 +277,10 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         }
         if (closed) {
             return CompletableFuture.failedFuture(new EndpointFailedException("shm: the transport is closed"));
+        }
+        if (inboxBroken) {
+            return CompletableFuture.failedFuture(new EndpointFailedException("shm: worker '" + context.workerName()
+                    + "' stopped its shm transport: its inbox was written outside the ring's protocol"));
         }
         CompletableFuture<List<LaneConnection>> result = new CompletableFuture<>();
         a.tell(new ShmTransportActor.Connect(peerId, peerAddress.clone(), result));
@@ -478,7 +492,9 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         }
         closed = true;
         Heartbeat.stop(inbox); // the runtime stopped the polling loop before this
-        inbox.markClosed(); // peers fail their lanes to this worker and let its segment go at their next tick
+        if (!inboxBroken) { // a broken inbox's peers are told why already
+            inbox.markClosed(); // peers fail their lanes to this worker and let its segment go at their next tick
+        }
         inbox.closeAllSlots(); // a peer's cma transfer finds every region closed from now, not at the regions' close
         List<ShmLane> all = new ArrayList<>(lanes.all()); // closed() takes them out of the map
         for (ShmLane l : all) {

@@ -74,6 +74,8 @@ class HostileInboxTest {
             ep.sendActiveMessage(5, ByteBuffer.allocate(0), ByteBuffer.allocate(8)).toCompletableFuture()
                     .get(10, TimeUnit.SECONDS);
             assertEquals(1, ran.get());
+            b.setActiveMessageHandler(6, (h, p) -> { });
+            Endpoint back = a.connect(b.address()).toCompletableFuture().get(10, TimeUnit.SECONDS); // answers come to a
             ManyToOneRingBuffer ring = inboxOf(a);
             int at = ring.tryClaim(9, 16);
             ring.buffer().putIntOrdered(at - 8, 0x1000_0000); // the header's length, past the ring
@@ -88,6 +90,20 @@ class HostileInboxTest {
             org.junit.jupiter.api.Assertions.assertTrue(ms < 5_000, "failed in " + ms
                     + " ms: at the peer's next liveness tick, not at keepalive's timeout (20 s)");
             assertEquals(1, ran.get(), "nothing past the broken record was read");
+            // The broken worker's own lanes, whose answers would come to its inbox, fail too (the
+            // peer's heartbeat would keep them up), and it connects no more.
+            long since = System.nanoTime();
+            java.util.concurrent.ExecutionException own = org.junit.jupiter.api.Assertions.assertThrows(
+                    java.util.concurrent.ExecutionException.class, () -> back.sendActiveMessage(6, ByteBuffer.allocate(0),
+                            ByteBuffer.allocate(8)).toCompletableFuture().get(30, TimeUnit.SECONDS));
+            org.junit.jupiter.api.Assertions.assertInstanceOf(dev.fenceline.FencelineException.class, own.getCause());
+            org.junit.jupiter.api.Assertions.assertTrue(System.nanoTime() - since < TimeUnit.SECONDS.toNanos(5),
+                    "the broken worker's own message failed at once, not at a timeout");
+            java.util.concurrent.ExecutionException refused = org.junit.jupiter.api.Assertions.assertThrows(
+                    java.util.concurrent.ExecutionException.class,
+                    () -> a.connect(b.address()).toCompletableFuture().get(10, TimeUnit.SECONDS));
+            org.junit.jupiter.api.Assertions.assertTrue(String.valueOf(refused.getCause().getMessage())
+                    .contains("outside the ring's protocol"), String.valueOf(refused.getCause()));
         }
     }
 
