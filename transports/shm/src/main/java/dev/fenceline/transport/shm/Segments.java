@@ -182,4 +182,10 @@ final class Segments {
         }
         return removed;
     }
+
+    /** @return a peer-written name as it may be logged: at most 64 characters, control characters shown as '?' */
+    static String printable(String name) {
+        String cut = name.length() > 64 ? name.substring(0, 64) + "..." : name;
+        return cut.replaceAll("\\p{Cntrl}", "?");
+    }
 }

@@ -52,7 +52,7 @@ record ShmAddress(String host, long pid, long start, String control) {
             String host = new String(h, StandardCharsets.US_ASCII);
             String name = new String(n, StandardCharsets.UTF_8);
             if (!Segments.isControlName(name)) {
-                throw new FencelineException("shm: malformed peer segment name '" + ShmTransport.printable(name) + "'");
+                throw new FencelineException("shm: malformed peer segment name '" + Segments.printable(name) + "'");
             }
             return new ShmAddress(host, pid, start, name);
         } catch (java.nio.BufferUnderflowException e) {

@@ -139,7 +139,7 @@ final class ShmPeerLoss {
             LOG.info("shm {}: the {}; failing its {} lane(s)", workerName, dead.goneReason(), live);
         } else if (live > 0) {
             LOG.warn("shm {}: the {} ({}); failing its {} lane(s)", workerName, dead.goneReason(),
-                    ShmTransport.printable(dead.name), live);
+                    Segments.printable(dead.name), live);
         }
         sweep();
         target.peerGone(dead);

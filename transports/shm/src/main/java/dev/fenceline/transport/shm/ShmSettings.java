@@ -1,8 +1,13 @@
 package dev.fenceline.transport.shm;
 
-import dev.fenceline.affinity.CpuAffinity;
 import com.typesafe.config.Config;
+import dev.fenceline.affinity.CpuAffinity;
 import dev.fenceline.spi.support.ConfigReader;
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.BusySpinIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.SleepingIdleStrategy;
+import org.agrona.concurrent.YieldingIdleStrategy;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -35,6 +40,20 @@ record ShmSettings(Path directory, int ringSize, int maxFragment, int queueDepth
         int maxLanes, int maxPeers, Duration quarantine, Duration unblockAfter, long maxBacklog, List<Integer> pollingCpus,
         Set<String> keysRead) {
     static final String SECTION = "fenceline.transport.shm";
+
+    /**
+     * @return a new idle strategy of {@link #idleStrategy()}'s kind (doorbell waits as backoff does
+     *     between its sleeps on the doorbell)
+     */
+    IdleStrategy idler() {
+        return switch (idleStrategy) {
+            case "busy-spin" -> new BusySpinIdleStrategy();
+            case "yield" -> new YieldingIdleStrategy();
+            case "sleep" -> new SleepingIdleStrategy(idleParkMax.toNanos());
+            default -> new BackoffIdleStrategy(100, 10, idleParkMin.toNanos(),
+                    idleParkMax.toNanos());
+        };
+    }
 
     /** @return {@link #quarantine()} in nanoseconds */
     long registrationQuarantineNanos() {

@@ -199,7 +199,7 @@ final class ShmTarget {
         }
         String name = b.getStringWithoutLengthUtf8(at + 48, n);
         if (!Segments.isControlName(name)) {
-            dropped.accept("a CONNECT naming '" + ShmTransport.printable(name) + "', not a control segment");
+            dropped.accept("a CONNECT naming '" + Segments.printable(name) + "', not a control segment");
             return;
         }
         Inbox origin;

@@ -26,11 +26,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import org.agrona.concurrent.Agent;
-import org.agrona.concurrent.BackoffIdleStrategy;
-import org.agrona.concurrent.BusySpinIdleStrategy;
-import org.agrona.concurrent.IdleStrategy;
-import org.agrona.concurrent.SleepingIdleStrategy;
-import org.agrona.concurrent.YieldingIdleStrategy;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.slf4j.Logger;
@@ -129,15 +124,6 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         this.memory = new ShmMemory(context, settings, prefix, inbox, cma, () -> actor);
     }
 
-    private static IdleStrategy idle(ShmSettings s) {
-        return switch (s.idleStrategy()) {
-            case "busy-spin" -> new BusySpinIdleStrategy();
-            case "yield" -> new YieldingIdleStrategy();
-            case "sleep" -> new SleepingIdleStrategy(s.idleParkMax().toNanos());
-            default -> new BackoffIdleStrategy(100, 10, s.idleParkMin().toNanos(), s.idleParkMax().toNanos());
-        };
-    }
-
     /**
      * The polling loop: the runtime runs it on a thread of its own, with this transport's idle
      * strategy; with {@code doorbell} (and futexes), it sleeps on the inbox's doorbell when idle.
@@ -145,14 +131,14 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
     @Override
     public List<dev.fenceline.spi.ProgressAgent> progressAgents() {
         if (!settings.idleStrategy().equals("doorbell")) {
-            return List.of(new dev.fenceline.spi.ProgressAgent(this, idle(settings)));
+            return List.of(new dev.fenceline.spi.ProgressAgent(this, settings.idler()));
         }
         if (!Doorbell.available()) {
             LOG.info("shm {}: the polling thread parks when idle instead of sleeping on a doorbell: {}",
                     context.workerName(), Futex.unavailable());
-            return List.of(new dev.fenceline.spi.ProgressAgent(this, idle(settings)));
+            return List.of(new dev.fenceline.spi.ProgressAgent(this, settings.idler()));
         }
-        return List.of(new dev.fenceline.spi.ProgressAgent(this, idle(settings), new InboxWakeup(inbox.doorbell,
+        return List.of(new dev.fenceline.spi.ProgressAgent(this, settings.idler(), new InboxWakeup(inbox.doorbell,
                 this::look, settings.idleParkMax().toNanos(), settings.livenessInterval().toNanos())));
     }
 
@@ -505,11 +491,5 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         }
         memory.close();
         Segments.remove(inboxFile);
-    }
-
-    /** @return a peer-written name as it may be logged: at most 64 characters, control characters shown as '?' */
-    static String printable(String name) {
-        String cut = name.length() > 64 ? name.substring(0, 64) + "..." : name;
-        return cut.replaceAll("\\p{Cntrl}", "?");
     }
 }

@@ -84,6 +84,6 @@ class SegmentsTest {
             assertFalse(Segments.isDataName(bad), "refused: " + bad);
         }
         assertTrue(!Segments.unguessable().equals(Segments.unguessable()), "16 random hex digits each time");
-        assertTrue(ShmTransport.printable("a\u0001b" + "x".repeat(100)).startsWith("a?b"));
+        assertTrue(Segments.printable("a\u0001b" + "x".repeat(100)).startsWith("a?b"));
     }
 }
