@@ -87,8 +87,11 @@ public final class CpuAffinity {
                 byte[] mask = new byte[MAX_CPUS / 8];
                 if (sched().sched_getaffinity(tid, mask.length, mask) == 0) {
                     sets.put(tid, BitSet.valueOf(mask));
-                } else if (errno() != ESRCH) { // ESRCH: the thread ended meanwhile
-                    throw new FencelineException("sched_getaffinity of thread " + tid + " failed: errno " + errno());
+                    continue;
+                }
+                int err = errno();
+                if (err != ESRCH) { // ESRCH: the thread ended meanwhile
+                    throw new FencelineException("sched_getaffinity of thread " + tid + " failed: errno " + err);
                 }
             }
         } catch (java.io.IOException e) {

@@ -153,8 +153,8 @@ final class ShmLane extends AbstractLane implements DirectAccess {
         if (directStopped > 0) {
             answers.abandoned(directStopped, new OutcomeUnknownException("shm: " + directStopped + " active"
                     + " message(s) sent directly on the lane to " + peer.name + " were taken by the peer, which"
-                    + (lost ? " dropped its answers (it reset the connection, or answered out of order or with"
-                            + " the wrong kind)" : alive ? " had not answered when the lane was given up (a handler"
+                    + (lost ? " dropped its answers (it reset the connection, answered out of order or with"
+                            + " the wrong kind, or this worker's inbox broke)" : alive ? " had not answered when the lane was given up (a handler"
                             + " may still be running)" : " died before it answered")
                     + ": each may or may not have run its handler"));
         }

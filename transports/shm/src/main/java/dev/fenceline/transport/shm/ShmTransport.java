@@ -26,7 +26,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import org.agrona.concurrent.Agent;
-import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -165,12 +164,15 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
                 + " fail over", context.workerName(), InboxFraming.describeHead(inbox.ring));
         inbox.markBroken();
         Heartbeat.stop(inbox);
-        EndpointFailedException why = new EndpointFailedException("shm: worker '" + context.workerName()
-                + "' stopped its shm transport: its inbox, where this lane's answers come, was written outside the"
-                + " ring's protocol");
+        EndpointFailedException why = brokenInbox();
         for (ShmLane l : new ArrayList<>(lanes.all())) {
-            l.fail(why);
+            l.reset(why); // what a peer took is answered into the unread inbox: its answer is lost
         }
+    }
+
+    private EndpointFailedException brokenInbox() {
+        return new EndpointFailedException("shm: worker '" + context.workerName() + "' stopped its shm transport:"
+                + " its inbox, where its lanes' answers come, was written outside the ring's protocol");
     }
 
     /**
@@ -265,8 +267,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
             return CompletableFuture.failedFuture(new EndpointFailedException("shm: the transport is closed"));
         }
         if (inboxBroken) {
-            return CompletableFuture.failedFuture(new EndpointFailedException("shm: worker '" + context.workerName()
-                    + "' stopped its shm transport: its inbox was written outside the ring's protocol"));
+            return CompletableFuture.failedFuture(brokenInbox());
         }
         CompletableFuture<List<LaneConnection>> result = new CompletableFuture<>();
         a.tell(new ShmTransportActor.Connect(peerId, peerAddress.clone(), result));
@@ -281,6 +282,9 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
     /** Transport actor: maps the peer's inbox, takes a gate, and writes the CONNECT. */
     @Override
     public ShmTransportActor.Dial dial(UUID peerId, byte[] peerAddress) {
+        if (inboxBroken) { // a connect queued before the break
+            throw brokenInbox();
+        }
         Inbox peer = peers.ofAddress(peerAddress);
         long conn = RANDOM.nextLong();
         int gate = gateSlots.open(conn);
@@ -290,6 +294,10 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         ShmLane lane = new ShmLane(this, conn, gate, peer, settings.queueDepth(), fragment, cma);
         dialing.add(conn);
         lanes.add(lane);
+        if (inboxBroken) { // broke meanwhile: the polling thread's sweep of the lanes may have missed this one
+            abandon(new ShmTransportActor.Dial(conn, peer, lane));
+            throw brokenInbox();
+        }
         byte[] name = inbox.name.getBytes(StandardCharsets.UTF_8);
         int at = peer.ring.tryClaim(ShmWire.CONNECT, ShmRecords.connectLength(name));
         if (at < 0) {

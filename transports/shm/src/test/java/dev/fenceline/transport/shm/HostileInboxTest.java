@@ -79,6 +79,10 @@ class HostileInboxTest {
             ManyToOneRingBuffer ring = inboxOf(a);
             int at = ring.tryClaim(9, 16);
             ring.buffer().putIntOrdered(at - 8, 0x1000_0000); // the header's length, past the ring
+            // Sent before a reads past the break: b runs it and answers into a's inbox, behind the
+            // broken record; the answer is lost, so it must end as outcome unknown, not wait.
+            java.util.concurrent.CompletableFuture<Void> taken = back.sendActiveMessage(6, ByteBuffer.allocate(0),
+                    ByteBuffer.allocate(8)).toCompletableFuture();
             java.util.concurrent.CompletableFuture<Void> waiting = ep.sendActiveMessage(5, ByteBuffer.allocate(0),
                     ByteBuffer.allocate(8)).toCompletableFuture();
             long start = System.nanoTime();
@@ -90,6 +94,10 @@ class HostileInboxTest {
             org.junit.jupiter.api.Assertions.assertTrue(ms < 5_000, "failed in " + ms
                     + " ms: at the peer's next liveness tick, not at keepalive's timeout (20 s)");
             assertEquals(1, ran.get(), "nothing past the broken record was read");
+            java.util.concurrent.ExecutionException lost = org.junit.jupiter.api.Assertions.assertThrows(
+                    java.util.concurrent.ExecutionException.class, () -> taken.get(5, TimeUnit.SECONDS),
+                    "a message whose answer went into the broken inbox ends, and at once");
+            org.junit.jupiter.api.Assertions.assertInstanceOf(dev.fenceline.FencelineException.class, lost.getCause());
             // The broken worker's own lanes, whose answers would come to its inbox, fail too (the
             // peer's heartbeat would keep them up), and it connects no more.
             long since = System.nanoTime();
