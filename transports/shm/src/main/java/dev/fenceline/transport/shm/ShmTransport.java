@@ -154,8 +154,8 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
      * ring's framing: no record past it can be found. Fail-stop, said once: the inbox is read no
      * more, its segment is marked broken (its peers fail their lanes to it at their next liveness
      * tick rather than wait for answers that cannot come), the worker's heartbeat stops, and its own
-     * ring lanes, whose answers would come here, fail now (a peer's heartbeat would keep them up).
-     * Its cma lanes, which need no inbox, go on.
+     * ring lanes, whose answers would come here, are reset now (a peer's heartbeat would keep them
+     * up), as are the connects waiting for an answer here. Its cma lanes, which need no inbox, go on.
      */
     private void inboxBroke() {
         inboxBroken = true;
@@ -167,6 +167,10 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         EndpointFailedException why = brokenInbox();
         for (ShmLane l : new ArrayList<>(lanes.all())) {
             l.reset(why); // what a peer took is answered into the unread inbox: its answer is lost
+        }
+        ActorRef<ShmTransportActor.Command> a = actor;
+        if (a != null) {
+            a.tell(new ShmTransportActor.InboxBroke(why)); // connects waiting for an answer here fail now
         }
     }
 

@@ -79,6 +79,15 @@ final class ShmTransportActor {
     }
 
     /**
+     * This worker's own inbox was written outside the ring's protocol and is read no more: the
+     * connects waiting for an answer there fail now rather than at their timeout.
+     *
+     * @param why their failure
+     */
+    record InboxBroke(EndpointFailedException why) implements Command {
+    }
+
+    /**
      * A peer's watcher found its heartbeat standing still for the keepalive timeout: the process is
      * stopped or paused.
      *
@@ -240,6 +249,7 @@ final class ShmTransportActor {
                 .onMessage(ConnectTimedOut.class, this::onTimedOut)
                 .onMessage(PeerSeen.class, this::onPeerSeen)
                 .onMessage(PeerGone.class, this::onPeerGone)
+                .onMessage(InboxBroke.class, this::onInboxBroke)
                 .onMessage(PeerStalled.class, m -> {
                     if (peers.containsKey(m.peer())) {
                         backend.peerStalled(m.peer(), m.timeout());
@@ -330,6 +340,16 @@ final class ShmTransportActor {
             peers.put(peer, ctx.spawn(ShmPeerActor.create(peer, serving, stall, ctx.getSelf()),
                     "peer-" + peer.pid + "-" + (++peerCount)));
         }
+    }
+
+    private Behavior<Command> onInboxBroke(InboxBroke m) {
+        pending.values().forEach(p -> {
+            timers.cancel(p.dial().conn());
+            backend.abandon(p.dial());
+            p.result().completeExceptionally(m.why());
+        });
+        pending.clear();
+        return Behaviors.same();
     }
 
     private Behavior<Command> onPeerGone(PeerGone m) {

@@ -85,6 +85,9 @@ class HostileInboxTest {
             // (if a found the break first, b never runs it, and it ends as not applied).
             java.util.concurrent.CompletableFuture<Void> taken = back.sendActiveMessage(6, ByteBuffer.allocate(0),
                     ByteBuffer.allocate(8)).toCompletableFuture();
+            // Likewise a connect whose answer would come to a's inbox: it fails when a finds the break.
+            java.util.concurrent.CompletableFuture<Endpoint> dialing = a.connect(b.address()).toCompletableFuture();
+            long dialed = System.nanoTime();
             java.util.concurrent.CompletableFuture<Void> waiting = ep.sendActiveMessage(5, ByteBuffer.allocate(0),
                     ByteBuffer.allocate(8)).toCompletableFuture();
             long start = System.nanoTime();
@@ -112,6 +115,12 @@ class HostileInboxTest {
                 assertEquals(0, ranAtB.get(), "not applied, and never will be: " + lost.getCause());
             }
             System.out.println("the message sent at the break ended as " + lost.getCause().getClass().getSimpleName());
+            java.util.concurrent.ExecutionException notConnected = org.junit.jupiter.api.Assertions.assertThrows(
+                    java.util.concurrent.ExecutionException.class, () -> dialing.get(10, TimeUnit.SECONDS));
+            org.junit.jupiter.api.Assertions.assertTrue(String.valueOf(notConnected.getCause().getMessage())
+                    .contains("outside the ring's protocol"), "named, not a timeout: " + notConnected.getCause());
+            org.junit.jupiter.api.Assertions.assertTrue(System.nanoTime() - dialed < TimeUnit.SECONDS.toNanos(4),
+                    "the connect at the break failed before its connect-timeout (5 s)");
             // The broken worker's own lanes, whose answers would come to its inbox, fail too (the
             // peer's heartbeat would keep them up), and it connects no more.
             long since = System.nanoTime();
