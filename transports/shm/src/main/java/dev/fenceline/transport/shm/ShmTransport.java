@@ -164,13 +164,12 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
                 + " fail over", context.workerName(), InboxFraming.describeHead(inbox.ring));
         inbox.markBroken();
         Heartbeat.stop(inbox);
-        EndpointFailedException why = brokenInbox();
         for (ShmLane l : new ArrayList<>(lanes.all())) {
-            l.reset(why); // what a peer took is answered into the unread inbox: its answer is lost
+            l.reset(brokenInbox()); // what a peer took is answered into the unread inbox: its answer is lost
         }
         ActorRef<ShmTransportActor.Command> a = actor;
         if (a != null) {
-            a.tell(new ShmTransportActor.InboxBroke(why)); // connects waiting for an answer here fail now
+            a.tell(new ShmTransportActor.InboxBroke(this::brokenInbox)); // connects waiting for an answer here fail now
         }
     }
 

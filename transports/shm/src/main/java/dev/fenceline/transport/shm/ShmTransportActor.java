@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Predicate;
+import java.util.function.Supplier;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.PostStop;
@@ -82,9 +83,9 @@ final class ShmTransportActor {
      * This worker's own inbox was written outside the ring's protocol and is read no more: the
      * connects waiting for an answer there fail now rather than at their timeout.
      *
-     * @param why their failure
+     * @param why makes each one's failure
      */
-    record InboxBroke(EndpointFailedException why) implements Command {
+    record InboxBroke(Supplier<EndpointFailedException> why) implements Command {
     }
 
     /**
@@ -346,7 +347,7 @@ final class ShmTransportActor {
         pending.values().forEach(p -> {
             timers.cancel(p.dial().conn());
             backend.abandon(p.dial());
-            p.result().completeExceptionally(m.why());
+            p.result().completeExceptionally(m.why().get());
         });
         pending.clear();
         return Behaviors.same();

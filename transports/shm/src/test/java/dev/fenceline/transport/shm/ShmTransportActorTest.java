@@ -247,6 +247,21 @@ class ShmTransportActorTest {
     }
 
     @Test
+    void aConnectWaitingWhenTheInboxBreaksFailsAtOnceNotAtTheTimeout() {
+        ActorRef<ShmTransportActor.Command> a = spawn();
+        CompletableFuture<List<LaneConnection>> f = connect(a);
+        assertEquals("dial 1", next());
+        a.tell(new ShmTransportActor.InboxBroke(() -> new EndpointFailedException("shm: the inbox broke (test)")));
+        assertEquals("abandon 1", next());
+        Throwable cause = failure(f);
+        assertInstanceOf(EndpointFailedException.class, cause);
+        assertTrue(cause.getMessage().contains("the inbox broke (test)"), cause.getMessage());
+        TIME.timePasses(CONNECT_TIMEOUT); // its timer was cancelled: no second abandon
+        onlyHousekeeping(20);
+        KIT.stop(a);
+    }
+
+    @Test
     void aConnectedNamingTooSmallALimitFailsTheConnect() {
         ActorRef<ShmTransportActor.Command> a = spawn();
         CompletableFuture<List<LaneConnection>> f = connect(a);
