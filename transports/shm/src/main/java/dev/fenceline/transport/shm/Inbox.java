@@ -27,7 +27,7 @@ import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
  * 56 doorbell u32  60 polling thread asleep u32 (see Doorbell)
  * 64 key table: key slots x (key id u64, state u32, access u32, base u64, length u64)
  * 64 + 32 * key slots: gate table: gate slots x (conn u64, word u64)
- * then: ring
+ * then, from the next multiple of 64 ({@link #ringOffset}): ring
  * </pre>
  */
 final class Inbox implements Heartbeat.Beating {
@@ -41,7 +41,7 @@ final class Inbox implements Heartbeat.Beating {
     private static final int CLOSED_MAGIC = 0x464C4358;
     /** The magic of a segment whose inbox was written outside the ring's protocol: its worker reads it no more. */
     private static final int BROKEN_MAGIC = 0x464C4342;
-    private static final int VERSION = 3;
+    private static final int VERSION = 4;
 
     final String name;
     final long pid;
@@ -92,8 +92,8 @@ final class Inbox implements Heartbeat.Beating {
     static Inbox create(Path file, int ringSize, int slots, int gateSlots, UUID worker) throws IOException {
         int table = slots * SLOT;
         int gateTable = gateSlots * Gates.SLOT;
-        MappedByteBuffer m = Segments.create(file, HEADER + table + gateTable + ringSize
-                + RingBufferDescriptor.TRAILER_LENGTH);
+        int ringAt = (int) ringOffset(table, gateTable);
+        MappedByteBuffer m = Segments.create(file, ringAt + ringSize + RingBufferDescriptor.TRAILER_LENGTH);
         UnsafeBuffer header = new UnsafeBuffer(m, 0, HEADER);
         header.putInt(40, slots);
         header.putInt(44, gateSlots);
@@ -109,7 +109,7 @@ final class Inbox implements Heartbeat.Beating {
         header.putIntVolatile(0, MAGIC);
         return new Inbox(file.getFileName().toString(), Host.pid(), Host.startTime(), worker, header,
                 new UnsafeBuffer(m, HEADER, table), new Gates(gates), new ManyToOneRingBuffer(new UnsafeBuffer(m,
-                        HEADER + table + gateTable, ringSize + RingBufferDescriptor.TRAILER_LENGTH)), m);
+                        ringAt, ringSize + RingBufferDescriptor.TRAILER_LENGTH)), m);
     }
 
     /** Maps a peer's control segment to write into its inbox; every size in its header is checked. */
@@ -144,7 +144,7 @@ final class Inbox implements Heartbeat.Beating {
         int gateSlots = header.getInt(44);
         long table = (long) slots * SLOT;
         long gateTable = (long) gateSlots * Gates.SLOT;
-        long ring = m.capacity() - HEADER - table - gateTable;
+        long ring = m.capacity() - ringOffset(table, gateTable);
         if (slots < 0 || gateSlots < 0 || ring <= RingBufferDescriptor.TRAILER_LENGTH
                 || Long.bitCount(ring - RingBufferDescriptor.TRAILER_LENGTH) != 1) {
             throw new FencelineException("shm: " + file + " has a corrupt layout (" + slots + " key slots, "
@@ -159,7 +159,15 @@ final class Inbox implements Heartbeat.Beating {
         return new Inbox(file.getFileName().toString(), header.getLong(8), header.getLong(16),
                 new UUID(header.getLong(24), header.getLong(32)), header, new UnsafeBuffer(m, HEADER, (int) table),
                 new Gates(new UnsafeBuffer(m, HEADER + (int) table, (int) gateTable)),
-                new ManyToOneRingBuffer(new UnsafeBuffer(m, HEADER + (int) (table + gateTable), (int) ring)), m);
+                new ManyToOneRingBuffer(new UnsafeBuffer(m, (int) ringOffset(table, gateTable), (int) ring)), m);
+    }
+
+    /**
+     * Where the ring starts: on a cache line (the segment is mapped at a page), so that records
+     * claimed as whole lines ({@link ShmWire#claimLength}) lie on whole lines.
+     */
+    static long ringOffset(long keyTable, long gateTable) {
+        return org.agrona.BitUtil.align(HEADER + keyTable + gateTable, ShmWire.LINE);
     }
 
     /**

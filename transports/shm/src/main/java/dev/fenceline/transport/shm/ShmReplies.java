@@ -36,8 +36,9 @@ final class ShmReplies {
      * @return false if holding it would pass max-backlog: nothing was written
      */
     boolean reply(Inbox to, int type, int length, Writer w) {
+        int claimed = ShmWire.claimLength(type, length);
         if (to.backlog.isEmpty()) {
-            int at = to.ring.tryClaim(type, length);
+            int at = to.ring.tryClaim(type, claimed);
             if (at >= 0) {
                 w.write(to.ring.buffer(), at);
                 commit(to, at, type);
@@ -45,10 +46,10 @@ final class ShmReplies {
                 return true;
             }
         }
-        if (to.backlogBytes + length > maxBacklog) {
+        if (to.backlogBytes + claimed > maxBacklog) {
             return false;
         }
-        byte[] copy = new byte[length];
+        byte[] copy = new byte[claimed];
         w.write(new UnsafeBuffer(copy), 0);
         backlog(to, type, copy);
         return true;

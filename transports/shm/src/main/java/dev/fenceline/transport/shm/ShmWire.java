@@ -1,5 +1,7 @@
 package dev.fenceline.transport.shm;
 
+import org.agrona.concurrent.ringbuffer.RecordDescriptor;
+
 /**
  * Messages in the inbox rings (one Agrona ring record each; the record's type is the message
  * type). Offsets are within the record. Every request starts with {@code conn, token, origin, seq,
@@ -57,12 +59,31 @@ final class ShmWire {
     static final int AM_DATA = BODY + 8;
     static final int REPLY_VALUE = 16;
     static final int MAX_TEXT = 1024;
+    /** A cache line, the unit the fixed-size answers are claimed in. */
+    static final int LINE = 64;
 
     static final byte KIND_POST = 0;
     static final byte KIND_FETCH = 1;
     static final byte KIND_CSWAP = 2;
 
     private ShmWire() {
+    }
+
+    /**
+     * The body length to claim for a record of {@code type} whose content is {@code length} bytes.
+     * The answers of fixed size (their readers take their lengths from their own fields or not at
+     * all, never from the record's size) are claimed as whole cache lines: an origin's polling
+     * thread reads each answer while the target writes the next record, and a line the two share
+     * moves between their cores twice a record. With the requests' records that fill whole lines
+     * (an 8-byte active message), the ring's records then all start on lines of their own. Measured
+     * on active-message ping-pong between two processes (docs/performance.md).
+     */
+    static int claimLength(int type, int length) {
+        return switch (type) {
+            case CONNECTED, ACK, FLUSHED, NACK, RESET ->
+                    org.agrona.BitUtil.align(length + RecordDescriptor.HEADER_LENGTH, LINE) - RecordDescriptor.HEADER_LENGTH;
+            default -> length;
+        };
     }
 
     /**

@@ -17,6 +17,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.agrona.concurrent.ringbuffer.RecordDescriptor;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -48,12 +49,13 @@ class BacklogBoundTest {
             MemoryRegion region = b.register(ByteBuffer.allocateDirect(n));
             RemoteKey key = region.remoteKey();
             long conn = fake.connect(b);
-            // The CONNECTED took the ring's first 24 bytes: 7 answers of 8,192 bytes and one of 8,168
-            // bring the next one to the ring's start, so that 8 more fill it to the last byte.
+            // The CONNECTED took the ring's first line (64 bytes): 7 answers of 8,192 bytes and one of
+            // 8,128 bring the next one to the ring's start, so that 8 more fill it to the last byte.
+            int connected = ShmWire.claimLength(ShmWire.CONNECTED, 12) + RecordDescriptor.HEADER_LENGTH;
             for (int i = 1; i <= 8; i++) {
                 long token = 1000 + i;
                 FakeShmPeer.write(FakeShmPeer.inboxOf(b), ShmWire.GET,
-                        FakeShmPeer.get(conn, token, key.keyId(), key.baseAddress(), i < 8 ? n : n - 24));
+                        FakeShmPeer.get(conn, token, key.keyId(), key.baseAddress(), i < 8 ? n : n - connected));
                 fake.await(m -> m.type() == ShmWire.GET_DATA && m.getLong(ShmWire.TOKEN) == token, "GET_DATA " + i);
             }
             int gets = 300;

@@ -1,0 +1,99 @@
+package dev.fenceline.transport.shm;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import org.agrona.concurrent.ringbuffer.RecordDescriptor;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Fixed-size answers take whole cache lines of an inbox ring that starts on one, so that the
+ * origin's reader and the target writing the next answer never share a line; the readers still
+ * see each answer's own fields.
+ */
+class ReplyLinesTest {
+    private static final int LINE = 64;
+
+    @Test
+    void fixedSizeAnswersAreClaimedAsWholeLinesAndTheOthersAsTheyAre() {
+        for (int type : new int[] {ShmWire.CONNECTED, ShmWire.ACK, ShmWire.FLUSHED, ShmWire.NACK, ShmWire.RESET}) {
+            for (int length : new int[] {8, 12, 16, 24, 56, 57, 200, 20 + ShmWire.MAX_TEXT}) {
+                int claimed = ShmWire.claimLength(type, length);
+                assertTrue(claimed >= length, ShmWire.name(type) + " of " + length + " claimed " + claimed);
+                assertEquals(0, (claimed + RecordDescriptor.HEADER_LENGTH) % LINE,
+                        ShmWire.name(type) + " of " + length + " claimed " + claimed + " bytes");
+                assertTrue(claimed - length < LINE, "less than a line of padding: " + claimed + " for " + length);
+            }
+        }
+        // Their readers take the data's length from the record's size: never padded.
+        for (int type : new int[] {ShmWire.PUT, ShmWire.AM, ShmWire.GET_DATA, ShmWire.CONNECT}) {
+            assertEquals(24, ShmWire.claimLength(type, 24), ShmWire.name(type));
+        }
+    }
+
+    @Test
+    void theRingStartsOnALineWhateverTheTablesBeforeIt() throws Exception {
+        Path dir = Files.createTempDirectory("fenceline-reply-lines");
+        try {
+            for (int gateSlots : new int[] {1, 3, 4, 5}) {
+                Path file = dir.resolve("control-" + gateSlots);
+                Inbox own = Inbox.create(file, 64 << 10, 1, gateSlots, UUID.randomUUID());
+                Inbox peer = Inbox.open(file);
+                try {
+                    for (Inbox i : List.of(own, peer)) {
+                        assertEquals(0, i.ring.buffer().addressOffset() % LINE, gateSlots + " gate slots");
+                    }
+                } finally {
+                    peer.unmap();
+                    own.unmap();
+                }
+            }
+        } finally {
+            try (var files = Files.list(dir)) {
+                for (Path p : files.toList()) {
+                    Files.deleteIfExists(p);
+                }
+            }
+            Files.deleteIfExists(dir);
+        }
+    }
+
+    @Test
+    void answersInARowEachStartALineAndReadAsWritten() throws Exception {
+        Path dir = Files.createTempDirectory("fenceline-reply-lines");
+        Path file = dir.resolve("control");
+        Inbox to = Inbox.create(file, 64 << 10, 1, 3, UUID.randomUUID());
+        try {
+            List<String> dropped = new ArrayList<>();
+            ShmReplies replies = new ShmReplies(1 << 20, dropped::add);
+            for (long token = 1; token <= 5; token++) {
+                long t = token;
+                assertTrue(replies.reply(to, ShmWire.ACK, 24, (b, at) -> {
+                    b.putLong(at + ShmWire.CONN, 7);
+                    b.putLong(at + ShmWire.TOKEN, t);
+                    b.putLong(at + ShmWire.REPLY_VALUE, t * 100);
+                }));
+            }
+            assertTrue(replies.reply(to, ShmWire.FLUSHED, 16, (b, at) -> b.putLong(at + ShmWire.TOKEN, 6)));
+            assertEquals(6L * LINE, to.ring.producerPosition(), "six answers, a line each");
+            List<String> read = new ArrayList<>();
+            int n = InboxFraming.read(to.ring, (type, b, at, length) -> {
+                assertEquals(0, (b.addressOffset() + at - RecordDescriptor.HEADER_LENGTH) % LINE, "starts a line");
+                read.add(ShmWire.name(type) + " " + b.getLong(at + ShmWire.TOKEN)
+                        + (type == ShmWire.ACK ? " " + b.getLong(at + ShmWire.REPLY_VALUE) : ""));
+            }, 16);
+            assertEquals(6, n);
+            assertEquals(List.of("ACK 1 100", "ACK 2 200", "ACK 3 300", "ACK 4 400", "ACK 5 500", "FLUSHED 6"), read);
+            assertEquals(List.of(), dropped);
+        } finally {
+            to.unmap();
+            Files.deleteIfExists(file);
+            Files.deleteIfExists(dir);
+        }
+    }
+}
