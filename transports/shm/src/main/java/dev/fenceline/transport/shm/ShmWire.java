@@ -25,6 +25,10 @@ import org.agrona.concurrent.ringbuffer.RecordDescriptor;
  * FLUSHED    conn, token
  * BYE        conn
  * </pre>
+ *
+ * CONNECTED, ACK, FLUSHED, NACK and RESET are claimed as whole cache lines ({@link #claimLength}):
+ * their records may run past their content, zeros to the line's end, and their readers take no
+ * length from the record's size.
  */
 final class ShmWire {
     static final int CONNECT = 1;
@@ -76,7 +80,8 @@ final class ShmWire {
      * thread reads each answer while the target writes the next record, and a line the two share
      * moves between their cores twice a record. With the requests' records that fill whole lines
      * (an 8-byte active message), the ring's records then all start on lines of their own. Measured
-     * on active-message ping-pong between two processes (docs/performance.md).
+     * on active-message ping-pong between two processes (docs/performance.md, "Answers on lines of
+     * their own").
      */
     static int claimLength(int type, int length) {
         return switch (type) {

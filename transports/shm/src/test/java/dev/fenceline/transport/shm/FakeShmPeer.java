@@ -38,8 +38,10 @@ final class FakeShmPeer implements AutoCloseable {
             return ByteBuffer.wrap(bytes).order(ByteOrder.nativeOrder()).getInt(at);
         }
 
+        /** The text at {@code at}, as long as the u16 just before it says (a NACK's, a RESET's). */
         String text(int at) {
-            return new String(bytes, at, bytes.length - at, StandardCharsets.UTF_8);
+            int n = Short.toUnsignedInt(ByteBuffer.wrap(bytes).order(ByteOrder.nativeOrder()).getShort(at - 2));
+            return new String(bytes, at, Math.min(n, bytes.length - at), StandardCharsets.UTF_8);
         }
     }
 

@@ -12,9 +12,10 @@ import org.agrona.concurrent.ringbuffer.RecordDescriptor;
 import org.junit.jupiter.api.Test;
 
 /**
- * Fixed-size answers take whole cache lines of an inbox ring that starts on one, so that the
- * origin's reader and the target writing the next answer never share a line; the readers still
- * see each answer's own fields.
+ * Fixed-size answers take whole cache lines of an inbox ring that starts on one, so that where the
+ * records before them fill whole lines too (an 8-byte active message does), the origin's reader and
+ * the target writing the next answer never share a line; the readers still see each answer's own
+ * fields, whether it went straight into the ring or waited in the backlog.
  */
 class ReplyLinesTest {
     private static final int LINE = 64;
@@ -43,57 +44,102 @@ class ReplyLinesTest {
             for (int gateSlots : new int[] {1, 3, 4, 5}) {
                 Path file = dir.resolve("control-" + gateSlots);
                 Inbox own = Inbox.create(file, 64 << 10, 1, gateSlots, UUID.randomUUID());
-                Inbox peer = Inbox.open(file);
                 try {
-                    for (Inbox i : List.of(own, peer)) {
-                        assertEquals(0, i.ring.buffer().addressOffset() % LINE, gateSlots + " gate slots");
+                    Inbox peer = Inbox.open(file);
+                    try {
+                        assertEquals(0, own.ring.buffer().addressOffset() % LINE, gateSlots + " gate slots, own");
+                        assertEquals(0, peer.ring.buffer().addressOffset() % LINE, gateSlots + " gate slots, peer's");
+                    } finally {
+                        peer.unmap();
                     }
                 } finally {
-                    peer.unmap();
                     own.unmap();
                 }
             }
         } finally {
-            try (var files = Files.list(dir)) {
-                for (Path p : files.toList()) {
-                    Files.deleteIfExists(p);
-                }
-            }
-            Files.deleteIfExists(dir);
+            delete(dir);
         }
     }
 
     @Test
     void answersInARowEachStartALineAndReadAsWritten() throws Exception {
         Path dir = Files.createTempDirectory("fenceline-reply-lines");
-        Path file = dir.resolve("control");
-        Inbox to = Inbox.create(file, 64 << 10, 1, 3, UUID.randomUUID());
         try {
-            List<String> dropped = new ArrayList<>();
-            ShmReplies replies = new ShmReplies(1 << 20, dropped::add);
-            for (long token = 1; token <= 5; token++) {
-                long t = token;
-                assertTrue(replies.reply(to, ShmWire.ACK, 24, (b, at) -> {
-                    b.putLong(at + ShmWire.CONN, 7);
-                    b.putLong(at + ShmWire.TOKEN, t);
-                    b.putLong(at + ShmWire.REPLY_VALUE, t * 100);
-                }));
+            Inbox to = Inbox.create(dir.resolve("control"), 64 << 10, 1, 3, UUID.randomUUID());
+            try {
+                List<String> dropped = new ArrayList<>();
+                ShmReplies replies = new ShmReplies(1 << 20, dropped::add);
+                for (long token = 1; token <= 5; token++) {
+                    assertTrue(replies.reply(to, ShmWire.ACK, 24, ack(token)));
+                }
+                assertTrue(replies.reply(to, ShmWire.FLUSHED, 16, (b, at) -> b.putLong(at + ShmWire.TOKEN, 6)));
+                assertEquals(6L * LINE, to.ring.producerPosition(), "six answers, a line each");
+                assertEquals(List.of("ACK 1 100", "ACK 2 200", "ACK 3 300", "ACK 4 400", "ACK 5 500", "FLUSHED 6"),
+                        readAll(to));
+                assertEquals(List.of(), dropped);
+            } finally {
+                to.unmap();
             }
-            assertTrue(replies.reply(to, ShmWire.FLUSHED, 16, (b, at) -> b.putLong(at + ShmWire.TOKEN, 6)));
-            assertEquals(6L * LINE, to.ring.producerPosition(), "six answers, a line each");
-            List<String> read = new ArrayList<>();
-            int n = InboxFraming.read(to.ring, (type, b, at, length) -> {
+        } finally {
+            delete(dir);
+        }
+    }
+
+    @Test
+    void answersThatWaitedInTheBacklogTakeWholeLinesToo() throws Exception {
+        Path dir = Files.createTempDirectory("fenceline-reply-lines");
+        try {
+            Inbox to = Inbox.create(dir.resolve("control"), 64 << 10, 1, 3, UUID.randomUUID());
+            try {
+                ShmReplies replies = new ShmReplies(1 << 20, d -> { });
+                int fit = (64 << 10) / LINE;
+                for (long token = 1; token <= fit + 3; token++) {
+                    assertTrue(replies.reply(to, ShmWire.ACK, 24, ack(token)));
+                }
+                assertEquals(3, to.backlog.size(), "the ring took " + fit + ", three wait");
+                assertEquals(3L * (LINE - RecordDescriptor.HEADER_LENGTH), to.backlogBytes, "each held as a line's body");
+                assertEquals(fit, readAll(to).size());
+                assertEquals(3, replies.drain(to));
+                assertEquals(List.of("ACK " + (fit + 1) + " " + (fit + 1) * 100, "ACK " + (fit + 2) + " "
+                        + (fit + 2) * 100, "ACK " + (fit + 3) + " " + (fit + 3) * 100), readAll(to));
+                assertEquals(0, to.backlogBytes);
+                assertEquals((fit + 3L) * LINE, to.ring.producerPosition(), "a line each, the held ones too");
+            } finally {
+                to.unmap();
+            }
+        } finally {
+            delete(dir);
+        }
+    }
+
+    private static ShmReplies.Writer ack(long token) {
+        return (b, at) -> {
+            b.putLong(at + ShmWire.CONN, 7);
+            b.putLong(at + ShmWire.TOKEN, token);
+            b.putLong(at + ShmWire.REPLY_VALUE, token * 100);
+        };
+    }
+
+    /** Reads every answer in the ring, checking that each starts a line. */
+    private static List<String> readAll(Inbox from) {
+        List<String> read = new ArrayList<>();
+        int n;
+        do {
+            n = InboxFraming.read(from.ring, (type, b, at, length) -> {
                 assertEquals(0, (b.addressOffset() + at - RecordDescriptor.HEADER_LENGTH) % LINE, "starts a line");
                 read.add(ShmWire.name(type) + " " + b.getLong(at + ShmWire.TOKEN)
                         + (type == ShmWire.ACK ? " " + b.getLong(at + ShmWire.REPLY_VALUE) : ""));
-            }, 16);
-            assertEquals(6, n);
-            assertEquals(List.of("ACK 1 100", "ACK 2 200", "ACK 3 300", "ACK 4 400", "ACK 5 500", "FLUSHED 6"), read);
-            assertEquals(List.of(), dropped);
-        } finally {
-            to.unmap();
-            Files.deleteIfExists(file);
-            Files.deleteIfExists(dir);
+            }, Integer.MAX_VALUE);
+        } while (n > 0);
+        return read;
+    }
+
+    private static void delete(Path dir) throws java.io.IOException {
+        try (var files = Files.list(dir)) {
+            for (Path p : files.toList()) {
+                Files.deleteIfExists(p);
+            }
         }
+        Files.deleteIfExists(dir);
     }
 }
