@@ -72,6 +72,8 @@ class BacklogBoundTest {
             awaitRead(inbox);
             FakeShmPeer.Message reset = fake.await(m -> m.type() == ShmWire.RESET, "a RESET");
             assertEquals(conn, reset.getLong(0));
+            assertEquals(0, (reset.bytes().length + RecordDescriptor.HEADER_LENGTH) % ShmWire.LINE,
+                    "a RESET takes whole lines: " + reset.bytes().length + " bytes");
             String why = reset.text(10);
             assertTrue(why.contains("max-backlog = 1048576"), why);
             int answered = 0;
