@@ -74,6 +74,8 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
     private final ShmPeerLoss losses;
     /** When a record a dead producer left half-written in the inbox is skipped. */
     private final HalfWrittenRule halfWritten;
+    /** What happens when a peer writes this worker's inbox outside the ring's protocol. */
+    private final InboxFailStop failStop;
     private volatile boolean closed;
 
     ShmTransport(TransportContext context, ShmSettings settings) {
@@ -121,6 +123,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
             LOG.debug("shm {}: no cross-memory-attach lane: {}", context.workerName(), noCma);
         }
         this.memory = new ShmMemory(context, settings, prefix, inbox, cma, () -> actor);
+        this.failStop = new InboxFailStop(context.workerName(), inbox, lanes, () -> actor);
     }
 
     /**
@@ -143,41 +146,6 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
 
     /** Polling thread: the inbox's producer position at the start of the last pass. */
     private long producerSeen;
-    /**
-     * Set by the polling thread: a record outside the ring's framing stopped the inbox; nothing is
-     * read any more, and connects are refused.
-     */
-    private volatile boolean inboxBroken;
-
-    /**
-     * Polling thread: a process that maps this worker's inbox wrote a record length outside the
-     * ring's framing: no record past it can be found. Fail-stop, said once: the inbox is read no
-     * more, its segment is marked broken (its peers fail their lanes to it at their next liveness
-     * tick rather than wait for answers that cannot come), the worker's heartbeat stops, and its own
-     * ring lanes, whose answers would come here, are reset now (a peer's heartbeat would keep them
-     * up), as are the connects waiting for an answer here. Its cma lanes, which need no inbox, go on.
-     */
-    private void inboxBroke() {
-        inboxBroken = true;
-        LOG.error("shm {}: {}: written outside the ring's protocol by a process that maps this worker's inbox;"
-                + " nothing past it can be read. The worker's shm transport stops: its peers and its own ring lanes"
-                + " fail over", context.workerName(), InboxFraming.describeHead(inbox.ring));
-        inbox.markBroken();
-        Heartbeat.stop(inbox);
-        for (ShmLane l : new ArrayList<>(lanes.all())) {
-            l.reset(brokenInbox()); // what a peer took is answered into the unread inbox: its answer is lost
-        }
-        ActorRef<ShmTransportActor.Command> a = actor;
-        if (a != null) {
-            a.tell(new ShmTransportActor.InboxBroke(this::brokenInbox)); // connects waiting for an answer here fail now
-        }
-    }
-
-    private EndpointFailedException brokenInbox() {
-        return new EndpointFailedException("shm: worker '" + context.workerName() + "' stopped its shm transport:"
-                + " its inbox, where its lanes' answers come, was written outside the ring's protocol");
-    }
-
     /**
      * Polling thread, with the doorbell armed, before it sleeps: whether anything came since the
      * last pass, or waits there to be polled again, or nothing at all.
@@ -269,8 +237,8 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         if (closed) {
             return CompletableFuture.failedFuture(new EndpointFailedException("shm: the transport is closed"));
         }
-        if (inboxBroken) {
-            return CompletableFuture.failedFuture(brokenInbox());
+        if (failStop.stopped()) {
+            return CompletableFuture.failedFuture(failStop.failure());
         }
         CompletableFuture<List<LaneConnection>> result = new CompletableFuture<>();
         a.tell(new ShmTransportActor.Connect(peerId, peerAddress.clone(), result));
@@ -285,8 +253,8 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
     /** Transport actor: maps the peer's inbox, takes a gate, and writes the CONNECT. */
     @Override
     public ShmTransportActor.Dial dial(UUID peerId, byte[] peerAddress) {
-        if (inboxBroken) { // a connect queued before the break
-            throw brokenInbox();
+        if (failStop.stopped()) { // a connect queued before the break
+            throw failStop.failure();
         }
         Inbox peer = peers.ofAddress(peerAddress);
         long conn = RANDOM.nextLong();
@@ -297,9 +265,9 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         ShmLane lane = new ShmLane(this, conn, gate, peer, settings.queueDepth(), fragment, cma);
         dialing.add(conn);
         lanes.add(lane);
-        if (inboxBroken) { // broke meanwhile: the polling thread's sweep of the lanes may have missed this one
+        if (failStop.stopped()) { // broke meanwhile: the polling thread's sweep of the lanes may have missed this one
             abandon(new ShmTransportActor.Dial(conn, peer, lane));
-            throw brokenInbox();
+            throw failStop.failure();
         }
         byte[] name = inbox.name.getBytes(StandardCharsets.UTF_8);
         int at = peer.ring.tryClaim(ShmWire.CONNECT, ShmRecords.connectLength(name));
@@ -406,10 +374,10 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
     public int doWork() {
         producerSeen = inbox.ring.producerPosition();
         int work = 0;
-        if (!inboxBroken) {
+        if (!failStop.stopped()) {
             int read = InboxFraming.read(inbox.ring, messages, 256);
             if (read == InboxFraming.BROKEN) {
-                inboxBroke();
+                failStop.stop();
             } else {
                 work = read;
             }
@@ -489,7 +457,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
         }
         closed = true;
         Heartbeat.stop(inbox); // the runtime stopped the polling loop before this
-        if (!inboxBroken) { // a broken inbox's peers are told why already
+        if (!failStop.stopped()) { // a broken inbox's peers are told why already
             inbox.markClosed(); // peers fail their lanes to this worker and let its segment go at their next tick
         }
         inbox.closeAllSlots(); // a peer's cma transfer finds every region closed from now, not at the regions' close

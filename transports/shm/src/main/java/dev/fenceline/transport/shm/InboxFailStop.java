@@ -1,0 +1,70 @@
+package dev.fenceline.transport.shm;
+
+import dev.fenceline.EndpointFailedException;
+import dev.fenceline.spi.support.Heartbeat;
+import java.util.ArrayList;
+import java.util.function.Supplier;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The shm transport's fail-stop when a process that maps this worker's inbox wrote a record length
+ * outside the ring's framing: no record past it can be found. Said once, by the polling thread: the
+ * inbox is read no more, its segment is marked broken (its peers fail their lanes to it at their
+ * next liveness tick rather than wait for answers that cannot come), the worker's heartbeat stops,
+ * and its own ring lanes, whose answers would come here, are reset now (a peer's heartbeat would keep
+ * them up), as are the connects waiting for an answer here. Its cma lanes, which need no inbox, go on.
+ */
+final class InboxFailStop {
+    private static final Logger LOG = LoggerFactory.getLogger(InboxFailStop.class);
+
+    private final String workerName;
+    private final Inbox inbox;
+    private final ShmLaneTable lanes;
+    private final Supplier<ActorRef<ShmTransportActor.Command>> actor;
+    /** Set by the polling thread: nothing is read any more, and connects are refused. */
+    private volatile boolean stopped;
+
+    /**
+     * @param workerName the worker's name, for the log and the failures
+     * @param inbox the worker's own inbox
+     * @param lanes the worker's ring lanes
+     * @param actor the transport's control actor, once started (else null)
+     */
+    InboxFailStop(String workerName, Inbox inbox, ShmLaneTable lanes,
+            Supplier<ActorRef<ShmTransportActor.Command>> actor) {
+        this.workerName = workerName;
+        this.inbox = inbox;
+        this.lanes = lanes;
+        this.actor = actor;
+    }
+
+    /** Any thread: whether the inbox broke. */
+    boolean stopped() {
+        return stopped;
+    }
+
+    /** Polling thread, once: the record at the inbox's head lies outside the ring's framing. */
+    void stop() {
+        stopped = true;
+        LOG.error("shm {}: {}: written outside the ring's protocol by a process that maps this worker's inbox;"
+                + " nothing past it can be read. The worker's shm transport stops: its peers and its own ring lanes"
+                + " fail over", workerName, InboxFraming.describeHead(inbox.ring));
+        inbox.markBroken();
+        Heartbeat.stop(inbox);
+        for (ShmLane l : new ArrayList<>(lanes.all())) {
+            l.reset(failure()); // what a peer took is answered into the unread inbox: its answer is lost
+        }
+        ActorRef<ShmTransportActor.Command> a = actor.get();
+        if (a != null) {
+            a.tell(new ShmTransportActor.InboxBroke(this::failure)); // connects waiting for an answer here fail now
+        }
+    }
+
+    /** What a lane, or a connect, of a worker whose inbox broke fails with. */
+    EndpointFailedException failure() {
+        return new EndpointFailedException("shm: worker '" + workerName + "' stopped its shm transport:"
+                + " its inbox, where its lanes' answers come, was written outside the ring's protocol");
+    }
+}
