@@ -23,14 +23,14 @@ final class InboxFailStop {
     private final Inbox inbox;
     private final ShmLaneTable lanes;
     private final Supplier<ActorRef<ShmTransportActor.Command>> actor;
-    /** Set by the polling thread: nothing is read any more, and connects are refused. */
+    /** Set by the polling thread: nothing is read any more; the transport refuses connects once it is set. */
     private volatile boolean stopped;
 
     /**
      * @param workerName the worker's name, for the log and the failures
      * @param inbox the worker's own inbox
      * @param lanes the worker's ring lanes
-     * @param actor the transport's control actor, once started (else null)
+     * @param actor reads the transport's control actor: null until the transport started it
      */
     InboxFailStop(String workerName, Inbox inbox, ShmLaneTable lanes,
             Supplier<ActorRef<ShmTransportActor.Command>> actor) {

@@ -74,7 +74,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
     private final ShmPeerLoss losses;
     /** When a record a dead producer left half-written in the inbox is skipped. */
     private final HalfWrittenRule halfWritten;
-    /** What happens when a peer writes this worker's inbox outside the ring's protocol. */
+    /** What happens when a process that maps this worker's inbox writes it outside the ring's protocol. */
     private final InboxFailStop failStop;
     private volatile boolean closed;
 
