@@ -376,22 +376,7 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
             l.fail(cause);
         }
         wiring.forgetChannel(ch);
-        if (ch.hardwareInFlight == 0) {
-            ch.ep.close();
-        } else {
-            // UCT still holds transfers that name the endpoint (a cma copy under way): destroyed now,
-            // UCX would run them on freed memory. They may still land, so their completions answer
-            // them (UcxLaneLedger#revoke holds them), and the endpoint goes with the last.
-            ch.destroyWhenIdle = true;
-        }
-    }
-
-    /** A hardware operation on the channel completed: a failed channel's endpoint goes with its last. */
-    void hardwareCompleted(UcxChannel ch) {
-        if (--ch.hardwareInFlight == 0 && ch.destroyWhenIdle) {
-            ch.destroyWhenIdle = false;
-            ch.ep.close();
-        }
+        ch.closeEndpointWhenIdle();
     }
 
     private void peerGone(UUID id) {

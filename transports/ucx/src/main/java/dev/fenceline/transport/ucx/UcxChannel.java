@@ -84,6 +84,28 @@ final class UcxChannel {
         return state == State.READY;
     }
 
+    /**
+     * Agent thread, as the channel fails: its endpoint goes now, unless UCT still holds transfers
+     * that name it (a cma copy under way): destroyed then, UCX would run them on freed memory. They
+     * may still land, so their completions answer them (UcxLaneLedger#revoke holds them), and the
+     * endpoint goes with the last ({@link #hardwareCompleted}).
+     */
+    void closeEndpointWhenIdle() {
+        if (hardwareInFlight == 0) {
+            ep.close();
+        } else {
+            destroyWhenIdle = true;
+        }
+    }
+
+    /** Agent thread: a hardware operation on it completed; a failed channel's endpoint goes with its last. */
+    void hardwareCompleted() {
+        if (--hardwareInFlight == 0 && destroyWhenIdle) {
+            destroyWhenIdle = false;
+            ep.close();
+        }
+    }
+
     boolean blocked() {
         return !backlog.isEmpty();
     }

@@ -432,7 +432,7 @@ final class UcxDataPath {
             return;
         }
         lane.traffic.hardwareInFlight--;
-        agent.hardwareCompleted(lane.channel);
+        lane.channel.hardwareCompleted();
         synchronized (lane.ledger) {
             boolean wanted = lane.answeredLocked(op.token) != null;
             unbounce(op, wanted && status == UctStatus.OK); // a get's data only where its answer is owed

@@ -121,7 +121,7 @@ final class UcxUctFlushes {
         for (int i = 0; i < n; i++) {
             UcxOp op = lane.traffic.awaitingFlush.poll();
             lane.traffic.hardwareInFlight--;
-            agent.hardwareCompleted(lane.channel);
+            lane.channel.hardwareCompleted();
             synchronized (lane.ledger) {
                 if (lane.answeredLocked(op.token) != null) {
                     if (failure == null) {
