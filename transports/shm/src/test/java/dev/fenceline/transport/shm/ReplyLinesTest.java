@@ -63,47 +63,46 @@ class ReplyLinesTest {
 
     @Test
     void answersInARowEachStartALineAndReadAsWritten() throws Exception {
-        Path dir = Files.createTempDirectory("fenceline-reply-lines");
-        try {
-            Inbox to = Inbox.create(dir.resolve("control"), 64 << 10, 1, 3, UUID.randomUUID());
-            try {
-                List<String> dropped = new ArrayList<>();
-                ShmReplies replies = new ShmReplies(1 << 20, dropped::add);
-                for (long token = 1; token <= 5; token++) {
-                    assertTrue(replies.reply(to, ShmWire.ACK, 24, ack(token)));
-                }
-                assertTrue(replies.reply(to, ShmWire.FLUSHED, 16, (b, at) -> b.putLong(at + ShmWire.TOKEN, 6)));
-                assertEquals(6L * LINE, to.ring.producerPosition(), "six answers, a line each");
-                assertEquals(List.of("ACK 1 100", "ACK 2 200", "ACK 3 300", "ACK 4 400", "ACK 5 500", "FLUSHED 6"),
-                        readAll(to));
-                assertEquals(List.of(), dropped);
-            } finally {
-                to.unmap();
+        withInbox(to -> {
+            List<String> dropped = new ArrayList<>();
+            ShmReplies replies = new ShmReplies(1 << 20, dropped::add);
+            for (long token = 1; token <= 5; token++) {
+                assertTrue(replies.reply(to, ShmWire.ACK, 24, ack(token)));
             }
-        } finally {
-            delete(dir);
-        }
+            assertTrue(replies.reply(to, ShmWire.FLUSHED, 16, (b, at) -> b.putLong(at + ShmWire.TOKEN, 6)));
+            assertEquals(6L * LINE, to.ring.producerPosition(), "six answers, a line each");
+            assertEquals(List.of("ACK 1 100", "ACK 2 200", "ACK 3 300", "ACK 4 400", "ACK 5 500", "FLUSHED 6"),
+                    readAll(to));
+            assertEquals(List.of(), dropped);
+        });
     }
 
     @Test
     void answersThatWaitedInTheBacklogTakeWholeLinesToo() throws Exception {
+        withInbox(to -> {
+            ShmReplies replies = new ShmReplies(1 << 20, d -> { });
+            int fit = (64 << 10) / LINE;
+            for (long token = 1; token <= fit + 3; token++) {
+                assertTrue(replies.reply(to, ShmWire.ACK, 24, ack(token)));
+            }
+            assertEquals(3, to.backlog.size(), "the ring took " + fit + ", three wait");
+            assertEquals(3L * (LINE - RecordDescriptor.HEADER_LENGTH), to.backlogBytes, "each held as a line's body");
+            assertEquals(fit, readAll(to).size());
+            assertEquals(3, replies.drain(to));
+            assertEquals(List.of("ACK " + (fit + 1) + " " + (fit + 1) * 100, "ACK " + (fit + 2) + " "
+                    + (fit + 2) * 100, "ACK " + (fit + 3) + " " + (fit + 3) * 100), readAll(to));
+            assertEquals(0, to.backlogBytes);
+            assertEquals((fit + 3L) * LINE, to.ring.producerPosition(), "a line each, the held ones too");
+        });
+    }
+
+    /** Runs {@code test} on a fresh inbox of 64 KiB in a directory of its own, both gone after. */
+    private static void withInbox(java.util.function.Consumer<Inbox> test) throws Exception {
         Path dir = Files.createTempDirectory("fenceline-reply-lines");
         try {
             Inbox to = Inbox.create(dir.resolve("control"), 64 << 10, 1, 3, UUID.randomUUID());
             try {
-                ShmReplies replies = new ShmReplies(1 << 20, d -> { });
-                int fit = (64 << 10) / LINE;
-                for (long token = 1; token <= fit + 3; token++) {
-                    assertTrue(replies.reply(to, ShmWire.ACK, 24, ack(token)));
-                }
-                assertEquals(3, to.backlog.size(), "the ring took " + fit + ", three wait");
-                assertEquals(3L * (LINE - RecordDescriptor.HEADER_LENGTH), to.backlogBytes, "each held as a line's body");
-                assertEquals(fit, readAll(to).size());
-                assertEquals(3, replies.drain(to));
-                assertEquals(List.of("ACK " + (fit + 1) + " " + (fit + 1) * 100, "ACK " + (fit + 2) + " "
-                        + (fit + 2) * 100, "ACK " + (fit + 3) + " " + (fit + 3) * 100), readAll(to));
-                assertEquals(0, to.backlogBytes);
-                assertEquals((fit + 3L) * LINE, to.ring.producerPosition(), "a line each, the held ones too");
+                test.accept(to);
             } finally {
                 to.unmap();
             }
