@@ -1,0 +1,26 @@
+package dev.fenceline.perf;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+
+import org.junit.jupiter.api.Test;
+
+/** The waiting loops' schedule: the clock is read on one turn in 256, never in the first spins. */
+class PerfRunnerTest {
+    @Test
+    void theClockIsReadOnceEvery256TurnsAndNotWhileAPongIsUsuallyAwaited() {
+        for (int spins = 0; spins < 255; spins++) {
+            assertFalse(PerfRunner.clockDue(spins), "turn " + spins);
+        }
+        int due = 0;
+        for (int spins = 0; spins < 256 * 1000; spins++) {
+            due += PerfRunner.clockDue(spins) ? 1 : 0;
+        }
+        assertEquals(1000, due);
+        int wrapped = 0; // a wait past Integer.MAX_VALUE turns still looks at its deadline
+        for (int spins = Integer.MAX_VALUE - 511; spins != Integer.MIN_VALUE + 512; spins++) {
+            wrapped += PerfRunner.clockDue(spins) ? 1 : 0;
+        }
+        assertEquals(4, wrapped);
+    }
+}
