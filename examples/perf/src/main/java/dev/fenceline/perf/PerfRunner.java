@@ -162,7 +162,7 @@ final class PerfRunner {
      * waiting for on a machine with few cores.
      */
     private static void idle(int spins) {
-        if (spins < 200) {
+        if (spins >= 0 && spins < 200) { // past Integer.MAX_VALUE turns it keeps yielding
             Thread.onSpinWait();
         } else {
             Thread.yield();
@@ -486,10 +486,15 @@ final class PerfRunner {
      */
     private static void awaitPolling(CompletionStage<?> s) throws Exception {
         CompletableFuture<?> f = s.toCompletableFuture();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(TIMEOUT_S);
+        long deadline = 0; // set at the first look at the clock: an operation that completes soon reads it never
         for (int spins = 0; !f.isDone(); spins++) {
-            if (clockDue(spins) && System.nanoTime() > deadline) {
-                throw new java.util.concurrent.TimeoutException("no completion within " + TIMEOUT_S + " s: " + f);
+            if (clockDue(spins)) {
+                long now = System.nanoTime();
+                if (deadline == 0) {
+                    deadline = now + TimeUnit.SECONDS.toNanos(TIMEOUT_S);
+                } else if (now > deadline) {
+                    throw new java.util.concurrent.TimeoutException("no completion within " + TIMEOUT_S + " s: " + f);
+                }
             }
             idle(spins);
         }

@@ -5,10 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 
 import org.junit.jupiter.api.Test;
 
-/** The waiting loops' schedule: the clock is read on one turn in 256, never in the first spins. */
+/**
+ * The schedule the waiting loops look at the clock by ({@link PerfRunner#clockDue}): one turn in 256,
+ * never in the first spins. That the loops follow it is read in PerfRunner, not tested here.
+ */
 class PerfRunnerTest {
     @Test
-    void theClockIsReadOnceEvery256TurnsAndNotWhileAPongIsUsuallyAwaited() {
+    void theClockIsDueOnceEvery256TurnsAndNeverInTheFirstSpins() {
         for (int spins = 0; spins < 255; spins++) {
             assertFalse(PerfRunner.clockDue(spins), "turn " + spins);
         }
