@@ -244,9 +244,11 @@ public final class WorkerActor {
         org.slf4j.Logger log = ctx.getLog(); // the connect runs on the endpoint actor; the logger is thread-safe
         ActorRef<EndpointProtocol.Command> ref = ctx.spawn(EndpointActor.create(settings, channel, facade),
                 "ep-" + n, endpointProps);
+        // Before the connect is told: it may complete, and its caller close the endpoint (which asks
+        // this actor ref), on another thread before this one runs its next statement.
+        facade.actor(ref);
         ref.tell(new EndpointProtocol.Connect(() -> TransportConnects.connect(over, transports, peer, channel.name(),
                 log), m.replyTo()));
-        facade.actor(ref);
         endpoints.put(ref, channel);
         ctx.watchWith(ref, new EndpointStopped(ref));
         ctx.getLog().debug("worker {}: connecting endpoint {} over {}", name, channel.name(), over);
