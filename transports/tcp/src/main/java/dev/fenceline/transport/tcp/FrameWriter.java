@@ -22,7 +22,13 @@ final class FrameWriter {
     private final Channel channel;
     /** Null where every frame goes through the event loop. */
     private final DirectSocket socket;
-    private final Queue<ByteBuf> outbound = PlatformDependent.newSpscQueue();
+    /**
+     * Unbounded, in arrays of slots reused while the writer keeps up (a linked queue's node per frame
+     * was an allocation per operation: FrameWriterAllocationTest). One producer and one consumer at
+     * a time (each handed on through the grant or {@link #writing}); the many-producer queue is the
+     * array-backed unbounded one Netty has.
+     */
+    private final Queue<ByteBuf> outbound = PlatformDependent.newMpscQueue();
     /**
      * Held by whoever consumes {@link #outbound}: a batch scheduled or running on the event loop,
      * or the producer writing directly.
