@@ -10,8 +10,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Writes one lane's frames into its connection. Frames queue from one producer (the endpoint
- * actor) and the event loop writes them in batches, one flush per batch. A frame sent while the
+ * Writes one lane's frames into its connection. Frames queue from one producer at a time (the
+ * endpoint actor, or a calling thread posting under the endpoint's grant, serialized by the lane's
+ * lock) and the event loop writes them in batches, one flush per batch. A frame sent while the
  * lane had nothing else outstanding goes straight into the socket on the producer's thread instead
  * (a non-blocking write, {@link DirectSocket}): a caller waiting for one answer then waits for no
  * event-loop wake-up, and a stream of operations still leaves in batches. A direct write happens
@@ -23,10 +24,11 @@ final class FrameWriter {
     /** Null where every frame goes through the event loop. */
     private final DirectSocket socket;
     /**
-     * Unbounded, in arrays of slots reused while the writer keeps up (a linked queue's node per frame
-     * was an allocation per operation: FrameWriterAllocationTest). One producer and one consumer at
-     * a time (each handed on through the grant or {@link #writing}); the many-producer queue is the
-     * array-backed unbounded one Netty has.
+     * Unbounded (an offer never fails, so no part of a frame is ever dropped), in arrays of 1,024
+     * slots reused while the writer keeps up: a lane holds one from the start (about 4 KiB), and a
+     * backlog past it takes more; a linked queue's node per frame was an allocation per operation
+     * (FrameWriterAllocationTest). Producers are serialized by the lane's lock and consumers by
+     * {@link #writing}: the many-producer queue is here for its arrays, the unbounded one Netty has.
      */
     private final Queue<ByteBuf> outbound = PlatformDependent.newMpscQueue();
     /**
