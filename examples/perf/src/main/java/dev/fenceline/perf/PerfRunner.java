@@ -104,7 +104,7 @@ final class PerfRunner {
                         if (stop.get()) {
                             return;
                         }
-                        idle(spins);
+                        PollingWait.idle(spins);
                     }
                     if (seen != i) { // only the pinger writes this word now, one ping at a time
                         throw new IllegalStateException("put ping-pong: the target's flag word reads " + seen
@@ -128,10 +128,10 @@ final class PerfRunner {
                 PerfSession.word(ping, flag, i);
                 s.toBeta.put(ping, s.atBeta.address(), s.betaKey);
                 for (int spins = 0; PerfSession.word(alphaView, flag) < i; spins++) {
-                    if (clockDue(spins) && (System.nanoTime() > deadline || failure.get() != null)) {
+                    if (PollingWait.clockDue(spins) && (System.nanoTime() > deadline || failure.get() != null)) {
                         throw new IllegalStateException("put ping-pong stalled at " + (i - base), failure.get());
                     }
-                    idle(spins);
+                    PollingWait.idle(spins);
                 }
                 h.recordValue((System.nanoTime() - t0) / 2);
                 progress.accept(i - base);
@@ -144,29 +144,6 @@ final class PerfRunner {
         await(s.toBeta.flush());
         await(s.toAlpha.flush());
         return PerfResult.latency("put_lat", s.transport, size, h, seconds);
-    }
-
-    /**
-     * Whether a waiting loop looks at the clock (its deadline) on this turn: every 256th. A clock
-     * read is tens of nanoseconds on this KVM guest, and one on every turn of the loop that waits
-     * for a pong delayed seeing it by part of that, measured as latency; ucx_perftest's loop polls
-     * memory alone. Turns that yield take microseconds, so the deadline is still seen within a
-     * millisecond or so of passing.
-     */
-    static boolean clockDue(int spins) {
-        return (spins & 255) == 255;
-    }
-
-    /**
-     * Spin briefly, then yield: a poller that only spins starves the event loops and actors it is
-     * waiting for on a machine with few cores.
-     */
-    private static void idle(int spins) {
-        if (spins >= 0 && spins < 200) { // past Integer.MAX_VALUE turns it keeps yielding
-            Thread.onSpinWait();
-        } else {
-            Thread.yield();
-        }
     }
 
     private PerfResult amPingPong(int size, int n, LongConsumer progress) throws Exception {
@@ -187,10 +164,10 @@ final class PerfRunner {
                 if (sent.isCompletedExceptionally()) {
                     sent.get(); // throws ExecutionException with the cause: the row is not measured
                 }
-                if (clockDue(spins) && System.nanoTime() > deadline) {
+                if (PollingWait.clockDue(spins) && System.nanoTime() > deadline) {
                     throw new IllegalStateException("AM ping-pong stalled at " + i + ": " + sent);
                 }
-                idle(spins);
+                PollingWait.idle(spins);
             }
             h.recordValue((System.nanoTime() - t0) / 2);
             progress.accept(i);
@@ -266,7 +243,7 @@ final class PerfRunner {
         for (long i = 1; i <= n; i++) {
             long t0 = System.nanoTime();
             CompletionStage<?> op = issue(test, buf, i);
-            awaitPolling(op);
+            PollingWait.await(op, TIMEOUT_S);
             h.recordValue(System.nanoTime() - t0);
             progress.accept(i);
         }
@@ -477,28 +454,6 @@ final class PerfRunner {
         }
         progress.accept(n);
         return PerfResult.throughput(test.id(), s.transport, size, n, seconds);
-    }
-
-    /**
-     * Waits for one operation the way the ping-pongs wait for their pong, and ucx_perftest for its
-     * completion: polling (spin, then yield), not parked until another thread wakes this one, a
-     * wake-up that would be measured as the operation's latency.
-     */
-    private static void awaitPolling(CompletionStage<?> s) throws Exception {
-        CompletableFuture<?> f = s.toCompletableFuture();
-        long deadline = 0; // set at the first look at the clock: an operation that completes soon reads it never
-        for (int spins = 0; !f.isDone(); spins++) {
-            if (clockDue(spins)) {
-                long now = System.nanoTime();
-                if (deadline == 0) {
-                    deadline = now + TimeUnit.SECONDS.toNanos(TIMEOUT_S);
-                } else if (now > deadline) {
-                    throw new java.util.concurrent.TimeoutException("no completion within " + TIMEOUT_S + " s: " + f);
-                }
-            }
-            idle(spins);
-        }
-        f.get(); // the result, or the failure as ExecutionException
     }
 
     private static void await(CompletionStage<?> s) throws Exception {
