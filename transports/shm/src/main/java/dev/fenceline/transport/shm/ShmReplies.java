@@ -36,9 +36,8 @@ final class ShmReplies {
      * @return false if holding it would pass max-backlog: nothing was written
      */
     boolean reply(Inbox to, int type, int length, Writer w) {
-        int claimed = ShmWire.claimLength(type, length);
         if (to.backlog.isEmpty()) {
-            int at = to.ring.tryClaim(type, claimed);
+            int at = to.ring.tryClaim(type, ShmWire.claimLength(type, length));
             if (at >= 0) {
                 w.write(to.ring.buffer(), at);
                 commit(to, at, type);
@@ -46,10 +45,10 @@ final class ShmReplies {
                 return true;
             }
         }
-        if (to.backlogBytes + claimed > maxBacklog) {
+        if (to.backlogBytes + length > maxBacklog) {
             return false;
         }
-        byte[] copy = new byte[claimed];
+        byte[] copy = new byte[length];
         w.write(new UnsafeBuffer(copy), 0);
         backlog(to, type, copy);
         return true;
@@ -84,7 +83,8 @@ final class ShmReplies {
         int sent = 0;
         while (!to.backlog.isEmpty()) {
             byte[] m = to.backlog.peekFirst();
-            int at = to.ring.tryClaim(to.backlogTypes.peekFirst(), m.length);
+            int at = to.ring.tryClaim(to.backlogTypes.peekFirst(), ShmWire.claimLength(to.backlogTypes.peekFirst(),
+                    m.length)); // the rest of the line is the ring's zeros
             if (at < 0) {
                 break;
             }

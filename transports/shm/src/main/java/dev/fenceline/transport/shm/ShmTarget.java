@@ -252,7 +252,7 @@ final class ShmTarget {
     /** Writes one reply into {@code to}'s inbox, or its backlog; past max-backlog, {@link #overflow}. */
     private void reply(Inbox to, int type, int length, ShmReplies.Writer w) {
         if (!replies.reply(to, type, length, w)) {
-            overflow(to, type, length);
+            overflow(to, length);
         }
     }
 
@@ -263,20 +263,19 @@ final class ShmTarget {
      * room. Its lanes then fail, and what this worker took (their gates say which) counts there as
      * unanswered.
      */
-    private void overflow(Inbox to, int type, int length) {
+    private void overflow(Inbox to, int length) {
         String why = "shm: worker '" + context.workerName() + "' dropped this connection: the answers it owed "
                 + to.name + " passed " + ShmSettings.SECTION + ".max-backlog = " + settings.maxBacklog()
                 + " bytes while that inbox was full";
         LOG.warn("shm {}: {} owes {} bytes of answers and its inbox is full; {} more would pass {}.max-backlog = {}:"
-                + " its connections here are dropped", context.workerName(), to.name, to.backlogBytes,
-                ShmWire.claimLength(type, length),
+                + " its connections here are dropped", context.workerName(), to.name, to.backlogBytes, length,
                 ShmSettings.SECTION, settings.maxBacklog());
         ShmReplies.dropAnswers(to);
         LongArrayList dropped = peerGone(to);
         byte[] text = why.getBytes(StandardCharsets.UTF_8);
         int n = Math.min(text.length, ShmWire.MAX_TEXT);
         for (int i = 0; i < dropped.size(); i++) {
-            UnsafeBuffer reset = new UnsafeBuffer(new byte[ShmWire.claimLength(ShmWire.RESET, 10 + n)]);
+            UnsafeBuffer reset = new UnsafeBuffer(new byte[10 + n]);
             reset.putLong(0, dropped.getLong(i));
             reset.putShort(8, (short) n);
             reset.putBytes(10, text, 0, n);

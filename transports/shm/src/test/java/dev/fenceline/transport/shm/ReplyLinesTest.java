@@ -86,7 +86,7 @@ class ReplyLinesTest {
                 assertTrue(replies.reply(to, ShmWire.ACK, 24, ack(token)));
             }
             assertEquals(3, to.backlog.size(), "the ring took " + fit + ", three wait");
-            assertEquals(3L * (LINE - RecordDescriptor.HEADER_LENGTH), to.backlogBytes, "each held as a line's body");
+            assertEquals(3L * 24, to.backlogBytes, "held as their content, padded as they go into the ring");
             assertEquals(fit, readAll(to).size());
             assertEquals(3, replies.drain(to));
             assertEquals(List.of("ACK " + (fit + 1) + " " + (fit + 1) * 100, "ACK " + (fit + 2) + " "
