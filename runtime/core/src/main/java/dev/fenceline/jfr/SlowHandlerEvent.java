@@ -22,10 +22,18 @@ public final class SlowHandlerEvent extends jdk.jfr.Event {
     @Label("Id")
     public int id;
 
-    /** How long this call of the handler ran. */
+    /** How long this call of the handler ran, at most: no more than {@link #resolution} over it. */
     @Label("Took")
     @Timespan(Timespan.NANOSECONDS)
     public long took;
+
+    /**
+     * How much {@link #took} may exceed what the call ran: calls are dated by the watchdog's looks,
+     * not by a clock read per call (the gap between the look that found it running and the one before).
+     */
+    @Label("Resolution")
+    @Timespan(Timespan.NANOSECONDS)
+    public long resolution;
 
     /** The configured bound it went over. */
     @Label("Bound")
