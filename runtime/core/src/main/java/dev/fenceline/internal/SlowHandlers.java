@@ -3,13 +3,14 @@ package dev.fenceline.internal;
 import dev.fenceline.jfr.SlowHandlerEvent;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -18,28 +19,37 @@ import org.slf4j.LoggerFactory;
  * Notices active-message handlers that run longer than a bound. A handler runs on a transport's
  * receiving thread, so while it runs that thread serves no one else.
  *
- * <p>A call reads no clock: it counts itself in a slot of its thread's own (two ordered writes, no
- * fence, no allocation), because it sits on every message's path and a clock read costs more than
+ * <p>A call reads no clock: it marks itself in a slot of its thread's own (two ordered writes, no
+ * fence, no allocation), because it sits on every message's path and two clock reads cost more than
  * the rest of the dispatch. A watchdog looks at the slots every quarter of the bound (1 to 50 ms):
- * the first look that finds a call running dates it, between that look and the one before. A call
- * is over its bound once the time since that first look exceeds it: the watchdog then logs it, once
- * per handler id, with the stack it is stuck in, and when it returns it is a JFR event whose
- * {@code took} is at most {@code resolution} longer than the call ran. A call no look found running
- * ran less than a look's gap, under the bound: it reads no clock on its return either.
+ * the first look that finds a call running dates it, between the clock read after it found the call
+ * and the previous look, which had not. A call is over its bound once the time since it was found
+ * exceeds the bound, so the watchdog's own delay never blames a handler; on time, the watchdog finds
+ * every call that runs longer than the bound and a quarter of it. It then logs it, once per handler
+ * id, with the stack it is stuck in, and when it returns it is a JFR event whose {@code took} is at
+ * most {@code resolution} longer than the call ran. A call no look found reads no clock on its
+ * return either.
  */
 final class SlowHandlers {
     private static final Logger LOG = LoggerFactory.getLogger(SlowHandlers.class);
     private static final long SHORTEST_GAP = TimeUnit.MILLISECONDS.toNanos(1);
     private static final long LONGEST_GAP = TimeUnit.MILLISECONDS.toNanos(50);
+    /** A slot's word: the call's number above these bits, its handler id, and whether it runs. */
+    private static final int ID_SHIFT = 1;
+    private static final int NUMBER_SHIFT = 17;
+    private static final long RUNNING = 1;
     /** Every worker's handlers, watched by one daemon thread for the whole process. */
     private static final Set<SlowHandlers> WATCHED = ConcurrentHashMap.newKeySet();
-    private static ScheduledExecutorService watchdog;
-    private static final VarHandle CALLS;
+    private static Thread watchdog;
+    private static final VarHandle CALL;
     private static final VarHandle SEEN;
 
     static {
+        if (RegistrationTable.MAX_AM_ID >= 1 << (NUMBER_SHIFT - ID_SHIFT)) {
+            throw new ExceptionInInitializerError("active-message ids do not fit a slot's word");
+        }
         try {
-            CALLS = MethodHandles.lookup().findVarHandle(Running.class, "calls", long.class);
+            CALL = MethodHandles.lookup().findVarHandle(Running.class, "call", long.class);
             SEEN = MethodHandles.lookup().findVarHandle(Running.class, "seenCall", long.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
@@ -53,24 +63,26 @@ final class SlowHandlers {
          * @param id the handler's id
          * @param took how long the call ran, at most
          * @param resolution how much {@code took} may exceed what it ran
+         * @param bound the bound it went over
          */
-        void overBound(SlowHandlers s, int id, long took, long resolution);
+        void overBound(SlowHandlers s, int id, long took, long resolution, long bound);
     }
 
     /** One thread's calls of this worker's handlers. */
     static final class Running {
         final Thread thread = Thread.currentThread();
-        /** Starts and returns so far, odd while a call runs (its thread writes it, ordered). */
-        volatile long calls;
-        /** The running call's handler id: written before {@link #calls}, read after it. */
-        int id;
-        /** The running call the watchdog found ({@link #calls}' value then), written after the two below. */
+        /**
+         * The latest call: its number, handler id and {@link #RUNNING} bit in one word, so that a
+         * look reads them together (its thread writes it, ordered).
+         */
+        volatile long call;
+        /** The running call the watchdog found (its word), written after the two below. */
         volatile long seenCall;
-        /** The watchdog's look that first found {@link #seenCall} running. */
+        /** The clock when the watchdog found {@link #seenCall} running. */
         long seenAt;
-        /** The look before it, when that call had not started yet. */
+        /** The look before, which had not found it: it started after this. */
         long seenFrom;
-        /** The watchdog's latest look at this slot (watchdog only). */
+        /** When the watchdog's latest look at this slot began (watchdog only). */
         long lookedAt;
         /** The call the watchdog logged last, so that it logs a call once (watchdog only). */
         long loggedCall;
@@ -102,9 +114,9 @@ final class SlowHandlers {
      */
     SlowHandlers(String worker, LongSupplier clock, Reporter reporter, boolean daemon) {
         this.worker = worker;
-        this.daemon = daemon;
         this.clock = clock;
         this.reporter = reporter;
+        this.daemon = daemon;
         this.mine = ThreadLocal.withInitial(() -> {
             Running r = new Running(clock.getAsLong());
             running.add(r); // once per thread that ever runs this worker's handlers
@@ -136,12 +148,11 @@ final class SlowHandlers {
     private static synchronized void watch(SlowHandlers s) {
         WATCHED.add(s);
         if (watchdog == null) {
-            watchdog = Executors.newSingleThreadScheduledExecutor(r -> {
-                Thread t = new Thread(r, "fenceline-handler-watchdog");
-                t.setDaemon(true);
-                return t;
-            });
-            watchdog.schedule(SlowHandlers::watchAll, gap(s.boundNanos), TimeUnit.NANOSECONDS);
+            watchdog = new Thread(SlowHandlers::watchLoop, "fenceline-handler-watchdog");
+            watchdog.setDaemon(true);
+            watchdog.start();
+        } else {
+            LockSupport.unpark(watchdog); // it looks now, and then as often as the new bound asks
         }
     }
 
@@ -155,69 +166,90 @@ final class SlowHandlers {
         WATCHED.remove(this);
     }
 
-    private static void watchAll() {
-        long next = LONGEST_GAP;
-        for (SlowHandlers s : WATCHED) {
+    private static void watchLoop() {
+        while (true) {
+            long next = LONGEST_GAP;
             try {
-                long bound = s.boundNanos;
-                if (bound > 0) {
-                    next = Math.min(next, gap(bound));
-                }
-                s.look(s.clock.getAsLong());
-            } catch (RuntimeException e) {
-                LOG.debug("handler watchdog: {}", e.toString());
-            }
-        }
-        watchdog.schedule(SlowHandlers::watchAll, next, TimeUnit.NANOSECONDS);
-    }
-
-    /**
-     * One look at every thread's slot (the watchdog's thread; a test's).
-     *
-     * @param now the clock
-     */
-    void look(long now) {
-        long bound = boundNanos;
-        for (Running r : running) {
-            long call = (long) CALLS.getAcquire(r);
-            if ((call & 1) != 0 && bound > 0) {
-                if (r.seenCall != call) { // first found running: it started after the look before
-                    r.seenAt = now;
-                    r.seenFrom = r.lookedAt;
-                    SEEN.setRelease(r, call);
-                }
-                if (now - r.seenAt > bound && r.loggedCall != call) {
-                    r.loggedCall = call;
-                    int id = r.id;
-                    if ((long) CALLS.getAcquire(r) == call && firstTime(id)) {
-                        Throwable where = new Throwable("active-message handler " + id + " still running, here");
-                        where.setStackTrace(r.thread.getStackTrace());
-                        LOG.warn("active-message handler {} at worker '{}' has run at least {} ms, over its bound of {}"
-                                + " ms, on thread {}, which serves nothing else meanwhile (logged once per handler id)",
-                                id, worker, (now - r.seenAt) / 1_000_000, bound / 1_000_000, r.thread.getName(), where);
+                for (SlowHandlers s : WATCHED) {
+                    long bound = s.boundNanos;
+                    if (bound > 0) {
+                        next = Math.min(next, gap(bound));
+                    }
+                    try {
+                        s.look();
+                    } catch (Throwable e) { // the watchdog lives on: every worker's handlers rest on it
+                        LOG.warn("handler watchdog: looking at worker '{}': {}", s.worker, e.toString());
                     }
                 }
+            } catch (Throwable e) {
+                LOG.warn("handler watchdog: {}", e.toString());
             }
-            r.lookedAt = now;
+            LockSupport.parkNanos(next);
         }
+    }
+
+    /** One look at every thread's slot (the watchdog's thread; a test's). */
+    void look() {
+        long lookAt = clock.getAsLong(); // before any slot is read: a call found later started after it
+        List<Running> overdue = null;
+        long bound = boundNanos;
+        for (Running r : running) {
+            long call = (long) CALL.getAcquire(r);
+            if ((call & RUNNING) != 0) {
+                if (r.seenCall != call) {
+                    r.seenFrom = r.lookedAt;
+                    r.seenAt = clock.getAsLong(); // read after the call was found: it ran by then
+                    SEEN.setRelease(r, call);
+                }
+                if (bound > 0 && lookAt - r.seenAt > bound && r.loggedCall != call) {
+                    r.loggedCall = call;
+                    if (overdue == null) {
+                        overdue = new ArrayList<>(2);
+                    }
+                    overdue.add(r);
+                }
+            }
+            r.lookedAt = lookAt;
+        }
+        if (overdue != null) { // after the look, so that a slow log delays no slot's dating
+            for (Running r : overdue) {
+                overdue(r, r.loggedCall, lookAt, bound);
+            }
+        }
+    }
+
+    private void overdue(Running r, long call, long lookAt, long bound) {
+        int id = id(call);
+        if (firstTime(id)) {
+            Throwable where = new Throwable("active-message handler " + id + " still running, here");
+            where.setStackTrace(r.thread.getStackTrace());
+            LOG.warn("active-message handler {} at worker '{}' has run at least {} ms, over its bound of {} ms, on"
+                    + " thread {}, which serves nothing else meanwhile (logged once per handler id)", id, worker,
+                    (lookAt - r.seenAt) / 1_000_000, bound / 1_000_000, r.thread.getName(), where);
+        }
+    }
+
+    private static int id(long call) {
+        return (int) (call >>> ID_SHIFT) & RegistrationTable.MAX_AM_ID;
     }
 
     /**
      * @param id the handler's active-message id
      * @return the call, for {@link #finished}; 0 when there is no bound, or when this thread is
-     *     already in a handler call (a handler that delivers to another in line: the outer call counts)
+     *     already in a call of this worker's handlers (a handler that delivers to another in line:
+     *     the outer call counts)
      */
     long start(int id) {
         if (boundNanos == 0) {
             return 0;
         }
         Running r = mine.get();
-        long call = r.calls + 1;
-        if ((call & 1) == 0) {
+        long last = r.call;
+        if ((last & RUNNING) != 0) {
             return 0;
         }
-        r.id = id;
-        CALLS.setRelease(r, call);
+        long call = ((last >>> NUMBER_SHIFT) + 1) << NUMBER_SHIFT | (long) id << ID_SHIFT | RUNNING;
+        CALL.setRelease(r, call);
         return call;
     }
 
@@ -230,18 +262,21 @@ final class SlowHandlers {
             return;
         }
         Running r = mine.get();
-        CALLS.setRelease(r, call + 1);
+        CALL.setRelease(r, call & ~RUNNING);
         if ((long) SEEN.getAcquire(r) != call) {
-            return; // no look found it running: it ran less than a look's gap
+            return; // no look found it running
+        }
+        long bound = boundNanos;
+        if (bound == 0) {
+            return; // the bound was lifted meanwhile
         }
         long now = clock.getAsLong();
-        if (now - r.seenAt > boundNanos) {
-            reporter.overBound(this, id, now - r.seenFrom, r.seenAt - r.seenFrom);
+        if (now - r.seenAt > bound) {
+            reporter.overBound(this, id, now - r.seenFrom, r.seenAt - r.seenFrom, bound);
         }
     }
 
-    private static void report(SlowHandlers s, int id, long took, long resolution) {
-        long bound = s.boundNanos;
+    private static void report(SlowHandlers s, int id, long took, long resolution, long bound) {
         SlowHandlerEvent e = new SlowHandlerEvent();
         if (e.isEnabled()) {
             e.worker = s.worker;
@@ -252,9 +287,9 @@ final class SlowHandlers {
             e.commit();
         }
         if (s.firstTime(id)) {
-            LOG.warn("active-message handler {} at worker '{}' ran {} ms, over its bound of {} ms;"
-                    + " it holds a transport's receiving thread while it runs (logged once per handler id)",
-                    id, s.worker, took / 1_000_000, bound / 1_000_000);
+            LOG.warn("active-message handler {} at worker '{}' ran {} ms at most ({} at least), over its bound of {}"
+                    + " ms; it holds a transport's receiving thread while it runs (logged once per handler id)",
+                    id, s.worker, took / 1_000_000, (took - resolution) / 1_000_000, bound / 1_000_000);
         }
     }
 

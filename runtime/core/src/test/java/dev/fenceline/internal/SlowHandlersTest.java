@@ -29,7 +29,7 @@ class SlowHandlersTest {
         SlowHandlers s = new SlowHandlers("w", () -> {
             clockReads++;
             return now;
-        }, (h, id, took, resolution) -> reports.add(new Report(id, took, resolution)), false);
+        }, (h, id, took, resolution, over) -> reports.add(new Report(id, took, resolution)), false);
         s.bound(bound);
         return s;
     }
@@ -37,7 +37,7 @@ class SlowHandlersTest {
     @Test
     void aCallNoLookFoundRunningReadsNoClockAndIsNotReported() {
         SlowHandlers s = handlers(BOUND);
-        s.look(now); // the thread's slot is made on its first call; a look before that sees nothing
+        s.look(); // the thread's slot is made on its first call; a look before that sees nothing
         long call = s.start(3);
         int reads = clockReads;
         now += 500 * MS; // long, but no look happened meanwhile
@@ -51,15 +51,39 @@ class SlowHandlersTest {
         SlowHandlers s = handlers(BOUND);
         s.finished(0, s.start(1)); // makes the slot at 0
         now = 20 * MS;
-        s.look(now); // nothing running
+        s.look(); // nothing running
         now = 30 * MS;
         long call = s.start(5);
         now = 45 * MS;
-        s.look(now); // finds it: it started after 20 ms
+        s.look(); // finds it: it started after 20 ms
         now = 180 * MS;
         s.finished(5, call);
         assertEquals(List.of(new Report(5, 160 * MS, 25 * MS)), reports,
                 "took is from the look before the one that found it: at most the resolution over the 150 ms it ran");
+    }
+
+    @Test
+    void aCallThatStartsWhileALookRunsIsDatedFromWhenTheLookFoundIt() {
+        long[] call = new long[1];
+        SlowHandlers[] s = new SlowHandlers[1];
+        // The look begins at 20 ms; its thread is slow, and the call starts at 30 ms, before the
+        // look reads its slot: it is found at 31 ms.
+        s[0] = new SlowHandlers("w", () -> {
+            if (now == 20 * MS) {
+                now = 30 * MS;
+                call[0] = s[0].start(2);
+                now = 31 * MS;
+                return 20 * MS;
+            }
+            return now;
+        }, (h, id, took, resolution, over) -> reports.add(new Report(id, took, resolution)), false);
+        s[0].bound(BOUND);
+        s[0].finished(0, s[0].start(0)); // the slot, made at 0
+        now = 20 * MS;
+        s[0].look();
+        now = 125 * MS; // it ran 95 ms, under the bound
+        s[0].finished(2, call[0]);
+        assertEquals(List.of(), reports, "dated from the clock read after the look found it, not from the look's start");
     }
 
     @Test
@@ -69,7 +93,7 @@ class SlowHandlersTest {
         now = 299 * MS;
         long call = s.start(2);
         now = 300 * MS;
-        s.look(now); // the watchdog ran late: 300 ms since its last look, the call 1 ms old
+        s.look(); // the watchdog ran late: 300 ms since its last look, the call 1 ms old
         now = 302 * MS;
         s.finished(2, call);
         assertEquals(List.of(), reports, "only the time since the look that found it counts against the bound");
@@ -82,7 +106,7 @@ class SlowHandlersTest {
         assertEquals(0, s.start(2), "nested: not counted on its own");
         s.finished(2, 0);
         now = 10 * MS;
-        s.look(now);
+        s.look();
         now = 200 * MS;
         s.finished(1, outer);
         assertEquals(1, reports.size(), "the outer call, still running after the inner one returned: " + reports);
@@ -93,51 +117,83 @@ class SlowHandlersTest {
     void noBoundCountsNothing() {
         SlowHandlers s = handlers(0);
         assertEquals(0, s.start(1));
-        s.look(now);
+        s.look();
         now = 500 * MS;
         s.finished(1, 0);
         assertEquals(List.of(), reports);
     }
 
+    @Test
+    void aCallFoundBeforeTheBoundWasLiftedIsNotReported() {
+        SlowHandlers s = handlers(BOUND);
+        long call = s.start(4);
+        now = 10 * MS;
+        s.look();
+        s.bound(0);
+        now = 500 * MS;
+        s.finished(4, call);
+        assertEquals(List.of(), reports, "no bound, nothing over it");
+    }
+
     /**
-     * Random calls and looks: a report only for a call that ran over its bound, with a took that is
-     * never less than the call ran and at most its resolution more; and every call that ran longer
-     * than the bound and two look gaps is reported.
+     * Random calls and looks, the watchdog now and then late: a call is reported exactly when it ran
+     * past the bound after the first look that found it, with a took from the look before that one.
      */
     @Test
-    void randomSchedulesReportExactlyTheSlowCalls() {
+    void randomSchedulesReportExactlyTheCallsFoundAndOverTheirBound() {
         long seed = Long.getLong("fenceline.test.seed", 20261205L);
         System.out.println("SlowHandlersTest seed " + seed);
         SplittableRandom random = new SplittableRandom(seed);
+        int reported = 0;
+        int unseen = 0;
         for (int round = 0; round < 200; round++) {
             reports.clear();
             now = 0;
             SlowHandlers s = handlers(BOUND);
+            s.finished(0, s.start(0)); // the slot, made at 0
             long gap = SlowHandlers.gap(BOUND);
+            long lastLook = 0;
             long nextLook = random.nextLong(gap);
             for (int c = 0; c < 50; c++) {
-                now += random.nextLong(20 * MS);
-                long length = random.nextInt(4) == 0 ? random.nextLong(300 * MS) : random.nextLong(MS);
+                now += 1 + random.nextLong(20 * MS);
+                long length = random.nextInt(3) == 0 ? random.nextLong(400 * MS) : random.nextLong(2 * MS);
                 long begin = now;
-                long call = s.start(c % 7);
-                while (nextLook <= begin + length) {
-                    now = Math.max(now, nextLook);
-                    s.look(now);
-                    long late = random.nextInt(10) == 0 ? random.nextLong(200 * MS) : 0; // a late watchdog
-                    nextLook += gap + late;
+                while (nextLook < begin) { // looks between calls find nothing running
+                    now = nextLook;
+                    s.look();
+                    lastLook = nextLook;
+                    nextLook += gap + (random.nextInt(10) == 0 ? random.nextLong(200 * MS) : 0);
+                }
+                now = begin;
+                long call = s.start(1 + c % 7);
+                long before = lastLook;
+                long found = -1;
+                while (nextLook < begin + length) {
+                    now = nextLook;
+                    s.look();
+                    if (found < 0) {
+                        found = nextLook;
+                        before = lastLook;
+                    }
+                    lastLook = nextLook;
+                    nextLook += gap + (random.nextInt(10) == 0 ? random.nextLong(200 * MS) : 0);
                 }
                 now = begin + length;
-                int before = reports.size();
-                s.finished(c % 7, call);
+                int had = reports.size();
+                s.finished(1 + c % 7, call);
                 String where = "seed " + seed + ", round " + round + ", call " + c + " of " + length / MS + " ms";
-                if (reports.size() > before) {
-                    Report r = reports.get(reports.size() - 1);
-                    assertTrue(length > BOUND, "reported only over the bound: " + where);
-                    assertTrue(r.took() >= length && r.took() - r.resolution() <= length, r + ": " + where);
-                } else if (length > BOUND + 2 * gap + 200 * MS) {
-                    throw new AssertionError("a call that ran far over its bound was not reported: " + where);
+                if (found >= 0 && now - found > BOUND) {
+                    assertEquals(had + 1, reports.size(), "reported: " + where);
+                    assertEquals(new Report(1 + c % 7, now - before, found - before), reports.get(had), where);
+                    assertTrue(now - before >= length && now - found <= length, where);
+                    reported++;
+                } else {
+                    assertEquals(had, reports.size(), "not reported: " + where);
+                    unseen += found < 0 ? 1 : 0;
                 }
             }
         }
+        assertTrue(reported > 100 && unseen > 100, "the schedules had both kinds: " + reported + " reported, "
+                + unseen + " never found");
     }
 }

@@ -174,8 +174,9 @@ class ObservabilityTest {
                     + "fenceline.active-message.handler-time-bound = 5ms"))) {
                 Worker a = f.newWorker("a").toCompletableFuture().get(10, TimeUnit.SECONDS);
                 Worker b = f.newWorker("b").toCompletableFuture().get(10, TimeUnit.SECONDS);
-                // The slow handler is the subject here: it really holds its thread for 20 ms.
-                b.setActiveMessageHandler(3, (h, p) -> java.util.concurrent.locks.LockSupport.parkNanos(20_000_000L));
+                // The slow handler is the subject here: it really holds its thread for 50 ms, far over
+                // the bound, so that the watchdog's looks (every 1.25 ms) find it over its bound.
+                b.setActiveMessageHandler(3, (h, p) -> java.util.concurrent.locks.LockSupport.parkNanos(50_000_000L));
                 b.setActiveMessageHandler(4, (h, p) -> { });
                 Endpoint ep = a.connect(b.address()).toCompletableFuture().get(10, TimeUnit.SECONDS);
                 for (int i = 0; i < 3; i++) {
@@ -197,7 +198,7 @@ class ObservabilityTest {
             assertEquals(3, e.getInt("id"));
             assertEquals("b", e.getString("worker"));
             assertEquals(5_000_000L, e.getLong("bound"));
-            assertTrue(e.getLong("took") >= 20_000_000L, e.toString());
+            assertTrue(e.getLong("took") >= 50_000_000L, e.toString());
         }
     }
 
