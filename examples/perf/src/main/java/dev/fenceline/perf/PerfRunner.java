@@ -195,13 +195,19 @@ final class PerfRunner {
         CountDownLatch finished = new CountDownLatch(1);
         long[] sentAt = new long[1]; // the handler's own; the first write happens before the first ping
         s.alpha.setActiveMessageHandler(PerfSession.PONG, (hd, p) -> {
-            h.recordValue((System.nanoTime() - sentAt[0]) / 2);
-            if (pongs.incrementAndGet() >= n) {
+            // One clock read between the pong and the next ping, as in ucx_perftest's loop (its
+            // update reads the time once there); recorded before the send, so that the next pong,
+            // which may come on another thread, finds the histogram written.
+            long now = System.nanoTime();
+            h.recordValue((now - sentAt[0]) / 2);
+            long done = pongs.get() + 1; // only this handler counts, one pong at a time
+            pongs.lazySet(done);
+            if (done >= n) {
                 finished.countDown();
                 return;
             }
             try {
-                sentAt[0] = System.nanoTime();
+                sentAt[0] = now;
                 s.toBeta.sendActiveMessageImplicit(PerfSession.PING, header, payload);
             } catch (RuntimeException e) {
                 failure.set(e);
