@@ -25,10 +25,10 @@ import org.slf4j.LoggerFactory;
  * the first look that finds a call running dates it, between the clock read after it found the call
  * and the previous look, which had not. A call is over its bound once the time since it was found
  * exceeds the bound, so the watchdog's own delay never blames a handler; on time, the watchdog finds
- * every call that runs longer than the bound and a quarter of it. It then logs it, once per handler
- * id, with the stack it is stuck in, and when it returns it is a JFR event whose {@code took} is at
- * most {@code resolution} longer than the call ran. A call no look found reads no clock on its
- * return either.
+ * every call that runs longer than the bound plus the gap between its looks. It then logs it, once
+ * per handler id, with the stack it is stuck in, and when it returns it is a JFR event whose
+ * {@code took} is at most {@code resolution} longer than the call ran. A call no look found reads no
+ * clock on its return either.
  */
 final class SlowHandlers {
     private static final Logger LOG = LoggerFactory.getLogger(SlowHandlers.class);
@@ -37,6 +37,7 @@ final class SlowHandlers {
     /** A slot's word: the call's number above these bits, its handler id, and whether it runs. */
     private static final int ID_SHIFT = 1;
     private static final int NUMBER_SHIFT = 17;
+    private static final int ID_MASK = (1 << (NUMBER_SHIFT - ID_SHIFT)) - 1;
     private static final long RUNNING = 1;
     /** Every worker's handlers, watched by one daemon thread for the whole process. */
     private static final Set<SlowHandlers> WATCHED = ConcurrentHashMap.newKeySet();
@@ -45,7 +46,7 @@ final class SlowHandlers {
     private static final VarHandle SEEN;
 
     static {
-        if (RegistrationTable.MAX_AM_ID >= 1 << (NUMBER_SHIFT - ID_SHIFT)) {
+        if (RegistrationTable.MAX_AM_ID > ID_MASK) {
             throw new ExceptionInInitializerError("active-message ids do not fit a slot's word");
         }
         try {
@@ -148,12 +149,22 @@ final class SlowHandlers {
     private static synchronized void watch(SlowHandlers s) {
         WATCHED.add(s);
         if (watchdog == null) {
-            watchdog = new Thread(SlowHandlers::watchLoop, "fenceline-handler-watchdog");
-            watchdog.setDaemon(true);
-            watchdog.start();
+            Thread t = new Thread(SlowHandlers::watchLoop, "fenceline-handler-watchdog");
+            t.setDaemon(true);
+            t.start();
+            watchdog = t;
         } else {
             LockSupport.unpark(watchdog); // it looks now, and then as often as the new bound asks
         }
+    }
+
+    /** @return whether the watchdog goes on: false once no worker is watched (it ends; the next starts one) */
+    private static synchronized boolean stillWatching() {
+        if (WATCHED.isEmpty()) {
+            watchdog = null;
+            return false;
+        }
+        return true;
     }
 
     /** @return how many workers' handlers are watched (tests) */
@@ -167,8 +178,9 @@ final class SlowHandlers {
     }
 
     private static void watchLoop() {
-        while (true) {
+        while (stillWatching()) {
             long next = LONGEST_GAP;
+            List<Overdue> overdue = new ArrayList<>(0);
             try {
                 for (SlowHandlers s : WATCHED) {
                     long bound = s.boundNanos;
@@ -176,22 +188,48 @@ final class SlowHandlers {
                         next = Math.min(next, gap(bound));
                     }
                     try {
-                        s.look();
+                        s.look(overdue);
                     } catch (Throwable e) { // the watchdog lives on: every worker's handlers rest on it
                         LOG.warn("handler watchdog: looking at worker '{}': {}", s.worker, e.toString());
                     }
                 }
+                for (Overdue o : overdue) { // after every worker's look: a slow log delays no dating
+                    o.log();
+                }
             } catch (Throwable e) {
                 LOG.warn("handler watchdog: {}", e.toString());
             }
+            Thread.interrupted(); // an interrupt would make every park return at once
             LockSupport.parkNanos(next);
         }
     }
 
-    /** One look at every thread's slot (the watchdog's thread; a test's). */
-    void look() {
+    /** A call a look found over its bound, logged after the look. */
+    record Overdue(SlowHandlers handlers, Running slot, long call, long runFor, long bound) {
+        /** Logs it, once per handler id, with its stack, if it still runs. */
+        void log() {
+            StackTraceElement[] stack = slot.thread.getStackTrace();
+            if ((long) CALL.getAcquire(slot) != call) {
+                return; // returned meanwhile: the stack is another's; its return reports it
+            }
+            int id = id(call);
+            if (handlers.firstTime(id)) {
+                Throwable where = new Throwable("active-message handler " + id + " still running, here");
+                where.setStackTrace(stack);
+                LOG.warn("active-message handler {} at worker '{}' has run at least {} ms, over its bound of {} ms,"
+                        + " on thread {}, which serves nothing else meanwhile (logged once per handler id)", id,
+                        handlers.worker, runFor / 1_000_000, bound / 1_000_000, slot.thread.getName(), where);
+            }
+        }
+    }
+
+    /**
+     * One look at every thread's slot (the watchdog's thread; a test's).
+     *
+     * @param overdue gets the calls found over their bound, to be logged once every worker was looked at
+     */
+    void look(List<Overdue> overdue) {
         long lookAt = clock.getAsLong(); // before any slot is read: a call found later started after it
-        List<Running> overdue = null;
         long bound = boundNanos;
         for (Running r : running) {
             long call = (long) CALL.getAcquire(r);
@@ -203,34 +241,15 @@ final class SlowHandlers {
                 }
                 if (bound > 0 && lookAt - r.seenAt > bound && r.loggedCall != call) {
                     r.loggedCall = call;
-                    if (overdue == null) {
-                        overdue = new ArrayList<>(2);
-                    }
-                    overdue.add(r);
+                    overdue.add(new Overdue(this, r, call, lookAt - r.seenAt, bound));
                 }
             }
             r.lookedAt = lookAt;
         }
-        if (overdue != null) { // after the look, so that a slow log delays no slot's dating
-            for (Running r : overdue) {
-                overdue(r, r.loggedCall, lookAt, bound);
-            }
-        }
-    }
-
-    private void overdue(Running r, long call, long lookAt, long bound) {
-        int id = id(call);
-        if (firstTime(id)) {
-            Throwable where = new Throwable("active-message handler " + id + " still running, here");
-            where.setStackTrace(r.thread.getStackTrace());
-            LOG.warn("active-message handler {} at worker '{}' has run at least {} ms, over its bound of {} ms, on"
-                    + " thread {}, which serves nothing else meanwhile (logged once per handler id)", id, worker,
-                    (lookAt - r.seenAt) / 1_000_000, bound / 1_000_000, r.thread.getName(), where);
-        }
     }
 
     private static int id(long call) {
-        return (int) (call >>> ID_SHIFT) & RegistrationTable.MAX_AM_ID;
+        return (int) (call >>> ID_SHIFT) & ID_MASK;
     }
 
     /**

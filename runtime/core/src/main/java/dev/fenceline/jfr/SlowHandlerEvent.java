@@ -28,8 +28,9 @@ public final class SlowHandlerEvent extends jdk.jfr.Event {
     public long took;
 
     /**
-     * How much {@link #took} may exceed what the call ran: calls are dated by the watchdog's looks,
-     * not by a clock read per call (the gap between the look that found it running and the one before).
+     * How much {@link #took} may exceed what the call ran: calls are dated by a watchdog's looks, not
+     * by a clock read per call (from the look before the one that found it running to the clock read
+     * when it was found).
      */
     @Label("Resolution")
     @Timespan(Timespan.NANOSECONDS)

@@ -37,7 +37,7 @@ class SlowHandlersTest {
     @Test
     void aCallNoLookFoundRunningReadsNoClockAndIsNotReported() {
         SlowHandlers s = handlers(BOUND);
-        s.look(); // the thread's slot is made on its first call; a look before that sees nothing
+        s.look(new ArrayList<>()); // the thread's slot is made on its first call; a look before that sees nothing
         long call = s.start(3);
         int reads = clockReads;
         now += 500 * MS; // long, but no look happened meanwhile
@@ -51,11 +51,11 @@ class SlowHandlersTest {
         SlowHandlers s = handlers(BOUND);
         s.finished(0, s.start(1)); // makes the slot at 0
         now = 20 * MS;
-        s.look(); // nothing running
+        s.look(new ArrayList<>()); // nothing running
         now = 30 * MS;
         long call = s.start(5);
         now = 45 * MS;
-        s.look(); // finds it: it started after 20 ms
+        s.look(new ArrayList<>()); // finds it: it started after 20 ms
         now = 180 * MS;
         s.finished(5, call);
         assertEquals(List.of(new Report(5, 160 * MS, 25 * MS)), reports,
@@ -80,7 +80,7 @@ class SlowHandlersTest {
         s[0].bound(BOUND);
         s[0].finished(0, s[0].start(0)); // the slot, made at 0
         now = 20 * MS;
-        s[0].look();
+        s[0].look(new ArrayList<>());
         now = 125 * MS; // it ran 95 ms, under the bound
         s[0].finished(2, call[0]);
         assertEquals(List.of(), reports, "dated from the clock read after the look found it, not from the look's start");
@@ -93,7 +93,11 @@ class SlowHandlersTest {
         now = 299 * MS;
         long call = s.start(2);
         now = 300 * MS;
-        s.look(); // the watchdog ran late: 300 ms since its last look, the call 1 ms old
+        List<SlowHandlers.Overdue> overdue = new ArrayList<>();
+        s.look(overdue); // the watchdog ran late: 300 ms since its last look, the call 1 ms old
+        now = 301 * MS;
+        s.look(overdue);
+        assertEquals(List.of(), overdue, "not logged as over its bound");
         now = 302 * MS;
         s.finished(2, call);
         assertEquals(List.of(), reports, "only the time since the look that found it counts against the bound");
@@ -106,7 +110,7 @@ class SlowHandlersTest {
         assertEquals(0, s.start(2), "nested: not counted on its own");
         s.finished(2, 0);
         now = 10 * MS;
-        s.look();
+        s.look(new ArrayList<>());
         now = 200 * MS;
         s.finished(1, outer);
         assertEquals(1, reports.size(), "the outer call, still running after the inner one returned: " + reports);
@@ -117,7 +121,7 @@ class SlowHandlersTest {
     void noBoundCountsNothing() {
         SlowHandlers s = handlers(0);
         assertEquals(0, s.start(1));
-        s.look();
+        s.look(new ArrayList<>());
         now = 500 * MS;
         s.finished(1, 0);
         assertEquals(List.of(), reports);
@@ -128,64 +132,126 @@ class SlowHandlersTest {
         SlowHandlers s = handlers(BOUND);
         long call = s.start(4);
         now = 10 * MS;
-        s.look();
+        s.look(new ArrayList<>());
         s.bound(0);
         now = 500 * MS;
         s.finished(4, call);
         assertEquals(List.of(), reports, "no bound, nothing over it");
     }
 
+    @Test
+    void theGapIsAQuarterOfTheBoundWithinOneTo50Ms() {
+        assertEquals(25 * MS, SlowHandlers.gap(BOUND));
+        assertEquals(MS, SlowHandlers.gap(2 * MS));
+        assertEquals(50 * MS, SlowHandlers.gap(TimeUnit.HOURS.toNanos(1)));
+    }
+
+    @Test
+    void aCallOverItsBoundIsLoggedWithItsIdWhileItRunsAndNotOnceItReturned() {
+        ch.qos.logback.classic.Logger logger = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(
+                SlowHandlers.class);
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> logged =
+                new ch.qos.logback.core.read.ListAppender<>();
+        logged.start();
+        logger.addAppender(logged);
+        try {
+            SlowHandlers s = handlers(BOUND);
+            long call = s.start(40_000);
+            now = 10 * MS;
+            List<SlowHandlers.Overdue> overdue = new ArrayList<>();
+            s.look(overdue);
+            assertEquals(List.of(), overdue, "found, not over its bound yet");
+            now = 120 * MS;
+            s.look(overdue);
+            assertEquals(1, overdue.size(), "over its bound since it was found");
+            overdue.get(0).log();
+            List<String> lines = logged.list.stream().map(e -> e.getFormattedMessage()).toList();
+            assertEquals(1, lines.size(), lines.toString());
+            assertTrue(lines.get(0).contains("handler 40000 ") && lines.get(0).contains("at least 110 ms"), lines.get(0));
+            s.look(overdue);
+            assertEquals(1, overdue.size(), "a call is logged once");
+            s.finished(40_000, call);
+
+            long other = s.start(40_001);
+            now = 130 * MS;
+            s.look(overdue);
+            now = 240 * MS;
+            s.look(overdue);
+            assertEquals(2, overdue.size());
+            s.finished(40_001, other); // returned before the watchdog logged it
+            overdue.get(1).log();
+            assertEquals(1, logged.list.size(), "no stack of a call that already returned: " + logged.list);
+        } finally {
+            logger.detachAppender(logged);
+        }
+    }
+
     /**
      * Random calls and looks, the watchdog now and then late: a call is reported exactly when it ran
-     * past the bound after the first look that found it, with a took from the look before that one.
+     * past the bound after the first look that found it, with a took from the look before that one,
+     * never less than it ran and at most its resolution more; and every call longer than the bound
+     * plus the gap between looks is reported when no look during it came late.
      */
     @Test
     void randomSchedulesReportExactlyTheCallsFoundAndOverTheirBound() {
         long seed = Long.getLong("fenceline.test.seed", 20261205L);
         System.out.println("SlowHandlersTest seed " + seed);
         SplittableRandom random = new SplittableRandom(seed);
+        long gap = BOUND / 4; // what the watchdog keeps to for this bound, when on time
         int reported = 0;
         int unseen = 0;
+        int mustReport = 0;
         for (int round = 0; round < 200; round++) {
             reports.clear();
             now = 0;
             SlowHandlers s = handlers(BOUND);
             s.finished(0, s.start(0)); // the slot, made at 0
-            long gap = SlowHandlers.gap(BOUND);
             long lastLook = 0;
             long nextLook = random.nextLong(gap);
+            boolean lateBefore = false;
             for (int c = 0; c < 50; c++) {
                 now += 1 + random.nextLong(20 * MS);
                 long length = random.nextInt(3) == 0 ? random.nextLong(400 * MS) : random.nextLong(2 * MS);
                 long begin = now;
                 while (nextLook < begin) { // looks between calls find nothing running
                     now = nextLook;
-                    s.look();
+                    s.look(new ArrayList<>());
                     lastLook = nextLook;
-                    nextLook += gap + (random.nextInt(10) == 0 ? random.nextLong(200 * MS) : 0);
+                    long late = random.nextInt(10) == 0 ? random.nextLong(200 * MS) : 0;
+                    lateBefore = late > 0;
+                    nextLook += gap + late;
                 }
                 now = begin;
                 long call = s.start(1 + c % 7);
+                boolean late = lateBefore; // the look after the call began came late
                 long before = lastLook;
                 long found = -1;
                 while (nextLook < begin + length) {
                     now = nextLook;
-                    s.look();
+                    s.look(new ArrayList<>());
                     if (found < 0) {
                         found = nextLook;
                         before = lastLook;
                     }
                     lastLook = nextLook;
-                    nextLook += gap + (random.nextInt(10) == 0 ? random.nextLong(200 * MS) : 0);
+                    long lateBy = random.nextInt(10) == 0 ? random.nextLong(200 * MS) : 0;
+                    late |= lateBy > 0;
+                    lateBefore = lateBy > 0;
+                    nextLook += gap + lateBy;
                 }
                 now = begin + length;
                 int had = reports.size();
                 s.finished(1 + c % 7, call);
                 String where = "seed " + seed + ", round " + round + ", call " + c + " of " + length / MS + " ms";
+                if (!late && length > BOUND + gap) {
+                    mustReport++;
+                    assertEquals(had + 1, reports.size(), "a call longer than the bound and a gap: " + where);
+                }
                 if (found >= 0 && now - found > BOUND) {
                     assertEquals(had + 1, reports.size(), "reported: " + where);
-                    assertEquals(new Report(1 + c % 7, now - before, found - before), reports.get(had), where);
-                    assertTrue(now - before >= length && now - found <= length, where);
+                    Report r = reports.get(had);
+                    assertEquals(new Report(1 + c % 7, now - before, found - before), r, where);
+                    assertTrue(r.took() >= length && r.took() - r.resolution() <= length, r + ": " + where);
                     reported++;
                 } else {
                     assertEquals(had, reports.size(), "not reported: " + where);
@@ -193,7 +259,7 @@ class SlowHandlersTest {
                 }
             }
         }
-        assertTrue(reported > 100 && unseen > 100, "the schedules had both kinds: " + reported + " reported, "
-                + unseen + " never found");
+        assertTrue(reported > 100 && unseen > 100 && mustReport > 100, "the schedules had every kind: "
+                + reported + " reported, " + unseen + " never found, " + mustReport + " long and watched on time");
     }
 }
