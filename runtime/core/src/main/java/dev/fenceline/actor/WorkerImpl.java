@@ -79,7 +79,6 @@ public final class WorkerImpl implements Worker {
         this.settings = settings;
         UUID id = UUID.randomUUID();
         this.registrations = new RegistrationTable(id, name);
-        registrations.handlerTimeBound(settings.handlerTimeBound());
         Map<String, Transport> transports = new LinkedHashMap<>();
         Map<String, byte[]> addresses = new LinkedHashMap<>();
         this.windows = settings.exactlyOnce().newWindows(name, SystemClock.of(system));
@@ -143,6 +142,8 @@ public final class WorkerImpl implements Worker {
             registrations.closeAll();
             throw e;
         }
+        // Last: the process's handler watchdog keeps what it watches until the worker closes.
+        registrations.handlerTimeBound(settings.handlerTimeBound());
     }
 
     /**

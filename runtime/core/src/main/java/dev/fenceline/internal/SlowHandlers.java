@@ -25,10 +25,12 @@ import org.slf4j.LoggerFactory;
  * the first look that finds a call running dates it, between the clock read after it found the call
  * and the previous look, which had not. A call is over its bound once the time since it was found
  * exceeds the bound, so the watchdog's own delay never blames a handler; on time, the watchdog finds
- * every call that runs longer than the bound plus the gap between its looks. It then logs it, once
- * per handler id, with the stack it is stuck in, and when it returns it is a JFR event whose
- * {@code took} is at most {@code resolution} longer than the call ran. A call no look found reads no
- * clock on its return either.
+ * every call that runs longer than the bound plus the gap between its looks. When such a call
+ * returns it reads the clock once and is a JFR event whose {@code took} is at most
+ * {@code resolution} longer than it ran, and a log line the first time per handler id; a call a look
+ * finds still running that long after it was found is logged with the stack it is stuck in, the
+ * first time per handler id (apart from the first line: a handler that once returned late may later
+ * hang). A call no look found reads no clock on its return either.
  */
 final class SlowHandlers {
     private static final Logger LOG = LoggerFactory.getLogger(SlowHandlers.class);
@@ -98,7 +100,10 @@ final class SlowHandlers {
     private final Reporter reporter;
     /** Whether the process's watchdog looks at these handlers (a test looks itself). */
     private final boolean daemon;
-    private final AtomicLongArray logged = new AtomicLongArray((RegistrationTable.MAX_AM_ID + 64) / 64);
+    /** The ids logged on return, and those logged with their stack while they ran (once each). */
+    private final AtomicLongArray loggedLate = new AtomicLongArray((RegistrationTable.MAX_AM_ID + 64) / 64);
+    private final AtomicLongArray loggedStuck = new AtomicLongArray((RegistrationTable.MAX_AM_ID + 64) / 64);
+    private volatile boolean closed;
     private final ThreadLocal<Running> mine;
     private final CopyOnWriteArrayList<Running> running = new CopyOnWriteArrayList<>();
     private volatile long boundNanos;
@@ -131,7 +136,7 @@ final class SlowHandlers {
             throw new IllegalArgumentException("handler time bound " + nanos + " ns is negative");
         }
         boundNanos = nanos;
-        if (!daemon) {
+        if (!daemon || closed) {
             return;
         }
         if (nanos > 0) {
@@ -147,15 +152,38 @@ final class SlowHandlers {
     }
 
     private static synchronized void watch(SlowHandlers s) {
+        if (s.closed) {
+            return;
+        }
         WATCHED.add(s);
         if (watchdog == null) {
-            Thread t = new Thread(SlowHandlers::watchLoop, "fenceline-handler-watchdog");
-            t.setDaemon(true);
-            t.start();
-            watchdog = t;
+            startWatchdog();
         } else {
             LockSupport.unpark(watchdog); // it looks now, and then as often as the new bound asks
         }
+    }
+
+    /** Starts the watchdog thread (the caller holds the class's lock). */
+    private static void startWatchdog() {
+        Thread t = new Thread(SlowHandlers::watchLoop, "fenceline-handler-watchdog");
+        t.setDaemon(true);
+        t.start();
+        watchdog = t;
+    }
+
+    /** The watchdog ended, whatever the cause: another takes over if any worker is still watched. */
+    private static synchronized void watchdogEnded() {
+        if (watchdog == Thread.currentThread()) {
+            watchdog = null;
+            if (!WATCHED.isEmpty()) {
+                startWatchdog();
+            }
+        }
+    }
+
+    /** @return whether the watchdog thread runs (tests) */
+    static synchronized boolean watchdogRuns() {
+        return watchdog != null && watchdog.isAlive();
     }
 
     /** @return whether the watchdog goes on: false once no worker is watched (it ends; the next starts one) */
@@ -174,14 +202,17 @@ final class SlowHandlers {
 
     /** The worker closed: its handlers are watched no more. */
     void close() {
-        WATCHED.remove(this);
+        synchronized (SlowHandlers.class) {
+            closed = true;
+            WATCHED.remove(this);
+        }
     }
 
     private static void watchLoop() {
-        while (stillWatching()) {
-            long next = LONGEST_GAP;
-            List<Overdue> overdue = new ArrayList<>(0);
-            try {
+        try {
+            while (stillWatching()) {
+                long next = LONGEST_GAP;
+                List<Overdue> overdue = new ArrayList<>(0);
                 for (SlowHandlers s : WATCHED) {
                     long bound = s.boundNanos;
                     if (bound > 0) {
@@ -190,17 +221,28 @@ final class SlowHandlers {
                     try {
                         s.look(overdue);
                     } catch (Throwable e) { // the watchdog lives on: every worker's handlers rest on it
-                        LOG.warn("handler watchdog: looking at worker '{}': {}", s.worker, e.toString());
+                        warn("looking at worker '" + s.worker + "'", e);
                     }
                 }
                 for (Overdue o : overdue) { // after every worker's look: a slow log delays no dating
-                    o.log();
+                    try {
+                        o.log();
+                    } catch (Throwable e) {
+                        warn("logging a handler over its bound", e);
+                    }
                 }
-            } catch (Throwable e) {
-                LOG.warn("handler watchdog: {}", e.toString());
+                Thread.interrupted(); // an interrupt would make every park return at once
+                LockSupport.parkNanos(next);
             }
-            Thread.interrupted(); // an interrupt would make every park return at once
-            LockSupport.parkNanos(next);
+        } finally {
+            watchdogEnded();
+        }
+    }
+
+    private static void warn(String what, Throwable e) {
+        try {
+            LOG.warn("handler watchdog: {}: {}", what, e.toString());
+        } catch (Throwable ignored) { // a logging back end that fails: nothing better to tell it with
         }
     }
 
@@ -213,7 +255,7 @@ final class SlowHandlers {
                 return; // returned meanwhile: the stack is another's; its return reports it
             }
             int id = id(call);
-            if (handlers.firstTime(id)) {
+            if (firstTime(handlers.loggedStuck, id)) {
                 Throwable where = new Throwable("active-message handler " + id + " still running, here");
                 where.setStackTrace(stack);
                 LOG.warn("active-message handler {} at worker '{}' has run at least {} ms, over its bound of {} ms,"
@@ -305,14 +347,14 @@ final class SlowHandlers {
             e.bound = bound;
             e.commit();
         }
-        if (s.firstTime(id)) {
+        if (firstTime(s.loggedLate, id)) {
             LOG.warn("active-message handler {} at worker '{}' ran {} ms at most ({} at least), over its bound of {}"
                     + " ms; it holds a transport's receiving thread while it runs (logged once per handler id)",
                     id, s.worker, took / 1_000_000, (took - resolution) / 1_000_000, bound / 1_000_000);
         }
     }
 
-    private boolean firstTime(int id) {
+    private static boolean firstTime(AtomicLongArray logged, int id) {
         int word = id >>> 6;
         long bit = 1L << (id & 63);
         long was;
