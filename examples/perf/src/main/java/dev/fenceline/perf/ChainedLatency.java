@@ -54,7 +54,7 @@ final class ChainedLatency {
         try {
             while (!finished.await(50, TimeUnit.MILLISECONDS)) {
                 progress.accept(done);
-                if (System.nanoTime() > deadline) {
+                if (System.nanoTime() - deadline > 0) {
                     throw new IllegalStateException(id + " chain stalled at " + done + " of " + n);
                 }
             }

@@ -94,7 +94,7 @@ final class MemoryFloors {
                 long now = System.nanoTime();
                 if (deadline == 0) {
                     deadline = now + TIMEOUT_NANOS;
-                } else if (now > deadline) {
+                } else if (now - deadline > 0) {
                     throw new IllegalStateException("memory ping-pong stalled at " + value);
                 }
             }

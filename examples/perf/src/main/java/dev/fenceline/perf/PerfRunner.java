@@ -128,7 +128,7 @@ final class PerfRunner {
                 PerfSession.word(ping, flag, i);
                 s.toBeta.put(ping, s.atBeta.address(), s.betaKey);
                 for (int spins = 0; PerfSession.word(alphaView, flag) < i; spins++) {
-                    if (PollingWait.clockDue(spins) && (System.nanoTime() > deadline || failure.get() != null)) {
+                    if (PollingWait.clockDue(spins) && (System.nanoTime() - deadline > 0 || failure.get() != null)) {
                         throw new IllegalStateException("put ping-pong stalled at " + (i - base), failure.get());
                     }
                     PollingWait.idle(spins);
@@ -164,7 +164,7 @@ final class PerfRunner {
                 if (sent.isCompletedExceptionally()) {
                     sent.get(); // throws ExecutionException with the cause: the row is not measured
                 }
-                if (PollingWait.clockDue(spins) && System.nanoTime() > deadline) {
+                if (PollingWait.clockDue(spins) && System.nanoTime() - deadline > 0) {
                     throw new IllegalStateException("AM ping-pong stalled at " + i + ": " + sent);
                 }
                 PollingWait.idle(spins);
@@ -221,7 +221,7 @@ final class PerfRunner {
             s.toBeta.sendActiveMessageImplicit(PerfSession.PING, header, payload);
             while (!finished.await(50, TimeUnit.MILLISECONDS)) {
                 progress.accept(pongs.get());
-                if (System.nanoTime() > deadline) {
+                if (System.nanoTime() - deadline > 0) {
                     await(s.toBeta.flush()); // a failed ping fails this flush, naming why
                     throw new IllegalStateException("AM ping-pong stalled at " + pongs.get() + " of " + n);
                 }

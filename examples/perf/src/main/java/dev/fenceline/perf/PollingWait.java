@@ -53,7 +53,7 @@ final class PollingWait {
                 long now = System.nanoTime();
                 if (deadline == 0) {
                     deadline = now + TimeUnit.SECONDS.toNanos(timeoutSeconds);
-                } else if (now > deadline) {
+                } else if (now - deadline > 0) {
                     throw new java.util.concurrent.TimeoutException("no completion within " + timeoutSeconds + " s: "
                             + f);
                 }
