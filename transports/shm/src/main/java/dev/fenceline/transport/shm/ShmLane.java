@@ -143,22 +143,8 @@ final class ShmLane extends AbstractLane implements DirectAccess {
             fates = ledger.settle(transport.gates().revoke(gate), alive && !lost);
             revocation = fates;
         }
-        int directNotTaken = fates.directNotTaken();
-        int directStopped = fates.directStopped();
-        if (directNotTaken > 0) {
-            answers.abandoned(directNotTaken, new EndpointFailedException("shm: " + directNotTaken
-                    + " active message(s) sent directly on the lane to " + peer.name + " were withdrawn before the"
-                    + " peer took them: not run"));
-        }
-        if (directStopped > 0) {
-            answers.abandoned(directStopped, new OutcomeUnknownException("shm: " + directStopped + " active"
-                    + " message(s) sent directly on the lane to " + peer.name + " were taken by the peer, which"
-                    + (lost ? " dropped its answers (it reset the connection, answered out of order or with"
-                            + " the wrong kind, or this worker's inbox broke)" : alive ? " had not answered when the lane was given up (a handler"
-                            + " may still be running)" : " died before it answered")
-                    + ": each may or may not have run its handler"));
-        }
-        forgetIfAnswered();
+        ShmLaneEnd.directSettled(this, fates, lost, alive);
+        ShmLaneEnd.forgetIfAnswered(this);
         return fates;
     }
 
@@ -257,36 +243,9 @@ final class ShmLane extends AbstractLane implements DirectAccess {
         }
     }
 
-    /** After the lane was given up: the transport forgets it once no answer is owed any more. */
-    private void forgetIfAnswered() {
-        boolean close;
-        synchronized (ledger) {
-            close = ledger.takeForgettable();
-        }
-        if (close) {
-            forget();
-        }
-    }
-
-    /** The lane died: no answer will come for the direct messages still out, nor for the held ones. */
-    private void abandonDirect(Throwable cause) {
-        int n;
-        long[] owed;
-        synchronized (ledger) {
-            n = ledger.abandonDirect();
-            owed = ledger.abandonHeld();
-        }
-        if (n > 0) {
-            answers.abandoned(n, new OutcomeUnknownException("shm: " + n + " active message(s) sent directly on the"
-                    + " lane to " + peer.name + " got no answer before it failed (" + cause + "): each may or may"
-                    + " not have reached its handler"));
-        }
-        LaneListener l = listener();
-        for (long token : owed) { // the endpoint waits for these: it must hear the truth
-            l.onFailed(token, new OutcomeUnknownException("shm: " + peer.name + " took this operation and will not"
-                    + " answer it (" + cause + "): it may or may not have been applied"));
-        }
-        forgetIfAnswered();
+    /** @return the endpoint's listener, for {@link ShmLaneEnd} */
+    LaneListener listenerNow() {
+        return listener();
     }
 
     @Override
@@ -382,7 +341,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
             synchronized (ledger) {
                 ledger.givenUp(); // no reply writes into a GET buffer after this returns
             }
-            forgetIfAnswered();
+            ShmLaneEnd.forgetIfAnswered(this);
         }
     }
 
@@ -440,7 +399,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
             }
         }
         if (ledger.revoked()) {
-            forgetIfAnswered();
+            ShmLaneEnd.forgetIfAnswered(this);
         }
         transport.attendHere(this); // its batch is reported, and room looked for, after this pass
     }
@@ -456,7 +415,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
         }
         fail(cause);
         if (ledger.revoked()) {
-            abandonDirect(cause);
+            ShmLaneEnd.abandonDirect(this, cause);
         }
     }
 
@@ -513,7 +472,7 @@ final class ShmLane extends AbstractLane implements DirectAccess {
             }
             reportFailed(cause);
         } else if (ledger.revoked()) {
-            abandonDirect(cause);
+            ShmLaneEnd.abandonDirect(this, cause);
         }
     }
 

@@ -44,7 +44,7 @@ final class ShmLanePosting {
             AtomicBuffer b = ring.buffer();
             long index;
             try {
-                // No exactly-once number: see ShmLane.abandonDirect().
+                // No exactly-once number: see ShmLaneEnd.abandonDirect().
                 ShmRecords.directActiveMessage(b, at, lane.conn, origin, id, header, h, payload);
             } catch (RuntimeException e) {
                 ring.abort(at); // never leave a claimed record behind: it would block the peer's inbox
