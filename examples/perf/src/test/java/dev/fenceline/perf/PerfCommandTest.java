@@ -220,6 +220,24 @@ class PerfCommandTest {
         assertTrue(err.toString().contains("--busy-poll is tcp's"), err.toString());
     }
 
+    /** Spinning event loops and put_lat's two polling threads need a CPU each, or every put takes milliseconds. */
+    @Test
+    void busyPollingIsRefusedWhereItsThreadsWouldShareCpus() {
+        assertEquals(null, PerfCommand.busyPollCrowded(2, false, 2), "two event loops on two CPUs");
+        assertEquals(null, PerfCommand.busyPollCrowded(2, true, 4));
+        String why = PerfCommand.busyPollCrowded(2, true, 2);
+        assertTrue(why != null && why.contains("4 threads of this process would spin") && why.contains("on 2 CPU(s)"),
+                String.valueOf(why));
+        assertTrue(PerfCommand.busyPollCrowded(1, true, 2) != null, "one loop and put_lat's two threads on two CPUs");
+        if (Runtime.getRuntime().availableProcessors() < 4) { // this machine is such a one: refused before any run
+            StringWriter err = new StringWriter();
+            CommandLine cl = new CommandLine(new PerfCommand());
+            cl.setErr(new PrintWriter(err));
+            assertEquals(2, cl.execute("--transport", "tcp", "--tests", "put_lat", "--busy-poll", "--no-progress"));
+            assertTrue(err.toString().contains("would spin"), err.toString());
+        }
+    }
+
     /**
      * Progress CPUs are ucx's (its progress threads) and shm's (its polling threads): this process's,
      * and with a forked target the target's.
