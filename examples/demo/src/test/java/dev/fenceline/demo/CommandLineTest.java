@@ -125,7 +125,7 @@ class CommandLineTest {
             // shows the puts issued and not all done yet; a later one shows the final state.
             while (!(row(screen, "stat-a ").matches(WORKER_DONE)
                     && row(screen, "stat-a->stat-b#1 ").matches(ENDPOINT_DONE) && screen.contains(" stat-b "))) {
-                assertTrue(System.nanoTime() < deadline, "stat never showed the puts done (worker: ops done failed"
+                assertTrue(deadline - System.nanoTime() > 0, "stat never showed the puts done (worker: ops done failed"
                         + " outst; endpoint: ops outst failed bytes live-lanes flush-p99): " + screen);
                 out.getBuffer().setLength(0);
                 assertEquals(0, run("stat", "--dir", dir.toString(), "--once"), err.toString());

@@ -111,7 +111,7 @@ public final class JucxPerf implements AutoCloseable {
         if (failure.get() != null) {
             throw new IllegalStateException(what + ": " + failure.get());
         }
-        if (System.nanoTime() > deadline) {
+        if (System.nanoTime() - deadline > 0) {
             throw new IllegalStateException(what + " stalled");
         }
     }
@@ -262,7 +262,7 @@ public final class JucxPerf implements AutoCloseable {
         UcpRequest b = toAlpha.closeNonBlockingFlush();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
         try {
-            while (!(a.isCompleted() && b.isCompleted()) && System.nanoTime() < deadline) {
+            while (!(a.isCompleted() && b.isCompleted()) && deadline - System.nanoTime() > 0) {
                 alpha.progress();
                 beta.progress();
             }

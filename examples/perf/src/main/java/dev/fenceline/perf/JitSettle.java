@@ -32,7 +32,7 @@ final class JitSettle {
         long deadline = start + TimeUnit.MILLISECONDS.toNanos(maxMillis);
         long seen = jit.getTotalCompilationTime();
         long quietSince = start;
-        while (System.nanoTime() < deadline
+        while (deadline - System.nanoTime() > 0
                 && System.nanoTime() - quietSince < TimeUnit.MILLISECONDS.toNanos(QUIET_MS)) {
             Thread.sleep(POLL_MS);
             long now = jit.getTotalCompilationTime();

@@ -134,7 +134,7 @@ class ReplicatedCounterTest {
         }
         // Wait until some ADDs were applied: their acknowledgements take another 50-100 ms to come back.
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (s.valueAt(replica.address()) < 20 && System.nanoTime() < deadline) {
+        while (s.valueAt(replica.address()) < 20 && deadline - System.nanoTime() > 0) {
             Thread.onSpinWait();
         }
         net.failLane(raw, 0);

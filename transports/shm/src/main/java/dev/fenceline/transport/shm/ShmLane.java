@@ -1,10 +1,8 @@
 package dev.fenceline.transport.shm;
 
 import dev.fenceline.AtomicOp;
-import dev.fenceline.EndpointFailedException;
 import dev.fenceline.FencelineException;
 import dev.fenceline.LaneType;
-import dev.fenceline.OutcomeUnknownException;
 import dev.fenceline.RemoteKey;
 import dev.fenceline.spi.DirectAccess;
 import dev.fenceline.spi.DirectAnswers;
