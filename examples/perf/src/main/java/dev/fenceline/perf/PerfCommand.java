@@ -129,7 +129,8 @@ public final class PerfCommand implements Callable<Integer> {
 
     @Option(names = "--busy-poll", description = "tcp: the event loops spin instead of sleeping in epoll_wait"
             + " (fenceline.transport.tcp.busy-poll = on), as ucx_perftest's thread spins on its socket. Only where"
-            + " each spinning thread has a core: beside a polling test thread (put_lat) on two cores it is far slower.")
+            + " each spinning thread has a CPU: refused where the event loops and put_lat's two polling threads would"
+            + " outnumber this process's CPUs (on two, each put took milliseconds).")
     boolean busyPoll;
 
     @Option(names = "--progress-cpus", split = ",", paramLabel = "CPU",
