@@ -193,13 +193,6 @@ public final class PerfCommand implements Callable<Integer> {
                         + " --connect, or the test");
             }
         }
-        if (busyPoll && transport.equals("tcp")) { // elsewhere config() refuses it
-            String crowded = busyPollCrowded(processes == 1 && connect == null && server == null ? 2 : 1,
-                    selected.contains(PerfTest.PUT_LAT), Runtime.getRuntime().availableProcessors());
-            if (crowded != null) {
-                throw new CommandLine.ParameterException(spec.commandLine(), crowded);
-            }
-        }
         List<Integer> sizeList = List.copyOf(sizes);
         List<String> notMeasured = new ArrayList<>();
         int largest = sizeList.stream().mapToInt(Integer::intValue).max().orElse(8);
@@ -216,7 +209,7 @@ public final class PerfCommand implements Callable<Integer> {
         if (server != null && connect != null) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--server and --connect: one side each");
         }
-        Config config = config();
+        Config config = config(selected.contains(PerfTest.PUT_LAT));
         if (endpointCounts != null && !endpointCounts.isEmpty()) {
             return scale(config, out);
         }
@@ -442,7 +435,8 @@ public final class PerfCommand implements Callable<Integer> {
         }
     }
 
-    private Config config() {
+    /** @param putLat whether put_lat runs (its pinger and responder poll memory) */
+    private Config config(boolean putLat) {
         Config c = PerfConfig.build(spec.commandLine(), new PerfConfig.Options(transport, fenceMode, ucxTls, ucxDevices,
                 rails, tcpListen, server != null || connect != null, tls));
         rails = PerfConfig.rails(rails, tcpListen);
@@ -452,6 +446,12 @@ public final class PerfCommand implements Callable<Integer> {
                         + " not for --transport " + transport);
             }
             c = ConfigFactory.parseString("fenceline.transport.tcp.busy-poll = on").withFallback(c);
+            String crowded = PerfConfig.busyPollCrowded(server == null && connect == null ? 2 : 1,
+                    c.getInt("fenceline.transport.tcp.io-threads"), putLat && server == null,
+                    Runtime.getRuntime().availableProcessors());
+            if (crowded != null) {
+                throw new CommandLine.ParameterException(spec.commandLine(), crowded);
+            }
         }
         if (progressCpus != null && !progressCpus.isEmpty()) {
             if (cpusSetting() == null || progressCpus.size() > (processes == 2 ? 2 : 1)) {
@@ -463,27 +463,6 @@ public final class PerfCommand implements Callable<Integer> {
                     List.of(progressCpus.get(0))));
         }
         return c;
-    }
-
-    /**
-     * Whether {@code --busy-poll} leaves a spinning thread of this process without a CPU: then each
-     * waits for the others' time slices, milliseconds an operation (put_lat in one process on two
-     * CPUs: 7.5 ms a put, its 10,000 warm-up puts 75 s).
-     *
-     * @param eventLoops the spinning event loops in this process (both workers', or one)
-     * @param putLat whether put_lat runs: its pinger and its responder poll memory
-     * @param cpus the CPUs this process may use
-     * @return why not, or null if each has a CPU
-     */
-    static String busyPollCrowded(int eventLoops, boolean putLat, int cpus) {
-        int spinning = eventLoops + (putLat ? 2 : 0);
-        if (spinning <= cpus) {
-            return null;
-        }
-        return "--busy-poll: " + spinning + " threads of this process would spin (" + eventLoops + " event loop(s)"
-                + (putLat ? ", put_lat's pinger and responder" : "") + ") on " + cpus + " CPU(s), each waiting for the"
-                + " others' time slices (milliseconds an operation): drop --busy-poll, or put_lat, or run where each"
-                + " has a CPU";
     }
 
     /** @return the setting --progress-cpus sets for this transport, or null where it has none */

@@ -223,12 +223,13 @@ class PerfCommandTest {
     /** Spinning event loops and put_lat's two polling threads need a CPU each, or every put takes milliseconds. */
     @Test
     void busyPollingIsRefusedWhereItsThreadsWouldShareCpus() {
-        assertEquals(null, PerfCommand.busyPollCrowded(2, false, 2), "two event loops on two CPUs");
-        assertEquals(null, PerfCommand.busyPollCrowded(2, true, 4));
-        String why = PerfCommand.busyPollCrowded(2, true, 2);
-        assertTrue(why != null && why.contains("4 threads of this process would spin") && why.contains("on 2 CPU(s)"),
+        assertEquals(null, PerfConfig.busyPollCrowded(2, 1, false, 2), "two workers' event loops on two CPUs");
+        assertEquals(null, PerfConfig.busyPollCrowded(2, 1, true, 4));
+        assertEquals(null, PerfConfig.busyPollCrowded(1, 2, false, 2), "--server: one worker, two loops");
+        String why = PerfConfig.busyPollCrowded(2, 1, true, 2);
+        assertTrue(why != null && why.contains("4 threads would spin here") && why.contains("on 2 CPU(s)"),
                 String.valueOf(why));
-        assertTrue(PerfCommand.busyPollCrowded(1, true, 2) != null, "one loop and put_lat's two threads on two CPUs");
+        assertTrue(PerfConfig.busyPollCrowded(2, 2, false, 2) != null, "two workers of two event loops each");
         if (Runtime.getRuntime().availableProcessors() < 4) { // this machine is such a one: refused before any run
             StringWriter err = new StringWriter();
             CommandLine cl = new CommandLine(new PerfCommand());

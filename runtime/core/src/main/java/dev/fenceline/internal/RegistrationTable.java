@@ -80,7 +80,7 @@ public final class RegistrationTable implements RemoteAccessTarget, LocalRegions
 
     /**
      * @param bound how long a handler call may run before it is reported (a JFR event each time, a
-     *     log line the first time per id), as a watchdog that looks every quarter of it finds it;
+     *     log line the first time per id), as a watchdog that looks every half of it finds it;
      *     zero for no bound
      */
     public void handlerTimeBound(java.time.Duration bound) {

@@ -21,16 +21,17 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A call reads no clock: it marks itself in a slot of its thread's own (two ordered writes, no
  * fence, no allocation), because it sits on every message's path and two clock reads cost more than
- * the rest of the dispatch. A watchdog looks at the slots every quarter of the bound (1 to 50 ms):
- * the first look that finds a call running dates it, between the clock read after it found the call
- * and the previous look, which had not. A call is over its bound once the time since it was found
- * exceeds the bound, so the watchdog's own delay never blames a handler; on time, the watchdog finds
- * every call that runs longer than the bound plus the gap between its looks. When such a call
- * returns it reads the clock once and is a JFR event whose {@code took} is at most
- * {@code resolution} longer than it ran, and a log line the first time per handler id; a call a look
- * finds still running that long after it was found is logged with the stack it is stuck in, the
- * first time per handler id (apart from the first line: a handler that once returned late may later
- * hang). A call no look found reads no clock on its return either.
+ * the rest of the dispatch. A watchdog looks at the slots every half of the bound (1 to 50 ms: with
+ * the default bound of 100 ms, 20 looks a second): the first look that finds a call running dates
+ * it, between the clock read after it found the call and the previous look, which had not. A call
+ * is over its bound once the time since it was found exceeds the bound, so the watchdog's own delay
+ * never blames a handler; on time, the watchdog finds every call that runs longer than the bound
+ * plus the gap between its looks. A call a look found reads the clock once when it returns; if it
+ * was over its bound it is then a JFR event whose {@code took} is at most {@code resolution} longer
+ * than it ran, and a log line the first time per handler id. A call a look finds still running a
+ * bound after it was found is logged with the stack it is stuck in, the first time per handler id
+ * (apart from the lines of calls that returned: a handler that once returned late may later hang).
+ * A call no look found reads no clock on its return either.
  */
 final class SlowHandlers {
     private static final Logger LOG = LoggerFactory.getLogger(SlowHandlers.class);
@@ -146,9 +147,9 @@ final class SlowHandlers {
         }
     }
 
-    /** @return how long the watchdog waits between looks for a bound: a quarter of it, 1 to 50 ms */
+    /** @return how long the watchdog waits between looks for a bound: half of it, 1 to 50 ms */
     static long gap(long bound) {
-        return Math.max(SHORTEST_GAP, Math.min(LONGEST_GAP, bound / 4));
+        return Math.max(SHORTEST_GAP, Math.min(LONGEST_GAP, bound / 2));
     }
 
     private static synchronized void watch(SlowHandlers s) {

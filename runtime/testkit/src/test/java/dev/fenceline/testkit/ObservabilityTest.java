@@ -175,7 +175,7 @@ class ObservabilityTest {
                 Worker a = f.newWorker("a").toCompletableFuture().get(10, TimeUnit.SECONDS);
                 Worker b = f.newWorker("b").toCompletableFuture().get(10, TimeUnit.SECONDS);
                 // The slow handler is the subject here: it really holds its thread for 200 ms, far over
-                // the bound, so that the watchdog's looks (every 1.25 ms) find it over its bound.
+                // the bound, so that the watchdog's looks (every 2.5 ms) find it over its bound.
                 b.setActiveMessageHandler(3, (h, p) -> {
                     long end = System.nanoTime() + 200_000_000L; // a park may return early: to a deadline
                     for (long left; (left = end - System.nanoTime()) > 0; ) {
@@ -204,6 +204,9 @@ class ObservabilityTest {
             assertEquals("b", e.getString("worker"));
             assertEquals(5_000_000L, e.getLong("bound"));
             assertTrue(e.getLong("took") >= 200_000_000L, e.toString());
+            long resolution = e.getLong("resolution");
+            assertTrue(resolution > 0 && e.getLong("took") - resolution > 5_000_000L,
+                    "dated between two looks, over its bound since the one that found it: " + e);
         }
     }
 
