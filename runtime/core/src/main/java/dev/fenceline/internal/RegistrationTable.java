@@ -424,7 +424,7 @@ public final class RegistrationTable implements RemoteAccessTarget, LocalRegions
             ame.initCause(e);
             throw ame;
         } finally {
-            slowHandlers.finished(id, started);
+            slowHandlers.finished(started);
         }
     }
 }

@@ -315,11 +315,8 @@ final class SlowHandlers {
         return call;
     }
 
-    /**
-     * @param id the handler's active-message id
-     * @param call what {@link #start} returned
-     */
-    void finished(int id, long call) {
+    /** @param call what {@link #start} returned (its word names the handler) */
+    void finished(long call) {
         if (call == 0) {
             return;
         }
@@ -334,7 +331,7 @@ final class SlowHandlers {
         }
         long now = clock.getAsLong();
         if (now - r.seenAt > bound) {
-            reporter.overBound(this, id, now - r.seenFrom, r.seenAt - r.seenFrom, bound);
+            reporter.overBound(this, id(call), now - r.seenFrom, r.seenAt - r.seenFrom, bound);
         }
     }
 

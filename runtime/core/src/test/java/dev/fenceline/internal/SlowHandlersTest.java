@@ -41,7 +41,7 @@ class SlowHandlersTest {
         long call = s.start(3);
         int reads = clockReads;
         now += 500 * MS; // long, but no look happened meanwhile
-        s.finished(3, call);
+        s.finished(call);
         assertEquals(reads, clockReads, "the return read no clock");
         assertEquals(List.of(), reports);
     }
@@ -49,7 +49,7 @@ class SlowHandlersTest {
     @Test
     void aCallFoundRunningIsDatedBetweenTwoLooksAndReportedWhenItReturns() {
         SlowHandlers s = handlers(BOUND);
-        s.finished(0, s.start(1)); // makes the slot at 0
+        s.finished(s.start(1)); // makes the slot at 0
         now = 20 * MS;
         s.look(new ArrayList<>()); // nothing running
         now = 30 * MS;
@@ -57,7 +57,7 @@ class SlowHandlersTest {
         now = 45 * MS;
         s.look(new ArrayList<>()); // finds it: it started after 20 ms
         now = 180 * MS;
-        s.finished(5, call);
+        s.finished(call);
         assertEquals(List.of(new Report(5, 160 * MS, 25 * MS)), reports,
                 "took is from the look before the one that found it: at most the resolution over the 150 ms it ran");
     }
@@ -80,12 +80,12 @@ class SlowHandlersTest {
         }, (h, id, took, resolution, over) -> reports.add(new Report(id, took, resolution)), false);
         clockReads = 0;
         s[0].bound(BOUND);
-        s[0].finished(0, s[0].start(0)); // the slot, made at 0
+        s[0].finished(s[0].start(0)); // the slot, made at 0
         now = 20 * MS;
         s[0].look(new ArrayList<>());
         now = 125 * MS; // it ran 95 ms, under the bound
         int reads = clockReads;
-        s[0].finished(2, call[0]);
+        s[0].finished(call[0]);
         assertEquals(reads + 1, clockReads, "the look found it: its return read the clock");
         assertEquals(List.of(), reports, "dated from the clock read after the look found it, not from the look's start");
     }
@@ -93,7 +93,7 @@ class SlowHandlersTest {
     @Test
     void aShortCallFoundAfterALongGapIsNotBlamed() {
         SlowHandlers s = handlers(BOUND);
-        s.finished(0, s.start(1));
+        s.finished(s.start(1));
         now = 299 * MS;
         long call = s.start(2);
         now = 300 * MS;
@@ -103,7 +103,7 @@ class SlowHandlersTest {
         s.look(overdue);
         assertEquals(List.of(), overdue, "not logged as over its bound");
         now = 302 * MS;
-        s.finished(2, call);
+        s.finished(call);
         assertEquals(List.of(), reports, "only the time since the look that found it counts against the bound");
     }
 
@@ -112,11 +112,11 @@ class SlowHandlersTest {
         SlowHandlers s = handlers(BOUND);
         long outer = s.start(1);
         assertEquals(0, s.start(2), "nested: not counted on its own");
-        s.finished(2, 0);
+        s.finished(0);
         now = 10 * MS;
         s.look(new ArrayList<>());
         now = 200 * MS;
-        s.finished(1, outer);
+        s.finished(outer);
         assertEquals(1, reports.size(), "the outer call, still running after the inner one returned: " + reports);
         assertEquals(1, reports.get(0).id());
     }
@@ -127,7 +127,7 @@ class SlowHandlersTest {
         assertEquals(0, s.start(1));
         s.look(new ArrayList<>());
         now = 500 * MS;
-        s.finished(1, 0);
+        s.finished(0);
         assertEquals(List.of(), reports);
     }
 
@@ -139,7 +139,7 @@ class SlowHandlersTest {
         s.look(new ArrayList<>());
         s.bound(0);
         now = 500 * MS;
-        s.finished(4, call);
+        s.finished(call);
         assertEquals(List.of(), reports, "no bound, nothing over it");
     }
 
@@ -199,7 +199,7 @@ class SlowHandlersTest {
             assertTrue(lines.get(0).contains("handler 40000 ") && lines.get(0).contains("at least 110 ms"), lines.get(0));
             s.look(overdue);
             assertEquals(1, overdue.size(), "a call is logged once");
-            s.finished(40_000, call);
+            s.finished(call);
 
             long other = s.start(40_001);
             now = 130 * MS;
@@ -207,7 +207,7 @@ class SlowHandlersTest {
             now = 240 * MS;
             s.look(overdue);
             assertEquals(2, overdue.size());
-            s.finished(40_001, other); // returned before the watchdog logged it
+            s.finished(other); // returned before the watchdog logged it
             overdue.get(1).log();
             assertEquals(1, logged.list.size(), "no stack of a call that already returned: " + logged.list);
         } finally {
@@ -234,7 +234,7 @@ class SlowHandlersTest {
             reports.clear();
             now = 0;
             SlowHandlers s = handlers(BOUND);
-            s.finished(0, s.start(0)); // the slot, made at 0
+            s.finished(s.start(0)); // the slot, made at 0
             long lastLook = 0;
             long nextLook = random.nextLong(gap);
             boolean lateBefore = false;
@@ -270,7 +270,7 @@ class SlowHandlersTest {
                 }
                 now = begin + length;
                 int had = reports.size();
-                s.finished(1 + c % 7, call);
+                s.finished(call);
                 String where = "seed " + seed + ", round " + round + ", call " + c + " of " + length / MS + " ms";
                 if (!late && length > BOUND + gap) {
                     mustReport++;
