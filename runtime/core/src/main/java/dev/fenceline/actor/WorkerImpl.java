@@ -67,7 +67,8 @@ public final class WorkerImpl implements Worker {
     private final Duration askTimeout;
     private final List<Transport> transportList;
     private final LaneEventDispatch laneEvents;
-    private WorkerMBean jmx;
+    /** Set after construction; volatile, as the worker may be released meanwhile on another thread. */
+    private volatile WorkerMBean jmx;
     /** Connects whose endpoint is not there yet: a close fails them (the actors that would answer stop). */
     private final java.util.Set<CompletableFuture<EndpointProtocol.ConnectResult>> connecting =
             java.util.concurrent.ConcurrentHashMap.newKeySet();
@@ -94,8 +95,8 @@ public final class WorkerImpl implements Worker {
                 addresses.put(t, transport.localAddress());
             }
             this.address = new WorkerAddress(id, name, addresses); // refuses what its bytes cannot carry
-        } catch (RuntimeException e) {
-            transports.values().forEach(Transport::close);
+        } catch (RuntimeException | Error e) { // an Error too (a native library that fails to link): none stays open
+            closeStarted(transports.values(), e);
             registrations.closeAll(); // and the handler watchdog lets it go
             throw e;
         }
@@ -137,13 +138,27 @@ public final class WorkerImpl implements Worker {
             this.actor = system.systemActorOf(WorkerActor.create(settings, name, transports, epoch, laneEvents,
                     this::stopped, registrations), "fenceline-worker-" + WORKERS.incrementAndGet(),
                     WorkerActor.props(settings));
-        } catch (RuntimeException e) { // the actor system is terminating
-            transports.values().forEach(Transport::close);
+        } catch (RuntimeException | Error e) { // the actor system is terminating
+            closeStarted(transports.values(), e);
             registrations.closeAll();
             throw e;
         }
         // Last: the process's handler watchdog keeps what it watches until the worker closes.
         registrations.handlerTimeBound(settings.handlerTimeBound());
+    }
+
+    /**
+     * Closes the transports a failed start had opened, each whatever the others do; what a close
+     * throws is kept on the start's own failure.
+     */
+    private static void closeStarted(java.util.Collection<Transport> started, Throwable failure) {
+        for (Transport t : started) {
+            try {
+                t.close();
+            } catch (RuntimeException e) {
+                failure.addSuppressed(e);
+            }
+        }
     }
 
     /**
@@ -167,7 +182,11 @@ public final class WorkerImpl implements Worker {
         try {
             WorkerImpl w = new WorkerImpl(name, system, settings, config, providers);
             if (settings.jmx()) {
-                w.jmx = WorkerMBean.register(w);
+                WorkerMBean bean = WorkerMBean.register(w);
+                w.jmx = bean;
+                if (bean != null && w.released.get()) { // released meanwhile, maybe before the bean was set
+                    bean.unregister();
+                }
             }
             return CompletableFuture.completedFuture(w);
         } catch (FencelineException e) {

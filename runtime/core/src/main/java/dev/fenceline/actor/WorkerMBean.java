@@ -37,7 +37,7 @@ final class WorkerMBean implements WorkerMXBean {
             WorkerMBean bean = new WorkerMBean(worker, n);
             server.registerMBean(bean, n);
             return bean;
-        } catch (JMException e) {
+        } catch (JMException | RuntimeException e) { // a security manager's refusal too: the worker runs on without
             LoggerFactory.getLogger(WorkerMBean.class).warn("worker {}: no JMX bean: {}", worker.name(), e.toString());
             return null;
         }

@@ -1,6 +1,7 @@
 package dev.fenceline.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.Config;
@@ -19,7 +20,8 @@ import org.junit.jupiter.api.Timeout;
 /**
  * A worker whose transport refuses to start, or whose address no peer could read, leaves nothing
  * behind: its handlers were still watched, process-wide, by the slow-handler watchdog (a worker's
- * worth of state per failed start), and the transports it had started stayed open.
+ * worth of state per failed start), and the transports it had started stayed open (after an Error,
+ * or a close that threw, too).
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class FailedWorkerStartTest {
@@ -76,8 +78,67 @@ class FailedWorkerStartTest {
             assertTrue(w.isCompletedExceptionally(), "the start failed");
             assertEquals(java.util.List.of("closed"), closed, "the transport it started is closed");
             assertEquals(before, SlowHandlers.watched(), "and the worker is not watched");
+
+            // An Error from a later transport (a native library that fails to link): the ones started
+            // are closed all the same, each whatever the one before threw on its close.
+            java.util.List<String> events = new java.util.ArrayList<>();
+            Config three = ConfigFactory.parseString("fenceline.transports = [a, b, c]")
+                    .withFallback(ConfigFactory.defaultReference()).resolve();
+            UnsatisfiedLinkError thrown = assertThrows(UnsatisfiedLinkError.class, () -> WorkerImpl.start("linking",
+                    kit.system(), FencelineSettings.fromConfig(three), three, Map.of(
+                            "a", recording("a", events, true), "b", recording("b", events, false), "c", linkFailing())));
+            assertEquals("libnothing.so: cannot open shared object file", thrown.getMessage());
+            assertEquals(java.util.List.of("a closed", "b closed"), events, "both started transports are closed");
+            assertEquals(1, thrown.getSuppressed().length, "a's failed close is kept on the start's failure");
+            assertEquals("a: close failed", thrown.getSuppressed()[0].getMessage());
+            assertEquals(before, SlowHandlers.watched(), "and the worker is not watched");
         } finally {
             kit.shutdownTestKit();
         }
+    }
+
+    /** A transport that starts, records its close, and (if {@code failClose}) throws from it after. */
+    private static TransportProvider recording(String name, java.util.List<String> events, boolean failClose) {
+        return new TransportProvider() {
+            @Override
+            public String name() {
+                return name;
+            }
+
+            @Override
+            public Transport create(TransportContext context) {
+                return (Transport) java.lang.reflect.Proxy.newProxyInstance(Transport.class.getClassLoader(),
+                        new Class<?>[] {Transport.class}, (self, m, args) -> switch (m.getName()) {
+                            case "localAddress" -> new byte[] {1};
+                            case "name" -> name;
+                            case "close" -> {
+                                events.add(name + " closed");
+                                if (failClose) {
+                                    throw new IllegalStateException(name + ": close failed");
+                                }
+                                yield null;
+                            }
+                            case "hashCode" -> System.identityHashCode(self);
+                            case "equals" -> self == args[0];
+                            case "toString" -> name + " transport";
+                            default -> throw new AssertionError("Transport." + m.getName() + " not expected here");
+                        });
+            }
+        };
+    }
+
+    /** A transport whose native library cannot be linked. */
+    private static TransportProvider linkFailing() {
+        return new TransportProvider() {
+            @Override
+            public String name() {
+                return "c";
+            }
+
+            @Override
+            public Transport create(TransportContext context) {
+                throw new UnsatisfiedLinkError("libnothing.so: cannot open shared object file");
+            }
+        };
     }
 }
