@@ -67,8 +67,11 @@ public final class WorkerImpl implements Worker {
     private final Duration askTimeout;
     private final List<Transport> transportList;
     private final LaneEventDispatch laneEvents;
-    /** Set after construction; volatile, as the worker may be released meanwhile on another thread. */
-    private volatile WorkerMBean jmx;
+    /**
+     * Set after construction, taken once to unregister: the worker may be released meanwhile on
+     * another thread, and a bean unregistered twice could take another worker's of the same name.
+     */
+    private final java.util.concurrent.atomic.AtomicReference<WorkerMBean> jmx = new java.util.concurrent.atomic.AtomicReference<>();
     /** Connects whose endpoint is not there yet: a close fails them (the actors that would answer stop). */
     private final java.util.Set<CompletableFuture<EndpointProtocol.ConnectResult>> connecting =
             java.util.concurrent.ConcurrentHashMap.newKeySet();
@@ -155,7 +158,7 @@ public final class WorkerImpl implements Worker {
         for (Transport t : started) {
             try {
                 t.close();
-            } catch (RuntimeException e) {
+            } catch (Throwable e) { // an Error too (the same library failing again): the next is closed all the same
                 failure.addSuppressed(e);
             }
         }
@@ -182,10 +185,9 @@ public final class WorkerImpl implements Worker {
         try {
             WorkerImpl w = new WorkerImpl(name, system, settings, config, providers);
             if (settings.jmx()) {
-                WorkerMBean bean = WorkerMBean.register(w);
-                w.jmx = bean;
-                if (bean != null && w.released.get()) { // released meanwhile, maybe before the bean was set
-                    bean.unregister();
+                w.jmx.set(WorkerMBean.register(w));
+                if (w.released.get()) { // released meanwhile, maybe before the bean was set
+                    w.unregisterBean();
                 }
             }
             return CompletableFuture.completedFuture(w);
@@ -403,10 +405,16 @@ public final class WorkerImpl implements Worker {
             return;
         }
         registrations.closeAll();
-        if (jmx != null) {
-            jmx.unregister();
-        }
+        unregisterBean();
         closed.complete(null);
+    }
+
+    /** Unregisters the JMX bean, if this is the first to take it. */
+    private void unregisterBean() {
+        WorkerMBean bean = jmx.getAndSet(null);
+        if (bean != null) {
+            bean.unregister();
+        }
     }
 
     @Override

@@ -97,7 +97,7 @@ class FailedWorkerStartTest {
         }
     }
 
-    /** A transport that starts, records its close, and (if {@code failClose}) throws from it after. */
+    /** A transport that starts, records its close, and (if {@code failClose}) throws an Error from it after. */
     private static TransportProvider recording(String name, java.util.List<String> events, boolean failClose) {
         return new TransportProvider() {
             @Override
@@ -114,7 +114,7 @@ class FailedWorkerStartTest {
                             case "close" -> {
                                 events.add(name + " closed");
                                 if (failClose) {
-                                    throw new IllegalStateException(name + ": close failed");
+                                    throw new NoClassDefFoundError(name + ": close failed");
                                 }
                                 yield null;
                             }
