@@ -413,7 +413,7 @@ public final class RegistrationTable implements RemoteAccessTarget, LocalRegions
         }
         long started = slowHandlers.start(id);
         try {
-            h.onMessage(header.asReadOnlyBuffer(), payload.asReadOnlyBuffer());
+            h.onMessage(readOnly(header), readOnly(payload));
         } catch (Throwable e) { // an Error too: the origin gets a typed answer, the transport's thread lives on
             if (e instanceof VirtualMachineError) {
                 org.slf4j.LoggerFactory.getLogger(RegistrationTable.class).error(
@@ -426,5 +426,14 @@ public final class RegistrationTable implements RemoteAccessTarget, LocalRegions
         } finally {
             slowHandlers.finished(started);
         }
+    }
+
+    /**
+     * What the handler gets: a transport's read-only, big-endian view made for this call as it is
+     * (a view of its own for each message costs an object, where a read-only copy of it cost a
+     * second); anything else as a read-only view of it, big-endian like every fresh buffer.
+     */
+    private static ByteBuffer readOnly(ByteBuffer b) {
+        return b.isReadOnly() && b.order() == java.nio.ByteOrder.BIG_ENDIAN ? b : b.asReadOnlyBuffer();
     }
 }

@@ -69,9 +69,14 @@ public interface RemoteAccessTarget {
     long compareAndSwap(long keyId, long address, int width, long expected, long desired);
 
     /**
+     * Runs the handler of {@code id}. The buffers are the handler's for the call: it may move their
+     * position, limit, mark and byte order. A read-only big-endian one goes to the handler as it is,
+     * so the transport passes a view made for this call (a fresh slice) that it does not read
+     * after; anything else goes as a read-only view of it.
+     *
      * @param id the handler id
-     * @param header read-only header
-     * @param payload read-only payload
+     * @param header the header, from its position to its limit
+     * @param payload the payload, from its position to its limit
      */
     void activeMessage(int id, ByteBuffer header, ByteBuffer payload);
 }

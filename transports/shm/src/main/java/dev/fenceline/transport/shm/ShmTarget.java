@@ -398,6 +398,10 @@ final class ShmTarget {
     private int applyingAt;
     private int applyingLength;
     private final ExactlyOnce.Operation applyCurrent = () -> apply(applyingType, applying, applyingAt, applyingLength);
+    /** The buffer {@link #readOnlyWhole} is a view of. */
+    private ByteBuffer wholeViewed;
+    /** A read-only view of the inbox's buffer, whose slices are read-only: one object per {@link #view}. */
+    private ByteBuffer readOnlyWhole;
 
     private long apply(int type, AtomicBuffer b, int at, int length) {
         RemoteAccessTarget t = context.target();
@@ -436,16 +440,22 @@ final class ShmTarget {
         }
     }
 
-    /** A ByteBuffer over part of the ring, valid during this call only (the target copies out). */
-    private static ByteBuffer view(AtomicBuffer b, int at, int n) {
+    /**
+     * A read-only ByteBuffer over part of the ring, valid during this call only (the target copies
+     * out; a handler gets it as it is).
+     */
+    private ByteBuffer view(AtomicBuffer b, int at, int n) {
         ByteBuffer whole = b.byteBuffer();
         if (whole != null) {
-            int base = b.wrapAdjustment();
-            return whole.slice(base + at, n); // one object; big-endian, like any fresh slice
+            if (whole != wholeViewed) {
+                readOnlyWhole = whole.asReadOnlyBuffer();
+                wholeViewed = whole;
+            }
+            return readOnlyWhole.slice(b.wrapAdjustment() + at, n); // big-endian, like any fresh slice
         }
         byte[] copy = new byte[n];
         b.getBytes(at, copy);
-        return ByteBuffer.wrap(copy);
+        return ByteBuffer.wrap(copy).asReadOnlyBuffer();
     }
 
     private void get(Inbox origin, long conn, long token, AtomicBuffer b, int at) {

@@ -178,7 +178,8 @@ final class SimTransport implements Transport, SimTransportActor.Backend {
                     op.operand());
             case CSWAP -> t.compareAndSwap(keyId, op.remoteAddress(), op.width(), op.compare(), op.operand());
             case AM -> {
-                t.activeMessage(op.amId(), op.header(), op.local());
+                // Views of this call's own: the handler may move them, and a copy may apply again.
+                t.activeMessage(op.amId(), op.header().asReadOnlyBuffer(), op.local().asReadOnlyBuffer());
                 yield 0;
             }
         };
