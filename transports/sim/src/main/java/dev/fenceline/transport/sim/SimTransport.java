@@ -125,6 +125,9 @@ final class SimTransport implements Transport, SimTransportActor.Backend {
                 exactlyOnce.checkNotRefused(w, op.originId());
                 return exactlyOnce.apply(null, op.originId(), op.sequence(), op.lowWater(), () -> apply(op, t));
             }
+            if (op.kind() == TransportOp.Kind.AM) { // a user's handler: the window's lock is not held while it runs
+                return exactlyOnce.applyOutsideLock(w, op.originId(), op.sequence(), op.lowWater(), () -> apply(op, t));
+            }
             synchronized (w) { // the worker's other transports apply through it too
                 return exactlyOnce.apply(w, op.originId(), op.sequence(), op.lowWater(), () -> apply(op, t));
             }
