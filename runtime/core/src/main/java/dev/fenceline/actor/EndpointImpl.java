@@ -6,7 +6,6 @@ import dev.fenceline.Endpoint;
 import dev.fenceline.FencelineException;
 import dev.fenceline.EndpointStatistics;
 import dev.fenceline.LaneInfo;
-import dev.fenceline.LaneStatistics;
 import dev.fenceline.RemoteKey;
 import dev.fenceline.WorkerAddress;
 import dev.fenceline.internal.RegistrationTable;
@@ -395,23 +394,7 @@ final class EndpointImpl implements Endpoint {
 
     @Override
     public EndpointStatistics statistics() {
-        Totals t = new Totals();
-        t.add(channel);
-        List<LaneInfo> table = channel.lanes();
-        LaneCounters c = channel.laneCounters();
-        List<LaneStatistics> lanes = new java.util.ArrayList<>(table.size());
-        for (LaneInfo l : table) {
-            int i = l.index();
-            lanes.add(new LaneStatistics(i, l.transport(), l.live(), c.get(i, LaneCounters.Counter.OPERATIONS),
-                    c.get(i, LaneCounters.Counter.FRAGMENTS), c.get(i, LaneCounters.Counter.BYTES),
-                    c.get(i, LaneCounters.Counter.RESTARTS), c.get(i, LaneCounters.Counter.FAILOVERS),
-                    c.get(i, LaneCounters.Counter.PARKS)));
-        }
-        return new EndpointStatistics(channel.name(), t.operations(), t.completed(), t.failed(), t.outstanding(),
-                t.fastPath(), t.flushes(), t.get(EndpointCounters.Counter.STRONG_FENCES),
-                t.get(EndpointCounters.Counter.WEAK_FENCES), t.get(EndpointCounters.Counter.RECONFIGURATIONS),
-                t.get(EndpointCounters.Counter.RESTARTS), channel.flushLatency().snapshot(),
-                channel.fenceLatency().snapshot(), List.copyOf(lanes));
+        return Totals.statisticsOf(channel);
     }
 
     @Override

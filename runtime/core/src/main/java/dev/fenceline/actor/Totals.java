@@ -1,6 +1,11 @@
 package dev.fenceline.actor;
 
+import dev.fenceline.EndpointStatistics;
+import dev.fenceline.LaneInfo;
+import dev.fenceline.LaneStatistics;
 import dev.fenceline.actor.EndpointCounters.Counter;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * Totals of one or more endpoints: the actor's counters, then what the fast path and the direct
@@ -79,5 +84,28 @@ final class Totals {
     /** @return operations the calling thread performed or queued itself, under the grant */
     long fastPath() {
         return t[FAST] + t[DIRECT_SENT];
+    }
+
+    /**
+     * @param channel an endpoint
+     * @return the statistics its user sees: its totals, and each lane's counters
+     */
+    static EndpointStatistics statisticsOf(EndpointChannel channel) {
+        Totals t = new Totals();
+        t.add(channel);
+        List<LaneInfo> table = channel.lanes();
+        LaneCounters c = channel.laneCounters();
+        List<LaneStatistics> lanes = new ArrayList<>(table.size());
+        for (LaneInfo l : table) {
+            int i = l.index();
+            lanes.add(new LaneStatistics(i, l.transport(), l.live(), c.get(i, LaneCounters.Counter.OPERATIONS),
+                    c.get(i, LaneCounters.Counter.FRAGMENTS), c.get(i, LaneCounters.Counter.BYTES),
+                    c.get(i, LaneCounters.Counter.RESTARTS), c.get(i, LaneCounters.Counter.FAILOVERS),
+                    c.get(i, LaneCounters.Counter.PARKS)));
+        }
+        return new EndpointStatistics(channel.name(), t.operations(), t.completed(), t.failed(), t.outstanding(),
+                t.fastPath(), t.flushes(), t.get(Counter.STRONG_FENCES), t.get(Counter.WEAK_FENCES),
+                t.get(Counter.RECONFIGURATIONS), t.get(Counter.RESTARTS), channel.flushLatency().snapshot(),
+                channel.fenceLatency().snapshot(), List.copyOf(lanes));
     }
 }

@@ -398,17 +398,15 @@ final class ShmTarget {
     private int applyingAt;
     private int applyingLength;
     private final ExactlyOnce.Operation applyCurrent = () -> apply(applyingType, applying, applyingAt, applyingLength);
-    /** The buffer {@link #readOnlyWhole} is a view of. */
-    private ByteBuffer wholeViewed;
-    /** A read-only view of the inbox's buffer, whose slices are read-only: one object per {@link #view}. */
-    private ByteBuffer readOnlyWhole;
+    /** The read-only views of the message being applied. */
+    private final ShmViews views = new ShmViews();
 
     private long apply(int type, AtomicBuffer b, int at, int length) {
         RemoteAccessTarget t = context.target();
         switch (type) {
             case ShmWire.PUT -> {
                 int n = length - ShmWire.RMA_DATA;
-                t.put(b.getLong(at + ShmWire.BODY), b.getLong(at + ShmWire.BODY + 8), view(b, at + ShmWire.RMA_DATA, n));
+                t.put(b.getLong(at + ShmWire.BODY), b.getLong(at + ShmWire.BODY + 8), views.of(b, at + ShmWire.RMA_DATA, n));
                 return 0;
             }
             case ShmWire.ATOMIC -> {
@@ -432,30 +430,12 @@ final class ShmTarget {
                 if (h < 0 || p < 0) {
                     throw new FencelineException("shm: a malformed active message");
                 }
-                t.activeMessage(b.getInt(at + ShmWire.AM_ID), view(b, at + ShmWire.AM_DATA, h),
-                        view(b, at + ShmWire.AM_DATA + h, p));
+                t.activeMessage(b.getInt(at + ShmWire.AM_ID), views.of(b, at + ShmWire.AM_DATA, h),
+                        views.of(b, at + ShmWire.AM_DATA + h, p));
                 return 0;
             }
             default -> throw new FencelineException("shm: unknown message type " + type);
         }
-    }
-
-    /**
-     * A read-only ByteBuffer over part of the ring, valid during this call only (the target copies
-     * out; a handler gets it as it is).
-     */
-    private ByteBuffer view(AtomicBuffer b, int at, int n) {
-        ByteBuffer whole = b.byteBuffer();
-        if (whole != null) {
-            if (whole != wholeViewed) {
-                readOnlyWhole = whole.asReadOnlyBuffer();
-                wholeViewed = whole;
-            }
-            return readOnlyWhole.slice(b.wrapAdjustment() + at, n); // big-endian, like any fresh slice
-        }
-        byte[] copy = new byte[n];
-        b.getBytes(at, copy);
-        return ByteBuffer.wrap(copy).asReadOnlyBuffer();
     }
 
     private void get(Inbox origin, long conn, long token, AtomicBuffer b, int at) {
