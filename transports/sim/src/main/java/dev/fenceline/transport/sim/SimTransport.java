@@ -113,7 +113,9 @@ final class SimTransport implements Transport, SimTransportActor.Backend {
     /**
      * Applies an operation at most once per (origin endpoint, sequence): a re-sent operation whose
      * first copy was applied gets the first copy's result. The delivering lane holds its origin's
-     * window while it lives ({@link SimWindowHold}).
+     * window while it lives ({@link SimWindowHold}). An active message's handler runs without the
+     * window's lock: a copy arriving over another of the worker's transports meanwhile is refused as
+     * of unknown outcome (tcp's target waits for the handler instead).
      */
     long applyOnce(SimWindowHold hold, UUID originWorker, TransportOp op, RemoteAccessTarget t) {
         if (dedupBroken) {
