@@ -15,7 +15,6 @@ import dev.fenceline.spi.TransportOp;
 import dev.fenceline.transport.sim.SimLaneLedger.Held;
 import java.nio.ByteBuffer;
 import java.util.Set;
-import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
 /**
@@ -31,9 +30,7 @@ final class SimLane implements LaneConnection, DirectAccess {
     private final SimTransport origin;
     private final SimFabric fabric;
     private final SimTransport peer;
-    /** Seeds the delay draws; their generators (48 B each) are made at the first draw, which idle lanes never make. */
-    private final long seed;
-    private SplittableRandom random; // actor thread
+    private final SimDelays delays;
     private final int maxFragment;
     private final int queueDepth;
     private static final AtomicIntegerFieldUpdater<SimLane> UNDELIVERED =
@@ -49,20 +46,15 @@ final class SimLane implements LaneConnection, DirectAccess {
     private volatile boolean silent;
     /** Keepalive probes vanish; data still flows. */
     private volatile boolean keepalivesDropped;
-    private volatile long minDelay;
-    private volatile long maxDelay;
     private long lastDue; // actor thread
     private long lastAckDue; // fabric thread
-    private SplittableRandom ackRandom; // fabric thread
 
     SimLane(int index, SimLaneSpec spec, SimTransport origin, SimFabric fabric, SimTransport peer, long seed,
             int maxFragment, int queueDepth) {
         this.index = index;
         this.spec = spec;
         this.origin = origin;
-        this.minDelay = spec.minDelay().toNanos();
-        this.maxDelay = spec.maxDelay().toNanos();
-        this.seed = seed;
+        this.delays = new SimDelays(seed, spec.minDelay().toNanos(), spec.maxDelay().toNanos());
         SimLanes.register(this);
         this.fabric = fabric;
         this.peer = peer;
@@ -175,8 +167,7 @@ final class SimLane implements LaneConnection, DirectAccess {
     }
 
     void setDelay(long minNanos, long maxNanos) {
-        this.minDelay = minNanos;
-        this.maxDelay = maxNanos;
+        delays.set(minNanos, maxNanos);
     }
 
     /** Kills the lane on the fabric thread, in order with its deliveries, and reports it. */
@@ -243,27 +234,8 @@ final class SimLane implements LaneConnection, DirectAccess {
         });
     }
 
-    /** @param ack an acknowledgement's delay (the fabric thread draws it) or an operation's (the actor's) */
-    private long delay(boolean ack) {
-        long min = minDelay;
-        long max = maxDelay;
-        if (max <= min) {
-            return min;
-        }
-        SplittableRandom r = ack ? ackRandom : random;
-        if (r == null) {
-            r = new SplittableRandom(ack ? ~seed : seed);
-            if (ack) {
-                ackRandom = r;
-            } else {
-                random = r;
-            }
-        }
-        return min + r.nextLong(max - min + 1);
-    }
-
     private long nextDue() {
-        lastDue = Math.max(lastDue, fabric.now() + delay(false));
+        lastDue = Math.max(lastDue, fabric.now() + delays.draw(false));
         return lastDue;
     }
 
@@ -274,7 +246,7 @@ final class SimLane implements LaneConnection, DirectAccess {
 
     /** @param owed whether a revoke promised this answer: then it comes even though the lane is dead */
     private void acknowledge(boolean owed, Runnable ack) {
-        lastAckDue = Math.max(lastAckDue, fabric.now() + delay(true));
+        lastAckDue = Math.max(lastAckDue, fabric.now() + delays.draw(true));
         fabric.schedule(lastAckDue, () -> {
             synchronized (this) { // against revoke: an answer is handed over before the lane dies, or never
                 if (owed || (!dead && !cut())) {
