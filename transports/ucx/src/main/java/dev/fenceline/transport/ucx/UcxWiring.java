@@ -41,39 +41,6 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         void peerForgotten(UUID peer);
     }
 
-    /** A connect on its way: its lanes, and what it waits for. */
-    private static final class Dialing {
-        /** The transport actor's id for it (its CONNECT carries another, drawn at random: {@link #wireId}). */
-        final long dial;
-        final UcxPeer peer;
-        final List<UcxLane> lanes;
-        final List<UcxChannel> channels;
-        /** Those of its channels the CONNECT makes (the rest exist): a refusal ends the target's ends of these. */
-        final List<UcxChannel> made;
-        /** For a replacement or reconnect: the lane the new one takes over from; null for an endpoint's connect. */
-        final UcxLane replaces;
-        /** Whether it reconnects a failed lane ({@link UcxRecovery}) rather than replacing a live one. */
-        final boolean recovery;
-        boolean answered;
-
-        Dialing(long dial, UcxPeer peer, List<UcxLane> lanes, List<UcxChannel> channels,
-                List<UcxWireup.Channel> wired, UcxLane replaces, boolean recovery) {
-            this.dial = dial;
-            this.peer = peer;
-            this.lanes = lanes;
-            this.channels = channels;
-            List<UcxChannel> m = new ArrayList<>();
-            for (int i = 0; i < channels.size(); i++) {
-                if (wired.get(i).mode() != UcxWireup.Mode.EXISTING) {
-                    m.add(channels.get(i));
-                }
-            }
-            this.made = m;
-            this.replaces = replaces;
-            this.recovery = recovery;
-        }
-    }
-
     /** Ids of replacements' connects, apart from the actor's (which count up from 1). */
     private long nextReplacement = -1;
 
@@ -91,7 +58,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
     private final UcxLeaving leaving;
     private final UcxOriginChannels origins;
     /** Connects on their way, by the id their CONNECT carries. */
-    private final Long2ObjectHashMap<Dialing> dials = new Long2ObjectHashMap<>();
+    private final Long2ObjectHashMap<UcxDialing> dials = new Long2ObjectHashMap<>();
     /** Origin lanes by connection id. */
     final Long2ObjectHashMap<UcxLane> lanes = new Long2ObjectHashMap<>();
     private final UnsafeBuffer scratch = new UnsafeBuffer(ByteBuffer.allocateDirect(64 << 10));
@@ -181,7 +148,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
             l.channel.lanes.add(l);
         }
         long onWire = wireId();
-        dials.put(onWire, new Dialing(d.dial(), peer, made, channels, wired, null, false));
+        dials.put(onWire, new UcxDialing(d.dial(), peer, made, channels, wired, null, false));
         send(wireup, new UcxWireup.Connect(onWire, workerId, localAddress, wired, lanesOut));
     }
 
@@ -269,7 +236,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         lanes.put(next.conn, next);
         fresh.lanes.add(next);
         long onWire = wireId();
-        dials.put(onWire, new Dialing(dial, peer, List.of(next), channels, wired, old, recovering));
+        dials.put(onWire, new UcxDialing(dial, peer, List.of(next), channels, wired, old, recovering));
         send(wireup, new UcxWireup.Connect(onWire, workerId, localAddress, wired,
                 List.of(new UcxWireup.Lane(next.conn, channels.indexOf(fresh)))));
     }
@@ -289,7 +256,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         } else if (m instanceof UcxWireup.Connected c) {
             onConnected(c);
         } else if (m instanceof UcxWireup.Refused r) {
-            Dialing d = dials.remove(r.dial());
+            UcxDialing d = dials.remove(r.dial());
             if (d != null) {
                 forget(d);
                 for (UcxChannel ch : d.made) { // the target ended its side of each with the refusal
@@ -340,7 +307,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
     }
 
     private void onConnected(UcxWireup.Connected m) {
-        Dialing d = dials.get(m.dial());
+        UcxDialing d = dials.get(m.dial());
         if (d == null || d.answered) {
             return; // abandoned (timed out), or a peer repeating itself
         }
@@ -364,8 +331,8 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
 
     /** Completes each answered connect whose channels are all up. */
     private void checkDials() {
-        for (Long2ObjectHashMap<Dialing>.ValueIterator it = dials.values().iterator(); it.hasNext();) {
-            Dialing d = it.next();
+        for (Long2ObjectHashMap<UcxDialing>.ValueIterator it = dials.values().iterator(); it.hasNext();) {
+            UcxDialing d = it.next();
             if (!d.answered) {
                 continue;
             }
@@ -413,8 +380,8 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
     /** A connect timed out: its lanes go, and the target is told. */
     @Override
     public void abandon(long dial) {
-        for (Long2ObjectHashMap<Dialing>.ValueIterator it = dials.values().iterator(); it.hasNext();) {
-            Dialing d = it.next();
+        for (Long2ObjectHashMap<UcxDialing>.ValueIterator it = dials.values().iterator(); it.hasNext();) {
+            UcxDialing d = it.next();
             if (d.dial == dial) {
                 it.remove();
                 forget(d);
@@ -435,7 +402,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         return w;
     }
 
-    private void forget(Dialing d) {
+    private void forget(UcxDialing d) {
         for (UcxLane l : d.lanes) {
             lanes.remove(l.conn);
             l.channel.lanes.remove(l);
