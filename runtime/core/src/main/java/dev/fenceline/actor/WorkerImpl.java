@@ -99,8 +99,7 @@ public final class WorkerImpl implements Worker {
             }
             this.address = new WorkerAddress(id, name, addresses); // refuses what its bytes cannot carry
         } catch (RuntimeException | Error e) { // an Error too (a native library that fails to link): none stays open
-            closeStarted(transports.values(), e);
-            registrations.closeAll(); // and the handler watchdog lets it go
+            undoStart(transports.values(), e);
             throw e;
         }
         this.transportList = List.copyOf(transports.values());
@@ -142,8 +141,7 @@ public final class WorkerImpl implements Worker {
                     this::stopped, registrations), "fenceline-worker-" + WORKERS.incrementAndGet(),
                     WorkerActor.props(settings));
         } catch (RuntimeException | Error e) { // the actor system is terminating
-            closeStarted(transports.values(), e);
-            registrations.closeAll();
+            undoStart(transports.values(), e);
             throw e;
         }
         // Last: the process's handler watchdog keeps what it watches until the worker closes.
@@ -151,17 +149,21 @@ public final class WorkerImpl implements Worker {
     }
 
     /**
-     * Closes the transports a failed start had opened, each whatever the others do; what a close
-     * throws is kept on the start's own failure.
+     * A start failed: closes the transports it had opened, each whatever the others do (what a close
+     * throws is kept on the start's own failure), and lets the worker's regions and its handlers'
+     * watch go.
      */
-    private static void closeStarted(java.util.Collection<Transport> started, Throwable failure) {
+    private void undoStart(java.util.Collection<Transport> started, Throwable failure) {
         for (Transport t : started) {
             try {
                 t.close();
             } catch (Throwable e) { // an Error too (the same library failing again): the next is closed all the same
-                failure.addSuppressed(e);
+                if (e != failure) { // a preallocated Error thrown again cannot suppress itself
+                    failure.addSuppressed(e);
+                }
             }
         }
+        registrations.closeAll();
     }
 
     /**
@@ -404,9 +406,12 @@ public final class WorkerImpl implements Worker {
         if (!released.compareAndSet(false, true)) {
             return;
         }
-        registrations.closeAll();
-        unregisterBean();
-        closed.complete(null);
+        try {
+            registrations.closeAll();
+            unregisterBean();
+        } finally { // whatever JMX says, the worker is closed
+            closed.complete(null);
+        }
     }
 
     /** Unregisters the JMX bean, if this is the first to take it. */

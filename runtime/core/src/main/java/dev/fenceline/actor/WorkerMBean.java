@@ -47,8 +47,9 @@ final class WorkerMBean implements WorkerMXBean {
     void unregister() {
         try {
             ManagementFactory.getPlatformMBeanServer().unregisterMBean(name);
-        } catch (JMException e) {
-            LoggerFactory.getLogger(WorkerMBean.class).debug("worker {}: JMX bean already gone", worker.name());
+        } catch (JMException | RuntimeException e) { // gone already, or refused: the worker closes all the same
+            LoggerFactory.getLogger(WorkerMBean.class).debug("worker {}: JMX bean not unregistered: {}", worker.name(),
+                    e.toString());
         }
     }
 

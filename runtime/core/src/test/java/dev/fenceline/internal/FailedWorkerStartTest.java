@@ -53,26 +53,7 @@ class FailedWorkerStartTest {
 
             // A transport that started but offers an address no peer could read: closed again.
             java.util.List<String> closed = new java.util.ArrayList<>();
-            TransportProvider huge = new TransportProvider() {
-                @Override
-                public String name() {
-                    return "refusing";
-                }
-
-                @Override
-                public Transport create(TransportContext context) {
-                    return (Transport) java.lang.reflect.Proxy.newProxyInstance(Transport.class.getClassLoader(),
-                            new Class<?>[] {Transport.class}, (self, m, args) -> switch (m.getName()) {
-                                case "localAddress" -> new byte[(1 << 16) + 1];
-                                case "name" -> "refusing";
-                                case "close" -> closed.add("closed");
-                                case "hashCode" -> System.identityHashCode(self);
-                                case "equals" -> self == args[0];
-                                case "toString" -> "huge-address transport";
-                                default -> throw new AssertionError("Transport." + m.getName() + " not expected here");
-                            });
-                }
-            };
+            TransportProvider huge = starting("refusing", new byte[(1 << 16) + 1], () -> closed.add("closed"));
             CompletableFuture<?> w = WorkerImpl.start("huge", kit.system(), settings, config, Map.of("refusing", huge))
                     .toCompletableFuture();
             assertTrue(w.isCompletedExceptionally(), "the start failed");
@@ -99,6 +80,16 @@ class FailedWorkerStartTest {
 
     /** A transport that starts, records its close, and (if {@code failClose}) throws an Error from it after. */
     private static TransportProvider recording(String name, java.util.List<String> events, boolean failClose) {
+        return starting(name, new byte[] {1}, () -> {
+            events.add(name + " closed");
+            if (failClose) {
+                throw new NoClassDefFoundError(name + ": close failed");
+            }
+        });
+    }
+
+    /** A transport that starts with {@code address} and runs {@code onClose} when closed; nothing else is expected of it. */
+    private static TransportProvider starting(String name, byte[] address, Runnable onClose) {
         return new TransportProvider() {
             @Override
             public String name() {
@@ -109,13 +100,10 @@ class FailedWorkerStartTest {
             public Transport create(TransportContext context) {
                 return (Transport) java.lang.reflect.Proxy.newProxyInstance(Transport.class.getClassLoader(),
                         new Class<?>[] {Transport.class}, (self, m, args) -> switch (m.getName()) {
-                            case "localAddress" -> new byte[] {1};
+                            case "localAddress" -> address;
                             case "name" -> name;
                             case "close" -> {
-                                events.add(name + " closed");
-                                if (failClose) {
-                                    throw new NoClassDefFoundError(name + ": close failed");
-                                }
+                                onClose.run();
                                 yield null;
                             }
                             case "hashCode" -> System.identityHashCode(self);

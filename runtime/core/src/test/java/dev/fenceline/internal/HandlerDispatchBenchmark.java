@@ -20,9 +20,11 @@ import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.Blackhole;
 
 /**
- * What the runtime adds around a user's active-message handler on the receiving thread: the id's
- * lookup, the slow-handler watch (with the default bound and without one) and the read-only views
- * the handler gets. Every transport's target pays it once per message, on the ping-pong's path.
+ * What a message's delivery costs around a user's active-message handler on the receiving thread:
+ * the transport's two views of it (sliced per message, read-only as shm's and UCT's or writable),
+ * the id's lookup, the slow-handler watch (with the default bound and without one) and the
+ * read-only views the handler gets. Every transport's target pays it once per message, on the
+ * ping-pong's path.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)

@@ -15,9 +15,10 @@ import org.junit.jupiter.api.Test;
 
 /**
  * What an active-message handler gets for the transport's buffers: a read-only big-endian view made
- * for the call goes as it is (no second object per message), anything else as a read-only
- * big-endian view of its own, so the handler can neither write the transport's memory nor move the
- * transport's buffer, and always reads in the order every fresh buffer has.
+ * for the call goes as it is (no second object per message; the handler may move it, as the
+ * transport made it for the call), anything else as a read-only big-endian view of its own, so the
+ * handler can neither write the transport's memory nor move a buffer the transport keeps, and
+ * always reads in the order every fresh buffer has.
  */
 class RegistrationTableViewsTest {
     private final List<ByteBuffer> seen = new ArrayList<>();

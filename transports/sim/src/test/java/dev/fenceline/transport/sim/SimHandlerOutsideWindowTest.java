@@ -73,17 +73,18 @@ class SimHandlerOutsideWindowTest {
                         () -> target.applyOnce(second, origin, message(3, 5, 0), target.target()),
                         "a copy of the running message is refused, its outcome not known yet");
                 assertFalse(slowApplied.isDone(), "the slow handler still runs");
+                release.countDown();
+                assertEquals(0L, slowApplied.get(10, TimeUnit.SECONDS));
+                assertEquals(0L, target.applyOnce(second, origin, message(4, 5, 0), target.target()),
+                        "a copy after the handler gets the first one's result");
+                assertEquals(1, slowRuns.get(), "the handler ran once for its three copies");
             } finally {
                 release.countDown();
                 drain(slowApplied);
                 drain(quickApplied);
+                first.close();
+                second.close();
             }
-            assertEquals(0L, slowApplied.get(10, TimeUnit.SECONDS));
-            assertEquals(0L, target.applyOnce(second, origin, message(4, 5, 0), target.target()),
-                    "a copy after the handler gets the first one's result");
-            assertEquals(1, slowRuns.get(), "the handler ran once for its three copies");
-            first.close();
-            second.close();
         } finally {
             appliers.shutdownNow();
         }
