@@ -187,9 +187,19 @@ final class UcxOp implements UcxCommand {
         }
     }
 
-    /** @return a heap copy of {@code b}'s bytes from position to limit ({@code b} is not moved) */
+    /** What an empty message part is copied to: nothing to copy, and nothing to allocate. */
+    private static final ByteBuffer EMPTY = ByteBuffer.allocate(0).asReadOnlyBuffer();
+
+    /**
+     * @return a heap copy of {@code b}'s bytes from position to limit ({@code b} is not moved),
+     *     read-only where empty (shared)
+     */
     static ByteBuffer copy(ByteBuffer b) {
-        return ByteBuffer.allocate(b.remaining()).put(b.duplicate()).flip();
+        int n = b.remaining();
+        if (n == 0) {
+            return EMPTY;
+        }
+        return ByteBuffer.allocate(n).put(0, b, b.position(), n); // absolute: no view of b to move
     }
 
     /** @return whether it is an active message sent on the fast path (answered to the endpoint's direct ledger) */
