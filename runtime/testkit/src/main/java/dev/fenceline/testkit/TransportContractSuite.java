@@ -6,28 +6,19 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import com.typesafe.config.Config;
-import com.typesafe.config.ConfigFactory;
 import dev.fenceline.AtomicOp;
 import dev.fenceline.EndpointFailedException;
 import dev.fenceline.FencelineException;
 import dev.fenceline.LaneType;
-import dev.fenceline.RemoteKey;
 import dev.fenceline.spi.LaneConnection;
 import dev.fenceline.spi.PostStatus;
-import dev.fenceline.spi.RegionHandle;
-import dev.fenceline.spi.RemoteAccessTarget;
 import dev.fenceline.spi.Revocation;
 import dev.fenceline.spi.Transport;
-import dev.fenceline.spi.TransportActors;
-import dev.fenceline.spi.TransportContext;
 import dev.fenceline.spi.TransportOp;
-import dev.fenceline.spi.TransportProvider;
 import dev.fenceline.testkit.ContractEvents.Completed;
 import dev.fenceline.testkit.ContractEvents.Failed;
-import dev.fenceline.testkit.ContractEvents.Flushed;
 import dev.fenceline.testkit.ContractEvents.LaneFailed;
 import dev.fenceline.testkit.ContractEvents.Ready;
 import java.nio.ByteBuffer;
@@ -38,15 +29,8 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.ServiceLoader;
-import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import org.apache.pekko.actor.typed.ActorRef;
-import org.apache.pekko.actor.typed.ActorSystem;
-import org.apache.pekko.actor.typed.Behavior;
-import org.apache.pekko.actor.typed.Props;
-import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
@@ -67,7 +51,8 @@ import org.junit.jupiter.api.Timeout;
  * serving new connections.
  *
  * <p>Two instances of the transport run in this JVM as an origin and a target worker, their control
- * actors on an actor system of the suite's. The target's memory is one region; to hold operations
+ * actors on an actor system of the suite's (the package's {@code ContractWorkers} starts and stops
+ * them). The target's memory is one region; to hold operations
  * back the suite stops the target's side inside the region's accessors (the target thread waits,
  * as a slow target would), and lets it go again. A backend's test extends this class, names the
  * transport, gives its section and says how one of its connections breaks.
@@ -81,19 +66,9 @@ public abstract class TransportContractSuite {
     /** The key id of the target region. */
     static final long KEY_ID = 42;
 
-    private ActorSystem<Void> system;
-    private Transport origin;
-    private Transport target;
-    private UUID targetId;
-    private ContractTarget memory;
-    private RegionHandle handle;
-    private RemoteKey key;
+    private ContractWorkers workers;
     private final List<LaneConnection> opened = new ArrayList<>();
-    private final List<dev.fenceline.spi.support.ProgressRunners> progress = new ArrayList<>();
     private final long originId = ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE;
-    private final UUID originWorker = UUID.randomUUID();
-    /** The target worker's exactly-once windows, which every transport of it shares. */
-    private dev.fenceline.spi.support.ExactlyOnceWindows targetWindows;
     private long sequence;
 
     /** For subclasses. */
@@ -161,69 +136,19 @@ public abstract class TransportContractSuite {
     /** Starts the two workers' transports and registers the target's region. */
     @BeforeAll
     void startTransports() {
-        system = ActorSystem.create(Behaviors.empty(), "contract-" + transportName(),
-                ConfigFactory.parseString("pekko.log-dead-letters = off").withFallback(ConfigFactory.load()));
-        TransportProvider provider = null;
-        for (TransportProvider p : ServiceLoader.load(TransportProvider.class)) {
-            if (p.name().equals(transportName())) {
-                provider = p;
-            }
-        }
-        assertNotNull(provider, "no transport provider named " + transportName() + " on the class path");
-        Config config = section().withFallback(ConfigFactory.defaultReference()
-                .getConfig("fenceline.transport." + transportName()));
-        targetId = UUID.randomUUID();
-        ContractTarget[] late = new ContractTarget[1]; // the target's memory, once its transport allocated it
-        target = start(provider, targetId, "target", config, new LateTarget(late));
-        origin = start(provider, originWorker, "origin", config, new ContractTarget(
-                ByteBuffer.allocateDirect(64), 0));
-        ByteBuffer region;
-        if (sharedRegion()) {
-            dev.fenceline.spi.SharedMemory shared = target.allocateShared(REGION);
-            assertNotNull(shared, transportName() + " allocates no shared memory (sharedRegion)");
-            region = shared.buffer().order(ByteOrder.nativeOrder());
-            handle = shared;
-        } else {
-            region = ByteBuffer.allocateDirect(REGION).order(ByteOrder.nativeOrder());
-            handle = target.registerRegion(region);
-        }
-        memory = new ContractTarget(region, baseAddress(region));
-        late[0] = memory;
-        if (handle != null) {
-            handle.registered(KEY_ID);
-        }
-        key = new RemoteKey(targetId, KEY_ID, memory.base, REGION, handle == null ? Map.of()
-                : Map.of(transportName(), handle.transportData()));
-        origin.keyUnpacked(key);
-    }
-
-    private Transport start(TransportProvider p, UUID id, String name, Config config, RemoteAccessTarget t) {
-        TransportContext context = new TransportContext(id, name, config, t);
-        if (name.equals("target")) {
-            targetWindows = context.windows();
-        }
-        Transport transport = p.create(context);
-        transport.start(new TransportActors() {
-            @Override
-            public <T> ActorRef<T> spawn(Behavior<T> behavior, String actor) {
-                return system.systemActorOf(behavior, name + "-" + transport.name() + "-" + actor, Props.empty());
-            }
-        });
-        progress.add(dev.fenceline.spi.support.ProgressRunners.start(name, transport.progressAgents(),
-                dev.fenceline.spi.support.ProgressRunners.Threading.DEDICATED, null));
-        return transport;
+        workers = ContractWorkers.start(transportName(), section(), sharedRegion(), this::baseAddress);
     }
 
     /** Each test starts on zeroed memory. */
     @BeforeEach
     void zeroMemory() {
-        memory.zero();
+        workers.memory.zero();
     }
 
     /** Lets a stopped target go and closes what a test left open. */
     @AfterEach
     void releaseAndClose() {
-        memory.release();
+        workers.memory.release();
         opened.forEach(LaneConnection::close);
         opened.clear();
     }
@@ -231,19 +156,8 @@ public abstract class TransportContractSuite {
     /** Stops both transports and the actor system. */
     @AfterAll
     void stopTransports() {
-        memory.release();
-        if (handle != null) {
-            handle.close();
-        }
-        progress.forEach(dev.fenceline.spi.support.ProgressRunners::close); // as the runtime: before close()
-        if (origin != null) {
-            origin.close();
-        }
-        if (target != null) {
-            target.close();
-        }
-        if (system != null) {
-            system.terminate();
+        if (workers != null) {
+            workers.close();
         }
     }
 
@@ -268,14 +182,14 @@ public abstract class TransportContractSuite {
         PostStatus flush = l.lane.flush(99);
         Map<Long, Object> answers = l.awaitAnswers(posted, flush == PostStatus.IN_PROGRESS ? 99L : null);
         for (int i = 0; i < 4; i++) {
-            assertEquals(1000L + i, memory.word(8 * i), "put " + (i + 1) + " landed");
+            assertEquals(1000L + i, workers.memory.word(8 * i), "put " + (i + 1) + " landed");
         }
         assertEquals(1000L, get.local.getLong(0), "the get read what the put before it wrote");
         if (atomics) {
             List<Long> fetched = List.of(l.value(posted.get(11L), answers.get(11L)),
                     l.value(posted.get(12L), answers.get(12L)));
             assertTrue(fetched.equals(List.of(0L, 5L)), "two fetch-adds of 5 from 0 fetch 0 then 5: " + fetched);
-            assertEquals(10, memory.word(64));
+            assertEquals(10, workers.memory.word(64));
         }
         afterOperations(l.lane);
     }
@@ -292,7 +206,7 @@ public abstract class TransportContractSuite {
         assertTrue(e.getMessage().contains(String.valueOf(l.lane.maxFragment())), "names the limit: " + e.getMessage());
         ContractLane.Posted next = l.put(2, 0, 42);
         l.awaitAnswers(Map.of(2L, next), null);
-        assertEquals(42, memory.word(0), "the lane serves on");
+        assertEquals(42, workers.memory.word(0), "the lane serves on");
     }
 
     /** {@code NO_RESOURCE} takes nothing; {@code onReady} comes once there is room, and the same operation then goes. */
@@ -302,7 +216,7 @@ public abstract class TransportContractSuite {
         l.lane.bind(l.events);
         Assumptions.assumeTrue(targetAppliesPuts(), "the lane's backend applies puts itself: stopping the target"
                 + " holds none of them");
-        memory.hold();
+        workers.memory.hold();
         Map<Long, ContractLane.Posted> accepted = new LinkedHashMap<>();
         ContractLane.Posted refused = null;
         for (int i = 0; i < 10_000 && refused == null; i++) {
@@ -311,7 +225,7 @@ public abstract class TransportContractSuite {
             if (p.status == PostStatus.NO_RESOURCE) {
                 refused = p;
             } else if (p.status == PostStatus.COMPLETED && i == 0) {
-                memory.release();
+                workers.memory.release();
                 Assumptions.abort("this lane completes every post on return: it has no queue to run out of");
             } else {
                 accepted.put(token, p);
@@ -319,14 +233,14 @@ public abstract class TransportContractSuite {
         }
         assertNotNull(refused, "10,000 posts to a stopped target were all taken: the lane never ran out of room");
         assertNull(l.events.poll(Duration.ofMillis(100), Ready.class), "onReady before any room was made");
-        memory.release();
+        workers.memory.release();
         l.events.expect(Ready.class);
         l.awaitAnswers(accepted, null);
-        assertEquals(0, memory.word(refused.offset), "the operation refused with NO_RESOURCE was not applied");
+        assertEquals(0, workers.memory.word(refused.offset), "the operation refused with NO_RESOURCE was not applied");
         ContractLane.Posted again = l.put(refused.token, refused.offset, refused.token);
         assertTrue(again.status != PostStatus.NO_RESOURCE, "after onReady the lane takes the refused operation");
         l.awaitAnswers(Map.of(again.token, again), null);
-        assertEquals(refused.token, memory.word(refused.offset));
+        assertEquals(refused.token, workers.memory.word(refused.offset));
     }
 
     /** A connection that broke before the endpoint bound it says so at {@code bind}. */
@@ -362,7 +276,7 @@ public abstract class TransportContractSuite {
         ContractLane.Posted p = fresh.put(1, 8 * 2000, 77);
         PostStatus flush = fresh.lane.flush(2);
         fresh.awaitAnswers(Map.of(1L, p), flush == PostStatus.IN_PROGRESS ? 2L : null);
-        assertEquals(77, memory.word(8 * 2000), "a new connection works after the late answers");
+        assertEquals(77, workers.memory.word(8 * 2000), "a new connection works after the late answers");
     }
 
     /**
@@ -381,7 +295,7 @@ public abstract class TransportContractSuite {
         ContractLane.Posted p = fresh.put(1, 8 * 2100, 55);
         PostStatus flush = fresh.lane.flush(2);
         fresh.awaitAnswers(Map.of(1L, p), flush == PostStatus.IN_PROGRESS ? 2L : null);
-        assertEquals(55, memory.word(8 * 2100), "the connection made meanwhile works");
+        assertEquals(55, workers.memory.word(8 * 2100), "the connection made meanwhile works");
     }
 
     /**
@@ -404,24 +318,27 @@ public abstract class TransportContractSuite {
         long seq = ++sequence;
         long low = Math.max(0, seq - 64);
         ByteBuffer five = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder()).putLong(0, 5);
-        dev.fenceline.spi.support.ExactlyOnceWindows.Window w = targetWindows.retain(originWorker, proof, originId);
+        dev.fenceline.spi.support.ExactlyOnceWindows windows = workers.targetWindows;
+        ContractTarget memory = workers.memory;
+        long at = memory.base + 64;
+        dev.fenceline.spi.support.ExactlyOnceWindows.Window w = windows.retain(workers.originWorker, proof, originId);
         assertNotNull(w, "a window for the origin");
         try {
             synchronized (w.window()) { // as the other lane's target applied the first copy
-                targetWindows.exactlyOnce().apply(w.window(), originId, seq, low, () -> {
+                windows.exactlyOnce().apply(w.window(), originId, seq, low, () -> {
                     if (atomic) {
-                        return memory.atomic(KEY_ID, memory.base + 64, 8, AtomicOp.ADD, 5);
+                        return memory.atomic(KEY_ID, at, 8, AtomicOp.ADD, 5);
                     }
-                    memory.put(KEY_ID, memory.base + 64, five.duplicate());
+                    memory.put(KEY_ID, at, five.duplicate());
                     return 0;
                 });
             }
         } finally {
-            targetWindows.release(w);
+            windows.release(w);
         }
         ByteBuffer nine = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder()).putLong(0, 9);
-        TransportOp op = (atomic ? TransportOp.atomic(TransportOp.Kind.ATOMIC_FETCH, 1, memory.base + 64, key,
-                AtomicOp.ADD, 8, 5, 0) : TransportOp.rma(TransportOp.Kind.PUT, 1, memory.base + 64, key, nine))
+        TransportOp op = (atomic ? TransportOp.atomic(TransportOp.Kind.ATOMIC_FETCH, 1, at, workers.key, AtomicOp.ADD, 8,
+                5, 0) : TransportOp.rma(TransportOp.Kind.PUT, 1, at, workers.key, nine))
                 .identify(originId, seq, low).mayHaveApplied(true);
         PostStatus status = l.lane.post(op);
         assertTrue(status != PostStatus.NO_RESOURCE, "NO_RESOURCE on an idle lane");
@@ -433,7 +350,7 @@ public abstract class TransportContractSuite {
             long fetched = status == PostStatus.COMPLETED ? op.result() : ((Completed) answer).value();
             assertEquals(0L, fetched, "the first copy's result");
         }
-        assertEquals(5, memory.word(64), "applied once: the first copy's write stands");
+        assertEquals(5, workers.memory.word(64), "applied once: the first copy's write stands");
     }
 
     private void giveUpWhileTheTargetIsStopped(boolean abort) {
@@ -441,12 +358,12 @@ public abstract class TransportContractSuite {
                 + " holds none of them");
         ContractLane l = connect();
         l.lane.bind(l.events);
-        memory.hold();
+        workers.memory.hold();
         Map<Long, ContractLane.Posted> posted = new LinkedHashMap<>();
         for (int i = 0; i < 4; i++) {
             ContractLane.Posted p = l.put(i + 1, 8 * (100 + i), 500L + i);
             if (p.status == PostStatus.COMPLETED) {
-                memory.release();
+                workers.memory.release();
                 Assumptions.abort("this lane completes every post on return: nothing is ever outstanding");
             }
             if (p.status == PostStatus.IN_PROGRESS) {
@@ -459,7 +376,7 @@ public abstract class TransportContractSuite {
             posted.put(get.token, get);
         }
         assertFalse(posted.isEmpty(), "a stopped target left nothing outstanding");
-        memory.awaitEntered(1); // the target took the first one and is inside it
+        workers.memory.awaitEntered(1); // the target took the first one and is inside it
         if (abort) {
             l.lane.abort(new EndpointFailedException("contract: given up"));
         } else {
@@ -468,7 +385,7 @@ public abstract class TransportContractSuite {
         Revocation r = l.lane.revoke();
         Map<Long, Revocation.Fate> fates = new HashMap<>();
         posted.keySet().forEach(t -> fates.put(t, r.fate(t)));
-        memory.release();
+        workers.memory.release();
         System.out.println(transportName() + " lane " + l.lane.id() + (abort ? " aborted" : " closed")
                 + " with the target stopped inside operation 1: " + new java.util.TreeMap<>(fates));
         // What is owed comes; then the target has run everything it will ever take of this lane.
@@ -488,7 +405,7 @@ public abstract class TransportContractSuite {
                 case REVOKED -> {
                     assertEquals(0, n, "operation " + token + " was REVOKED but answered");
                     if (p != get) {
-                        assertEquals(0, memory.word(p.offset), "operation " + token + " was REVOKED but applied");
+                        assertEquals(0, workers.memory.word(p.offset), "operation " + token + " was REVOKED but applied");
                     }
                 }
                 case ANSWER_FOLLOWS -> assertEquals(1, n, "operation " + token + "'s answer was promised");
@@ -533,8 +450,7 @@ public abstract class TransportContractSuite {
         for (int i = 0; i < connectionsToCycle(); i++) {
             List<LaneConnection> lanes;
             try {
-                lanes = origin.connect(targetId, target.localAddress()).toCompletableFuture()
-                        .get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+                lanes = workers.connect(WAIT);
             } catch (java.util.concurrent.ExecutionException e) {
                 throw new AssertionError("connect " + (i + 1) + " of " + connectionsToCycle() + ", each closed before"
                         + " the next, failed: " + e.getCause(), e);
@@ -548,14 +464,13 @@ public abstract class TransportContractSuite {
     private ContractLane connect() {
         List<LaneConnection> lanes;
         try {
-            lanes = origin.connect(targetId, target.localAddress()).toCompletableFuture()
-                    .get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+            lanes = workers.connect(WAIT);
         } catch (Exception e) {
             throw new AssertionError("connecting to the target failed: " + e, e);
         }
         opened.addAll(lanes);
         assertTrue(lanes.size() > laneIndex(), "the connect gave " + lanes.size() + " lane(s), the suite checks"
                 + " lane " + laneIndex());
-        return new ContractLane(lanes.get(laneIndex()), memory, key, originId, () -> ++sequence);
+        return new ContractLane(lanes.get(laneIndex()), workers.memory, workers.key, originId, () -> ++sequence);
     }
 }
