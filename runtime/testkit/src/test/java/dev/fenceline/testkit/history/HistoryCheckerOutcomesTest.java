@@ -32,7 +32,7 @@ class HistoryCheckerOutcomesTest {
             for (RuntimeException refusal : new RuntimeException[] {new EndpointFailedException("lane lost"),
                     new OutcomeUnknownException("may still apply")}) {
                 History h = new History();
-                HistoryCheckerTest.Scripted s = new HistoryCheckerTest.Scripted();
+                ScriptedEndpoint s = new ScriptedEndpoint();
                 Endpoint ep = h.record(s);
                 if (earlierPut) {
                     ep.put(ByteBuffer.wrap(new byte[] {1}), 0x1000, key);
@@ -61,7 +61,7 @@ class HistoryCheckerOutcomesTest {
     @Test
     void twoFetchedAddsThatEachMissedTheOthersAreCaught() {
         History h = new History();
-        HistoryCheckerTest.Scripted s = new HistoryCheckerTest.Scripted();
+        ScriptedEndpoint s = new ScriptedEndpoint();
         Endpoint ep = h.record(s);
         s.fetchAnswer = 0;
         ep.atomicFetch64(AtomicOp.ADD, 0x1000, key, 1);
@@ -120,7 +120,7 @@ class HistoryCheckerOutcomesTest {
     @Test
     void aGetOverAnAddsWordIsNotTakenForAStaleRead() {
         History h = new History();
-        HistoryCheckerTest.Scripted s = new HistoryCheckerTest.Scripted();
+        ScriptedEndpoint s = new ScriptedEndpoint();
         Endpoint ep = h.record(s);
         ep.put(ByteBuffer.wrap(new byte[] {5, 0, 0, 0, 0, 0, 0, 0}), 0x1000, key);
         ep.fence();
@@ -136,7 +136,7 @@ class HistoryCheckerOutcomesTest {
     @Test
     void wordsOfDifferentWidthsOverTheSameBytesAreNotModelled() {
         History h = new History();
-        HistoryCheckerTest.Scripted s = new HistoryCheckerTest.Scripted();
+        ScriptedEndpoint s = new ScriptedEndpoint();
         Endpoint ep = h.record(s);
         ep.atomicPost64(AtomicOp.ADD, 0x1000, key, 1);
         ep.compareAndSwap32(0x1004, key, 0, 7); // the 64-bit word's upper half (little-endian)

@@ -6,14 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.fenceline.AtomicOp;
 import dev.fenceline.Endpoint;
-import dev.fenceline.LaneInfo;
 import dev.fenceline.RemoteKey;
-import dev.fenceline.WorkerAddress;
 import dev.fenceline.spi.RequestTrace;
 import dev.fenceline.spi.support.Tracing;
 import java.nio.ByteBuffer;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -29,137 +25,12 @@ import java.util.concurrent.TimeUnit;
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class HistoryCheckerTest {
-    /** An endpoint whose answers the test scripts; futures complete when the test says. */
-    static class Scripted implements Endpoint {
-        final List<CompletableFuture<?>> pending = new ArrayList<>();
-        final List<RequestTrace> traces = new ArrayList<>();
-        long fetchAnswer;
-        byte getAnswer;
-
-        @SuppressWarnings("unchecked")
-        private <T> CompletionStage<T> later() {
-            CompletableFuture<T> f = new CompletableFuture<>();
-            pending.add(f);
-            return f;
-        }
-
-        @Override
-        public CompletionStage<Void> put(ByteBuffer src, long remoteAddress, RemoteKey key) {
-            return later();
-        }
-
-        @Override
-        public void putImplicit(ByteBuffer src, long remoteAddress, RemoteKey key) {
-            later(); // completed by the script like any other; nothing waits on it
-        }
-
-        @Override
-        public void atomicPostImplicit64(AtomicOp op, long remoteAddress, RemoteKey key, long operand) {
-            later();
-        }
-
-        @Override
-        public CompletionStage<Void> get(ByteBuffer dst, long remoteAddress, RemoteKey key) {
-            for (int i = dst.position(); i < dst.limit(); i++) {
-                dst.put(i, getAnswer);
-            }
-            return later();
-        }
-
-        @Override
-        public CompletionStage<Void> atomicPost32(AtomicOp op, long a, RemoteKey k, int v) {
-            return later();
-        }
-
-        @Override
-        public CompletionStage<Void> atomicPost64(AtomicOp op, long a, RemoteKey k, long v) {
-            return later();
-        }
-
-        @Override
-        public CompletionStage<Integer> atomicFetch32(AtomicOp op, long a, RemoteKey k, int v) {
-            return CompletableFuture.completedFuture((int) fetchAnswer);
-        }
-
-        @Override
-        public CompletionStage<Long> atomicFetch64(AtomicOp op, long a, RemoteKey k, long v) {
-            return CompletableFuture.completedFuture(fetchAnswer);
-        }
-
-        @Override
-        public CompletionStage<Integer> compareAndSwap32(long a, RemoteKey k, int e, int d) {
-            return later();
-        }
-
-        @Override
-        public CompletionStage<Long> compareAndSwap64(long a, RemoteKey k, long e, long d) {
-            return later();
-        }
-
-        @Override
-        public CompletionStage<Void> sendActiveMessage(int id, ByteBuffer h, ByteBuffer p) {
-            return later();
-        }
-
-        @Override
-        public void sendActiveMessageImplicit(int id, ByteBuffer h, ByteBuffer p) {
-            later();
-        }
-
-        @Override
-        public void fence() {
-        }
-
-        @Override
-        public CompletionStage<Void> flush() {
-            return later();
-        }
-
-        @Override
-        public List<LaneInfo> lanes() {
-            return List.of();
-        }
-
-        @Override
-        public dev.fenceline.EndpointStatistics statistics() { // a script sends nothing: nothing to count
-            return new dev.fenceline.EndpointStatistics("scripted", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                    dev.fenceline.Latency.NONE, dev.fenceline.Latency.NONE, List.of());
-        }
-
-        @Override
-        public WorkerAddress peer() {
-            return new WorkerAddress(UUID.randomUUID(), "scripted", Map.of());
-        }
-
-        @Override
-        public CompletionStage<Void> close() {
-            return CompletableFuture.completedFuture(null);
-        }
-
-        @Override
-        public void abort(String reason) {
-            pending.forEach(f -> f.completeExceptionally(new dev.fenceline.EndpointFailedException(reason)));
-        }
-
-        @Override
-        public void probeLanes() {
-            // a scripted endpoint has no lanes to probe
-        }
-
-        @SuppressWarnings({"unchecked", "rawtypes"})
-        void completeAll() {
-            for (CompletableFuture f : pending) {
-                f.complete(null);
-            }
-        }
-    }
-
     private final RemoteKey key = new RemoteKey(UUID.randomUUID(), 1, 0x1000, 4096, java.util.Map.of());
 
     @Test
     void aFetchThatMissesAnAddFencedBeforeItIsCaught() {
         History h = new History();
-        Scripted s = new Scripted();
+        ScriptedEndpoint s = new ScriptedEndpoint();
         Endpoint ep = h.record(s);
         ep.atomicPost64(AtomicOp.ADD, 0x1000, key, 5);
         ep.fence();
@@ -181,7 +52,7 @@ class HistoryCheckerTest {
     @Test
     void aGetThatReadsOlderThanAFencedPutIsCaught() {
         History h = new History();
-        Scripted s = new Scripted();
+        ScriptedEndpoint s = new ScriptedEndpoint();
         Endpoint ep = h.record(s);
         ep.put(ByteBuffer.wrap(new byte[] {7, 7}), 0x1000, key);
         ep.fence();
@@ -199,7 +70,7 @@ class HistoryCheckerTest {
     @Test
     void aGetThatReadsWhatAPutFencedAfterItWroteIsCaught() {
         History h = new History();
-        Scripted s = new Scripted();
+        ScriptedEndpoint s = new ScriptedEndpoint();
         Endpoint ep = h.record(s);
         s.getAnswer = 9;
         ep.get(ByteBuffer.allocate(2), 0x1000, key);
@@ -210,7 +81,7 @@ class HistoryCheckerTest {
         assertTrue(e.getMessage().contains("written by a put ordered after it"), e.getMessage());
 
         History first = new History();
-        Scripted zero = new Scripted();
+        ScriptedEndpoint zero = new ScriptedEndpoint();
         Endpoint ep2 = first.record(zero);
         zero.getAnswer = 0; // the memory's first value
         ep2.get(ByteBuffer.allocate(2), 0x1000, key);
@@ -220,7 +91,7 @@ class HistoryCheckerTest {
         HistoryChecker.of(first).assertFencesHeld();
 
         History unordered = new History();
-        Scripted same = new Scripted();
+        ScriptedEndpoint same = new ScriptedEndpoint();
         Endpoint ep3 = unordered.record(same);
         same.getAnswer = 9;
         ep3.get(ByteBuffer.allocate(2), 0x1000, key);
@@ -232,7 +103,7 @@ class HistoryCheckerTest {
     @Test
     void aFlushThatCompletesBeforeEarlierWorkIsCaught() {
         History h = new History();
-        Scripted s = new Scripted();
+        ScriptedEndpoint s = new ScriptedEndpoint();
         Endpoint ep = h.record(s);
         ep.put(ByteBuffer.wrap(new byte[] {1}), 0x1000, key);
         ep.flush();
@@ -244,7 +115,7 @@ class HistoryCheckerTest {
     @Test
     void aFlushThatCompletesBeforeTheTargetAppliedEarlierWorkIsCaught() {
         History h = new History();
-        Scripted s = new Scripted() {
+        ScriptedEndpoint s = new ScriptedEndpoint() {
             @Override
             public CompletionStage<Void> put(ByteBuffer src, long remoteAddress, RemoteKey key) {
                 RequestTrace t = Tracing.take();
@@ -265,7 +136,7 @@ class HistoryCheckerTest {
     @Test
     void aWriteThatCompletedButWasNeverAppliedIsCaught() {
         History h = new History();
-        Scripted s = new Scripted() {
+        ScriptedEndpoint s = new ScriptedEndpoint() {
             @Override
             public CompletionStage<Void> put(ByteBuffer src, long remoteAddress, RemoteKey key) {
                 Tracing.take().admitted(0, 3, true, true); // handed to a lane that reports what it applies
@@ -280,7 +151,7 @@ class HistoryCheckerTest {
     @Test
     void aRequestThatNeverCompletesIsCaught() {
         History h = new History();
-        Endpoint ep = h.record(new Scripted());
+        Endpoint ep = h.record(new ScriptedEndpoint());
         ep.put(ByteBuffer.wrap(new byte[] {1}), 0x1000, key);
         assertThrows(AssertionError.class, () -> HistoryChecker.of(h).assertEveryRequestCompleted());
     }
@@ -288,7 +159,7 @@ class HistoryCheckerTest {
     @Test
     void aDoubleAppliedAddIsCaught() {
         History h = new History();
-        Scripted s = new Scripted();
+        ScriptedEndpoint s = new ScriptedEndpoint();
         Endpoint ep = h.record(s);
         ep.atomicPost64(AtomicOp.ADD, 0x1000, key, 3);
         ep.atomicPost64(AtomicOp.ADD, 0x1000, key, 4);
@@ -300,7 +171,7 @@ class HistoryCheckerTest {
     @Test
     void anAddSaidNotAppliedButAppliedIsCaught() {
         History h = new History();
-        Scripted s = new Scripted();
+        ScriptedEndpoint s = new ScriptedEndpoint();
         h.record(s).atomicPost64(AtomicOp.ADD, 0x1000, key, 5);
         s.pending.get(0).completeExceptionally(new dev.fenceline.EndpointFailedException("gone"));
         AssertionError e = assertThrows(AssertionError.class, () -> HistoryChecker.of(h).assertExactlyOnce(a -> 5));
@@ -308,7 +179,7 @@ class HistoryCheckerTest {
         assertDoesNotThrow(() -> HistoryChecker.of(h).assertExactlyOnce(a -> 0));
 
         History unknown = new History();
-        Scripted u = new Scripted();
+        ScriptedEndpoint u = new ScriptedEndpoint();
         unknown.record(u).atomicPost64(AtomicOp.ADD, 0x1000, key, 5);
         u.pending.get(0).completeExceptionally(new dev.fenceline.OutcomeUnknownException("may apply"));
         assertDoesNotThrow(() -> HistoryChecker.of(unknown).assertExactlyOnce(a -> 5));
@@ -323,7 +194,7 @@ class HistoryCheckerTest {
     @Test
     void anImplicitOperationIsNotJudgedByAnotherOnesRefusal() {
         History h = new History();
-        Scripted s = new Scripted();
+        ScriptedEndpoint s = new ScriptedEndpoint();
         Endpoint ep = h.record(s);
         ep.atomicPostImplicit64(AtomicOp.ADD, 0x1000, key, 5);
         ep.putImplicit(ByteBuffer.wrap(new byte[] {1}), 0x1008, key);
@@ -382,7 +253,7 @@ class HistoryCheckerTest {
     void aGetMayReadEitherOfTwoUnorderedPutsFencedBeforeIt() {
         for (byte answer : new byte[] {1, 2}) {
             History h = new History();
-            Scripted s = new Scripted();
+            ScriptedEndpoint s = new ScriptedEndpoint();
             Endpoint ep = h.record(s);
             ep.put(ByteBuffer.wrap(new byte[] {1}), 0x1000, key);
             ep.put(ByteBuffer.wrap(new byte[] {2}), 0x1000, key); // no fence between: either lands last
@@ -393,7 +264,7 @@ class HistoryCheckerTest {
             assertDoesNotThrow(() -> HistoryChecker.of(h).assertFencesHeld(), "read " + answer);
         }
         History h = new History(); // but not the first of two fenced apart
-        Scripted s = new Scripted();
+        ScriptedEndpoint s = new ScriptedEndpoint();
         Endpoint ep = h.record(s);
         ep.put(ByteBuffer.wrap(new byte[] {1}), 0x1000, key);
         ep.fence();
@@ -409,7 +280,7 @@ class HistoryCheckerTest {
     @Test
     void aFetchThatSeesAnAddFencedAfterItIsCaught() {
         History h = new History();
-        Scripted s = new Scripted();
+        ScriptedEndpoint s = new ScriptedEndpoint();
         Endpoint ep = h.record(s);
         s.fetchAnswer = 5;
         ep.atomicFetch64(AtomicOp.ADD, 0x1000, key, 0);
@@ -421,7 +292,7 @@ class HistoryCheckerTest {
                 + " ordered after it"), e.getMessage());
 
         History unfenced = new History(); // without the fence, the later ADD may land first
-        Scripted u = new Scripted();
+        ScriptedEndpoint u = new ScriptedEndpoint();
         Endpoint ep2 = unfenced.record(u);
         u.fetchAnswer = 5;
         ep2.atomicFetch64(AtomicOp.ADD, 0x1000, key, 0);
@@ -433,7 +304,7 @@ class HistoryCheckerTest {
     @Test
     void aChaosRunsChecksCatchAnAtomicAppliedTwice() {
         History h = new History();
-        Scripted s = new Scripted() {
+        ScriptedEndpoint s = new ScriptedEndpoint() {
             @Override
             public CompletionStage<Void> atomicPost64(AtomicOp op, long a, RemoteKey k, long v) {
                 RequestTrace t = Tracing.take();
@@ -451,7 +322,7 @@ class HistoryCheckerTest {
     }
 
     /** A scripted endpoint whose puts are handed to a lane that reports what the target applies. */
-    static class Visible extends Scripted {
+    static class Visible extends ScriptedEndpoint {
         private long sn;
 
         @Override
