@@ -1,5 +1,6 @@
 package dev.fenceline.spi.support;
 
+import dev.fenceline.spi.FailStop;
 import dev.fenceline.spi.ProgressAgent;
 import java.util.ArrayList;
 import java.util.List;
@@ -67,9 +68,9 @@ public final class ProgressRunners implements AutoCloseable {
             return r;
         }
         if (threading == Threading.SHARED && agents.size() > 1) {
-            List<Agent> all = new ArrayList<>();
-            agents.forEach(a -> all.add(a.agent()));
-            r.run("fenceline-progress-" + name, new CompositeAgent(all), shared);
+            List<Guarded> all = new ArrayList<>();
+            agents.forEach(a -> all.add(new Guarded(a.agent()))); // one that fails stops alone
+            r.run("fenceline-progress-" + name, new CompositeAgent(new ArrayList<Agent>(all)), all, shared);
         } else {
             for (ProgressAgent a : agents) {
                 IdleStrategy idle = a.wakeup() != null
@@ -78,21 +79,97 @@ public final class ProgressRunners implements AutoCloseable {
                 if (a.wakeup() != null) {
                     r.wakeups.add(a.wakeup());
                 }
-                r.run("fenceline-progress-" + name + "-" + a.agent().roleName(), a.agent(), idle);
+                Guarded g = new Guarded(a.agent());
+                r.run("fenceline-progress-" + name + "-" + a.agent().roleName(), g, List.of(g), idle);
             }
         }
         return r;
     }
 
-    private void run(String thread, Agent agent, IdleStrategy idle) {
-        AgentRunner runner = new AgentRunner(idle, t -> LOG.error("progress agent {} failed: {}", agent.roleName(),
-                t.toString(), t), null, new Named(agent, thread));
+    /**
+     * @param guarded the agents the thread runs: an {@link Error} that reaches the runner, or gets past
+     *     it (the JVM delivers the fault of an unsafe memory access asynchronously, at any point of the
+     *     loop, even between two calls of {@code doWork}), ends the thread, and each of them is
+     *     stopped first, on it
+     */
+    private void run(String thread, Agent agent, List<Guarded> guarded, IdleStrategy idle) {
+        AgentRunner runner = new AgentRunner(idle, t -> {
+            LOG.error("progress agent {} failed: {}", agent.roleName(), t.toString(), t);
+            if (t instanceof Error e) { // Agrona rethrows it: the thread ends with every agent on it
+                guarded.forEach(g -> g.stop(e));
+            }
+        }, null, new Named(agent, thread));
         AgentRunner.startOnThread(runner, task -> {
             Thread t = new Thread(task, thread);
             t.setDaemon(true);
+            t.setUncaughtExceptionHandler((th, e) -> {
+                LOG.error("progress thread {} ended: {}", thread, e.toString(), e);
+                if (e instanceof Error err) {
+                    guarded.forEach(g -> g.stop(err));
+                }
+            });
             return t;
         });
         runners.add(runner);
+    }
+
+    /**
+     * An agent whose loop stops for good at the first {@link Error} it throws, telling the agent if it
+     * is a {@link FailStop}: Agrona's runner would rethrow the error and end the thread (and every
+     * agent sharing it), leaving the agent's lanes to wait for answers that cannot come. Other
+     * exceptions go to the runner's error handler, and the loop goes on, as before. Agent thread.
+     */
+    private static final class Guarded implements Agent {
+        private final Agent agent;
+        private boolean stopped;
+
+        Guarded(Agent agent) {
+            this.agent = agent;
+        }
+
+        @Override
+        public void onStart() {
+            agent.onStart();
+        }
+
+        @Override
+        public int doWork() throws Exception {
+            if (stopped) {
+                return 0;
+            }
+            try {
+                return agent.doWork();
+            } catch (Error e) {
+                LOG.error("progress agent {} threw {}: it stops for good", agent.roleName(), e.toString(), e);
+                stop(e);
+                return 0;
+            }
+        }
+
+        /** Runs the agent no more, and tells it once (agent thread). */
+        void stop(Error cause) {
+            if (stopped) {
+                return;
+            }
+            stopped = true;
+            if (agent instanceof FailStop f) {
+                try {
+                    f.failStop(cause);
+                } catch (RuntimeException | Error again) {
+                    LOG.error("progress agent {}: its fail-stop threw as well", agent.roleName(), again);
+                }
+            }
+        }
+
+        @Override
+        public void onClose() {
+            agent.onClose();
+        }
+
+        @Override
+        public String roleName() {
+            return agent.roleName();
+        }
     }
 
     /** An agent under the name its thread gets (the runner names its thread after the agent's role). */

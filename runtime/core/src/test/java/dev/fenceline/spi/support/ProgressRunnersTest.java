@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class ProgressRunnersTest {
     /** Counts its turns and remembers the threads it ran on. */
-    private static final class Counting implements Agent {
+    private static class Counting implements Agent {
         final String role;
         final AtomicInteger turns = new AtomicInteger();
         final Set<String> threads = ConcurrentHashMap.newKeySet();
@@ -153,6 +153,109 @@ class ProgressRunnersTest {
         r.close();
         // AgentRunner interrupts a thread that has not stopped after 5 s; close must not need that.
         assertTrue(System.nanoTime() - closeStarted < TimeUnit.SECONDS.toNanos(2), "close wakes a waiting agent");
+    }
+
+    /** Throws an {@link Error} on its third turn, and is told once it stops (a transport's agent). */
+    private static class Failing extends Counting implements dev.fenceline.spi.FailStop {
+        final java.util.List<String> stops = new java.util.concurrent.CopyOnWriteArrayList<>();
+        final java.util.concurrent.CountDownLatch stopped = new java.util.concurrent.CountDownLatch(1);
+
+        Failing(String role) {
+            super(role);
+        }
+
+        @Override
+        public int doWork() {
+            super.doWork();
+            if (turns.get() == 3) {
+                throw new InternalError("test: a fault occurred in an unsafe memory access operation");
+            }
+            return 0;
+        }
+
+        @Override
+        public void failStop(Error cause) {
+            stops.add(Thread.currentThread().getName() + ": " + cause.getMessage());
+            stopped.countDown();
+        }
+    }
+
+    /**
+     * An agent whose loop throws an Error stops for good, its fail-stop told once on its thread; its
+     * thread lives on (closing runs its onClose there), and an agent sharing the thread goes on.
+     */
+    @Test
+    void anAgentThatThrowsAnErrorIsFailStoppedAndItsThreadLivesOn() throws Exception {
+        Failing dedicated = new Failing("uct");
+        ProgressRunners r = ProgressRunners.start("w5", List.of(new ProgressAgent(dedicated,
+                new SleepingIdleStrategy(100_000))), ProgressRunners.Threading.DEDICATED, null);
+        Failing failing = new Failing("inbox");
+        Counting beside = new Counting("uct");
+        ProgressRunners shared = ProgressRunners.start("w6", List.of(new ProgressAgent(failing, null),
+                new ProgressAgent(beside, null)), ProgressRunners.Threading.SHARED, new SleepingIdleStrategy(100_000));
+        try {
+            assertTrue(dedicated.stopped.await(10, TimeUnit.SECONDS), "the agent's fail-stop was told");
+            assertTrue(failing.stopped.await(10, TimeUnit.SECONDS), "the sharing agent's fail-stop was told");
+            int besideTurns = beside.turns.get();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (beside.turns.get() < besideTurns + 3) {
+                assertTrue(System.nanoTime() < deadline, "the agent sharing the thread stopped with the one that threw");
+                Thread.sleep(1);
+            }
+            assertEquals(3, dedicated.turns.get(), "no turn after the Error");
+            assertEquals(3, failing.turns.get());
+        } finally {
+            r.close();
+            shared.close();
+        }
+        assertEquals(List.of("fenceline-progress-w5-uct: test: a fault occurred in an unsafe memory access operation"),
+                dedicated.stops, "told once, on the agent's thread");
+        assertEquals(1, failing.stops.size());
+        assertEquals("fenceline-progress-w5-uct", dedicated.closedOn, "its thread lived on to close it");
+        assertEquals("fenceline-progress-w6", beside.closedOn);
+    }
+
+    /**
+     * The JVM delivers the fault of an unsafe memory access asynchronously: the Error may surface
+     * after the agent's doWork returned (here: in its idle strategy). It then reaches Agrona's runner,
+     * which ends the thread; the agent on it is fail-stopped first, once.
+     */
+    @Test
+    void anErrorOutsideDoWorkFailStopsTheAgentBeforeItsThreadEnds() throws Exception {
+        Failing told = new Failing("inbox") {
+            @Override
+            public int doWork() {
+                turns.incrementAndGet();
+                return 0; // never throws itself
+            }
+        };
+        java.util.concurrent.atomic.AtomicInteger idles = new java.util.concurrent.atomic.AtomicInteger();
+        org.agrona.concurrent.IdleStrategy faulting = new org.agrona.concurrent.IdleStrategy() {
+            @Override
+            public void idle(int workCount) {
+                idle();
+            }
+
+            @Override
+            public void idle() {
+                if (idles.incrementAndGet() == 3) {
+                    throw new InternalError("test: a fault occurred in a recent unsafe memory access operation");
+                }
+            }
+
+            @Override
+            public void reset() {
+            }
+        };
+        ProgressRunners r = ProgressRunners.start("w7", List.of(new ProgressAgent(told, faulting)),
+                ProgressRunners.Threading.DEDICATED, null);
+        try {
+            assertTrue(told.stopped.await(10, TimeUnit.SECONDS), "the agent's fail-stop was told");
+        } finally {
+            r.close();
+        }
+        assertEquals(List.of("fenceline-progress-w7-inbox: test: a fault occurred in a recent unsafe memory access"
+                + " operation"), told.stops, "once, on the agent's thread");
     }
 
     @Test
