@@ -10,7 +10,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The shm transport's fail-stop when a process that maps this worker's inbox wrote a record length
- * outside the ring's framing: no record past it can be found. Said once, by the polling thread: the
+ * outside the ring's framing (no record past it can be found), or when the polling thread's loop
+ * threw an {@link Error} and the runtime stopped it for good ({@link dev.fenceline.spi.FailStop}: a
+ * fault in a mapping a peer shrank, say). Said once, by the polling thread: the
  * inbox is read no more, its segment is marked broken (its peers fail their lanes to it at their
  * next liveness tick rather than wait for answers that cannot come), the worker's heartbeat stops,
  * and its own ring lanes, whose answers would come here, are reset now (a peer's heartbeat would keep
@@ -25,6 +27,8 @@ final class InboxFailStop {
     private final Supplier<ActorRef<ShmTransportActor.Command>> actor;
     /** Set by the polling thread: nothing is read any more; the transport refuses connects once it is set. */
     private volatile boolean stopped;
+    /** Why, for the failures: set before {@link #stopped}. */
+    private volatile String why = "its inbox, where its lanes' answers come, was written outside the ring's protocol";
 
     /**
      * @param workerName the worker's name, for the log and the failures
@@ -51,10 +55,30 @@ final class InboxFailStop {
         LOG.error("shm {}: {}: written outside the ring's protocol by a process that maps this worker's inbox;"
                 + " nothing past it can be read. The worker's shm transport stops: its peers and its own ring lanes"
                 + " fail over", workerName, InboxFraming.describeHead(inbox.ring));
-        inbox.markBroken();
-        Heartbeat.stop(inbox);
+        halt();
+    }
+
+    /**
+     * Polling thread, once: its loop threw (the runtime logged it and runs the loop no more).
+     *
+     * @param cause what it threw
+     */
+    void stop(Error cause) {
+        if (stopped) {
+            return;
+        }
+        why = "its polling thread failed (" + cause + ")";
+        stopped = true;
+        halt();
+    }
+
+    /** Each step on its own: the fault that stopped the loop may meet one of them again. */
+    private void halt() {
+        attempt("marking its inbox broken", inbox::markBroken);
+        attempt("stopping its heartbeat", () -> Heartbeat.stop(inbox));
         for (ShmLane l : new ArrayList<>(lanes.all())) {
-            l.reset(failure()); // what a peer took is answered into the unread inbox: its answer is lost
+            // what a peer took is answered into the unread inbox: its answer is lost
+            attempt("resetting " + l, () -> l.reset(failure()));
         }
         ActorRef<ShmTransportActor.Command> a = actor.get();
         if (a != null) {
@@ -62,9 +86,16 @@ final class InboxFailStop {
         }
     }
 
-    /** What a lane, or a connect, of a worker whose inbox broke fails with. */
+    private void attempt(String what, Runnable step) {
+        try {
+            step.run();
+        } catch (RuntimeException | Error e) {
+            LOG.warn("shm {}: fail-stop: {} failed: {}", workerName, what, e.toString());
+        }
+    }
+
+    /** What a lane, or a connect, of a worker whose shm transport stopped fails with. */
     EndpointFailedException failure() {
-        return new EndpointFailedException("shm: worker '" + workerName + "' stopped its shm transport:"
-                + " its inbox, where its lanes' answers come, was written outside the ring's protocol");
+        return new EndpointFailedException("shm: worker '" + workerName + "' stopped its shm transport: " + why);
     }
 }

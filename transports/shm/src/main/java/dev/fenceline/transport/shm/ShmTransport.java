@@ -38,7 +38,7 @@ import org.slf4j.LoggerFactory;
  * ({@link ShmTarget}), which applies them to this worker's memory at most once and answers in
  * order, and peers whose worker closed or whose process died fail their lanes.
  */
-final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend {
+final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend, dev.fenceline.spi.FailStop {
     private static final Logger LOG = LoggerFactory.getLogger(ShmTransport.class);
     private static final SecureRandom RANDOM = new SecureRandom();
 
@@ -369,6 +369,12 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend 
     }
 
     // ------------------------------------------------------------------ polling thread
+
+    /** Its loop threw an Error: the transport stops as when its inbox broke ({@link InboxFailStop}). */
+    @Override
+    public void failStop(Error cause) {
+        failStop.stop(cause);
+    }
 
     @Override
     public int doWork() {
