@@ -25,6 +25,7 @@ final class UcxAcceptor {
     private final List<UctIface> ifaces;
     private final UcxPeers peers;
     private final BiConsumer<UcxChannel, UcxWireup.Message> send;
+    private final UcxPeerWarnings warnings;
     private final java.util.function.Consumer<UcxPeer> forget;
 
     /**
@@ -48,6 +49,7 @@ final class UcxAcceptor {
         this.ifaces = ifaces;
         this.peers = peers;
         this.send = send;
+        this.warnings = new UcxPeerWarnings(workerName);
     }
 
     /** @param m a CONNECT from a peer (its bytes decoded, the rest unchecked) */
@@ -56,13 +58,12 @@ final class UcxAcceptor {
         try {
             address = UcxAddress.decode(m.address());
         } catch (FencelineException e) {
-            LOG.warn("ucx {}: a CONNECT from {} with a malformed address, dropped: {}", workerName, m.worker(),
-                    e.getMessage());
+            warnings.warn(() -> "a CONNECT from " + m.worker() + " with a malformed address, dropped: " + e.getMessage());
             return;
         }
         if (m.lanes().isEmpty()) {
             // A dial always asks for a lane; one for none would only make this worker hold channels.
-            LOG.warn("ucx {}: a CONNECT from {} asks for no lane, dropped", workerName, m.worker());
+            warnings.warn(() -> "a CONNECT from " + m.worker() + " asks for no lane, dropped");
             return;
         }
         UcxPeer peer;
@@ -121,7 +122,8 @@ final class UcxAcceptor {
             send.accept(answer, new UcxWireup.Connected(m.dial(), ends));
             peers.established(peer);
         } catch (FencelineException | IllegalArgumentException | IndexOutOfBoundsException e) {
-            LOG.warn("ucx {}: refused a connect from {}: {}", workerName, peer, e.getMessage());
+            UcxPeer refusedPeer = peer;
+            warnings.warn(() -> "refused a connect from " + refusedPeer + ": " + e.getMessage());
             if (answer != null && answer.state != UcxChannel.State.FAILED) {
                 send.accept(answer, new UcxWireup.Refused(m.dial(), String.valueOf(e.getMessage())));
             }

@@ -1,7 +1,6 @@
 package dev.fenceline.transport.ucx;
 
 import dev.fenceline.EndpointFailedException;
-import dev.fenceline.FencelineException;
 import dev.fenceline.affinity.CpuAffinity;
 import dev.fenceline.spi.Wakeup;
 import java.util.ArrayList;
@@ -25,7 +24,7 @@ import org.agrona.concurrent.UnsafeBuffer;
  * <p>Where every iface has an event file descriptor, an idle agent sleeps on them ({@link Wakeup});
  * a command queued meanwhile wakes it.
  */
-final class UcxAgent implements Agent, UctEventHandler, Wakeup {
+final class UcxAgent implements Agent, UctEventHandler, Wakeup, dev.fenceline.spi.FailStop {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(UcxAgent.class);
     /** Commands taken per pass, so that progress is never starved. */
     private static final int COMMANDS_PER_PASS = 1024;
@@ -52,6 +51,7 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
     /** Idle passes to spin before yielding and sleeping ({@link #spinsBeforeWait}). */
     private final int spins;
     private volatile boolean closed;
+    private final UcxFailStop failStops;
     /** The thread that runs this agent (set as it starts), for sends made on it ({@link #takeHere}). */
     private volatile Thread thread;
     /** The CPUs its thread is kept to at start ({@code progress-cpus}); empty: none. */
@@ -65,6 +65,7 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
         this.worker = worker;
         this.ifaces = List.copyOf(ifaces);
         this.workerName = workerName;
+        this.failStops = new UcxFailStop(workerName);
         this.operations = new ManyToOneConcurrentArrayQueue<>(64 << 10);
         this.roomWanted = new ManyToOneConcurrentArrayQueue<>(64 << 10);
         this.sender = new UcxSender((channel, why) -> channelFailed(channel, new EndpointFailedException("ucx: "
@@ -318,17 +319,7 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
         switch (id) {
             case UcxWire.AM_REQUEST -> target.onRequest(buffer, offset, length);
             case UcxWire.AM_REPLY -> replies.message(wiring.lanes, buffer, offset, length);
-            case UcxWire.AM_WIREUP -> {
-                UcxWireup.Message m;
-                try {
-                    m = UcxWireup.decode(com.kenai.jffi.MemoryIO.getInstance().newDirectByteBuffer(
-                            buffer.addressOffset() + offset, length));
-                } catch (FencelineException e) {
-                    LOG.warn("ucx {}: dropped a malformed wireup message: {}", workerName, e.getMessage());
-                    return;
-                }
-                wiring.onMessage(m);
-            }
+            case UcxWire.AM_WIREUP -> wiring.onWireup(buffer, offset, length);
             default -> LOG.debug("ucx {}: dropped an active message of unknown id {}", workerName, id);
         }
     }
@@ -477,6 +468,18 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup {
             LOG.warn("ucx {}: closed with {} hardware operation(s) UCT did not complete within {} ms", workerName,
                     left, CLOSE_COMPLETION_NANOS / 1_000_000);
         }
+    }
+
+    /** Its loop threw an Error (agent thread): the transport stops ({@link UcxFailStop}). */
+    @Override
+    public void failStop(Error cause) {
+        closed = true; // no operation is taken from now on
+        failStops.stop(this, wiring, cause);
+    }
+
+    /** @return why the transport stopped ({@link #failStop}), or null (any thread) */
+    EndpointFailedException stoppedBecause() {
+        return failStops.failure();
     }
 
     /** Whether the agent was stopped: the transport closes what it opened. */

@@ -198,6 +198,10 @@ final class UcxTransport implements Transport, UcxTransportActor.Backend {
         if (closed) {
             return CompletableFuture.failedFuture(new EndpointFailedException("ucx: the transport is closed"));
         }
+        EndpointFailedException stopped = agent.stoppedBecause();
+        if (stopped != null) {
+            return CompletableFuture.failedFuture(stopped);
+        }
         CompletableFuture<List<LaneConnection>> result = new CompletableFuture<>();
         a.tell(new UcxTransportActor.Connect(peerId, peerAddress.clone(), result));
         return result;

@@ -55,6 +55,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
     private final Reports reports;
     private final UcxPeers peers;
     private final UcxAcceptor acceptor;
+    private final UcxPeerWarnings warnings;
     private final UcxLeaving leaving;
     private final UcxOriginChannels origins;
     /** Connects on their way, by the id their CONNECT carries. */
@@ -79,6 +80,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         this.reports = reports;
         this.peers = new UcxPeers(ifaces, Host.bootId() + " " + Host.pidNamespaceId(), workerName, reports);
         this.origins = new UcxOriginChannels(peers, RANDOM);
+        this.warnings = new UcxPeerWarnings(workerName);
         this.acceptor = new UcxAcceptor(agent, target, settings, workerName, ifaces, peers, this::send,
                 this::forgetPeer);
         this.leaving = new UcxLeaving(agent, peers, workerId, workerName, this::send, this::forgetPeer);
@@ -247,6 +249,22 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         byte[] bytes = UcxWireup.encode(m);
         scratch.putBytes(0, bytes);
         sender.send(ch, UcxWire.AM_WIREUP, scratch, bytes.length);
+    }
+
+    /**
+     * A wireup message as it came ({@code length} bytes at {@code offset}, valid during the call):
+     * decoded, or dropped with a warning counted like the target's dropped requests (anyone can send one).
+     */
+    void onWireup(org.agrona.DirectBuffer buffer, int offset, int length) {
+        UcxWireup.Message m;
+        try {
+            m = UcxWireup.decode(com.kenai.jffi.MemoryIO.getInstance().newDirectByteBuffer(buffer.addressOffset() + offset,
+                    length));
+        } catch (FencelineException e) {
+            warnings.warn(() -> "dropped a malformed wireup message: " + e.getMessage());
+            return;
+        }
+        onMessage(m);
     }
 
     /** A wireup message arrived (its bytes valid during the call). */
