@@ -48,9 +48,22 @@ public final class Heartbeat {
         }
     }
 
+    /**
+     * One count that throws (its memory faulted: a file shrunk under its mapping) is counted no more
+     * and said once: a scheduled run that threw would end the heartbeat of every worker of the process.
+     */
     private static void beatAll() {
         synchronized (BEATING) {
-            BEATING.forEach(Beating::beat);
+            for (java.util.Iterator<Beating> it = BEATING.iterator(); it.hasNext();) {
+                Beating b = it.next();
+                try {
+                    b.beat();
+                } catch (RuntimeException | Error e) {
+                    it.remove();
+                    org.slf4j.LoggerFactory.getLogger(Heartbeat.class).error("heartbeat {} failed and stops: {}", b,
+                            e.toString());
+                }
+            }
         }
     }
 

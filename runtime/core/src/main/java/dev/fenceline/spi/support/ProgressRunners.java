@@ -98,14 +98,22 @@ public final class ProgressRunners implements AutoCloseable {
             if (t instanceof Error e) { // Agrona rethrows it: the thread ends with every agent on it
                 guarded.forEach(g -> g.stop(e));
             }
-        }, null, new Named(agent, thread));
+        }, null, new Named(agent, thread, guarded));
         AgentRunner.startOnThread(runner, task -> {
             Thread t = new Thread(task, thread);
             t.setDaemon(true);
             t.setUncaughtExceptionHandler((th, e) -> {
+                // Agrona's runner does not close its agent when its loop throws: closed here, on it
                 LOG.error("progress thread {} ended: {}", thread, e.toString(), e);
-                if (e instanceof Error err) {
-                    guarded.forEach(g -> g.stop(err));
+                for (Guarded g : guarded) {
+                    if (e instanceof Error err) {
+                        g.stop(err);
+                    }
+                    try {
+                        g.onClose();
+                    } catch (RuntimeException | Error again) {
+                        LOG.error("progress agent {}: closing it after its thread failed", g.roleName(), again);
+                    }
                 }
             });
             return t;
@@ -122,6 +130,7 @@ public final class ProgressRunners implements AutoCloseable {
     private static final class Guarded implements Agent {
         private final Agent agent;
         private boolean stopped;
+        private boolean closed;
 
         Guarded(Agent agent) {
             this.agent = agent;
@@ -146,7 +155,7 @@ public final class ProgressRunners implements AutoCloseable {
             }
         }
 
-        /** Runs the agent no more, and tells it once (agent thread). */
+        /** Runs the agent no more, and tells it once (agent thread); not once it is closing. */
         void stop(Error cause) {
             if (stopped) {
                 return;
@@ -161,8 +170,19 @@ public final class ProgressRunners implements AutoCloseable {
             }
         }
 
+        /** @return whether its loop runs no more */
+        boolean stopped() {
+            return stopped;
+        }
+
+        /** Closes the agent once, whoever asks (its runner, or its thread's end); no fail-stop after. */
         @Override
         public void onClose() {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            stopped = true; // an Error its close throws is no fault of the loop
             agent.onClose();
         }
 
@@ -174,12 +194,16 @@ public final class ProgressRunners implements AutoCloseable {
 
     /** An agent under the name its thread gets (the runner names its thread after the agent's role). */
     private static final class Named implements Agent {
+        /** How long a thread whose agents all stopped parks a pass, rather than spin on their wake-ups. */
+        private static final long STOPPED_PARK_NANOS = 1_000_000;
         private final Agent agent;
         private final String name;
+        private final List<Guarded> guarded;
 
-        Named(Agent agent, String name) {
+        Named(Agent agent, String name, List<Guarded> guarded) {
             this.agent = agent;
             this.name = name;
+            this.guarded = guarded;
         }
 
         @Override
@@ -187,9 +211,27 @@ public final class ProgressRunners implements AutoCloseable {
             agent.onStart();
         }
 
+        /**
+         * Once every agent on the thread stopped, the thread parks until its runner closes: their
+         * wake-ups may no longer sleep (a stopped ucx agent takes nothing, so its wait returns at
+         * once), and a thread spinning on them would take a core.
+         */
         @Override
         public int doWork() throws Exception {
+            if (allStopped()) {
+                java.util.concurrent.locks.LockSupport.parkNanos(STOPPED_PARK_NANOS);
+                return 0;
+            }
             return agent.doWork();
+        }
+
+        private boolean allStopped() {
+            for (int i = 0; i < guarded.size(); i++) {
+                if (!guarded.get(i).stopped()) {
+                    return false;
+                }
+            }
+            return true;
         }
 
         @Override

@@ -89,7 +89,7 @@ class ProgressRunnersTest {
     }
 
     /** A wake-up that counts waits and lets one end by {@link #wake}, as an eventfd would. */
-    private static final class CountingWakeup implements dev.fenceline.spi.Wakeup {
+    private static class CountingWakeup implements dev.fenceline.spi.Wakeup {
         final java.util.concurrent.Semaphore events = new java.util.concurrent.Semaphore(0);
         final java.util.concurrent.atomic.AtomicInteger waits = new java.util.concurrent.atomic.AtomicInteger();
         volatile long lastTimeout;
@@ -256,6 +256,34 @@ class ProgressRunnersTest {
         }
         assertEquals(List.of("fenceline-progress-w7-inbox: test: a fault occurred in a recent unsafe memory access"
                 + " operation"), told.stops, "once, on the agent's thread");
+        assertEquals("fenceline-progress-w7-inbox", told.closedOn, "closed on its thread as it ended");
+    }
+
+    /**
+     * A stopped agent's thread does not spin: its wake-up may no longer sleep (a stopped ucx agent's
+     * returns at once), so the thread parks between passes until it is closed.
+     */
+    @Test
+    void aThreadWhoseAgentsAllStoppedDoesNotSpin() throws Exception {
+        Failing failing = new Failing("uct");
+        CountingWakeup returnsAtOnce = new CountingWakeup() {
+            @Override
+            public void await(long timeoutNanos) {
+                waits.incrementAndGet();
+            }
+        };
+        ProgressRunners r = ProgressRunners.start("w8", List.of(new ProgressAgent(failing,
+                new SleepingIdleStrategy(100_000), returnsAtOnce)), ProgressRunners.Threading.DEDICATED, null);
+        try {
+            assertTrue(failing.stopped.await(10, TimeUnit.SECONDS), "the agent's fail-stop was told");
+            int before = returnsAtOnce.waits.get();
+            Thread.sleep(200);
+            int passes = returnsAtOnce.waits.get() - before;
+            assertTrue(passes < 2_000, passes + " passes in 200 ms after the agent stopped: the thread spins");
+        } finally {
+            r.close();
+        }
+        assertEquals("fenceline-progress-w8-uct", failing.closedOn, "closed once its runner closes");
     }
 
     @Test
