@@ -25,7 +25,9 @@ final class UcxAcceptor {
     private final List<UctIface> ifaces;
     private final UcxPeers peers;
     private final BiConsumer<UcxChannel, UcxWireup.Message> send;
-    private final UcxPeerWarnings warnings;
+    /** Dropped CONNECTs, and refused ones: counted apart, so that a flood of one hides none of the other. */
+    private final UcxPeerWarnings dropped;
+    private final UcxPeerWarnings refused;
     private final java.util.function.Consumer<UcxPeer> forget;
 
     /**
@@ -49,7 +51,8 @@ final class UcxAcceptor {
         this.ifaces = ifaces;
         this.peers = peers;
         this.send = send;
-        this.warnings = new UcxPeerWarnings(workerName);
+        this.dropped = new UcxPeerWarnings(workerName);
+        this.refused = new UcxPeerWarnings(workerName);
     }
 
     /** @param m a CONNECT from a peer (its bytes decoded, the rest unchecked) */
@@ -58,12 +61,12 @@ final class UcxAcceptor {
         try {
             address = UcxAddress.decode(m.address());
         } catch (FencelineException e) {
-            warnings.warn(() -> "a CONNECT from " + m.worker() + " with a malformed address, dropped: " + e.getMessage());
+            dropped.warn(() -> "a CONNECT from " + m.worker() + " with a malformed address, dropped: " + e.getMessage());
             return;
         }
         if (m.lanes().isEmpty()) {
             // A dial always asks for a lane; one for none would only make this worker hold channels.
-            warnings.warn(() -> "a CONNECT from " + m.worker() + " asks for no lane, dropped");
+            dropped.warn(() -> "a CONNECT from " + m.worker() + " asks for no lane, dropped");
             return;
         }
         UcxPeer peer;
@@ -123,7 +126,7 @@ final class UcxAcceptor {
             peers.established(peer);
         } catch (FencelineException | IllegalArgumentException | IndexOutOfBoundsException e) {
             UcxPeer refusedPeer = peer;
-            warnings.warn(() -> "refused a connect from " + refusedPeer + ": " + e.getMessage());
+            refused.warn(() -> "refused a connect from " + refusedPeer + ": " + e.getMessage());
             if (answer != null && answer.state != UcxChannel.State.FAILED) {
                 send.accept(answer, new UcxWireup.Refused(m.dial(), String.valueOf(e.getMessage())));
             }

@@ -65,7 +65,7 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup, dev.fenceline.sp
         this.worker = worker;
         this.ifaces = List.copyOf(ifaces);
         this.workerName = workerName;
-        this.failStops = new UcxFailStop(workerName);
+        this.failStops = new UcxFailStop(workerName, reports::stopped);
         this.operations = new ManyToOneConcurrentArrayQueue<>(64 << 10);
         this.roomWanted = new ManyToOneConcurrentArrayQueue<>(64 << 10);
         this.sender = new UcxSender((channel, why) -> channelFailed(channel, new EndpointFailedException("ucx: "
@@ -139,6 +139,9 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup, dev.fenceline.sp
 
     /** Queues a decision (never refused). */
     void submitControl(UcxCommand c) {
+        if (failStops.stopped()) {
+            return; // stopped for good: nothing takes it, and the actor's ticks would pile up
+        }
         control.add(c);
         wakeIfSleeping();
     }

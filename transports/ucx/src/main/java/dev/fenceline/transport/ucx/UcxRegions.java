@@ -73,6 +73,16 @@ final class UcxRegions implements AutoCloseable {
         }
     }
 
+    /**
+     * The transport stopped ({@link UcxFailStop}): its key table beats no more, so that peers on this
+     * host, whose keepalive reads the beat, fail their lanes to it rather than wait (any thread).
+     */
+    void stopHeartbeat() {
+        if (table != null) {
+            dev.fenceline.spi.support.Heartbeat.stop(table);
+        }
+    }
+
     /** @return where peers on this host find the key table, or null if this worker keeps none */
     UcxAddress.Table tableAddress() {
         if (table == null) {

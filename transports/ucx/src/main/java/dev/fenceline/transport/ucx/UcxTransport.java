@@ -139,6 +139,11 @@ final class UcxTransport implements Transport, UcxTransportActor.Backend {
         }
 
         @Override
+        public void stopped() {
+            regions.stopHeartbeat(); // peers on this host fail their lanes at their next look, not wait
+        }
+
+        @Override
         public void peerForgotten(UUID peer) {
             tell(new UcxTransportActor.PeerForgotten(peer));
         }

@@ -39,6 +39,9 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
 
         /** A peer whose process was watched is forgotten: its watch goes. */
         void peerForgotten(UUID peer);
+
+        /** The transport stopped for good ({@link UcxFailStop}): its key table's heartbeat stops. */
+        void stopped();
     }
 
     /** Ids of replacements' connects, apart from the actor's (which count up from 1). */
