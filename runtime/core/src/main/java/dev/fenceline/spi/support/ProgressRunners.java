@@ -32,6 +32,10 @@ public final class ProgressRunners implements AutoCloseable {
     }
 
     private final List<AgentRunner> runners = new ArrayList<>();
+    /** Their threads: one that ended on an Error closes its agents in its uncaught handler, which close waits for. */
+    private final List<Thread> threads = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** The longest close waits for a thread that ended on an Error to close its agents. */
+    private static final long FAILED_THREAD_JOIN_MILLIS = 10_000;
     private final List<dev.fenceline.spi.Wakeup> wakeups = new ArrayList<>();
     private volatile boolean closing;
 
@@ -102,6 +106,7 @@ public final class ProgressRunners implements AutoCloseable {
         AgentRunner.startOnThread(runner, task -> {
             Thread t = new Thread(task, thread);
             t.setDaemon(true);
+            threads.add(t);
             t.setUncaughtExceptionHandler((th, e) -> {
                 // Agrona's runner does not close its agent when its loop throws: closed here, on it
                 LOG.error("progress thread {} ended: {}", thread, e.toString(), e);
@@ -261,5 +266,16 @@ public final class ProgressRunners implements AutoCloseable {
             r.close();
         }
         runners.clear();
+        // A runner whose loop threw returns from close at once, while its thread may still be closing
+        // its agents: the transport's close must not run beside that.
+        for (Thread t : threads) {
+            try {
+                t.join(FAILED_THREAD_JOIN_MILLIS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        threads.clear();
     }
 }
