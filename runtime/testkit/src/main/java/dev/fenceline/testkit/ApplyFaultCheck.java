@@ -55,6 +55,15 @@ public final class ApplyFaultCheck {
             MemoryRegion region = a.register(mapped);
             RemoteKey key = b.unpackRemoteKey(region.remoteKey().toBytes());
             Endpoint ep = b.connect(a.address()).toCompletableFuture().get(10, TimeUnit.SECONDS);
+            // The sender learns that its peer's transport stopped: its lane to it fails (a flush with
+            // nothing outstanding proves nothing, and an operation may wait for a lane to come back).
+            java.util.concurrent.CountDownLatch laneLost = new java.util.concurrent.CountDownLatch(1);
+            AutoCloseable watch = b.addLaneEventListener(event -> {
+                if (event.peer().equals(a.address()) && (event instanceof dev.fenceline.LaneEvent.LaneFailedOver
+                        || event instanceof dev.fenceline.LaneEvent.EndpointFailed)) {
+                    laneLost.countDown();
+                }
+            });
             ByteBuffer word = ByteBuffer.allocateDirect(8).putLong(0, 7);
             ep.put(word, region.address(), key).toCompletableFuture().get(10, TimeUnit.SECONDS);
             assertEquals(7, mapped.getLong(0), "applied while the file was whole");
@@ -65,17 +74,10 @@ public final class ApplyFaultCheck {
             // whichever, a failure is a typed one (below).
             java.util.concurrent.CompletableFuture<Void> faulting = ep.put(word, region.address() + 4096, key)
                     .toCompletableFuture();
-            // The sender learns that its peer's transport stopped: its lanes to it go (a flush with
-            // nothing outstanding proves nothing, and an operation may wait for a lane to come back).
-            boolean noticed = false;
-            while (!noticed && System.nanoTime() - start < TimeUnit.SECONDS.toNanos(10)) {
-                noticed = ep.lanes().stream().noneMatch(dev.fenceline.LaneInfo::live);
-                if (!noticed) {
-                    Thread.sleep(10);
-                }
-            }
+            boolean noticed = laneLost.await(10, TimeUnit.SECONDS);
+            watch.close();
             long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-            assertTrue(noticed, "the sender still has a live lane to the faulted worker " + ms + " ms after the"
+            assertTrue(noticed, "the sender's lane to the faulted worker did not fail within " + ms + " ms of the"
                     + " fault: its peers are left waiting (" + ep.lanes() + ")");
             if (faulting.isCompletedExceptionally()) {
                 ExecutionException e = assertThrows(ExecutionException.class, faulting::get);
