@@ -12,7 +12,6 @@ import dev.fenceline.LaneInfo;
 import dev.fenceline.Worker;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
@@ -73,53 +72,6 @@ class UcxPeerWorkerClosedTest {
     }
 
     /**
-     * Workers a and c connected both ways, c able to send wireup messages of the test's making:
-     * from c's agent thread (which alone may touch UCT), on c's channel to a, in a handler of c's.
-     */
-    private record Forgery(Worker a, Worker c, Endpoint ca, Endpoint ac, UcxLane lane,
-            AtomicReference<UcxWireup.Message[]> forged, AtomicReference<Throwable> failed) {
-        static Forgery open(Fenceline f) throws Exception {
-            Worker a = await(f.newWorker("a"));
-            Worker c = await(f.newWorker("c"));
-            a.setActiveMessageHandler(1, (h, p) -> { });
-            c.setActiveMessageHandler(1, (h, p) -> { });
-            Endpoint ca = await(c.connect(a.address()));
-            Endpoint ac = await(a.connect(c.address()));
-            await(ca.sendActiveMessage(1, null, null));
-            UcxLane lane = UcxLane.byId(ca.lanes().get(0).connectionId());
-            assertTrue(lane != null, "c's UCT lane to a is live");
-            Forgery g = new Forgery(a, c, ca, ac, lane, new AtomicReference<>(), new AtomicReference<>());
-            UcxWiring wiring = wiring(lane);
-            java.lang.reflect.Method send = UcxWiring.class.getDeclaredMethod("send", UcxChannel.class,
-                    UcxWireup.Message.class);
-            send.setAccessible(true);
-            c.setActiveMessageHandler(9, (h, p) -> {
-                try {
-                    for (UcxWireup.Message m : g.forged.get()) {
-                        send.invoke(wiring, lane.channel, m);
-                    }
-                } catch (ReflectiveOperationException e) {
-                    g.failed.set(e);
-                }
-            });
-            return g;
-        }
-
-        /** @return c's channel to a, which the messages go on */
-        UcxChannel toA() {
-            return lane.channel;
-        }
-
-        /** Has c send these to a, and returns once a has read them (behind them, c's next message). */
-        void send(UcxWireup.Message... messages) throws Exception {
-            forged.set(messages);
-            await(ac.sendActiveMessage(9, null, null));
-            assertTrue(failed.get() == null, String.valueOf(failed.get()));
-            await(ca.sendActiveMessage(1, null, null));
-        }
-    }
-
-    /**
      * A worker that only dialed its peer names only channels it drew when it closes, among them
      * one that carries no messages (cma's): the peer ends its side of each, then forgets the
      * worker, nothing of it being left.
@@ -129,7 +81,7 @@ class UcxPeerWorkerClosedTest {
         try (Fenceline f = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [ucx]\n"
                 + "fenceline.transport.ucx.tls = [posix, cma]\n"
                 + "fenceline.endpoint.keepalive.timeout = 60s"))) {
-            Forgery g = Forgery.open(f);
+            WireupForgery g = WireupForgery.open(f);
             Worker d = await(f.newWorker("d"));
             d.setActiveMessageHandler(1, (h, p) -> { });
             Endpoint dc = await(d.connect(g.c().address()));
@@ -138,7 +90,7 @@ class UcxPeerWorkerClosedTest {
                 UcxLane u = UcxLane.byId(l.connectionId());
                 return u != null && !u.channel.iface.attributes().has(UctIfaceAttributes.AM_BCOPY);
             }), "d's lanes to c include one on a channel without messages: " + dc.lanes());
-            UcxWiring atC = wiring(g.lane());
+            UcxWiring atC = WireupForgery.wiring(g.lane());
             java.util.concurrent.atomic.AtomicInteger peersAtC = new java.util.concurrent.atomic.AtomicInteger(-1);
             g.c().setActiveMessageHandler(2, (h, p) -> peersAtC.set(atC.allPeers().size())); // c's agent thread
             await(g.ac().sendActiveMessage(2, null, null));
@@ -154,10 +106,10 @@ class UcxPeerWorkerClosedTest {
     }
 
     /** Returns once a's agent has a connect in flight, read on a's agent thread (in a handler). */
-    private static void awaitDialing(Forgery g) throws Exception {
+    private static void awaitDialing(WireupForgery g) throws Exception {
         UcxLane aLane = UcxLane.byId(g.ac().lanes().get(0).connectionId());
         assertTrue(aLane != null, "a's UCT lane to c is live");
-        UcxWiring atA = wiring(aLane);
+        UcxWiring atA = WireupForgery.wiring(aLane);
         java.lang.reflect.Field dials = UcxWiring.class.getDeclaredField("dials");
         dials.setAccessible(true);
         java.util.concurrent.atomic.AtomicInteger dialing = new java.util.concurrent.atomic.AtomicInteger(-1);
@@ -176,15 +128,6 @@ class UcxPeerWorkerClosedTest {
         } while (dialing.get() < 1);
     }
 
-    /** @return the wiring of a lane's worker (its agent's) */
-    private static UcxWiring wiring(UcxLane lane) throws ReflectiveOperationException {
-        java.lang.reflect.Field agentField = UcxLane.class.getDeclaredField("agent");
-        agentField.setAccessible(true);
-        java.lang.reflect.Field wiringField = UcxAgent.class.getDeclaredField("wiring");
-        wiringField.setAccessible(true);
-        return (UcxWiring) wiringField.get(agentField.get(lane));
-    }
-
     /**
      * A third worker cannot part two others: its LEAVING naming another worker, over its own channel
      * or one it made up, is dropped (a check that took the channel's peer for the leaver would part the
@@ -194,7 +137,7 @@ class UcxPeerWorkerClosedTest {
     @Test
     void aLeavingNamingAnotherWorkerOrAChannelNotOfTheTwoIsDropped() throws Exception {
         try (Fenceline f = posix()) {
-            Forgery g = Forgery.open(f);
+            WireupForgery g = WireupForgery.open(f);
             Worker a = g.a();
             Worker c = g.c();
             Worker b = await(f.newWorker("b"));
@@ -248,10 +191,10 @@ class UcxPeerWorkerClosedTest {
     @Test
     void aRefusedConnectFromAWorkerNotKnownBeforeLeavesNoPeer() throws Exception {
         try (Fenceline f = posix()) {
-            Forgery g = Forgery.open(f);
+            WireupForgery g = WireupForgery.open(f);
             UcxLane aLane = UcxLane.byId(g.ac().lanes().get(0).connectionId());
             assertTrue(aLane != null, "a's UCT lane to c is live");
-            UcxWiring atA = wiring(aLane);
+            UcxWiring atA = WireupForgery.wiring(aLane);
             java.util.concurrent.atomic.AtomicInteger peersAtA = new java.util.concurrent.atomic.AtomicInteger(-1);
             g.a().setActiveMessageHandler(2, (h, p) -> peersAtA.set(atA.allPeers().size())); // a's agent thread
             await(g.ca().sendActiveMessage(2, null, null));
@@ -280,12 +223,12 @@ class UcxPeerWorkerClosedTest {
     @Test
     void aConnectClaimingAnotherWorkersIdDoesNotRedirectADialToThatWorker() throws Exception {
         try (Fenceline f = posix()) {
-            Forgery g = Forgery.open(f);
+            WireupForgery g = WireupForgery.open(f);
             Worker b = await(f.newWorker("b"));
             dev.fenceline.MemoryRegion r = b.allocate(4096);
             UcxLane aLane = UcxLane.byId(g.ac().lanes().get(0).connectionId());
             assertTrue(aLane != null, "a's UCT lane to c is live");
-            UcxWiring atA = wiring(aLane);
+            UcxWiring atA = WireupForgery.wiring(aLane);
             java.util.concurrent.atomic.AtomicReference<UcxPeer> claimed = new java.util.concurrent.atomic.AtomicReference<>();
             g.a().setActiveMessageHandler(2, (h, p) -> claimed.set(atA.peerOf(b.address().workerId()))); // a's agent
             g.send(new UcxWireup.Connect(79, b.address().workerId(), g.c().address().transportAddress("ucx"),
@@ -307,10 +250,10 @@ class UcxPeerWorkerClosedTest {
     @Test
     void aConnectForNoLaneLeavesNothingBehind() throws Exception {
         try (Fenceline f = posix()) {
-            Forgery g = Forgery.open(f);
+            WireupForgery g = WireupForgery.open(f);
             UcxLane aLane = UcxLane.byId(g.ac().lanes().get(0).connectionId());
             assertTrue(aLane != null, "a's UCT lane to c is live");
-            UcxWiring atA = wiring(aLane);
+            UcxWiring atA = WireupForgery.wiring(aLane);
             UUID stranger = UUID.randomUUID();
             java.util.concurrent.atomic.AtomicReference<Object> known = new java.util.concurrent.atomic.AtomicReference<>();
             java.util.concurrent.atomic.AtomicInteger peersAtA = new java.util.concurrent.atomic.AtomicInteger(-1);
@@ -336,12 +279,12 @@ class UcxPeerWorkerClosedTest {
     @Test
     void aConnectRefusedForATakenIdOpensNoneOfItsLanes() throws Exception {
         try (Fenceline f = posix()) {
-            Forgery g = Forgery.open(f);
+            WireupForgery g = WireupForgery.open(f);
             UcxLane aLane = UcxLane.byId(g.ac().lanes().get(0).connectionId());
             assertTrue(aLane != null, "a's UCT lane to c is live");
             java.lang.reflect.Field targetField = UcxWiring.class.getDeclaredField("target");
             targetField.setAccessible(true);
-            UcxTarget atA = (UcxTarget) targetField.get(wiring(aLane));
+            UcxTarget atA = (UcxTarget) targetField.get(WireupForgery.wiring(aLane));
             java.util.concurrent.atomic.AtomicInteger incomingAtA = new java.util.concurrent.atomic.AtomicInteger(-1);
             g.a().setActiveMessageHandler(2, (h, p) -> incomingAtA.set(atA.incoming())); // a's agent thread
             await(g.ca().sendActiveMessage(2, null, null));
@@ -369,7 +312,7 @@ class UcxPeerWorkerClosedTest {
     @Test
     void aForgedAnswerDoesNotEndAConnectInFlight() throws Exception {
         try (Fenceline f = posix()) {
-            Forgery g = Forgery.open(f);
+            WireupForgery g = WireupForgery.open(f);
             Worker b = await(f.newWorker("b"));
             HeldHandler held = new HeldHandler();
             b.setActiveMessageHandler(5, held);
