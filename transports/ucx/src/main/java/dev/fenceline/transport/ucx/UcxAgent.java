@@ -78,7 +78,7 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup, dev.fenceline.sp
         }
         int maxMessage = (int) largest;
         this.target = new UcxTarget(workerName, memory, windows, maxMessage, settings.maxFragment(),
-                settings.answerHold().toNanos(),
+                settings.assemblyTimeout().toNanos(), settings.answerHold().toNanos(),
                 (ch, b, n) -> sender.send(ch, UcxWire.AM_REPLY, b, n));
         this.data = new UcxDataPath(this, sender, maxMessage);
         this.replies = new UcxReplies(data, this);

@@ -32,6 +32,8 @@ import java.util.TreeMap;
  * @param maxLanesPerPeer connection ids one peer may hold here
  * @param maxIncomingLanes connection ids all peers together may hold here
  * @param maxIncomingChannels UCT endpoints all peers' connects together may make this worker hold
+ * @param assemblyTimeout how long a message arriving in parts may wait for its next part and keep
+ *     its room when another message needs it
  * @param reconnect how a lane the endpoint gave up, but still wants, is reconnected
  * @param directOperations whether calling threads may post operations on a lane whose every
  *     operation is a software request (UCT's tcp), under the endpoint's grant
@@ -48,7 +50,7 @@ import java.util.TreeMap;
 record UcxSettings(List<String> tls, List<String> devices, boolean connectToEndpoint, int maxFragment, int queueDepth,
         Duration connectTimeout, Duration livenessInterval, String idleStrategy, Duration idleParkMin,
         Duration idleParkMax, int spinPasses, int maxRegistrations, Duration quarantine, int maxLanesPerPeer,
-        int maxIncomingLanes, int maxIncomingChannels, ReconnectPolicy reconnect, boolean directOperations,
+        int maxIncomingLanes, int maxIncomingChannels, Duration assemblyTimeout, ReconnectPolicy reconnect, boolean directOperations,
         boolean uctFlushAlways, Duration answerHold, List<Integer> progressCpus, Map<String, Map<String, String>> uct,
         Set<String> keysRead) {
     static final String SECTION = "fenceline.transport.ucx";
@@ -77,6 +79,7 @@ record UcxSettings(List<String> tls, List<String> devices, boolean connectToEndp
         int lanes = r.intIn("max-lanes-per-peer", 1, 1 << 20);
         int incoming = r.intIn("max-incoming-lanes", 1, 1 << 22);
         int incomingChannels = r.intIn("max-incoming-channels", 1, 1 << 20);
+        Duration assemblyTimeout = r.durationIn("assembly-timeout", Duration.ofMillis(1), Duration.ofMinutes(10));
         Duration minBackoff = r.durationIn("reconnect.min-backoff", Duration.ofMillis(1), Duration.ofMinutes(10));
         Duration maxBackoff = r.durationIn("reconnect.max-backoff", minBackoff, Duration.ofMinutes(10));
         Duration giveUp = r.durationIn("reconnect.give-up-after", Duration.ofSeconds(1), Duration.ofDays(7));
@@ -87,7 +90,8 @@ record UcxSettings(List<String> tls, List<String> devices, boolean connectToEndp
         List<Integer> cpus = CpuAffinity.cpusSetting(r, "progress-cpus");
         Map<String, Map<String, String>> uct = uct(r);
         return new UcxSettings(tls, devices, toEndpoint, maxFragment, queueDepth, connect, liveness, idle, parkMin,
-                parkMax, spins, registrations, quarantine, lanes, incoming, incomingChannels, new ReconnectPolicy(minBackoff, maxBackoff, giveUp, stable),
+                parkMax, spins, registrations, quarantine, lanes, incoming, incomingChannels, assemblyTimeout,
+                new ReconnectPolicy(minBackoff, maxBackoff, giveUp, stable),
                 directOperations, uctFlushAlways, answerHold, cpus, uct, r.keysRead());
     }
 

@@ -62,13 +62,16 @@ final class UcxTarget {
      * @param windows the worker's exactly-once windows, shared with its other transports
      * @param maxReply the largest reply a reply channel carries
      * @param maxMessage the largest message assembled from parts
+     * @param assemblyTimeoutNanos how long a message arriving in parts may wait for its next part and
+     *     keep its room when another needs it ({@link UcxAssemblies})
      * @param answerHoldNanos how long ACKs nobody waits for one by one may be held back ({@link UcxHeldAnswers})
      * @param replies sends replies
      */
     UcxTarget(String workerName, RemoteAccessTarget target, ExactlyOnceWindows windows, int maxReply,
-            int maxMessage, long answerHoldNanos, Replies replies) {
+            int maxMessage, long assemblyTimeoutNanos, long answerHoldNanos, Replies replies) {
         this.workerName = workerName;
-        this.assemblies = new UcxAssemblies(workerName, maxMessage, this::dropped);
+        this.assemblies = new UcxAssemblies(workerName, maxMessage, assemblyTimeoutNanos, System::nanoTime,
+                this::dropped);
         this.target = target;
         this.windows = windows;
         this.exactlyOnce = windows.exactlyOnce();

@@ -20,11 +20,12 @@ final class TargetHarness {
     final List<byte[]> replies = new ArrayList<>();
     final dev.fenceline.spi.support.ExactlyOnceWindows windows = new dev.fenceline.spi.support.ExactlyOnceWindows(
             "worker 'b'", 1024, java.time.Duration.ofMinutes(1), 1 << 20, 1 << 22, System::nanoTime);
-    final UcxTarget target = new UcxTarget("b", memory, windows, 8192, 1 << 20, 3_600_000_000_000L, (channel, b, n) -> {
-        byte[] copy = new byte[n];
-        b.getBytes(0, copy);
-        replies.add(copy);
-    });
+    final UcxTarget target = new UcxTarget("b", memory, windows, 8192, 1 << 20, 10_000_000_000L, 3_600_000_000_000L,
+            (channel, b, n) -> {
+                byte[] copy = new byte[n];
+                b.getBytes(0, copy);
+                replies.add(copy);
+            });
     final UcxPeer peer = new UcxPeer(UUID.randomUUID(), new UcxAddress("h", 1, 1, List.of(), null));
     private final UnsafeBuffer request = new UnsafeBuffer(ByteBuffer.allocateDirect(16384));
 

@@ -153,7 +153,8 @@ class UcxHeldAnswersTest {
     void nothingIsHeldUntilTheAgentSleepsOnItsOwnThreadOrWithAHoldOfZero() {
         for (long hold : new long[] {3_600_000_000_000L, 0}) {
             List<byte[]> sent = new ArrayList<>();
-            UcxTarget t = new UcxTarget("b", h.memory, h.windows, 8192, 1 << 20, hold, (c, b, n) -> sent.add(new byte[n]));
+            UcxTarget t = new UcxTarget("b", h.memory, h.windows, 8192, 1 << 20, 10_000_000_000L, hold,
+                    (c, b, n) -> sent.add(new byte[n]));
             t.open(TargetHarness.CONN, new UcxTarget.Conn(h.peer, null));
             if (hold == 0) {
                 t.holdAnswers(); // enabled, but a hold of zero holds nothing

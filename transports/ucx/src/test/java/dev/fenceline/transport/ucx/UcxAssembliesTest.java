@@ -1,0 +1,117 @@
+package dev.fenceline.transport.ucx;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.fenceline.FencelineException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Messages in parts whose parts stopped coming give their room to a message that needs it, after
+ * {@code assembly-timeout}, and no sooner; on virtual time.
+ */
+class UcxAssembliesTest {
+    private static final long TIMEOUT = 10_000_000_000L;
+    private static final int MAX_MESSAGE = 8 << 20;
+    private static final int PART = 60_000;
+
+    private long now = 1_000_000_000_000L;
+    private final List<String> dropped = new ArrayList<>();
+    private final UcxAssemblies assemblies = new UcxAssemblies("b", MAX_MESSAGE, TIMEOUT, () -> now, dropped::add);
+    private final UnsafeBuffer request = new UnsafeBuffer(ByteBuffer.allocateDirect(UcxWire.REQUEST_HEADER + PART));
+
+    private static UcxPeer peer() {
+        return new UcxPeer(UUID.randomUUID(), new UcxAddress("h", 1, 1, List.of(), null));
+    }
+
+    /** A part of a message of {@code total} bytes on {@code conn}, its bytes at {@code offset} (byte i = i). */
+    private void part(long conn, UcxPeer peer, int total, int offset) {
+        int n = Math.min(PART, total - offset);
+        request.putInt(UcxWire.LENGTH, total);
+        request.putLong(UcxWire.ADDRESS, offset);
+        for (int i = 0; i < n; i++) {
+            request.putByte(UcxWire.REQUEST_HEADER + i, (byte) (offset + i));
+        }
+        assemblies.part(conn, peer, conn, request, 0, UcxWire.REQUEST_HEADER + n);
+    }
+
+    /** The end of the message on {@code conn}: its last {@code n} bytes at {@code offset}. */
+    private byte[] end(long conn, int offset, int n) {
+        request.putLong(UcxWire.ADDRESS, offset);
+        for (int i = 0; i < n; i++) {
+            request.putByte(UcxWire.REQUEST_HEADER + i, (byte) (offset + i));
+        }
+        return assemblies.assembled(conn, conn, request, 0, UcxWire.REQUEST_HEADER + n);
+    }
+
+    /** Fills the room: eight peers, each one first part of a message of a peer's whole share. */
+    private UcxPeer[] fill() {
+        UcxPeer[] peers = new UcxPeer[8];
+        for (int i = 0; i < peers.length; i++) {
+            peers[i] = peer();
+            part(i + 1, peers[i], MAX_MESSAGE, 0);
+        }
+        assertEquals(UcxAssemblies.MAX_ASSEMBLING, assemblies.held(), "eight shares fill the room");
+        return peers;
+    }
+
+    @Test
+    void theRoomOfMessagesWhosePartsStoppedGoesToOneThatNeedsIt() {
+        UcxPeer[] stalled = fill();
+        part(100, peer(), 1 << 20, 0); // no room, and none late yet
+        FencelineException full = assertThrows(FencelineException.class, () -> end(100, PART, 10));
+        assertTrue(full.getMessage().contains("would pass the bound of " + UcxAssemblies.MAX_ASSEMBLING), full.getMessage());
+
+        now += TIMEOUT / 2;
+        part(1, stalled[0], MAX_MESSAGE, PART); // the first keeps sending: it is not late
+        now += TIMEOUT / 2 + 1;
+        part(101, peer(), 1 << 20, 0);
+        assertEquals(MAX_MESSAGE + (1 << 20), assemblies.held(), "the seven late messages gave their room back");
+
+        FencelineException late = assertThrows(FencelineException.class, () -> end(2, PART, 10));
+        assertTrue(late.getMessage().contains("had no part for 10000 ms") && late.getMessage().contains(
+                "assembly-timeout = 10000 ms"), late.getMessage());
+        part(3, stalled[2], MAX_MESSAGE, PART); // a late message's next part does not take room again
+        assertEquals(MAX_MESSAGE + (1 << 20), assemblies.held());
+        assertThrows(FencelineException.class, () -> end(3, 2 * PART, 10));
+
+        int offset = 2 * PART; // the one that kept sending ends whole
+        for (; MAX_MESSAGE - offset > PART; offset += PART) {
+            part(1, stalled[0], MAX_MESSAGE, offset);
+        }
+        byte[] whole = end(1, offset, MAX_MESSAGE - offset);
+        assertEquals(MAX_MESSAGE, whole.length);
+        for (int i = 0; i < whole.length; i += 4099) {
+            assertEquals((byte) i, whole[i], "byte " + i);
+        }
+        assertEquals(1 << 20, assemblies.held());
+        for (long conn = 4; conn <= 8; conn++) {
+            assemblies.drop(conn);
+        }
+        assemblies.drop(101);
+        assertEquals(0, assemblies.held(), "nothing held, nothing given back twice");
+        assertTrue(dropped.isEmpty(), dropped.toString());
+    }
+
+    @Test
+    void theAssembliesAreLookedOverAtMostOnceAQuarterTimeout() {
+        fill();
+        now += TIMEOUT - 1_000_000;
+        part(100, peer(), 1 << 20, 0); // looked over: none late yet
+        assertEquals(UcxAssemblies.MAX_ASSEMBLING, assemblies.held());
+        now += 2_000_000;
+        part(101, peer(), 1 << 20, 0); // late ones now, but looked over 2 ms ago
+        assertEquals(UcxAssemblies.MAX_ASSEMBLING, assemblies.held());
+        now += TIMEOUT / 4;
+        part(102, peer(), 1 << 20, 0);
+        assertEquals(1 << 20, assemblies.held(), "a quarter timeout on, the late ones went");
+        FencelineException full = assertThrows(FencelineException.class, () -> end(101, PART, 10));
+        assertTrue(full.getMessage().contains("would pass the bound"), full.getMessage());
+    }
+}
