@@ -9,10 +9,10 @@ import org.agrona.collections.Long2ObjectHashMap;
 /**
  * The active messages a worker's target receives in parts ({@link UcxWire#PART}, then the MESSAGE
  * with the last bytes), at most one per connection, and the room they hold: bounded for the worker
- * and for each peer. Every field of a part is the sender's and checked. A message whose next part is
- * later than {@code assembly-timeout} gives up its room to a message that needs it (refused, said
- * when its end comes): without it, peers that send first parts and stop would hold the room until
- * their connections close. Progress agent only.
+ * and for each peer. Every field of a part is the sender's and checked. A message not whole
+ * {@code assembly-timeout} after its first part gives up its room to a message that needs it
+ * (refused, said when its end comes): without it, peers that send first parts and stop, or trickle
+ * the rest, would hold the room until their connections close. Progress agent only.
  */
 final class UcxAssemblies {
     /** Messages arriving in parts, at most one per connection (a lane sends a message's parts in a row). */
@@ -40,8 +40,8 @@ final class UcxAssemblies {
         byte[] bytes;
         int filled;
         FencelineException refused;
-        /** When its last part came (nanoTime). */
-        long lastPart;
+        /** When its first part came (nanoTime). */
+        long started;
 
         Assembly(long token, long total, UcxPeer peer, byte[] bytes, FencelineException refused) {
             this.token = token;
@@ -58,7 +58,7 @@ final class UcxAssemblies {
     /** Told of a part dropped because the sender broke the order of its messages. */
     private final Consumer<String> dropped;
     private final LongSupplier clock;
-    /** How long a message may wait for its next part and keep its room when another needs it. */
+    /** How long after its first part a message may keep its room when another needs it. */
     private final long timeoutNanos;
     /** When the assemblies were last looked over for late ones: at most every quarter timeout. */
     private long lastSweep;
@@ -66,8 +66,8 @@ final class UcxAssemblies {
     /**
      * @param workerName for messages
      * @param maxMessage the largest message assembled from parts
-     * @param timeoutNanos how long a message may wait for its next part and keep its room when
-     *     another message needs it ({@code assembly-timeout})
+     * @param timeoutNanos how long after its first part a message may keep its room when another
+     *     message needs it ({@code assembly-timeout})
      * @param clock nanoTime
      * @param dropped told of what was dropped (the target logs it)
      */
@@ -106,7 +106,6 @@ final class UcxAssemblies {
         long total = data.getInt(at + UcxWire.LENGTH) & 0xffff_ffffL;
         long offset = data.getLong(at + UcxWire.ADDRESS);
         int n = length - UcxWire.REQUEST_HEADER;
-        long now = clock.getAsLong(); // one read a part: parts are segments of tens of KiB and more
         Assembly a = assemblies.get(conn);
         if (a != null && a.token != token) { // the message before never finished: the sender broke its order
             dropped.accept("the parts of a message on connection " + Long.toHexString(conn) + ", followed by another's");
@@ -114,8 +113,10 @@ final class UcxAssemblies {
             a = null;
         }
         if (a == null) {
-            if (peer.assembling + total > maxAssemblingPerPeer || assembling + total > MAX_ASSEMBLING) {
-                expireLate(now); // room held by messages whose parts stopped coming goes to this one
+            long now = clock.getAsLong();
+            if (offset == 0 && total <= maxMessage
+                    && (peer.assembling + total > maxAssemblingPerPeer || assembling + total > MAX_ASSEMBLING)) {
+                expireLate(now); // room held by messages that did not come whole in time goes to this one
             }
             FencelineException refused = null;
             if (offset != 0) {
@@ -135,6 +136,7 @@ final class UcxAssemblies {
                         + " bound of " + MAX_ASSEMBLING + "; not applied");
             }
             a = new Assembly(token, total, peer, refused == null ? new byte[(int) total] : null, refused);
+            a.started = now;
             if (refused == null) {
                 assembling += total;
                 peer.assembling += total;
@@ -144,7 +146,6 @@ final class UcxAssemblies {
         if (a.refused != null) {
             return;
         }
-        a.lastPart = now;
         if (offset != a.filled || n <= 0 || a.filled + (long) n >= a.total) { // the MESSAGE brings the last bytes
             refuse(a, new FencelineException("ucx: a part of " + n + " bytes at byte " + offset + " of an active"
                     + " message of " + a.total + " with " + a.filled + " so far; not applied"));
@@ -185,7 +186,7 @@ final class UcxAssemblies {
     }
 
     /**
-     * Refuses the messages whose last part is older than the timeout, and gives their room back; at
+     * Refuses the messages whose first part is older than the timeout, and gives their room back; at
      * most once a quarter timeout, so that a stream of messages refused for room does not make
      * every one of them look over all the assemblies.
      */
@@ -195,11 +196,12 @@ final class UcxAssemblies {
         }
         lastSweep = now;
         assemblies.forEachLong((conn, a) -> {
-            if (a.refused == null && now - a.lastPart > timeoutNanos) {
+            if (a.refused == null && now - a.started > timeoutNanos) {
                 refuse(a, new FencelineException("ucx worker '" + workerName + "': an active message of " + a.total
-                        + " bytes on connection " + Long.toHexString(conn) + " had no part for "
-                        + (now - a.lastPart) / 1_000_000 + " ms (" + UcxSettings.SECTION + ".assembly-timeout = "
-                        + timeoutNanos / 1_000_000 + " ms) while another needed its room; not applied"));
+                        + " bytes on connection " + Long.toHexString(conn) + " was not whole "
+                        + (now - a.started) / 1_000_000 + " ms after its first part (" + UcxSettings.SECTION
+                        + ".assembly-timeout = " + timeoutNanos / 1_000_000 + " ms) when another message needed"
+                        + " room; not applied"));
             }
         });
     }

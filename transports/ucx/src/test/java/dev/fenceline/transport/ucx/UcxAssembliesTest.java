@@ -13,8 +13,8 @@ import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
 
 /**
- * Messages in parts whose parts stopped coming give their room to a message that needs it, after
- * {@code assembly-timeout}, and no sooner; on virtual time.
+ * Messages in parts not whole {@code assembly-timeout} after their first part give their room to a
+ * message that needs it, and no sooner; on virtual time.
  */
 class UcxAssembliesTest {
     private static final long TIMEOUT = 10_000_000_000L;
@@ -50,7 +50,7 @@ class UcxAssembliesTest {
         return assemblies.assembled(conn, conn, request, 0, UcxWire.REQUEST_HEADER + n);
     }
 
-    /** Fills the room: eight peers, each one first part of a message of a peer's whole share. */
+    /** Fills the room: eight peers, each one first part of a message of a peer's whole share, now. */
     private UcxPeer[] fill() {
         UcxPeer[] peers = new UcxPeer[8];
         for (int i = 0; i < peers.length; i++) {
@@ -62,41 +62,57 @@ class UcxAssembliesTest {
     }
 
     @Test
-    void theRoomOfMessagesWhosePartsStoppedGoesToOneThatNeedsIt() {
-        UcxPeer[] stalled = fill();
+    void theRoomOfMessagesNotWholeInTimeGoesToOneThatNeedsIt() {
+        UcxPeer[] late = fill();
         part(100, peer(), 1 << 20, 0); // no room, and none late yet
         FencelineException full = assertThrows(FencelineException.class, () -> end(100, PART, 10));
         assertTrue(full.getMessage().contains("would pass the bound of " + UcxAssemblies.MAX_ASSEMBLING), full.getMessage());
 
         now += TIMEOUT / 2;
-        part(1, stalled[0], MAX_MESSAGE, PART); // the first keeps sending: it is not late
+        part(1, late[0], MAX_MESSAGE, PART); // a part now and then does not keep a message on time
         now += TIMEOUT / 2 + 1;
         part(101, peer(), 1 << 20, 0);
-        assertEquals(MAX_MESSAGE + (1 << 20), assemblies.held(), "the seven late messages gave their room back");
-
-        FencelineException late = assertThrows(FencelineException.class, () -> end(2, PART, 10));
-        assertTrue(late.getMessage().contains("had no part for 10000 ms") && late.getMessage().contains(
-                "assembly-timeout = 10000 ms"), late.getMessage());
-        part(3, stalled[2], MAX_MESSAGE, PART); // a late message's next part does not take room again
-        assertEquals(MAX_MESSAGE + (1 << 20), assemblies.held());
-        assertThrows(FencelineException.class, () -> end(3, 2 * PART, 10));
-
-        int offset = 2 * PART; // the one that kept sending ends whole
-        for (; MAX_MESSAGE - offset > PART; offset += PART) {
-            part(1, stalled[0], MAX_MESSAGE, offset);
+        assertEquals(1 << 20, assemblies.held(), "the eight late messages gave their room back");
+        for (UcxPeer p : late) {
+            assertEquals(0, p.assembling, "its share is free again");
         }
-        byte[] whole = end(1, offset, MAX_MESSAGE - offset);
-        assertEquals(MAX_MESSAGE, whole.length);
-        for (int i = 0; i < whole.length; i += 4099) {
+
+        FencelineException refused = assertThrows(FencelineException.class, () -> end(2, PART, 10));
+        assertTrue(refused.getMessage().contains("was not whole 10000 ms after its first part") && refused.getMessage()
+                .contains("assembly-timeout = 10000 ms"), refused.getMessage());
+        part(1, late[0], MAX_MESSAGE, 2 * PART); // a late message's next part does not take room again
+        assertEquals(1 << 20, assemblies.held());
+        assertThrows(FencelineException.class, () -> end(1, 3 * PART, 10));
+
+        int offset = 0; // a peer whose message was late sends a new one, whole
+        for (; 200_000 - offset > PART; offset += PART) {
+            part(201, late[1], 200_000, offset);
+        }
+        byte[] whole = end(201, offset, 200_000 - offset);
+        for (int i = 0; i < whole.length; i += 997) {
             assertEquals((byte) i, whole[i], "byte " + i);
         }
-        assertEquals(1 << 20, assemblies.held());
-        for (long conn = 4; conn <= 8; conn++) {
+        for (long conn = 3; conn <= 8; conn++) {
             assemblies.drop(conn);
         }
         assemblies.drop(101);
         assertEquals(0, assemblies.held(), "nothing held, nothing given back twice");
+        assertEquals(0, late[1].assembling);
         assertTrue(dropped.isEmpty(), dropped.toString());
+    }
+
+    /** A first part refused whatever the room (bad offset, too large) looks nothing over. */
+    @Test
+    void requestsRefusedForOtherReasonsLookNothingOver() {
+        fill();
+        now += TIMEOUT + 1;
+        part(300, peer(), MAX_MESSAGE + 1, 0);
+        part(301, peer(), 1 << 20, PART);
+        assertEquals(UcxAssemblies.MAX_ASSEMBLING, assemblies.held(), "nothing was looked over");
+        part(302, peer(), 1 << 20, 0);
+        assertEquals(1 << 20, assemblies.held(), "the first message that needs room gets it");
+        assertTrue(assertThrows(FencelineException.class, () -> end(300, PART, 10)).getMessage()
+                .contains("exceeds this worker's limit"));
     }
 
     @Test
