@@ -37,7 +37,7 @@ final class UcxChannel {
     /** Messages that met NO_RESOURCE, in order: nothing else is sent before them. */
     final ArrayDeque<byte[]> backlog = new ArrayDeque<>();
     final ArrayDeque<Integer> backlogIds = new ArrayDeque<>();
-    /** The backlog's bytes (agent thread), bounded by {@link UcxSender#MAX_BACKLOG_BYTES}. */
+    /** The backlog's bytes (agent thread), bounded with its peer's other channels' ({@link UcxSender}). */
     long backlogBytes;
     /**
      * Run once the backlog has gone, or the channel failed first, or at {@link #afterBacklogBy}: a

@@ -30,6 +30,8 @@ final class UcxPeer {
     int incoming;
     /** Bytes its messages arriving in parts hold at this worker's target (the progress agent's). */
     long assembling;
+    /** Bytes of answers and wireup waiting for room on the channels to it ({@link UcxSender}). */
+    long backlogBytes;
     /** The peer's process is gone: what it was sent will never be applied from now on. */
     boolean dead;
     /** Whether its process was reported to be watched ({@link UcxPeers#established}). */

@@ -24,12 +24,17 @@ final class UcxSender {
     }
 
     /**
-     * The most bytes of replies and wireup one channel keeps waiting for room: a peer that sends
-     * requests and leaves the answers unread (a get's answer is far bigger than the get) would
-     * otherwise make this worker hold them without end. Past it the channel fails: the peer's lanes
-     * on it get no more answers, and fail by keepalive. As tcp's {@code limits.queued-bytes}.
+     * The most bytes of replies and wireup the channels to one peer keep waiting for room: a peer
+     * that sends requests and leaves the answers unread (a get's answer is far bigger than the get)
+     * would otherwise make this worker hold them without end. Past it the channel fails: the peer's
+     * lanes on it get no more answers, and fail by keepalive. As tcp's {@code limits.queued-bytes}.
      */
     static final long MAX_BACKLOG_BYTES = 32L << 20;
+    /**
+     * The most bytes all channels keep waiting for room: a peer is a worker id its CONNECT states,
+     * so ids made up bound nothing alone. Past it the channel holding the most fails.
+     */
+    static final long MAX_TOTAL_BACKLOG_BYTES = 256L << 20;
 
     /** Told when a channel fails on a send. */
     interface Failures {
@@ -43,9 +48,24 @@ final class UcxSender {
     private final Failures failures;
     /** Channels with something in their backlog, or waiting for room. */
     private final List<UcxChannel> blocked = new ArrayList<>();
+    private final long maxPerPeer;
+    private final long maxTotal;
+    /** The bytes of all backlogs. */
+    private long backlogBytes;
 
     UcxSender(Failures failures) {
+        this(failures, MAX_BACKLOG_BYTES, MAX_TOTAL_BACKLOG_BYTES);
+    }
+
+    /**
+     * @param failures told when a channel fails on a send
+     * @param maxPerPeer the most bytes the backlogs of one peer's channels keep
+     * @param maxTotal the most bytes all backlogs keep
+     */
+    UcxSender(Failures failures, long maxPerPeer, long maxTotal) {
         this.failures = failures;
+        this.maxPerPeer = maxPerPeer;
+        this.maxTotal = maxTotal;
     }
 
     /**
@@ -67,18 +87,76 @@ final class UcxSender {
                 return;
             }
         }
-        if (channel.backlogBytes + length > MAX_BACKLOG_BYTES) {
-            failures.failed(channel, channel.backlogBytes + " bytes of answers wait for room on it and " + length
-                    + " more would pass the bound of " + MAX_BACKLOG_BYTES + " (its peer sends requests and does not"
-                    + " take the answers)");
+        UcxPeer peer = channel.peer;
+        if (peer.backlogBytes + length > maxPerPeer) {
+            failures.failed(channel, peer.backlogBytes + " bytes of answers wait for room on the channels to " + peer
+                    + " and " + length + " more would pass one peer's bound of " + maxPerPeer + " (it sends requests"
+                    + " and does not take the answers)");
+            return;
+        }
+        if (!makeRoom(channel, length)) {
             return;
         }
         byte[] copy = new byte[length];
         message.getBytes(0, copy);
         channel.backlog.add(copy);
         channel.backlogIds.add(id);
-        channel.backlogBytes += length;
+        added(channel, length);
         block(channel);
+    }
+
+    /**
+     * Makes room in all channels' bound for a message to keep on {@code channel}: failed channels
+     * let go of theirs, and while that is not enough the channel holding the most fails (this one,
+     * if it would then hold the most).
+     *
+     * @return false if {@code channel} failed
+     */
+    private boolean makeRoom(UcxChannel channel, int length) {
+        while (backlogBytes + length > maxTotal) {
+            UcxChannel most = channel;
+            long mostBytes = channel.backlogBytes + length;
+            for (UcxChannel c : blocked) {
+                if (c.state == UcxChannel.State.FAILED) {
+                    drop(c); // failed since the last pass: its messages will never go
+                } else if (c.backlogBytes > mostBytes) {
+                    most = c;
+                    mostBytes = c.backlogBytes;
+                }
+            }
+            if (backlogBytes + length <= maxTotal) {
+                break;
+            }
+            String why = (most == channel ? mostBytes - length : mostBytes) + " bytes of answers wait for room on"
+                    + " it, the most of any channel, and all channels' " + backlogBytes + " and " + length + " more"
+                    + " would pass the bound of " + maxTotal + " (its peer sends requests and does not take the"
+                    + " answers)";
+            if (most == channel) {
+                failures.failed(channel, why);
+                return false;
+            }
+            drop(most); // its room goes now: the failure may send on other channels
+            failures.failed(most, why);
+        }
+        return true;
+    }
+
+    private void added(UcxChannel c, long n) {
+        c.backlogBytes += n;
+        c.peer.backlogBytes += n;
+        backlogBytes += n;
+    }
+
+    /** Lets go of a failed channel's backlog (once; its messages will never go). */
+    private void drop(UcxChannel c) {
+        added(c, -c.backlogBytes);
+        c.backlog.clear();
+        c.backlogIds.clear();
+    }
+
+    /** @return the bytes of all backlogs */
+    long backlogBytes() {
+        return backlogBytes;
     }
 
     /**
@@ -169,6 +247,7 @@ final class UcxSender {
             if (c.state == UcxChannel.State.FAILED
                     || c.afterBacklog != null && System.nanoTime() - c.afterBacklogBy > 0) {
                 blocked.remove(i); // failed, or what waited on it has waited long enough: it ends
+                drop(c);
                 backlogGone(c);
                 continue;
             }
@@ -186,7 +265,7 @@ final class UcxSender {
                 }
                 c.backlog.pollFirst();
                 c.backlogIds.pollFirst();
-                c.backlogBytes -= m.length;
+                added(c, -m.length);
                 if (s != UctStatus.OK) {
                     failures.failed(c, UctStatus.describe(s));
                     stuck = true;
