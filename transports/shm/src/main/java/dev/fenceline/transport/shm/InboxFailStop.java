@@ -49,12 +49,16 @@ final class InboxFailStop {
         return stopped;
     }
 
-    /** Polling thread, once: the record at the inbox's head lies outside the ring's framing. */
-    void stop() {
+    /**
+     * Polling thread, once: the record at the inbox's head lies outside the ring's framing.
+     *
+     * @param head what the record at the head claims ({@link InboxFraming#describeHead})
+     */
+    void stop(String head) {
         stopped = true;
         LOG.error("shm {}: {}: written outside the ring's protocol by a process that maps this worker's inbox;"
                 + " nothing past it can be read. The worker's shm transport stops: its peers and its own ring lanes"
-                + " fail over", workerName, InboxFraming.describeHead(inbox.ring));
+                + " fail over", workerName, head);
         halt();
     }
 

@@ -15,29 +15,42 @@ import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
  * a handler bytes past the ring's end, and then cannot advance: every later read fails at the same
  * record. A length that does not fit the ring's framing is reported instead, the records before it
  * are consumed, and nothing is read past it (where the next record starts is not known any more).
+ *
+ * <p>The head, which the ring keeps in shared memory for its writers to see, is the reader's own:
+ * a peer that moved it would otherwise make the reader skip records, or stop at a word that was
+ * never written and read nothing more, with no error; and writers that saw it moved back would
+ * find the ring full for ever. The reader reads from its own head and puts it back in the shared
+ * word whenever the two differ. One reader per ring, on the polling thread.
  */
 final class InboxFraming {
     /** {@link #read}'s answer when the record at the head has a length outside the framing. */
     static final int BROKEN = -1;
 
-    private InboxFraming() {
+    private final AtomicBuffer buffer;
+    private final int capacity;
+    private final int headAt;
+    private final int largest;
+    /** The head: where the next record starts. */
+    private long head;
+
+    /** @param ring the inbox's ring, read from its head as it is now (this worker's own, not yet shared) */
+    InboxFraming(ManyToOneRingBuffer ring) {
+        this.buffer = ring.buffer();
+        this.capacity = ring.capacity();
+        this.headAt = capacity + RingBufferDescriptor.HEAD_POSITION_OFFSET;
+        this.largest = ring.maxMsgLength() + RecordDescriptor.HEADER_LENGTH;
+        this.head = buffer.getLongVolatile(headAt);
     }
 
     /**
-     * @param ring the inbox's ring
      * @param handler gets each record, as from the ring's own reader
      * @param limit the most records to read
      * @return the records read (padding not counted), or {@link #BROKEN} if the record at the head
      *     (after those read) has a length outside the framing: it and what follows stay unread
      */
-    static int read(ManyToOneRingBuffer ring, MessageHandler handler, int limit) {
-        AtomicBuffer buffer = ring.buffer();
-        int capacity = ring.capacity();
-        int headAt = capacity + RingBufferDescriptor.HEAD_POSITION_OFFSET;
-        long head = buffer.getLong(headAt);
+    int read(MessageHandler handler, int limit) {
         int headIndex = (int) head & (capacity - 1);
         int block = capacity - headIndex; // records never wrap: a padding record fills a block's end
-        int largest = ring.maxMsgLength() + RecordDescriptor.HEADER_LENGTH;
         int bytesRead = 0;
         int messages = 0;
         boolean broken = false;
@@ -67,23 +80,20 @@ final class InboxFraming {
             if (bytesRead > 0) {
                 bytesRead = Math.min(bytesRead, block);
                 buffer.setMemory(headIndex, bytesRead, (byte) 0);
-                buffer.putLongOrdered(headAt, head + bytesRead);
+                head += bytesRead;
+                buffer.putLongOrdered(headAt, head);
+            } else if (buffer.getLong(headAt) != head) {
+                buffer.putLongOrdered(headAt, head); // moved by someone else: writers see the true one again
             }
         }
         return broken && messages == 0 ? BROKEN : messages;
     }
 
-    /**
-     * @param ring the inbox's ring
-     * @return the head's position, and what its record claims (for the log)
-     */
-    static String describeHead(ManyToOneRingBuffer ring) {
-        AtomicBuffer buffer = ring.buffer();
-        int capacity = ring.capacity();
-        long head = buffer.getLong(capacity + RingBufferDescriptor.HEAD_POSITION_OFFSET);
+    /** @return the head's position, and what its record claims (for the log) */
+    String describeHead() {
         int at = (int) head & (capacity - 1);
         return "the record at position " + head + " claims " + buffer.getIntVolatile(RecordDescriptor.lengthOffset(at))
                 + " bytes of type " + buffer.getInt(RecordDescriptor.typeOffset(at)) + " (ring of " + capacity
-                + " bytes, largest record " + (ring.maxMsgLength() + RecordDescriptor.HEADER_LENGTH) + ")";
+                + " bytes, largest record " + largest + ")";
     }
 }

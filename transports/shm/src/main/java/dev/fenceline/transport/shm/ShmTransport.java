@@ -76,6 +76,8 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend,
     private final HalfWrittenRule halfWritten;
     /** What happens when a process that maps this worker's inbox writes it outside the ring's protocol. */
     private final InboxFailStop failStop;
+    /** Reads the inbox from a head of its own (polling thread). */
+    private final InboxFraming framing;
     private volatile boolean closed;
 
     ShmTransport(TransportContext context, ShmSettings settings) {
@@ -103,6 +105,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend,
         } catch (IOException e) {
             throw new FencelineException("shm: cannot create the control segment " + inboxFile + ": " + e, e);
         }
+        this.framing = new InboxFraming(inbox.ring);
         this.gateSlots = new ShmGateSlots(inbox.gates, context.workerName(), settings.maxLanes());
         this.attention = new ShmAttention(inbox.gates.slots(), inbox.doorbell::ring);
         this.peers = new ShmPeerSegments(directory, settings.maxPeers(), kept -> {
@@ -381,9 +384,9 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend,
         producerSeen = inbox.ring.producerPosition();
         int work = 0;
         if (!failStop.stopped()) {
-            int read = InboxFraming.read(inbox.ring, messages, 256);
+            int read = framing.read(messages, 256);
             if (read == InboxFraming.BROKEN) {
-                failStop.stop();
+                failStop.stop(framing.describeHead());
             } else {
                 work = read;
             }

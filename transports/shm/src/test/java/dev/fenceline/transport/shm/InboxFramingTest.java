@@ -18,6 +18,7 @@ import org.junit.jupiter.api.Test;
  * A record length a peer process wrote outside the ring's framing (the ring is mapped writable by
  * every peer): the records before it are read, and the reader stops at it every time, where the
  * ring's own reader hands the handler bytes past the ring and then fails at the same record for ever.
+ * A head a peer moved neither makes the reader skip records or stall, nor leaves writers a full ring.
  */
 class InboxFramingTest {
     private static final int CAPACITY = 4096;
@@ -43,12 +44,13 @@ class InboxFramingTest {
     @Test
     void goodRecordsAreReadAsTheRingsOwnReaderReadsThem() {
         ManyToOneRingBuffer r = ring();
+        InboxFraming f = new InboxFraming(r);
         List<Integer> seen = new ArrayList<>();
         MessageHandler h = (type, buffer, at, length) -> seen.add(buffer.getInt(at));
         for (int round = 0; round < 50; round++) { // wraps the ring, padding records included
             write(r, 1, 8);
             write(r, 2, 100);
-            assertEquals(2, InboxFraming.read(r, h, 256));
+            assertEquals(2, f.read(h, 256));
         }
         assertEquals(100, seen.size());
         assertEquals(List.of(1000, 2000), seen.subList(98, 100));
@@ -59,6 +61,7 @@ class InboxFramingTest {
     void aLengthPastTheRingStopsTheReaderWithoutReadingPastIt() {
         for (int bogus : new int[] {0x10000000, CAPACITY, 4, CAPACITY / 2}) {
             ManyToOneRingBuffer r = ring();
+            InboxFraming f = new InboxFraming(r);
             List<Integer> seen = new ArrayList<>();
             MessageHandler h = (type, buffer, at, length) -> {
                 seen.add(type);
@@ -67,10 +70,10 @@ class InboxFramingTest {
             write(r, 1, 8);
             forge(r, 16, bogus);
             write(r, 2, 8);
-            assertEquals(1, InboxFraming.read(r, h, 256), "the record before it, length " + bogus);
+            assertEquals(1, f.read(h, 256), "the record before it, length " + bogus);
             long head = r.consumerPosition();
             for (int i = 0; i < 3; i++) {
-                assertEquals(InboxFraming.BROKEN, InboxFraming.read(r, h, 256), "length " + bogus);
+                assertEquals(InboxFraming.BROKEN, f.read(h, 256), "length " + bogus);
                 assertEquals(head, r.consumerPosition(), "not advanced past it");
             }
             assertEquals(List.of(1), seen);
@@ -85,5 +88,43 @@ class InboxFramingTest {
         for (int i = 0; i < 2; i++) {
             assertThrows(IndexOutOfBoundsException.class, () -> r.read(h, 256), "why the inbox has its own reader");
         }
+    }
+
+    /** The shared words of the ring's head and its writers' cache of it, as a peer that maps the ring may write them. */
+    private static void moveHead(ManyToOneRingBuffer r, long to) {
+        r.buffer().putLongOrdered(CAPACITY + RingBufferDescriptor.HEAD_CACHE_POSITION_OFFSET, to);
+        r.buffer().putLongOrdered(CAPACITY + RingBufferDescriptor.HEAD_POSITION_OFFSET, to);
+    }
+
+    @Test
+    void aHeadMovedForwardSkipsNothingAndStallsNothing() {
+        ManyToOneRingBuffer r = ring();
+        InboxFraming f = new InboxFraming(r);
+        List<Integer> seen = new ArrayList<>();
+        MessageHandler h = (type, buffer, at, length) -> seen.add(type);
+        write(r, 1, 8);
+        write(r, 2, 8);
+        moveHead(r, r.consumerPosition() + 64); // past both, onto a word never written
+        assertEquals(2, f.read(h, 256), "both records read from the reader's own head");
+        write(r, 3, 8);
+        assertEquals(1, f.read(h, 256));
+        assertEquals(List.of(1, 2, 3), seen);
+        assertEquals(r.producerPosition(), r.consumerPosition(), "the shared head is the reader's again");
+    }
+
+    @Test
+    void aHeadMovedBackLeavesWritersAFullRingOnlyUntilTheNextRead() {
+        ManyToOneRingBuffer r = ring();
+        InboxFraming f = new InboxFraming(r);
+        MessageHandler h = (type, buffer, at, length) -> { };
+        write(r, 1, 8);
+        assertEquals(1, f.read(h, 256));
+        long head = r.consumerPosition();
+        moveHead(r, head - CAPACITY); // to writers, the ring now looks full
+        assertTrue(r.tryClaim(1, 8) < 0, "writers find no room");
+        assertEquals(0, f.read(h, 256), "nothing to read");
+        assertEquals(head, r.consumerPosition(), "the reader put its head back");
+        write(r, 2, 8);
+        assertEquals(1, f.read(h, 256));
     }
 }

@@ -122,9 +122,10 @@ class ReplyLinesTest {
     /** Reads every answer in the ring, checking that each starts a line. */
     private static List<String> readAll(Inbox from) {
         List<String> read = new ArrayList<>();
+        InboxFraming framing = new InboxFraming(from.ring);
         int n;
         do {
-            n = InboxFraming.read(from.ring, (type, b, at, length) -> {
+            n = framing.read((type, b, at, length) -> {
                 assertEquals(0, (b.addressOffset() + at - RecordDescriptor.HEADER_LENGTH) % LINE, "starts a line");
                 read.add(ShmWire.name(type) + " " + b.getLong(at + ShmWire.TOKEN)
                         + (type == ShmWire.ACK ? " " + b.getLong(at + ShmWire.REPLY_VALUE) : ""));
