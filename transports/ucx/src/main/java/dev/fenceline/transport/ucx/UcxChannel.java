@@ -39,6 +39,8 @@ final class UcxChannel {
     final ArrayDeque<Integer> backlogIds = new ArrayDeque<>();
     /** The backlog's bytes (agent thread), bounded with its peer's other channels' ({@link UcxSender}). */
     long backlogBytes;
+    /** Since when its backlog waited without a message of it going ({@code System.nanoTime()}). */
+    long stalledSince;
     /**
      * Run once the backlog has gone, or the channel failed first, or at {@link #afterBacklogBy}: a
      * refused connect's channels end then, so that the refusal waiting on one of them is not dropped

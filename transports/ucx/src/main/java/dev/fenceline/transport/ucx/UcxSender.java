@@ -26,13 +26,15 @@ final class UcxSender {
     /**
      * The most bytes of replies and wireup the channels to one peer keep waiting for room: a peer
      * that sends requests and leaves the answers unread (a get's answer is far bigger than the get)
-     * would otherwise make this worker hold them without end. Past it the channel fails: the peer's
-     * lanes on it get no more answers, and fail by keepalive. As tcp's {@code limits.queued-bytes}.
+     * would otherwise make this worker hold them without end. Past it the peer's channel whose
+     * backlog went longest without draining fails: the peer's lanes on it get no more answers, and
+     * fail by keepalive. As tcp's {@code limits.queued-bytes}.
      */
     static final long MAX_BACKLOG_BYTES = 32L << 20;
     /**
      * The most bytes all channels keep waiting for room: a peer is a worker id its CONNECT states,
-     * so ids made up bound nothing alone. Past it the channel holding the most fails.
+     * so ids made up bound nothing alone. Past it the channel whose backlog went longest without
+     * draining fails, so that channels that never drain make room for those that do.
      */
     static final long MAX_TOTAL_BACKLOG_BYTES = 256L << 20;
 
@@ -78,6 +80,14 @@ final class UcxSender {
      * @param length how many
      */
     void send(UcxChannel channel, int id, UnsafeBuffer message, int length) {
+        send(channel, id, message, length, true);
+    }
+
+    /**
+     * @param mayEvict whether, past a bound, another channel may fail to make room for it (not for
+     *     a refusal to a connect, which must not cost a connected peer its channel)
+     */
+    void send(UcxChannel channel, int id, UnsafeBuffer message, int length, boolean mayEvict) {
         if (channel.state == UcxChannel.State.FAILED) {
             return; // its peer learns nothing more from this worker on it
         }
@@ -87,18 +97,14 @@ final class UcxSender {
                 return;
             }
         }
-        UcxPeer peer = channel.peer;
-        if (peer.backlogBytes + length > maxPerPeer) {
-            failures.failed(channel, peer.backlogBytes + " bytes of answers wait for room on the channels to " + peer
-                    + " and " + length + " more would pass one peer's bound of " + maxPerPeer + " (it sends requests"
-                    + " and does not take the answers)");
-            return;
-        }
-        if (!makeRoom(channel, length)) {
+        if (!makeRoom(channel, length, mayEvict)) {
             return;
         }
         byte[] copy = new byte[length];
         message.getBytes(0, copy);
+        if (channel.backlog.isEmpty()) {
+            channel.stalledSince = System.nanoTime();
+        }
         channel.backlog.add(copy);
         channel.backlogIds.add(id);
         added(channel, length);
@@ -106,38 +112,63 @@ final class UcxSender {
     }
 
     /**
-     * Makes room in all channels' bound for a message to keep on {@code channel}: failed channels
-     * let go of theirs, and while that is not enough the channel holding the most fails (this one,
-     * if it would then hold the most).
+     * Makes room within one peer's bound and all channels' for a message to keep on {@code channel}:
+     * failed channels let go of theirs, and while that is not enough the channel (of that peer, or
+     * any) whose backlog went longest without draining fails: this one, if it has waited longest or
+     * may not make others fail.
      *
      * @return false if {@code channel} failed
      */
-    private boolean makeRoom(UcxChannel channel, int length) {
-        while (backlogBytes + length > maxTotal) {
-            UcxChannel most = channel;
-            long mostBytes = channel.backlogBytes + length;
-            for (UcxChannel c : blocked) {
-                if (c.state == UcxChannel.State.FAILED) {
-                    drop(c); // failed since the last pass: its messages will never go
-                } else if (c.backlogBytes > mostBytes) {
-                    most = c;
-                    mostBytes = c.backlogBytes;
-                }
-            }
-            if (backlogBytes + length <= maxTotal) {
-                break;
-            }
-            String why = (most == channel ? mostBytes - length : mostBytes) + " bytes of answers wait for room on"
-                    + " it, the most of any channel, and all channels' " + backlogBytes + " and " + length + " more"
-                    + " would pass the bound of " + maxTotal + " (its peer sends requests and does not take the"
-                    + " answers)";
-            if (most == channel) {
-                failures.failed(channel, why);
+    private boolean makeRoom(UcxChannel channel, int length, boolean mayEvict) {
+        while (channel.peer.backlogBytes + length > maxPerPeer) {
+            if (!evict(channel, length, mayEvict, channel.peer)) {
                 return false;
             }
-            drop(most); // its room goes now: the failure may send on other channels
-            failures.failed(most, why);
         }
+        while (backlogBytes + length > maxTotal) {
+            if (!evict(channel, length, mayEvict, null)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Fails the channel, of {@code peer} or of any peer if null, whose backlog went longest without
+     * draining; or first lets go of failed channels' backlogs, if there are any.
+     *
+     * @return false if that is {@code channel}
+     */
+    private boolean evict(UcxChannel channel, int length, boolean mayEvict, UcxPeer peer) {
+        long now = System.nanoTime();
+        UcxChannel victim = channel;
+        long since = channel.backlog.isEmpty() ? now : channel.stalledSince;
+        boolean dropped = false;
+        for (UcxChannel c : blocked) {
+            if (c.state == UcxChannel.State.FAILED) {
+                dropped |= c.backlogBytes > 0;
+                drop(c); // failed since the last pass: its messages will never go
+            } else if (mayEvict && c != channel && c.backlogBytes > 0 && (peer == null || c.peer == peer)
+                    && c.stalledSince - since < 0) {
+                victim = c;
+                since = c.stalledSince;
+            }
+        }
+        if (dropped) {
+            return true; // look again: that may be room enough
+        }
+        long held = peer == null ? backlogBytes : peer.backlogBytes;
+        String why = victim.backlogBytes + " bytes wait for room on it, none taken for " + (now - since) / 1_000_000
+                + " ms, and " + held + " bytes waiting on " + (peer == null ? "all channels" : "the channels to " + peer)
+                + " and " + length + " more would pass the bound of " + (peer == null ? maxTotal : maxPerPeer)
+                + (victim == channel ? "" : "; no channel of theirs waited as long") + " (its peer sends requests"
+                + " and does not take the answers)";
+        if (victim == channel) {
+            failures.failed(channel, why);
+            return false;
+        }
+        drop(victim); // its room goes now: the failure may send on other channels
+        failures.failed(victim, why);
         return true;
     }
 
@@ -147,7 +178,7 @@ final class UcxSender {
         backlogBytes += n;
     }
 
-    /** Lets go of a failed channel's backlog (once; its messages will never go). */
+    /** Lets go of a channel's backlog: it failed, or ends now (its messages will never go). */
     private void drop(UcxChannel c) {
         added(c, -c.backlogBytes);
         c.backlog.clear();
@@ -256,6 +287,7 @@ final class UcxSender {
                 continue;
             }
             boolean stuck = false;
+            boolean drained = false;
             while (!c.backlog.isEmpty()) {
                 byte[] m = c.backlog.peekFirst();
                 int s = withBuffer(m, address -> c.ep.activeMessageCopy(c.backlogIds.peekFirst(), address, m.length));
@@ -266,13 +298,23 @@ final class UcxSender {
                 c.backlog.pollFirst();
                 c.backlogIds.pollFirst();
                 added(c, -m.length);
+                drained = true;
                 if (s != UctStatus.OK) {
                     failures.failed(c, UctStatus.describe(s));
                     stuck = true;
                     break;
                 }
             }
-            if (stuck && c.state != UcxChannel.State.FAILED) {
+            if (c.state == UcxChannel.State.FAILED) {
+                blocked.remove(i); // a send failed it: what still waited will never go
+                drop(c);
+                backlogGone(c);
+                continue;
+            }
+            if (stuck) {
+                if (drained) {
+                    c.stalledSince = System.nanoTime(); // it drains: others that do not go first
+                }
                 block(c);
                 i++;
                 continue;

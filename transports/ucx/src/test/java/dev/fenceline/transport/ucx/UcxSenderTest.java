@@ -55,7 +55,7 @@ class UcxSenderTest {
                 assertTrue(ch.backlogBytes <= UcxSender.MAX_BACKLOG_BYTES, "kept " + ch.backlogBytes);
             }
             assertEquals(1, failures.size(), "failed once the bound was reached, after " + sent + " replies");
-            assertTrue(failures.get(0).contains("would pass one peer's bound of " + UcxSender.MAX_BACKLOG_BYTES),
+            assertTrue(failures.get(0).contains("would pass the bound of " + UcxSender.MAX_BACKLOG_BYTES),
                     failures.get(0));
             assertTrue(ch.backlogBytes > UcxSender.MAX_BACKLOG_BYTES - size, "kept up to the bound: " + ch.backlogBytes);
         }
@@ -106,7 +106,7 @@ class UcxSenderTest {
     }
 
     @Test
-    void onePeersChannelsTogetherAreBounded() {
+    void onePeersChannelsTogetherAreBoundedAndItsChannelWaitingLongestFails() {
         UcxPeer p = peer();
         long perPeer = 256 << 10;
         withChannels(new UcxPeer[] {p, p}, perPeer, 1L << 30, (sender, failures, ch) -> {
@@ -115,28 +115,117 @@ class UcxSenderTest {
                     + p.backlogBytes + " " + failures);
             fill(sender, ch.get(1), failures, perPeer, 1L << 30, Long.MAX_VALUE);
             assertEquals(1, failures.size(), failures.toString());
-            assertTrue(failures.get(0).startsWith("2: ") && failures.get(0).contains("one peer's bound of " + perPeer),
-                    failures.get(0));
-            assertEquals(UcxChannel.State.READY, ch.get(0).state, "the other channel serves on");
+            assertTrue(failures.get(0).startsWith("1: ") && failures.get(0).contains("would pass the bound of "
+                    + perPeer), failures.get(0));
+            assertEquals(0, ch.get(0).backlogBytes, "the failed channel's backlog is let go");
+            assertEquals(UcxChannel.State.READY, ch.get(1).state, "the channel that needed the room serves on");
+            failures.clear();
+            fill(sender, ch.get(1), failures, perPeer, 1L << 30, Long.MAX_VALUE);
+            assertEquals(1, failures.size(), "alone, it fails itself at the bound: " + failures);
+            assertTrue(failures.get(0).startsWith("2: "), failures.get(0));
         });
     }
 
+    /**
+     * Past all channels' bound, the channel whose backlog went longest without draining fails, not
+     * the one holding the most: the first channel waits from before the second, with less.
+     */
     @Test
-    void allChannelsTogetherAreBoundedAndTheOneHoldingTheMostFails() {
-        long perPeer = 1 << 20;
+    void allChannelsTogetherAreBoundedAndTheOneWaitingLongestFails() {
+        long perPeer = 2 << 20;
         long total = 3 << 19;
         withChannels(new UcxPeer[] {peer(), peer()}, perPeer, total, (sender, failures, ch) -> {
-            fill(sender, ch.get(0), failures, perPeer, total, perPeer);
+            fill(sender, ch.get(0), failures, perPeer, total, 1 << 19);
             long first = ch.get(0).backlogBytes;
-            assertTrue(failures.isEmpty() && first > perPeer - 2 * SIZE, "the first keeps its peer's bound: " + first);
+            assertTrue(failures.isEmpty() && first > (1 << 19) - 2 * SIZE, "the first keeps half its bound: " + first);
             fill(sender, ch.get(1), failures, perPeer, total, Long.MAX_VALUE);
             assertEquals(1, failures.size(), failures.toString());
-            assertTrue(failures.get(0).startsWith("1: " + first + " bytes of answers wait for room on it, the most")
+            assertTrue(failures.get(0).startsWith("1: " + first + " bytes wait for room on it, none taken for")
                     && failures.get(0).contains("would pass the bound of " + total), failures.get(0));
             assertEquals(0, ch.get(0).backlogBytes, "the failed channel's backlog is let go");
             assertEquals(0, ch.get(0).peer.backlogBytes);
             assertEquals(UcxChannel.State.READY, ch.get(1).state, "the channel that needed the room serves on");
-            assertEquals(ch.get(1).backlogBytes + SIZE, sender.backlogBytes() + SIZE, "only its backlog is kept");
+            assertEquals(ch.get(1).backlogBytes, sender.backlogBytes(), "only its backlog is kept");
         });
+    }
+
+    /** A message that may not make others fail for room (a refusal to a connect) fails its own channel. */
+    @Test
+    void aMessageThatMayNotEvictFailsItsOwnChannel() {
+        long perPeer = 2 << 20;
+        long total = 1 << 20;
+        withChannels(new UcxPeer[] {peer(), peer()}, perPeer, total, (sender, failures, ch) -> {
+            fill(sender, ch.get(0), failures, perPeer, total, total);
+            assertTrue(failures.isEmpty() && sender.backlogBytes() > total - SIZE, "full: " + sender.backlogBytes());
+            UnsafeBuffer refusal = new UnsafeBuffer(ByteBuffer.allocateDirect(SIZE));
+            for (int i = 0; i < 1000 && failures.isEmpty(); i++) { // past the receiver's own queue first
+                sender.send(ch.get(1), 3, refusal, SIZE, false);
+            }
+            assertEquals(1, failures.size(), failures.toString());
+            assertTrue(failures.get(0).startsWith("2: "), failures.get(0));
+            assertEquals(UcxChannel.State.READY, ch.get(0).state, "the connected peer's channel is kept");
+        });
+    }
+
+    /**
+     * A channel whose backlog drains is not the one that fails for room, though it waited first and
+     * holds the most: its receiver (on a worker of its own) takes some messages, and the sender's
+     * retry sends what waited.
+     */
+    @Test
+    void aChannelThatDrainsIsNotTheOneThatFails() {
+        UctResource posix = UcxNative.resources().stream()
+                .filter(r -> r.transport().equals("posix")).findFirst()
+                .orElseThrow(() -> new AssertionError("no posix in " + UcxNative.resources()));
+        long perPeer = 1 << 20;
+        long total = 3 << 19;
+        try (UctWorker w = UctWorker.create(); UctWorker stuck = UctWorker.create()) {
+            UctIface a = w.open(posix, Map.of());
+            UctIface drains = w.open(posix, Map.of()); // progressed with a, when the test says
+            UctIface never = stuck.open(posix, Map.of());
+            UcxChannel draining = new UcxChannel(1, peer(), a, 0, 0, a.connect(drains.address()),
+                    UcxWireup.Mode.IFACE, false, UcxChannel.State.READY);
+            UcxChannel stalled = new UcxChannel(2, peer(), a, 0, 0, a.connect(never.address()),
+                    UcxWireup.Mode.IFACE, false, UcxChannel.State.READY);
+            List<String> failures = new ArrayList<>();
+            UcxSender sender = new UcxSender((channel, why) -> {
+                failures.add(channel.id + ": " + why);
+                channel.state = UcxChannel.State.FAILED;
+            }, perPeer, total);
+            fill(sender, draining, failures, perPeer, total, 700 << 10);
+            fill(sender, stalled, failures, perPeer, total, 700 << 10);
+            assertTrue(failures.isEmpty(), failures.toString());
+            long before = draining.backlogBytes;
+            for (int i = 0; i < 100_000 && draining.backlogBytes == before; i++) {
+                w.progress();
+                w.drain(new UctEventHandler() {
+                    @Override
+                    public void completed(long token, int status, long value) {
+                    }
+
+                    @Override
+                    public void activeMessage(long iface, int id, org.agrona.DirectBuffer data, int offset,
+                            int length) {
+                    }
+
+                    @Override
+                    public void ready(long token) {
+                        sender.ready(draining);
+                    }
+
+                    @Override
+                    public void endpointFailed(long endpoint, int status) {
+                        failures.add("endpoint failed: " + status);
+                    }
+                });
+                sender.retry();
+            }
+            assertTrue(draining.backlogBytes < before, "the draining channel sent some of its backlog: "
+                    + draining.backlogBytes);
+            fill(sender, draining, failures, perPeer, total, perPeer);
+            assertTrue(!failures.isEmpty() && failures.get(0).startsWith("2: "), "the stalled channel fails first: "
+                    + failures);
+            assertEquals(UcxChannel.State.READY, draining.state);
+        }
     }
 }
