@@ -127,6 +127,9 @@ final class UcxAcceptor {
         } catch (FencelineException | IllegalArgumentException | IndexOutOfBoundsException e) {
             UcxPeer refusedPeer = peer;
             refused.warn(() -> "refused a connect from " + refusedPeer + ": " + e.getMessage());
+            for (UcxChannel ch : made) {
+                ch.refused = true; // no later connect may name them; a refusal on one makes no other channel fail
+            }
             if (answer != null && answer.state != UcxChannel.State.FAILED) {
                 send.accept(answer, new UcxWireup.Refused(m.dial(), String.valueOf(e.getMessage())));
             }
@@ -140,11 +143,7 @@ final class UcxAcceptor {
             };
             if (answer != null && answer.blocked() && made.contains(answer)) {
                 // The refusal waits for room on a channel made for it (one still connecting): the
-                // channels end once it has gone, or after the connect timeout, and meanwhile no
-                // later connect may name them.
-                for (UcxChannel ch : made) {
-                    ch.refused = true;
-                }
+                // channels end once it has gone, or after the connect timeout.
                 answer.afterBacklog = end;
                 answer.afterBacklogBy = System.nanoTime() + settings.connectTimeout().toNanos();
             } else {

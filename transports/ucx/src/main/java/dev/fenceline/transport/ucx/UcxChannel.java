@@ -34,13 +34,17 @@ final class UcxChannel {
     State state;
     /** Lanes on this channel (origin channels). */
     final List<UcxLane> lanes = new ArrayList<>();
+    /**
+     * A message that met NO_RESOURCE: its bytes, its UCT active-message id, and when it was kept
+     * ({@code System.nanoTime()}), by which the channel whose oldest message waited longest is told.
+     */
+    record Waiting(byte[] bytes, int id, long since) {
+    }
+
     /** Messages that met NO_RESOURCE, in order: nothing else is sent before them. */
-    final ArrayDeque<byte[]> backlog = new ArrayDeque<>();
-    final ArrayDeque<Integer> backlogIds = new ArrayDeque<>();
+    final ArrayDeque<Waiting> backlog = new ArrayDeque<>();
     /** The backlog's bytes (agent thread), bounded with its peer's other channels' ({@link UcxSender}). */
     long backlogBytes;
-    /** Since when its backlog waited without a message of it going ({@code System.nanoTime()}). */
-    long stalledSince;
     /**
      * Run once the backlog has gone, or the channel failed first, or at {@link #afterBacklogBy}: a
      * refused connect's channels end then, so that the refusal waiting on one of them is not dropped
@@ -49,7 +53,10 @@ final class UcxChannel {
     Runnable afterBacklog;
     /** When {@link #afterBacklog} runs whether or not the backlog has gone ({@code System.nanoTime()}). */
     long afterBacklogBy;
-    /** Made for a connect that was refused: no later connect may name it (it ends soon). */
+    /**
+     * Made for a connect that was refused: no later connect may name it (it ends soon), and the
+     * refusal on it never makes another channel fail for room ({@link UcxSender}).
+     */
     boolean refused;
     /** Whether a pending request waits for room on the endpoint. */
     boolean pendingAdded;

@@ -26,15 +26,17 @@ final class UcxSender {
     /**
      * The most bytes of replies and wireup the channels to one peer keep waiting for room: a peer
      * that sends requests and leaves the answers unread (a get's answer is far bigger than the get)
-     * would otherwise make this worker hold them without end. Past it the peer's channel whose
-     * backlog went longest without draining fails: the peer's lanes on it get no more answers, and
-     * fail by keepalive. As tcp's {@code limits.queued-bytes}.
+     * would otherwise make this worker hold them without end. Past it the peer's channel whose oldest
+     * waiting message waited longest fails: the peer's lanes on it get no more answers, and fail by
+     * keepalive (this worker's own channels to the peer, whose wireup waits there too, fail their
+     * lanes at once). As tcp's {@code limits.queued-bytes}.
      */
     static final long MAX_BACKLOG_BYTES = 32L << 20;
     /**
      * The most bytes all channels keep waiting for room: a peer is a worker id its CONNECT states,
-     * so ids made up bound nothing alone. Past it the channel whose backlog went longest without
-     * draining fails, so that channels that never drain make room for those that do.
+     * so ids made up bound nothing alone. Past it the channel whose oldest waiting message waited
+     * longest fails: channels that never drain, or take a message now and then, make room for those
+     * that keep draining.
      */
     static final long MAX_TOTAL_BACKLOG_BYTES = 256L << 20;
 
@@ -102,11 +104,7 @@ final class UcxSender {
         }
         byte[] copy = new byte[length];
         message.getBytes(0, copy);
-        if (channel.backlog.isEmpty()) {
-            channel.stalledSince = System.nanoTime();
-        }
-        channel.backlog.add(copy);
-        channel.backlogIds.add(id);
+        channel.backlog.add(new UcxChannel.Waiting(copy, id, System.nanoTime()));
         added(channel, length);
         block(channel);
     }
@@ -114,7 +112,7 @@ final class UcxSender {
     /**
      * Makes room within one peer's bound and all channels' for a message to keep on {@code channel}:
      * failed channels let go of theirs, and while that is not enough the channel (of that peer, or
-     * any) whose backlog went longest without draining fails: this one, if it has waited longest or
+     * any) whose oldest waiting message waited longest fails: this one, if that is its message or it
      * may not make others fail.
      *
      * @return false if {@code channel} failed
@@ -134,35 +132,30 @@ final class UcxSender {
     }
 
     /**
-     * Fails the channel, of {@code peer} or of any peer if null, whose backlog went longest without
-     * draining; or first lets go of failed channels' backlogs, if there are any.
+     * Fails the channel, of {@code peer} or of any peer if null, whose oldest waiting message waited
+     * longest; or first lets go of failed channels' backlogs, if there are any.
      *
      * @return false if that is {@code channel}
      */
     private boolean evict(UcxChannel channel, int length, boolean mayEvict, UcxPeer peer) {
         long now = System.nanoTime();
         UcxChannel victim = channel;
-        long since = channel.backlog.isEmpty() ? now : channel.stalledSince;
+        long since = channel.backlog.isEmpty() ? now : channel.backlog.peekFirst().since();
         boolean dropped = false;
         for (UcxChannel c : blocked) {
             if (c.state == UcxChannel.State.FAILED) {
                 dropped |= c.backlogBytes > 0;
                 drop(c); // failed since the last pass: its messages will never go
-            } else if (mayEvict && c != channel && c.backlogBytes > 0 && (peer == null || c.peer == peer)
-                    && c.stalledSince - since < 0) {
+            } else if (mayEvict && c != channel && !c.backlog.isEmpty() && (peer == null || c.peer == peer)
+                    && (c.backlog.peekFirst().since() - since < 0 || victim.backlog.isEmpty())) {
                 victim = c;
-                since = c.stalledSince;
+                since = c.backlog.peekFirst().since();
             }
         }
         if (dropped) {
             return true; // look again: that may be room enough
         }
-        long held = peer == null ? backlogBytes : peer.backlogBytes;
-        String why = victim.backlogBytes + " bytes wait for room on it, none taken for " + (now - since) / 1_000_000
-                + " ms, and " + held + " bytes waiting on " + (peer == null ? "all channels" : "the channels to " + peer)
-                + " and " + length + " more would pass the bound of " + (peer == null ? maxTotal : maxPerPeer)
-                + (victim == channel ? "" : "; no channel of theirs waited as long") + " (its peer sends requests"
-                + " and does not take the answers)";
+        String why = why(channel, victim, length, mayEvict, peer, (now - since) / 1_000_000);
         if (victim == channel) {
             failures.failed(channel, why);
             return false;
@@ -170,6 +163,21 @@ final class UcxSender {
         drop(victim); // its room goes now: the failure may send on other channels
         failures.failed(victim, why);
         return true;
+    }
+
+    /** Why {@code victim} fails to make room for a message on {@code channel}: true in every case. */
+    private String why(UcxChannel channel, UcxChannel victim, int length, boolean mayEvict, UcxPeer peer,
+            long waitedMillis) {
+        String whose = peer == null ? "all channels" : "the channels to " + peer;
+        String past = (peer == null ? backlogBytes : peer.backlogBytes) + " bytes wait for room on " + whose + ", and "
+                + length + " more would pass the bound of " + (peer == null ? maxTotal : maxPerPeer);
+        if (victim.backlog.isEmpty()) { // the channel the message is for, holding nothing
+            return past + (mayEvict ? "; none of them on this channel" : "; a refusal to a connect makes no other"
+                    + " channel fail");
+        }
+        return past + "; " + victim.backlogBytes + " of them on this channel, the oldest waiting " + waitedMillis
+                + " ms" + (mayEvict || victim != channel ? ", longer than on any other of " + whose : "")
+                + (victim.origin ? "" : " (its peer sends requests and does not take the answers)");
     }
 
     private void added(UcxChannel c, long n) {
@@ -182,7 +190,6 @@ final class UcxSender {
     private void drop(UcxChannel c) {
         added(c, -c.backlogBytes);
         c.backlog.clear();
-        c.backlogIds.clear();
     }
 
     /** @return the bytes of all backlogs */
@@ -287,18 +294,15 @@ final class UcxSender {
                 continue;
             }
             boolean stuck = false;
-            boolean drained = false;
             while (!c.backlog.isEmpty()) {
-                byte[] m = c.backlog.peekFirst();
-                int s = withBuffer(m, address -> c.ep.activeMessageCopy(c.backlogIds.peekFirst(), address, m.length));
+                UcxChannel.Waiting m = c.backlog.peekFirst();
+                int s = withBuffer(m.bytes(), address -> c.ep.activeMessageCopy(m.id(), address, m.bytes().length));
                 if (s == UctStatus.NO_RESOURCE) {
                     stuck = true;
                     break;
                 }
                 c.backlog.pollFirst();
-                c.backlogIds.pollFirst();
-                added(c, -m.length);
-                drained = true;
+                added(c, -m.bytes().length);
                 if (s != UctStatus.OK) {
                     failures.failed(c, UctStatus.describe(s));
                     stuck = true;
@@ -312,9 +316,6 @@ final class UcxSender {
                 continue;
             }
             if (stuck) {
-                if (drained) {
-                    c.stalledSince = System.nanoTime(); // it drains: others that do not go first
-                }
                 block(c);
                 i++;
                 continue;

@@ -251,9 +251,9 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
     private void send(UcxChannel ch, UcxWireup.Message m) {
         byte[] bytes = UcxWireup.encode(m);
         scratch.putBytes(0, bytes);
-        // A refusal goes to whoever sent the CONNECT, whose word nobody checked: it may wait, but it
-        // never makes a connected peer's channel fail for room.
-        sender.send(ch, UcxWire.AM_WIREUP, scratch, bytes.length, !(m instanceof UcxWireup.Refused));
+        // A refusal on a channel made for the refused connect goes to whoever sent it, whose word
+        // nobody checked: it may wait, but it never makes a connected peer's channel fail for room.
+        sender.send(ch, UcxWire.AM_WIREUP, scratch, bytes.length, !ch.refused);
     }
 
     /**

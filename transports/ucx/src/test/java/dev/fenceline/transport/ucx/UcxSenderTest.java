@@ -18,8 +18,8 @@ import org.junit.jupiter.api.Timeout;
  * Replies that wait for room are kept in order, and no more of them than the bounds: a peer that
  * sends requests and never takes the answers (here a posix iface that never progresses, whose
  * queue fills) has its channel failed, naming the bound, rather than this worker holding them
- * without end; a peer's channels together are bounded, and all channels together, past which the
- * channel holding the most fails.
+ * without end; a peer's channels together are bounded, and all channels together: past a bound the
+ * channel whose oldest waiting message waited longest fails, not the one holding the most.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class UcxSenderTest {
@@ -140,8 +140,8 @@ class UcxSenderTest {
             assertTrue(failures.isEmpty() && first > (1 << 19) - 2 * SIZE, "the first keeps half its bound: " + first);
             fill(sender, ch.get(1), failures, perPeer, total, Long.MAX_VALUE);
             assertEquals(1, failures.size(), failures.toString());
-            assertTrue(failures.get(0).startsWith("1: " + first + " bytes wait for room on it, none taken for")
-                    && failures.get(0).contains("would pass the bound of " + total), failures.get(0));
+            assertTrue(failures.get(0).startsWith("1: ") && failures.get(0).contains("would pass the bound of " + total
+                    + "; " + first + " of them on this channel, the oldest waiting"), failures.get(0));
             assertEquals(0, ch.get(0).backlogBytes, "the failed channel's backlog is let go");
             assertEquals(0, ch.get(0).peer.backlogBytes);
             assertEquals(UcxChannel.State.READY, ch.get(1).state, "the channel that needed the room serves on");
@@ -168,64 +168,106 @@ class UcxSenderTest {
     }
 
     /**
-     * A channel whose backlog drains is not the one that fails for room, though it waited first and
-     * holds the most: its receiver (on a worker of its own) takes some messages, and the sender's
-     * retry sends what waited.
+     * Channels from one iface: one to an iface of the same worker, progressed when the test drains
+     * it, one to an iface of a worker never progressed.
      */
-    @Test
-    void aChannelThatDrainsIsNotTheOneThatFails() {
+    private interface TwoReceivers {
+        void run(UctWorker w, UcxSender sender, List<String> failures, UcxChannel drains, UcxChannel never);
+    }
+
+    private static void withTwoReceivers(long perPeer, long total, TwoReceivers body) {
         UctResource posix = UcxNative.resources().stream()
                 .filter(r -> r.transport().equals("posix")).findFirst()
                 .orElseThrow(() -> new AssertionError("no posix in " + UcxNative.resources()));
-        long perPeer = 1 << 20;
-        long total = 3 << 19;
         try (UctWorker w = UctWorker.create(); UctWorker stuck = UctWorker.create()) {
             UctIface a = w.open(posix, Map.of());
-            UctIface drains = w.open(posix, Map.of()); // progressed with a, when the test says
+            UctIface drains = w.open(posix, Map.of());
             UctIface never = stuck.open(posix, Map.of());
-            UcxChannel draining = new UcxChannel(1, peer(), a, 0, 0, a.connect(drains.address()),
+            UcxChannel toDrains = new UcxChannel(1, peer(), a, 0, 0, a.connect(drains.address()),
                     UcxWireup.Mode.IFACE, false, UcxChannel.State.READY);
-            UcxChannel stalled = new UcxChannel(2, peer(), a, 0, 0, a.connect(never.address()),
+            UcxChannel toNever = new UcxChannel(2, peer(), a, 0, 0, a.connect(never.address()),
                     UcxWireup.Mode.IFACE, false, UcxChannel.State.READY);
             List<String> failures = new ArrayList<>();
             UcxSender sender = new UcxSender((channel, why) -> {
                 failures.add(channel.id + ": " + why);
                 channel.state = UcxChannel.State.FAILED;
             }, perPeer, total);
-            fill(sender, draining, failures, perPeer, total, 700 << 10);
-            fill(sender, stalled, failures, perPeer, total, 700 << 10);
-            assertTrue(failures.isEmpty(), failures.toString());
+            body.run(w, sender, failures, toDrains, toNever);
+        }
+    }
+
+    /** Progresses the worker and retries the sender until the channel holds at most {@code upTo} bytes. */
+    private static void drain(UctWorker w, UcxSender sender, UcxChannel ch, long upTo) {
+        for (int i = 0; i < 100_000 && ch.backlogBytes > upTo; i++) {
+            w.progress();
+            w.drain(new UctEventHandler() {
+                @Override
+                public void completed(long token, int status, long value) {
+                }
+
+                @Override
+                public void activeMessage(long iface, int id, org.agrona.DirectBuffer data, int offset, int length) {
+                }
+
+                @Override
+                public void ready(long token) {
+                    if (token == ch.ep.handle) {
+                        sender.ready(ch);
+                    }
+                }
+
+                @Override
+                public void endpointFailed(long endpoint, int status) {
+                    throw new AssertionError("endpoint failed: " + status);
+                }
+            });
+            sender.retry();
+        }
+        assertTrue(ch.backlogBytes <= upTo, "drained to " + ch.backlogBytes + ", not " + upTo);
+    }
+
+    /**
+     * A channel that keeps draining is not the one that fails for room, though it waited first and
+     * holds the most: its messages older than the stalled channel's went.
+     */
+    @Test
+    void aChannelThatKeepsDrainingIsNotTheOneThatFails() {
+        long perPeer = 4 << 20;
+        long total = 1200 << 10;
+        withTwoReceivers(perPeer, total, (w, sender, failures, draining, stalled) -> {
+            fill(sender, draining, failures, perPeer, total, 300 << 10);
+            fill(sender, stalled, failures, perPeer, total, 300 << 10);
             long before = draining.backlogBytes;
-            for (int i = 0; i < 100_000 && draining.backlogBytes == before; i++) {
-                w.progress();
-                w.drain(new UctEventHandler() {
-                    @Override
-                    public void completed(long token, int status, long value) {
-                    }
-
-                    @Override
-                    public void activeMessage(long iface, int id, org.agrona.DirectBuffer data, int offset,
-                            int length) {
-                    }
-
-                    @Override
-                    public void ready(long token) {
-                        sender.ready(draining);
-                    }
-
-                    @Override
-                    public void endpointFailed(long endpoint, int status) {
-                        failures.add("endpoint failed: " + status);
-                    }
-                });
-                sender.retry();
-            }
-            assertTrue(draining.backlogBytes < before, "the draining channel sent some of its backlog: "
-                    + draining.backlogBytes);
+            fill(sender, draining, failures, perPeer, total, before + (400 << 10));
+            long newer = draining.backlogBytes - before;
+            drain(w, sender, draining, newer); // every message kept before the stalled channel's went
+            assertTrue(draining.backlogBytes > 0 && failures.isEmpty(), "still waiting: " + draining.backlogBytes
+                    + " " + failures);
             fill(sender, draining, failures, perPeer, total, perPeer);
             assertTrue(!failures.isEmpty() && failures.get(0).startsWith("2: "), "the stalled channel fails first: "
                     + failures);
             assertEquals(UcxChannel.State.READY, draining.state);
-        }
+        });
+    }
+
+    /**
+     * A channel whose receiver takes a message now and then still has its oldest waiting: it fails
+     * for room before a channel whose messages came after that one.
+     */
+    @Test
+    void aChannelThatTakesAMessageNowAndThenStillLooksOld() {
+        long perPeer = 4 << 20;
+        long total = 1 << 20;
+        withTwoReceivers(perPeer, total, (w, sender, failures, trickling, stalled) -> {
+            fill(sender, trickling, failures, perPeer, total, 400 << 10);
+            fill(sender, stalled, failures, perPeer, total, 300 << 10);
+            long before = trickling.backlogBytes;
+            drain(w, sender, trickling, before - 1); // some went; its oldest waiting came before the other's
+            assertTrue(trickling.backlogBytes > 0 && failures.isEmpty(), "still waiting: " + trickling.backlogBytes);
+            fill(sender, stalled, failures, perPeer, total, perPeer);
+            assertTrue(!failures.isEmpty() && failures.get(0).startsWith("1: "), "the trickling channel fails: "
+                    + failures);
+            assertEquals(UcxChannel.State.READY, stalled.state);
+        });
     }
 }
