@@ -20,7 +20,9 @@ import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
  * a peer that moved it would otherwise make the reader skip records, or stop at a word that was
  * never written and read nothing more, with no error; and writers that saw it moved back would
  * find the ring full for ever. The reader reads from its own head and puts it back in the shared
- * word whenever the two differ. One reader per ring, on the polling thread.
+ * word whenever the two differ (writers' cache of the head, another shared word, is theirs: a
+ * process that moves it forward makes them write over records not yet read, as writing them itself
+ * would). One reader per ring, on the polling thread.
  */
 final class InboxFraming {
     /** {@link #read}'s answer when the record at the head has a length outside the framing. */
@@ -33,13 +35,23 @@ final class InboxFraming {
     /** The head: where the next record starts. */
     private long head;
 
-    /** @param ring the inbox's ring, read from its head as it is now (this worker's own, not yet shared) */
-    InboxFraming(ManyToOneRingBuffer ring) {
+    /**
+     * @param ring the inbox's ring
+     * @param head where its next record starts (0 for a ring just made: its file may already be
+     *     seen by other processes, whose word for the head is not taken)
+     */
+    InboxFraming(ManyToOneRingBuffer ring, long head) {
         this.buffer = ring.buffer();
         this.capacity = ring.capacity();
         this.headAt = capacity + RingBufferDescriptor.HEAD_POSITION_OFFSET;
         this.largest = ring.maxMsgLength() + RecordDescriptor.HEADER_LENGTH;
-        this.head = buffer.getLongVolatile(headAt);
+        this.head = head;
+        buffer.putLongOrdered(headAt, head);
+    }
+
+    /** @return where the next record starts: the reader's own head (polling thread) */
+    long position() {
+        return head;
     }
 
     /**

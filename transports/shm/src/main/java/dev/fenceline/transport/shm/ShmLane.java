@@ -444,10 +444,19 @@ final class ShmLane extends AbstractLane implements DirectAccess {
         reportCompletions();
     }
 
+    /**
+     * @return the bytes of the peer's ring in use, from one read of each position: its head is the
+     *     peer's word, and the ring's own size() reads again for as long as that word keeps changing
+     */
+    private long ringUsed() {
+        long used = peer.ring.producerPosition() - peer.ring.consumerPosition();
+        return Math.max(0, Math.min(used, peer.ring.capacity()));
+    }
+
     /** After a polling pass: the gathered completions, and room again in the lane and the peer's ring. */
     void pollComplete() {
         reportCompletions();
-        if (wantReady && unanswered < queueDepth && peer.ring.size() < peer.ring.capacity() / 2) {
+        if (wantReady && unanswered < queueDepth && ringUsed() < peer.ring.capacity() / 2) {
             wantReady = false;
             LaneListener l = listener();
             if (l != null) {

@@ -105,7 +105,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend,
         } catch (IOException e) {
             throw new FencelineException("shm: cannot create the control segment " + inboxFile + ": " + e, e);
         }
-        this.framing = new InboxFraming(inbox.ring);
+        this.framing = new InboxFraming(inbox.ring, 0);
         this.gateSlots = new ShmGateSlots(inbox.gates, context.workerName(), settings.maxLanes());
         this.attention = new ShmAttention(inbox.gates.slots(), inbox.doorbell::ring);
         this.peers = new ShmPeerSegments(directory, settings.maxPeers(), kept -> {
@@ -159,7 +159,7 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend,
                 || peers.changes() != inboxesSeen) {
             return InboxWakeup.Idleness.WORK;
         }
-        if (produced != inbox.ring.consumerPosition() || attention.attending() || halfWritten.asked()) {
+        if (produced != framing.position() || attention.attending() || halfWritten.asked()) {
             return InboxWakeup.Idleness.POLL_AGAIN; // a claimed record not committed yet; lanes that asked for attention
         }
         for (Inbox o : inboxes) {
@@ -416,7 +416,8 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend,
         if (losses.takeProcessDied()) { // a peer worker's close is no death: its process finishes what it claimed
             halfWritten.deathSeen(inbox.ring.producerPosition());
         }
-        if (halfWritten.asked() && halfWritten.take(inbox.ring.producerPosition(), inbox.ring.consumerPosition())
+        // unblock() reads the shared head, which this pass's read put back if another process moved it.
+        if (halfWritten.asked() && halfWritten.take(inbox.ring.producerPosition(), framing.position())
                 && inbox.ring.unblock()) {
             LOG.warn("shm {}: skipped a message a dead peer left half-written in the inbox", context.workerName());
         }

@@ -44,7 +44,7 @@ class InboxFramingTest {
     @Test
     void goodRecordsAreReadAsTheRingsOwnReaderReadsThem() {
         ManyToOneRingBuffer r = ring();
-        InboxFraming f = new InboxFraming(r);
+        InboxFraming f = new InboxFraming(r, 0);
         List<Integer> seen = new ArrayList<>();
         MessageHandler h = (type, buffer, at, length) -> seen.add(buffer.getInt(at));
         for (int round = 0; round < 50; round++) { // wraps the ring, padding records included
@@ -61,7 +61,7 @@ class InboxFramingTest {
     void aLengthPastTheRingStopsTheReaderWithoutReadingPastIt() {
         for (int bogus : new int[] {0x10000000, CAPACITY, 4, CAPACITY / 2}) {
             ManyToOneRingBuffer r = ring();
-            InboxFraming f = new InboxFraming(r);
+            InboxFraming f = new InboxFraming(r, 0);
             List<Integer> seen = new ArrayList<>();
             MessageHandler h = (type, buffer, at, length) -> {
                 seen.add(type);
@@ -99,7 +99,7 @@ class InboxFramingTest {
     @Test
     void aHeadMovedForwardSkipsNothingAndStallsNothing() {
         ManyToOneRingBuffer r = ring();
-        InboxFraming f = new InboxFraming(r);
+        InboxFraming f = new InboxFraming(r, 0);
         List<Integer> seen = new ArrayList<>();
         MessageHandler h = (type, buffer, at, length) -> seen.add(type);
         write(r, 1, 8);
@@ -115,7 +115,7 @@ class InboxFramingTest {
     @Test
     void aHeadMovedBackLeavesWritersAFullRingOnlyUntilTheNextRead() {
         ManyToOneRingBuffer r = ring();
-        InboxFraming f = new InboxFraming(r);
+        InboxFraming f = new InboxFraming(r, 0);
         MessageHandler h = (type, buffer, at, length) -> { };
         write(r, 1, 8);
         assertEquals(1, f.read(h, 256));
@@ -126,5 +126,16 @@ class InboxFramingTest {
         assertEquals(head, r.consumerPosition(), "the reader put its head back");
         write(r, 2, 8);
         assertEquals(1, f.read(h, 256));
+    }
+
+    /** A reader of a ring just made starts where the ring does, whatever its shared head says by then. */
+    @Test
+    void aNewReaderTakesNoHeadFromTheSharedWord() {
+        ManyToOneRingBuffer r = ring();
+        write(r, 1, 8);
+        moveHead(r, 64);
+        InboxFraming f = new InboxFraming(r, 0);
+        assertEquals(1, f.read((type, buffer, at, length) -> { }, 256));
+        assertEquals(r.producerPosition(), r.consumerPosition());
     }
 }

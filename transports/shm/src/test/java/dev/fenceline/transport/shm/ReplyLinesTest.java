@@ -122,7 +122,7 @@ class ReplyLinesTest {
     /** Reads every answer in the ring, checking that each starts a line. */
     private static List<String> readAll(Inbox from) {
         List<String> read = new ArrayList<>();
-        InboxFraming framing = new InboxFraming(from.ring);
+        InboxFraming framing = new InboxFraming(from.ring, from.ring.consumerPosition());
         int n;
         do {
             n = framing.read((type, b, at, length) -> {
