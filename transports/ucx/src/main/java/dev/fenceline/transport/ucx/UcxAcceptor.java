@@ -5,18 +5,24 @@ import dev.fenceline.FencelineException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.BiConsumer;
+import org.agrona.collections.LongHashSet;
 
 /**
- * The target's side of wireup (see {@link UcxWireup}): a peer's CONNECT is checked (its address, the
- * channels it names or makes, its lanes against {@code max-lanes-per-peer} and all peers' against
- * {@code max-incoming-lanes}), this worker's end of each new channel is made, the lanes are opened at
- * the target, and CONNECTED goes back on the CONNECT's first channel; or, where any of that is
- * refused, REFUSED says why and then the channels made for it end (once the refusal has left a
- * channel still connecting, or after the connect timeout; meanwhile no later connect may name them).
+ * The target's side of wireup (see {@link UcxWireup}): a peer's CONNECT is checked whole (its
+ * address, the channels it names or makes against this worker's ifaces and {@code
+ * max-incoming-channels}, its lanes against {@code max-lanes-per-peer} and all peers' against {@code
+ * max-incoming-lanes}) before any UCT endpoint is made for it; then this worker's end of each new
+ * channel is made, the lanes are opened at the target, and CONNECTED goes back on the CONNECT's
+ * first channel. Where any of that is refused, REFUSED says why on the first channel (made for it
+ * only while few such are open) and then the channels made for it end, without a warning each (once
+ * the refusal has left a channel still connecting, or after the connect timeout; meanwhile no later
+ * connect may name them).
  * Everything in a CONNECT is a peer's bytes, checked before it is used. Agent thread only.
  */
 final class UcxAcceptor {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(UcxAcceptor.class);
+    /** Channels past {@code max-incoming-channels} made only to carry refusals, at most, at once. */
+    static final int REFUSAL_CHANNELS = 16;
 
     private final UcxAgent agent;
     private final UcxTarget target;
@@ -80,43 +86,25 @@ final class UcxAcceptor {
         UcxChannel answer = null;
         List<UcxChannel> made = new ArrayList<>();
         try {
+            // Everything a CONNECT names is checked before any UCT endpoint is made for it: a refused
+            // one leaves nothing to end but the channel its refusal goes on.
+            int fresh = check(peer, m);
+            if (peers.replyChannels() + fresh > settings.maxIncomingChannels()) {
+                throw new FencelineException("ucx: worker '" + workerName + "' holds " + peers.replyChannels()
+                        + " channels of its peers, and this connect's " + fresh + " more would pass "
+                        + UcxSettings.SECTION + ".max-incoming-channels = " + settings.maxIncomingChannels());
+            }
             List<UcxChannel> channels = new ArrayList<>();
             List<UcxWireup.End> ends = new ArrayList<>();
             for (UcxWireup.Channel c : m.channels()) {
-                UcxChannel ch = replyChannel(peer, c, made);
+                UcxChannel ch = c.mode() == UcxWireup.Mode.EXISTING ? peer.replyChannels.get(c.id())
+                        : make(peer, c, made);
                 channels.add(ch);
                 if (c.mode() != UcxWireup.Mode.EXISTING) {
                     ends.add(new UcxWireup.End(c.id(), c.mode() == UcxWireup.Mode.ENDPOINT ? ch.ep.address() : new byte[0]));
                 }
                 if (answer == null) {
-                    if (ch.mode != UcxWireup.Mode.IFACE) {
-                        throw new FencelineException("ucx: the CONNECT's first channel connects endpoint to endpoint;"
-                                + " its answer cannot go there");
-                    }
-                    answer = ch;
-                }
-            }
-            if (peer.incoming + m.lanes().size() > settings.maxLanesPerPeer()) {
-                throw new FencelineException("ucx: worker '" + workerName + "' holds " + peer.incoming + " lanes of "
-                        + peer + ", and " + UcxSettings.SECTION + ".max-lanes-per-peer = "
-                        + settings.maxLanesPerPeer());
-            }
-            if (peers.replyChannels() > settings.maxIncomingChannels()) { // those it made are failed below
-                throw new FencelineException("ucx: worker '" + workerName + "' holds " + peers.replyChannels()
-                        + " channels of its peers with this connect's, and " + UcxSettings.SECTION
-                        + ".max-incoming-channels = " + settings.maxIncomingChannels());
-            }
-            if (target.incoming() + m.lanes().size() > settings.maxIncomingLanes()) {
-                throw new FencelineException("ucx: worker '" + workerName + "' holds " + target.incoming() + " lanes"
-                        + " of its peers, and " + UcxSettings.SECTION + ".max-incoming-lanes = "
-                        + settings.maxIncomingLanes());
-            }
-            // Every lane is checked before any is opened: a refusal opens none (an id taken by a
-            // later lane would otherwise leave the earlier ones open on channels that stay).
-            org.agrona.collections.LongHashSet ids = new org.agrona.collections.LongHashSet();
-            for (UcxWireup.Lane l : m.lanes()) {
-                if (target.isOpen(l.conn()) || !ids.add(l.conn())) {
-                    throw new FencelineException("ucx: connection id " + Long.toHexString(l.conn()) + " is taken");
+                    answer = ch; // checked: one that connects to the peer's iface
                 }
             }
             for (UcxWireup.Lane l : m.lanes()) {
@@ -127,6 +115,9 @@ final class UcxAcceptor {
         } catch (FencelineException | IllegalArgumentException | IndexOutOfBoundsException e) {
             UcxPeer refusedPeer = peer;
             refused.warn(() -> "refused a connect from " + refusedPeer + ": " + e.getMessage());
+            if (answer == null) {
+                answer = refusalChannel(peer, m.channels().get(0), made);
+            }
             for (UcxChannel ch : made) {
                 ch.refused = true; // no later connect may name them; a refusal on one makes no other channel fail
             }
@@ -135,7 +126,7 @@ final class UcxAcceptor {
             }
             Runnable end = () -> {
                 for (UcxChannel ch : made) {
-                    agent.channelFailed(ch, new EndpointFailedException("ucx: the connect was refused"), false);
+                    agent.refusedChannelEnds(ch, new EndpointFailedException("ucx: the connect was refused"));
                 }
                 if (stranger && peer.unused() && peers.known(peer.id) == peer) {
                     forget.accept(peer); // a refused connect of a worker not known before leaves nothing behind
@@ -152,18 +143,70 @@ final class UcxAcceptor {
         }
     }
 
-    /** This worker's end of a channel a CONNECT names: an existing one of its peer, or a new one. */
-    private UcxChannel replyChannel(UcxPeer peer, UcxWireup.Channel c, List<UcxChannel> made) {
+    /**
+     * Checks what a CONNECT names against what this worker has and its bounds, making nothing.
+     *
+     * @return how many channels it makes
+     * @throws FencelineException why it is refused
+     */
+    private int check(UcxPeer peer, UcxWireup.Connect m) {
+        if (peer.incoming + m.lanes().size() > settings.maxLanesPerPeer()) {
+            throw new FencelineException("ucx: worker '" + workerName + "' holds " + peer.incoming + " lanes of "
+                    + peer + ", and " + UcxSettings.SECTION + ".max-lanes-per-peer = " + settings.maxLanesPerPeer());
+        }
+        if (target.incoming() + m.lanes().size() > settings.maxIncomingLanes()) {
+            throw new FencelineException("ucx: worker '" + workerName + "' holds " + target.incoming() + " lanes"
+                    + " of its peers, and " + UcxSettings.SECTION + ".max-incoming-lanes = "
+                    + settings.maxIncomingLanes());
+        }
+        // Every lane is checked before any is opened: a refusal opens none (an id taken by a later
+        // lane would otherwise leave the earlier ones open on channels that stay).
+        LongHashSet ids = new LongHashSet();
+        for (UcxWireup.Lane l : m.lanes()) {
+            if (target.isOpen(l.conn()) || !ids.add(l.conn())) {
+                throw new FencelineException("ucx: connection id " + Long.toHexString(l.conn()) + " is taken");
+            }
+        }
+        LongHashSet made = new LongHashSet();
+        int fresh = 0;
+        for (int i = 0; i < m.channels().size(); i++) {
+            UcxWireup.Channel c = m.channels().get(i);
+            checkChannel(peer, c, i == 0);
+            if (c.mode() != UcxWireup.Mode.EXISTING) {
+                if (!made.add(c.id())) {
+                    throw new FencelineException("ucx: the CONNECT makes channel " + Long.toHexString(c.id()) + " twice");
+                }
+                fresh++;
+            }
+        }
+        return fresh;
+    }
+
+    /**
+     * Checks one channel a CONNECT names: an existing one of its peer that serves, or a new one to
+     * an iface of the peer this worker's iface of that index reaches.
+     *
+     * @param answers whether the CONNECTED goes on it (the first): it must connect to the peer's iface
+     */
+    private void checkChannel(UcxPeer peer, UcxWireup.Channel c, boolean answers) {
         UcxChannel known = peer.replyChannels.get(c.id());
         if (c.mode() == UcxWireup.Mode.EXISTING) {
             if (known == null || known.state == UcxChannel.State.FAILED || known.refused) {
                 throw new FencelineException("ucx: the CONNECT names channel " + Long.toHexString(c.id())
                         + ", which this worker does not have");
             }
-            return known;
+            if (answers && known.mode != UcxWireup.Mode.IFACE) {
+                throw new FencelineException("ucx: the CONNECT's first channel connects endpoint to endpoint;"
+                        + " its answer cannot go there");
+            }
+            return;
         }
         if (known != null) {
             throw new FencelineException("ucx: the CONNECT makes channel " + Long.toHexString(c.id()) + " again");
+        }
+        if (answers && c.mode() != UcxWireup.Mode.IFACE) {
+            throw new FencelineException("ucx: the CONNECT's first channel connects endpoint to endpoint;"
+                    + " its answer cannot go there");
         }
         if (c.targetIface() >= ifaces.size() || c.originIface() >= peer.address.ifaces().size()) {
             throw new FencelineException("ucx: the CONNECT names iface " + c.targetIface() + " here (of "
@@ -175,6 +218,12 @@ final class UcxAcceptor {
             throw new FencelineException("ucx: " + iface + " does not reach the peer's " + theirs.transport() + "/"
                     + theirs.device());
         }
+    }
+
+    /** This worker's end of a new channel a CONNECT names (checked): its UCT endpoint made and listed. */
+    private UcxChannel make(UcxPeer peer, UcxWireup.Channel c, List<UcxChannel> made) {
+        UctIface iface = ifaces.get(c.targetIface());
+        UcxAddress.Iface theirs = peer.address.ifaces().get(c.originIface());
         UctEndpoint ep;
         if (c.mode() == UcxWireup.Mode.IFACE) {
             ep = iface.connect(theirs.address());
@@ -192,5 +241,26 @@ final class UcxAcceptor {
         peers.addReply(ch);
         made.add(ch);
         return ch;
+    }
+
+    /**
+     * The channel a refusal goes on, where the CONNECT was refused before its first channel was
+     * had: an existing one that serves, or the new one it names, made only while the channels made
+     * to carry refusals stay few ({@link #REFUSAL_CHANNELS} past {@code max-incoming-channels});
+     * else none, and the sender learns of the refusal by its connect timeout.
+     */
+    private UcxChannel refusalChannel(UcxPeer peer, UcxWireup.Channel first, List<UcxChannel> made) {
+        try {
+            checkChannel(peer, first, true);
+            if (first.mode() == UcxWireup.Mode.EXISTING) {
+                return peer.replyChannels.get(first.id());
+            }
+            if (peers.replyChannels() >= settings.maxIncomingChannels() + REFUSAL_CHANNELS) {
+                return null;
+            }
+            return make(peer, first, made);
+        } catch (FencelineException e) {
+            return null; // the refusal has nowhere to go
+        }
     }
 }

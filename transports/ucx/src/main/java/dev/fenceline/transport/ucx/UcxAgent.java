@@ -356,11 +356,26 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup, dev.fenceline.sp
      * @param peerDead whether its peer's process is gone (then nothing it was sent will apply)
      */
     void channelFailed(UcxChannel ch, Throwable cause, boolean peerDead) {
+        channelEnds(ch, cause, peerDead, !peerDead && !closed);
+    }
+
+    /**
+     * A channel made for a connect that was refused ends, as {@link #channelFailed} without a
+     * warning: its sender provokes it at will, and the refusal was counted ({@link UcxPeerWarnings}).
+     *
+     * @param ch the channel
+     * @param cause why
+     */
+    void refusedChannelEnds(UcxChannel ch, Throwable cause) {
+        channelEnds(ch, cause, false, false);
+    }
+
+    private void channelEnds(UcxChannel ch, Throwable cause, boolean peerDead, boolean warn) {
         if (ch.state == UcxChannel.State.FAILED) {
             return;
         }
         ch.state = UcxChannel.State.FAILED;
-        if (!peerDead && !closed) {
+        if (warn) {
             LOG.warn("ucx {}: {}", workerName, cause.getMessage());
         }
         for (UcxLane l : List.copyOf(ch.lanes)) {
