@@ -42,7 +42,8 @@ final class UcxPeers {
 
     /**
      * @param id a worker's id
-     * @param address its address
+     * @param address its address (for a peer known already, the one it is known by stands: a
+     *     CONNECT naming its id is its sender's word, and must not bring a table the peer had not)
      * @return its peer, new or known; its key table mapped where it is on this host
      * @throws EndpointFailedException if its process is known to be gone
      */
@@ -54,8 +55,8 @@ final class UcxPeers {
         } else if (p.dead) {
             throw new EndpointFailedException("ucx: the peer process of worker " + id + " is gone");
         }
-        if (p.table == null && address.table() != null && address.host().equals(host)) {
-            mapTable(p, address.table());
+        if (p.table == null && p.address.table() != null && p.address.host().equals(host)) {
+            mapTable(p, p.address.table());
         }
         return p;
     }
