@@ -35,6 +35,8 @@ final class UcxAcceptor {
     private final UcxPeerWarnings dropped;
     private final UcxPeerWarnings refused;
     private final java.util.function.Consumer<UcxPeer> forget;
+    /** UCT endpoints made for peers' channels, ever (agent thread). */
+    private long channelsMade;
 
     /**
      * @param agent fails the channels of a refused connect
@@ -59,6 +61,11 @@ final class UcxAcceptor {
         this.send = send;
         this.dropped = new UcxPeerWarnings(workerName);
         this.refused = new UcxPeerWarnings(workerName);
+    }
+
+    /** @return UCT endpoints made for peers' channels so far (agent thread) */
+    long channelsMade() {
+        return channelsMade;
     }
 
     /** @param m a CONNECT from a peer (its bytes decoded, the rest unchecked) */
@@ -201,7 +208,9 @@ final class UcxAcceptor {
             }
             return;
         }
-        if (known != null) {
+        if (known != null || peers.reply(c.id()) != null) {
+            // Ids name reply channels across peers (a HELLO, a LEAVING): one taken by any peer is
+            // refused, or reused ids would replace entries and the channels past them go uncounted.
             throw new FencelineException("ucx: the CONNECT makes channel " + Long.toHexString(c.id()) + " again");
         }
         if (answers && c.mode() != UcxWireup.Mode.IFACE) {
@@ -240,6 +249,7 @@ final class UcxAcceptor {
                 c.mode() == UcxWireup.Mode.IFACE ? UcxChannel.State.READY : UcxChannel.State.WIRING);
         peers.addReply(ch);
         made.add(ch);
+        channelsMade++;
         return ch;
     }
 

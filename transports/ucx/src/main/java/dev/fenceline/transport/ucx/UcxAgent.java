@@ -356,7 +356,7 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup, dev.fenceline.sp
      * @param peerDead whether its peer's process is gone (then nothing it was sent will apply)
      */
     void channelFailed(UcxChannel ch, Throwable cause, boolean peerDead) {
-        channelEnds(ch, cause, peerDead, !peerDead && !closed);
+        channelEnds(ch, cause, peerDead, !peerDead && !closed && !ch.refused); // a refused one's sender provokes it
     }
 
     /**

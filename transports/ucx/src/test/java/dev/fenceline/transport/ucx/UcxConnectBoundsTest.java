@@ -76,11 +76,20 @@ class UcxConnectBoundsTest {
                                 new UcxWireup.Lane(random.nextLong(), 1), new UcxWireup.Lane(random.nextLong(), 2))));
             }
             int logBefore = logged.list.size();
+            long madeBefore = g.atA(UcxWiring::channelsMade);
             g.send(connects.toArray(new UcxWireup.Message[0]));
-            assertEquals(before, g.atA(UcxConnectBoundsTest::replyChannels), "nothing of the refused connects stays");
+            long made = g.atA(UcxWiring::channelsMade) - madeBefore;
+            assertTrue(made <= connects.size(), connects.size() + " refused connects made " + made
+                    + " UCT endpoints: more than the one each refusal goes on");
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10); // a refusal may wait for room
+            while (g.atA(UcxConnectBoundsTest::replyChannels) != before) {
+                assertTrue(System.nanoTime() < deadline, "the refused connects' channels stay: "
+                        + g.atA(UcxConnectBoundsTest::replyChannels) + ", " + before + " before");
+                Thread.sleep(10);
+            }
             List<String> lines = new ArrayList<>();
             for (ILoggingEvent e : logged.list.subList(logBefore, logged.list.size())) {
-                if (e.getLevel().isGreaterOrEqual(Level.WARN) && e.getThreadName().contains("a")) {
+                if (e.getLevel().isGreaterOrEqual(Level.WARN) && e.getFormattedMessage().startsWith("ucx a:")) {
                     lines.add(e.getFormattedMessage());
                 }
             }
@@ -89,6 +98,28 @@ class UcxConnectBoundsTest {
             await(g.ca().sendActiveMessage(1, null, null)); // c is served
         } finally {
             root.detachAppender(logged);
+        }
+    }
+
+    /**
+     * Channel ids name reply channels across peers: a CONNECT under a fresh worker id that makes a
+     * channel of an id another peer's channel has is refused, rather than its channel going uncounted.
+     */
+    @Test
+    void aChannelIdAnotherPeerHasIsRefused() throws Exception {
+        try (Fenceline f = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [ucx]\n"
+                + "fenceline.transport.ucx.tls = [posix]\n"
+                + "fenceline.endpoint.keepalive.timeout = 60s"))) {
+            WireupForgery g = WireupForgery.open(f);
+            int before = g.atA(UcxConnectBoundsTest::replyChannels);
+            long id = 0x5EED_1D5L;
+            for (int i = 0; i < 2; i++) {
+                g.send(new UcxWireup.Connect(90 + i, UUID.randomUUID(), g.c().address().transportAddress("ucx"),
+                        List.of(new UcxWireup.Channel(id, g.toA().ifaceIndex, g.toA().peerIface, UcxWireup.Mode.IFACE,
+                                new byte[0])), List.of(new UcxWireup.Lane(0x1000L + i, 0))));
+            }
+            assertEquals(before + 1, g.atA(UcxConnectBoundsTest::replyChannels), "the first took the id, and only it");
+            await(g.ca().sendActiveMessage(1, null, null));
         }
     }
 }
