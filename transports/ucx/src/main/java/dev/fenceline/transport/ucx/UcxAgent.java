@@ -349,7 +349,8 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup, dev.fenceline.sp
 
     /**
      * A channel is dead: its lanes fail (once each), its target connections are forgotten, its
-     * endpoint goes.
+     * endpoint goes; said in the log, unless its peer's process is gone, this worker closed, or the
+     * channel was made for a refused connect (whose sender provokes that at will).
      *
      * @param ch the channel
      * @param cause why
@@ -360,8 +361,8 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup, dev.fenceline.sp
     }
 
     /**
-     * A channel made for a connect that was refused ends, as {@link #channelFailed} without a
-     * warning: its sender provokes it at will, and the refusal was counted ({@link UcxPeerWarnings}).
+     * A channel made for a connect that was refused ends (the refusal was counted, {@link
+     * UcxPeerWarnings}).
      *
      * @param ch the channel
      * @param cause why

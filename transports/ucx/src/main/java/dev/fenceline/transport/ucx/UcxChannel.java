@@ -54,8 +54,8 @@ final class UcxChannel {
     /** When {@link #afterBacklog} runs whether or not the backlog has gone ({@code System.nanoTime()}). */
     long afterBacklogBy;
     /**
-     * Made for a connect that was refused: no later connect may name it (it ends soon), and the
-     * refusal on it never makes another channel fail for room ({@link UcxSender}).
+     * Made for a connect that was refused: no later connect may name it (it ends soon, without a
+     * warning), and the refusal on it never makes another channel fail for room ({@link UcxSender}).
      */
     boolean refused;
     /** Whether a pending request waits for room on the endpoint. */

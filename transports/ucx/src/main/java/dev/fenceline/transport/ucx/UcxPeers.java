@@ -2,6 +2,7 @@ package dev.fenceline.transport.ucx;
 
 import dev.fenceline.EndpointFailedException;
 import dev.fenceline.FencelineException;
+import dev.fenceline.spi.support.Host;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -26,6 +27,11 @@ final class UcxPeers {
     private final String host;
     private final String workerName;
     private final UcxWiring.Reports reports;
+
+    /** @return this host's identity, as the addresses of workers on it carry it */
+    static String thisHost() {
+        return Host.bootId() + " " + Host.pidNamespaceId();
+    }
 
     /**
      * @param ifaces this worker's ifaces (a peer's key table is unpacked on the one of its memory domain)

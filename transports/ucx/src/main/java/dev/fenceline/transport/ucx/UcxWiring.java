@@ -4,7 +4,6 @@ import dev.fenceline.EndpointFailedException;
 import dev.fenceline.FencelineException;
 import dev.fenceline.spi.LaneCapabilities;
 import dev.fenceline.spi.LaneConnection;
-import dev.fenceline.spi.support.Host;
 import dev.fenceline.transport.ucx.UcxLanePlanner.Candidate;
 import dev.fenceline.transport.ucx.UcxLanePlanner.Planned;
 import java.nio.ByteBuffer;
@@ -81,7 +80,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         this.ifaces = ifaces;
         this.localAddress = localAddress;
         this.reports = reports;
-        this.peers = new UcxPeers(ifaces, Host.bootId() + " " + Host.pidNamespaceId(), workerName, reports);
+        this.peers = new UcxPeers(ifaces, UcxPeers.thisHost(), workerName, reports);
         this.origins = new UcxOriginChannels(peers, RANDOM);
         this.warnings = new UcxPeerWarnings(workerName);
         this.acceptor = new UcxAcceptor(agent, target, settings, workerName, ifaces, peers, this::send,

@@ -112,6 +112,7 @@ class UcxConnectBoundsTest {
                 + "fenceline.endpoint.keepalive.timeout = 60s"))) {
             WireupForgery g = WireupForgery.open(f);
             int before = g.atA(UcxConnectBoundsTest::replyChannels);
+            long madeBefore = g.atA(UcxWiring::channelsMade);
             long id = 0x5EED_1D5L;
             for (int i = 0; i < 2; i++) {
                 g.send(new UcxWireup.Connect(90 + i, UUID.randomUUID(), g.c().address().transportAddress("ucx"),
@@ -119,6 +120,8 @@ class UcxConnectBoundsTest {
                                 new byte[0])), List.of(new UcxWireup.Lane(0x1000L + i, 0))));
             }
             assertEquals(before + 1, g.atA(UcxConnectBoundsTest::replyChannels), "the first took the id, and only it");
+            assertEquals(1, g.atA(UcxWiring::channelsMade) - madeBefore, "the second made no endpoint, not even to"
+                    + " refuse: its first channel is the one refused");
             await(g.ca().sendActiveMessage(1, null, null));
         }
     }

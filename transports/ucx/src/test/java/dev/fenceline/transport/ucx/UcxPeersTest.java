@@ -6,7 +6,6 @@ import com.typesafe.config.ConfigFactory;
 import dev.fenceline.Fenceline;
 import dev.fenceline.FencelineException;
 import dev.fenceline.Worker;
-import dev.fenceline.spi.support.Host;
 import dev.fenceline.spi.LaneConnection;
 import java.util.List;
 import java.util.Map;
@@ -64,8 +63,7 @@ class UcxPeersTest {
             UcxAddress without = new UcxAddress(withTable.host(), withTable.pid(), withTable.start(),
                     withTable.ifaces(), null);
             UctIface iface = w.open(posix, Map.of());
-            UcxPeers peers = new UcxPeers(List.of(iface), Host.bootId() + " " + Host.pidNamespaceId(), "w",
-                    NO_REPORTS);
+            UcxPeers peers = new UcxPeers(List.of(iface), UcxPeers.thisHost(), "w", NO_REPORTS);
 
             UcxPeer fresh = peers.peer(UUID.randomUUID(), withTable);
             assertTrue(fresh.table != null, "a peer met with a table on this host has it mapped");
