@@ -246,6 +246,38 @@ class UcxPeerWorkerClosedTest {
         }
     }
 
+    /**
+     * A CONNECT claiming b's id with b's address less its key table, before a knows b: a knows b
+     * without its table (a later CONNECT brings none), until a dials b at its whole address, which
+     * replaces the peer and maps the table.
+     */
+    @Test
+    void aClaimWithoutTheTableKeepsNoneOnceThatWorkerIsDialed() throws Exception {
+        try (Fenceline f = posix()) {
+            WireupForgery g = WireupForgery.open(f);
+            Worker b = await(f.newWorker("b"));
+            UUID bId = b.address().workerId();
+            UcxAddress whole = UcxAddress.decode(b.address().transportAddress("ucx"));
+            assertTrue(whole.table() != null, "b publishes its key table: " + whole);
+            byte[] less = new UcxAddress(whole.host(), whole.pid(), whole.start(), whole.ifaces(), null).encode();
+            for (int i = 0; i < 2; i++) { // the second with the table: it brings none to a known peer
+                g.send(new UcxWireup.Connect(81 + i, bId, i == 0 ? less : whole.encode(),
+                        List.of(new UcxWireup.Channel(0x7AB1E + i, 0, 0, UcxWireup.Mode.IFACE, new byte[0])),
+                        List.of(new UcxWireup.Lane(0x7AB1E_0001L + i, 0))));
+            }
+            boolean without = g.atA(w -> w.peerOf(bId) != null && w.peerOf(bId).table == null);
+            assertTrue(without, "a knows b, without a table");
+            Endpoint ab = await(g.a().connect(b.address()));
+            boolean mapped = g.atA(w -> w.peerOf(bId) != null && w.peerOf(bId).table != null);
+            assertTrue(mapped, "dialed at its whole address, b's table is mapped");
+            dev.fenceline.MemoryRegion r = b.allocate(4096);
+            java.nio.ByteBuffer v = java.nio.ByteBuffer.allocate(8).order(java.nio.ByteOrder.nativeOrder());
+            v.putLong(0, 43);
+            await(ab.put(v, r.address(), g.a().unpackRemoteKey(r.remoteKey().toBytes())));
+            assertTrue(r.buffer().order(java.nio.ByteOrder.nativeOrder()).getLong(0) == 43, "the put reached b");
+        }
+    }
+
     /** A CONNECT that asks for no lane would only make the target hold channels: it is dropped. */
     @Test
     void aConnectForNoLaneLeavesNothingBehind() throws Exception {
