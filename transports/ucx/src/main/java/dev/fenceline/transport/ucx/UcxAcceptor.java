@@ -133,7 +133,7 @@ final class UcxAcceptor {
             }
             Runnable end = () -> {
                 for (UcxChannel ch : made) {
-                    agent.refusedChannelEnds(ch, new EndpointFailedException("ucx: the connect was refused"));
+                    agent.channelFailed(ch, new EndpointFailedException("ucx: the connect was refused"), false);
                 }
                 if (stranger && peer.unused() && peers.known(peer.id) == peer) {
                     forget.accept(peer); // a refused connect of a worker not known before leaves nothing behind

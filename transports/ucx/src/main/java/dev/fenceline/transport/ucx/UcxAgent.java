@@ -357,26 +357,11 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup, dev.fenceline.sp
      * @param peerDead whether its peer's process is gone (then nothing it was sent will apply)
      */
     void channelFailed(UcxChannel ch, Throwable cause, boolean peerDead) {
-        channelEnds(ch, cause, peerDead, !peerDead && !closed && !ch.refused); // a refused one's sender provokes it
-    }
-
-    /**
-     * A channel made for a connect that was refused ends (the refusal was counted, {@link
-     * UcxPeerWarnings}).
-     *
-     * @param ch the channel
-     * @param cause why
-     */
-    void refusedChannelEnds(UcxChannel ch, Throwable cause) {
-        channelEnds(ch, cause, false, false);
-    }
-
-    private void channelEnds(UcxChannel ch, Throwable cause, boolean peerDead, boolean warn) {
         if (ch.state == UcxChannel.State.FAILED) {
             return;
         }
         ch.state = UcxChannel.State.FAILED;
-        if (warn) {
+        if (!peerDead && !closed && !ch.refused) {
             LOG.warn("ucx {}: {}", workerName, cause.getMessage());
         }
         for (UcxLane l : List.copyOf(ch.lanes)) {

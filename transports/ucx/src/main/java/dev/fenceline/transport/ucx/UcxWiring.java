@@ -491,11 +491,6 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         return peers.allChannels();
     }
 
-    /** @return UCT endpoints made for peers' channels so far (agent thread) */
-    long channelsMade() {
-        return acceptor.channelsMade();
-    }
-
     /** @return every peer */
     List<UcxPeer> allPeers() {
         return peers.allPeers();

@@ -76,9 +76,9 @@ class UcxConnectBoundsTest {
                                 new UcxWireup.Lane(random.nextLong(), 1), new UcxWireup.Lane(random.nextLong(), 2))));
             }
             int logBefore = logged.list.size();
-            long madeBefore = g.atA(UcxWiring::channelsMade);
+            long madeBefore = g.atA(WireupForgery::channelsMade);
             g.send(connects.toArray(new UcxWireup.Message[0]));
-            long made = g.atA(UcxWiring::channelsMade) - madeBefore;
+            long made = g.atA(WireupForgery::channelsMade) - madeBefore;
             assertTrue(made <= connects.size(), connects.size() + " refused connects made " + made
                     + " UCT endpoints: more than the one each refusal goes on");
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10); // a refusal may wait for room
@@ -107,12 +107,10 @@ class UcxConnectBoundsTest {
      */
     @Test
     void aChannelIdAnotherPeerHasIsRefused() throws Exception {
-        try (Fenceline f = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [ucx]\n"
-                + "fenceline.transport.ucx.tls = [posix]\n"
-                + "fenceline.endpoint.keepalive.timeout = 60s"))) {
+        try (Fenceline f = WireupForgery.posix()) {
             WireupForgery g = WireupForgery.open(f);
             int before = g.atA(UcxConnectBoundsTest::replyChannels);
-            long madeBefore = g.atA(UcxWiring::channelsMade);
+            long madeBefore = g.atA(WireupForgery::channelsMade);
             long id = 0x5EED_1D5L;
             for (int i = 0; i < 2; i++) {
                 g.send(new UcxWireup.Connect(90 + i, UUID.randomUUID(), g.c().address().transportAddress("ucx"),
@@ -120,7 +118,7 @@ class UcxConnectBoundsTest {
                                 new byte[0])), List.of(new UcxWireup.Lane(0x1000L + i, 0))));
             }
             assertEquals(before + 1, g.atA(UcxConnectBoundsTest::replyChannels), "the first took the id, and only it");
-            assertEquals(1, g.atA(UcxWiring::channelsMade) - madeBefore, "the second made no endpoint, not even to"
+            assertEquals(1, g.atA(WireupForgery::channelsMade) - madeBefore, "the second made no endpoint, not even to"
                     + " refuse: its first channel is the one refused");
             await(g.ca().sendActiveMessage(1, null, null));
         }

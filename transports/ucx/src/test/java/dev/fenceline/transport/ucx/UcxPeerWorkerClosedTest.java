@@ -64,13 +64,6 @@ class UcxPeerWorkerClosedTest {
         }
     }
 
-    /** A Fenceline of UCT posix only, whose keepalive gives up after 60 s (no test waits that long). */
-    private static Fenceline posix() {
-        return Fenceline.create(ConfigFactory.parseString("fenceline.transports = [ucx]\n"
-                + "fenceline.transport.ucx.tls = [posix]\n"
-                + "fenceline.endpoint.keepalive.timeout = 60s"));
-    }
-
     /**
      * A worker that only dialed its peer names only channels it drew when it closes, among them
      * one that carries no messages (cma's): the peer ends its side of each, then forgets the
@@ -136,7 +129,7 @@ class UcxPeerWorkerClosedTest {
      */
     @Test
     void aLeavingNamingAnotherWorkerOrAChannelNotOfTheTwoIsDropped() throws Exception {
-        try (Fenceline f = posix()) {
+        try (Fenceline f = WireupForgery.posix()) {
             WireupForgery g = WireupForgery.open(f);
             Worker a = g.a();
             Worker c = g.c();
@@ -190,7 +183,7 @@ class UcxPeerWorkerClosedTest {
      */
     @Test
     void aRefusedConnectFromAWorkerNotKnownBeforeLeavesNoPeer() throws Exception {
-        try (Fenceline f = posix()) {
+        try (Fenceline f = WireupForgery.posix()) {
             WireupForgery g = WireupForgery.open(f);
             UcxLane aLane = UcxLane.byId(g.ac().lanes().get(0).connectionId());
             assertTrue(aLane != null, "a's UCT lane to c is live");
@@ -222,7 +215,7 @@ class UcxPeerWorkerClosedTest {
      */
     @Test
     void aConnectClaimingAnotherWorkersIdDoesNotRedirectADialToThatWorker() throws Exception {
-        try (Fenceline f = posix()) {
+        try (Fenceline f = WireupForgery.posix()) {
             WireupForgery g = WireupForgery.open(f);
             Worker b = await(f.newWorker("b"));
             dev.fenceline.MemoryRegion r = b.allocate(4096);
@@ -253,7 +246,7 @@ class UcxPeerWorkerClosedTest {
      */
     @Test
     void aClaimWithoutTheTableKeepsNoneOnceThatWorkerIsDialed() throws Exception {
-        try (Fenceline f = posix()) {
+        try (Fenceline f = WireupForgery.posix()) {
             WireupForgery g = WireupForgery.open(f);
             Worker b = await(f.newWorker("b"));
             UUID bId = b.address().workerId();
@@ -281,7 +274,7 @@ class UcxPeerWorkerClosedTest {
     /** A CONNECT that asks for no lane would only make the target hold channels: it is dropped. */
     @Test
     void aConnectForNoLaneLeavesNothingBehind() throws Exception {
-        try (Fenceline f = posix()) {
+        try (Fenceline f = WireupForgery.posix()) {
             WireupForgery g = WireupForgery.open(f);
             UcxLane aLane = UcxLane.byId(g.ac().lanes().get(0).connectionId());
             assertTrue(aLane != null, "a's UCT lane to c is live");
@@ -310,7 +303,7 @@ class UcxPeerWorkerClosedTest {
      */
     @Test
     void aConnectRefusedForATakenIdOpensNoneOfItsLanes() throws Exception {
-        try (Fenceline f = posix()) {
+        try (Fenceline f = WireupForgery.posix()) {
             WireupForgery g = WireupForgery.open(f);
             UcxLane aLane = UcxLane.byId(g.ac().lanes().get(0).connectionId());
             assertTrue(aLane != null, "a's UCT lane to c is live");
@@ -343,7 +336,7 @@ class UcxPeerWorkerClosedTest {
      */
     @Test
     void aForgedAnswerDoesNotEndAConnectInFlight() throws Exception {
-        try (Fenceline f = posix()) {
+        try (Fenceline f = WireupForgery.posix()) {
             WireupForgery g = WireupForgery.open(f);
             Worker b = await(f.newWorker("b"));
             HeldHandler held = new HeldHandler();

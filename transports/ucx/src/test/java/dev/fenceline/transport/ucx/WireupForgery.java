@@ -2,6 +2,7 @@ package dev.fenceline.transport.ucx;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.typesafe.config.ConfigFactory;
 import dev.fenceline.Endpoint;
 import dev.fenceline.Fenceline;
 import dev.fenceline.Worker;
@@ -78,6 +79,24 @@ record WireupForgery(Worker a, Worker c, Endpoint ca, Endpoint ac, UcxLane lane,
         java.lang.reflect.Field wiringField = UcxAgent.class.getDeclaredField("wiring");
         wiringField.setAccessible(true);
         return (UcxWiring) wiringField.get(agentField.get(lane));
+    }
+
+    /** @return the UCT endpoints a wiring's acceptor made for peers' channels so far (its agent thread) */
+    static long channelsMade(UcxWiring w) {
+        try {
+            java.lang.reflect.Field f = UcxWiring.class.getDeclaredField("acceptor");
+            f.setAccessible(true);
+            return ((UcxAcceptor) f.get(w)).channelsMade();
+        } catch (ReflectiveOperationException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    /** @return a Fenceline of UCT posix only, whose keepalive gives up after 60 s (no test waits that long) */
+    static Fenceline posix() {
+        return Fenceline.create(ConfigFactory.parseString("fenceline.transports = [ucx]\n"
+                + "fenceline.transport.ucx.tls = [posix]\n"
+                + "fenceline.endpoint.keepalive.timeout = 60s"));
     }
 
     static <T> T await(CompletionStage<T> s) throws Exception {
