@@ -52,6 +52,20 @@ class PerfCommandTest {
                 "closed endpoints give their heap back (their actors stop): " + json);
     }
 
+    /**
+     * -w is warmed up as given even where fewer are measured (per-operation code needs thousands of
+     * calls to be compiled), under the caps the measured count has for large messages.
+     */
+    @Test
+    void theWarmUpIsNotCutToTheMeasuredCount() {
+        PerfCommand c = new PerfCommand();
+        new CommandLine(c).parseArgs("-n", "2000", "-w", "10000", "--max-bytes", "4000000000");
+        assertEquals(10_000, c.warmups(PerfTest.PUT_BW, 8));
+        assertEquals(3_814, c.warmups(PerfTest.PUT_BW, 1 << 20), "--max-bytes caps it as it caps -n");
+        assertEquals(2_000, c.warmups(PerfTest.PUT_LAT, 1 << 20), "as it caps a latency row of 1 MiB");
+        assertEquals(10_000, c.warmups(PerfTest.PUT_LAT, 8));
+    }
+
     @Test
     void everyTestProducesARowOverTcp() {
         String json = run("--transport", "tcp", "--tests", "all", "--sizes", "8,4K", "-n", "200", "-w", "20",
