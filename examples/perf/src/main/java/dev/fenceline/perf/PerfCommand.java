@@ -46,17 +46,22 @@ public final class PerfCommand implements Callable<Integer> {
 
     @Option(names = {"-n", "--iterations"}, defaultValue = "20000",
             description = "Measured iterations per test and size; streams of large messages are capped at"
-                    + " --max-bytes (default ${DEFAULT-VALUE}).")
+                    + " --max-bytes, latency tests of 1 MiB or more at 2000 (default ${DEFAULT-VALUE}).")
     int iterations;
 
     @Option(names = "--max-bytes", defaultValue = "1073741824",
-            description = "Largest payload one stream test moves (default ${DEFAULT-VALUE}).")
+            description = "Largest payload one stream test moves in its warm-up, and again in its measured run"
+                    + " (default ${DEFAULT-VALUE}).")
     long maxBytes;
 
-    @Option(names = {"-w", "--warmup"}, defaultValue = "2000",
-            description = "Warm-up iterations before each measurement, however few are measured; capped as the"
-                    + " measured count is for large messages (default ${DEFAULT-VALUE}).")
-    int warmup;
+    /** Warm-up iterations when -w is not given, and fewer are measured than this: as many as are. */
+    static final int DEFAULT_WARMUP = 2000;
+
+    @Option(names = {"-w", "--warmup"},
+            description = "Warm-up iterations before each measurement, as given even where fewer are measured;"
+                    + " capped as -n is for large messages (default " + DEFAULT_WARMUP + ", or the measured"
+                    + " count if smaller).")
+    Integer warmup;
 
     @Option(names = "--jit-settle-ms", defaultValue = "3000",
             description = "After each warm-up, wait up to this long for the JIT compilers to go quiet for "
@@ -242,9 +247,10 @@ public final class PerfCommand implements Callable<Integer> {
                         continue;
                     }
                     int n = count(t, size);
+                    int w = warmups(t, size);
                     PerfResult r;
                     try (ProgressBar bar = bar(t.id() + " " + size(size), n)) {
-                        r = runner.run(t, size, warmups(t, size), n, bar == null ? x -> { } : bar::stepTo);
+                        r = runner.run(t, size, w, n, bar == null ? x -> { } : bar::stepTo).withWarmup(w);
                     } catch (java.util.concurrent.ExecutionException | IllegalStateException e) {
                         // An operation failed (an active message over its lane's limit, say), or a
                         // check of what the row did at the target: say so, go on with the other
@@ -264,32 +270,37 @@ public final class PerfCommand implements Callable<Integer> {
         if (baseline && transport.equals("shm")) {
             for (int size : sizeList) {
                 int n = count(PerfTest.PUT_BW, size);
-                results.add(Memcpy.measure(size, warmups(PerfTest.PUT_BW, size), n));
+                int w = warmups(PerfTest.PUT_BW, size);
+                results.add(Memcpy.measure(size, w, n).withWarmup(w));
                 print(results, out);
                 int m = count(PerfTest.PUT_LAT, size);
-                results.add(MemoryFloors.pingPong(size, warmups(PerfTest.PUT_LAT, size), m));
+                int v = warmups(PerfTest.PUT_LAT, size);
+                results.add(MemoryFloors.pingPong(size, v, m).withWarmup(v));
                 print(results, out);
             }
             int m = count(PerfTest.FADD_MR, 8);
-            results.add(MemoryFloors.fetchAdd(warmups(PerfTest.FADD_MR, 8), m));
+            int w = warmups(PerfTest.FADD_MR, 8);
+            results.add(MemoryFloors.fetchAdd(w, m).withWarmup(w));
             print(results, out);
         } else if (baseline) {
             try (RawNettyBaseline raw = new RawNettyBaseline()) {
                 for (int size : sizeList) {
                     int n = count(PerfTest.PUT_BW, size);
+                    int w = warmups(PerfTest.PUT_BW, size);
                     try (ProgressBar bar = bar("raw stream " + size(size), n)) {
-                        if (warmup > 0) {
-                            raw.stream(size, warmups(PerfTest.PUT_BW, size), x -> { });
+                        if (w > 0) {
+                            raw.stream(size, w, x -> { });
                         }
-                        results.add(raw.stream(size, n, progress(bar)));
+                        results.add(raw.stream(size, n, progress(bar)).withWarmup(w));
                     }
                     print(results, out);
                     int m = count(PerfTest.PUT_LAT, size);
+                    int v = warmups(PerfTest.PUT_LAT, size);
                     try (ProgressBar bar = bar("raw ping-pong " + size(size), m)) {
-                        if (warmup > 0) {
-                            raw.pingPong(size, warmups(PerfTest.PUT_LAT, size), x -> { });
+                        if (v > 0) {
+                            raw.pingPong(size, v, x -> { });
                         }
-                        results.add(raw.pingPong(size, m, progress(bar)));
+                        results.add(raw.pingPong(size, m, progress(bar)).withWarmup(v));
                     }
                     print(results, out);
                 }
@@ -402,26 +413,26 @@ public final class PerfCommand implements Callable<Integer> {
         return bar == null ? x -> { } : bar::stepTo;
     }
 
-    /** Latency tests run the given iterations; streams of big messages stop at --max-bytes. */
+    /** The measured count: -n, under the caps for large messages ({@link #capped}). */
     private int count(PerfTest t, int size) {
         return capped(t, size, iterations);
     }
 
     /**
-     * The warm-up's count: -w as given, under the same caps as the measured count but not under the
-     * measured count itself. Code run once per operation reaches C2 only after thousands of calls
-     * (a 1 MiB stream's per-frame path over tcp was compiled 4 s into a measured run that followed
-     * 2,000 warm-up puts), however few operations are measured.
+     * The warm-up's count: -w as given, under the caps of the measured count but not under the count
+     * itself, since code run once per operation reaches C2 only after thousands of calls (a 1 MiB
+     * stream's per-frame path over tcp was compiled 4 s into a measured run that followed 2,000
+     * warm-up puts). Without -w, the default or the measured count, whichever is fewer.
      */
     int warmups(PerfTest t, int size) {
-        return capped(t, size, warmup);
+        return capped(t, size, warmup != null ? warmup : Math.min(DEFAULT_WARMUP, count(t, size)));
     }
 
+    /** Latency tests of 1 MiB or more stop at 2,000; streams of big messages at --max-bytes, never below 100. */
     private int capped(PerfTest t, int size, int requested) {
         if (t.kind == PerfTest.Kind.LATENCY) {
             return size >= (1 << 20) ? Math.min(requested, 2000) : requested;
         }
-        // --max-bytes caps a stream of big messages, never below 100 of them; -n is taken as given.
         return (int) Math.min(requested, Math.max(100, maxBytes / Math.max(1, size)));
     }
 
@@ -437,7 +448,9 @@ public final class PerfCommand implements Callable<Integer> {
     /** Counts and windows in their bounds, or a usage error naming the option and its bound. */
     private void checkBounds() {
         bound("--iterations", iterations, 1, Integer.MAX_VALUE);
-        bound("--warmup", warmup, 0, Integer.MAX_VALUE);
+        if (warmup != null) {
+            bound("--warmup", warmup, 0, Integer.MAX_VALUE);
+        }
         bound("--window", window, 1, 1 << 20);
         bound("--max-bytes", maxBytes, 1, Long.MAX_VALUE);
         bound("--jit-settle-ms", jitSettleMs, 0, 3_600_000);

@@ -17,20 +17,28 @@ import org.HdrHistogram.Histogram;
  * @param p99Micros 99th percentile
  * @param p999Micros 99.9th percentile
  * @param maxMicros worst
+ * @param warmup iterations run before the measured ones, or -1 where not told
  */
 record PerfResult(String test, String transport, int size, long iterations, double seconds, double bytesPerSecond,
-        double messagesPerSecond, double p50Micros, double p99Micros, double p999Micros, double maxMicros) {
+        double messagesPerSecond, double p50Micros, double p99Micros, double p999Micros, double maxMicros,
+        long warmup) {
 
     static PerfResult latency(String test, String transport, int size, Histogram nanos, double seconds) {
         long n = nanos.getTotalCount();
         return new PerfResult(test, transport, size, n, seconds, n * (double) size / seconds, n / seconds,
                 nanos.getValueAtPercentile(50) / 1e3, nanos.getValueAtPercentile(99) / 1e3,
-                nanos.getValueAtPercentile(99.9) / 1e3, nanos.getMaxValue() / 1e3);
+                nanos.getValueAtPercentile(99.9) / 1e3, nanos.getMaxValue() / 1e3, -1);
     }
 
     static PerfResult throughput(String test, String transport, int size, long iterations, double seconds) {
         return new PerfResult(test, transport, size, iterations, seconds, iterations * (double) size / seconds,
-                iterations / seconds, Double.NaN, Double.NaN, Double.NaN, Double.NaN);
+                iterations / seconds, Double.NaN, Double.NaN, Double.NaN, Double.NaN, -1);
+    }
+
+    /** @return this result, with the warm-up that ran before it */
+    PerfResult withWarmup(long iterationsBefore) {
+        return new PerfResult(test, transport, size, iterations, seconds, bytesPerSecond, messagesPerSecond, p50Micros,
+                p99Micros, p999Micros, maxMicros, iterationsBefore);
     }
 
     boolean isLatency() {
@@ -57,6 +65,9 @@ record PerfResult(String test, String transport, int size, long iterations, doub
         if (isLatency()) {
             b.append(",\"p50_us\":").append(num(p50Micros)).append(",\"p99_us\":").append(num(p99Micros))
                     .append(",\"p999_us\":").append(num(p999Micros)).append(",\"max_us\":").append(num(maxMicros));
+        }
+        if (warmup >= 0) {
+            b.append(",\"warmup\":").append(warmup);
         }
         return b.append('}').toString();
     }

@@ -64,6 +64,16 @@ class PerfCommandTest {
         assertEquals(3_814, c.warmups(PerfTest.PUT_BW, 1 << 20), "--max-bytes caps it as it caps -n");
         assertEquals(2_000, c.warmups(PerfTest.PUT_LAT, 1 << 20), "as it caps a latency row of 1 MiB");
         assertEquals(10_000, c.warmups(PerfTest.PUT_LAT, 8));
+        PerfCommand d = new PerfCommand();
+        new CommandLine(d).parseArgs("-n", "300");
+        assertEquals(300, d.warmups(PerfTest.PUT_LAT, 8), "without -w, no more than are measured");
+        String given = run("--transport", "sim", "--tests", "put_bw,put_lat", "--sizes", "64", "-n", "300", "-w",
+                "1000", "--json", "--no-progress");
+        assertEquals(2, given.split("\"warmup\":1000}", -1).length - 1, "each row reports the warm-up it ran: "
+                + given);
+        String unsaid = run("--transport", "sim", "--tests", "put_bw", "--sizes", "64", "-n", "300", "--json",
+                "--no-progress");
+        assertTrue(unsaid.contains("\"iterations\":300,") && unsaid.contains("\"warmup\":300}"), unsaid);
     }
 
     @Test
