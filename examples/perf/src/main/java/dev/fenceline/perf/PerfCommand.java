@@ -64,8 +64,9 @@ public final class PerfCommand implements Callable<Integer> {
     Integer warmup;
 
     @Option(names = "--jit-settle-ms", defaultValue = "3000",
-            description = "After each warm-up, wait up to this long for the JIT compilers to go quiet for "
-                    + JitSettle.QUIET_MS + " ms (0: do not wait; default ${DEFAULT-VALUE}).")
+            description = "After each warm-up, wait up to this long for the JIT compilers, this process's and"
+                    + " the target process's, to go quiet for " + JitSettle.QUIET_MS + " ms (0: do not wait;"
+                    + " default ${DEFAULT-VALUE}).")
     long jitSettleMs;
 
     @Option(names = "--window", defaultValue = "64",

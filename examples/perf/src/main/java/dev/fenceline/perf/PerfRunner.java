@@ -65,7 +65,7 @@ final class PerfRunner {
         }
         if (warmup > 0) {
             once(test, size, warmup, n -> { });
-            JitSettle.await(jitSettleMs);
+            JitSettle.await(jitSettleMs, s.compilers(), JitSettle.REAL);
         }
         return once(test, size, iterations, progress);
     }

@@ -126,6 +126,24 @@ final class PerfSession implements AutoCloseable {
         }
     }
 
+    /** @return the compile times to wait for after a warm-up: this JVM's, and the target's if it has its own */
+    java.util.List<JitSettle.CompileTime> compilers() {
+        return target == null ? java.util.List.of(JitSettle.thisJvm())
+                : java.util.List.of(JitSettle.thisJvm(), this::targetCompileMillis);
+    }
+
+    /** Asks the target process for its compile time (a line each way on the control channel). */
+    private long targetCompileMillis() throws java.io.IOException {
+        target.out().write("JIT\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        target.out().flush();
+        String said = PerfTarget.expect(target.in(), "JIT ").substring(4).trim();
+        try {
+            return Long.parseLong(said);
+        } catch (NumberFormatException e) {
+            throw new java.io.IOException("the target's compile time reads '" + said + "'", e);
+        }
+    }
+
     /** @return whether the target worker is in another process */
     boolean remote() {
         return target != null;

@@ -19,11 +19,11 @@ import java.util.concurrent.TimeUnit;
  * {@code fenceline perf --server} (talking over a control connection). Protocol, one line each:
  * it reads {@code REGION <bytes>}, prints {@code ADDRESS <worker> <region key>}, reads
  * {@code PEER <driver worker>}, connects back, prints {@code READY}, and serves until the driver
- * closes its side.
+ * closes its side, answering each {@code JIT} with {@code JIT <milliseconds spent compiling>}.
  */
 public final class PerfTarget {
     /** The server's first line, followed by its transport: tells a driver it reached the right program. */
-    static final String GREETING = "FENCELINE-PERF 1";
+    static final String GREETING = "FENCELINE-PERF 2";
     /** The longest line either side accepts (addresses and keys are a few hundred characters). */
     private static final int MAX_LINE = 4096;
 
@@ -86,8 +86,12 @@ public final class PerfTarget {
             // Serve until the driver closes its side. Its DONE comes first: the pongs are flushed then,
             // while the driver's worker still answers (after it closed, a flush could only fail).
             boolean flushed = false;
+            JitSettle.CompileTime compiling = JitSettle.thisJvm();
             for (String line; (line = readLine(in)) != null;) {
-                if (line.equals("DONE") && !flushed) {
+                if (line.equals("JIT")) { // the driver waits for this process's compilers too after a warm-up
+                    out.println("JIT " + compiling.millis());
+                    out.flush();
+                } else if (line.equals("DONE") && !flushed) {
                     flushed = true;
                     try {
                         back.flush().toCompletableFuture().get(30, TimeUnit.SECONDS); // a failed pong fails here
