@@ -21,8 +21,10 @@ final class PerfPeers {
                 .withoutPath("fenceline.transport.tcp.tls.trust-store-password").getConfig("fenceline").root()
                 .render(com.typesafe.config.ConfigRenderOptions.concise());
         List<String> cmd = new ArrayList<>(List.of(java.nio.file.Path.of(System.getProperty("java.home"), "bin",
-                "java").toString(), "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED", "-cp",
-                System.getProperty("java.class.path"), PerfTarget.class.getName(), "{\"fenceline\":" + hocon + "}"));
+                "java").toString(), "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED"));
+        cmd.addAll(heapFlags(java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()));
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), PerfTarget.class.getName(),
+                "{\"fenceline\":" + hocon + "}"));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
         if (config.hasPath("fenceline.transport.tcp.secret")) {
             pb.environment().put("FENCELINE_TCP_SECRET", config.getString("fenceline.transport.tcp.secret"));
@@ -45,6 +47,24 @@ final class PerfPeers {
                 p.destroyForcibly();
             }
         });
+    }
+
+    /**
+     * The driver's heap flags, for the target process: both sides of a run measure with the same heap
+     * (bin/fenceline gives the perf tool's JVM a heap touched at start).
+     *
+     * @param driverArguments this JVM's arguments
+     * @return those that size the heap or touch it at start, in their order
+     */
+    static List<String> heapFlags(List<String> driverArguments) {
+        List<String> heap = new ArrayList<>();
+        for (String a : driverArguments) {
+            if (a.startsWith("-Xms") || a.startsWith("-Xmx") || a.equals("-XX:+AlwaysPreTouch")
+                    || a.equals("-XX:-AlwaysPreTouch")) {
+                heap.add(a);
+            }
+        }
+        return heap;
     }
 
     /** The driver's side of --connect: a control connection to the server. */
