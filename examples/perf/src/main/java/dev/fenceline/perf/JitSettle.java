@@ -9,7 +9,8 @@ import java.util.concurrent.TimeUnit;
  * run, the target's. On a machine with two cores a stream measured over a fraction of a second
  * otherwise shares them with the compilers of both processes (sampled: C2 at up to 69 % of a core
  * five seconds into a run), and its rate says more about whether they were done than about the
- * runtime. ucx_perftest has no compiler to wait for.
+ * runtime. ucx_perftest has no compiler to wait for. A JVM's compile time grows as compilations end,
+ * so a long one still running looks quiet until it ends; the quiet period is the margin for that.
  */
 final class JitSettle {
     /** How long the compilers must have done nothing. */

@@ -49,18 +49,23 @@ final class PerfPeers {
         });
     }
 
+    /** The flags a target process takes from its driver: the heap's sizes, its pages, its collector. */
+    private static final java.util.regex.Pattern HEAP_FLAG = java.util.regex.Pattern.compile(
+            "-Xm[snx].*|-XX:(InitialHeapSize|MaxHeapSize|NewSize|MaxNewSize)=.*"
+                    + "|-XX:[+-](AlwaysPreTouch|UseTransparentHugePages|UseLargePages|Use[A-Za-z0-9]*GC)");
+
     /**
      * The driver's heap flags, for the target process: both sides of a run measure with the same heap
-     * (bin/fenceline gives the perf tool's JVM a heap touched at start).
+     * (bin/fenceline gives the perf tool's JVM a heap touched at start). Not the rest (agents, JFR,
+     * logs to files), which would clash or mean nothing in the target.
      *
      * @param driverArguments this JVM's arguments
-     * @return those that size the heap or touch it at start, in their order
+     * @return those that size the heap, touch or back its pages, or choose its collector, in their order
      */
     static List<String> heapFlags(List<String> driverArguments) {
         List<String> heap = new ArrayList<>();
         for (String a : driverArguments) {
-            if (a.startsWith("-Xms") || a.startsWith("-Xmx") || a.equals("-XX:+AlwaysPreTouch")
-                    || a.equals("-XX:-AlwaysPreTouch")) {
+            if (HEAP_FLAG.matcher(a).matches()) {
                 heap.add(a);
             }
         }
@@ -76,6 +81,11 @@ final class PerfPeers {
             control.setSoTimeout(PerfCommand.SETUP_TIMEOUT_MS); // PerfSession lifts it once set up
             String hello = PerfTarget.readLine(control.getInputStream());
             String expected = PerfTarget.GREETING + " " + transport;
+            String program = PerfTarget.GREETING.substring(0, PerfTarget.GREETING.indexOf(' ') + 1);
+            if (hello != null && hello.startsWith(program) && !hello.startsWith(PerfTarget.GREETING + " ")) {
+                throw new java.io.IOException("the server at " + at + " speaks '" + hello + "', this side '"
+                        + PerfTarget.GREETING + "': run the same build on both");
+            }
             if (hello == null || !hello.startsWith(PerfTarget.GREETING + " ")) {
                 throw new java.io.IOException("what answers at " + at + " is not a fenceline perf --server (it said "
                         + (hello == null ? "nothing" : "'" + hello.substring(0, Math.min(60, hello.length())) + "'")

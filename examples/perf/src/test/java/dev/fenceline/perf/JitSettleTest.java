@@ -55,6 +55,8 @@ class JitSettleTest {
         waited = JitSettle.await(3_000, List.of(() -> -1, compilingUntil(clock, 400)), clock);
         assertEquals(400 + JitSettle.QUIET_MS, waited, "a JVM that does not tell is left out, not the other");
         assertEquals(0, JitSettle.await(3_000, List.of(() -> -1), new VirtualClock()), "none tells: no wait");
+        assertEquals(JitSettle.QUIET_MS, JitSettle.await(3_000, List.of(() -> -1, () -> 0), new VirtualClock()),
+                "one that tells, at 0 so far: the quiet period, not no wait");
     }
 
     @Test

@@ -178,25 +178,32 @@ class PerfCommandTest {
         }
     }
 
-    /** Something else on the port: the driver says so instead of waiting for ever. */
+    /** Something else on the port, or a server of another build: the driver says so instead of waiting for ever. */
     @Test
     void connectingToAnotherProgramFailsClearly() throws Exception {
-        try (java.net.ServerSocket other = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            java.util.concurrent.CompletableFuture<Void> answer = java.util.concurrent.CompletableFuture.runAsync(() -> {
-                try (java.net.Socket s = other.accept()) {
-                    s.getOutputStream().write("SSH-2.0-OpenSSH_9.2\n".getBytes(StandardCharsets.US_ASCII));
-                    s.getInputStream().read();
-                } catch (java.io.IOException e) {
-                    throw new java.io.UncheckedIOException(e);
-                }
-            });
-            StringWriter err = new StringWriter();
-            CommandLine cl = new CommandLine(new PerfCommand());
-            cl.setErr(new PrintWriter(err));
-            int code = cl.execute("--transport", "shm", "--connect", "127.0.0.1:" + other.getLocalPort());
-            assertEquals(1, code, err.toString());
-            assertTrue(err.toString().contains("is not a fenceline perf --server (it said 'SSH-2.0"), err.toString());
-            answer.get(10, TimeUnit.SECONDS);
+        String[][] cases = {{"SSH-2.0-OpenSSH_9.2", "is not a fenceline perf --server (it said 'SSH-2.0"},
+            {"FENCELINE-PERF 1 shm", "speaks 'FENCELINE-PERF 1 shm', this side '" + PerfTarget.GREETING
+                    + "': run the same build on both"}};
+        for (String[] c : cases) {
+            try (java.net.ServerSocket other = new java.net.ServerSocket(0, 1,
+                    java.net.InetAddress.getLoopbackAddress())) {
+                java.util.concurrent.CompletableFuture<Void> answer = java.util.concurrent.CompletableFuture.runAsync(
+                        () -> {
+                            try (java.net.Socket s = other.accept()) {
+                                s.getOutputStream().write((c[0] + "\n").getBytes(StandardCharsets.US_ASCII));
+                                s.getInputStream().read();
+                            } catch (java.io.IOException e) {
+                                throw new java.io.UncheckedIOException(e);
+                            }
+                        });
+                StringWriter err = new StringWriter();
+                CommandLine cl = new CommandLine(new PerfCommand());
+                cl.setErr(new PrintWriter(err));
+                int code = cl.execute("--transport", "shm", "--connect", "127.0.0.1:" + other.getLocalPort());
+                assertEquals(1, code, err.toString());
+                assertTrue(err.toString().contains(c[1]), err.toString());
+                answer.get(10, TimeUnit.SECONDS);
+            }
         }
     }
 

@@ -15,5 +15,8 @@ class PerfPeersTest {
                         "-XX:-AlwaysPreTouch", "-Xss1m")),
                 "in their order, so the last one given still wins");
         assertEquals(List.of(), PerfPeers.heapFlags(List.of("-ea", "-Xlog:gc")), "none given: the JVM's defaults");
+        assertEquals(List.of("-Xmn256m", "-XX:MaxHeapSize=2g", "-XX:+UseParallelGC", "-XX:+UseTransparentHugePages"),
+                PerfPeers.heapFlags(List.of("-Xmn256m", "-XX:MaxHeapSize=2g", "-XX:+UseParallelGC", "-javaagent:a.jar",
+                        "-XX:+UseTransparentHugePages", "-Xlog:gc:file=gc.log", "-XX:+UnlockDiagnosticVMOptions")));
     }
 }
