@@ -54,12 +54,9 @@ public final class PerfCommand implements Callable<Integer> {
                     + " (default ${DEFAULT-VALUE}).")
     long maxBytes;
 
-    /** Warm-up iterations when -w is not given, and fewer are measured than this: as many as are. */
-    static final int DEFAULT_WARMUP = 2000;
-
     @Option(names = {"-w", "--warmup"},
             description = "Warm-up iterations before each measurement, as given even where fewer are measured;"
-                    + " capped as -n is for large messages (default " + DEFAULT_WARMUP + ", or the measured"
+                    + " capped as -n is for large messages (default " + PerfCounts.DEFAULT_WARMUP + ", or the measured"
                     + " count if smaller).")
     Integer warmup;
 
@@ -221,11 +218,11 @@ public final class PerfCommand implements Callable<Integer> {
             return scale(config, out);
         }
         if (server != null) {
-            return serve(config, hostPort(server, "--server", true));
+            return serve(config, PerfPeers.hostPort(spec.commandLine(), server, "--server", true));
         }
         int regionBytes = Math.max(largest, 64);
         try (PerfSession session = connect != null ? new PerfSession(config, regionBytes,
-                PerfPeers.dial(hostPort(connect, "--connect", false), transport))
+                PerfPeers.dial(PerfPeers.hostPort(spec.commandLine(), connect, "--connect", false), transport))
                 : processes == 2 ? new PerfSession(config, regionBytes, PerfPeers.fork(targetConfig(config)))
                         : new PerfSession(config, regionBytes)) {
             PerfRunner.Completion mode = switch (completion) {
@@ -247,8 +244,8 @@ public final class PerfCommand implements Callable<Integer> {
                     if (size < t.minSize) {
                         continue;
                     }
-                    int n = count(t, size);
-                    int w = warmups(t, size);
+                    int n = counts().measured(t, size);
+                    int w = counts().warmups(t, size);
                     PerfResult r;
                     try (ProgressBar bar = bar(t.id() + " " + size(size), n)) {
                         r = runner.run(t, size, w, n, bar == null ? x -> { } : bar::stepTo).withWarmup(w);
@@ -270,24 +267,24 @@ public final class PerfCommand implements Callable<Integer> {
         }
         if (baseline && transport.equals("shm")) {
             for (int size : sizeList) {
-                int n = count(PerfTest.PUT_BW, size);
-                int w = warmups(PerfTest.PUT_BW, size);
+                int n = counts().measured(PerfTest.PUT_BW, size);
+                int w = counts().warmups(PerfTest.PUT_BW, size);
                 results.add(Memcpy.measure(size, w, n).withWarmup(w));
                 print(results, out);
-                int m = count(PerfTest.PUT_LAT, size);
-                int v = warmups(PerfTest.PUT_LAT, size);
+                int m = counts().measured(PerfTest.PUT_LAT, size);
+                int v = counts().warmups(PerfTest.PUT_LAT, size);
                 results.add(MemoryFloors.pingPong(size, v, m).withWarmup(v));
                 print(results, out);
             }
-            int m = count(PerfTest.FADD_MR, 8);
-            int w = warmups(PerfTest.FADD_MR, 8);
+            int m = counts().measured(PerfTest.FADD_MR, 8);
+            int w = counts().warmups(PerfTest.FADD_MR, 8);
             results.add(MemoryFloors.fetchAdd(w, m).withWarmup(w));
             print(results, out);
         } else if (baseline) {
             try (RawNettyBaseline raw = new RawNettyBaseline()) {
                 for (int size : sizeList) {
-                    int n = count(PerfTest.PUT_BW, size);
-                    int w = warmups(PerfTest.PUT_BW, size);
+                    int n = counts().measured(PerfTest.PUT_BW, size);
+                    int w = counts().warmups(PerfTest.PUT_BW, size);
                     try (ProgressBar bar = bar("raw stream " + size(size), n)) {
                         if (w > 0) {
                             raw.stream(size, w, x -> { });
@@ -295,8 +292,8 @@ public final class PerfCommand implements Callable<Integer> {
                         results.add(raw.stream(size, n, progress(bar)).withWarmup(w));
                     }
                     print(results, out);
-                    int m = count(PerfTest.PUT_LAT, size);
-                    int v = warmups(PerfTest.PUT_LAT, size);
+                    int m = counts().measured(PerfTest.PUT_LAT, size);
+                    int v = counts().warmups(PerfTest.PUT_LAT, size);
                     try (ProgressBar bar = bar("raw ping-pong " + size(size), m)) {
                         if (v > 0) {
                             raw.pingPong(size, v, x -> { });
@@ -376,34 +373,6 @@ public final class PerfCommand implements Callable<Integer> {
         return 0;
     }
 
-    /** HOST, HOST:PORT, an IPv6 address, or [IPv6]:PORT. */
-    private java.net.InetSocketAddress hostPort(String value, String option, boolean mayBeZero) {
-        String host = value;
-        String portText = null;
-        if (value.startsWith("[")) {
-            int close = value.indexOf(']');
-            host = close < 0 ? "" : value.substring(1, close);
-            portText = close >= 0 && value.length() > close + 1 && value.charAt(close + 1) == ':'
-                    ? value.substring(close + 2) : close == value.length() - 1 ? null : "";
-        } else if (value.indexOf(':') >= 0 && value.indexOf(':') == value.lastIndexOf(':')) {
-            host = value.substring(0, value.indexOf(':'));
-            portText = value.substring(value.indexOf(':') + 1);
-        }
-        int port = DEFAULT_PORT;
-        if (portText != null) {
-            try {
-                port = Integer.parseInt(portText);
-            } catch (NumberFormatException e) {
-                port = -1;
-            }
-        }
-        if (host.isEmpty() || port < (mayBeZero ? 0 : 1) || port > 65535) {
-            throw new CommandLine.ParameterException(spec.commandLine(), option + " " + value
-                    + ": expected HOST[:PORT] (or [IPv6]:PORT) with a port from " + (mayBeZero ? 0 : 1) + " to 65535");
-        }
-        return new java.net.InetSocketAddress(host, port);
-    }
-
     private void print(List<PerfResult> results, PrintStream out) {
         if (!json) {
             out.println(results.get(results.size() - 1).text());
@@ -414,27 +383,9 @@ public final class PerfCommand implements Callable<Integer> {
         return bar == null ? x -> { } : bar::stepTo;
     }
 
-    /** The measured count: -n, under the caps for large messages ({@link #capped}). */
-    private int count(PerfTest t, int size) {
-        return capped(t, size, iterations);
-    }
-
-    /**
-     * The warm-up's count: -w as given, under the caps of the measured count but not under the count
-     * itself, since code run once per operation reaches C2 only after thousands of calls (a 1 MiB
-     * stream's per-frame path over tcp was compiled 4 s into a measured run that followed 2,000
-     * warm-up puts). Without -w, the default or the measured count, whichever is fewer.
-     */
-    int warmups(PerfTest t, int size) {
-        return capped(t, size, warmup != null ? warmup : Math.min(DEFAULT_WARMUP, count(t, size)));
-    }
-
-    /** Latency tests of 1 MiB or more stop at 2,000; streams of big messages at --max-bytes, never below 100. */
-    private int capped(PerfTest t, int size, int requested) {
-        if (t.kind == PerfTest.Kind.LATENCY) {
-            return size >= (1 << 20) ? Math.min(requested, 2000) : requested;
-        }
-        return (int) Math.min(requested, Math.max(100, maxBytes / Math.max(1, size)));
+    /** @return the counts of -n, -w and --max-bytes */
+    PerfCounts counts() {
+        return new PerfCounts(iterations, warmup, maxBytes);
     }
 
     private ProgressBar bar(String task, long max) {

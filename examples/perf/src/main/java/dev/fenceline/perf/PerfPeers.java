@@ -112,4 +112,41 @@ final class PerfPeers {
             }
         });
     }
+
+    /**
+     * Parses HOST, HOST:PORT, an IPv6 address, or [IPv6]:PORT.
+     *
+     * @param cl the command, for its usage error
+     * @param value what was given
+     * @param option the option it was given to, named in the error
+     * @param mayBeZero whether port 0 (any free port) is allowed
+     * @return the address, on {@link PerfCommand#DEFAULT_PORT} unless a port is given
+     */
+    static java.net.InetSocketAddress hostPort(picocli.CommandLine cl, String value, String option,
+            boolean mayBeZero) {
+        String host = value;
+        String portText = null;
+        if (value.startsWith("[")) {
+            int close = value.indexOf(']');
+            host = close < 0 ? "" : value.substring(1, close);
+            portText = close >= 0 && value.length() > close + 1 && value.charAt(close + 1) == ':'
+                    ? value.substring(close + 2) : close == value.length() - 1 ? null : "";
+        } else if (value.indexOf(':') >= 0 && value.indexOf(':') == value.lastIndexOf(':')) {
+            host = value.substring(0, value.indexOf(':'));
+            portText = value.substring(value.indexOf(':') + 1);
+        }
+        int port = PerfCommand.DEFAULT_PORT;
+        if (portText != null) {
+            try {
+                port = Integer.parseInt(portText);
+            } catch (NumberFormatException e) {
+                port = -1;
+            }
+        }
+        if (host.isEmpty() || port < (mayBeZero ? 0 : 1) || port > 65535) {
+            throw new picocli.CommandLine.ParameterException(cl, option + " " + value
+                    + ": expected HOST[:PORT] (or [IPv6]:PORT) with a port from " + (mayBeZero ? 0 : 1) + " to 65535");
+        }
+        return new java.net.InetSocketAddress(host, port);
+    }
 }

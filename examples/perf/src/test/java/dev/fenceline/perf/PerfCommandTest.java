@@ -60,13 +60,13 @@ class PerfCommandTest {
     void theWarmUpIsNotCutToTheMeasuredCount() {
         PerfCommand c = new PerfCommand();
         new CommandLine(c).parseArgs("-n", "2000", "-w", "10000", "--max-bytes", "4000000000");
-        assertEquals(10_000, c.warmups(PerfTest.PUT_BW, 8));
-        assertEquals(3_814, c.warmups(PerfTest.PUT_BW, 1 << 20), "--max-bytes caps it as it caps -n");
-        assertEquals(2_000, c.warmups(PerfTest.PUT_LAT, 1 << 20), "as it caps a latency row of 1 MiB");
-        assertEquals(10_000, c.warmups(PerfTest.PUT_LAT, 8));
+        assertEquals(10_000, c.counts().warmups(PerfTest.PUT_BW, 8));
+        assertEquals(3_814, c.counts().warmups(PerfTest.PUT_BW, 1 << 20), "--max-bytes caps it as it caps -n");
+        assertEquals(2_000, c.counts().warmups(PerfTest.PUT_LAT, 1 << 20), "as it caps a latency row of 1 MiB");
+        assertEquals(10_000, c.counts().warmups(PerfTest.PUT_LAT, 8));
         PerfCommand d = new PerfCommand();
         new CommandLine(d).parseArgs("-n", "300");
-        assertEquals(300, d.warmups(PerfTest.PUT_LAT, 8), "without -w, no more than are measured");
+        assertEquals(300, d.counts().warmups(PerfTest.PUT_LAT, 8), "without -w, no more than are measured");
         String given = run("--transport", "sim", "--tests", "put_bw,put_lat", "--sizes", "64", "-n", "300", "-w",
                 "1000", "--json", "--no-progress");
         assertEquals(2, given.split("\"warmup\":1000}", -1).length - 1, "each row reports the warm-up it ran: "
