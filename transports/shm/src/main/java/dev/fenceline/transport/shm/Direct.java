@@ -32,7 +32,7 @@ final class Direct {
         // The branch on the size read before the header's volatile reads, not after: 11.5 ns an
         // 8-byte put against 13.7 (JMH).
         if (n == Long.BYTES) {
-            MappedMemory.putLong(seg.view(), at, src);
+            seg.putLong(at, src);
         } else {
             MappedMemory.put(seg.data(), at, src);
         }
@@ -40,7 +40,7 @@ final class Direct {
 
     /** A posted atomic done by the calling thread (the fast path). */
     static void atomicPost(DataSegment.Peer seg, RemoteKey key, long address, AtomicOp op, int width, long operand) {
-        MappedMemory.atomic(seg.data(), seg.view(), checkedAtomic(seg, key, address, width), op, width, operand);
+        seg.atomic(checkedAtomic(seg, key, address, width), op, width, operand);
     }
 
     /** A get done by the calling thread (the fast path). */
@@ -53,7 +53,7 @@ final class Direct {
             long compare) {
         int at = checkedAtomic(seg, key, address, width);
         return op == null ? MappedMemory.compareAndSwap(seg.data(), at, width, compare, operand)
-                : MappedMemory.atomic(seg.data(), seg.view(), at, op, width, operand);
+                : seg.atomic(at, op, width, operand);
     }
 
     private static int checkedAtomic(DataSegment.Peer seg, RemoteKey key, long address, int width) {
