@@ -87,7 +87,9 @@ final class Direct {
         }
         key.checkBounds(address, width);
         long offset = address - key.baseAddress();
-        if (offset + width > seg.capacity()) {
+        // The segment's own bound, which the accesses by address rest on: a key built in this process
+        // may carry any base, and the key's check above then overflows (an offset in front of the data).
+        if (offset < 0 || offset > seg.capacity() - (long) width) {
             throw new RemoteAccessException(Reason.OUT_OF_BOUNDS, "shm: address 0x" + Long.toHexString(address)
                     + " + " + width + " is beyond segment " + seg.name());
         }
