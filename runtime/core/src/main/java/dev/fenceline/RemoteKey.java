@@ -195,7 +195,12 @@ public final class RemoteKey {
      * @throws RemoteAccessException with reason {@code OUT_OF_BOUNDS}, naming range, region and key
      */
     public void checkBounds(long address, long bytes) {
-        if (bytes < 0 || address < baseAddress || address - baseAddress > length - bytes) {
+        // Without overflow for a key built in this process, which may carry any base and length
+        // (an unpacked key's are checked): the offset and the room left are compared only once
+        // neither can have wrapped.
+        long offset = address - baseAddress;
+        if (bytes < 0 || length < 0 || bytes > length || address < baseAddress || offset < 0
+                || offset > length - bytes) {
             throw new RemoteAccessException(RemoteAccessException.Reason.OUT_OF_BOUNDS,
                     String.format("address 0x%x + %d outside region [0x%x, 0x%x) of key %s",
                             address, bytes, baseAddress, baseAddress + length, shortKey()));

@@ -154,6 +154,20 @@ class RemoteKeyTest {
     }
 
     @Test
+    void aKeyBuiltWithABaseBelowZeroOrANegativeLengthBoundsNothingByOverflow() {
+        // The constructor takes any base and length (fromBytes refuses these): address - base and
+        // length - bytes must not wrap into a range that passes.
+        RemoteKey below = new RemoteKey(UUID.randomUUID(), 1, -(1L << 32), 1L << 33, Map.of());
+        RemoteAccessException e = assertThrows(RemoteAccessException.class,
+                () -> below.checkBounds(Long.MAX_VALUE - 63, 8));
+        assertEquals(Reason.OUT_OF_BOUNDS, e.reason());
+        assertDoesNotThrow(() -> below.checkBounds(0, 8), "inside its claimed range");
+        RemoteKey negative = new RemoteKey(UUID.randomUUID(), 1, 0x1000, Long.MIN_VALUE, Map.of());
+        assertThrows(RemoteAccessException.class, () -> negative.checkBounds(0x1000 + (1L << 40), 8));
+        assertThrows(RemoteAccessException.class, () -> negative.checkBounds(0x1000, 0));
+    }
+
+    @Test
     void messagesDoNotLeakTheWholeKey() {
         assertTrue(key.toString().contains("9c1e.."));
         assertTrue(!key.toString().contains("12345678"));
