@@ -57,6 +57,10 @@ final class Direct {
     }
 
     private static int checkedAtomic(DataSegment.Peer seg, RemoteKey key, long address, int width) {
+        if (width != Integer.BYTES && width != Long.BYTES) { // the SPI's operation takes any width
+            throw new RemoteAccessException(Reason.INVALID_OPERATION, "shm: an atomic of " + width
+                    + " bytes (4 or 8)");
+        }
         int at = checked(seg, key, address, width, Access.ATOMIC);
         // The offset too: the key's base address is the peer's word, and an aligned address over a
         // misaligned base is a misaligned atomic on the mapping (the data starts 64-byte aligned).
