@@ -115,9 +115,10 @@ final class KeyTable implements Heartbeat.Beating {
     }
 
     /**
-     * A peer's table as this process mapped it. The bytes are the peer's: every read is bounded
-     * here, and what they say is trusted to refuse, and to accept only the extent of a key whose id
-     * and digest the slot names ({@link #covers}): the owner vouching for its own memory.
+     * A peer's table as this process mapped it. The bytes are the peer's: every read lies inside
+     * the table (a slot's words by address, once its index is checked against the table's slots), and
+     * what they say is trusted to refuse, and to accept only the extent of a key whose id and digest
+     * the slot names ({@link #covers}): the owner vouching for its own memory.
      */
     static final class View {
         private final UnsafeBuffer table;
@@ -201,10 +202,14 @@ final class KeyTable implements Heartbeat.Beating {
 
         /**
          * @param slot a slot {@link #covers} accepted
-         * @return the slot's bytes alone, for {@link #checkCovered}: read at fixed offsets, with no
+         * @return the slot's bytes alone, for {@link #checkCovered}, which reads them by address: no
          *     offset to compute and bound per access
+         * @throws IllegalArgumentException if the table has no such slot
          */
         UnsafeBuffer slotView(int slot) {
+            if (slot < 0 || slot >= slots) {
+                throw new IllegalArgumentException("ucx: slot " + slot + " of a key table of " + slots);
+            }
             return new UnsafeBuffer(table, HEADER + SLOT * slot, SLOT);
         }
 
@@ -230,10 +235,12 @@ final class KeyTable implements Heartbeat.Beating {
         }
 
         /**
-         * Reads the slot's words by address: the slot lies in the table, whose extent the view bounded
-         * when the peer's table was mapped (and UCT keeps it mapped for the process's life), and an
-         * address-based buffer's bounds check on each of the four reads lengthened every operation of
-         * the fast path.
+         * Reads the slot's words by address: the slot lies in the table (its callers checked the
+         * index), whose extent the view bounded when the peer's table was mapped, and an address-based
+         * buffer's bounds check on each of the four reads lengthened every operation of the fast path.
+         * The table stays mapped while read: a table published to calling threads is never unmapped,
+         * and one that is not is read only by the progress agent, which is also what unmaps it
+         * ({@code UcxPeers.unmapTable}).
          *
          * @param at the slot's address in this process
          */

@@ -31,6 +31,10 @@ record UcxMapping(Object owner, UUID peer, long digest, long base, ByteBuffer da
         if (view.addressOffset() != BufferUtil.address(data) || view.capacity() != data.capacity()) {
             throw new IllegalArgumentException("ucx: a mapping's view must cover its data");
         }
+        if (registration.byteArray() != null || registration.capacity() < KeyTable.SLOT) {
+            // Its words are read by address (KeyTable.View.checkCovered).
+            throw new IllegalArgumentException("ucx: a mapping's registration must be a mapped key-table slot");
+        }
     }
 
     /**

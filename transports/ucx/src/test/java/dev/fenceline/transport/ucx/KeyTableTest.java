@@ -82,6 +82,9 @@ class KeyTableTest {
         owner.release(2);
         owner.open(2, KEY_ID + 1, BASE, LENGTH, Access.all(), DIGEST + 1);
         assertEquals(Reason.UNKNOWN_KEY, refused(() -> covered(slot, k, BASE, Access.WRITE)));
+        // A slot's words are read by address: no view of a slot outside the table.
+        assertThrows(IllegalArgumentException.class, () -> view.slotView(4));
+        assertThrows(IllegalArgumentException.class, () -> view.slotView(-1));
     }
 
     /** An 8-byte access through a mapping of the slot. */
