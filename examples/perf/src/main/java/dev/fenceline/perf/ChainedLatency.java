@@ -5,7 +5,6 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.LongConsumer;
 import java.util.function.LongFunction;
 import org.HdrHistogram.Histogram;
 
@@ -44,16 +43,16 @@ final class ChainedLatency {
      *
      * @param id the test's name, for errors
      * @param timeoutNanos how long the whole chain may take
-     * @param progress told how many are done, now and then
+     * @param progress how many are done, set now and then
      * @throws IllegalStateException if the chain stalled (it then stops) or an operation failed
      * @throws InterruptedException if interrupted while waiting
      */
-    void run(String id, long timeoutNanos, LongConsumer progress) throws InterruptedException {
+    void run(String id, long timeoutNanos, Progress progress) throws InterruptedException {
         long deadline = System.nanoTime() + timeoutNanos;
         next();
         try {
             while (!finished.await(50, TimeUnit.MILLISECONDS)) {
-                progress.accept(done);
+                progress.set(done);
                 if (System.nanoTime() - deadline > 0) {
                     throw new IllegalStateException(id + " chain stalled at " + done + " of " + n);
                 }
@@ -64,7 +63,7 @@ final class ChainedLatency {
         if (failure != null) {
             throw new IllegalStateException(id + " failed after " + done, failure);
         }
-        progress.accept(n);
+        progress.set(n);
     }
 
     /** @return the operations' times */

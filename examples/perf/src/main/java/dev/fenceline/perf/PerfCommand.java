@@ -248,7 +248,7 @@ public final class PerfCommand implements Callable<Integer> {
                     int w = counts().warmups(t, size);
                     PerfResult r;
                     try (ProgressBar bar = bar(t.id() + " " + size(size), n)) {
-                        r = runner.run(t, size, w, n, bar == null ? x -> { } : bar::stepTo).withWarmup(w);
+                        r = runner.run(t, size, w, n, progress(bar)).withWarmup(w);
                     } catch (java.util.concurrent.ExecutionException | IllegalStateException e) {
                         // An operation failed (an active message over its lane's limit, say), or a
                         // check of what the row did at the target: say so, go on with the other
@@ -286,19 +286,17 @@ public final class PerfCommand implements Callable<Integer> {
                     int n = counts().measured(PerfTest.PUT_BW, size);
                     int w = counts().warmups(PerfTest.PUT_BW, size);
                     try (ProgressBar bar = bar("raw stream " + size(size), n)) {
-                        if (w > 0) {
-                            raw.stream(size, w, x -> { });
-                        }
-                        results.add(raw.stream(size, n, progress(bar)).withWarmup(w));
+                        Progress.warmUp(w, (k, unseen) -> raw.stream(size, k, unseen));
+                        Progress p = new Progress();
+                        results.add(p.shown(progress(bar), () -> raw.stream(size, n, p)).withWarmup(w));
                     }
                     print(results, out);
                     int m = counts().measured(PerfTest.PUT_LAT, size);
                     int v = counts().warmups(PerfTest.PUT_LAT, size);
                     try (ProgressBar bar = bar("raw ping-pong " + size(size), m)) {
-                        if (v > 0) {
-                            raw.pingPong(size, v, x -> { });
-                        }
-                        results.add(raw.pingPong(size, m, progress(bar)).withWarmup(v));
+                        Progress.warmUp(v, (k, unseen) -> raw.pingPong(size, k, unseen));
+                        Progress p = new Progress();
+                        results.add(p.shown(progress(bar), () -> raw.pingPong(size, m, p)).withWarmup(v));
                     }
                     print(results, out);
                 }
@@ -379,8 +377,9 @@ public final class PerfCommand implements Callable<Integer> {
         }
     }
 
+    /** @return where a run's count goes: the bar, or nowhere (null) */
     private static LongConsumer progress(ProgressBar bar) {
-        return bar == null ? x -> { } : bar::stepTo;
+        return bar == null ? null : bar::stepTo;
     }
 
     /** @return the counts of -n, -w and --max-bytes */

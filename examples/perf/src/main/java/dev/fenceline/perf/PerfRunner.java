@@ -59,18 +59,23 @@ final class PerfRunner {
         this.jitSettleMs = jitSettleMs;
     }
 
-    PerfResult run(PerfTest test, int size, int warmup, int iterations, LongConsumer progress) throws Exception {
+    /**
+     * @param show where the measured run's count goes, now and then (null: nowhere)
+     * @return the measured run's result
+     */
+    PerfResult run(PerfTest test, int size, int warmup, int iterations, LongConsumer show) throws Exception {
         if (size < test.minSize) {
             throw new IllegalArgumentException(test.id() + " needs messages of at least " + test.minSize + " bytes");
         }
         if (warmup > 0) {
-            once(test, size, warmup, n -> { });
+            Progress.warmUp(warmup, (n, unseen) -> once(test, size, n, unseen));
             JitSettle.await(jitSettleMs, s.compilers(), JitSettle.REAL);
         }
-        return once(test, size, iterations, progress);
+        Progress progress = new Progress();
+        return progress.shown(show, () -> once(test, size, iterations, progress));
     }
 
-    private PerfResult once(PerfTest test, int size, int n, LongConsumer progress) throws Exception {
+    private PerfResult once(PerfTest test, int size, int n, Progress progress) throws Exception {
         return switch (test) {
             case PUT_LAT -> putPingPong(size, n, progress);
             case AM_LAT -> amPingPong(size, n, progress);
@@ -85,7 +90,7 @@ final class PerfRunner {
     }
 
     /** alpha puts into beta's memory, beta's poller sees the sequence number and puts back. */
-    private PerfResult putPingPong(int size, int n, LongConsumer progress) throws Exception {
+    private PerfResult putPingPong(int size, int n, Progress progress) throws Exception {
         int flag = (size - 8) & ~7; // the last aligned word: an acquiring read needs its alignment
         ByteBuffer ping = ByteBuffer.allocateDirect(size).order(ByteOrder.nativeOrder());
         ByteBuffer pong = ByteBuffer.allocateDirect(size).order(ByteOrder.nativeOrder());
@@ -134,7 +139,7 @@ final class PerfRunner {
                     PollingWait.idle(spins);
                 }
                 h.recordValue((System.nanoTime() - t0) / 2);
-                progress.accept(i - base);
+                progress.set(i - base);
             }
         } finally {
             stop.set(true);
@@ -146,7 +151,7 @@ final class PerfRunner {
         return PerfResult.latency("put_lat", s.transport, size, h, seconds);
     }
 
-    private PerfResult amPingPong(int size, int n, LongConsumer progress) throws Exception {
+    private PerfResult amPingPong(int size, int n, Progress progress) throws Exception {
         if (implicit) {
             return amPingPongFromHandler(size, n, progress);
         }
@@ -170,7 +175,7 @@ final class PerfRunner {
                 PollingWait.idle(spins);
             }
             h.recordValue((System.nanoTime() - t0) / 2);
-            progress.accept(i);
+            progress.set(i);
         }
         double seconds = (System.nanoTime() - start) / 1e9;
         await(s.toBeta.flush());
@@ -186,7 +191,7 @@ final class PerfRunner {
      * messages (on the fast path where a lane takes them); the flushes at the end report any failure.
      * Only that handler writes the histogram; this thread waits for the last pong.
      */
-    private PerfResult amPingPongFromHandler(int size, int n, LongConsumer progress) throws Exception {
+    private PerfResult amPingPongFromHandler(int size, int n, Progress progress) throws Exception {
         ByteBuffer payload = ByteBuffer.allocateDirect(size);
         ByteBuffer header = ByteBuffer.allocate(0);
         Histogram h = histogram();
@@ -220,7 +225,7 @@ final class PerfRunner {
             sentAt[0] = start;
             s.toBeta.sendActiveMessageImplicit(PerfSession.PING, header, payload);
             while (!finished.await(50, TimeUnit.MILLISECONDS)) {
-                progress.accept(pongs.get());
+                progress.set(pongs.get());
                 if (System.nanoTime() - deadline > 0) {
                     await(s.toBeta.flush()); // a failed ping fails this flush, naming why
                     throw new IllegalStateException("AM ping-pong stalled at " + pongs.get() + " of " + n);
@@ -230,7 +235,7 @@ final class PerfRunner {
             if (failure.get() != null) {
                 throw new IllegalStateException("AM ping-pong failed after " + pongs.get(), failure.get());
             }
-            progress.accept(n);
+            progress.set(n);
             await(s.toBeta.flush());
             if (s.toAlpha != null) { // in another process, the target flushes its own endpoint
                 await(s.toAlpha.flush());
@@ -241,7 +246,7 @@ final class PerfRunner {
         }
     }
 
-    private PerfResult oneAtATime(PerfTest test, int size, int n, LongConsumer progress) throws Exception {
+    private PerfResult oneAtATime(PerfTest test, int size, int n, Progress progress) throws Exception {
         ByteBuffer buf = ByteBuffer.allocateDirect(size);
         Histogram h = histogram();
         atomicBase = atomicWord();
@@ -251,7 +256,7 @@ final class PerfRunner {
             CompletionStage<?> op = issue(test, buf, i);
             PollingWait.await(op, TIMEOUT_S);
             h.recordValue(System.nanoTime() - t0);
-            progress.accept(i);
+            progress.set(i);
         }
         double seconds = (System.nanoTime() - start) / 1e9;
         checkAtomicWord(test, n);
@@ -304,7 +309,7 @@ final class PerfRunner {
      * One-at-a-time, each operation issued from the previous one's completion, on the thread that
      * completes it ({@link ChainedLatency}).
      */
-    private PerfResult chained(PerfTest test, int size, int n, LongConsumer progress) throws Exception {
+    private PerfResult chained(PerfTest test, int size, int n, Progress progress) throws Exception {
         ByteBuffer buf = ByteBuffer.allocateDirect(size);
         ChainedLatency c = new ChainedLatency(i -> issue(test, buf, i), n, histogram());
         atomicBase = atomicWord();
@@ -319,7 +324,7 @@ final class PerfRunner {
      * Puts or posted ADDs without futures: a flush every {@code window} operations completes them
      * (the previous one is awaited first, so two windows are in flight), like JUCX's implicit puts.
      */
-    private PerfResult implicitStream(PerfTest test, int size, int n, LongConsumer progress) throws Exception {
+    private PerfResult implicitStream(PerfTest test, int size, int n, Progress progress) throws Exception {
         Endpoint ep = s.toBeta;
         RemoteKey key = s.betaKey;
         long addr = s.atBeta.address();
@@ -342,12 +347,12 @@ final class PerfRunner {
                 untilFlush = window;
                 previous.get(TIMEOUT_S, TimeUnit.SECONDS);
                 previous = ep.flush().toCompletableFuture();
-                progress.accept(i);
+                progress.set(i);
             }
         }
         previous.get(TIMEOUT_S, TimeUnit.SECONDS);
         double seconds = finish(test, n, before, start);
-        progress.accept(n);
+        progress.set(n);
         return PerfResult.throughput(test.id(), s.transport, size, n, seconds);
     }
 
@@ -383,7 +388,7 @@ final class PerfRunner {
         return seconds;
     }
 
-    private PerfResult stream(PerfTest test, int size, int n, LongConsumer progress) throws Exception {
+    private PerfResult stream(PerfTest test, int size, int n, Progress progress) throws Exception {
         if (implicit && (test == PerfTest.PUT_BW || test == PerfTest.ADD_MR || test == PerfTest.AM_BW)) {
             return implicitStream(test, size, n, progress);
         }
@@ -432,7 +437,7 @@ final class PerfRunner {
                 f.whenComplete(onComplete);
             }
             if ((i & 255) == 0) {
-                progress.accept(i);
+                progress.set(i);
                 if (failure.get() != null) {
                     throw new java.util.concurrent.ExecutionException(test.id() + " failed", failure.get());
                 }
@@ -458,7 +463,7 @@ final class PerfRunner {
         if (failure.get() != null) {
             throw new java.util.concurrent.ExecutionException(test.id() + " failed", failure.get());
         }
-        progress.accept(n);
+        progress.set(n);
         return PerfResult.throughput(test.id(), s.transport, size, n, seconds);
     }
 

@@ -24,7 +24,6 @@ import io.netty.channel.socket.nio.NioSocketChannel;
 import java.net.InetSocketAddress;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.function.LongConsumer;
 import org.HdrHistogram.Histogram;
 
 /**
@@ -49,7 +48,7 @@ final class RawNettyBaseline implements AutoCloseable {
     }
 
     /** The server counts bytes and answers one byte when {@code total} arrived. */
-    PerfResult stream(int size, long n, LongConsumer progress) throws Exception {
+    PerfResult stream(int size, long n, Progress progress) throws Exception {
         long total = size * n;
         CompletableFuture<Void> done = new CompletableFuture<>();
         Channel listener = listen(new ChannelInboundHandlerAdapter() {
@@ -84,7 +83,7 @@ final class RawNettyBaseline implements AutoCloseable {
                 while (sent < n && ctx.channel().isWritable()) {
                     ctx.write(block.retainedDuplicate(), ctx.voidPromise());
                     if ((++sent & 255) == 0) {
-                        progress.accept(sent);
+                        progress.set(sent);
                     }
                 }
                 ctx.flush();
@@ -99,7 +98,7 @@ final class RawNettyBaseline implements AutoCloseable {
         try {
             done.get(120, TimeUnit.SECONDS);
             double seconds = (System.nanoTime() - start) / 1e9;
-            progress.accept(n);
+            progress.set(n);
             return PerfResult.throughput("stream_bw", "raw-netty", size, n, seconds);
         } finally {
             c.close().sync();
@@ -109,7 +108,7 @@ final class RawNettyBaseline implements AutoCloseable {
     }
 
     /** The server echoes every {@code size} bytes; the client records half of each round trip. */
-    PerfResult pingPong(int size, int n, LongConsumer progress) throws Exception {
+    PerfResult pingPong(int size, int n, Progress progress) throws Exception {
         Histogram h = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
         CompletableFuture<Void> done = new CompletableFuture<>();
         Channel listener = listen(new ChannelInboundHandlerAdapter() {
@@ -151,7 +150,7 @@ final class RawNettyBaseline implements AutoCloseable {
                 if (pending >= size) {
                     pending -= size;
                     h.recordValue((System.nanoTime() - t0) / 2);
-                    progress.accept(++count);
+                    progress.set(++count);
                     if (count < n) {
                         send(ctx);
                     } else {
