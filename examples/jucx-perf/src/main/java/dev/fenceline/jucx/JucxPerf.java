@@ -289,8 +289,37 @@ public final class JucxPerf implements AutoCloseable {
         };
     }
 
+    /** A pass of warm-up: {@code n} operations of the test, none if {@code n} is 0. */
+    private void warm(String test, int size, int n, int window) throws Exception {
+        if (n > 0) {
+            run(test, size, n, window);
+        }
+    }
+
     private static double rateOrBandwidth(double opsPerSecond, int size) {
         return size <= 8 ? opsPerSecond : opsPerSecond * size / 1e6;
+    }
+
+    /**
+     * Waits, at most 3 s, until the JIT has compiled nothing for 200 ms (as Fenceline's perf tool
+     * waits): a short run measured while C2 still compiles shares two cores with it.
+     */
+    private static void awaitCompilers() throws InterruptedException {
+        java.lang.management.CompilationMXBean jit = java.lang.management.ManagementFactory.getCompilationMXBean();
+        if (jit == null || !jit.isCompilationTimeMonitoringSupported()) {
+            return;
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
+        long seen = jit.getTotalCompilationTime();
+        long quietSince = System.nanoTime();
+        while (System.nanoTime() - deadline < 0 && System.nanoTime() - quietSince < TimeUnit.MILLISECONDS.toNanos(200)) {
+            Thread.sleep(20);
+            long now = jit.getTotalCompilationTime();
+            if (now != seen) {
+                seen = now;
+                quietSince = System.nanoTime();
+            }
+        }
     }
 
     /**
@@ -311,14 +340,18 @@ public final class JucxPerf implements AutoCloseable {
             throw new IllegalArgumentException("size >= 8, iterations >= 1, warmup >= 0, window >= 1");
         }
         try (JucxPerf p = new JucxPerf(Math.max(size, 64))) {
-            // The warm-up as two passes of the measured code, as Fenceline's perf tool warms up: one long
-            // pass leaves its compiled loop behind when it ends (the loop was compiled while it ran,
-            // its exit never taken), and the measured run would begin in the JIT's first tier.
+            // The warm-up as Fenceline's perf tool does it (its Progress.warmUp says why): four passes of
+            // the measured code, 3/8, 3/8, 1/8 and 1/8 of the count, the compilers awaited after the
+            // second and the last, so that the measured run enters a compiled loop no pass threw away.
             if (warmup > 0) {
-                p.run(test, size, warmup - warmup / 2, window);
-            }
-            if (warmup / 2 > 0) {
-                p.run(test, size, warmup / 2, window);
+                int late = warmup / 8;
+                int early = warmup - 2 * late;
+                p.warm(test, size, early - early / 2, window);
+                p.warm(test, size, early / 2, window);
+                awaitCompilers();
+                p.warm(test, size, late, window);
+                p.warm(test, size, late, window);
+                awaitCompilers();
             }
             System.out.println(String.format(Locale.ROOT, "RESULT %s %.3f", test, p.run(test, size, n, window)));
         }

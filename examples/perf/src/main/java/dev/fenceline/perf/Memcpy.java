@@ -8,16 +8,17 @@ final class Memcpy {
     private Memcpy() {
     }
 
-    static PerfResult measure(int size, int warmup, int n) {
+    /**
+     * One pass (the caller warms up with passes of it: {@link Progress#warmUp}).
+     *
+     * @param size bytes per copy
+     * @param n copies
+     */
+    static PerfResult measure(int size, int n) {
         java.nio.ByteBuffer src = java.nio.ByteBuffer.allocateDirect(size);
         java.nio.ByteBuffer dst = java.nio.ByteBuffer.allocateDirect(size);
-        long sink = 0;
-        if (warmup > 0) { // two passes of the measured loop, for the reason in Progress.warmUp
-            sink += copies(src, dst, warmup - warmup / 2);
-            sink += copies(src, dst, warmup / 2);
-        }
         long start = System.nanoTime();
-        sink += copies(src, dst, n);
+        long sink = copies(src, dst, n);
         double seconds = (System.nanoTime() - start) / 1e9;
         if (sink == 42) {
             System.err.print(""); // keeps the copies observable to the JIT

@@ -29,18 +29,19 @@ final class MemoryFloors {
      * (acquire): the put ping-pong's pattern through a peer's mapping, without the runtime. Half a
      * round trip is recorded.
      *
+     * One pass (the caller warms up with passes of it: {@link Progress#warmUp}).
+     *
      * @param size bytes per message (at least 8)
-     * @param warmup round trips before the measured ones
-     * @param n measured round trips
+     * @param n round trips
      */
-    static PerfResult pingPong(int size, int warmup, int n) throws InterruptedException {
+    static PerfResult pingPong(int size, int n) throws InterruptedException {
         int bytes = Math.max(size, 8);
         int stride = (bytes + 127) & ~127; // the two areas never share a line
         ByteBuffer areas = ByteBuffer.allocateDirect(2 * stride + 128).order(ByteOrder.nativeOrder());
         int ping = 0;
         int pong = stride;
         int word = (bytes - 8) & ~7; // the last aligned word: an acquiring read needs its alignment
-        long total = (long) warmup + n;
+        long total = n;
         AtomicReference<Throwable> failure = new AtomicReference<>();
         Thread responder = new Thread(() -> {
             ByteBuffer out = ByteBuffer.allocateDirect(bytes).order(ByteOrder.nativeOrder());
@@ -57,18 +58,13 @@ final class MemoryFloors {
         responder.start();
         ByteBuffer out = ByteBuffer.allocateDirect(bytes).order(ByteOrder.nativeOrder());
         Histogram h = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
-        long start = 0;
+        long start = System.nanoTime();
         try {
             for (long i = 1; i <= total; i++) {
-                if (i == warmup + 1) {
-                    start = System.nanoTime();
-                }
                 long t0 = System.nanoTime();
                 send(out, word, i, areas, ping);
                 await(areas, pong + word, i);
-                if (i > warmup) {
-                    h.recordValue((System.nanoTime() - t0) / 2);
-                }
+                h.recordValue((System.nanoTime() - t0) / 2);
             }
         } finally {
             responder.join(TimeUnit.SECONDS.toMillis(10));
@@ -105,20 +101,16 @@ final class MemoryFloors {
     /**
      * Fetch-adds on one word of a direct buffer from this thread, each result used.
      *
-     * @param warmup operations before the measured ones
-     * @param n measured operations
+     * One pass (the caller warms up with passes of it: {@link Progress#warmUp}).
+     *
+     * @param n operations
      */
-    static PerfResult fetchAdd(int warmup, int n) {
+    static PerfResult fetchAdd(int n) {
         ByteBuffer word = ByteBuffer.allocateDirect(64).order(ByteOrder.nativeOrder());
-        long sink = 0;
-        if (warmup > 0) { // two passes of the measured loop, for the reason in Progress.warmUp
-            sink += fetchAdds(word, warmup - warmup / 2);
-            sink += fetchAdds(word, warmup / 2);
-        }
         long start = System.nanoTime();
-        sink += fetchAdds(word, n);
+        long sink = fetchAdds(word, n);
         double seconds = (System.nanoTime() - start) / 1e9;
-        long expected = (long) warmup + n;
+        long expected = n;
         if ((long) LONG.getVolatile(word, 0) != expected || sink != expected * (expected - 1) / 2) {
             throw new IllegalStateException("fetch-add floor: the word holds " + LONG.getVolatile(word, 0)
                     + " after " + expected + " adds");

@@ -55,13 +55,15 @@ public final class PerfCommand implements Callable<Integer> {
     long maxBytes;
 
     @Option(names = {"-w", "--warmup"},
-            description = "Warm-up iterations before each measurement, as given even where fewer are measured;"
+            description = "Warm-up iterations before each measurement, in four passes of the measured code (3/8,"
+                    + " 3/8, 1/8 and 1/8 of them), as given even where fewer are measured;"
                     + " capped as -n is for large messages (default " + PerfCounts.DEFAULT_WARMUP + ", or the measured"
                     + " count if smaller).")
     Integer warmup;
 
     @Option(names = "--jit-settle-ms", defaultValue = "3000",
-            description = "After each warm-up, wait up to this long for the JIT compilers, this process's and"
+            description = "In each warm-up, after its second and its last pass, wait up to this long for the JIT"
+                    + " compilers, this process's and"
                     + " the target process's, to go quiet for " + JitSettle.QUIET_MS + " ms (0: do not wait;"
                     + " default ${DEFAULT-VALUE}).")
     long jitSettleMs;
@@ -269,16 +271,19 @@ public final class PerfCommand implements Callable<Integer> {
             for (int size : sizeList) {
                 int n = counts().measured(PerfTest.PUT_BW, size);
                 int w = counts().warmups(PerfTest.PUT_BW, size);
-                results.add(Memcpy.measure(size, w, n).withWarmup(w));
+                Progress.warmUp(w, (k, unseen) -> Memcpy.measure(size, k), this::settle);
+                results.add(Memcpy.measure(size, n).withWarmup(w));
                 print(results, out);
                 int m = counts().measured(PerfTest.PUT_LAT, size);
                 int v = counts().warmups(PerfTest.PUT_LAT, size);
-                results.add(MemoryFloors.pingPong(size, v, m).withWarmup(v));
+                Progress.warmUp(v, (k, unseen) -> MemoryFloors.pingPong(size, k), this::settle);
+                results.add(MemoryFloors.pingPong(size, m).withWarmup(v));
                 print(results, out);
             }
             int m = counts().measured(PerfTest.FADD_MR, 8);
             int w = counts().warmups(PerfTest.FADD_MR, 8);
-            results.add(MemoryFloors.fetchAdd(w, m).withWarmup(w));
+            Progress.warmUp(w, (k, unseen) -> MemoryFloors.fetchAdd(k), this::settle);
+            results.add(MemoryFloors.fetchAdd(m).withWarmup(w));
             print(results, out);
         } else if (baseline) {
             try (RawNettyBaseline raw = new RawNettyBaseline()) {
@@ -286,7 +291,7 @@ public final class PerfCommand implements Callable<Integer> {
                     int n = counts().measured(PerfTest.PUT_BW, size);
                     int w = counts().warmups(PerfTest.PUT_BW, size);
                     try (ProgressBar bar = bar("raw stream " + size(size), n)) {
-                        Progress.warmUp(w, (k, unseen) -> raw.stream(size, k, unseen));
+                        Progress.warmUp(w, (k, unseen) -> raw.stream(size, k, unseen), this::settle);
                         Progress p = new Progress();
                         results.add(p.shown(progress(bar), () -> raw.stream(size, n, p)).withWarmup(w));
                     }
@@ -294,7 +299,7 @@ public final class PerfCommand implements Callable<Integer> {
                     int m = counts().measured(PerfTest.PUT_LAT, size);
                     int v = counts().warmups(PerfTest.PUT_LAT, size);
                     try (ProgressBar bar = bar("raw ping-pong " + size(size), m)) {
-                        Progress.warmUp(v, (k, unseen) -> raw.pingPong(size, k, unseen));
+                        Progress.warmUp(v, (k, unseen) -> raw.pingPong(size, k, unseen), this::settle);
                         Progress p = new Progress();
                         results.add(p.shown(progress(bar), () -> raw.pingPong(size, m, p)).withWarmup(v));
                     }
@@ -375,6 +380,11 @@ public final class PerfCommand implements Callable<Integer> {
         if (!json) {
             out.println(results.get(results.size() - 1).text());
         }
+    }
+
+    /** The wait for this process's compilers between the passes of a baseline's warm-up. */
+    private void settle() throws Exception {
+        JitSettle.await(jitSettleMs, List.of(JitSettle.thisJvm()), JitSettle.REAL);
     }
 
     /** @return where a run's count goes: the bar, or nowhere (null) */

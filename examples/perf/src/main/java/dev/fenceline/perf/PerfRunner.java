@@ -67,10 +67,8 @@ final class PerfRunner {
         if (size < test.minSize) {
             throw new IllegalArgumentException(test.id() + " needs messages of at least " + test.minSize + " bytes");
         }
-        if (warmup > 0) {
-            Progress.warmUp(warmup, (n, unseen) -> once(test, size, n, unseen));
-            JitSettle.await(jitSettleMs, s.compilers(), JitSettle.REAL);
-        }
+        Progress.warmUp(warmup, (n, unseen) -> once(test, size, n, unseen),
+                () -> JitSettle.await(jitSettleMs, s.compilers(), JitSettle.REAL));
         Progress progress = new Progress();
         return progress.shown(show, () -> once(test, size, iterations, progress));
     }

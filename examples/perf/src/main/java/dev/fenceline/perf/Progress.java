@@ -61,9 +61,22 @@ final class Progress {
         try {
             return body.call();
         } finally {
-            shower.interrupt();
+            stop(shower, show);
+        }
+    }
+
+    /** Ends the shower and shows the last count; never throws over what the run threw or returned. */
+    private void stop(Thread shower, LongConsumer show) {
+        shower.interrupt();
+        boolean interrupted = false;
+        try {
             shower.join(TimeUnit.SECONDS.toMillis(5));
-            show.accept(get());
+        } catch (InterruptedException e) {
+            interrupted = true; // kept for the caller, after the last count is shown
+        }
+        show.accept(get());
+        if (interrupted) {
+            Thread.currentThread().interrupt();
         }
     }
 
@@ -73,25 +86,50 @@ final class Progress {
         void run(int n, Progress progress) throws Exception;
     }
 
+    /** The wait for the compilers between passes ({@link JitSettle}). */
+    @FunctionalInterface
+    interface Settle {
+        void await() throws Exception;
+    }
+
     /**
-     * A warm-up of {@code warmup} operations as two passes of the measured code, each with a count
-     * nobody shows. One long pass leaves the JIT's compiled loop behind when it ends: the loop was
-     * compiled while it ran (on-stack replacement), with its exit never taken, and leaving it throws
-     * that code away. The measured run then ran the first tier's code until the loop was compiled
-     * again (JIT log of a 10,000,000-put shm stream: queued some 48,000 puts in, ready 38 ms later).
-     * The second pass has the loop compiled knowing its exit, and the measured run enters that code.
+     * A warm-up of {@code warmup} operations in four passes of the measured code (3/8, 3/8, 1/8 and
+     * 1/8 of the count, each with a count nobody shows), the compilers waited for after the second
+     * and after the last.
+     *
+     * <p>A loop that runs long is compiled while it runs (on-stack replacement), betting that it does
+     * not end; the first pass to leave that code throws it away, and the JIT bets no more on that
+     * exit. After one long pass the measured run was that next pass: it ran the first tier's code
+     * until its loop was compiled again (JIT log of a 10,000,000-put shm stream: queued some 48,000
+     * puts in, ready 38 ms later). Here the compiled loop the first two passes leave is thrown away
+     * by the third at the latest (its code is ready by then: the compilers were waited for), and the
+     * fourth has it compiled again, knowing its exit, before the last wait; the measured run enters
+     * that code. This needs the first two passes to get the loop compiled and the last two to turn
+     * it a few thousand times each (the first tier asks for the compiler every 8,192 turns); a
+     * shorter warm-up leaves the measured run to compile its loop as one pass did.
      *
      * @param warmup operations in all (0: none)
      * @param pass the measured code
-     * @throws Exception what a pass threw
+     * @param settle the wait for the compilers
+     * @throws Exception what a pass or the wait threw
      */
-    static void warmUp(int warmup, Pass pass) throws Exception {
+    static void warmUp(int warmup, Pass pass, Settle settle) throws Exception {
         if (warmup <= 0) {
             return;
         }
-        pass.run(warmup - warmup / 2, unseen());
-        if (warmup / 2 > 0) {
-            pass.run(warmup / 2, unseen());
+        int late = warmup / 8;
+        int early = warmup - 2 * late;
+        run(pass, early - early / 2);
+        run(pass, early / 2);
+        settle.await();
+        run(pass, late);
+        run(pass, late);
+        settle.await();
+    }
+
+    private static void run(Pass pass, int n) throws Exception {
+        if (n > 0) {
+            pass.run(n, unseen());
         }
     }
 }

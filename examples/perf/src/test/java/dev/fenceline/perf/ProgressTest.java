@@ -2,37 +2,57 @@ package dev.fenceline.perf;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
 class ProgressTest {
 
     @Test
-    void aWarmUpIsTwoPassesOfItsCountInAll() throws Exception {
-        List<Integer> passes = new ArrayList<>();
+    void aWarmUpIsFourPassesOfItsCountInAllTheCompilersAwaitedAfterTheSecondAndTheLast() throws Exception {
+        List<String> steps = new ArrayList<>();
         List<Progress> counts = new ArrayList<>();
         Progress.warmUp(1_000_001, (n, p) -> {
-            passes.add(n);
+            steps.add(String.valueOf(n));
             counts.add(p);
-        });
-        assertEquals(List.of(500_001, 500_000), passes);
-        assertNotSame(counts.get(0), counts.get(1));
+        }, () -> steps.add("settle"));
+        assertEquals(List.of("375001", "375000", "settle", "125000", "125000", "settle"), steps);
+        assertEquals(4, counts.stream().distinct().count(), "each pass counts apart, unseen");
     }
 
     @Test
-    void aWarmUpOfOneIsOnePassAndOfNoneIsNone() throws Exception {
-        List<Integer> passes = new ArrayList<>();
-        Progress.warmUp(1, (n, p) -> passes.add(n));
-        assertEquals(List.of(1), passes);
-        passes.clear();
-        Progress.warmUp(0, (n, p) -> passes.add(n));
-        assertEquals(List.of(), passes);
+    void aShortWarmUpSkipsEmptyPassesAndNoneIsNone() throws Exception {
+        List<String> steps = new ArrayList<>();
+        Progress.warmUp(1, (n, p) -> steps.add(String.valueOf(n)), () -> steps.add("settle"));
+        assertEquals(List.of("1", "settle", "settle"), steps);
+        steps.clear();
+        Progress.warmUp(9, (n, p) -> steps.add(String.valueOf(n)), () -> steps.add("settle"));
+        assertEquals(List.of("4", "3", "settle", "1", "1", "settle"), steps);
+        steps.clear();
+        Progress.warmUp(0, (n, p) -> steps.add(String.valueOf(n)), () -> steps.add("settle"));
+        assertEquals(List.of(), steps);
+    }
+
+    @Test
+    void aCountSetDuringTheRunIsShownWhileItRuns() throws Exception {
+        Progress p = new Progress();
+        CountDownLatch seen = new CountDownLatch(1);
+        boolean shownInTime = p.shown(n -> {
+            if (n == 5) {
+                seen.countDown();
+            }
+        }, () -> {
+            p.set(5);
+            return seen.await(10, TimeUnit.SECONDS); // the shower reads the count every PERIOD_MS
+        });
+        assertTrue(shownInTime, "the shower never showed a count set mid-run");
     }
 
     @Test
@@ -61,6 +81,24 @@ class ProgressTest {
         assertSame(thrown, e);
         assertEquals(7, shown.get());
         assertFalse(showerAlive());
+    }
+
+    @Test
+    void aCallerInterruptedDuringTheRunKeepsItsResultAndItsInterrupt() throws Exception {
+        Progress p = new Progress();
+        AtomicLong shown = new AtomicLong(-1);
+        try {
+            String r = p.shown(shown::set, () -> {
+                p.set(9);
+                Thread.currentThread().interrupt();
+                return "done";
+            });
+            assertEquals("done", r);
+            assertTrue(Thread.currentThread().isInterrupted());
+            assertEquals(9, shown.get());
+        } finally {
+            Thread.interrupted(); // clear it for the next test
+        }
     }
 
     @Test
