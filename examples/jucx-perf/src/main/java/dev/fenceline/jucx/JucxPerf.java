@@ -301,8 +301,8 @@ public final class JucxPerf implements AutoCloseable {
     }
 
     /**
-     * Waits, at most 3 s, until the JIT has compiled nothing for 200 ms (as Fenceline's perf tool
-     * waits): a short run measured while C2 still compiles shares two cores with it.
+     * Waits, at most 3 s, until the JIT has compiled nothing for 200 ms (the bounds of Fenceline's perf
+     * tool's wait, by default): a short run measured while C2 still compiles shares two cores with it.
      */
     private static void awaitCompilers() throws InterruptedException {
         java.lang.management.CompilationMXBean jit = java.lang.management.ManagementFactory.getCompilationMXBean();
@@ -340,9 +340,10 @@ public final class JucxPerf implements AutoCloseable {
             throw new IllegalArgumentException("size >= 8, iterations >= 1, warmup >= 0, window >= 1");
         }
         try (JucxPerf p = new JucxPerf(Math.max(size, 64))) {
-            // The warm-up as Fenceline's perf tool does it (its Progress.warmUp says why): four passes of
-            // the measured code, 3/8, 3/8, 1/8 and 1/8 of the count, the compilers awaited after the
-            // second and the last, so that the measured run enters a compiled loop no pass threw away.
+            // The warm-up as Fenceline's perf tool does it (its Progress.warmUp says why, and from which
+            // count on it works): four passes of the measured code, 3/8, 3/8, 1/8 and 1/8 of the count,
+            // the compilers awaited after the second and the last, so that the measured run enters a
+            // compiled loop that no pass throws away.
             if (warmup > 0) {
                 int late = warmup / 8;
                 int early = warmup - 2 * late;

@@ -5,8 +5,8 @@ import java.lang.management.ManagementFactory;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Waits after a warm-up until the JIT compilers have gone quiet: this JVM's and, in a two-process
- * run, the target's. On a machine with two cores a stream measured over a fraction of a second
+ * Waits within a warm-up (after its second and its last pass: {@link Progress#warmUp}) until the JIT
+ * compilers have gone quiet: this JVM's and, in a two-process run, the target's. On a machine with two cores a stream measured over a fraction of a second
  * otherwise shares them with the compilers of both processes (sampled: C2 at up to 69 % of a core
  * five seconds into a run), and its rate says more about whether they were done than about the
  * runtime. ucx_perftest has no compiler to wait for. A JVM's compile time grows as compilations end,

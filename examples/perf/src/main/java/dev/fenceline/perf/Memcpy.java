@@ -13,6 +13,7 @@ final class Memcpy {
      *
      * @param size bytes per copy
      * @param n copies
+     * @return the copies' rate
      */
     static PerfResult measure(int size, int n) {
         java.nio.ByteBuffer src = java.nio.ByteBuffer.allocateDirect(size);

@@ -33,6 +33,8 @@ final class MemoryFloors {
      *
      * @param size bytes per message (at least 8)
      * @param n round trips
+     * @return half of each round trip's time
+     * @throws InterruptedException if interrupted while the responder ends
      */
     static PerfResult pingPong(int size, int n) throws InterruptedException {
         int bytes = Math.max(size, 8);
@@ -41,12 +43,11 @@ final class MemoryFloors {
         int ping = 0;
         int pong = stride;
         int word = (bytes - 8) & ~7; // the last aligned word: an acquiring read needs its alignment
-        long total = n;
         AtomicReference<Throwable> failure = new AtomicReference<>();
         Thread responder = new Thread(() -> {
             ByteBuffer out = ByteBuffer.allocateDirect(bytes).order(ByteOrder.nativeOrder());
             try {
-                for (long i = 1; i <= total; i++) {
+                for (long i = 1; i <= n; i++) {
                     await(areas, ping + word, i);
                     send(out, word, i, areas, pong);
                 }
@@ -60,7 +61,7 @@ final class MemoryFloors {
         Histogram h = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
         long start = System.nanoTime();
         try {
-            for (long i = 1; i <= total; i++) {
+            for (long i = 1; i <= n; i++) {
                 long t0 = System.nanoTime();
                 send(out, word, i, areas, ping);
                 await(areas, pong + word, i);
@@ -104,6 +105,7 @@ final class MemoryFloors {
      * One pass (the caller warms up with passes of it: {@link Progress#warmUp}).
      *
      * @param n operations
+     * @return their rate
      */
     static PerfResult fetchAdd(int n) {
         ByteBuffer word = ByteBuffer.allocateDirect(64).order(ByteOrder.nativeOrder());

@@ -56,14 +56,16 @@ public final class PerfCommand implements Callable<Integer> {
 
     @Option(names = {"-w", "--warmup"},
             description = "Warm-up iterations before each measurement, in four passes of the measured code (3/8,"
-                    + " 3/8, 1/8 and 1/8 of them), as given even where fewer are measured;"
+                    + " 3/8, 1/8 and 1/8 of them: from about 400000 on, a stream's loop is compiled before it is"
+                    + " measured),"
+                    + " as given even where fewer are measured;"
                     + " capped as -n is for large messages (default " + PerfCounts.DEFAULT_WARMUP + ", or the measured"
                     + " count if smaller).")
     Integer warmup;
 
     @Option(names = "--jit-settle-ms", defaultValue = "3000",
             description = "In each warm-up, after its second and its last pass, wait up to this long for the JIT"
-                    + " compilers, this process's and"
+                    + " compilers, this process's and (for the runtime's tests)"
                     + " the target process's, to go quiet for " + JitSettle.QUIET_MS + " ms (0: do not wait;"
                     + " default ${DEFAULT-VALUE}).")
     long jitSettleMs;
@@ -271,19 +273,19 @@ public final class PerfCommand implements Callable<Integer> {
             for (int size : sizeList) {
                 int n = counts().measured(PerfTest.PUT_BW, size);
                 int w = counts().warmups(PerfTest.PUT_BW, size);
-                Progress.warmUp(w, (k, unseen) -> Memcpy.measure(size, k), this::settle);
-                results.add(Memcpy.measure(size, n).withWarmup(w));
+                results.add(Progress.measured(w, n, (k, p) -> Memcpy.measure(size, k), this::settle, null)
+                        .withWarmup(w));
                 print(results, out);
                 int m = counts().measured(PerfTest.PUT_LAT, size);
                 int v = counts().warmups(PerfTest.PUT_LAT, size);
-                Progress.warmUp(v, (k, unseen) -> MemoryFloors.pingPong(size, k), this::settle);
-                results.add(MemoryFloors.pingPong(size, m).withWarmup(v));
+                results.add(Progress.measured(v, m, (k, p) -> MemoryFloors.pingPong(size, k), this::settle, null)
+                        .withWarmup(v));
                 print(results, out);
             }
             int m = counts().measured(PerfTest.FADD_MR, 8);
             int w = counts().warmups(PerfTest.FADD_MR, 8);
-            Progress.warmUp(w, (k, unseen) -> MemoryFloors.fetchAdd(k), this::settle);
-            results.add(MemoryFloors.fetchAdd(m).withWarmup(w));
+            results.add(Progress.measured(w, m, (k, p) -> MemoryFloors.fetchAdd(k), this::settle, null)
+                    .withWarmup(w));
             print(results, out);
         } else if (baseline) {
             try (RawNettyBaseline raw = new RawNettyBaseline()) {
@@ -291,17 +293,15 @@ public final class PerfCommand implements Callable<Integer> {
                     int n = counts().measured(PerfTest.PUT_BW, size);
                     int w = counts().warmups(PerfTest.PUT_BW, size);
                     try (ProgressBar bar = bar("raw stream " + size(size), n)) {
-                        Progress.warmUp(w, (k, unseen) -> raw.stream(size, k, unseen), this::settle);
-                        Progress p = new Progress();
-                        results.add(p.shown(progress(bar), () -> raw.stream(size, n, p)).withWarmup(w));
+                        results.add(Progress.measured(w, n, (k, p) -> raw.stream(size, k, p), this::settle,
+                                progress(bar)).withWarmup(w));
                     }
                     print(results, out);
                     int m = counts().measured(PerfTest.PUT_LAT, size);
                     int v = counts().warmups(PerfTest.PUT_LAT, size);
                     try (ProgressBar bar = bar("raw ping-pong " + size(size), m)) {
-                        Progress.warmUp(v, (k, unseen) -> raw.pingPong(size, k, unseen), this::settle);
-                        Progress p = new Progress();
-                        results.add(p.shown(progress(bar), () -> raw.pingPong(size, m, p)).withWarmup(v));
+                        results.add(Progress.measured(v, m, (k, p) -> raw.pingPong(size, k, p), this::settle,
+                                progress(bar)).withWarmup(v));
                     }
                     print(results, out);
                 }

@@ -49,7 +49,7 @@ final class PerfRunner {
 
     /**
      * @param completion how operations complete
-     * @param jitSettleMs after the warm-up, the longest wait for the JIT compilers to go quiet
+     * @param jitSettleMs the longest of each wait for the JIT compilers to go quiet within a warm-up
      */
     PerfRunner(PerfSession session, int window, Completion completion, long jitSettleMs) {
         this.s = session;
@@ -67,10 +67,8 @@ final class PerfRunner {
         if (size < test.minSize) {
             throw new IllegalArgumentException(test.id() + " needs messages of at least " + test.minSize + " bytes");
         }
-        Progress.warmUp(warmup, (n, unseen) -> once(test, size, n, unseen),
-                () -> JitSettle.await(jitSettleMs, s.compilers(), JitSettle.REAL));
-        Progress progress = new Progress();
-        return progress.shown(show, () -> once(test, size, iterations, progress));
+        return Progress.measured(warmup, iterations, (n, progress) -> once(test, size, n, progress),
+                () -> JitSettle.await(jitSettleMs, s.compilers(), JitSettle.REAL), show);
     }
 
     private PerfResult once(PerfTest test, int size, int n, Progress progress) throws Exception {

@@ -10,7 +10,8 @@ import java.util.function.LongConsumer;
  * {@link #shown} hands it to the progress bar from a thread of its own. A callback in the loop
  * instead was a call site the warm-up trained on its own no-op callback: the JIT compiled the loop
  * for that class alone, and the measured run's callback, another class, sent it back to the
- * interpreter (an uncommon trap) in the middle of the measurement.
+ * interpreter (an uncommon trap) in the middle of the measurement. {@link #measured} warms a run's
+ * code up and measures it, the two with the same code.
  */
 final class Progress {
     /** How often {@link #shown} reads the count. */
@@ -28,15 +29,11 @@ final class Progress {
         return done.get();
     }
 
-    /** @return a count for a pass of warm-up, which nobody shows */
-    static Progress unseen() {
-        return new Progress();
-    }
-
     /**
      * Runs {@code body}, which sets this count, while a thread shows it every {@value #PERIOD_MS} ms,
-     * and once more at the end.
+     * and once more at the end (after that thread has ended).
      *
+     * @param <T> what the run returns
      * @param show where the count goes (null: nowhere, and no thread)
      * @param body the measured run
      * @return what it returned
@@ -61,59 +58,95 @@ final class Progress {
         try {
             return body.call();
         } finally {
-            stop(shower, show);
+            shower.interrupt();
+            joinUninterruptibly(shower);
+            show.accept(get());
         }
     }
 
-    /** Ends the shower and shows the last count; never throws over what the run threw or returned. */
-    private void stop(Thread shower, LongConsumer show) {
-        shower.interrupt();
+    /** Waits up to 5 s for {@code t} to end even if this thread is interrupted, whose interrupt it keeps. */
+    private static void joinUninterruptibly(Thread t) {
         boolean interrupted = false;
-        try {
-            shower.join(TimeUnit.SECONDS.toMillis(5));
-        } catch (InterruptedException e) {
-            interrupted = true; // kept for the caller, after the last count is shown
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        long left;
+        while (t.isAlive() && (left = deadline - System.nanoTime()) > 0) {
+            try {
+                TimeUnit.NANOSECONDS.timedJoin(t, left);
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
         }
-        show.accept(get());
         if (interrupted) {
             Thread.currentThread().interrupt();
         }
     }
 
-    /** One pass of a measured loop over {@code n} operations. */
+    /**
+     * One pass of a measured run.
+     *
+     * @param <T> what it returns
+     */
     @FunctionalInterface
-    interface Pass {
-        void run(int n, Progress progress) throws Exception;
+    interface Pass<T> {
+        /**
+         * @param n operations
+         * @param progress where the pass counts them
+         * @return the pass's result
+         * @throws Exception if it fails
+         */
+        T run(int n, Progress progress) throws Exception;
     }
 
-    /** The wait for the compilers between passes ({@link JitSettle}). */
+    /** The wait for the compilers between passes of a warm-up ({@link JitSettle}). */
     @FunctionalInterface
     interface Settle {
+        /** @throws Exception if the wait fails */
         void await() throws Exception;
+    }
+
+    /**
+     * Warms {@code pass} up ({@link #warmUp}), then measures it over {@code n} operations, shown.
+     *
+     * @param <T> what a pass returns
+     * @param warmup operations of warm-up in all (0: none)
+     * @param n operations measured
+     * @param pass the code, the same in warm-up and measurement
+     * @param settle the wait for the compilers
+     * @param show where the measured run's count goes (null: nowhere)
+     * @return the measured pass's result
+     * @throws Exception what a pass or a wait threw
+     */
+    static <T> T measured(int warmup, int n, Pass<T> pass, Settle settle, LongConsumer show) throws Exception {
+        warmUp(warmup, pass, settle);
+        Progress p = new Progress();
+        return p.shown(show, () -> pass.run(n, p));
     }
 
     /**
      * A warm-up of {@code warmup} operations in four passes of the measured code (3/8, 3/8, 1/8 and
      * 1/8 of the count, each with a count nobody shows), the compilers waited for after the second
-     * and after the last.
+     * and after the last; a warm-up under 8 operations is one or two passes and one wait.
      *
-     * <p>A loop that runs long is compiled while it runs (on-stack replacement), betting that it does
-     * not end; the first pass to leave that code throws it away, and the JIT bets no more on that
-     * exit. After one long pass the measured run was that next pass: it ran the first tier's code
-     * until its loop was compiled again (JIT log of a 10,000,000-put shm stream: queued some 48,000
-     * puts in, ready 38 ms later). Here the compiled loop the first two passes leave is thrown away
-     * by the third at the latest (its code is ready by then: the compilers were waited for), and the
-     * fourth has it compiled again, knowing its exit, before the last wait; the measured run enters
-     * that code. This needs the first two passes to get the loop compiled and the last two to turn
-     * it a few thousand times each (the first tier asks for the compiler every 8,192 turns); a
-     * shorter warm-up leaves the measured run to compile its loop as one pass did.
+     * <p>A loop that runs long is compiled while it runs (on-stack replacement), betting that its
+     * exit is not taken; the first pass to leave that code throws it away, and the JIT then bets no
+     * more on that exit. After one long pass the measured run was that next pass: it ran the first
+     * tier's code until its loop was compiled again (JIT log of a 10,000,000-put shm stream after a
+     * warm-up of 1,000,000: queued some 48,000 puts in, ready 38 ms later). Here the loop the first two
+     * passes got compiled is left by the third pass at the latest, if its code was ready by then,
+     * and the fourth has it compiled again, knowing its exit, so that the measured run enters code
+     * no pass throws away. That needs the first two passes to get the loop compiled (some 100,000
+     * turns or more) and the last two some 50,000 turns each (once its code is thrown away, the loop
+     * is compiled again only that many turns later): a warm-up of about 400,000 operations. It also needs every branch of the measured run taken in the warm-up (a
+     * {@code --window} longer than a pass never flushes there). A shorter warm-up leaves the
+     * measured run to compile its loop, as one pass did; the waits are bounded by
+     * {@code --jit-settle-ms}, and a compilation that is still running looks like a quiet compiler.
      *
      * @param warmup operations in all (0: none)
      * @param pass the measured code
      * @param settle the wait for the compilers
-     * @throws Exception what a pass or the wait threw
+     * @throws Exception what a pass or a wait threw
      */
-    static void warmUp(int warmup, Pass pass, Settle settle) throws Exception {
+    static void warmUp(int warmup, Pass<?> pass, Settle settle) throws Exception {
         if (warmup <= 0) {
             return;
         }
@@ -122,14 +155,16 @@ final class Progress {
         run(pass, early - early / 2);
         run(pass, early / 2);
         settle.await();
-        run(pass, late);
-        run(pass, late);
-        settle.await();
+        if (late > 0) {
+            run(pass, late);
+            run(pass, late);
+            settle.await();
+        }
     }
 
-    private static void run(Pass pass, int n) throws Exception {
+    private static void run(Pass<?> pass, int n) throws Exception {
         if (n > 0) {
-            pass.run(n, unseen());
+            pass.run(n, new Progress());
         }
     }
 }

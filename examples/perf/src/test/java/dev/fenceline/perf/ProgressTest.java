@@ -21,7 +21,7 @@ class ProgressTest {
         List<Progress> counts = new ArrayList<>();
         Progress.warmUp(1_000_001, (n, p) -> {
             steps.add(String.valueOf(n));
-            counts.add(p);
+            return counts.add(p);
         }, () -> steps.add("settle"));
         assertEquals(List.of("375001", "375000", "settle", "125000", "125000", "settle"), steps);
         assertEquals(4, counts.stream().distinct().count(), "each pass counts apart, unseen");
@@ -31,13 +31,30 @@ class ProgressTest {
     void aShortWarmUpSkipsEmptyPassesAndNoneIsNone() throws Exception {
         List<String> steps = new ArrayList<>();
         Progress.warmUp(1, (n, p) -> steps.add(String.valueOf(n)), () -> steps.add("settle"));
-        assertEquals(List.of("1", "settle", "settle"), steps);
+        assertEquals(List.of("1", "settle"), steps);
+        steps.clear();
+        Progress.warmUp(7, (n, p) -> steps.add(String.valueOf(n)), () -> steps.add("settle"));
+        assertEquals(List.of("4", "3", "settle"), steps);
         steps.clear();
         Progress.warmUp(9, (n, p) -> steps.add(String.valueOf(n)), () -> steps.add("settle"));
         assertEquals(List.of("4", "3", "settle", "1", "1", "settle"), steps);
         steps.clear();
         Progress.warmUp(0, (n, p) -> steps.add(String.valueOf(n)), () -> steps.add("settle"));
         assertEquals(List.of(), steps);
+    }
+
+    @Test
+    void aMeasuredRunIsWarmedUpWithItsOwnCodeThenShown() throws Exception {
+        List<String> steps = new ArrayList<>();
+        AtomicLong shown = new AtomicLong(-1);
+        String r = Progress.measured(16, 100, (n, p) -> {
+            p.set(n);
+            steps.add(String.valueOf(n));
+            return "pass of " + n;
+        }, () -> steps.add("settle"), shown::set);
+        assertEquals("pass of 100", r);
+        assertEquals(List.of("6", "6", "settle", "2", "2", "settle", "100"), steps);
+        assertEquals(100, shown.get(), "only the measured pass's count is shown");
     }
 
     @Test
