@@ -67,10 +67,7 @@ public final class SimFaults {
      * @return the new connection's id
      */
     public static long recover(long failedConnectionId) {
-        SimLane old = SimLanes.find(failedConnectionId);
-        if (old == null) {
-            old = SimLanes.findClosed(failedConnectionId);
-        }
+        SimLane old = SimLanes.findOpenOrClosed(failedConnectionId);
         if (old == null) {
             throw new IllegalArgumentException("no sim lane with connection id " + failedConnectionId);
         }

@@ -33,13 +33,29 @@ final class SimLanes {
         }
     }
 
+    /**
+     * Moves a lane from the open ones to the closed ones. Retired first, under the open ones' lock:
+     * a lookup that finds it no longer open then finds it closed. (Retired after, a recovery between
+     * the two steps found the lane in neither: "no sim lane with connection id ...".)
+     */
     static void forget(SimLane lane) {
-        boolean removed;
         synchronized (LANES) {
-            removed = LANES.get(lane.id()) == lane && LANES.remove(lane.id()) != null;
+            if (LANES.get(lane.id()) == lane) {
+                CLOSED.put(lane.id(), lane);
+                LANES.remove(lane.id());
+            }
         }
-        if (removed) {
-            CLOSED.put(lane.id(), lane);
+    }
+
+    /**
+     * @param connectionId a lane's connection
+     * @return the lane, open or recently closed, or null: one lookup, in which a lane being closed
+     *     is found in one map or the other
+     */
+    static SimLane findOpenOrClosed(long connectionId) {
+        synchronized (LANES) {
+            SimLane open = LANES.get(connectionId);
+            return open != null ? open : CLOSED.get(connectionId);
         }
     }
 
@@ -60,9 +76,5 @@ final class SimLanes {
         synchronized (LANES) {
             return LANES.get(connectionId);
         }
-    }
-
-    static SimLane findClosed(long connectionId) {
-        return CLOSED.get(connectionId);
     }
 }
