@@ -55,11 +55,11 @@ final class SimLane implements LaneConnection, DirectAccess {
         this.spec = spec;
         this.origin = origin;
         this.delays = new SimDelays(seed, spec.minDelay().toNanos(), spec.maxDelay().toNanos());
-        SimLanes.register(this);
         this.fabric = fabric;
         this.peer = peer;
         this.maxFragment = maxFragment;
         this.queueDepth = queueDepth;
+        SimLanes.register(this); // last: another thread finds it whole (SimLanes.to reads its peer)
     }
 
     @Override

@@ -14,15 +14,15 @@ final class SimLanes {
      * lanes, and a concurrent map's node and boxed key cost 56 B each; lookups are fault injection's.
      */
     private static final Long2ObjectHashMap<SimLane> LANES = new Long2ObjectHashMap<>();
-    private static final Map<Long, SimLane> CLOSED = java.util.Collections.synchronizedMap(
-            new java.util.LinkedHashMap<Long, SimLane>() {
-                private static final long serialVersionUID = 1L;
+    /** The last {@value #RETIRED} lanes closed. Guarded by {@link #LANES}, whose lanes move here. */
+    private static final Map<Long, SimLane> CLOSED = new java.util.LinkedHashMap<>() {
+        private static final long serialVersionUID = 1L;
 
-                @Override
-                protected boolean removeEldestEntry(Map.Entry<Long, SimLane> eldest) {
-                    return size() > RETIRED;
-                }
-            });
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<Long, SimLane> eldest) {
+            return size() > RETIRED;
+        }
+    };
 
     private SimLanes() {
     }
@@ -34,9 +34,10 @@ final class SimLanes {
     }
 
     /**
-     * Moves a lane from the open ones to the closed ones. Retired first, under the open ones' lock:
-     * a lookup that finds it no longer open then finds it closed. (Retired after, a recovery between
-     * the two steps found the lane in neither: "no sim lane with connection id ...".)
+     * Moves a lane from the open ones to the recently closed ones (the last {@value #RETIRED}), both
+     * under the open ones' lock: a lookup that no longer finds it open finds it closed. (Moved in two
+     * steps, a recovery between them found the lane in neither: "no sim lane with connection id
+     * ...".)
      */
     static void forget(SimLane lane) {
         synchronized (LANES) {
@@ -49,8 +50,8 @@ final class SimLanes {
 
     /**
      * @param connectionId a lane's connection
-     * @return the lane, open or recently closed, or null: one lookup, in which a lane being closed
-     *     is found in one map or the other
+     * @return the lane, open or among the last {@value #RETIRED} closed, or null: one lookup, in which
+     *     a lane being closed is found open or closed
      */
     static SimLane findOpenOrClosed(long connectionId) {
         synchronized (LANES) {

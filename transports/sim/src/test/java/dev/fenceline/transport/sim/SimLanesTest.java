@@ -1,12 +1,15 @@
 package dev.fenceline.transport.sim;
 
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.fenceline.LaneType;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
@@ -38,10 +41,14 @@ class SimLanesTest {
         AtomicReference<SimLane> closing = new AtomicReference<>();
         AtomicBoolean done = new AtomicBoolean();
         AtomicReference<String> lost = new AtomicReference<>();
+        AtomicLong lookups = new AtomicLong();
         Thread looker = new Thread(() -> {
             while (!done.get() && lost.get() == null) {
                 SimLane l = closing.get();
-                if (l != null && SimLanes.findOpenOrClosed(l.id()) == null) {
+                lookups.incrementAndGet();
+                // Still the lane being closed after the lookup: a lane this thread looked up late,
+                // past the 4,096 closed lanes kept, is rightly gone.
+                if (l != null && SimLanes.findOpenOrClosed(l.id()) == null && closing.get() == l) {
                     lost.set("lane " + l.id() + " was in neither the open nor the closed lanes");
                 }
             }
@@ -57,6 +64,8 @@ class SimLanesTest {
             done.set(true);
             looker.join(10_000);
         }
+        assertFalse(looker.isAlive(), "the looker did not stop");
         assertNull(lost.get());
+        assertTrue(lookups.get() > 0, "the looker never looked: nothing was hunted");
     }
 }
