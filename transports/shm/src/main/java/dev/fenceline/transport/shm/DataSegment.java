@@ -52,8 +52,8 @@ final class DataSegment implements SharedMemory {
         this.onClose = onClose;
     }
 
-    static DataSegment create(Path file, long length, Runnable onClose) throws IOException {
-        MappedByteBuffer m = Segments.create(file, HEADER + length);
+    static DataSegment create(Path file, long length, boolean sealed, Runnable onClose) throws IOException {
+        MappedByteBuffer m = Segments.create(file, HEADER + length, sealed);
         INT.set(m, 4, VERSION);
         LONG.set(m, LENGTH, length);
         INT.setRelease(m, 0, MAGIC);
@@ -202,9 +202,13 @@ final class DataSegment implements SharedMemory {
         return Segments.isDataName(name) ? name : null;
     }
 
-    /** Maps a peer's segment and checks its header. */
-    static Peer map(Path file) throws IOException {
-        MappedByteBuffer m = Segments.open(file);
+    /**
+     * Maps a peer's segment and checks its header.
+     *
+     * @param sealedOnly whether only a sealed segment may be mapped ({@link Segments#open(Path, boolean)})
+     */
+    static Peer map(Path file, boolean sealedOnly) throws IOException {
+        MappedByteBuffer m = Segments.open(file, sealedOnly);
         if (m.capacity() < HEADER || (int) INT.getAcquire(m, 0) != MAGIC) {
             throw new FencelineException("shm: " + file + " is not a Fenceline data segment");
         }

@@ -89,11 +89,12 @@ final class Inbox implements Heartbeat.Beating {
     }
 
     /** Creates this worker's own control segment. */
-    static Inbox create(Path file, int ringSize, int slots, int gateSlots, UUID worker) throws IOException {
+    static Inbox create(Path file, int ringSize, int slots, int gateSlots, UUID worker, boolean sealed)
+            throws IOException {
         int table = slots * SLOT;
         int gateTable = gateSlots * Gates.SLOT;
         int ringAt = (int) ringOffset(table, gateTable);
-        MappedByteBuffer m = Segments.create(file, ringAt + ringSize + RingBufferDescriptor.TRAILER_LENGTH);
+        MappedByteBuffer m = Segments.create(file, ringAt + ringSize + RingBufferDescriptor.TRAILER_LENGTH, sealed);
         UnsafeBuffer header = new UnsafeBuffer(m, 0, HEADER);
         header.putInt(40, slots);
         header.putInt(44, gateSlots);
@@ -112,9 +113,13 @@ final class Inbox implements Heartbeat.Beating {
                         ringAt, ringSize + RingBufferDescriptor.TRAILER_LENGTH)), m);
     }
 
-    /** Maps a peer's control segment to write into its inbox; every size in its header is checked. */
-    static Inbox open(Path file) throws IOException {
-        MappedByteBuffer m = Segments.open(file);
+    /**
+     * Maps a peer's control segment to write into its inbox; every size in its header is checked.
+     *
+     * @param sealedOnly whether only a sealed segment may be mapped ({@link Segments#open(Path, boolean)})
+     */
+    static Inbox open(Path file, boolean sealedOnly) throws IOException {
+        MappedByteBuffer m = Segments.open(file, sealedOnly);
         try {
             return open(file, m);
         } catch (RuntimeException e) {

@@ -19,13 +19,20 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Segment files: created, mapped, removed. A segment's name says which process made it
- * ({@code fl-PID-START-...}), so the segments of a process that died can be found and removed
- * without any registry that could itself go stale.
+ * Segments: created, mapped, removed. A sealed segment is a memfd whose size no process can change,
+ * named in the directory by a link to its maker's descriptor; a plain one is a file there. A
+ * segment's name says which process made it ({@code fl-PIDNS-PID-START-...}), so the names a
+ * process that died left behind can be found and removed without any registry that could itself go
+ * stale.
  */
 final class Segments {
     private static final Logger LOG = LoggerFactory.getLogger(Segments.class);
     private static final Pattern NAME = Pattern.compile("^fl-(\\d+)-(\\d+)-(\\d+)-.*");
+    /** A sealed segment's link: a descriptor of the process that made it. */
+    private static final Pattern DESCRIPTOR = Pattern.compile("^/proc/(\\d{1,10})/fd/(\\d{1,10})$");
+    /** This process's sealed segments: their links, and the descriptors the links name. */
+    private static final java.util.concurrent.ConcurrentHashMap<Path, Integer> OWNED =
+            new java.util.concurrent.ConcurrentHashMap<>();
 
     private Segments() {
     }
@@ -41,19 +48,54 @@ final class Segments {
     }
 
     /**
-     * Creates and maps a new zeroed segment of {@code bytes}, readable and writable by this user only.
-     * The pages are written once first: a full tmpfs then fails here with an IOException instead of
-     * killing the process with SIGBUS on the first touch of a sparse mapping.
+     * Creates and maps a new zeroed segment of {@code bytes}, readable and writable by this user only:
+     * with {@code sealed}, a memfd whose size is sealed, which {@code file} names as a link to this
+     * process's descriptor of it ({@code /proc/PID/fd/FD}); otherwise a plain file. The pages are
+     * written once first: a full memory then fails here with an IOException instead of killing the
+     * process with SIGBUS on the first touch of a sparse mapping.
      */
+    static MappedByteBuffer create(Path file, long bytes, boolean sealed) throws IOException {
+        return sealed ? createSealed(file, bytes) : create(file, bytes);
+    }
+
+    private static MappedByteBuffer createSealed(Path file, long bytes) throws IOException {
+        String name = file.getFileName().toString();
+        int fd = Memfd.create(name);
+        boolean linked = false;
+        try {
+            MappedByteBuffer m;
+            try (FileChannel ch = FileChannel.open(Path.of("/proc/self/fd/" + fd), StandardOpenOption.READ,
+                    StandardOpenOption.WRITE)) {
+                zero(ch, bytes);
+                Memfd.seal(fd, name);
+                m = ch.map(FileChannel.MapMode.READ_WRITE, 0, bytes);
+            }
+            m.order(ByteOrder.nativeOrder());
+            Files.createSymbolicLink(file, Path.of("/proc/" + Host.pid() + "/fd/" + fd));
+            linked = true;
+            OWNED.put(file, fd); // peers open the file through this descriptor: kept until removed
+            return m;
+        } finally {
+            if (!linked) {
+                Memfd.close(fd);
+            }
+        }
+    }
+
+    private static void zero(FileChannel ch, long bytes) throws IOException {
+        java.nio.ByteBuffer zeros = java.nio.ByteBuffer.allocateDirect((int) Math.min(bytes, 1 << 20));
+        for (long at = 0; at < bytes; ) {
+            zeros.clear().limit((int) Math.min(zeros.capacity(), bytes - at));
+            at += ch.write(zeros, at);
+        }
+    }
+
+    /** Creates a plain segment file ({@link #create(Path, long, boolean)}). */
     static MappedByteBuffer create(Path file, long bytes) throws IOException {
         Files.createFile(file, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
                 java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-            java.nio.ByteBuffer zeros = java.nio.ByteBuffer.allocateDirect((int) Math.min(bytes, 1 << 20));
-            for (long at = 0; at < bytes; ) {
-                zeros.clear().limit((int) Math.min(zeros.capacity(), bytes - at));
-                at += ch.write(zeros, at);
-            }
+            zero(ch, bytes);
             MappedByteBuffer m = ch.map(FileChannel.MapMode.READ_WRITE, 0, bytes);
             m.order(ByteOrder.nativeOrder());
             return m;
@@ -64,14 +106,92 @@ final class Segments {
     }
 
     /**
-     * Maps an existing segment, whole, if it is one a peer of this user made: a regular file, not a
-     * symbolic link (opened with {@code O_NOFOLLOW}), owned by this process's user, readable and
-     * writable by that user only, and the same file after opening as when checked. Anything else in
-     * the directory (a link planted by another user, a file another user owns or can write) is
-     * refused before it is mapped.
+     * Maps an existing segment, whole, if it is one a peer of this user made: a sealed segment
+     * ({@link #create(Path, long, boolean)}), or, unless {@code sealedOnly}, a plain file. A plain
+     * file must be a regular file, not a symbolic link (opened with {@code O_NOFOLLOW}), owned by this
+     * process's user, readable and writable by that user only, and the same file after opening as
+     * when checked. Anything else in the directory (a link planted by another user, a file another
+     * user owns or can write) is refused before it is mapped.
      *
+     * @param sealedOnly whether only a sealed segment may be mapped: any process of this user could
+     *     shrink a plain file under this process's mapping, faulting its next access
      * @throws IOException naming the file and what is wrong with it
      */
+    static MappedByteBuffer open(Path file, boolean sealedOnly) throws IOException {
+        PosixFileAttributes link;
+        try {
+            link = Files.readAttributes(file, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+        } catch (IOException e) {
+            throw new IOException("shm: " + file + " cannot be read: " + e, e);
+        }
+        if (link.isSymbolicLink()) {
+            return openSealed(file, link);
+        }
+        if (sealedOnly) {
+            throw new IOException("shm: " + file + " is " + (link.isRegularFile() ? "a plain file" : "not a segment")
+                    + ", which any process of this user could shrink under this worker's mapping: refused (segments"
+                    + " = sealed maps sealed segments only; a deployment whose workers use plain files sets"
+                    + " fenceline.transport.shm.segments = files on every worker)");
+        }
+        return open(file);
+    }
+
+    /**
+     * A sealed segment: the link is this user's and names a descriptor of the process whose name it
+     * carries; the file it reaches is a memfd of that name, this user's, readable and writable by
+     * it only, whose size is sealed. Checked through one descriptor, so it is the file mapped.
+     */
+    private static MappedByteBuffer openSealed(Path file, PosixFileAttributes link) throws IOException {
+        String me = System.getProperty("user.name");
+        if (!link.owner().getName().equals(me)) {
+            throw new IOException("shm: " + file + " is a link owned by " + link.owner().getName() + ", not by " + me
+                    + ": refused");
+        }
+        String name = file.getFileName().toString();
+        String target = Files.readSymbolicLink(file).toString();
+        Matcher t = DESCRIPTOR.matcher(target);
+        Matcher n = NAME.matcher(name);
+        if (!t.matches() || (n.matches() && !t.group(1).equals(n.group(2)))) {
+            throw new IOException("shm: " + file + " links to " + printable(target) + ", not to a descriptor of the"
+                    + " process its name gives: refused");
+        }
+        int fd = Memfd.open(target);
+        try {
+            Path mine = Path.of("/proc/self/fd/" + fd);
+            String opened = Files.readSymbolicLink(mine).toString();
+            if (!opened.equals("/memfd:" + name + " (deleted)")) {
+                throw new IOException("shm: " + file + " reaches " + printable(opened) + ", not the sealed segment"
+                        + " of that name: refused");
+            }
+            int seals = Memfd.seals(fd, name);
+            if ((seals & Memfd.F_SEAL_SHRINK) == 0) {
+                throw new IOException("shm: " + file + " is not sealed against shrinking (seals " + seals + "): refused");
+            }
+            PosixFileAttributes a = Files.readAttributes(mine, PosixFileAttributes.class);
+            if (!a.owner().getName().equals(me)) {
+                throw new IOException("shm: " + file + " is owned by " + a.owner().getName() + ", not by " + me
+                        + ": refused");
+            }
+            if (!OWNER_ONLY.containsAll(a.permissions())) {
+                throw new IOException("shm: " + file + " has mode " + PosixFilePermissions.toString(a.permissions())
+                        + ", more than rw-------: refused");
+            }
+            try (FileChannel ch = FileChannel.open(mine, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+                long size = ch.size();
+                if (size > Integer.MAX_VALUE) {
+                    throw new IOException("shm: " + file + " is " + size + " bytes, more than a segment may be ("
+                            + Integer.MAX_VALUE + "): refused");
+                }
+                MappedByteBuffer m = ch.map(FileChannel.MapMode.READ_WRITE, 0, size);
+                m.order(ByteOrder.nativeOrder());
+                return m;
+            }
+        } finally {
+            Memfd.close(fd);
+        }
+    }
+
+    /** Maps a plain segment file ({@link #open(Path, boolean)}). */
     static MappedByteBuffer open(Path file) throws IOException {
         PosixFileAttributes before = checkedAttributes(file);
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE,
@@ -139,7 +259,12 @@ final class Segments {
 
     private static final java.security.SecureRandom RANDOM = new java.security.SecureRandom();
 
+    /** Removes a segment's name; a sealed one's descriptor is closed (the memory lives while mapped). */
     static void remove(Path file) {
+        Integer fd = OWNED.remove(file);
+        if (fd != null) {
+            Memfd.close(fd);
+        }
         try {
             Files.deleteIfExists(file);
         } catch (IOException e) {

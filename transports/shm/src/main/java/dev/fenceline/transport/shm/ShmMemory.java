@@ -94,7 +94,7 @@ final class ShmMemory {
         Path file = directory.resolve(prefix + "seg" + segmentCount.incrementAndGet() + "-" + Segments.unguessable());
         try {
             DataSegment[] self = new DataSegment[1];
-            self[0] = DataSegment.create(file, bytes, () -> ownSegments.remove(self[0]));
+            self[0] = DataSegment.create(file, bytes, settings.sealedSegments(), () -> ownSegments.remove(self[0]));
             ownSegments.add(self[0]);
             return self[0];
         } catch (IOException e) {
@@ -204,7 +204,7 @@ final class ShmMemory {
         }
         Path file = directory.resolve(name);
         try {
-            seg = DataSegment.map(file);
+            seg = DataSegment.map(file, settings.sealedSegments());
         } catch (IOException | RuntimeException e) {
             mapFailures.incrementAndGet();
             if (unmappable.size() >= MAX_UNMAPPABLE) {

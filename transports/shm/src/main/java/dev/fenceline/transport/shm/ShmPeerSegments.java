@@ -20,17 +20,21 @@ final class ShmPeerSegments {
     /** Bumped after each change of {@link #kept}: the polling thread then takes a new {@link #all()}. */
     private final AtomicInteger changes = new AtomicInteger();
     private final Path directory;
+    /** Whether only sealed segments are mapped ({@code segments = sealed}). */
+    private final boolean sealedOnly;
     private final int maxPeers;
     /** Told of each segment kept, after it is: its process is watched, and the polling thread woken. */
     private final Consumer<Inbox> onKept;
 
     /**
      * @param directory where segments are
+     * @param sealedOnly whether only sealed segments may be mapped ({@link Segments#open(Path, boolean)})
      * @param maxPeers the {@code max-peers} setting
      * @param onKept told of each segment kept
      */
-    ShmPeerSegments(Path directory, int maxPeers, Consumer<Inbox> onKept) {
+    ShmPeerSegments(Path directory, boolean sealedOnly, int maxPeers, Consumer<Inbox> onKept) {
         this.directory = directory;
+        this.sealedOnly = sealedOnly;
         this.maxPeers = maxPeers;
         this.onKept = onKept;
     }
@@ -77,7 +81,7 @@ final class ShmPeerSegments {
                     + " the most " + ShmSettings.SECTION + ".max-peers = " + maxPeers + " allows; " + name + " is not");
         }
         try {
-            return Inbox.open(directory.resolve(name));
+            return Inbox.open(directory.resolve(name), sealedOnly);
         } catch (IOException e) {
             throw new EndpointFailedException("shm: cannot map the peer's control segment " + name + ": " + e, e);
         }

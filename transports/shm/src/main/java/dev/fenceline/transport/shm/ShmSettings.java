@@ -17,6 +17,7 @@ import java.util.Set;
  * {@code fenceline.transport.shm}, read and validated once (reference.conf documents each key).
  *
  * @param directory where segments live
+ * @param sealedSegments whether segments are sealed memfds (and only sealed ones are mapped), or plain files
  * @param ringSize bytes of each inbox ring
  * @param maxFragment largest payload through the ring
  * @param queueDepth unanswered ring operations per lane
@@ -35,7 +36,7 @@ import java.util.Set;
  * @param pollingCpus the CPUs the polling thread may run on ({@link CpuAffinity}); empty: the process's
  * @param keysRead every key read, for the completeness test
  */
-record ShmSettings(Path directory, int ringSize, int maxFragment, int queueDepth, String idleStrategy,
+record ShmSettings(Path directory, boolean sealedSegments, int ringSize, int maxFragment, int queueDepth, String idleStrategy,
         Duration idleParkMin, Duration idleParkMax, Duration connectTimeout, Duration livenessInterval, boolean cma, int maxRegistrations,
         int maxLanes, int maxPeers, Duration quarantine, Duration unblockAfter, long maxBacklog, List<Integer> pollingCpus,
         Set<String> keysRead) {
@@ -79,6 +80,7 @@ record ShmSettings(Path directory, int ringSize, int maxFragment, int queueDepth
         if (!directory.isAbsolute()) { // "" would be the working directory, on whatever disk that is
             throw r.invalid("directory", dir, "an absolute path, of a memory file system such as /dev/shm");
         }
+        boolean sealed = r.oneOf("segments", List.of("sealed", "files")).equals("sealed");
         long ring = r.bytesIn("ring-size", MIN_RING_SIZE, 1L << 30);
         if (Long.bitCount(ring) != 1) {
             throw r.invalid("ring-size", Long.toString(ring), "a power of two");
@@ -105,7 +107,7 @@ record ShmSettings(Path directory, int ringSize, int maxFragment, int queueDepth
             throw r.invalid("max-backlog", Long.toString(backlog), "at least max-fragment + " + MESSAGE_OVERHEAD + " = "
                     + ((long) maxFragment + MESSAGE_OVERHEAD) + " (one answer of a get)");
         }
-        return new ShmSettings(directory, (int) ring, maxFragment, queueDepth, idle, parkMin, parkMax, connect, liveness, cma,
+        return new ShmSettings(directory, sealed, (int) ring, maxFragment, queueDepth, idle, parkMin, parkMax, connect, liveness, cma,
                 registrations, lanes, peers, quarantine, unblock, backlog, CpuAffinity.cpusSetting(r, "polling-cpus"),
                 r.keysRead());
     }

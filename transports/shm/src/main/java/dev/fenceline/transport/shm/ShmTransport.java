@@ -101,14 +101,14 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend,
         this.inboxFile = directory.resolve(prefix + Segments.unguessable() + "-ctl");
         try {
             this.inbox = Inbox.create(inboxFile, settings.ringSize(), settings.maxRegistrations(), settings.maxLanes(),
-                    context.workerId());
+                    context.workerId(), settings.sealedSegments());
         } catch (IOException e) {
             throw new FencelineException("shm: cannot create the control segment " + inboxFile + ": " + e, e);
         }
         this.framing = new InboxFraming(inbox.ring, 0);
         this.gateSlots = new ShmGateSlots(inbox.gates, context.workerName(), settings.maxLanes());
         this.attention = new ShmAttention(inbox.gates.slots(), inbox.doorbell::ring);
-        this.peers = new ShmPeerSegments(directory, settings.maxPeers(), kept -> {
+        this.peers = new ShmPeerSegments(directory, settings.sealedSegments(), settings.maxPeers(), kept -> {
             inbox.doorbell.ring();
             ActorRef<ShmTransportActor.Command> a = actor;
             if (a != null) {

@@ -116,7 +116,7 @@ class BacklogBoundTest {
                     .toCompletableFuture();
             CompletableFuture<Long> add = ep.atomicFetch64(AtomicOp.ADD, key.baseAddress() + 8, key, 1)
                     .toCompletableFuture();
-            Inbox atA = Inbox.open(java.nio.file.Path.of("/dev/shm", HostileInboxTest.controlOf(a)));
+            Inbox atA = Inbox.open(java.nio.file.Path.of("/dev/shm", HostileInboxTest.controlOf(a)), true);
             int gate = gateOf(atA, conn);
             for (int type : new int[] {ShmWire.PUT, ShmWire.ATOMIC}) { // taken, as a target takes a record
                 fake.await(m -> m.type() == type, ShmWire.name(type));

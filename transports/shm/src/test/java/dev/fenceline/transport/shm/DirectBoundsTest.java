@@ -36,10 +36,10 @@ class DirectBoundsTest {
     @Test
     void aKeyClaimingMoreThanTheSegmentReachesNothingPastIt() throws Exception {
         Path file = dir.resolve("segment");
-        DataSegment owner = DataSegment.create(file, LENGTH, () -> { });
+        DataSegment owner = DataSegment.create(file, LENGTH, true, () -> { });
         owner.registered(KEY_ID);
-        DataSegment.Peer seg = DataSegment.map(file);
-        MappedByteBuffer whole = Segments.open(file);
+        DataSegment.Peer seg = DataSegment.map(file, true);
+        MappedByteBuffer whole = Segments.open(file, true);
         ByteBuffer headerBefore = ByteBuffer.allocate(DataSegment.HEADER).put(whole.duplicate().limit(DataSegment.HEADER));
         // The key's range is 1 MiB from the same base: its own check passes anywhere in it.
         RemoteKey wide = new RemoteKey(UUID.randomUUID(), KEY_ID, BASE, 1 << 20, Map.of());

@@ -59,7 +59,7 @@ final class FakeShmPeer implements AutoCloseable {
     /** @param ringSize its ring's bytes (a power of two; its largest message is an eighth) */
     static FakeShmPeer create(int ringSize) throws Exception {
         Path file = Path.of("/dev/shm", Segments.processPrefix() + "0fa4e000-" + Segments.unguessable() + "-ctl");
-        return new FakeShmPeer(file, Inbox.create(file, ringSize, 1, 4, UUID.randomUUID()));
+        return new FakeShmPeer(file, Inbox.create(file, ringSize, 1, 4, UUID.randomUUID(), true));
     }
 
     /** @return its address, as a worker's shm part would carry it */
@@ -76,7 +76,7 @@ final class FakeShmPeer implements AutoCloseable {
 
     /** @return the inbox ring of a worker of this process */
     static ManyToOneRingBuffer inboxOf(Worker w) throws Exception {
-        return Inbox.open(Path.of("/dev/shm", HostileInboxTest.controlOf(w))).ring;
+        return Inbox.open(Path.of("/dev/shm", HostileInboxTest.controlOf(w)), true).ring;
     }
 
     /**

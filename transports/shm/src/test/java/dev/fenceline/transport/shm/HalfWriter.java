@@ -40,7 +40,7 @@ public final class HalfWriter {
                 w.connect(target).toCompletableFuture().get(30, TimeUnit.SECONDS);
             }
             String control = ShmAddress.decode(target.transportAddress("shm")).control();
-            ManyToOneRingBuffer ring = Inbox.open(Path.of("/dev/shm", control)).ring;
+            ManyToOneRingBuffer ring = Inbox.open(Path.of("/dev/shm", control), true).ring;
             List<Integer> claimed = new ArrayList<>();
             for (int i = 0; i < claims; i++) {
                 int at = ring.tryClaim(ShmWire.BYE, 8);

@@ -35,7 +35,7 @@ class HostileInboxTest {
     }
 
     private static ManyToOneRingBuffer inboxOf(Worker w) throws Exception {
-        return Inbox.open(Path.of("/dev/shm", controlOf(w))).ring;
+        return Inbox.open(Path.of("/dev/shm", controlOf(w)), true).ring;
     }
 
     private static void write(ManyToOneRingBuffer ring, int type, byte[] body) {

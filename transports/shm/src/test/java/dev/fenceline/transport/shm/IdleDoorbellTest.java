@@ -34,7 +34,7 @@ class IdleDoorbellTest {
             Worker b = f.newWorker("b").toCompletableFuture().get(10, TimeUnit.SECONDS);
             Endpoint ep = b.connect(a.address()).toCompletableFuture().get(10, TimeUnit.SECONDS);
             ShmAddress at = ShmAddress.decode(a.address().transportAddress(ShmTransportProvider.NAME));
-            MappedByteBuffer control = Segments.open(Path.of("/dev/shm").resolve(at.control()));
+            MappedByteBuffer control = Segments.open(Path.of("/dev/shm").resolve(at.control()), true);
             control.order(ByteOrder.nativeOrder());
             for (int round = 0; round < 3; round++) {
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);

@@ -45,7 +45,7 @@ class InboxFuzzTest {
         counter = b.register(ByteBuffer.allocateDirect(64)); // through b's inbox
         key = a.unpackRemoteKey(counter.remoteKey().toBytes());
         endpoint = a.connect(b.address()).toCompletableFuture().get(10, TimeUnit.SECONDS);
-        inbox = Inbox.open(Path.of("/dev/shm", HostileInboxTest.controlOf(b))).ring;
+        inbox = Inbox.open(Path.of("/dev/shm", HostileInboxTest.controlOf(b)), true).ring;
     }
 
     @AfterAll

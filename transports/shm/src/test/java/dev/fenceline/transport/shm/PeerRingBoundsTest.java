@@ -31,9 +31,9 @@ class PeerRingBoundsTest {
     @Test
     void aControlSegmentWithARingSmallerThanAnyWorkerMakesIsRefused() throws Exception {
         Path file = Path.of("/dev/shm", Segments.processPrefix() + "0fa4e001-" + Segments.unguessable() + "-ctl");
-        Inbox.create(file, 256, 1, 1, UUID.randomUUID()); // its largest message: 32 bytes
+        Inbox.create(file, 256, 1, 1, UUID.randomUUID(), true); // its largest message: 32 bytes
         try {
-            FencelineException e = assertThrows(FencelineException.class, () -> Inbox.open(file));
+            FencelineException e = assertThrows(FencelineException.class, () -> Inbox.open(file, true));
             assertTrue(e.getMessage().contains("a ring of 256 bytes") && e.getMessage().contains("65536"),
                     e.getMessage());
         } finally {

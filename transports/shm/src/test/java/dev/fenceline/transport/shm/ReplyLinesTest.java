@@ -43,9 +43,9 @@ class ReplyLinesTest {
         try {
             for (int gateSlots : new int[] {1, 3, 4, 5}) {
                 Path file = dir.resolve("control-" + gateSlots);
-                Inbox own = Inbox.create(file, 64 << 10, 1, gateSlots, UUID.randomUUID());
+                Inbox own = Inbox.create(file, 64 << 10, 1, gateSlots, UUID.randomUUID(), true);
                 try {
-                    Inbox peer = Inbox.open(file);
+                    Inbox peer = Inbox.open(file, true);
                     try {
                         assertEquals(0, own.ring.buffer().addressOffset() % LINE, gateSlots + " gate slots, own");
                         assertEquals(0, peer.ring.buffer().addressOffset() % LINE, gateSlots + " gate slots, peer's");
@@ -100,7 +100,7 @@ class ReplyLinesTest {
     private static void withInbox(java.util.function.Consumer<Inbox> test) throws Exception {
         Path dir = Files.createTempDirectory("fenceline-reply-lines");
         try {
-            Inbox to = Inbox.create(dir.resolve("control"), 64 << 10, 1, 3, UUID.randomUUID());
+            Inbox to = Inbox.create(dir.resolve("control"), 64 << 10, 1, 3, UUID.randomUUID(), true);
             try {
                 test.accept(to);
             } finally {

@@ -185,7 +185,7 @@ class ShmAndTcpTest {
         java.lang.reflect.Field list = w.getClass().getDeclaredField("transportList");
         list.setAccessible(true);
         org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer inbox =
-                Inbox.open(java.nio.file.Path.of("/dev/shm", HostileInboxTest.controlOf(w))).ring;
+                Inbox.open(java.nio.file.Path.of("/dev/shm", HostileInboxTest.controlOf(w)), true).ring;
         int n = 0;
         for (Object t : (List<?>) list.get(w)) {
             if (t instanceof ShmTransport shm) {

@@ -89,7 +89,7 @@ class WrongAnswerKindTest {
             FakeShmPeer.Message p1 = fake.await(m -> m.type() == ShmWire.PUT, "a's first PUT");
             fake.await(m -> m.type() == ShmWire.PUT && m.getLong(ShmWire.TOKEN) != p1.getLong(ShmWire.TOKEN),
                     "a's second PUT");
-            Gates gates = Inbox.open(java.nio.file.Path.of("/dev/shm", HostileInboxTest.controlOf(a))).gates;
+            Gates gates = Inbox.open(java.nio.file.Path.of("/dev/shm", HostileInboxTest.controlOf(a)), true).gates;
             for (int i = 0; i < 2; i++) { // as a target that took both: through the origin's gate
                 assertTrue(gates.enter(gate, conn), "the gate is open");
                 gates.leave(gate);
