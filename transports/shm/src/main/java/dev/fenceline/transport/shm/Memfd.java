@@ -15,6 +15,8 @@ final class Memfd {
     static final int MFD_CLOEXEC = 0x1;
     /** {@code MFD_ALLOW_SEALING}: without it a memfd takes no seal. */
     static final int MFD_ALLOW_SEALING = 0x2;
+    /** {@code MFD_HUGETLB}: a memfd of huge pages (never made here; refused as a peer's segment). */
+    static final int MFD_HUGETLB = 0x4;
     static final int F_ADD_SEALS = 1033;
     static final int F_GET_SEALS = 1034;
     static final int F_SEAL_SEAL = 0x1;
@@ -23,7 +25,14 @@ final class Memfd {
     /** What a segment's maker seals, and what a peer's segment must have: its size fixed, for good. */
     static final int SEALS = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
     static final int O_RDWR = 0x2;
+    static final int O_NOCTTY = 0x100;
     static final int O_CLOEXEC = 0x80000;
+    /** {@code O_PATH}: a descriptor that names a file without opening it (no file system's open runs). */
+    static final int O_PATH = 0x200000;
+    /** The file system type of memfds (shmem): {@code TMPFS_MAGIC}. */
+    static final long TMPFS_MAGIC = 0x01021994L;
+    /** {@code sizeof(struct statfs)} on x86-64 and aarch64 Linux, its {@code f_type} a long at offset 0. */
+    private static final int STATFS_SIZE = 120;
 
     /** The bound functions; public at the class-file level for jnr-ffi's class loader. */
     public interface Calls {
@@ -38,6 +47,9 @@ final class Memfd {
 
         @SaveError
         int open(String path, int flags);
+
+        @SaveError
+        int fstatfs(int fd, jnr.ffi.Pointer buf);
 
         int close(int fd);
 
@@ -94,8 +106,13 @@ final class Memfd {
      * @throws IOException naming the call that failed and why
      */
     static int create(String name) throws IOException {
+        return create(name, 0);
+    }
+
+    /** {@link #create(String)} with more {@code memfd_create} flags ({@link #MFD_HUGETLB}). */
+    static int create(String name, int flags) throws IOException {
         available();
-        int fd = LIBC.memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        int fd = LIBC.memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING | flags);
         if (fd < 0) {
             throw failure("memfd_create(" + name + ")");
         }
@@ -124,17 +141,41 @@ final class Memfd {
     }
 
     /**
-     * Opens a file for reading and writing, following links ({@code /proc/PID/fd/FD} is one).
+     * Names a file without opening it ({@code O_PATH}), following links ({@code /proc/PID/fd/FD} is
+     * one): no file system's open runs, so a peer's link to a file of a file system it serves itself
+     * (FUSE) or to a device cannot stall or touch anything here.
+     *
+     * @throws IOException naming the file and why it could not be reached
+     */
+    static int path(String path) throws IOException {
+        available();
+        int fd = LIBC.open(path, O_PATH | O_CLOEXEC);
+        if (fd < 0) {
+            throw failure("reaching " + path);
+        }
+        return fd;
+    }
+
+    /**
+     * Opens, for reading and writing, the file a descriptor of this process names.
      *
      * @throws IOException naming the file and why it could not be opened
      */
-    static int open(String path) throws IOException {
-        available();
-        int fd = LIBC.open(path, O_RDWR | O_CLOEXEC);
-        if (fd < 0) {
-            throw failure("opening " + path);
+    static int reopen(int fd, String name) throws IOException {
+        int rw = LIBC.open("/proc/self/fd/" + fd, O_RDWR | O_NOCTTY | O_CLOEXEC);
+        if (rw < 0) {
+            throw failure("opening " + name);
         }
-        return fd;
+        return rw;
+    }
+
+    /** @return the type of the file system of the file the descriptor names ({@link #TMPFS_MAGIC} for a memfd) */
+    static long fileSystemType(int fd, String name) throws IOException {
+        jnr.ffi.Pointer buf = jnr.ffi.Memory.allocateDirect(RUNTIME, STATFS_SIZE);
+        if (LIBC.fstatfs(fd, buf) != 0) {
+            throw failure("reading the file system of " + name);
+        }
+        return buf.getLong(0);
     }
 
     static void close(int fd) {

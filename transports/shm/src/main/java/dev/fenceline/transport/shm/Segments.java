@@ -91,7 +91,7 @@ final class Segments {
     }
 
     /** Creates a plain segment file ({@link #create(Path, long, boolean)}). */
-    static MappedByteBuffer create(Path file, long bytes) throws IOException {
+    private static MappedByteBuffer create(Path file, long bytes) throws IOException {
         Files.createFile(file, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
                 java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
@@ -151,18 +151,26 @@ final class Segments {
         String target = Files.readSymbolicLink(file).toString();
         Matcher t = DESCRIPTOR.matcher(target);
         Matcher n = NAME.matcher(name);
-        if (!t.matches() || (n.matches() && !t.group(1).equals(n.group(2)))) {
+        if (!t.matches() || !n.matches() || !n.group(1).equals(namespace()) || !t.group(1).equals(n.group(2))) {
             throw new IOException("shm: " + file + " links to " + printable(target) + ", not to a descriptor of the"
                     + " process its name gives: refused");
         }
-        int fd = Memfd.open(target);
+        // Named, not opened, until it shows to be a memfd of that name: nothing a peer links to is opened.
+        int named = Memfd.path(target);
+        int fd = -1;
         try {
-            Path mine = Path.of("/proc/self/fd/" + fd);
-            String opened = Files.readSymbolicLink(mine).toString();
-            if (!opened.equals("/memfd:" + name + " (deleted)")) {
-                throw new IOException("shm: " + file + " reaches " + printable(opened) + ", not the sealed segment"
+            String reached = Files.readSymbolicLink(Path.of("/proc/self/fd/" + named)).toString();
+            if (!reached.equals("/memfd:" + name + " (deleted)")) {
+                throw new IOException("shm: " + file + " reaches " + printable(reached) + ", not the sealed segment"
                         + " of that name: refused");
             }
+            long fsType = Memfd.fileSystemType(named, name);
+            if (fsType != Memfd.TMPFS_MAGIC) { // a huge-page memfd's pages can run out under a mapping
+                throw new IOException("shm: " + file + " is on a file system of type 0x" + Long.toHexString(fsType)
+                        + ", not an ordinary memfd's: refused");
+            }
+            fd = Memfd.reopen(named, name);
+            Path mine = Path.of("/proc/self/fd/" + fd);
             int seals = Memfd.seals(fd, name);
             if ((seals & Memfd.F_SEAL_SHRINK) == 0) {
                 throw new IOException("shm: " + file + " is not sealed against shrinking (seals " + seals + "): refused");
@@ -187,12 +195,15 @@ final class Segments {
                 return m;
             }
         } finally {
-            Memfd.close(fd);
+            if (fd >= 0) {
+                Memfd.close(fd);
+            }
+            Memfd.close(named);
         }
     }
 
     /** Maps a plain segment file ({@link #open(Path, boolean)}). */
-    static MappedByteBuffer open(Path file) throws IOException {
+    private static MappedByteBuffer open(Path file) throws IOException {
         PosixFileAttributes before = checkedAttributes(file);
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE,
                 LinkOption.NOFOLLOW_LINKS)) {
@@ -261,14 +272,14 @@ final class Segments {
 
     /** Removes a segment's name; a sealed one's descriptor is closed (the memory lives while mapped). */
     static void remove(Path file) {
+        try {
+            Files.deleteIfExists(file); // first: the link must not outlive its descriptor's number
+        } catch (IOException e) {
+            LOG.warn("shm: could not remove {}: {}", file, e.toString());
+        }
         Integer fd = OWNED.remove(file);
         if (fd != null) {
             Memfd.close(fd);
-        }
-        try {
-            Files.deleteIfExists(file);
-        } catch (IOException e) {
-            LOG.warn("shm: could not remove {}: {}", file, e.toString());
         }
     }
 

@@ -105,28 +105,33 @@ final class ShmTransport implements Transport, Agent, ShmTransportActor.Backend,
         } catch (IOException e) {
             throw new FencelineException("shm: cannot create the control segment " + inboxFile + ": " + e, e);
         }
-        this.framing = new InboxFraming(inbox.ring, 0);
-        this.gateSlots = new ShmGateSlots(inbox.gates, context.workerName(), settings.maxLanes());
-        this.attention = new ShmAttention(inbox.gates.slots(), inbox.doorbell::ring);
-        this.peers = new ShmPeerSegments(directory, settings.sealedSegments(), settings.maxPeers(), kept -> {
-            inbox.doorbell.ring();
-            ActorRef<ShmTransportActor.Command> a = actor;
-            if (a != null) {
-                a.tell(new ShmTransportActor.PeerSeen(kept)); // its process is watched from now on
+        try { // a worker that never started leaves no segment (a sealed one's descriptor with it)
+            this.framing = new InboxFraming(inbox.ring, 0);
+            this.gateSlots = new ShmGateSlots(inbox.gates, context.workerName(), settings.maxLanes());
+            this.attention = new ShmAttention(inbox.gates.slots(), inbox.doorbell::ring);
+            this.peers = new ShmPeerSegments(directory, settings.sealedSegments(), settings.maxPeers(), kept -> {
+                inbox.doorbell.ring();
+                ActorRef<ShmTransportActor.Command> a = actor;
+                if (a != null) {
+                    a.tell(new ShmTransportActor.PeerSeen(kept)); // its process is watched from now on
+                }
+            });
+            ShmInboxReader.Drops drops = new ShmInboxReader.Drops(context.workerName());
+            this.target = new ShmTarget(context, settings, peers::map, peers::adopt, peers::discard, drops::dropped);
+            this.messages = new ShmInboxReader(lanes::find, dialing, () -> actor, target, drops);
+            this.losses = new ShmPeerLoss(context.workerName(), lanes.all(), cmaLanes, target, inbox.doorbell::ring);
+            Heartbeat.start(inbox);
+            String noCma = settings.cma() ? Cma.unavailable() : "switched off (" + ShmSettings.SECTION + ".cma = off)";
+            this.cma = noCma == null;
+            if (!cma) {
+                LOG.debug("shm {}: no cross-memory-attach lane: {}", context.workerName(), noCma);
             }
-        });
-        ShmInboxReader.Drops drops = new ShmInboxReader.Drops(context.workerName());
-        this.target = new ShmTarget(context, settings, peers::map, peers::adopt, peers::discard, drops::dropped);
-        this.messages = new ShmInboxReader(lanes::find, dialing, () -> actor, target, drops);
-        this.losses = new ShmPeerLoss(context.workerName(), lanes.all(), cmaLanes, target, inbox.doorbell::ring);
-        Heartbeat.start(inbox);
-        String noCma = settings.cma() ? Cma.unavailable() : "switched off (" + ShmSettings.SECTION + ".cma = off)";
-        this.cma = noCma == null;
-        if (!cma) {
-            LOG.debug("shm {}: no cross-memory-attach lane: {}", context.workerName(), noCma);
+            this.memory = new ShmMemory(context, settings, prefix, inbox, cma, () -> actor);
+            this.failStop = new InboxFailStop(context.workerName(), inbox, lanes, () -> actor);
+        } catch (RuntimeException | Error e) {
+            Segments.remove(inboxFile);
+            throw e;
         }
-        this.memory = new ShmMemory(context, settings, prefix, inbox, cma, () -> actor);
-        this.failStop = new InboxFailStop(context.workerName(), inbox, lanes, () -> actor);
     }
 
     /**

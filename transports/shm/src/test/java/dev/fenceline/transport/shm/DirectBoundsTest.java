@@ -35,7 +35,7 @@ class DirectBoundsTest {
 
     @Test
     void aKeyClaimingMoreThanTheSegmentReachesNothingPastIt() throws Exception {
-        Path file = dir.resolve("segment");
+        Path file = dir.resolve(Segments.processPrefix() + "segment");
         DataSegment owner = DataSegment.create(file, LENGTH, true, () -> { });
         owner.registered(KEY_ID);
         DataSegment.Peer seg = DataSegment.map(file, true);

@@ -42,7 +42,7 @@ class ReplyLinesTest {
         Path dir = Files.createTempDirectory("fenceline-reply-lines");
         try {
             for (int gateSlots : new int[] {1, 3, 4, 5}) {
-                Path file = dir.resolve("control-" + gateSlots);
+                Path file = dir.resolve(Segments.processPrefix() + "control-" + gateSlots);
                 Inbox own = Inbox.create(file, 64 << 10, 1, gateSlots, UUID.randomUUID(), true);
                 try {
                     Inbox peer = Inbox.open(file, true);
@@ -100,7 +100,7 @@ class ReplyLinesTest {
     private static void withInbox(java.util.function.Consumer<Inbox> test) throws Exception {
         Path dir = Files.createTempDirectory("fenceline-reply-lines");
         try {
-            Inbox to = Inbox.create(dir.resolve("control"), 64 << 10, 1, 3, UUID.randomUUID(), true);
+            Inbox to = Inbox.create(dir.resolve(Segments.processPrefix() + "control"), 64 << 10, 1, 3, UUID.randomUUID(), true);
             try {
                 test.accept(to);
             } finally {

@@ -52,10 +52,11 @@ class SealedWorkerSegmentsTest {
             assertEquals(2, segments.size(), "a control segment and the region's: " + segments);
             for (Path s : segments) {
                 assertTrue(Files.isSymbolicLink(s), s + " is a sealed segment's link");
+                // Checked sealed first: were it not, the truncation below would fault this JVM's mappings.
+                assertTrue(Segments.open(s, true).capacity() > 0, s + " maps as a sealed segment");
                 try (FileChannel ch = FileChannel.open(s, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
                     long size = ch.size();
-                    IOException e = assertThrows(IOException.class, () -> ch.truncate(size / 2), s.toString());
-                    assertTrue(String.valueOf(e.getMessage()).contains("Operation not permitted"), e.toString());
+                    assertThrows(IOException.class, () -> ch.truncate(size / 2), s + ": shrinking fails (EPERM)");
                     assertEquals(size, ch.size(), s + " kept its size");
                 }
             }

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.io.TempDir;
 class SegmentCacheTest {
     @Test
     void aSegmentItsOwnerClosedIsNotKept(@TempDir Path dir) throws Exception {
-        Path file = dir.resolve("region");
+        Path file = dir.resolve(Segments.processPrefix() + "region");
         DataSegment own = DataSegment.create(file, 4096, true, () -> { });
         own.registered(7);
         DataSegment.Peer peer = DataSegment.map(file, true);
@@ -39,14 +39,14 @@ class SegmentCacheTest {
     /** A key no longer used after its region closed: the next new key's lookup sweeps it out. */
     @Test
     void aClosedSegmentOfAKeyNoLongerUsedGoesAtTheNextNewKey(@TempDir Path dir) throws Exception {
-        DataSegment closing = DataSegment.create(dir.resolve("closing"), 4096, true, () -> { });
-        DataSegment staying = DataSegment.create(dir.resolve("staying"), 4096, true, () -> { });
+        DataSegment closing = DataSegment.create(dir.resolve(Segments.processPrefix() + "closing"), 4096, true, () -> { });
+        DataSegment staying = DataSegment.create(dir.resolve(Segments.processPrefix() + "staying"), 4096, true, () -> { });
         ShmLane lane = new ShmLane(null, 1, 0, null, 16, 1024, false);
         RemoteKey gone = new RemoteKey(UUID.randomUUID(), 7, 1 << 20, 4096, Map.of());
         RemoteKey kept = new RemoteKey(UUID.randomUUID(), 8, 1 << 20, 4096, Map.of());
         RemoteKey unreachable = new RemoteKey(UUID.randomUUID(), 9, 1 << 20, 4096, Map.of());
-        lane.segments = new java.util.IdentityHashMap<>(Map.of(gone, DataSegment.map(dir.resolve("closing"), true),
-                kept, DataSegment.map(dir.resolve("staying"), true)));
+        lane.segments = new java.util.IdentityHashMap<>(Map.of(gone, DataSegment.map(dir.resolve(Segments.processPrefix() + "closing"), true),
+                kept, DataSegment.map(dir.resolve(Segments.processPrefix() + "staying"), true)));
         lane.segments.put(unreachable, null);
         closing.close();
         ShmDirectAccess.forgetClosed(lane); // what a lookup of a new key does first

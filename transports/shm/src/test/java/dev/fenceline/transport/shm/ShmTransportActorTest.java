@@ -118,7 +118,7 @@ class ShmTransportActorTest {
     }
 
     private Inbox inbox(String name) throws IOException {
-        return Inbox.create(dir.resolve(name), 64 << 10, 4, 4, UUID.randomUUID(), true);
+        return Inbox.create(dir.resolve(Segments.processPrefix() + name), 64 << 10, 4, 4, UUID.randomUUID(), true);
     }
 
     private ActorRef<ShmTransportActor.Command> spawn() {
