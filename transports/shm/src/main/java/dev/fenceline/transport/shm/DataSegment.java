@@ -111,8 +111,10 @@ final class DataSegment implements SharedMemory {
         private final ByteBuffer data;
         private final long dataAddress;
         private final int capacity;
+        /** Puts of this many bytes and more take the native copy ({@link NativeCopy}); MAX_VALUE: none. */
+        private final int nativeFrom;
 
-        Peer(String name, ByteBuffer header, ByteBuffer data) {
+        Peer(String name, ByteBuffer header, ByteBuffer data, int nativeFrom) {
             if (!header.isDirect() || header.capacity() < HEADER || !data.isDirect()) {
                 throw new IllegalArgumentException("a segment is mapped: a header of " + HEADER + " bytes and its data");
             }
@@ -122,6 +124,7 @@ final class DataSegment implements SharedMemory {
             this.data = data;
             this.dataAddress = BufferUtil.address(data);
             this.capacity = data.capacity();
+            this.nativeFrom = nativeFrom;
         }
 
         /** @return the segment's file name */
@@ -139,6 +142,11 @@ final class DataSegment implements SharedMemory {
             return capacity;
         }
 
+        /** @return the smallest put that takes the native copy; {@code Integer.MAX_VALUE}: none */
+        int nativeCopyFrom() {
+            return nativeFrom;
+        }
+
         /**
          * An 8-byte put, one store by address, then the release fence of every put.
          *
@@ -149,6 +157,26 @@ final class DataSegment implements SharedMemory {
             UnsafeApi.putLong(null, dataAddress + at, (long) LONG.get(src, src.position()));
             Reference.reachabilityFence(data);
             VarHandle.releaseFence();
+        }
+
+        /**
+         * A put of another size than 8: from {@code nativeFrom} bytes out of a direct buffer by the
+         * native copy (the segment is sealed: nothing can shrink it under the copy), else by the
+         * JVM's; then the release fence of every put.
+         *
+         * @param at an offset the caller checked, with the length, against {@link #capacity()}
+         * @param src the bytes at its position (not moved)
+         */
+        void put(int at, ByteBuffer src) {
+            int n = src.remaining();
+            if (n >= nativeFrom && src.isDirect()) {
+                NativeCopy.copy(dataAddress + at, BufferUtil.address(src) + src.position(), n);
+                Reference.reachabilityFence(data);
+                Reference.reachabilityFence(src);
+                VarHandle.releaseFence();
+            } else {
+                MappedMemory.put(data, at, src);
+            }
         }
 
         /**
@@ -203,11 +231,22 @@ final class DataSegment implements SharedMemory {
     }
 
     /**
-     * Maps a peer's segment and checks its header.
+     * Maps a peer's segment and checks its header; its puts take the JVM's copy.
      *
      * @param sealedOnly whether only a sealed segment may be mapped ({@link Segments#open(Path, boolean)})
      */
     static Peer map(Path file, boolean sealedOnly) throws IOException {
+        return map(file, sealedOnly, Integer.MAX_VALUE);
+    }
+
+    /**
+     * Maps a peer's segment and checks its header.
+     *
+     * @param sealedOnly whether only a sealed segment may be mapped ({@link Segments#open(Path, boolean)})
+     * @param nativeCopyFrom puts of this many bytes and more take the native copy, where the segment
+     *     is sealed ({@code sealedOnly}) and the copy is available ({@link NativeCopy#unavailable()})
+     */
+    static Peer map(Path file, boolean sealedOnly, int nativeCopyFrom) throws IOException {
         MappedByteBuffer m = Segments.open(file, sealedOnly);
         if (m.capacity() < HEADER || (int) INT.getAcquire(m, 0) != MAGIC) {
             throw new FencelineException("shm: " + file + " is not a Fenceline data segment");
@@ -216,7 +255,8 @@ final class DataSegment implements SharedMemory {
         if (len < 0 || len > m.capacity() - HEADER) {
             throw new FencelineException("shm: " + file + " has a corrupt length " + len);
         }
+        int nativeFrom = sealedOnly && NativeCopy.unavailable() == null ? nativeCopyFrom : Integer.MAX_VALUE;
         return new Peer(file.getFileName().toString(), m.slice(0, HEADER).order(ByteOrder.nativeOrder()),
-                m.slice(HEADER, (int) len).order(ByteOrder.nativeOrder()));
+                m.slice(HEADER, (int) len).order(ByteOrder.nativeOrder()), nativeFrom);
     }
 }

@@ -34,7 +34,7 @@ final class Direct {
         if (n == Long.BYTES) {
             seg.putLong(at, src);
         } else {
-            MappedMemory.put(seg.data(), at, src);
+            seg.put(at, src);
         }
     }
 

@@ -204,7 +204,7 @@ final class ShmMemory {
         }
         Path file = directory.resolve(name);
         try {
-            seg = DataSegment.map(file, settings.sealedSegments());
+            seg = DataSegment.map(file, settings.sealedSegments(), settings.nativeCopyFrom());
         } catch (IOException | RuntimeException e) {
             mapFailures.incrementAndGet();
             if (unmappable.size() >= MAX_UNMAPPABLE) {

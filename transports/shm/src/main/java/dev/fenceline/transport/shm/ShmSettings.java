@@ -18,6 +18,8 @@ import java.util.Set;
  *
  * @param directory where segments live
  * @param sealedSegments whether segments are sealed memfds (and only sealed ones are mapped), or plain files
+ * @param nativeCopyFrom puts into a peer's sealed segment of this many bytes and more take the native copy;
+ *     {@code Integer.MAX_VALUE}: none does ({@code native-copy = off})
  * @param ringSize bytes of each inbox ring
  * @param maxFragment largest payload through the ring
  * @param queueDepth unanswered ring operations per lane
@@ -36,7 +38,7 @@ import java.util.Set;
  * @param pollingCpus the CPUs the polling thread may run on ({@link CpuAffinity}); empty: the process's
  * @param keysRead every key read, for the completeness test
  */
-record ShmSettings(Path directory, boolean sealedSegments, int ringSize, int maxFragment, int queueDepth, String idleStrategy,
+record ShmSettings(Path directory, boolean sealedSegments, int nativeCopyFrom, int ringSize, int maxFragment, int queueDepth, String idleStrategy,
         Duration idleParkMin, Duration idleParkMax, Duration connectTimeout, Duration livenessInterval, boolean cma, int maxRegistrations,
         int maxLanes, int maxPeers, Duration quarantine, Duration unblockAfter, long maxBacklog, List<Integer> pollingCpus,
         Set<String> keysRead) {
@@ -81,6 +83,11 @@ record ShmSettings(Path directory, boolean sealedSegments, int ringSize, int max
             throw r.invalid("directory", dir, "an absolute path, of a memory file system such as /dev/shm");
         }
         boolean sealed = r.oneOf("segments", List.of("sealed", "files")).equals("sealed");
+        boolean nativeCopy = r.oneOf("native-copy", List.of("auto", "off")).equals("auto");
+        int nativeFrom = (int) r.bytesIn("native-copy-from", 4 << 10, 1 << 30);
+        if (!nativeCopy) {
+            nativeFrom = Integer.MAX_VALUE;
+        }
         long ring = r.bytesIn("ring-size", MIN_RING_SIZE, 1L << 30);
         if (Long.bitCount(ring) != 1) {
             throw r.invalid("ring-size", Long.toString(ring), "a power of two");
@@ -107,7 +114,7 @@ record ShmSettings(Path directory, boolean sealedSegments, int ringSize, int max
             throw r.invalid("max-backlog", Long.toString(backlog), "at least max-fragment + " + MESSAGE_OVERHEAD + " = "
                     + ((long) maxFragment + MESSAGE_OVERHEAD) + " (one answer of a get)");
         }
-        return new ShmSettings(directory, sealed, (int) ring, maxFragment, queueDepth, idle, parkMin, parkMax, connect, liveness, cma,
+        return new ShmSettings(directory, sealed, nativeFrom, (int) ring, maxFragment, queueDepth, idle, parkMin, parkMax, connect, liveness, cma,
                 registrations, lanes, peers, quarantine, unblock, backlog, CpuAffinity.cpusSetting(r, "polling-cpus"),
                 r.keysRead());
     }

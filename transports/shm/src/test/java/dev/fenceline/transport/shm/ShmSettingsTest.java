@@ -49,7 +49,9 @@ class ShmSettingsTest {
     @Test
     void badValuesNameTheirKey() {
         for (String[] bad : new String[][] {{"ring-size = 3MiB", "ring-size"}, {"max-fragment = 1MiB", "max-fragment"},
-                {"idle-strategy = nap", "idle-strategy"}, {"cma = maybe", "cma"}, {"segments = memfd", "segments"}, {"queue-depth = 0", "queue-depth"},
+                {"idle-strategy = nap", "idle-strategy"}, {"cma = maybe", "cma"}, {"segments = memfd", "segments"},
+                {"native-copy = on", "native-copy"}, {"native-copy-from = 1KiB", "native-copy-from"},
+                {"queue-depth = 0", "queue-depth"},
                 {"max-registrations = 0", "max-registrations"}, {"directory = \"\"", "directory"},
                 {"directory = shm", "directory"}, {"queue-depth = 2.5", "queue-depth"},
                 {"ring-size = 64MiB\nmax-fragment = 4MiB\nmax-backlog = 1MiB", "max-backlog"}}) {
