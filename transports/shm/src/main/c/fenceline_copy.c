@@ -18,7 +18,9 @@ int flc_abi(void) {
 
 void flc_copy(void *dst, const void *src, size_t n) {
 #if defined(__x86_64__)
-    __asm__ volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(n) : : "memory");
+    /* A fast string's stores may land in any order among themselves: the sfence orders them all
+       before the caller's next store (a put's readers acquire a flag written after it). */
+    __asm__ volatile("rep movsb\n\tsfence" : "+D"(dst), "+S"(src), "+c"(n) : : "memory");
 #else
     memcpy(dst, src, n);
 #endif

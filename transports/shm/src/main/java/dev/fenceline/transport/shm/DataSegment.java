@@ -164,13 +164,16 @@ final class DataSegment implements SharedMemory {
          * native copy (the segment is sealed: nothing can shrink it under the copy), else by the
          * JVM's; then the release fence of every put.
          *
-         * @param at an offset the caller checked, with the length, against {@link #capacity()}
+         * @param at an offset the caller checked, with {@code n}, against {@link #capacity()}
          * @param src the bytes at its position (not moved)
+         * @param n the length the caller checked: the native copy takes it, not the buffer's word
+         *     again, and only within both buffers (another thread may move the source's bounds)
          */
-        void put(int at, ByteBuffer src) {
-            int n = src.remaining();
-            if (n >= nativeFrom && src.isDirect()) {
-                NativeCopy.copy(dataAddress + at, BufferUtil.address(src) + src.position(), n);
+        void put(int at, ByteBuffer src, int n) {
+            int from = src.position();
+            if (n >= nativeFrom && src.isDirect() && at >= 0 && n <= capacity - at && from >= 0
+                    && n <= src.limit() - from) {
+                NativeCopy.copy(dataAddress + at, BufferUtil.address(src) + from, n);
                 Reference.reachabilityFence(data);
                 Reference.reachabilityFence(src);
                 VarHandle.releaseFence();
@@ -255,7 +258,9 @@ final class DataSegment implements SharedMemory {
         if (len < 0 || len > m.capacity() - HEADER) {
             throw new FencelineException("shm: " + file + " has a corrupt length " + len);
         }
-        int nativeFrom = sealedOnly && NativeCopy.unavailable() == null ? nativeCopyFrom : Integer.MAX_VALUE;
+        // Off: the library is not even loaded. Sealed only: nothing can shrink the mapping under the copy.
+        int nativeFrom = nativeCopyFrom != Integer.MAX_VALUE && sealedOnly && NativeCopy.unavailable() == null
+                ? nativeCopyFrom : Integer.MAX_VALUE;
         return new Peer(file.getFileName().toString(), m.slice(0, HEADER).order(ByteOrder.nativeOrder()),
                 m.slice(HEADER, (int) len).order(ByteOrder.nativeOrder()), nativeFrom);
     }

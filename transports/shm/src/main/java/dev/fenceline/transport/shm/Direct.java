@@ -34,7 +34,7 @@ final class Direct {
         if (n == Long.BYTES) {
             seg.putLong(at, src);
         } else {
-            seg.put(at, src);
+            seg.put(at, src, n);
         }
     }
 

@@ -42,9 +42,14 @@ final class NativeCopy {
         try {
             Path file = extract();
             String name = file.getFileName().toString();
-            lib = LibraryLoader.create(Calls.class).option(LibraryOption.IgnoreError, true)
-                    .search(file.getParent().toString()).failImmediately()
-                    .load(name.substring("lib".length(), name.length() - ".so".length()));
+            try {
+                lib = LibraryLoader.create(Calls.class).option(LibraryOption.IgnoreError, true)
+                        .search(file.getParent().toString()).failImmediately()
+                        .load(name.substring("lib".length(), name.length() - ".so".length()));
+            } finally { // loaded, the library needs its file no more: nothing is left in the temp directory
+                Files.deleteIfExists(file);
+                Files.deleteIfExists(file.getParent());
+            }
             why = lib.flc_abi() != ABI ? "libfenceline-shm has ABI " + lib.flc_abi() + ", this jar needs " + ABI
                     : probe(lib);
         } catch (IOException | RuntimeException | LinkageError e) {
@@ -106,8 +111,6 @@ final class NativeCopy {
             Path dir = Files.createTempDirectory("fenceline-shm");
             Path lib = dir.resolve("libfenceline-shm.so");
             Files.copy(in, lib, StandardCopyOption.REPLACE_EXISTING);
-            lib.toFile().deleteOnExit();
-            dir.toFile().deleteOnExit();
             return lib;
         }
     }

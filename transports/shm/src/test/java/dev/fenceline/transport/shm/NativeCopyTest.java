@@ -2,11 +2,14 @@ package dev.fenceline.transport.shm;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -24,14 +27,19 @@ class NativeCopyTest {
     @TempDir
     Path dir;
 
+    /** Where this build made the library (gcc on x86-64 Linux), it must load; elsewhere, say why not. */
     @Test
-    void thisBuildHasTheNativeCopy() {
-        // CI installs gcc, so the jar carries libfenceline-shm; a build without it would say so here.
-        assertNull(NativeCopy.unavailable(), "libfenceline-shm loads and copies correctly");
+    void thisBuildsNativeCopyLoadsWhereItWasBuilt() {
+        if (Boolean.getBoolean("fenceline.shm.native")) {
+            assertNull(NativeCopy.unavailable(), "libfenceline-shm loads and copies correctly");
+        } else {
+            assertTrue(NativeCopy.unavailable() != null, "no library built: a reason is given");
+        }
     }
 
     @Test
     void everyByteOfAPutLandsAndNoneAroundIt() throws Exception {
+        Assumptions.assumeTrue(NativeCopy.unavailable() == null, "no native copy here: " + NativeCopy.unavailable());
         Path file = dir.resolve(Segments.processPrefix() + "native");
         DataSegment owner = DataSegment.create(file, LENGTH, true, () -> { });
         try {
@@ -53,7 +61,7 @@ class NativeCopyTest {
                         }
                         src.position(3);
                         src.put(bytes).position(3); // a source not at its buffer's start
-                        seg.put(offset, src);
+                        seg.put(offset, src, size);
                         assertEquals(3, src.position(), "the source does not move");
                         String what = size + " bytes at " + offset + (direct ? ", direct" : ", heap");
                         for (int i = 0; i < size; i++) {
@@ -68,6 +76,28 @@ class NativeCopyTest {
                     }
                 }
             }
+        } finally {
+            owner.close();
+        }
+    }
+
+    /** A source whose bounds another thread moved after the check: the copy keeps to both buffers. */
+    @Test
+    void aLengthPastEitherBufferTakesTheCheckedCopy(@TempDir Path d) throws Exception {
+        Assumptions.assumeTrue(NativeCopy.unavailable() == null, "no native copy here: " + NativeCopy.unavailable());
+        Path file = d.resolve(Segments.processPrefix() + "bounds");
+        DataSegment owner = DataSegment.create(file, FROM, true, () -> { });
+        try {
+            DataSegment.Peer seg = DataSegment.map(file, true, 4096);
+            ByteBuffer src = ByteBuffer.allocateDirect(FROM);
+            fill(src, 0, FROM, (byte) 0x11);
+            assertThrows(IndexOutOfBoundsException.class, () -> seg.put(8, src, FROM),
+                    "past the segment: the JVM's copy refuses it, nothing is written past it");
+            src.limit(8192);
+            seg.put(0, src, 16384); // checked as 16 KiB, but the source holds 8 KiB now
+            ByteBuffer mine = owner.buffer();
+            assertEquals((byte) 0x11, mine.get(8191), "the source's bytes are copied");
+            assertEquals((byte) 0, mine.get(8192), "nothing past the source's limit is read");
         } finally {
             owner.close();
         }

@@ -44,6 +44,11 @@ class ShmSettingsTest {
         assertEquals(4 << 20, s.ringSize());
         assertEquals("doorbell", s.idleStrategy());
         assertTrue(s.cma());
+        assertTrue(s.sealedSegments());
+        assertEquals(16 << 10, s.nativeCopyFrom());
+        assertEquals(Integer.MAX_VALUE, settings("native-copy = off").nativeCopyFrom(), "off: no put takes it");
+        assertEquals(1 << 20, settings("native-copy-from = 1MiB").nativeCopyFrom());
+        assertTrue(!settings("segments = files").sealedSegments());
     }
 
     @Test
