@@ -40,8 +40,13 @@ public final class UcxNative {
             Path lib = extract();
             keepSignalsForTheJvm();
             // No function reports through errno (each returns its status), so calls skip saving it
-            shim = LibraryLoader.create(Shim.class).option(jnr.ffi.LibraryOption.IgnoreError, true)
-                    .search(lib.getParent().toString()).failImmediately().load(libraryName(lib));
+            try {
+                shim = LibraryLoader.create(Shim.class).option(jnr.ffi.LibraryOption.IgnoreError, true)
+                        .search(lib.getParent().toString()).failImmediately().load(libraryName(lib));
+            } finally { // loaded, the library needs its file no more: nothing is left in the temp directory
+                Files.deleteIfExists(lib);
+                Files.deleteIfExists(lib.getParent());
+            }
             runtime = Runtime.getRuntime(shim);
             Ucp ucp = LibraryLoader.create(Ucp.class).failImmediately().load("libucp.so.0");
             int[] major = new int[1];
@@ -183,8 +188,6 @@ public final class UcxNative {
             Path dir = Files.createTempDirectory("fenceline-uct");
             Path lib = dir.resolve("libfenceline-uct.so");
             Files.copy(in, lib, StandardCopyOption.REPLACE_EXISTING);
-            lib.toFile().deleteOnExit();
-            dir.toFile().deleteOnExit();
             return lib;
         }
     }
