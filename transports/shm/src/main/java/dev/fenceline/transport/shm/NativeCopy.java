@@ -1,12 +1,9 @@
 package dev.fenceline.transport.shm;
 
 import com.kenai.jffi.MemoryIO;
+import dev.fenceline.spi.support.BundledLibrary;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.ByteBuffer;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import jnr.ffi.LibraryLoader;
 import jnr.ffi.LibraryOption;
 import org.slf4j.Logger;
@@ -40,16 +37,10 @@ final class NativeCopy {
         Calls lib = null;
         String why;
         try {
-            Path file = extract();
-            String name = file.getFileName().toString();
-            try {
-                lib = LibraryLoader.create(Calls.class).option(LibraryOption.IgnoreError, true)
-                        .search(file.getParent().toString()).failImmediately()
-                        .load(name.substring("lib".length(), name.length() - ".so".length()));
-            } finally { // loaded, the library needs its file no more: nothing is left in the temp directory
-                Files.deleteIfExists(file);
-                Files.deleteIfExists(file.getParent());
-            }
+            lib = BundledLibrary.load(NativeCopy.class, RESOURCE, "libfenceline-shm", "this build of the shm transport has no native"
+                    + " library (it was built without gcc)", (file, name) -> LibraryLoader.create(Calls.class)
+                            .option(LibraryOption.IgnoreError, true).search(file.getParent().toString())
+                            .failImmediately().load(name));
             why = lib.flc_abi() != ABI ? "libfenceline-shm has ABI " + lib.flc_abi() + ", this jar needs " + ABI
                     : probe(lib);
         } catch (IOException | RuntimeException | LinkageError e) {
@@ -96,22 +87,5 @@ final class NativeCopy {
             }
         }
         return to.get(2) == 0 && to.get(3 + from.capacity()) == 0 ? null : "libfenceline-shm's copy wrote outside its range";
-    }
-
-    private static Path extract() throws IOException {
-        if (!"Linux".equals(System.getProperty("os.name")) || !"amd64".equals(System.getProperty("os.arch"))) {
-            throw new IOException("libfenceline-shm is built for Linux on x86-64 only, not "
-                    + System.getProperty("os.name") + " on " + System.getProperty("os.arch"));
-        }
-        try (InputStream in = NativeCopy.class.getResourceAsStream(RESOURCE)) {
-            if (in == null) {
-                throw new IOException("this build of the shm transport has no native library (it was built without"
-                        + " gcc)");
-            }
-            Path dir = Files.createTempDirectory("fenceline-shm");
-            Path lib = dir.resolve("libfenceline-shm.so");
-            Files.copy(in, lib, StandardCopyOption.REPLACE_EXISTING);
-            return lib;
-        }
     }
 }

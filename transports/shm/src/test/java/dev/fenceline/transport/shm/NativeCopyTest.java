@@ -32,6 +32,16 @@ class NativeCopyTest {
     void thisBuildsNativeCopyLoadsWhereItWasBuilt() {
         if (Boolean.getBoolean("fenceline.shm.native")) {
             assertNull(NativeCopy.unavailable(), "libfenceline-shm loads and copies correctly");
+            // Its copy in the temporary directory went as soon as it was loaded (BundledLibrary).
+            try (java.util.stream.Stream<Path> left = java.nio.file.Files.list(
+                    Path.of(System.getProperty("java.io.tmpdir")))) {
+                long since = java.lang.management.ManagementFactory.getRuntimeMXBean().getStartTime();
+                assertEquals(java.util.List.of(), left.filter(p -> p.getFileName().toString()
+                        .startsWith("libfenceline-shm-") && p.toFile().lastModified() >= since).toList(),
+                        "nothing this JVM made is left in the temporary directory");
+            } catch (java.io.IOException e) {
+                throw new AssertionError(e);
+            }
         } else {
             assertTrue(NativeCopy.unavailable() != null, "no library built: a reason is given");
         }

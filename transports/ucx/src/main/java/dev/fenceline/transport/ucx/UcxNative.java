@@ -1,11 +1,8 @@
 package dev.fenceline.transport.ucx;
 
+import dev.fenceline.spi.support.BundledLibrary;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
 import jnr.ffi.LibraryLoader;
@@ -37,16 +34,14 @@ public final class UcxNative {
         String why;
         String version = null;
         try {
-            Path lib = extract();
-            keepSignalsForTheJvm();
             // No function reports through errno (each returns its status), so calls skip saving it
-            try {
-                shim = LibraryLoader.create(Shim.class).option(jnr.ffi.LibraryOption.IgnoreError, true)
-                        .search(lib.getParent().toString()).failImmediately().load(libraryName(lib));
-            } finally { // loaded, the library needs its file no more: nothing is left in the temp directory
-                Files.deleteIfExists(lib);
-                Files.deleteIfExists(lib.getParent());
-            }
+            shim = BundledLibrary.load(UcxNative.class, RESOURCE, "the ucx transport", "this build of the ucx"
+                    + " transport has no native library (it was built without the UCX headers; install libucx-dev"
+                    + " and gcc, then rebuild)", (lib, name) -> {
+                        keepSignalsForTheJvm();
+                        return LibraryLoader.create(Shim.class).option(jnr.ffi.LibraryOption.IgnoreError, true)
+                                .search(lib.getParent().toString()).failImmediately().load(name);
+                    });
             runtime = Runtime.getRuntime(shim);
             Ucp ucp = LibraryLoader.create(Ucp.class).failImmediately().load("libucp.so.0");
             int[] major = new int[1];
@@ -173,27 +168,5 @@ public final class UcxNative {
                     + "." + minor + " is loaded; rebuild the ucx transport against the installed UCX";
         }
         return null;
-    }
-
-    private static Path extract() throws IOException {
-        if (!"Linux".equals(System.getProperty("os.name")) || !"amd64".equals(System.getProperty("os.arch"))) {
-            throw new IOException("the ucx transport is built for Linux on x86-64 only, not "
-                    + System.getProperty("os.name") + " on " + System.getProperty("os.arch"));
-        }
-        try (InputStream in = UcxNative.class.getResourceAsStream(RESOURCE)) {
-            if (in == null) {
-                throw new IOException("this build of the ucx transport has no native library (it was built"
-                        + " without the UCX headers; install libucx-dev and gcc, then rebuild)");
-            }
-            Path dir = Files.createTempDirectory("fenceline-uct");
-            Path lib = dir.resolve("libfenceline-uct.so");
-            Files.copy(in, lib, StandardCopyOption.REPLACE_EXISTING);
-            return lib;
-        }
-    }
-
-    private static String libraryName(Path lib) {
-        String file = lib.getFileName().toString();
-        return file.substring("lib".length(), file.length() - ".so".length());
     }
 }
