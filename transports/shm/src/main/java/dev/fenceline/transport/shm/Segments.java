@@ -175,24 +175,9 @@ final class Segments {
             if ((seals & Memfd.F_SEAL_SHRINK) == 0) {
                 throw new IOException("shm: " + file + " is not sealed against shrinking (seals " + seals + "): refused");
             }
-            PosixFileAttributes a = Files.readAttributes(mine, PosixFileAttributes.class);
-            if (!a.owner().getName().equals(me)) {
-                throw new IOException("shm: " + file + " is owned by " + a.owner().getName() + ", not by " + me
-                        + ": refused");
-            }
-            if (!OWNER_ONLY.containsAll(a.permissions())) {
-                throw new IOException("shm: " + file + " has mode " + PosixFilePermissions.toString(a.permissions())
-                        + ", more than rw-------: refused");
-            }
+            checkOwnerOnly(file, Files.readAttributes(mine, PosixFileAttributes.class));
             try (FileChannel ch = FileChannel.open(mine, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-                long size = ch.size();
-                if (size > Integer.MAX_VALUE) {
-                    throw new IOException("shm: " + file + " is " + size + " bytes, more than a segment may be ("
-                            + Integer.MAX_VALUE + "): refused");
-                }
-                MappedByteBuffer m = ch.map(FileChannel.MapMode.READ_WRITE, 0, size);
-                m.order(ByteOrder.nativeOrder());
-                return m;
+                return mapWhole(file, ch);
             }
         } finally {
             if (fd >= 0) {
@@ -211,15 +196,20 @@ final class Segments {
             if (!java.util.Objects.equals(before.fileKey(), after.fileKey())) {
                 throw new IOException("shm: " + file + " was replaced while it was opened");
             }
-            long size = ch.size();
-            if (size > Integer.MAX_VALUE) { // a buffer cannot map it; FileChannel.map would throw untyped
-                throw new IOException("shm: " + file + " is " + size + " bytes, more than a segment may be ("
-                        + Integer.MAX_VALUE + "): refused");
-            }
-            MappedByteBuffer m = ch.map(FileChannel.MapMode.READ_WRITE, 0, size);
-            m.order(ByteOrder.nativeOrder());
-            return m;
+            return mapWhole(file, ch);
         }
+    }
+
+    /** Maps the whole of an opened segment, in native byte order. */
+    private static MappedByteBuffer mapWhole(Path file, FileChannel ch) throws IOException {
+        long size = ch.size();
+        if (size > Integer.MAX_VALUE) { // a buffer cannot map it; FileChannel.map would throw untyped
+            throw new IOException("shm: " + file + " is " + size + " bytes, more than a segment may be ("
+                    + Integer.MAX_VALUE + "): refused");
+        }
+        MappedByteBuffer m = ch.map(FileChannel.MapMode.READ_WRITE, 0, size);
+        m.order(ByteOrder.nativeOrder());
+        return m;
     }
 
     private static PosixFileAttributes checkedAttributes(Path file) throws IOException {
@@ -228,6 +218,12 @@ final class Segments {
             throw new IOException("shm: " + file + " is not a regular file (" + (a.isSymbolicLink() ? "a symbolic link"
                     : a.isDirectory() ? "a directory" : "a special file") + "): refused");
         }
+        checkOwnerOnly(file, a);
+        return a;
+    }
+
+    /** A segment's file must be this user's, readable and writable by it only. */
+    private static void checkOwnerOnly(Path file, PosixFileAttributes a) throws IOException {
         String me = System.getProperty("user.name");
         if (!a.owner().getName().equals(me)) {
             throw new IOException("shm: " + file + " is owned by " + a.owner().getName() + ", not by " + me
@@ -238,7 +234,6 @@ final class Segments {
             throw new IOException("shm: " + file + " has mode " + PosixFilePermissions.toString(p)
                     + ", more than rw-------: refused");
         }
-        return a;
     }
 
     private static final java.util.Set<PosixFilePermission> OWNER_ONLY = java.util.EnumSet.of(
