@@ -16,8 +16,6 @@ import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.WriteBufferWaterMark;
-import io.netty.channel.EventLoopGroup;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.util.concurrent.DefaultThreadFactory;
@@ -55,7 +53,7 @@ final class TcpTransport implements Transport, RailActor.Connector {
     /** Mutual TLS, or null when security = secret. */
     private final TlsContexts tls;
     private final NettyIo io;
-    private final EventLoopGroup group;
+    private final LendingEventLoopGroup group;
     private final ChannelGroup channels = new DefaultChannelGroup("fenceline-tcp", GlobalEventExecutor.INSTANCE);
     private final List<LocalNet> locals = new ArrayList<>();
     private final ExactlyOnceWindows windows;
@@ -96,7 +94,7 @@ final class TcpTransport implements Transport, RailActor.Connector {
         this.handlers = settings.activeMessageThreads() == 0 ? null
                 : java.util.concurrent.Executors.newFixedThreadPool(settings.activeMessageThreads(),
                         new DefaultThreadFactory("fenceline-tcp-" + context.workerName() + "-handler", true));
-        this.group = new MultiThreadIoEventLoopGroup(settings.ioThreads(),
+        this.group = new LendingEventLoopGroup(settings.ioThreads(),
                 new DefaultThreadFactory("fenceline-tcp-" + context.workerName(), true), io.handlers());
         try {
             for (InetSocketAddress a : settings.listen()) {
