@@ -90,6 +90,19 @@ public interface Worker {
      */
     void setActiveMessageHandler(int id, ActiveMessageHandler handler);
 
+    /**
+     * Lends this worker's I/O to the calling thread until it closes the returned handle (see
+     * {@link CallerProgress}): the tcp transport's event loops then run only in that thread's
+     * {@link CallerProgress#progress()} calls. Transports whose I/O is not lent (shm, ucx and sim,
+     * whose progress threads poll anyway) keep their threads; where none lends, the handle's
+     * {@code progress()} does nothing.
+     *
+     * @return the handle, for this thread only
+     * @throws IllegalStateException if the worker is closed, its I/O is lent to another thread or
+     *     wanted by one, or this is one of its transports' own threads
+     */
+    CallerProgress progressHere();
+
     /** @return the worker's counters */
     WorkerStatistics statistics();
 

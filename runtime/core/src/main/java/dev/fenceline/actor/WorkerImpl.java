@@ -334,6 +334,30 @@ public final class WorkerImpl implements Worker {
     }
 
     @Override
+    public dev.fenceline.CallerProgress progressHere() {
+        if (closing.get()) {
+            throw new IllegalStateException("worker " + name + " is closed");
+        }
+        List<dev.fenceline.CallerProgress> loans = new java.util.ArrayList<>();
+        try {
+            for (Transport t : transportList) {
+                dev.fenceline.CallerProgress p = t.progressHere();
+                if (p != null) {
+                    loans.add(p);
+                }
+            }
+        } catch (RuntimeException e) {
+            try {
+                LentProgress.closeAll(loans);
+            } catch (RuntimeException again) {
+                e.addSuppressed(again);
+            }
+            throw e;
+        }
+        return new LentProgress(loans);
+    }
+
+    @Override
     public WorkerStatistics statistics() {
         Totals t;
         int open = 0;

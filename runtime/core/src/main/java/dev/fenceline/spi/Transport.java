@@ -36,6 +36,19 @@ public interface Transport extends AutoCloseable {
     }
 
     /**
+     * Lends the work of the transport's own I/O threads to the calling thread until the returned
+     * handle is closed ({@link dev.fenceline.Worker#progressHere()}, whose contract the handle keeps).
+     * A transport whose I/O cannot be lent keeps the default, null.
+     *
+     * @return the loan, or null
+     * @throws IllegalStateException if the I/O is lent to or wanted by another thread, or the
+     *     transport is closing
+     */
+    default dev.fenceline.CallerProgress progressHere() {
+        return null;
+    }
+
+    /**
      * Connects to a peer's instance of this transport.
      *
      * @param peerId the peer worker's identity

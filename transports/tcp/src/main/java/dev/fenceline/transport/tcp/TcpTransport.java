@@ -419,6 +419,48 @@ final class TcpTransport implements Transport, RailActor.Connector {
         return ready;
     }
 
+    /** Lends every event loop of this worker's (see {@link LendingEventLoop}). */
+    @Override
+    public dev.fenceline.CallerProgress progressHere() {
+        if (closed) {
+            throw new IllegalStateException("tcp " + context.workerName() + ": the transport is closed");
+        }
+        List<LendingEventLoop.Loan> loans = new ArrayList<>();
+        Runnable pollTaken = () -> { // the loops lent so far are served while the next one hands over
+            for (LendingEventLoop.Loan l : loans) {
+                l.poll();
+            }
+        };
+        try {
+            for (LendingEventLoop loop : group.loops()) {
+                loans.add(loop.lend(pollTaken));
+            }
+        } catch (RuntimeException e) {
+            for (LendingEventLoop.Loan l : loans) {
+                l.close();
+            }
+            throw e;
+        }
+        LendingEventLoop.Loan[] all = loans.toArray(new LendingEventLoop.Loan[0]);
+        return new dev.fenceline.CallerProgress() {
+            @Override
+            public int progress() {
+                int n = 0;
+                for (LendingEventLoop.Loan l : all) {
+                    n += l.poll();
+                }
+                return n;
+            }
+
+            @Override
+            public void close() {
+                for (LendingEventLoop.Loan l : all) {
+                    l.close();
+                }
+            }
+        };
+    }
+
     @Override
     public void close() {
         if (closed) {
