@@ -141,6 +141,11 @@ public final class PerfCommand implements Callable<Integer> {
             + " outnumber this process's CPUs (on two, each put took milliseconds).")
     boolean busyPoll;
 
+    @Option(names = "--caller-progress", description = "put_lat: the pinger and the responder run their worker's"
+            + " I/O themselves between their looks at the memory (Worker.progressHere()), as ucx_perftest's loop"
+            + " progresses its worker: tcp's event loops are lent to them for the run; shm, ucx and sim lend none.")
+    boolean callerProgress;
+
     @Option(names = "--progress-cpus", split = ",", paramLabel = "CPU",
             description = "ucx and shm: the CPU this process's progress (ucx) or polling (shm) threads are kept to"
                     + " (with --processes 1, both workers'), then, with --processes 2, the target process's, unpinned"
@@ -217,6 +222,10 @@ public final class PerfCommand implements Callable<Integer> {
         if (server != null && connect != null) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--server and --connect: one side each");
         }
+        if (callerProgress && !selected.contains(PerfTest.PUT_LAT)) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--caller-progress is put_lat's (its"
+                    + " pinger and responder); the tests selected are " + selected);
+        }
         Config config = config(selected.contains(PerfTest.PUT_LAT));
         if (endpointCounts != null && !endpointCounts.isEmpty()) {
             return scale(config, out);
@@ -236,7 +245,7 @@ public final class PerfCommand implements Callable<Integer> {
                 default -> throw new CommandLine.ParameterException(spec.commandLine(), "--completion " + completion
                         + ": expected per-op, implicit or chained");
             };
-            PerfRunner runner = new PerfRunner(session, window, mode, jitSettleMs);
+            PerfRunner runner = new PerfRunner(session, window, mode, jitSettleMs, callerProgress);
             if (!json) {
                 out.printf(Locale.ROOT, "fenceline perf: transport %s, fence mode %s, lanes %d, window %d, %s, %s"
                         + " completion%n", session.transport, session.fenceline.fenceMode(),

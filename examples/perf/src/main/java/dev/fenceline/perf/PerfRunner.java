@@ -1,6 +1,7 @@
 package dev.fenceline.perf;
 
 import dev.fenceline.AtomicOp;
+import dev.fenceline.CallerProgress;
 import dev.fenceline.Endpoint;
 import dev.fenceline.RemoteKey;
 import java.nio.ByteBuffer;
@@ -32,6 +33,7 @@ final class PerfRunner {
     private final int window;
     private final boolean implicit;
     private final boolean chained;
+    private final boolean callerProgress;
     private final long jitSettleMs;
 
     /** How operations complete. */
@@ -52,6 +54,17 @@ final class PerfRunner {
      * @param jitSettleMs the longest of each wait for the JIT compilers to go quiet within a warm-up
      */
     PerfRunner(PerfSession session, int window, Completion completion, long jitSettleMs) {
+        this(session, window, completion, jitSettleMs, false);
+    }
+
+    /**
+     * @param completion how operations complete
+     * @param jitSettleMs the longest of each wait for the JIT compilers to go quiet within a warm-up
+     * @param callerProgress whether put_lat's pinger and responder run their worker's I/O themselves
+     *     while they poll ({@link dev.fenceline.Worker#progressHere()})
+     */
+    PerfRunner(PerfSession session, int window, Completion completion, long jitSettleMs, boolean callerProgress) {
+        this.callerProgress = callerProgress;
         this.s = session;
         this.window = window;
         this.implicit = completion == Completion.IMPLICIT;
@@ -85,7 +98,11 @@ final class PerfRunner {
         return new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
     }
 
-    /** alpha puts into beta's memory, beta's poller sees the sequence number and puts back. */
+    /**
+     * alpha puts into beta's memory, beta's poller sees the sequence number and puts back. With
+     * {@link #callerProgress} each poller runs its worker's I/O between its looks at the memory, as
+     * ucx_perftest's loop progresses its worker.
+     */
     private PerfResult putPingPong(int size, int n, Progress progress) throws Exception {
         int flag = (size - 8) & ~7; // the last aligned word: an acquiring read needs its alignment
         ByteBuffer ping = ByteBuffer.allocateDirect(size).order(ByteOrder.nativeOrder());
@@ -98,14 +115,16 @@ final class PerfRunner {
         AtomicBoolean stop = new AtomicBoolean();
         AtomicReference<Throwable> failure = new AtomicReference<>();
         Thread responder = new Thread(() -> {
-            try {
+            try (CallerProgress io = callerProgress ? s.beta.progressHere() : null) {
                 for (long i = base + 1; i <= base + n && !stop.get(); i++) {
                     long seen;
                     for (int spins = 0; (seen = PerfSession.word(betaView, flag)) < i; spins++) {
                         if (stop.get()) {
                             return;
                         }
-                        PollingWait.idle(spins);
+                        if (io == null || io.progress() == 0) {
+                            PollingWait.idle(spins);
+                        }
                     }
                     if (seen != i) { // only the pinger writes this word now, one ping at a time
                         throw new IllegalStateException("put ping-pong: the target's flag word reads " + seen
@@ -123,7 +142,7 @@ final class PerfRunner {
         Histogram h = histogram();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(TIMEOUT_S);
         long start = System.nanoTime();
-        try {
+        try (CallerProgress io = callerProgress ? s.alpha.progressHere() : null) {
             for (long i = base + 1; i <= base + n; i++) {
                 long t0 = System.nanoTime();
                 PerfSession.word(ping, flag, i);
@@ -132,7 +151,9 @@ final class PerfRunner {
                     if (PollingWait.clockDue(spins) && (System.nanoTime() - deadline > 0 || failure.get() != null)) {
                         throw new IllegalStateException("put ping-pong stalled at " + (i - base), failure.get());
                     }
-                    PollingWait.idle(spins);
+                    if (io == null || io.progress() == 0) {
+                        PollingWait.idle(spins);
+                    }
                 }
                 h.recordValue((System.nanoTime() - t0) / 2);
                 progress.set(i - base);

@@ -251,6 +251,19 @@ class PerfCommandTest {
         assertTrue(err.toString().contains("--busy-poll is tcp's"), err.toString());
     }
 
+    /** put_lat over tcp with the pinger and responder running their workers' I/O: every ping answered. */
+    @Test
+    void callerProgressPutLatencyOverTcp() {
+        String text = run("--transport", "tcp", "--tests", "put_lat", "-n", "2000", "-w", "100", "--caller-progress",
+                "--no-progress");
+        assertTrue(text.matches("(?s).*put_lat +tcp +8B +2000 +latency us: p50 .*"), text);
+        StringWriter err = new StringWriter();
+        CommandLine cl = new CommandLine(new PerfCommand());
+        cl.setErr(new PrintWriter(err));
+        assertEquals(2, cl.execute("--transport", "tcp", "--tests", "fadd_lat", "--caller-progress"));
+        assertTrue(err.toString().contains("--caller-progress is put_lat's"), err.toString());
+    }
+
     /** Spinning event loops and put_lat's two polling threads need a CPU each, or every put takes milliseconds. */
     @Test
     void busyPollingIsRefusedWhereItsThreadsWouldShareCpus() {
