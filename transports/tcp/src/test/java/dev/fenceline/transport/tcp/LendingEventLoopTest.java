@@ -42,9 +42,14 @@ class LendingEventLoopTest {
     private LendingEventLoopGroup group;
     private LendingEventLoop loop;
 
+    /** @return the I/O the loops run: native epoll where available (each subclass: another) */
+    NettyIo io() {
+        return NettyIo.choose("auto", false);
+    }
+
     @BeforeEach
     void start() {
-        NettyIo io = NettyIo.choose("auto", false);
+        NettyIo io = io();
         group = new LendingEventLoopGroup(1, new DefaultThreadFactory("lending-test", true), io.handlers());
         loop = group.loops().get(0);
     }
@@ -116,7 +121,7 @@ class LendingEventLoopTest {
 
     @Test
     void aChannelsIoIsReadByTheBorrowerWhileLent() throws Exception {
-        NettyIo io = NettyIo.choose("auto", false);
+        NettyIo io = io();
         ConcurrentLinkedQueue<String> readers = new ConcurrentLinkedQueue<>();
         Channel server = new ServerBootstrap().group(group).channel(io.serverChannel())
                 .childHandler(new ChannelInitializer<Channel>() {
