@@ -4,9 +4,9 @@ package dev.fenceline;
  * A worker's I/O, run by the thread that took it ({@link Worker#progressHere()}) until that thread
  * closes this. For a thread that polls (memory a peer puts into, an operation's future) and would
  * otherwise wait for a transport's own thread to be woken by the kernel and then to wake it in turn:
- * the polling thread reads the sockets itself, as a UCX application calls its worker's progress. On
- * a host with few cores it also stops the polling thread and the transport's threads from taking
- * turns on the same cores.
+ * the polling thread reads the sockets and progresses the transports itself, as a UCX application
+ * calls its worker's progress. On a host with few cores it also stops the polling thread and the
+ * transports' threads from taking turns on the same cores.
  *
  * <p>Only the thread that took it may call {@link #progress} and {@link #close}, and it must call
  * {@link #progress} often: meanwhile nothing else runs the lent I/O, so answers, a peer's

@@ -92,10 +92,10 @@ public interface Worker {
 
     /**
      * Lends this worker's I/O to the calling thread until it closes the returned handle (see
-     * {@link CallerProgress}): the tcp transport's event loops then run only in that thread's
-     * {@link CallerProgress#progress()} calls. Transports whose I/O is not lent (shm, ucx and sim,
-     * whose progress threads poll anyway) keep their threads; where none lends, the handle's
-     * {@code progress()} does nothing.
+     * {@link CallerProgress}): the tcp transport's event loops and the transports' progress agents
+     * (shm's inbox polling, ucx's UCT progress) then run only in that thread's
+     * {@link CallerProgress#progress()} calls. What runs on no thread of its own (sim) is not lent;
+     * where nothing is, the handle's {@code progress()} does nothing.
      *
      * @return the handle, for this thread only
      * @throws IllegalStateException if the worker is closed, its I/O is lent to another thread or

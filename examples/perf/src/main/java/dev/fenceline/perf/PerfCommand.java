@@ -143,7 +143,8 @@ public final class PerfCommand implements Callable<Integer> {
 
     @Option(names = "--caller-progress", description = "put_lat: the pinger and the responder run their worker's"
             + " I/O themselves between their looks at the memory (Worker.progressHere()), as ucx_perftest's loop"
-            + " progresses its worker: tcp's event loops are lent to them for the run; shm, ucx and sim lend none.")
+            + " progresses its worker: tcp's event loops, and shm's and ucx's progress agents, are lent to them for"
+            + " the run.")
     boolean callerProgress;
 
     @Option(names = "--progress-cpus", split = ",", paramLabel = "CPU",

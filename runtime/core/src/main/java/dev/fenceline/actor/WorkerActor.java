@@ -95,10 +95,14 @@ public final class WorkerActor {
     private final Map<ActorRef<EndpointProtocol.Command>, EndpointChannel> endpoints = new LinkedHashMap<>();
     /** The endpoints' clock (virtual in a deterministic simulation): their keepalive due times are on it. */
     private final java.util.function.LongSupplier clock;
+    /** Told the progress agents once they run. */
+    private final java.util.function.Consumer<dev.fenceline.spi.support.ProgressRunners> agentsStarted;
 
     private WorkerActor(ActorContext<Command> ctx, TimerScheduler<Command> timers, FencelineSettings settings,
             String name, Map<String, Transport> transports, AtomicLong epoch, LaneEvents.Sink laneEvents,
-            Runnable stopped, dev.fenceline.internal.LocalRegions localRegions) {
+            Runnable stopped, dev.fenceline.internal.LocalRegions localRegions,
+            java.util.function.Consumer<dev.fenceline.spi.support.ProgressRunners> agentsStarted) {
+        this.agentsStarted = agentsStarted;
         this.timers = timers;
         this.localRegions = localRegions;
         this.ctx = ctx;
@@ -122,13 +126,16 @@ public final class WorkerActor {
      * @param laneEvents where its endpoints' lane events go
      * @param stopped runs once the actor stopped and its transports are closed
      * @param localRegions the worker's registered memory, where endpoints find a local buffer's registration
+     * @param agentsStarted told the transports' running progress agents, once (for
+     *     {@link dev.fenceline.Worker#progressHere()}, which lends them)
      * @return the behavior
      */
     static Behavior<Command> create(FencelineSettings settings, String name, Map<String, Transport> transports,
             AtomicLong epoch, LaneEvents.Sink laneEvents, Runnable stopped,
-            dev.fenceline.internal.LocalRegions localRegions) {
+            dev.fenceline.internal.LocalRegions localRegions,
+            java.util.function.Consumer<dev.fenceline.spi.support.ProgressRunners> agentsStarted) {
         return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> new WorkerActor(ctx, timers, settings, name,
-                transports, epoch, laneEvents, stopped, localRegions).start()));
+                transports, epoch, laneEvents, stopped, localRegions, agentsStarted).start()));
     }
 
     /**
@@ -152,7 +159,7 @@ public final class WorkerActor {
     public static Behavior<Command> create(FencelineSettings settings, String name, Map<String, Transport> transports,
             AtomicLong epoch) {
         return create(settings, name, transports, epoch, LaneEvents.NONE, () -> { },
-                dev.fenceline.internal.LocalRegions.NONE);
+                dev.fenceline.internal.LocalRegions.NONE, r -> { });
     }
 
 
@@ -183,6 +190,7 @@ public final class WorkerActor {
         }
         progress = dev.fenceline.spi.support.ProgressRunners.start(name, agents, settings.progress().threading(),
                 settings.progress().newIdleStrategy(), settings.progress().parkMax().toNanos());
+        agentsStarted.accept(progress);
         if (!settings.keepaliveInterval().isZero()) {
             timers.startTimerWithFixedDelay(KeepaliveRound.INSTANCE, settings.keepaliveInterval());
         }

@@ -66,6 +66,9 @@ public final class WorkerImpl implements Worker {
     private final AtomicBoolean released = new AtomicBoolean();
     private final Duration askTimeout;
     private final List<Transport> transportList;
+    /** The transports' progress agents, once the worker actor started them. */
+    private final java.util.concurrent.atomic.AtomicReference<dev.fenceline.spi.support.ProgressRunners> agents =
+            new java.util.concurrent.atomic.AtomicReference<>();
     private final LaneEventDispatch laneEvents;
     /**
      * Set after construction, taken once to unregister: the worker may be released meanwhile on
@@ -138,7 +141,7 @@ public final class WorkerImpl implements Worker {
         this.laneEvents = new LaneEventDispatch(system.executionContext());
         try {
             this.actor = system.systemActorOf(WorkerActor.create(settings, name, transports, epoch, laneEvents,
-                    this::stopped, registrations), "fenceline-worker-" + WORKERS.incrementAndGet(),
+                    this::stopped, registrations, agents::set), "fenceline-worker-" + WORKERS.incrementAndGet(),
                     WorkerActor.props(settings));
         } catch (RuntimeException | Error e) { // the actor system is terminating
             undoStart(transports.values(), e);
@@ -345,6 +348,11 @@ public final class WorkerImpl implements Worker {
                 if (p != null) {
                     loans.add(p);
                 }
+            }
+            dev.fenceline.spi.support.ProgressRunners running = agents.get();
+            dev.fenceline.CallerProgress p = running == null ? null : running.lend();
+            if (p != null) {
+                loans.add(p);
             }
         } catch (RuntimeException e) {
             try {

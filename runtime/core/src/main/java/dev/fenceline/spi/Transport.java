@@ -36,9 +36,10 @@ public interface Transport extends AutoCloseable {
     }
 
     /**
-     * Lends the work of the transport's own I/O threads to the calling thread until the returned
-     * handle is closed ({@link dev.fenceline.Worker#progressHere()}, whose contract the handle keeps).
-     * A transport whose I/O cannot be lent keeps the default, null.
+     * Lends the work of the transport's own I/O threads (other than its {@link #progressAgents},
+     * which the runtime lends itself) to the calling thread until the returned handle is closed
+     * ({@link dev.fenceline.Worker#progressHere()}, whose contract the handle keeps). A transport
+     * with no such threads, or whose threads cannot be lent, keeps the default, null.
      *
      * @return the loan, or null
      * @throws IllegalStateException if the I/O is lent to or wanted by another thread, or the

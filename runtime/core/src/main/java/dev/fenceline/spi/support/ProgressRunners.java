@@ -37,6 +37,8 @@ public final class ProgressRunners implements AutoCloseable {
     /** The longest close waits for a thread that ended on an Error to close its agents. */
     private static final long FAILED_THREAD_JOIN_MILLIS = 10_000;
     private final List<dev.fenceline.spi.Wakeup> wakeups = new ArrayList<>();
+    /** Each thread's agents, as a thread that polls may borrow them ({@link #lend}). */
+    private final List<Lendable> lendables = new ArrayList<>();
     private volatile boolean closing;
 
     private ProgressRunners() {
@@ -74,7 +76,7 @@ public final class ProgressRunners implements AutoCloseable {
         if (threading == Threading.SHARED && agents.size() > 1) {
             List<Guarded> all = new ArrayList<>();
             agents.forEach(a -> all.add(new Guarded(a.agent()))); // one that fails stops alone
-            r.run("fenceline-progress-" + name, new CompositeAgent(new ArrayList<Agent>(all)), all, shared);
+            r.run("fenceline-progress-" + name, new CompositeAgent(new ArrayList<Agent>(all)), all, shared, null);
         } else {
             for (ProgressAgent a : agents) {
                 IdleStrategy idle = a.wakeup() != null
@@ -84,7 +86,7 @@ public final class ProgressRunners implements AutoCloseable {
                     r.wakeups.add(a.wakeup());
                 }
                 Guarded g = new Guarded(a.agent());
-                r.run("fenceline-progress-" + name + "-" + a.agent().roleName(), g, List.of(g), idle);
+                r.run("fenceline-progress-" + name + "-" + a.agent().roleName(), g, List.of(g), idle, a.wakeup());
             }
         }
         return r;
@@ -96,15 +98,19 @@ public final class ProgressRunners implements AutoCloseable {
      *     loop, even between two calls of {@code doWork}), ends the thread, and each of them is
      *     stopped first, on it
      */
-    private void run(String thread, Agent agent, List<Guarded> guarded, IdleStrategy idle) {
+    private void run(String thread, Agent agent, List<Guarded> guarded, IdleStrategy idle,
+            dev.fenceline.spi.Wakeup wakeup) {
+        Lendable lendable = new Lendable(agent, wakeup, () -> closing);
+        lendables.add(lendable);
         AgentRunner runner = new AgentRunner(idle, t -> {
             LOG.error("progress agent {} failed: {}", agent.roleName(), t.toString(), t);
             if (t instanceof Error e) { // Agrona rethrows it: the thread ends with every agent on it
                 guarded.forEach(g -> g.stop(e));
             }
-        }, null, new Named(agent, thread, guarded));
+        }, null, new Named(lendable, thread, guarded));
         AgentRunner.startOnThread(runner, task -> {
             Thread t = new Thread(task, thread);
+            lendable.thread = t;
             t.setDaemon(true);
             threads.add(t);
             t.setUncaughtExceptionHandler((th, e) -> {
@@ -255,12 +261,144 @@ public final class ProgressRunners implements AutoCloseable {
         return runners.size();
     }
 
+    /**
+     * Lends every thread's agents to the calling thread (see {@link dev.fenceline.Worker#progressHere()}),
+     * one thread after another, the ones taken polled while the next hands over.
+     *
+     * @return their loan, or null where no thread runs agents
+     * @throws IllegalStateException if the agents are closing, or another thread holds or wants them
+     */
+    public dev.fenceline.CallerProgress lend() {
+        if (lendables.isEmpty()) {
+            return null;
+        }
+        List<Lendable.Loan> loans = new ArrayList<>();
+        Runnable pollTaken = () -> {
+            for (Lendable.Loan l : loans) {
+                l.progress();
+            }
+        };
+        try {
+            for (Lendable l : lendables) {
+                loans.add(l.lend(pollTaken));
+            }
+        } catch (RuntimeException e) {
+            loans.forEach(Lendable.Loan::close);
+            throw e;
+        }
+        Lendable.Loan[] all = loans.toArray(new Lendable.Loan[0]);
+        return new dev.fenceline.CallerProgress() {
+            @Override
+            public int progress() {
+                int n = 0;
+                for (Lendable.Loan l : all) {
+                    n += l.progress();
+                }
+                return n;
+            }
+
+            @Override
+            public void close() {
+                for (Lendable.Loan l : all) {
+                    l.close();
+                }
+            }
+        };
+    }
+
+    /**
+     * One thread's agents, which a polling thread may borrow ({@link Lending}): the thread offers
+     * them between two duty cycles and waits; the borrower runs their duty cycle in its polls.
+     */
+    private static final class Lendable implements Agent {
+        private final Agent agent;
+        private final Lending lending;
+        /** The runner's thread, set as it is made. */
+        volatile Thread thread;
+
+        Lendable(Agent agent, dev.fenceline.spi.Wakeup wakeup, java.util.function.BooleanSupplier closing) {
+            this.agent = agent;
+            this.lending = new Lending("progress agent " + agent.roleName(), () -> {
+                if (wakeup != null) {
+                    wakeup.wake(); // out of its sleep on the backend's event
+                }
+                Thread t = thread;
+                if (t != null) {
+                    java.util.concurrent.locks.LockSupport.unpark(t); // out of an idle strategy's park
+                }
+            }, closing);
+        }
+
+        @Override
+        public void onStart() {
+            agent.onStart();
+        }
+
+        @Override
+        public int doWork() throws Exception {
+            lending.handOverIfWanted();
+            return agent.doWork();
+        }
+
+        @Override
+        public void onClose() {
+            agent.onClose();
+        }
+
+        @Override
+        public String roleName() {
+            return agent.roleName();
+        }
+
+        Loan lend(Runnable whileWaiting) {
+            if (Thread.currentThread() == thread) {
+                throw new IllegalStateException(thread.getName() + " is this progress agent's own thread");
+            }
+            return new Loan(lending.lend(whileWaiting));
+        }
+
+        /** The agents' duty cycle, lent to one thread. */
+        final class Loan {
+            private final Lending.Loan loan;
+
+            Loan(Lending.Loan loan) {
+                this.loan = loan;
+            }
+
+            /** @return the duty cycle's work (0 once the loan has ended) */
+            int progress() {
+                if (!loan.enter()) {
+                    return 0;
+                }
+                try {
+                    return agent.doWork();
+                } catch (Exception e) { // as the runner's error handler: logged, and the agent goes on
+                    LOG.error("progress agent {} failed in a borrowed duty cycle: {}", agent.roleName(), e.toString(),
+                            e);
+                    return 0;
+                } finally {
+                    loan.exit();
+                }
+            }
+
+            void close() {
+                loan.close();
+            }
+        }
+    }
+
     /** Stops every agent's thread and waits for it. */
     @Override
     public void close() {
         closing = true; // an agent with a wake-up stops waiting on it ...
         for (dev.fenceline.spi.Wakeup w : wakeups) {
             w.wake(); // ... and one waiting now wakes, so the close is seen at once
+        }
+        for (Lendable l : lendables) { // a thread whose agents are lent takes them back at once
+            Thread t = l.thread;
+            if (t != null) {
+                java.util.concurrent.locks.LockSupport.unpark(t);
+            }
         }
         for (AgentRunner r : runners) {
             r.close();

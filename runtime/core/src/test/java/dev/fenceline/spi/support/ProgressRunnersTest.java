@@ -292,4 +292,110 @@ class ProgressRunnersTest {
             assertEquals(0, r.threads());
         }
     }
+
+    /** Waits without blocking (a borrower that blocks 10 ms or more loses its loan) until {@code done}. */
+    private static void spinUntil(java.util.function.BooleanSupplier done, String what) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!done.getAsBoolean()) {
+            assertTrue(System.nanoTime() - deadline < 0, "not within 10 s: " + what);
+            Thread.onSpinWait();
+        }
+    }
+
+    /**
+     * Lent, the agents of every thread (dedicated, one sleeping on its wake-up; or shared) run only
+     * in the borrower's polls, on its thread; given back, on their own threads again.
+     */
+    @Test
+    void lentAgentsRunOnlyInTheBorrowersPolls() throws Exception {
+        for (ProgressRunners.Threading threading : ProgressRunners.Threading.values()) {
+            Counting a = new Counting("a");
+            Counting b = new Counting("b");
+            CountingWakeup wakeup = new CountingWakeup();
+            ProgressRunners r = ProgressRunners.start("w5", List.of(new ProgressAgent(a, new YieldingIdleStrategy()),
+                    new ProgressAgent(b, new YieldingIdleStrategy(), wakeup)), threading, new YieldingIdleStrategy(),
+                    TimeUnit.SECONDS.toNanos(30));
+            try {
+                awaitTurns(a, b);
+                dev.fenceline.CallerProgress loan = r.lend();
+                String me = Thread.currentThread().getName();
+                int aTurns = a.turns.get();
+                int bTurns = b.turns.get();
+                long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(50);
+                while (System.nanoTime() - until < 0) {
+                    Thread.onSpinWait();
+                }
+                assertTrue(a.turns.get() - aTurns <= 1 && b.turns.get() - bTurns <= 1,
+                        threading + ": lent agents do not run on their own threads (a cycle under way may end)");
+                a.threads.clear();
+                b.threads.clear();
+                for (int i = 0; i < 100; i++) {
+                    loan.progress();
+                }
+                assertEquals(Set.of(me), a.threads, threading + ": a ran on the borrower only");
+                assertEquals(Set.of(me), b.threads, threading + ": b ran on the borrower only");
+                IllegalStateException second = assertThrowsOn(r);
+                assertTrue(second.getMessage().contains("lent to " + me), second.getMessage());
+                loan.close();
+                a.threads.clear();
+                spinUntil(() -> !a.threads.isEmpty(), "a back on its thread");
+                assertTrue(!a.threads.contains(me), threading + ": given back: " + a.threads);
+            } finally {
+                r.close();
+            }
+            assertTrue(a.closedOn != null && !a.closedOn.equals(Thread.currentThread().getName()),
+                    "closed on its own thread: " + a.closedOn);
+        }
+    }
+
+    private static IllegalStateException assertThrowsOn(ProgressRunners r) throws InterruptedException {
+        java.util.concurrent.atomic.AtomicReference<Throwable> refused = new java.util.concurrent.atomic.AtomicReference<>();
+        Thread other = new Thread(() -> {
+            try {
+                r.lend();
+            } catch (Throwable t) {
+                refused.set(t);
+            }
+        }, "second-borrower");
+        other.start();
+        spinUntil(() -> !other.isAlive(), "the second borrower");
+        assertTrue(refused.get() instanceof IllegalStateException, "a second borrower is refused: " + refused.get());
+        return (IllegalStateException) refused.get();
+    }
+
+    /** Closing the runners while their agents are lent, and not polled, is prompt; the loan then ends. */
+    @Test
+    void closingWhileLentTakesTheAgentsBackAtOnce() throws Exception {
+        Counting a = new Counting("a");
+        ProgressRunners r = ProgressRunners.start("w6", List.of(new ProgressAgent(a, new SleepingIdleStrategy(
+                TimeUnit.MILLISECONDS.toNanos(1)))), ProgressRunners.Threading.DEDICATED, null);
+        awaitTurns(a);
+        dev.fenceline.CallerProgress loan = r.lend();
+        long started = System.nanoTime();
+        r.close();
+        assertTrue(System.nanoTime() - started < TimeUnit.SECONDS.toNanos(2), "close does not wait on the loan");
+        assertTrue(a.closedOn != null && a.closedOn.startsWith("fenceline-progress-w6"), "closed on its thread: "
+                + a.closedOn);
+        assertEquals(0, loan.progress(), "the loan ended with the runners");
+        loan.close();
+    }
+
+    /** A borrower that blocks loses the agents to their own thread. */
+    @Test
+    void aBorrowerThatBlocksLosesTheAgents() throws Exception {
+        Counting a = new Counting("a");
+        ProgressRunners r = ProgressRunners.start("w7", List.of(new ProgressAgent(a, new YieldingIdleStrategy())),
+                ProgressRunners.Threading.DEDICATED, null);
+        try {
+            awaitTurns(a);
+            dev.fenceline.CallerProgress loan = r.lend();
+            a.threads.clear();
+            Thread.sleep(100); // blocked: taken back after two looks 10 ms apart
+            spinUntil(() -> !a.threads.isEmpty(), "a on its own thread again");
+            assertEquals(0, loan.progress(), "the loan ended");
+            loan.close();
+        } finally {
+            r.close();
+        }
+    }
 }
