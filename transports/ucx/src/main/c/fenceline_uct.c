@@ -270,7 +270,8 @@ flu_worker_t *flu_worker_create(void) {
         free(w);
         return NULL;
     }
-    if (uct_worker_create(w->async, UCS_THREAD_MODE_SINGLE, &w->worker) != UCS_OK) {
+    /* Serialized: one thread at a time, the agent's own or a thread it is lent to (progressHere). */
+    if (uct_worker_create(w->async, UCS_THREAD_MODE_SERIALIZED, &w->worker) != UCS_OK) {
         ucs_async_context_destroy(w->async);
         free(w);
         return NULL;

@@ -67,8 +67,7 @@ public final class WorkerImpl implements Worker {
     private final Duration askTimeout;
     private final List<Transport> transportList;
     /** The transports' progress agents, once the worker actor started them. */
-    private final java.util.concurrent.atomic.AtomicReference<dev.fenceline.spi.support.ProgressRunners> agents =
-            new java.util.concurrent.atomic.AtomicReference<>();
+    private final CompletableFuture<dev.fenceline.spi.support.ProgressRunners> agents = new CompletableFuture<>();
     private final LaneEventDispatch laneEvents;
     /**
      * Set after construction, taken once to unregister: the worker may be released meanwhile on
@@ -141,7 +140,7 @@ public final class WorkerImpl implements Worker {
         this.laneEvents = new LaneEventDispatch(system.executionContext());
         try {
             this.actor = system.systemActorOf(WorkerActor.create(settings, name, transports, epoch, laneEvents,
-                    this::stopped, registrations, agents::set), "fenceline-worker-" + WORKERS.incrementAndGet(),
+                    this::stopped, registrations, agents::complete), "fenceline-worker-" + WORKERS.incrementAndGet(),
                     WorkerActor.props(settings));
         } catch (RuntimeException | Error e) { // the actor system is terminating
             undoStart(transports.values(), e);
@@ -336,6 +335,21 @@ public final class WorkerImpl implements Worker {
         }
     }
 
+    /** @return the progress agents, once the worker actor started them (at once, but for a worker just made) */
+    private dev.fenceline.spi.support.ProgressRunners runningAgents() {
+        try {
+            return agents.get(askTimeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new IllegalStateException("worker " + name + " did not start its transports' progress agents within "
+                    + askTimeout, e);
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw new IllegalStateException("worker " + name + ": its progress agents did not start", e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while worker " + name + " started its progress agents", e);
+        }
+    }
+
     @Override
     public dev.fenceline.CallerProgress progressHere() {
         if (closing.get()) {
@@ -349,8 +363,11 @@ public final class WorkerImpl implements Worker {
                     loans.add(p);
                 }
             }
-            dev.fenceline.spi.support.ProgressRunners running = agents.get();
-            dev.fenceline.CallerProgress p = running == null ? null : running.lend();
+            dev.fenceline.CallerProgress p = runningAgents().lend(() -> {
+                for (dev.fenceline.CallerProgress taken : loans) { // tcp's loops keep being served meanwhile
+                    taken.progress();
+                }
+            });
             if (p != null) {
                 loans.add(p);
             }
@@ -429,6 +446,7 @@ public final class WorkerImpl implements Worker {
      */
     private void stopped() {
         closing.set(true);
+        agents.completeExceptionally(new IllegalStateException("worker " + name + " stopped")); // if never started
         failConnecting();
         release();
     }

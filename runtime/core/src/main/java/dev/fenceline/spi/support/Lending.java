@@ -22,6 +22,8 @@ public final class Lending {
     private static final Logger LOG = LoggerFactory.getLogger(Lending.class);
     /** How often a waiting own thread looks whether its borrower still polls. */
     private static final long CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+    /** How often a borrower waiting for the hand-over wakes the own thread again. */
+    private static final long REWAKE_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
     /** The longest a borrower waits for the own thread to hand over. */
     private static final long HAND_OVER_NANOS = TimeUnit.SECONDS.toNanos(10);
 
@@ -132,19 +134,21 @@ public final class Lending {
             throw new IllegalStateException(what + " is already " + (s instanceof Lent l ? "lent to "
                     + l.to.getName() : s instanceof Wanted w ? "wanted by " + w.by.getName() : "taken"));
         }
-        try {
-            wakeOwner.run(); // out of its wait: its next turn hands over
-        } catch (RuntimeException e) {
-            state.compareAndSet(want, null);
-            throw new IllegalStateException(what + " is shutting down", e);
-        }
+        wake(want); // out of its wait: its next turn hands over
         long deadline = System.nanoTime() + HAND_OVER_NANOS;
+        long wokenAt = System.nanoTime();
         Object s;
         for (int spins = 0; (s = state.get()) == want; spins++) {
-            if ((spins & 255) == 255 && (ending.getAsBoolean() || System.nanoTime() - deadline > 0)
-                    && state.compareAndSet(want, null)) {
-                throw new IllegalStateException(what + (ending.getAsBoolean() ? " is shutting down"
-                        : " did not hand over within " + TimeUnit.NANOSECONDS.toSeconds(HAND_OVER_NANOS) + " s"));
+            if ((spins & 255) == 255) {
+                long now = System.nanoTime();
+                if ((ending.getAsBoolean() || now - deadline > 0) && state.compareAndSet(want, null)) {
+                    throw new IllegalStateException(what + (ending.getAsBoolean() ? " is shutting down"
+                            : " did not hand over within " + TimeUnit.NANOSECONDS.toSeconds(HAND_OVER_NANOS) + " s"));
+                }
+                if (now - wokenAt > REWAKE_NANOS) { // a wake that came just before the owner began to wait is lost
+                    wokenAt = now;
+                    wake(want);
+                }
             }
             if (whileWaiting != null) {
                 whileWaiting.run();
@@ -160,6 +164,17 @@ public final class Lending {
         }
         // Handed over and taken back at once (the loop began to shut down): nothing is lent.
         throw new IllegalStateException(what + " is shutting down");
+    }
+
+    /** Wakes the own thread for the hand-over; one that cannot be woken (shut down) refuses the loan. */
+    private void wake(Wanted want) {
+        try {
+            wakeOwner.run();
+        } catch (RuntimeException e) {
+            if (state.compareAndSet(want, null)) {
+                throw new IllegalStateException(what + " is shutting down", e);
+            }
+        }
     }
 
     /** The loop, lent to one thread until it closes this (or the own thread takes it back). */

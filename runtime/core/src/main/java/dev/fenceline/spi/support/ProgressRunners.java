@@ -100,14 +100,14 @@ public final class ProgressRunners implements AutoCloseable {
      */
     private void run(String thread, Agent agent, List<Guarded> guarded, IdleStrategy idle,
             dev.fenceline.spi.Wakeup wakeup) {
-        Lendable lendable = new Lendable(agent, wakeup, () -> closing);
+        Lendable lendable = new Lendable(agent, guarded, wakeup, () -> closing);
         lendables.add(lendable);
         AgentRunner runner = new AgentRunner(idle, t -> {
             LOG.error("progress agent {} failed: {}", agent.roleName(), t.toString(), t);
             if (t instanceof Error e) { // Agrona rethrows it: the thread ends with every agent on it
                 guarded.forEach(g -> g.stop(e));
             }
-        }, null, new Named(lendable, thread, guarded));
+        }, null, new Named(lendable, thread, guarded, lendable.lending));
         AgentRunner.startOnThread(runner, task -> {
             Thread t = new Thread(task, thread);
             lendable.thread = t;
@@ -210,11 +210,13 @@ public final class ProgressRunners implements AutoCloseable {
         private final Agent agent;
         private final String name;
         private final List<Guarded> guarded;
+        private final Lending lending;
 
-        Named(Agent agent, String name, List<Guarded> guarded) {
+        Named(Agent agent, String name, List<Guarded> guarded, Lending lending) {
             this.agent = agent;
             this.name = name;
             this.guarded = guarded;
+            this.lending = lending;
         }
 
         @Override
@@ -230,6 +232,7 @@ public final class ProgressRunners implements AutoCloseable {
         @Override
         public int doWork() throws Exception {
             if (allStopped()) {
+                lending.handOverIfWanted(); // a borrower still gets the (stopped) agents at once
                 java.util.concurrent.locks.LockSupport.parkNanos(STOPPED_PARK_NANOS);
                 return 0;
             }
@@ -265,10 +268,12 @@ public final class ProgressRunners implements AutoCloseable {
      * Lends every thread's agents to the calling thread (see {@link dev.fenceline.Worker#progressHere()}),
      * one thread after another, the ones taken polled while the next hands over.
      *
+     * @param whileWaiting also run on each turn of a wait for a hand-over (the caller's other loans
+     *     keep being polled), or null
      * @return their loan, or null where no thread runs agents
      * @throws IllegalStateException if the agents are closing, or another thread holds or wants them
      */
-    public dev.fenceline.CallerProgress lend() {
+    public dev.fenceline.CallerProgress lend(Runnable whileWaiting) {
         if (lendables.isEmpty()) {
             return null;
         }
@@ -277,9 +282,16 @@ public final class ProgressRunners implements AutoCloseable {
             for (Lendable.Loan l : loans) {
                 l.progress();
             }
+            if (whileWaiting != null) {
+                whileWaiting.run();
+            }
         };
         try {
             for (Lendable l : lendables) {
+                Thread t = l.thread;
+                if (t != null && !t.isAlive()) {
+                    continue; // ended on an Error, its agents stopped and closed: nothing to run
+                }
                 loans.add(l.lend(pollTaken));
             }
         } catch (RuntimeException e) {
@@ -312,12 +324,15 @@ public final class ProgressRunners implements AutoCloseable {
      */
     private static final class Lendable implements Agent {
         private final Agent agent;
-        private final Lending lending;
+        private final List<Guarded> guarded;
+        final Lending lending;
         /** The runner's thread, set as it is made. */
         volatile Thread thread;
 
-        Lendable(Agent agent, dev.fenceline.spi.Wakeup wakeup, java.util.function.BooleanSupplier closing) {
+        Lendable(Agent agent, List<Guarded> guarded, dev.fenceline.spi.Wakeup wakeup,
+                java.util.function.BooleanSupplier closing) {
             this.agent = agent;
+            this.guarded = guarded;
             this.lending = new Lending("progress agent " + agent.roleName(), () -> {
                 if (wakeup != null) {
                     wakeup.wake(); // out of its sleep on the backend's event
@@ -375,6 +390,11 @@ public final class ProgressRunners implements AutoCloseable {
                 } catch (Exception e) { // as the runner's error handler: logged, and the agent goes on
                     LOG.error("progress agent {} failed in a borrowed duty cycle: {}", agent.roleName(), e.toString(),
                             e);
+                    return 0;
+                } catch (Error e) { // as on its own thread: every agent of the thread stops for good
+                    LOG.error("progress agent {} failed in a borrowed duty cycle: {}; its agents stop",
+                            agent.roleName(), e.toString(), e);
+                    guarded.forEach(g -> g.stop(e));
                     return 0;
                 } finally {
                     loan.exit();

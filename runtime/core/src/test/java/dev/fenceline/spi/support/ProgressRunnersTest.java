@@ -21,6 +21,8 @@ class ProgressRunnersTest {
     /** Counts its turns and remembers the threads it ran on. */
     private static class Counting implements Agent {
         final String role;
+        /** What each turn reports as done (0: idle, so that its thread waits as configured). */
+        volatile int work;
         final AtomicInteger turns = new AtomicInteger();
         final Set<String> threads = ConcurrentHashMap.newKeySet();
         volatile String closedOn;
@@ -33,7 +35,7 @@ class ProgressRunnersTest {
         public int doWork() {
             turns.incrementAndGet();
             threads.add(Thread.currentThread().getName());
-            return 0;
+            return work;
         }
 
         @Override
@@ -317,7 +319,7 @@ class ProgressRunnersTest {
                     TimeUnit.SECONDS.toNanos(30));
             try {
                 awaitTurns(a, b);
-                dev.fenceline.CallerProgress loan = r.lend();
+                dev.fenceline.CallerProgress loan = r.lend(null);
                 String me = Thread.currentThread().getName();
                 int aTurns = a.turns.get();
                 int bTurns = b.turns.get();
@@ -329,9 +331,13 @@ class ProgressRunnersTest {
                         threading + ": lent agents do not run on their own threads (a cycle under way may end)");
                 a.threads.clear();
                 b.threads.clear();
+                a.work = 1;
+                int done = 0;
                 for (int i = 0; i < 100; i++) {
-                    loan.progress();
+                    done += loan.progress();
                 }
+                a.work = 0;
+                assertTrue(done >= 100, threading + ": the borrower's polls run the agents: " + done);
                 assertEquals(Set.of(me), a.threads, threading + ": a ran on the borrower only");
                 assertEquals(Set.of(me), b.threads, threading + ": b ran on the borrower only");
                 IllegalStateException second = assertThrowsOn(r);
@@ -352,7 +358,7 @@ class ProgressRunnersTest {
         java.util.concurrent.atomic.AtomicReference<Throwable> refused = new java.util.concurrent.atomic.AtomicReference<>();
         Thread other = new Thread(() -> {
             try {
-                r.lend();
+                r.lend(null);
             } catch (Throwable t) {
                 refused.set(t);
             }
@@ -370,7 +376,9 @@ class ProgressRunnersTest {
         ProgressRunners r = ProgressRunners.start("w6", List.of(new ProgressAgent(a, new SleepingIdleStrategy(
                 TimeUnit.MILLISECONDS.toNanos(1)))), ProgressRunners.Threading.DEDICATED, null);
         awaitTurns(a);
-        dev.fenceline.CallerProgress loan = r.lend();
+        dev.fenceline.CallerProgress loan = r.lend(null);
+        a.work = 1;
+        assertEquals(1, loan.progress(), "lent: the borrower runs it");
         long started = System.nanoTime();
         r.close();
         assertTrue(System.nanoTime() - started < TimeUnit.SECONDS.toNanos(2), "close does not wait on the loan");
@@ -388,11 +396,33 @@ class ProgressRunnersTest {
                 ProgressRunners.Threading.DEDICATED, null);
         try {
             awaitTurns(a);
-            dev.fenceline.CallerProgress loan = r.lend();
+            dev.fenceline.CallerProgress loan = r.lend(null);
+            a.work = 1;
+            assertEquals(1, loan.progress(), "lent: the borrower runs it");
             a.threads.clear();
             Thread.sleep(100); // blocked: taken back after two looks 10 ms apart
             spinUntil(() -> !a.threads.isEmpty(), "a on its own thread again");
             assertEquals(0, loan.progress(), "the loan ended");
+            loan.close();
+        } finally {
+            r.close();
+        }
+    }
+
+    /** A thread whose agents all stopped (fail-stopped) still hands them over at once; their cycle does nothing. */
+    @Test
+    void stoppedAgentsAreLentAtOnce() throws Exception {
+        Failing f = new Failing("f");
+        ProgressRunners r = ProgressRunners.start("w8", List.of(new ProgressAgent(f, new YieldingIdleStrategy())),
+                ProgressRunners.Threading.DEDICATED, null);
+        try {
+            assertTrue(f.stopped.await(10, TimeUnit.SECONDS), "fail-stopped");
+            long started = System.nanoTime();
+            dev.fenceline.CallerProgress loan = r.lend(null);
+            assertTrue(System.nanoTime() - started < TimeUnit.SECONDS.toNanos(2), "handed over at once");
+            int turns = f.turns.get();
+            assertEquals(0, loan.progress());
+            assertEquals(turns, f.turns.get(), "a stopped agent runs no more, lent or not");
             loan.close();
         } finally {
             r.close();

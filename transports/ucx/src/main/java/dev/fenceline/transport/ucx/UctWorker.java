@@ -7,9 +7,9 @@ import jnr.ffi.Pointer;
 import org.agrona.concurrent.UnsafeBuffer;
 
 /**
- * A UCT worker and what is opened on it, opened in single-thread mode: one thread at a time uses
- * it and everything it opened (the ucx transport's progress agent), handed over with a
- * happens-before edge. Operations are written into one operation block in native memory and
+ * A UCT worker and what is opened on it, opened in serialized mode: one thread at a time uses
+ * it and everything it opened (the ucx transport's progress agent, on its own thread or on one it
+ * is lent to), handed over with a happens-before edge. Operations are written into one operation block in native memory and
  * started with one call; callbacks run inside {@link #progress()} and are read back as records by
  * {@link #drain}, so nothing crosses from C into Java by callback.
  */

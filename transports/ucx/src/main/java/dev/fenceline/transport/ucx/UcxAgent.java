@@ -14,8 +14,9 @@ import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.agrona.concurrent.UnsafeBuffer;
 
 /**
- * The ucx transport's progress agent: the one thread that touches the UCT worker (opened in
- * single-thread mode) and everything on it. Each duty cycle it takes the commands other threads
+ * The ucx transport's progress agent: the one thread at a time that touches the UCT worker (opened
+ * in serialized mode: the agent's own thread, or a thread the runtime lent the agent to,
+ * {@code Worker.progressHere()}) and everything on it. Each duty cycle it takes the commands other threads
  * queued (lanes' operations, the transport actor's decisions), progresses every iface, and reads
  * the events that progress gathered: completions, active messages (requests for {@link UcxTarget},
  * replies for the lanes, wireup for {@link UcxWiring}), room on an endpoint, a peer's failure.
@@ -54,6 +55,12 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup, dev.fenceline.sp
     private final UcxFailStop failStops;
     /** The thread that runs this agent (set as it starts), for sends made on it ({@link #takeHere}). */
     private volatile Thread thread;
+    /**
+     * The thread in {@link #doWork} now, else null: a thread the agent is lent to, whose handlers'
+     * sends are made at once as on the own thread. Each thread reads only what it wrote itself, or a
+     * value that is not itself.
+     */
+    private Thread runningOn;
     /** The CPUs its thread is kept to at start ({@code progress-cpus}); empty: none. */
     private final List<Integer> progressCpus;
     /** {@link #take}, made once: a method reference written in {@link #doWork} was an object per pass. */
@@ -112,9 +119,10 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup, dev.fenceline.sp
         return true;
     }
 
-    /** @return whether the calling thread is this agent's */
+    /** @return whether the calling thread is this agent's, or runs its duty cycle now (a borrower) */
     boolean isAgentThread() {
-        return Thread.currentThread() == thread;
+        Thread t = Thread.currentThread();
+        return t == thread || t == runningOn;
     }
 
     /**
@@ -125,7 +133,7 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup, dev.fenceline.sp
      * @return false if the caller must {@link #submit} it instead
      */
     boolean takeHere(UcxOp op) {
-        if (Thread.currentThread() != thread || closed || !operations.isEmpty()) {
+        if (!isAgentThread() || closed || !operations.isEmpty()) {
             return false;
         }
         take(op);
@@ -202,6 +210,15 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup, dev.fenceline.sp
 
     @Override
     public int doWork() {
+        runningOn = Thread.currentThread();
+        try {
+            return duty();
+        } finally {
+            runningOn = null;
+        }
+    }
+
+    private int duty() {
         int work = drainControl();
         work += operations.drain(taker, COMMANDS_PER_PASS);
         work += worker.progress();

@@ -21,8 +21,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * {@link Worker#progressHere()} over UCT tcp: the worker's progress agent (the one thread that
- * touches its UCT worker) is lent to the calling thread, so a put, which goes to the target as an
+ * {@link Worker#progressHere()} over UCT tcp: the worker's progress agent (the one thread at a time
+ * that touches its UCT worker) is lent to the calling thread, so a put, which goes to the target as an
  * active message, is applied only in the borrower's {@code progress()} calls; a ping-pong with both
  * workers lent to one thread; given back, the agents serve again.
  */
