@@ -373,13 +373,13 @@ public final class WorkerImpl implements Worker {
             }
         } catch (RuntimeException e) {
             try {
-                LentProgress.closeAll(loans);
+                dev.fenceline.spi.support.CombinedProgress.of(loans).close();
             } catch (RuntimeException again) {
                 e.addSuppressed(again);
             }
             throw e;
         }
-        return new LentProgress(loans);
+        return dev.fenceline.spi.support.CombinedProgress.of(loans);
     }
 
     @Override

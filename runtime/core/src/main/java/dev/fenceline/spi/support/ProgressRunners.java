@@ -298,24 +298,7 @@ public final class ProgressRunners implements AutoCloseable {
             loans.forEach(Lendable.Loan::close);
             throw e;
         }
-        Lendable.Loan[] all = loans.toArray(new Lendable.Loan[0]);
-        return new dev.fenceline.CallerProgress() {
-            @Override
-            public int progress() {
-                int n = 0;
-                for (Lendable.Loan l : all) {
-                    n += l.progress();
-                }
-                return n;
-            }
-
-            @Override
-            public void close() {
-                for (Lendable.Loan l : all) {
-                    l.close();
-                }
-            }
-        };
+        return CombinedProgress.of(loans);
     }
 
     /**
@@ -373,7 +356,7 @@ public final class ProgressRunners implements AutoCloseable {
         }
 
         /** The agents' duty cycle, lent to one thread. */
-        final class Loan {
+        final class Loan implements dev.fenceline.CallerProgress {
             private final Lending.Loan loan;
 
             Loan(Lending.Loan loan) {
@@ -381,7 +364,8 @@ public final class ProgressRunners implements AutoCloseable {
             }
 
             /** @return the duty cycle's work (0 once the loan has ended) */
-            int progress() {
+            @Override
+            public int progress() {
                 if (!loan.enter()) {
                     return 0;
                 }
@@ -401,7 +385,8 @@ public final class ProgressRunners implements AutoCloseable {
                 }
             }
 
-            void close() {
+            @Override
+            public void close() {
                 loan.close();
             }
         }

@@ -10,7 +10,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Netty's event loop on a thread of its own, whose I/O and tasks can be lent to another thread for
- * a while ({@link #lend}): while lent, only the borrower runs them, in its {@link Loan#poll} calls,
+ * a while ({@link #lend}): while lent, only the borrower runs them, in its {@link Loan#progress} calls,
  * and the loop's own thread waits. A thread that polls memory a peer puts into, or a future, then
  * reads the socket itself: no thread is woken between a frame's arrival and its handling, and the
  * polling thread and the event loop no longer take turns on the same cores.
@@ -18,7 +18,7 @@ import java.util.concurrent.TimeUnit;
  * <p>Netty's contract is kept: one thread at a time is in the loop ({@link #inEventLoop(Thread)}
  * names the borrower while it polls, the own thread otherwise), the own thread hands over only
  * between two turns of its loop, and every hand-over is a write and read of one atomic state, which
- * publishes what the thread before wrote. A borrower's {@link Loan#poll} does not wait for I/O;
+ * publishes what the thread before wrote. A borrower's {@link Loan#progress} does not wait for I/O;
  * what it runs (an active-message handler run inline, a callback) may take as long as it takes.
  */
 final class LendingEventLoop extends SingleThreadIoEventLoop {
@@ -90,7 +90,7 @@ final class LendingEventLoop extends SingleThreadIoEventLoop {
     }
 
     /** The loop, lent to one thread until it closes this (or the own thread takes it back). */
-    final class Loan implements AutoCloseable {
+    final class Loan implements dev.fenceline.CallerProgress {
         private final Lending.Loan loan;
 
         private Loan(Lending.Loan loan) {
@@ -105,7 +105,8 @@ final class LendingEventLoop extends SingleThreadIoEventLoop {
          * @return how many I/O events and task runs it handled
          * @throws IllegalStateException if called from another thread than the borrower
          */
-        int poll() {
+        @Override
+        public int progress() {
             if (!loan.enter()) {
                 return 0;
             }

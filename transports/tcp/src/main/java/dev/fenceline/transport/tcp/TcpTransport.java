@@ -428,7 +428,7 @@ final class TcpTransport implements Transport, RailActor.Connector {
         List<LendingEventLoop.Loan> loans = new ArrayList<>();
         Runnable pollTaken = () -> { // the loops lent so far are served while the next one hands over
             for (LendingEventLoop.Loan l : loans) {
-                l.poll();
+                l.progress();
             }
         };
         try {
@@ -441,24 +441,7 @@ final class TcpTransport implements Transport, RailActor.Connector {
             }
             throw e;
         }
-        LendingEventLoop.Loan[] all = loans.toArray(new LendingEventLoop.Loan[0]);
-        return new dev.fenceline.CallerProgress() {
-            @Override
-            public int progress() {
-                int n = 0;
-                for (LendingEventLoop.Loan l : all) {
-                    n += l.poll();
-                }
-                return n;
-            }
-
-            @Override
-            public void close() {
-                for (LendingEventLoop.Loan l : all) {
-                    l.close();
-                }
-            }
-        };
+        return dev.fenceline.spi.support.CombinedProgress.of(loans);
     }
 
     @Override

@@ -65,7 +65,7 @@ class LendingEventLoopTest {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (!done.getAsBoolean()) {
             assertTrue(System.nanoTime() - deadline < 0, "not within 10 s: " + what);
-            loan.poll();
+            loan.progress();
         }
     }
 
@@ -114,7 +114,7 @@ class LendingEventLoopTest {
         assertEquals(Boolean.TRUE, inLoop.get(), "inside a poll the borrower is in the loop");
         loan.close();
         assertFalse(loop.lent());
-        assertEquals(0, loan.poll(), "a closed loan polls nothing");
+        assertEquals(0, loan.progress(), "a closed loan polls nothing");
         assertEquals(own, ownThreadName(), "given back, the own thread runs it again");
         loan.close(); // again: nothing
     }
@@ -180,7 +180,7 @@ class LendingEventLoopTest {
                     String.valueOf(refused.get()));
             Thread stranger = new Thread(() -> {
                 try {
-                    loan.poll();
+                    loan.progress();
                 } catch (Throwable t) {
                     refused.set(t);
                 }
@@ -219,7 +219,7 @@ class LendingEventLoopTest {
         // The borrower does not poll: the own thread takes the loop back to shut it down.
         assertTrue(group.awaitTermination(10, TimeUnit.SECONDS), "terminated while lent and not polled");
         assertFalse(loan.open());
-        assertEquals(0, loan.poll());
+        assertEquals(0, loan.progress());
         loan.close();
         assertThrows(IllegalStateException.class, () -> loop.lend(null));
     }
@@ -250,7 +250,7 @@ class LendingEventLoopTest {
         String ran = loop.submit(() -> Thread.currentThread().getName()).get(10, TimeUnit.SECONDS);
         assertEquals(own, ran);
         assertFalse(loan.open());
-        assertEquals(0, loan.poll());
+        assertEquals(0, loan.progress());
         loan.close();
         LendingEventLoop.Loan again = loop.lend(null); // it can be taken again
         again.close();
@@ -312,7 +312,7 @@ class LendingEventLoopTest {
                         }
                         int polls = r.nextInt(200);
                         for (int i = 0; i < polls; i++) {
-                            loan.poll();
+                            loan.progress();
                         }
                         loan.close();
                         if (r.nextBoolean()) {

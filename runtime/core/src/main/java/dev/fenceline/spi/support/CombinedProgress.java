@@ -1,16 +1,26 @@
-package dev.fenceline.actor;
+package dev.fenceline.spi.support;
 
 import dev.fenceline.CallerProgress;
 import java.util.List;
 
-/** A worker's {@link CallerProgress}: the loans its transports made, polled and closed together. */
-final class LentProgress implements CallerProgress {
+/**
+ * Several loans of one borrower ({@link dev.fenceline.Worker#progressHere()}: a transport's event
+ * loops, its progress agents' threads) polled and closed as one, by the thread that took them.
+ */
+public final class CombinedProgress implements CallerProgress {
     private final CallerProgress[] loans;
     private final Thread borrower = Thread.currentThread();
 
-    /** @param loans the transports' loans, taken on this thread */
-    LentProgress(List<CallerProgress> loans) {
+    private CombinedProgress(List<? extends CallerProgress> loans) {
         this.loans = loans.toArray(new CallerProgress[0]);
+    }
+
+    /**
+     * @param loans loans the calling thread took
+     * @return them as one, for the calling thread only
+     */
+    public static CombinedProgress of(List<? extends CallerProgress> loans) {
+        return new CombinedProgress(loans);
     }
 
     @Override
@@ -23,14 +33,10 @@ final class LentProgress implements CallerProgress {
         return n;
     }
 
+    /** Closes each, whatever the others throw; the first failure is thrown, the rest added to it. */
     @Override
     public void close() {
         checkThread("close");
-        closeAll(List.of(loans));
-    }
-
-    /** Closes each, whatever the others throw; the first failure is thrown, the rest added to it. */
-    static void closeAll(List<CallerProgress> loans) {
         RuntimeException failure = null;
         for (CallerProgress p : loans) {
             try {
@@ -50,8 +56,8 @@ final class LentProgress implements CallerProgress {
 
     private void checkThread(String what) {
         if (Thread.currentThread() != borrower) {
-            throw new IllegalStateException(what + " by " + Thread.currentThread().getName()
-                    + ": this worker's I/O is lent to " + borrower.getName());
+            throw new IllegalStateException(what + " by " + Thread.currentThread().getName() + ": lent to "
+                    + borrower.getName());
         }
     }
 }
