@@ -69,4 +69,37 @@ class ShmCallerProgressTest {
             assertEquals(3, handled.get());
         }
     }
+
+    /** Taken right after the worker is made, the loan holds its progress agent too (the actor starts it later). */
+    @Test
+    void aWorkerJustMadeLendsItsAgents() throws Exception {
+        try (Fenceline fl = Fenceline.create(ConfigFactory.parseString(SHM))) {
+            Worker a = await(fl.newWorker("a"));
+            Worker b = await(fl.newWorker("b"));
+            AtomicInteger handled = new AtomicInteger();
+            b.setActiveMessageHandler(7, (header, payload) -> handled.incrementAndGet());
+            try (CallerProgress atB = b.progressHere()) {
+                CompletableFuture<Void> sent = CompletableFuture.runAsync(() -> {
+                    try {
+                        Endpoint ab = await(a.connect(b.address()));
+                        await(ab.sendActiveMessage(7, ByteBuffer.allocate(0), ByteBuffer.allocate(8)));
+                    } catch (Exception e) {
+                        throw new java.util.concurrent.CompletionException(e);
+                    }
+                });
+                long quietUntil = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(300);
+                while (System.nanoTime() - quietUntil < 0) { // not polling, not blocking
+                    Thread.onSpinWait();
+                }
+                assertEquals(0, handled.get(), "b's inbox waits for its borrower's polls");
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+                while (!sent.isDone()) {
+                    assertTrue(System.nanoTime() - deadline < 0, "connected and sent while b's borrower polls");
+                    atB.progress();
+                }
+                sent.get();
+                assertEquals(1, handled.get());
+            }
+        }
+    }
 }
