@@ -11,7 +11,7 @@ import org.slf4j.LoggerFactory;
  * The hand-over of a polling loop (an event loop, a progress agent) between the thread that runs
  * it and a thread that borrows it for a while ({@link dev.fenceline.Worker#progressHere()}): the
  * loop's own thread offers it between two turns ({@link #handOverIfWanted}) and waits; the
- * borrower runs the loop's work only inside its polls ({@link Loan#enter} to {@link Loan#exit});
+ * borrower runs the loop's work only inside its polls ({@link Loan#poll});
  * the borrower gives it back ({@link Loan#close}), or the own thread takes it back, while the
  * borrower is not polling, when the loop ends, the borrower has ended, or the borrower was found
  * blocked or parked at two looks 10 ms apart (it may wait for what only this loop brings). One
@@ -190,30 +190,27 @@ public final class Lending {
         }
 
         /**
-         * Begins a poll: the calling thread is in the loop until {@link #exit}.
+         * Runs one poll's work on the borrower's thread, in the loop: nothing once the loan has ended
+         * (closed, or taken back), nor from within a poll (a callback the poll ran polls again). The
+         * loan ends as the poll does if it was closed meanwhile or the loop is ending.
          *
-         * @return false if the loan has ended (closed, or taken back), or a poll is under way (a
-         *     callback the poll ran polls again): then the caller runs nothing
+         * @param work the poll's work (made once by the caller: this runs for every poll)
+         * @return what the work returned, or 0 if it did not run
          * @throws IllegalStateException if called from another thread than the borrower
          */
-        public boolean enter() {
+        public int poll(java.util.function.IntSupplier work) {
             checkBorrower("polled");
             if (!state.compareAndSet(idle, polling)) {
-                return false;
+                return 0;
             }
-            if (ending.getAsBoolean()) {
-                exit();
-                return false;
-            }
-            return true;
-        }
-
-        /** Ends a poll {@link #enter} began; the loan ends here if it was closed meanwhile or the loop is ending. */
-        public void exit() {
-            boolean end = closeAfterPoll || ending.getAsBoolean();
-            state.set(end ? null : idle);
-            if (end) {
-                LockSupport.unpark(idle.from);
+            try {
+                return ending.getAsBoolean() ? 0 : work.getAsInt();
+            } finally {
+                boolean end = closeAfterPoll || ending.getAsBoolean();
+                state.set(end ? null : idle);
+                if (end) {
+                    LockSupport.unpark(idle.from);
+                }
             }
         }
 

@@ -358,6 +358,8 @@ public final class ProgressRunners implements AutoCloseable {
         /** The agents' duty cycle, lent to one thread. */
         final class Loan implements dev.fenceline.CallerProgress {
             private final Lending.Loan loan;
+            /** {@link #duty}, made once: a method reference written in {@link #progress} was an object per poll. */
+            private final java.util.function.IntSupplier duty = this::duty;
 
             Loan(Lending.Loan loan) {
                 this.loan = loan;
@@ -366,9 +368,10 @@ public final class ProgressRunners implements AutoCloseable {
             /** @return the duty cycle's work (0 once the loan has ended) */
             @Override
             public int progress() {
-                if (!loan.enter()) {
-                    return 0;
-                }
+                return loan.poll(duty);
+            }
+
+            private int duty() {
                 try {
                     return agent.doWork();
                 } catch (Exception e) { // as the runner's error handler: logged, and the agent goes on
@@ -380,8 +383,6 @@ public final class ProgressRunners implements AutoCloseable {
                             agent.roleName(), e.toString(), e);
                     guarded.forEach(g -> g.stop(e));
                     return 0;
-                } finally {
-                    loan.exit();
                 }
             }
 

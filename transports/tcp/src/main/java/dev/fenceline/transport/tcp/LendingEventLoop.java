@@ -44,6 +44,12 @@ final class LendingEventLoop extends SingleThreadIoEventLoop {
         }
     };
 
+    /** A borrower's poll: the ready I/O, then the due tasks (made once, not per poll). */
+    private final java.util.function.IntSupplier runReady = () -> {
+        int n = ioHandler().run(NOW);
+        return runAllTasks(TASKS_NANOS) ? n + 1 : n;
+    };
+
     private final Lending lending = new Lending("a tcp event loop's I/O", () -> execute(WAKE), this::isShuttingDown);
 
     LendingEventLoop(IoEventLoopGroup parent, Executor executor, IoHandlerFactory handlers) {
@@ -107,18 +113,7 @@ final class LendingEventLoop extends SingleThreadIoEventLoop {
          */
         @Override
         public int progress() {
-            if (!loan.enter()) {
-                return 0;
-            }
-            try {
-                int n = ioHandler().run(NOW);
-                if (runAllTasks(TASKS_NANOS)) {
-                    n++;
-                }
-                return n;
-            } finally {
-                loan.exit();
-            }
+            return loan.poll(runReady);
         }
 
         /** @return whether the loop is still lent to this borrower */
