@@ -19,6 +19,8 @@ import org.junit.jupiter.api.Test;
  * every peer): the records before it are read, and the reader stops at it every time, where the
  * ring's own reader hands the handler bytes past the ring and then fails at the same record for ever.
  * A head a peer moved neither makes the reader skip records or stall, nor leaves writers a full ring.
+ * What is read is zeroed, as the ring's own reader zeroes it (any word may hold a later record's
+ * header), and nothing past it.
  */
 class InboxFramingTest {
     private static final int CAPACITY = 4096;
@@ -55,6 +57,41 @@ class InboxFramingTest {
         assertEquals(100, seen.size());
         assertEquals(List.of(1000, 2000), seen.subList(98, 100));
         assertEquals(r.producerPosition(), r.consumerPosition(), "everything consumed");
+    }
+
+    @Test
+    void whatIsReadIsZeroedAndNothingElse() {
+        ManyToOneRingBuffer r = ring();
+        InboxFraming f = new InboxFraming(r, 0);
+        MessageHandler h = (type, buffer, at, length) -> { };
+        // Records of a few words and of hundreds of bytes, over laps of the ring with padding records
+        // at its end.
+        int[] sizes = {8, 100, 232, 400};
+        for (int round = 0; round < 40; round++) {
+            write(r, 1, sizes[round % sizes.length]);
+            write(r, 2, 8);
+            int unread = r.tryClaim(3, 16); // stays unread until the two before it are read
+            assertTrue(unread > 0, "claimed");
+            r.buffer().putInt(unread, 3000);
+            r.commit(unread);
+            long from = f.position();
+            assertEquals(2, readAll(f, h, 2), "round " + round);
+            for (long p = from; p < f.position(); p++) {
+                int i = (int) p & (CAPACITY - 1);
+                assertEquals(0, r.buffer().getByte(i), "byte " + i + " read in round " + round + " is not zeroed");
+            }
+            assertEquals(3000, r.buffer().getInt(unread), "the unread record's bytes, round " + round);
+            assertEquals(1, readAll(f, h, 1), "the third record is still there to read");
+        }
+    }
+
+    /** Reads {@code n} records: a read stops at the ring's end, where a padding record may stand. */
+    private static int readAll(InboxFraming f, MessageHandler h, int n) {
+        int got = 0;
+        for (int tries = 0; tries < 3 && got < n; tries++) {
+            got += f.read(h, n - got);
+        }
+        return got;
     }
 
     @Test
