@@ -24,6 +24,7 @@ import org.junit.jupiter.api.Test;
  */
 class InboxFramingTest {
     private static final int CAPACITY = 4096;
+    private static final byte FILL = 0x5A;
 
     private static ManyToOneRingBuffer ring() {
         return new ManyToOneRingBuffer(new UnsafeBuffer(ByteBuffer.allocateDirect(CAPACITY
@@ -64,24 +65,39 @@ class InboxFramingTest {
         ManyToOneRingBuffer r = ring();
         InboxFraming f = new InboxFraming(r, 0);
         MessageHandler h = (type, buffer, at, length) -> { };
-        // Records of a few words and of hundreds of bytes, over laps of the ring with padding records
-        // at its end.
+        // Records of a few words and of hundreds of bytes, every payload byte set, over laps of the
+        // ring with padding records at its end.
         int[] sizes = {8, 100, 232, 400};
         for (int round = 0; round < 40; round++) {
-            write(r, 1, sizes[round % sizes.length]);
-            write(r, 2, 8);
-            int unread = r.tryClaim(3, 16); // stays unread until the two before it are read
-            assertTrue(unread > 0, "claimed");
-            r.buffer().putInt(unread, 3000);
-            r.commit(unread);
+            filled(r, 1, sizes[round % sizes.length]);
+            filled(r, 2, 8);
+            int unread = filled(r, 3, 16); // stays unread until the two before it are read
             long from = f.position();
             assertEquals(2, readAll(f, h, 2), "round " + round);
-            for (long p = from; p < f.position(); p++) {
-                int i = (int) p & (CAPACITY - 1);
-                assertEquals(0, r.buffer().getByte(i), "byte " + i + " read in round " + round + " is not zeroed");
+            assertZeroed(r, from, f.position(), round);
+            for (int k = 0; k < 16; k++) {
+                assertEquals(FILL, r.buffer().getByte(unread + k), "the unread record's byte " + k + ", round " + round);
             }
-            assertEquals(3000, r.buffer().getInt(unread), "the unread record's bytes, round " + round);
+            from = f.position();
             assertEquals(1, readAll(f, h, 1), "the third record is still there to read");
+            assertZeroed(r, from, f.position(), round);
+        }
+    }
+
+    /** @return the index of a committed record whose payload bytes are all {@link #FILL} */
+    private static int filled(ManyToOneRingBuffer r, int type, int bytes) {
+        int at = r.tryClaim(type, bytes);
+        assertTrue(at > 0, "claimed");
+        r.buffer().setMemory(at, bytes, FILL);
+        r.commit(at);
+        return at;
+    }
+
+    private static void assertZeroed(ManyToOneRingBuffer r, long from, long to, int round) {
+        assertTrue(to > from, "something was read in round " + round);
+        for (long p = from; p < to; p++) {
+            int i = (int) p & (CAPACITY - 1);
+            assertEquals(0, r.buffer().getByte(i), "byte " + i + " read in round " + round + " is not zeroed");
         }
     }
 
