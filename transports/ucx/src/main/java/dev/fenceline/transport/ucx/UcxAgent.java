@@ -36,14 +36,13 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup, dev.fenceline.sp
     private final String workerName;
     private final ManyToOneConcurrentArrayQueue<UcxOp> operations;
     private final ConcurrentLinkedQueue<UcxCommand> control = new ConcurrentLinkedQueue<>();
-    private final ManyToOneConcurrentArrayQueue<UcxLane> roomWanted;
     private final UcxSender sender;
     private final UcxTarget target;
     private final UcxDataPath data;
     private final UcxReplies replies;
     private final UcxWiring wiring;
     private final List<UcxLane> touched = new ArrayList<>();
-    private final List<UcxLane> waitingForRoom = new ArrayList<>();
+    private final UcxRoomWaits roomWaits = new UcxRoomWaits();
     private final AtomicBoolean sleeping = new AtomicBoolean();
     /** Keepalive probes of lanes to peers on this host, waiting for the peer's heartbeat to move. */
     private final UcxHeartbeats heartbeats = new UcxHeartbeats();
@@ -64,6 +63,8 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup, dev.fenceline.sp
     private final List<Integer> progressCpus;
     /** {@link #take}, made once: a method reference written in {@link #doWork} was an object per pass. */
     private final java.util.function.Consumer<UcxOp> taker = this::take;
+    /** {@link #touch}, made once, for the lanes that have room again. */
+    private final java.util.function.Consumer<UcxLane> toucher = this::touch;
 
     UcxAgent(UctWorker worker, List<UctIface> ifaces, UcxSettings settings, UUID workerId, String workerName,
             byte[] localAddress, dev.fenceline.spi.RemoteAccessTarget memory,
@@ -73,7 +74,6 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup, dev.fenceline.sp
         this.workerName = workerName;
         this.failStops = new UcxFailStop(workerName, reports::stopped);
         this.operations = new ManyToOneConcurrentArrayQueue<>(64 << 10);
-        this.roomWanted = new ManyToOneConcurrentArrayQueue<>(64 << 10);
         this.sender = new UcxSender((channel, why) -> channelFailed(channel, new EndpointFailedException("ucx: "
                 + channel + " failed: " + why), false));
         long largest = 256;
@@ -155,7 +155,7 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup, dev.fenceline.sp
 
     /** A lane's endpoint waits for room (any thread). */
     void wantsRoom(UcxLane lane) {
-        roomWanted.offer(lane); // a full queue: the lane is asked again at the next answer anyway
+        roomWaits.want(lane);
     }
 
     private void wakeIfSleeping() {
@@ -232,7 +232,7 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup, dev.fenceline.sp
                 }
             }
         }
-        serveRoom();
+        roomWaits.serve(toucher); // a lane with room again: its end of pass says so
         if (!heartbeats.isEmpty()) {
             heartbeats.answer();
         }
@@ -306,23 +306,6 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup, dev.fenceline.sp
         touch(lane);
         if (lane.forgetWhenAnswered && !lane.owesAnswers()) {
             forget(lane);
-        }
-    }
-
-    private void serveRoom() {
-        for (UcxLane l; (l = roomWanted.poll()) != null;) {
-            if (!waitingForRoom.contains(l)) {
-                waitingForRoom.add(l);
-            }
-        }
-        for (int i = 0; i < waitingForRoom.size();) {
-            UcxLane l = waitingForRoom.get(i);
-            if (l.roomAgain()) {
-                touch(l); // its end of pass says so
-                waitingForRoom.remove(i);
-            } else {
-                i++;
-            }
         }
     }
 
