@@ -37,11 +37,20 @@ final class UcxRequests {
                 return parts == UcxSender.Sent.FAILED; // failed: the channel's failure fails the lane
             }
         }
+        if (op.kind == UcxOp.Kind.MESSAGE && goesShort(op.sequence, op.lowWater, op.partSent, op.amId,
+                op.header.remaining(), op.local.remaining())) {
+            return sent(lane, op, sender.trySend(lane.channel, UcxWire.AM_SHORT_MESSAGE, request, writeShort(lane, op)));
+        }
         int length = writeRequest(lane, op);
         UcxSender.Sent s = gathered(op)
                 ? sender.trySend(lane.channel, UcxWire.AM_REQUEST, request, length,
                         org.agrona.BufferUtil.address(op.local) + op.local.position(), op.local.remaining())
                 : sender.trySend(lane.channel, UcxWire.AM_REQUEST, request, length);
+        return sent(lane, op, s);
+    }
+
+    /** @return whether the request left the lane's queue, as {@link #send} says */
+    private static boolean sent(UcxLane lane, UcxOp op, UcxSender.Sent s) {
         if (s == UcxSender.Sent.NO_ROOM) {
             return false;
         }
@@ -111,6 +120,39 @@ final class UcxRequests {
         b.putByte(UcxWire.FLAGS, op.answerMayWait ? UcxWire.ANSWER_MAY_WAIT : 0);
         b.putLong(UcxWire.OPERAND, op.operand);
         b.putLong(UcxWire.COMPARE, op.compare);
+    }
+
+    /**
+     * Whether an active message goes as a SHORT MESSAGE ({@link UcxWire}): one without an exactly-once
+     * number, sent whole, whose id, header and payload fit that form.
+     *
+     * @param sequence its exactly-once number, negative for none
+     * @param lowWater the low-water mark it carries, negative for none
+     * @param partSent bytes of it already sent in parts
+     * @param amId its handler's id
+     * @param headerLength its header's bytes
+     * @param payloadLength its payload's bytes
+     */
+    static boolean goesShort(long sequence, long lowWater, int partSent, int amId, int headerLength,
+            int payloadLength) {
+        return sequence < 0 && lowWater < 0 && partSent == 0 && amId >= 0 && amId <= UcxWire.SHORT_ID_MAX
+                && headerLength <= UcxWire.SHORT_HEADER_LENGTH_MAX
+                && headerLength + payloadLength <= UcxWire.SHORT_DATA_MAX;
+    }
+
+    /** Writes a SHORT MESSAGE into the request buffer; @return its bytes */
+    private int writeShort(UcxLane lane, UcxOp op) {
+        UnsafeBuffer b = request;
+        int h = op.header.remaining();
+        int n = op.local.remaining();
+        b.putLong(UcxWire.CONN, lane.conn);
+        b.putLong(UcxWire.TOKEN, op.token);
+        b.putLong(UcxWire.ORIGIN, op.origin);
+        b.putShort(UcxWire.SHORT_ID, (short) op.amId);
+        b.putByte(UcxWire.SHORT_BITS, (byte) (h | (op.answerMayWait ? UcxWire.SHORT_MAY_WAIT : 0)));
+        b.putBytes(UcxWire.SHORT_HEADER, op.header, op.header.position(), h);
+        b.putBytes(UcxWire.SHORT_HEADER + h, op.local, op.local.position(), n);
+        return UcxWire.SHORT_HEADER + h + n;
     }
 
     /** Puts from native memory at least this large are sent from where they are ({@link #gathered}). */

@@ -263,6 +263,59 @@ final class UcxTarget {
     }
 
     /**
+     * A SHORT MESSAGE arrived: an active message without an exactly-once number, checked as a
+     * MESSAGE request is ({@link #onRequest}), then answered, or its ACK held, the same way.
+     *
+     * @param data where it is (valid during the call)
+     * @param at its first byte
+     * @param length its bytes
+     */
+    void onShortMessage(DirectBuffer data, int at, int length) {
+        if (length < 16) {
+            dropped("a short message of " + length + " bytes");
+            return;
+        }
+        long conn = data.getLong(at + UcxWire.CONN);
+        long token = data.getLong(at + UcxWire.TOKEN);
+        Conn c = conns.get(conn);
+        if (c == null) {
+            dropped("a short message on unknown connection " + Long.toHexString(conn));
+            return;
+        }
+        if (length < UcxWire.SHORT_HEADER) {
+            nack(c, conn, token, new FencelineException("ucx: a short message of " + length + " bytes, less than the "
+                    + UcxWire.SHORT_HEADER + " of its header; not applied"));
+            return;
+        }
+        if (assemblies.has(conn)) { // as a whole MESSAGE after parts: the sender broke its order
+            assemblies.drop(conn);
+            dropped("the parts of a message on connection " + Long.toHexString(conn) + ", followed by another's");
+        }
+        int bits = data.getByte(at + UcxWire.SHORT_BITS) & 0xff;
+        int h = bits & UcxWire.SHORT_HEADER_LENGTH_MAX;
+        int n = length - UcxWire.SHORT_HEADER;
+        if (h > n) {
+            nack(c, conn, token, new FencelineException("ucx: an active message whose header of " + h + " bytes does"
+                    + " not fit its " + n + "; not applied"));
+            return;
+        }
+        long origin = data.getLong(at + UcxWire.ORIGIN);
+        try {
+            exactlyOnce.checkNotRefused(window(c, conn, origin), origin);
+            target.activeMessage(data.getShort(at + UcxWire.SHORT_ID) & UcxWire.SHORT_ID_MAX,
+                    view(data, at + UcxWire.SHORT_HEADER, h), view(data, at + UcxWire.SHORT_HEADER + h, n - h));
+        } catch (FencelineException e) {
+            nack(c, conn, token, e);
+            return;
+        }
+        if ((bits & UcxWire.SHORT_MAY_WAIT) != 0 && held.holds()) {
+            held.hold(conn, c.reply(), token);
+        } else {
+            reply(c, conn, token, UcxWire.ACK, 0);
+        }
+    }
+
+    /**
      * @return whether the kind's ACK says only "applied": a posted atomic's old value goes nowhere (a
      *     fetch's is its result, answered at once whatever the flag says)
      */

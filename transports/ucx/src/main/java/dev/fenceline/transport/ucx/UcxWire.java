@@ -2,8 +2,9 @@ package dev.fenceline.transport.ucx;
 
 /**
  * The ucx transport's own messages, carried as UCT active messages (native byte order; the
- * transport runs on x86-64 only). Three UCT message ids: requests from an origin's lane to the
- * target, replies from the target, and wireup. Every field a peer wrote is checked before use by
+ * transport runs on x86-64 only). Four UCT message ids: requests from an origin's lane to the
+ * target, replies from the target, wireup, and the shortest active messages in a form of their own.
+ * Every field a peer wrote is checked before use by
  * the side that reads it ({@link UcxTarget}, {@link UcxAgent}).
  *
  * <pre>
@@ -20,6 +21,13 @@ package dev.fenceline.transport.ucx;
  *   thread sent, read only by a flush): the target may hold its ACK back for a moment, to send several
  *   in one message ({@link UcxHeldAnswers}). EXPEDITE (header only, not answered): send what is held
  *   for this connection now; the origin's flush is waiting for it.
+ * SHORT MESSAGE (id 4), 27 bytes, then at most 9 bytes: an active message without an exactly-once
+ *   number (a calling thread's direct message, never sent again) whose header and payload are that small.
+ *   All of it fits the first cache line of an element of UCT's shared-memory FIFO (whose own header
+ *   takes 28 bytes of it, UCT's 8-byte header included in the 36 after), so the target reads one line
+ *   its peer wrote, not two:
+ *   0 conn u64   8 token u64   16 origin endpoint u64   24 message id u16
+ *   26 bit 7 ANSWER_MAY_WAIT, bits 0-6 the header's length   27 data: the message's header, then its payload
  * REPLY (id 2): one or more replies back to back, each 32 bytes, then its data:
  *   0 conn u64   8 token u64   16 type u8   17 error code u8   18 reason u8   19 0   20 length u32
  *   24 value u64   32 data: a get's bytes, or an error's text (UTF-8)
@@ -31,6 +39,7 @@ final class UcxWire {
     static final int AM_REQUEST = 1;
     static final int AM_REPLY = 2;
     static final int AM_WIREUP = 3;
+    static final int AM_SHORT_MESSAGE = 4;
 
     // REQUEST fields
     static final int CONN = 0;
@@ -48,6 +57,19 @@ final class UcxWire {
     static final int OPERAND = 64;
     static final int COMPARE = 72;
     static final int REQUEST_HEADER = 80;
+
+    // SHORT MESSAGE fields (CONN, TOKEN and ORIGIN as in a REQUEST)
+    static final int SHORT_ID = 24;
+    static final int SHORT_BITS = 26;
+    static final int SHORT_HEADER = 27;
+    /** The most header and payload bytes a SHORT MESSAGE carries. */
+    static final int SHORT_DATA_MAX = 9;
+    /** The largest message id a SHORT MESSAGE carries. */
+    static final int SHORT_ID_MAX = 0xffff;
+    /** The longest header a SHORT MESSAGE carries (bits 0-6). */
+    static final int SHORT_HEADER_LENGTH_MAX = 0x7f;
+    /** Bit 7 of {@link #SHORT_BITS}: as {@link #ANSWER_MAY_WAIT} in a REQUEST. */
+    static final int SHORT_MAY_WAIT = 0x80;
 
     // REQUEST kinds
     static final byte PUT = 1;

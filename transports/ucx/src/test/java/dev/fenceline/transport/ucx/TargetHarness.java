@@ -52,6 +52,25 @@ final class TargetHarness {
         target.onRequest(request, 0, length);
     }
 
+    /** Sends a well-formed SHORT MESSAGE from origin endpoint 99. */
+    void sendShort(long token, int id, byte[] header, byte[] payload, boolean mayWait) {
+        request.putLong(UcxWire.CONN, CONN);
+        request.putLong(UcxWire.TOKEN, token);
+        request.putLong(UcxWire.ORIGIN, 99);
+        request.putShort(UcxWire.SHORT_ID, (short) id);
+        request.putByte(UcxWire.SHORT_BITS, (byte) (header.length | (mayWait ? UcxWire.SHORT_MAY_WAIT : 0)));
+        request.putBytes(UcxWire.SHORT_HEADER, header);
+        request.putBytes(UcxWire.SHORT_HEADER + header.length, payload);
+        target.onShortMessage(request, 0, UcxWire.SHORT_HEADER + header.length + payload.length);
+    }
+
+    /** Sends arbitrary bytes as a SHORT MESSAGE. */
+    void sendRawShort(byte[] bytes) {
+        UnsafeBuffer b = new UnsafeBuffer(ByteBuffer.allocateDirect(Math.max(1, bytes.length)));
+        b.putBytes(0, bytes);
+        target.onShortMessage(b, 0, bytes.length);
+    }
+
     /** Sends arbitrary bytes as a request. */
     void sendRaw(byte[] bytes) {
         UnsafeBuffer b = new UnsafeBuffer(ByteBuffer.allocateDirect(Math.max(1, bytes.length)));
