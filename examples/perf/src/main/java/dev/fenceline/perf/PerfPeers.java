@@ -74,11 +74,20 @@ final class PerfPeers {
 
     /** The driver's side of --connect: a control connection to the server. */
     static PerfSession.Peer dial(java.net.InetSocketAddress at, String transport) throws java.io.IOException {
+        return dial(at, transport, PerfCommand.REPLY_TIMEOUT_MS);
+    }
+
+    /**
+     * @param replyTimeoutMs once set up, how long each read waits: the driver reads only the answers to
+     *     what it asked, so a server that stops answering (a host gone without a reset) fails the run
+     */
+    static PerfSession.Peer dial(java.net.InetSocketAddress at, String transport, int replyTimeoutMs)
+            throws java.io.IOException {
         java.net.Socket control = new java.net.Socket();
         try {
             control.connect(at, 10_000);
             control.setTcpNoDelay(true);
-            control.setSoTimeout(PerfCommand.SETUP_TIMEOUT_MS); // PerfSession lifts it once set up
+            control.setSoTimeout(PerfCommand.SETUP_TIMEOUT_MS); // PerfSession sets the reply bound once set up
             String hello = PerfTarget.readLine(control.getInputStream());
             String expected = PerfTarget.GREETING + " " + transport;
             String program = PerfTarget.GREETING.substring(0, PerfTarget.GREETING.indexOf(' ') + 1);
@@ -99,8 +108,8 @@ final class PerfPeers {
             control.close();
             throw new java.io.IOException("fenceline perf --connect " + at + ": " + e.getMessage(), e);
         }
-        return new PerfSession.Peer(control.getInputStream(), control.getOutputStream(), () -> control.setSoTimeout(0),
-                () -> {
+        return new PerfSession.Peer(control.getInputStream(), control.getOutputStream(),
+                () -> control.setSoTimeout(replyTimeoutMs), () -> {
             control.shutdownOutput(); // the server serves until our side closes, then closes its own
             control.setSoTimeout(20_000);
             try {

@@ -69,7 +69,7 @@ final class PerfSession implements AutoCloseable {
      *
      * @param in its lines
      * @param out lines to it
-     * @param ready called once set up (lifts set-up time limits)
+     * @param ready called once set up (set-up time limits give way to the run's)
      * @param end closes our side and waits for it to finish
      */
     record Peer(java.io.InputStream in, java.io.OutputStream out, PerfTarget.SetUp ready, End end) {

@@ -1,12 +1,54 @@
 package dev.fenceline.perf;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** The target process is started with the driver's heap, and nothing else of its JVM's arguments. */
+/**
+ * The target process is started with the driver's heap, and nothing else of its JVM's arguments; a
+ * --connect driver waits a bounded time for each answer of its server.
+ */
 class PerfPeersTest {
+    @Test
+    // A read on a socket is not interrupted: without the bound the test would wait for ever.
+    @org.junit.jupiter.api.Timeout(value = 60, threadMode = org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD)
+    void aServerThatStopsAnsweringAfterSetUpFailsTheDriversReadInsteadOfHangingIt() throws Exception {
+        try (ServerSocket server = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            Thread serving = new Thread(() -> {
+                try (Socket s = server.accept()) {
+                    s.getOutputStream().write((PerfTarget.GREETING + " tcp\n").getBytes(StandardCharsets.US_ASCII));
+                    s.getOutputStream().flush();
+                    s.getInputStream().transferTo(java.io.OutputStream.nullOutputStream()); // then silent
+                } catch (java.io.IOException e) {
+                    // the driver's side closed
+                }
+            });
+            serving.start();
+            PerfSession.Peer peer = PerfPeers.dial(new InetSocketAddress(server.getInetAddress(), server.getLocalPort()),
+                    "tcp", 200);
+            try {
+                peer.ready().done();
+                peer.out().write("JIT\n".getBytes(StandardCharsets.US_ASCII));
+                peer.out().flush();
+                long start = System.nanoTime();
+                assertThrows(SocketTimeoutException.class, () -> PerfTarget.expect(peer.in(), "JIT "));
+                long waitedMs = (System.nanoTime() - start) / 1_000_000;
+                assertTrue(waitedMs >= 150 && waitedMs < 30_000, "waited " + waitedMs + " ms for a 200 ms bound");
+            } finally {
+                peer.end().close();
+                serving.join(30_000);
+            }
+        }
+    }
+
     @Test
     void theTargetTakesTheDriversHeapFlags() {
         assertEquals(List.of("-Xms1g", "-XX:+AlwaysPreTouch", "-Xmx2g", "-XX:-AlwaysPreTouch"),
