@@ -78,8 +78,13 @@ final class PerfPeers {
     }
 
     /**
+     * The driver's side of --connect, with a bound of its own on each answer.
+     *
+     * @param at the server's control address
+     * @param transport the transport this side runs (the server must run the same)
      * @param replyTimeoutMs once set up, how long each read waits: the driver reads only the answers to
      *     what it asked, so a server that stops answering (a host gone without a reset) fails the run
+     *     (then the session asks it nothing more, and closing waits at most 20 s for its end)
      */
     static PerfSession.Peer dial(java.net.InetSocketAddress at, String transport, int replyTimeoutMs)
             throws java.io.IOException {

@@ -136,11 +136,24 @@ final class PerfSession implements AutoCloseable {
     private long targetCompileMillis() throws java.io.IOException {
         target.out().write("JIT\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
         target.out().flush();
-        String said = PerfTarget.expect(target.in(), "JIT ").substring(4).trim();
+        String said = fromTarget("JIT ").substring(4).trim();
         try {
             return Long.parseLong(said);
         } catch (NumberFormatException e) {
             throw new java.io.IOException("the target's compile time reads '" + said + "'", e);
+        }
+    }
+
+    /** Set once an answer of the target did not come in time: closing asks it nothing more. */
+    private boolean targetSilent;
+
+    /** Reads the target's answer, a line starting with {@code prefix}; notes a read that timed out. */
+    private String fromTarget(String prefix) throws java.io.IOException {
+        try {
+            return PerfTarget.expect(target.in(), prefix);
+        } catch (java.net.SocketTimeoutException e) {
+            targetSilent = true;
+            throw e;
         }
     }
 
@@ -161,10 +174,10 @@ final class PerfSession implements AutoCloseable {
     @Override
     public void close() throws java.io.IOException {
         try {
-            if (target != null) { // the target flushes its pongs while this worker still answers them
+            if (target != null && !targetSilent) { // it flushes its pongs while this worker still answers them
                 target.out().write("DONE\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
                 target.out().flush();
-                String said = PerfTarget.expect(target.in(), "FLUSH");
+                String said = fromTarget("FLUSH");
                 if (!said.equals("FLUSHED")) {
                     throw new java.io.IOException("the target: " + said);
                 }

@@ -7,7 +7,8 @@ import org.agrona.concurrent.UnsafeBuffer;
 /**
  * A worker's software requests as they go on the wire ({@link UcxWire}): each written into one
  * request buffer and handed to UCT as an active message; a message too large for one UCT message
- * goes in parts, a large put from native memory from where it is. What the target applies and
+ * goes in parts, the shortest without an exactly-once number as a SHORT MESSAGE, a large put from
+ * native memory from where it is. What the target applies and
  * answers; the data path decides what goes this way. Agent thread only.
  */
 final class UcxRequests {
@@ -26,7 +27,7 @@ final class UcxRequests {
 
     /**
      * Writes and sends a software request: a MESSAGE too large for one UCT message goes in parts
-     * first (the caller holds the lane's lock).
+     * first, one that {@link #goesShort} as a SHORT MESSAGE (the caller holds the lane's lock).
      *
      * @return whether the request left the lane's queue (sent, or failed with its channel)
      */
@@ -140,18 +141,34 @@ final class UcxRequests {
                 && headerLength + payloadLength <= UcxWire.SHORT_DATA_MAX;
     }
 
-    /** Writes a SHORT MESSAGE into the request buffer; @return its bytes */
     private int writeShort(UcxLane lane, UcxOp op) {
-        UnsafeBuffer b = request;
-        int h = op.header.remaining();
-        int n = op.local.remaining();
-        b.putLong(UcxWire.CONN, lane.conn);
-        b.putLong(UcxWire.TOKEN, op.token);
-        b.putLong(UcxWire.ORIGIN, op.origin);
-        b.putShort(UcxWire.SHORT_ID, (short) op.amId);
-        b.putByte(UcxWire.SHORT_BITS, (byte) (h | (op.answerMayWait ? UcxWire.SHORT_MAY_WAIT : 0)));
-        b.putBytes(UcxWire.SHORT_HEADER, op.header, op.header.position(), h);
-        b.putBytes(UcxWire.SHORT_HEADER + h, op.local, op.local.position(), n);
+        return writeShort(request, lane.conn, op.token, op.origin, op.amId, op.header, op.local, op.answerMayWait);
+    }
+
+    /**
+     * Writes a SHORT MESSAGE ({@link #goesShort} said it fits).
+     *
+     * @param b where, from its first byte
+     * @param conn the lane's connection
+     * @param token the message's token
+     * @param origin its endpoint's id
+     * @param amId its handler's id
+     * @param header its header (read from its position, not moved)
+     * @param payload its payload (likewise)
+     * @param mayWait whether the target may hold its answer back
+     * @return its bytes
+     */
+    static int writeShort(org.agrona.MutableDirectBuffer b, long conn, long token, long origin, int amId,
+            ByteBuffer header, ByteBuffer payload, boolean mayWait) {
+        int h = header.remaining();
+        int n = payload.remaining();
+        b.putLong(UcxWire.CONN, conn);
+        b.putLong(UcxWire.TOKEN, token);
+        b.putLong(UcxWire.ORIGIN, origin);
+        b.putShort(UcxWire.SHORT_ID, (short) amId);
+        b.putByte(UcxWire.SHORT_BITS, (byte) (h | (mayWait ? UcxWire.SHORT_MAY_WAIT : 0)));
+        b.putBytes(UcxWire.SHORT_HEADER, header, header.position(), h);
+        b.putBytes(UcxWire.SHORT_HEADER + h, payload, payload.position(), n);
         return UcxWire.SHORT_HEADER + h + n;
     }
 

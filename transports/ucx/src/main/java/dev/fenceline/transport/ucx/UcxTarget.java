@@ -294,6 +294,11 @@ final class UcxTarget {
         int bits = data.getByte(at + UcxWire.SHORT_BITS) & 0xff;
         int h = bits & UcxWire.SHORT_HEADER_LENGTH_MAX;
         int n = length - UcxWire.SHORT_HEADER;
+        if (n > UcxWire.SHORT_DATA_MAX) {
+            nack(c, conn, token, new FencelineException("ucx: a short message of " + n + " bytes after its header, more"
+                    + " than the " + UcxWire.SHORT_DATA_MAX + " the form carries; not applied"));
+            return;
+        }
         if (h > n) {
             nack(c, conn, token, new FencelineException("ucx: an active message whose header of " + h + " bytes does"
                     + " not fit its " + n + "; not applied"));

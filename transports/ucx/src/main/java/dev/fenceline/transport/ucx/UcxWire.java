@@ -23,11 +23,11 @@ package dev.fenceline.transport.ucx;
  *   for this connection now; the origin's flush is waiting for it.
  * SHORT MESSAGE (id 4), 27 bytes, then at most 9 bytes: an active message without an exactly-once
  *   number (a calling thread's direct message, never sent again) whose header and payload are that small.
- *   All of it fits the first cache line of an element of UCT's shared-memory FIFO (whose own header
- *   takes 28 bytes of it, UCT's 8-byte header included in the 36 after), so the target reads one line
- *   its peer wrote, not two:
- *   0 conn u64   8 token u64   16 origin endpoint u64   24 message id u16
- *   26 bit 7 ANSWER_MAY_WAIT, bits 0-6 the header's length   27 data: the message's header, then its payload
+ *   All 36 bytes fit the first cache line of an element of UCT's shared-memory FIFO (whose own header
+ *   takes the line's other 28), so the target reads one line its peer wrote, not two:
+ *   0 conn u64 (UCT's own 8-byte header)   8 token u64   16 origin endpoint u64   24 message id u16
+ *   26 bit 7 SHORT_MAY_WAIT (as ANSWER_MAY_WAIT), bits 0-6 the header's length
+ *   27 data: the message's header, then its payload
  * REPLY (id 2): one or more replies back to back, each 32 bytes, then its data:
  *   0 conn u64   8 token u64   16 type u8   17 error code u8   18 reason u8   19 0   20 length u32
  *   24 value u64   32 data: a get's bytes, or an error's text (UTF-8)
@@ -64,7 +64,7 @@ final class UcxWire {
     static final int SHORT_HEADER = 27;
     /** The most header and payload bytes a SHORT MESSAGE carries. */
     static final int SHORT_DATA_MAX = 9;
-    /** The largest message id a SHORT MESSAGE carries. */
+    /** The largest message id a SHORT MESSAGE carries: its u16 field, as large as any handler's id. */
     static final int SHORT_ID_MAX = 0xffff;
     /** The longest header a SHORT MESSAGE carries (bits 0-6). */
     static final int SHORT_HEADER_LENGTH_MAX = 0x7f;

@@ -35,9 +35,9 @@ final class UcxWireup {
     /**
      * The wire protocol's version, in every worker address and CONNECT: 2, a request's flags and
      * EXPEDITE, several answers in one reply message; 3, the address carries it (an origin refuses a
-     * target of another version before it sends anything).
+     * target of another version before it sends anything); 4, SHORT MESSAGE (UCT message id 4).
      */
-    static final byte VERSION = 3;
+    static final byte VERSION = 4;
 
     /** More channels than a connect names: one per iface. */
     static final int MAX_CHANNELS = UcxAddress.MAX_IFACES;

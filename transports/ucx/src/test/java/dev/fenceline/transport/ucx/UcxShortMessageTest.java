@@ -51,6 +51,36 @@ class UcxShortMessageTest {
     }
 
     @Test
+    void whatTheOriginWritesTheTargetReadsAsWritten() {
+        TargetHarness h = new TargetHarness();
+        List<byte[]> seen = record(h, 0xfffe); // an id past 15 bits, and a header with the bit beside it
+        UnsafeBuffer b = new UnsafeBuffer(new byte[64]);
+        ByteBuffer header = ByteBuffer.wrap(new byte[] {9, 1, 2, 3}).position(1); // read from its position
+        ByteBuffer payload = ByteBuffer.wrap(new byte[] {4, 5, 6, 7, 8, 9});
+        int n = UcxRequests.writeShort(b, TargetHarness.CONN, Long.MIN_VALUE | 3, 99, 0xfffe, header, payload, true);
+        assertEquals(UcxWire.SHORT_HEADER + 9, n);
+        assertEquals(1, header.position(), "the caller's buffers are not moved");
+        assertEquals(0, payload.position());
+        h.sendRawShort(java.util.Arrays.copyOf(b.byteArray(), n));
+        assertEquals(1, seen.size());
+        assertArrayEquals(new byte[] {3, 1, 2, 3, 4, 5, 6, 7, 8, 9}, seen.get(0));
+        assertTrue(h.replies.isEmpty(), "its ACK held: the bit was set");
+        h.target.releaseAllHeld();
+        assertEquals(Long.MIN_VALUE | 3, token(h.replies.get(0)));
+    }
+
+    @Test
+    void aShortMessageFromARefusedPeerRunsNothingAndIsRefused() {
+        TargetHarness h = new TargetHarness();
+        List<byte[]> seen = record(h, 1);
+        h.windows.refuse(h.peer.id, "its member was downed");
+        h.sendShort(4, 1, NONE, new byte[] {1}, true);
+        assertEquals(UcxWire.NACK, h.lastType(), "refused at once, whatever its bit says");
+        assertTrue(h.lastText().contains("its member was downed"), h.lastText());
+        assertTrue(seen.isEmpty());
+    }
+
+    @Test
     void aShortMessageWhoseBitSaysSoHasItsAckHeldWithTheOthers() {
         TargetHarness h = new TargetHarness();
         List<byte[]> seen = record(h, 1);
@@ -84,6 +114,12 @@ class UcxShortMessageTest {
         h.sendRawShort(java.util.Arrays.copyOf(raw.byteArray(), UcxWire.SHORT_HEADER - 1)); // its header cut short
         assertEquals(UcxWire.NACK, h.lastType());
         assertTrue(h.lastText().contains("less than the 27 of its header"), h.lastText());
+
+        byte[] long10 = new byte[UcxWire.SHORT_HEADER + 10];
+        System.arraycopy(raw.byteArray(), 0, long10, 0, UcxWire.SHORT_HEADER);
+        h.sendRawShort(long10); // more than the form carries
+        assertEquals(UcxWire.NACK, h.lastType());
+        assertTrue(h.lastText().contains("10 bytes after its header, more than the 9"), h.lastText());
 
         raw.putByte(UcxWire.SHORT_BITS, (byte) 5); // a header of 5 bytes in 4
         h.sendRawShort(raw.byteArray());

@@ -8,12 +8,23 @@ import java.nio.ByteOrder;
 
 /**
  * Coverage-guided fuzzing of the target side with what a connected peer may send, as a request or
- * as a short message: any bytes after a valid connection id are applied within the registered region or refused, never anything else (no
- * exception escapes, no write outside the region), and a message in parts holds no more than its
- * bound.
+ * as a short message: any bytes after a valid connection id are applied within the registered region
+ * or refused, never anything else (no exception escapes, no write outside the region), a short message
+ * runs its handler only with the bytes it carries, and a message in parts holds no more than its bound.
  */
 class UcxTargetFuzzTest {
     private final TargetHarness h = new TargetHarness();
+    private int ran;
+    private int given;
+
+    UcxTargetFuzzTest() {
+        for (int id = 0; id < 4; id++) { // handlers for the ids of one byte's low bits: a well-formed one runs
+            h.memory.setHandler(id, (header, payload) -> {
+                ran++;
+                given = header.remaining() + payload.remaining();
+            });
+        }
+    }
 
     @FuzzTest(maxExecutions = 1_000_000)
     void request(byte[] input) {
@@ -23,7 +34,13 @@ class UcxTargetFuzzTest {
 
     @FuzzTest(maxExecutions = 200_000)
     void shortMessage(byte[] input) {
-        h.sendRawShort(withConn(input));
+        byte[] bytes = withConn(input);
+        int before = ran;
+        h.sendRawShort(bytes);
+        if (ran != before) { // it ran: with every byte after the form's header, and no more than the form carries
+            assertTrue(bytes.length - UcxWire.SHORT_HEADER == given && given <= UcxWire.SHORT_DATA_MAX,
+                    "ran with " + given + " of " + bytes.length + " bytes");
+        }
         checkReplies();
     }
 
