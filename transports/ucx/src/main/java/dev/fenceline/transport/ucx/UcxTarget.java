@@ -170,17 +170,12 @@ final class UcxTarget {
      * @param length its bytes
      */
     void onRequest(DirectBuffer data, int at, int length) {
-        if (length < 16) {
-            dropped("a request of " + length + " bytes");
+        Conn c = named(data, at, length, "a request");
+        if (c == null) {
             return;
         }
         long conn = data.getLong(at + UcxWire.CONN);
         long token = data.getLong(at + UcxWire.TOKEN);
-        Conn c = conns.get(conn);
-        if (c == null) {
-            dropped("a request on unknown connection " + Long.toHexString(conn));
-            return;
-        }
         if (length < UcxWire.REQUEST_HEADER) {
             nack(c, conn, token, new FencelineException("ucx: a request of " + length + " bytes, less than the "
                     + UcxWire.REQUEST_HEADER + " of its header; not applied"));
@@ -263,6 +258,24 @@ final class UcxTarget {
     }
 
     /**
+     * @param what the message's kind, for the log
+     * @return the open connection a message names, or null where it is too short to name one and
+     *     the token to answer, or names none open here (then it is dropped: nobody can be answered)
+     */
+    private Conn named(DirectBuffer data, int at, int length, String what) {
+        if (length < 16) {
+            dropped(what + " of " + length + " bytes");
+            return null;
+        }
+        long conn = data.getLong(at + UcxWire.CONN);
+        Conn c = conns.get(conn);
+        if (c == null) {
+            dropped(what + " on unknown connection " + Long.toHexString(conn));
+        }
+        return c;
+    }
+
+    /**
      * A SHORT MESSAGE arrived: an active message without an exactly-once number, checked as a
      * MESSAGE request is ({@link #onRequest}), then answered, or its ACK held, the same way.
      *
@@ -271,17 +284,12 @@ final class UcxTarget {
      * @param length its bytes
      */
     void onShortMessage(DirectBuffer data, int at, int length) {
-        if (length < 16) {
-            dropped("a short message of " + length + " bytes");
+        Conn c = named(data, at, length, "a short message");
+        if (c == null) {
             return;
         }
         long conn = data.getLong(at + UcxWire.CONN);
         long token = data.getLong(at + UcxWire.TOKEN);
-        Conn c = conns.get(conn);
-        if (c == null) {
-            dropped("a short message on unknown connection " + Long.toHexString(conn));
-            return;
-        }
         if (length < UcxWire.SHORT_HEADER) {
             nack(c, conn, token, new FencelineException("ucx: a short message of " + length + " bytes, less than the "
                     + UcxWire.SHORT_HEADER + " of its header; not applied"));
