@@ -8,7 +8,6 @@ import dev.fenceline.spi.support.ExactlyOnce;
 import dev.fenceline.spi.support.ExactlyOnceWindows;
 import dev.fenceline.spi.support.WireCodes;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import org.agrona.DirectBuffer;
 import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -35,17 +34,14 @@ final class UcxTarget {
     private final RemoteAccessTarget target;
     private final ExactlyOnceWindows windows;
     private final ExactlyOnce exactlyOnce;
-    private final Replies replies;
     private final Long2ObjectHashMap<Conn> conns = new Long2ObjectHashMap<>();
     /** The window of the origin endpoint each connection carries, once it sent something (retained). */
     private final Long2ObjectHashMap<ExactlyOnceWindows.Window> connWindows = new Long2ObjectHashMap<>();
-    private final UnsafeBuffer out;
-    private final ByteBuffer outBuffer;
     private long dropped;
     /** Messages arriving in parts (fenceline.transport.ucx.max-fragment the largest). */
     private final UcxAssemblies assemblies;
-    /** ACKs held back to go several in one message. */
-    private final UcxHeldAnswers held;
+    /** The answers, and the ACKs held back to go several in one message. */
+    private final UcxAnswers answers;
     /** Sends a reply: what the agent does with the bytes in {@code out}. */
     interface Replies {
         /**
@@ -75,16 +71,12 @@ final class UcxTarget {
         this.target = target;
         this.windows = windows;
         this.exactlyOnce = windows.exactlyOnce();
-        this.replies = replies;
-        this.held = new UcxHeldAnswers(replies, answerHoldNanos);
-        this.outBuffer = ByteBuffer.allocateDirect(Math.max(maxReply, UcxWire.REPLY_HEADER + UcxWire.MAX_TEXT))
-                .order(java.nio.ByteOrder.nativeOrder());
-        this.out = new UnsafeBuffer(outBuffer);
+        this.answers = new UcxAnswers(maxReply, answerHoldNanos, replies);
     }
 
     /** @return the largest get a reply carries */
     int maxGet() {
-        return out.capacity() - UcxWire.REPLY_HEADER;
+        return answers.maxGet();
     }
 
     /** @return the connections peers hold open here */
@@ -147,7 +139,7 @@ final class UcxTarget {
      */
     private void forget(long conn) {
         assemblies.drop(conn);
-        held.forget(conn);
+        answers.forget(conn);
         ExactlyOnceWindows.Window w = connWindows.remove(conn);
         if (w != null) {
             windows.release(w);
@@ -187,7 +179,7 @@ final class UcxTarget {
             return;
         }
         if (kind == UcxWire.EXPEDITE) {
-            held.release(conn); // not answered itself
+            answers.release(conn); // not answered itself
             return;
         }
         if (kind == UcxWire.PART) {
@@ -249,12 +241,8 @@ final class UcxTarget {
             applying = null;
             applyingAssembled = null;
         }
-        if ((data.getByte(at + UcxWire.FLAGS) & UcxWire.ANSWER_MAY_WAIT) != 0 && answerHasNoValue(kind)
-                && held.holds()) {
-            held.hold(conn, c.reply(), token);
-        } else {
-            reply(c, conn, token, UcxWire.ACK, value);
-        }
+        answers.applied(c.reply(), conn, token,
+                (data.getByte(at + UcxWire.FLAGS) & UcxWire.ANSWER_MAY_WAIT) != 0 && answerHasNoValue(kind), value);
     }
 
     /**
@@ -321,11 +309,7 @@ final class UcxTarget {
             nack(c, conn, token, e);
             return;
         }
-        if ((bits & UcxWire.SHORT_MAY_WAIT) != 0 && held.holds()) {
-            held.hold(conn, c.reply(), token);
-        } else {
-            reply(c, conn, token, UcxWire.ACK, 0);
-        }
+        answers.applied(c.reply(), conn, token, (bits & UcxWire.SHORT_MAY_WAIT) != 0, 0);
     }
 
     /**
@@ -338,27 +322,27 @@ final class UcxTarget {
 
     /** From now on ACKs may be held back (the agent sleeps on its own thread, no longer than their deadline). */
     void holdAnswers() {
-        held.enable();
+        answers.holdFromNowOn();
     }
 
     /** Sends every held ACK (the worker closes). */
     void releaseAllHeld() {
-        held.releaseDue(Long.MAX_VALUE);
+        answers.releaseDue(Long.MAX_VALUE);
     }
 
     /** @return whether ACKs are held back ({@link UcxHeldAnswers}) */
     boolean holdsAnswers() {
-        return held.any();
+        return answers.anyHeld();
     }
 
     /** @return when the oldest held ACK is due ({@code System.nanoTime()}), or {@code Long.MAX_VALUE} */
     long heldDeadline() {
-        return held.deadline();
+        return answers.deadline();
     }
 
     /** @param now {@code System.nanoTime()}: sends the held ACKs that are due */
     void releaseDue(long now) {
-        held.releaseDue(now);
+        answers.releaseDue(now);
     }
 
     /**
@@ -491,44 +475,20 @@ final class UcxTarget {
             return;
         }
         try {
-            target.get(b.getLong(at + UcxWire.KEY), b.getLong(at + UcxWire.ADDRESS),
-                    outBuffer.duplicate().position(UcxWire.REPLY_HEADER).limit(UcxWire.REPLY_HEADER + n).slice());
+            target.get(b.getLong(at + UcxWire.KEY), b.getLong(at + UcxWire.ADDRESS), answers.dataSpace(n));
         } catch (FencelineException e) {
             nack(c, conn, token, e);
             return;
         }
-        header(conn, token, UcxWire.DATA, 0, 0, n, 0);
-        send(c, conn, UcxWire.REPLY_HEADER + n);
+        answers.data(c.reply(), conn, token, n);
     }
 
     private void reply(Conn c, long conn, long token, byte type, long value) {
-        header(conn, token, type, 0, 0, 0, value);
-        send(c, conn, UcxWire.REPLY_HEADER);
+        answers.reply(c.reply(), conn, token, type, value);
     }
 
     private void nack(Conn c, long conn, long token, FencelineException e) {
-        byte[] text = String.valueOf(e.getMessage()).getBytes(StandardCharsets.UTF_8);
-        int n = Math.min(text.length, UcxWire.MAX_TEXT);
-        header(conn, token, UcxWire.NACK, WireCodes.errorCode(e), WireCodes.reasonCode(e), n, 0);
-        out.putBytes(UcxWire.REPLY_HEADER, text, 0, n);
-        send(c, conn, UcxWire.REPLY_HEADER + n);
-    }
-
-    /** Sends the reply in {@code out}, after the ACKs the connection holds: its origin takes answers in order. */
-    private void send(Conn c, long conn, int length) {
-        held.release(conn);
-        replies.reply(c.reply(), out, length);
-    }
-
-    private void header(long conn, long token, byte type, int code, int reason, int length, long value) {
-        out.putLong(UcxWire.CONN, conn);
-        out.putLong(UcxWire.TOKEN, token);
-        out.putByte(UcxWire.REPLY_TYPE, type);
-        out.putByte(UcxWire.REPLY_CODE, (byte) code);
-        out.putByte(UcxWire.REPLY_REASON, (byte) reason);
-        out.putByte(UcxWire.REPLY_REASON + 1, (byte) 0);
-        out.putInt(UcxWire.REPLY_LENGTH, length);
-        out.putLong(UcxWire.REPLY_VALUE, value);
+        answers.nack(c.reply(), conn, token, e);
     }
 
     /** A peer went: its connections here are forgotten (their windows linger, as every window does). */
