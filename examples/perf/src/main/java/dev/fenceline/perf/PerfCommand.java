@@ -30,11 +30,6 @@ public final class PerfCommand implements Callable<Integer> {
     static final int DEFAULT_PORT = 13347;
     /** How long either side waits for the other during set-up. */
     static final int SETUP_TIMEOUT_MS = 120_000;
-    /**
-     * How long the driver waits for each answer of a --server after set-up (its compile time at once,
-     * FLUSHED within its own 30 s bounds of a flush and a close); the driver reads nothing else.
-     */
-    static final int REPLY_TIMEOUT_MS = 120_000;
 
     @Spec
     CommandSpec spec;

@@ -72,9 +72,15 @@ final class PerfPeers {
         return heap;
     }
 
+    /**
+     * How long the driver waits for each answer of a --server after set-up (its compile time at once,
+     * FLUSHED within its own 30 s bounds of a flush and a close); the driver reads nothing else.
+     */
+    static final int REPLY_TIMEOUT_MS = 120_000;
+
     /** The driver's side of --connect: a control connection to the server. */
     static PerfSession.Peer dial(java.net.InetSocketAddress at, String transport) throws java.io.IOException {
-        return dial(at, transport, PerfCommand.REPLY_TIMEOUT_MS);
+        return dial(at, transport, REPLY_TIMEOUT_MS);
     }
 
     /**

@@ -168,14 +168,14 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup, dev.fenceline.sp
     public void await(long timeoutNanos) {
         // Only an agent sleeping here, on its own thread, keeps a held answer's deadline: a shared
         // thread's idle strategy would park past it. So answers are held from the first sleep on.
-        target.holdAnswers();
+        target.answers().holdFromNowOn();
         sleeping.set(true);
         try {
             if (!operations.isEmpty() || !control.isEmpty() || closed) {
                 return; // queued before the flag was up: the producer saw no sleeper
             }
             // Held answers go at their deadline, not when something wakes the agent.
-            long due = target.heldDeadline();
+            long due = target.answers().deadline();
             worker.await(due == Long.MAX_VALUE ? timeoutNanos
                     : Math.max(0, Math.min(timeoutNanos, due - System.nanoTime())));
         } finally {
@@ -238,8 +238,8 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup, dev.fenceline.sp
         }
         data.flushAwaiting();
         reportTouched();
-        if (target.holdsAnswers()) {
-            target.releaseDue(System.nanoTime());
+        if (target.answers().anyHeld()) {
+            target.answers().releaseDue(System.nanoTime());
         }
         return work;
     }
@@ -441,7 +441,7 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup, dev.fenceline.sp
     public void onClose() {
         closed = true;
         try {
-            target.releaseAllHeld(); // their handlers ran: the peers hear so before this worker leaves
+            target.answers().releaseAll(); // their handlers ran: the peers hear so before this worker leaves
             wiring.leaving(); // before the channels go: the peers' lanes fail now, not at a timeout
         } catch (RuntimeException e) { // best effort: what follows must run whatever it met
             LOG.warn("ucx {}: telling the peers this worker closes: {}", workerName, e.toString());

@@ -103,9 +103,14 @@ final class UcxAnswers {
         return held.deadline();
     }
 
-    /** @param now {@code System.nanoTime()}, or {@code Long.MAX_VALUE} for all: sends the held ACKs that are due */
+    /** @param now {@code System.nanoTime()}: sends the held ACKs that are due */
     void releaseDue(long now) {
         held.releaseDue(now);
+    }
+
+    /** Sends every held ACK (the worker closes). */
+    void releaseAll() {
+        held.releaseDue(Long.MAX_VALUE);
     }
 
     /** Sends the reply in {@code out}, after the ACKs the connection holds. */

@@ -320,29 +320,9 @@ final class UcxTarget {
         return kind == UcxWire.MESSAGE || kind == UcxWire.PUT || kind == UcxWire.ATOMIC_POST;
     }
 
-    /** From now on ACKs may be held back (the agent sleeps on its own thread, no longer than their deadline). */
-    void holdAnswers() {
-        answers.holdFromNowOn();
-    }
-
-    /** Sends every held ACK (the worker closes). */
-    void releaseAllHeld() {
-        answers.releaseDue(Long.MAX_VALUE);
-    }
-
-    /** @return whether ACKs are held back ({@link UcxHeldAnswers}) */
-    boolean holdsAnswers() {
-        return answers.anyHeld();
-    }
-
-    /** @return when the oldest held ACK is due ({@code System.nanoTime()}), or {@code Long.MAX_VALUE} */
-    long heldDeadline() {
-        return answers.deadline();
-    }
-
-    /** @param now {@code System.nanoTime()}: sends the held ACKs that are due */
-    void releaseDue(long now) {
-        answers.releaseDue(now);
+    /** @return its answers, and the ACKs it holds back (for the agent's hold, deadline and release) */
+    UcxAnswers answers() {
+        return answers;
     }
 
     /**

@@ -31,7 +31,7 @@ final class TargetHarness {
 
     TargetHarness() {
         target.open(CONN, new UcxTarget.Conn(peer, null));
-        target.holdAnswers(); // as an agent does once it sleeps on its own thread
+        target.answers().holdFromNowOn(); // as an agent does once it sleeps on its own thread
     }
 
     /** A well-formed request's header; the caller adds data and sends {@code length} bytes. */

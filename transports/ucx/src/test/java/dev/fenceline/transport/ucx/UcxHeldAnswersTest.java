@@ -57,7 +57,7 @@ class UcxHeldAnswersTest {
         }
         assertEquals(15, ran.get(), "every handler ran at once");
         assertEquals(0, h.replies.size(), "no answer sent yet");
-        assertTrue(h.target.holdsAnswers());
+        assertTrue(h.target.answers().anyHeld());
         message(16);
         assertEquals(1, h.replies.size(), "one message");
         List<long[]> r = records(h.replies.get(0));
@@ -66,7 +66,7 @@ class UcxHeldAnswersTest {
             assertEquals(i + 1, r.get(i)[0], "in the order held");
             assertEquals(UcxWire.ACK, r.get(i)[1]);
         }
-        assertTrue(!h.target.holdsAnswers());
+        assertTrue(!h.target.answers().anyHeld());
     }
 
     @Test
@@ -100,22 +100,22 @@ class UcxHeldAnswersTest {
         h.send(UcxWire.REQUEST_HEADER);
         assertEquals(1, h.replies.size());
         assertEquals(List.of(1L, 2L, 3L), records(h.replies.get(0)).stream().map(x -> x[0]).toList());
-        assertTrue(!h.target.holdsAnswers());
+        assertTrue(!h.target.answers().anyHeld());
     }
 
     @Test
     void heldAnswersGoAtTheirDeadlineAndNotBefore() {
-        assertEquals(Long.MAX_VALUE, h.target.heldDeadline(), "nothing held: no deadline");
+        assertEquals(Long.MAX_VALUE, h.target.answers().deadline(), "nothing held: no deadline");
         message(1);
-        long due = h.target.heldDeadline();
+        long due = h.target.answers().deadline();
         message(2);
-        assertEquals(due, h.target.heldDeadline(), "the oldest answer's deadline");
-        h.target.releaseDue(due - 1);
+        assertEquals(due, h.target.answers().deadline(), "the oldest answer's deadline");
+        h.target.answers().releaseDue(due - 1);
         assertEquals(0, h.replies.size());
-        h.target.releaseDue(due);
+        h.target.answers().releaseDue(due);
         assertEquals(1, h.replies.size());
         assertEquals(2, records(h.replies.get(0)).size());
-        assertEquals(Long.MAX_VALUE, h.target.heldDeadline());
+        assertEquals(Long.MAX_VALUE, h.target.answers().deadline());
     }
 
     @Test
@@ -137,15 +137,15 @@ class UcxHeldAnswersTest {
         h.send(UcxWire.REQUEST_HEADER);
         assertEquals(3, h.replies.size());
         assertEquals(UcxWire.NACK, h.lastType());
-        assertTrue(!h.target.holdsAnswers());
+        assertTrue(!h.target.answers().anyHeld());
     }
 
     @Test
     void aClosedConnectionDropsWhatItHeld() {
         message(1);
         h.target.close(TargetHarness.CONN);
-        assertTrue(!h.target.holdsAnswers());
-        h.target.releaseDue(Long.MAX_VALUE);
+        assertTrue(!h.target.answers().anyHeld());
+        h.target.answers().releaseDue(Long.MAX_VALUE);
         assertEquals(0, h.replies.size(), "its origin's lane is gone: nobody reads them");
     }
 
@@ -157,7 +157,7 @@ class UcxHeldAnswersTest {
                     (c, b, n) -> sent.add(new byte[n]));
             t.open(TargetHarness.CONN, new UcxTarget.Conn(h.peer, null));
             if (hold == 0) {
-                t.holdAnswers(); // enabled, but a hold of zero holds nothing
+                t.answers().holdFromNowOn(); // enabled, but a hold of zero holds nothing
             }
             UnsafeBuffer r = h.header(UcxWire.MESSAGE, 1, -1);
             r.putLong(UcxWire.LOW, -1);
@@ -166,7 +166,7 @@ class UcxHeldAnswersTest {
             r.putByte(UcxWire.FLAGS, UcxWire.ANSWER_MAY_WAIT);
             t.onRequest(r, 0, UcxWire.REQUEST_HEADER);
             assertEquals(1, sent.size(), "answered at once (hold " + hold + ")");
-            assertTrue(!t.holdsAnswers());
+            assertTrue(!t.answers().anyHeld());
         }
     }
 
@@ -174,10 +174,10 @@ class UcxHeldAnswersTest {
     void aClosingWorkerSendsEverythingItHolds() {
         message(1);
         message(2);
-        h.target.releaseAllHeld();
+        h.target.answers().releaseAll();
         assertEquals(1, h.replies.size());
         assertEquals(2, records(h.replies.get(0)).size());
-        assertTrue(!h.target.holdsAnswers());
+        assertTrue(!h.target.answers().anyHeld());
     }
 
     @Test
@@ -197,7 +197,7 @@ class UcxHeldAnswersTest {
         assertEquals(0, h.replies.size(), "both held");
         assertEquals(42, h.region.buffer().order(ByteOrder.nativeOrder()).getLong(8), "applied at once");
         assertEquals(77, h.region.buffer().order(ByteOrder.nativeOrder()).getLong(0));
-        h.target.releaseAllHeld();
+        h.target.answers().releaseAll();
         assertEquals(List.of(1L, 2L), records(h.replies.get(0)).stream().map(x -> x[0]).toList());
     }
 }

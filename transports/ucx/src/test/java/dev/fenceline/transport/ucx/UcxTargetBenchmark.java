@@ -56,7 +56,7 @@ public class UcxTargetBenchmark {
                 (channel, b, n) -> replies += n);
         target.open(CONN, new UcxTarget.Conn(new UcxPeer(UUID.randomUUID(), new UcxAddress("h", 1, 1, List.of(),
                 null)), null));
-        target.holdAnswers();
+        target.answers().holdFromNowOn();
 
         ByteBuffer payload = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder()).putLong(0, 42);
         request = new UnsafeBuffer(ByteBuffer.allocateDirect(256).order(ByteOrder.nativeOrder()));
