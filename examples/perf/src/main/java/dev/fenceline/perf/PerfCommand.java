@@ -136,9 +136,11 @@ public final class PerfCommand implements Callable<Integer> {
     boolean tls;
 
     @Option(names = "--busy-poll", description = "tcp: the event loops spin instead of sleeping in epoll_wait"
-            + " (fenceline.transport.tcp.busy-poll = on), as ucx_perftest's thread spins on its socket. Only where"
-            + " each spinning thread has a CPU: refused where the event loops and put_lat's two polling threads would"
-            + " outnumber this process's CPUs (on two, each put took milliseconds).")
+            + " (fenceline.transport.tcp.busy-poll = on); ucx: the progress threads poll UCT without yielding"
+            + " (fenceline.transport.ucx.spin-passes = " + PerfConfig.UCX_BUSY_SPINS + "); as ucx_perftest's"
+            + " thread spins on its worker. Each spinning thread keeps a CPU busy, so only where each has one:"
+            + " refused where they and put_lat's two polling threads would outnumber this process's CPUs (on two,"
+            + " each put took milliseconds).")
     boolean busyPoll;
 
     @Option(names = "--caller-progress", description = "put_lat: the pinger and the responder run their worker's"
@@ -435,19 +437,22 @@ public final class PerfCommand implements Callable<Integer> {
     }
 
     /** @param putLat whether put_lat runs (its pinger and responder poll memory) */
-    private Config config(boolean putLat) {
+    Config config(boolean putLat) {
         Config c = PerfConfig.build(spec.commandLine(), new PerfConfig.Options(transport, fenceMode, ucxTls, ucxDevices,
                 rails, tcpListen, server != null || connect != null, tls));
         rails = PerfConfig.rails(rails, tcpListen);
         if (busyPoll) {
-            if (!transport.equals("tcp")) {
-                throw new CommandLine.ParameterException(spec.commandLine(), "--busy-poll is tcp's (its event loops);"
-                        + " not for --transport " + transport);
+            boolean tcp = transport.equals("tcp");
+            if (!tcp && !transport.equals("ucx")) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--busy-poll is tcp's (its event loops)"
+                        + " and ucx's (its progress threads); not for --transport " + transport);
             }
-            c = ConfigFactory.parseString("fenceline.transport.tcp.busy-poll = on").withFallback(c);
+            c = ConfigFactory.parseString(tcp ? "fenceline.transport.tcp.busy-poll = on"
+                    : "fenceline.transport.ucx.spin-passes = " + PerfConfig.UCX_BUSY_SPINS).withFallback(c);
+            // A ucx worker has one progress thread; a tcp worker as many event loops as io-threads.
             String crowded = PerfConfig.busyPollCrowded(server == null && connect == null ? 2 : 1,
-                    c.getInt("fenceline.transport.tcp.io-threads"), putLat && server == null,
-                    Runtime.getRuntime().availableProcessors());
+                    tcp ? c.getInt("fenceline.transport.tcp.io-threads") : 1, tcp ? "event loop(s)"
+                            : "progress thread(s)", putLat && server == null, Runtime.getRuntime().availableProcessors());
             if (crowded != null) {
                 throw new CommandLine.ParameterException(spec.commandLine(), crowded);
             }

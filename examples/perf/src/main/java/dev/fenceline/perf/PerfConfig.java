@@ -119,23 +119,32 @@ final class PerfConfig {
     }
 
     /**
+     * The idle passes a ucx progress thread polls without yielding under {@code --busy-poll}: the most
+     * {@code spin-passes} takes, a second or more of polling after the last piece of work (a pass
+     * over UCT tcp is a system call), so that through a run it does not sleep.
+     */
+    static final int UCX_BUSY_SPINS = 1_000_000;
+
+    /**
      * Whether {@code --busy-poll} leaves a spinning thread on this machine without a CPU: then each
      * waits for the others' time slices, milliseconds an operation (put_lat in one process on two
      * CPUs: 7.5 ms a put, its 10,000 warm-up puts 75 s).
      *
      * @param workers the workers on this machine (both, in one process or two; one with --server or --connect)
-     * @param ioThreads each worker's event loops ({@code fenceline.transport.tcp.io-threads})
+     * @param spinnersPerWorker each worker's spinning threads (tcp: {@code io-threads} event loops; ucx: one
+     *     progress thread)
+     * @param what what they are, for the message
      * @param putLat whether put_lat runs here: its pinger and its responder poll memory
      * @param cpus the CPUs this process may use
      * @return why not, or null if each has a CPU
      */
-    static String busyPollCrowded(int workers, int ioThreads, boolean putLat, int cpus) {
-        int loops = workers * ioThreads;
+    static String busyPollCrowded(int workers, int spinnersPerWorker, String what, boolean putLat, int cpus) {
+        int loops = workers * spinnersPerWorker;
         int spinning = loops + (putLat ? 2 : 0);
         if (spinning <= cpus) {
             return null;
         }
-        return "--busy-poll: " + spinning + " threads would spin here (" + loops + " event loop(s)"
+        return "--busy-poll: " + spinning + " threads would spin here (" + loops + " " + what
                 + (putLat ? ", put_lat's pinger and responder" : "") + ") on " + cpus + " CPU(s), each waiting for"
                 + " the others' time slices (milliseconds an operation): drop --busy-poll, or put_lat, or run where"
                 + " each has a CPU";

@@ -248,7 +248,25 @@ class PerfCommandTest {
         CommandLine cl = new CommandLine(new PerfCommand());
         cl.setErr(new PrintWriter(err));
         assertEquals(2, cl.execute("--transport", "shm", "--busy-poll"));
-        assertTrue(err.toString().contains("--busy-poll is tcp's"), err.toString());
+        assertTrue(err.toString().contains("--busy-poll is tcp's (its event loops) and ucx's"), err.toString());
+    }
+
+    /** Over ucx, --busy-poll keeps the progress threads polling: the most spin-passes there is, and tcp's untouched. */
+    @Test
+    void busyPollingUcxSpinsItsProgressThreads() {
+        PerfCommand cmd = new PerfCommand();
+        new CommandLine(cmd).parseArgs("--transport", "ucx", "--tests", "am_lat", "--busy-poll");
+        com.typesafe.config.Config c = cmd.config(false);
+        assertEquals(PerfConfig.UCX_BUSY_SPINS, c.getInt("fenceline.transport.ucx.spin-passes"));
+        assertEquals(false, c.getBoolean("fenceline.transport.tcp.busy-poll"));
+        PerfCommand plain = new PerfCommand();
+        new CommandLine(plain).parseArgs("--transport", "ucx", "--tests", "am_lat");
+        assertEquals("auto", plain.config(false).getString("fenceline.transport.ucx.spin-passes"));
+        org.junit.jupiter.api.Assumptions.assumeTrue(dev.fenceline.transport.ucx.UcxNative.isAvailable(),
+                () -> "UCX: " + dev.fenceline.transport.ucx.UcxNative.unavailabilityCause());
+        String text = run("--transport", "ucx", "--ucx-tls", "posix", "--tests", "am_lat", "-n", "2000", "-w", "100",
+                "--completion", "implicit", "--busy-poll", "--no-progress");
+        assertTrue(text.matches("(?s).*am_lat +ucx +8B +2000 +latency us: p50 .*"), text);
     }
 
     /** put_lat over tcp with the pinger and responder running their workers' I/O: every ping answered. */
@@ -267,19 +285,28 @@ class PerfCommandTest {
     /** Spinning event loops and put_lat's two polling threads need a CPU each, or every put takes milliseconds. */
     @Test
     void busyPollingIsRefusedWhereItsThreadsWouldShareCpus() {
-        assertEquals(null, PerfConfig.busyPollCrowded(2, 1, false, 2), "two workers' event loops on two CPUs");
-        assertEquals(null, PerfConfig.busyPollCrowded(2, 1, true, 4));
-        assertEquals(null, PerfConfig.busyPollCrowded(1, 2, false, 2), "--server: one worker, two loops");
-        String why = PerfConfig.busyPollCrowded(2, 1, true, 2);
-        assertTrue(why != null && why.contains("4 threads would spin here") && why.contains("on 2 CPU(s)"),
-                String.valueOf(why));
-        assertTrue(PerfConfig.busyPollCrowded(2, 2, false, 2) != null, "two workers of two event loops each");
+        String loops = "event loop(s)";
+        assertEquals(null, PerfConfig.busyPollCrowded(2, 1, loops, false, 2), "two workers' event loops on two CPUs");
+        assertEquals(null, PerfConfig.busyPollCrowded(2, 1, loops, true, 4));
+        assertEquals(null, PerfConfig.busyPollCrowded(1, 2, loops, false, 2), "--server: one worker, two loops");
+        String why = PerfConfig.busyPollCrowded(2, 1, loops, true, 2);
+        assertTrue(why != null && why.contains("4 threads would spin here (2 event loop(s), put_lat's pinger")
+                && why.contains("on 2 CPU(s)"), String.valueOf(why));
+        assertTrue(PerfConfig.busyPollCrowded(2, 2, loops, false, 2) != null, "two workers of two event loops each");
+        String ucx = PerfConfig.busyPollCrowded(2, 1, "progress thread(s)", true, 3);
+        assertTrue(ucx != null && ucx.contains("(2 progress thread(s), put_lat's"), String.valueOf(ucx));
         if (Runtime.getRuntime().availableProcessors() < 4) { // this machine is such a one: refused before any run
             StringWriter err = new StringWriter();
             CommandLine cl = new CommandLine(new PerfCommand());
             cl.setErr(new PrintWriter(err));
             assertEquals(2, cl.execute("--transport", "tcp", "--tests", "put_lat", "--busy-poll", "--no-progress"));
             assertTrue(err.toString().contains("would spin"), err.toString());
+            StringWriter ucxErr = new StringWriter();
+            CommandLine ucxCl = new CommandLine(new PerfCommand());
+            ucxCl.setErr(new PrintWriter(ucxErr));
+            assertEquals(2, ucxCl.execute("--transport", "ucx", "--tests", "put_lat", "--busy-poll", "--no-progress"));
+            assertTrue(ucxErr.toString().contains("progress thread(s)") && ucxErr.toString().contains("would spin"),
+                    ucxErr.toString());
         }
     }
 
