@@ -36,7 +36,8 @@ final class PerfPeers {
                     "fenceline.transport.tcp.tls.trust-store-password"));
         }
         Process p = pb.start();
-        return new PerfSession.Peer(p.getInputStream(), p.getOutputStream(), () -> { }, () -> {
+        // Each answer within the bound a --connect driver keeps: a child that hangs fails the run
+        return new PerfSession.Peer(new BoundedPipe(p, REPLY_TIMEOUT_MS), p.getOutputStream(), () -> { }, () -> {
             p.getOutputStream().close(); // the target serves until its stdin closes
             try {
                 if (!p.waitFor(20, java.util.concurrent.TimeUnit.SECONDS)) {
@@ -73,8 +74,9 @@ final class PerfPeers {
     }
 
     /**
-     * How long the driver waits for each answer of a --server after set-up (its compile time at once,
-     * FLUSHED within its own 30 s bounds of a flush and a close); the driver reads nothing else.
+     * How long the driver waits for each answer of a --server after set-up, or of its target process
+     * (its compile time at once, FLUSHED within its own 30 s bounds of a flush and a close); the
+     * driver reads nothing else.
      */
     static final int REPLY_TIMEOUT_MS = 120_000;
 

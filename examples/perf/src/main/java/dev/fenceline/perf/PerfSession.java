@@ -151,7 +151,7 @@ final class PerfSession implements AutoCloseable {
     private String fromTarget(String prefix) throws java.io.IOException {
         try {
             return PerfTarget.expect(target.in(), prefix);
-        } catch (java.net.SocketTimeoutException e) {
+        } catch (java.io.InterruptedIOException e) { // a socket's timeout, or a pipe's (BoundedPipe)
             targetSilent = true;
             throw e;
         }
