@@ -10,7 +10,9 @@ import java.util.concurrent.locks.LockSupport;
  * A target process's answers (its standard output), each read within a bound: a pipe has no read
  * timeout of its own, and a child that stops answering without exiting (hung in a native call, or
  * deadlocked) would hold the driver for ever. While nothing is there to read it looks at the pipe
- * every millisecond; the driver reads only a few lines a run, none while it measures.
+ * every millisecond; the driver reads only a few lines a run, none while it measures. The end of
+ * the stream is seen once the process has exited and its output is read; a child that closes its
+ * output and runs on costs the whole bound.
  */
 final class BoundedPipe extends InputStream {
     private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
@@ -31,8 +33,7 @@ final class BoundedPipe extends InputStream {
 
     @Override
     public int read() throws IOException {
-        awaitBytes();
-        return in.read();
+        return awaitBytes() > 0 ? in.read() : -1;
     }
 
     @Override
@@ -41,12 +42,13 @@ final class BoundedPipe extends InputStream {
             return 0;
         }
         int ready = awaitBytes();
-        return in.read(b, off, ready > 0 ? Math.min(len, ready) : len);
+        return ready > 0 ? in.read(b, off, Math.min(len, ready)) : -1;
     }
 
     /**
-     * @return the bytes readable without blocking, or 0 once the process has ended (a read then
-     *     returns what it left, or the end of the stream)
+     * @return the bytes readable without blocking, or 0 once the process has ended and left nothing
+     *     more (the end of the stream: a read of the pipe then could wait on a descendant that holds
+     *     its other end)
      * @throws InterruptedIOException if nothing came within the bound, or the thread was interrupted
      */
     private int awaitBytes() throws IOException {
@@ -54,7 +56,7 @@ final class BoundedPipe extends InputStream {
         int ready;
         while ((ready = in.available()) == 0) {
             if (!process.isAlive()) {
-                return 0;
+                return in.available(); // what it wrote before it ended, if that came in since the look
             }
             if (System.nanoTime() - deadline > 0) {
                 throw new InterruptedIOException("the target process (pid " + process.pid() + ") answered nothing"

@@ -136,11 +136,11 @@ public final class PerfCommand implements Callable<Integer> {
     boolean tls;
 
     @Option(names = "--busy-poll", description = "tcp: the event loops spin instead of sleeping in epoll_wait"
-            + " (fenceline.transport.tcp.busy-poll = on); ucx: the progress threads poll UCT without yielding"
-            + " (fenceline.transport.ucx.spin-passes = " + PerfConfig.UCX_BUSY_SPINS + "); as ucx_perftest's"
-            + " thread spins on its worker. Each spinning thread keeps a CPU busy, so only where each has one:"
-            + " refused where they and put_lat's two polling threads would outnumber this process's CPUs (on two,"
-            + " each put took milliseconds).")
+            + " (fenceline.transport.tcp.busy-poll = on); ucx: the progress threads poll UCT without yielding and"
+            + " answer each message at once (" + PerfConfig.UCX_BUSY_POLL + "); as ucx_perftest's thread spins on"
+            + " its worker. Each spinning thread keeps a CPU busy, so only where each has one: refused where they"
+            + " and put_lat's two polling threads would outnumber this process's CPUs (on two, each put took"
+            + " milliseconds).")
     boolean busyPoll;
 
     @Option(names = "--caller-progress", description = "put_lat: the pinger and the responder run their worker's"
@@ -447,12 +447,13 @@ public final class PerfCommand implements Callable<Integer> {
                 throw new CommandLine.ParameterException(spec.commandLine(), "--busy-poll is tcp's (its event loops)"
                         + " and ucx's (its progress threads); not for --transport " + transport);
             }
-            c = ConfigFactory.parseString(tcp ? "fenceline.transport.tcp.busy-poll = on"
-                    : "fenceline.transport.ucx.spin-passes = " + PerfConfig.UCX_BUSY_SPINS).withFallback(c);
+            c = ConfigFactory.parseString(tcp ? "fenceline.transport.tcp.busy-poll = on" : PerfConfig.UCX_BUSY_POLL)
+                    .withFallback(c);
             // A ucx worker has one progress thread; a tcp worker as many event loops as io-threads.
             String crowded = PerfConfig.busyPollCrowded(server == null && connect == null ? 2 : 1,
                     tcp ? c.getInt("fenceline.transport.tcp.io-threads") : 1, tcp ? "event loop(s)"
-                            : "progress thread(s)", putLat && server == null, Runtime.getRuntime().availableProcessors());
+                            : "progress thread(s)", putLat && server == null,
+                    Runtime.getRuntime().availableProcessors());
             if (crowded != null) {
                 throw new CommandLine.ParameterException(spec.commandLine(), crowded);
             }

@@ -119,11 +119,14 @@ final class PerfConfig {
     }
 
     /**
-     * The idle passes a ucx progress thread polls without yielding under {@code --busy-poll}: the most
-     * {@code spin-passes} takes, a second or more of polling after the last piece of work (a pass
-     * over UCT tcp is a system call), so that through a run it does not sleep.
+     * A ucx progress thread under {@code --busy-poll}: it polls without yielding, the most
+     * {@code spin-passes} takes where every iface has an event to sleep on and the busy-spin strategy
+     * where one has none (cma); and it answers each message at once. A thread that polls may still
+     * sleep in a long pause (a warm-up's compile wait), and from its first sleep on it would hold
+     * answers back: over UCT tcp a polling ping-pong measured slower so (docs/performance.md).
      */
-    static final int UCX_BUSY_SPINS = 1_000_000;
+    static final String UCX_BUSY_POLL = "fenceline.transport.ucx { spin-passes = 1000000, idle-strategy = busy-spin,"
+            + " answer-hold = 0 }";
 
     /**
      * Whether {@code --busy-poll} leaves a spinning thread on this machine without a CPU: then each

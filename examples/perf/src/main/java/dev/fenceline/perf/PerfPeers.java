@@ -36,7 +36,7 @@ final class PerfPeers {
                     "fenceline.transport.tcp.tls.trust-store-password"));
         }
         Process p = pb.start();
-        // Each answer within the bound a --connect driver keeps: a child that hangs fails the run
+        // Each answer within the bound a --connect driver keeps: a child that hangs fails the run.
         return new PerfSession.Peer(new BoundedPipe(p, REPLY_TIMEOUT_MS), p.getOutputStream(), () -> { }, () -> {
             p.getOutputStream().close(); // the target serves until its stdin closes
             try {

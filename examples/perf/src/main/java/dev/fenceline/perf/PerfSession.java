@@ -144,14 +144,17 @@ final class PerfSession implements AutoCloseable {
         }
     }
 
-    /** Set once an answer of the target did not come in time: closing asks it nothing more. */
+    /**
+     * Set once a wait for the target's answer ended without one (timed out, or interrupted): closing
+     * asks it nothing more.
+     */
     private boolean targetSilent;
 
     /** Reads the target's answer, a line starting with {@code prefix}; notes a read that timed out. */
     private String fromTarget(String prefix) throws java.io.IOException {
         try {
             return PerfTarget.expect(target.in(), prefix);
-        } catch (java.io.InterruptedIOException e) { // a socket's timeout, or a pipe's (BoundedPipe)
+        } catch (java.io.InterruptedIOException e) { // a socket's timeout, a pipe's (BoundedPipe), an interrupt
             targetSilent = true;
             throw e;
         }

@@ -63,7 +63,11 @@ class BoundedPipeTest {
             BoundedPipe in = new BoundedPipe(p, 60_000);
             Thread.currentThread().interrupt();
             try {
-                assertThrows(InterruptedIOException.class, in::read);
+                long start = System.nanoTime();
+                InterruptedIOException e = assertThrows(InterruptedIOException.class, in::read);
+                assertTrue(e.getMessage().startsWith("interrupted"), e.getMessage());
+                assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(10), "ended by the interrupt, not the"
+                        + " bound");
                 assertTrue(Thread.currentThread().isInterrupted(), "the interrupt is kept");
             } finally {
                 Thread.interrupted(); // cleared for the rest of this thread's tests

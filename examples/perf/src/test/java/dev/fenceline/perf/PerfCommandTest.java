@@ -251,21 +251,30 @@ class PerfCommandTest {
         assertTrue(err.toString().contains("--busy-poll is tcp's (its event loops) and ucx's"), err.toString());
     }
 
-    /** Over ucx, --busy-poll keeps the progress threads polling: the most spin-passes there is, and tcp's untouched. */
+    /**
+     * Over ucx, --busy-poll keeps the progress threads polling, with or without an event to sleep on
+     * (cma has none), and answering at once; tcp's setting untouched.
+     */
     @Test
     void busyPollingUcxSpinsItsProgressThreads() {
         PerfCommand cmd = new PerfCommand();
         new CommandLine(cmd).parseArgs("--transport", "ucx", "--tests", "am_lat", "--busy-poll");
         com.typesafe.config.Config c = cmd.config(false);
-        assertEquals(PerfConfig.UCX_BUSY_SPINS, c.getInt("fenceline.transport.ucx.spin-passes"));
+        assertEquals(1_000_000, c.getInt("fenceline.transport.ucx.spin-passes"));
+        assertEquals("busy-spin", c.getString("fenceline.transport.ucx.idle-strategy"));
+        assertEquals(java.time.Duration.ZERO, c.getDuration("fenceline.transport.ucx.answer-hold"));
         assertEquals(false, c.getBoolean("fenceline.transport.tcp.busy-poll"));
         PerfCommand plain = new PerfCommand();
         new CommandLine(plain).parseArgs("--transport", "ucx", "--tests", "am_lat");
-        assertEquals("auto", plain.config(false).getString("fenceline.transport.ucx.spin-passes"));
+        com.typesafe.config.Config d = plain.config(false);
+        assertEquals("auto", d.getString("fenceline.transport.ucx.spin-passes"));
+        assertEquals("backoff", d.getString("fenceline.transport.ucx.idle-strategy"));
         org.junit.jupiter.api.Assumptions.assumeTrue(dev.fenceline.transport.ucx.UcxNative.isAvailable(),
                 () -> "UCX: " + dev.fenceline.transport.ucx.UcxNative.unavailabilityCause());
-        String text = run("--transport", "ucx", "--ucx-tls", "posix", "--tests", "am_lat", "-n", "2000", "-w", "100",
-                "--completion", "implicit", "--busy-poll", "--no-progress");
+        // The default UCT transports, posix and cma (which has no event to sleep on): the transport
+        // takes every value, and the ping-pong runs
+        String text = run("--transport", "ucx", "--tests", "am_lat", "-n", "2000", "-w", "100", "--completion",
+                "implicit", "--busy-poll", "--no-progress");
         assertTrue(text.matches("(?s).*am_lat +ucx +8B +2000 +latency us: p50 .*"), text);
     }
 
