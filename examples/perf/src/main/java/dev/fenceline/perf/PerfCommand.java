@@ -442,21 +442,8 @@ public final class PerfCommand implements Callable<Integer> {
                 rails, tcpListen, server != null || connect != null, tls));
         rails = PerfConfig.rails(rails, tcpListen);
         if (busyPoll) {
-            boolean tcp = transport.equals("tcp");
-            if (!tcp && !transport.equals("ucx")) {
-                throw new CommandLine.ParameterException(spec.commandLine(), "--busy-poll is tcp's (its event loops)"
-                        + " and ucx's (its progress threads); not for --transport " + transport);
-            }
-            c = ConfigFactory.parseString(tcp ? "fenceline.transport.tcp.busy-poll = on" : PerfConfig.UCX_BUSY_POLL)
-                    .withFallback(c);
-            // A ucx worker has one progress thread; a tcp worker as many event loops as io-threads.
-            String crowded = PerfConfig.busyPollCrowded(server == null && connect == null ? 2 : 1,
-                    tcp ? c.getInt("fenceline.transport.tcp.io-threads") : 1, tcp ? "event loop(s)"
-                            : "progress thread(s)", putLat && server == null,
-                    Runtime.getRuntime().availableProcessors());
-            if (crowded != null) {
-                throw new CommandLine.ParameterException(spec.commandLine(), crowded);
-            }
+            c = PerfConfig.busyPoll(spec.commandLine(), c, transport, server == null && connect == null ? 2 : 1,
+                    putLat && server == null);
         }
         if (progressCpus != null && !progressCpus.isEmpty()) {
             if (cpusSetting() == null || progressCpus.size() > (processes == 2 ? 2 : 1)) {

@@ -129,6 +129,33 @@ final class PerfConfig {
             + " answer-hold = 0 }";
 
     /**
+     * {@code --busy-poll}'s settings over a configuration, where each spinning thread has a CPU.
+     *
+     * @param cl the command, for its usage errors
+     * @param c the configuration
+     * @param transport tcp or ucx (refused for others)
+     * @param workers the workers on this machine
+     * @param putLat whether put_lat runs here (its pinger and responder poll memory)
+     * @return the configuration with them
+     */
+    static Config busyPoll(CommandLine cl, Config c, String transport, int workers, boolean putLat) {
+        boolean tcp = transport.equals("tcp");
+        if (!tcp && !transport.equals("ucx")) {
+            throw new CommandLine.ParameterException(cl, "--busy-poll is tcp's (its event loops) and ucx's (its"
+                    + " progress threads); not for --transport " + transport);
+        }
+        Config busy = ConfigFactory.parseString(tcp ? "fenceline.transport.tcp.busy-poll = on" : UCX_BUSY_POLL)
+                .withFallback(c);
+        // A ucx worker has one progress thread; a tcp worker as many event loops as io-threads.
+        String crowded = busyPollCrowded(workers, tcp ? busy.getInt("fenceline.transport.tcp.io-threads") : 1,
+                tcp ? "event loop(s)" : "progress thread(s)", putLat, Runtime.getRuntime().availableProcessors());
+        if (crowded != null) {
+            throw new CommandLine.ParameterException(cl, crowded);
+        }
+        return busy;
+    }
+
+    /**
      * Whether {@code --busy-poll} leaves a spinning thread on this machine without a CPU: then each
      * waits for the others' time slices, milliseconds an operation (put_lat in one process on two
      * CPUs: 7.5 ms a put, its 10,000 warm-up puts 75 s).
