@@ -162,17 +162,12 @@ final class UcxTarget {
      * @param length its bytes
      */
     void onRequest(DirectBuffer data, int at, int length) {
-        Conn c = named(data, at, length, "a request");
+        Conn c = withHeader(data, at, length, "a request", UcxWire.REQUEST_HEADER);
         if (c == null) {
             return;
         }
         long conn = data.getLong(at + UcxWire.CONN);
         long token = data.getLong(at + UcxWire.TOKEN);
-        if (length < UcxWire.REQUEST_HEADER) {
-            nack(c, conn, token, new FencelineException("ucx: a request of " + length + " bytes, less than the "
-                    + UcxWire.REQUEST_HEADER + " of its header; not applied"));
-            return;
-        }
         int kind = data.getByte(at + UcxWire.KIND);
         if (kind == UcxWire.FLUSH) {
             reply(c, conn, token, UcxWire.FLUSHED, 0);
@@ -246,6 +241,23 @@ final class UcxTarget {
     }
 
     /**
+     * {@link #named}, then the message's header checked whole: one cut short is refused (NACKed).
+     *
+     * @param what the message's kind, for the log and the refusal
+     * @param header the bytes of its header
+     * @return the open connection it names, or null where it was dropped or refused
+     */
+    private Conn withHeader(DirectBuffer data, int at, int length, String what, int header) {
+        Conn c = named(data, at, length, what);
+        if (c != null && length < header) {
+            nack(c, data.getLong(at + UcxWire.CONN), data.getLong(at + UcxWire.TOKEN), new FencelineException("ucx: "
+                    + what + " of " + length + " bytes, less than the " + header + " of its header; not applied"));
+            return null;
+        }
+        return c;
+    }
+
+    /**
      * @param what the message's kind, for the log
      * @return the open connection a message names, or null where it is too short to name one and
      *     the token to answer, or names none open here (then it is dropped: nobody can be answered)
@@ -272,17 +284,12 @@ final class UcxTarget {
      * @param length its bytes
      */
     void onShortMessage(DirectBuffer data, int at, int length) {
-        Conn c = named(data, at, length, "a short message");
+        Conn c = withHeader(data, at, length, "a short message", UcxWire.SHORT_HEADER);
         if (c == null) {
             return;
         }
         long conn = data.getLong(at + UcxWire.CONN);
         long token = data.getLong(at + UcxWire.TOKEN);
-        if (length < UcxWire.SHORT_HEADER) {
-            nack(c, conn, token, new FencelineException("ucx: a short message of " + length + " bytes, less than the "
-                    + UcxWire.SHORT_HEADER + " of its header; not applied"));
-            return;
-        }
         if (assemblies.has(conn)) { // as a whole MESSAGE after parts: the sender broke its order
             assemblies.drop(conn);
             dropped("the parts of a message on connection " + Long.toHexString(conn) + ", followed by another's");
