@@ -104,10 +104,16 @@ final class UcxAcceptor {
             List<UcxChannel> channels = new ArrayList<>();
             List<UcxWireup.End> ends = new ArrayList<>();
             for (UcxWireup.Channel c : m.channels()) {
-                UcxChannel ch = c.mode() == UcxWireup.Mode.EXISTING ? peer.replyChannels.get(c.id())
-                        : make(peer, c, made);
+                UcxChannel ch = switch (c.mode()) {
+                    case EXISTING -> peer.replyChannels.get(c.id());
+                    case REVERSE -> peers.origin(c.id());
+                    case IFACE, ENDPOINT -> make(peer, c, made);
+                };
+                if (c.mode() == UcxWireup.Mode.REVERSE) {
+                    peers.bothWays(ch); // checked: this worker's, to the peer, between the named ifaces
+                }
                 channels.add(ch);
-                if (c.mode() != UcxWireup.Mode.EXISTING) {
+                if (c.mode().made()) {
                     ends.add(new UcxWireup.End(c.id(), c.mode() == UcxWireup.Mode.ENDPOINT ? ch.ep.address() : new byte[0]));
                 }
                 if (answer == null) {
@@ -179,7 +185,7 @@ final class UcxAcceptor {
         for (int i = 0; i < m.channels().size(); i++) {
             UcxWireup.Channel c = m.channels().get(i);
             checkChannel(peer, c, i == 0);
-            if (c.mode() != UcxWireup.Mode.EXISTING) {
+            if (c.mode().made()) {
                 if (!made.add(c.id())) {
                     throw new FencelineException("ucx: the CONNECT makes channel " + Long.toHexString(c.id()) + " twice");
                 }
@@ -196,6 +202,16 @@ final class UcxAcceptor {
      * @param answers whether the CONNECTED goes on it (the first): it must connect to the peer's iface
      */
     private void checkChannel(UcxPeer peer, UcxWireup.Channel c, boolean answers) {
+        if (c.mode() == UcxWireup.Mode.REVERSE) {
+            UcxChannel ours = peers.origin(c.id());
+            if (ours == null || ours.peer != peer || !ours.ready() || ours.mode != UcxWireup.Mode.IFACE
+                    || ours.ifaceIndex != c.targetIface() || ours.peerIface != c.originIface()) {
+                throw new FencelineException("ucx: the CONNECT names channel " + Long.toHexString(c.id())
+                        + " as this worker's, from its iface " + c.targetIface() + " to the peer's " + c.originIface()
+                        + ", which this worker does not have");
+            }
+            return; // to the peer's iface: its answer can go there
+        }
         UcxChannel known = peer.replyChannels.get(c.id());
         if (c.mode() == UcxWireup.Mode.EXISTING) {
             if (known == null || known.state == UcxChannel.State.FAILED || known.refused) {
@@ -264,6 +280,9 @@ final class UcxAcceptor {
             checkChannel(peer, first, true);
             if (first.mode() == UcxWireup.Mode.EXISTING) {
                 return peer.replyChannels.get(first.id());
+            }
+            if (first.mode() == UcxWireup.Mode.REVERSE) {
+                return peers.origin(first.id());
             }
             if (peers.replyChannels() >= settings.maxIncomingChannels() + REFUSAL_CHANNELS) {
                 return null;

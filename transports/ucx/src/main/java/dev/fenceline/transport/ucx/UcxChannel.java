@@ -7,8 +7,10 @@ import java.util.List;
 /**
  * One UCT endpoint between this worker and a peer worker, on one of this worker's ifaces: an origin
  * channel carries this worker's requests (its lanes share it), a target channel the replies to a
- * peer's requests. Channels are made at wireup and live until their peer fails or goes; progress
- * agent only.
+ * peer's requests. A channel to the peer's iface may do both ({@link #bothWays}): the first worker
+ * of a pair to connect dials it, and the other's lanes between the same two ifaces go on its end
+ * of it ({@link UcxWireup.Mode#REVERSE}). Channels are made at wireup and live until their peer
+ * fails or goes; progress agent only.
  */
 final class UcxChannel {
     /** Where a channel stands. */
@@ -30,7 +32,14 @@ final class UcxChannel {
     final int peerIface;
     final UctEndpoint ep;
     final UcxWireup.Mode mode;
+    /** Whether this worker dialed it (its id is this worker's), else the peer did. */
     final boolean origin;
+    /**
+     * Whether it carries both this worker's lanes and its replies to the peer's lanes: a channel
+     * the peer dialed that this worker's lanes use too, or one this worker dialed that the peer's
+     * lanes use too (their replies go on it). Its failure fails both.
+     */
+    boolean bothWays;
     State state;
     /** Lanes on this channel (origin channels). */
     final List<UcxLane> lanes = new ArrayList<>();
@@ -121,6 +130,7 @@ final class UcxChannel {
 
     @Override
     public String toString() {
-        return (origin ? "channel " : "reply channel ") + Long.toHexString(id) + " on " + iface + " to " + peer;
+        return (bothWays ? "two-way channel " : origin ? "channel " : "reply channel ") + Long.toHexString(id) + " on "
+                + iface + " to " + peer;
     }
 }

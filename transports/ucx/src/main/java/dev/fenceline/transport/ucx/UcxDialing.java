@@ -29,7 +29,7 @@ final class UcxDialing {
         this.channels = channels;
         List<UcxChannel> m = new ArrayList<>();
         for (int i = 0; i < channels.size(); i++) {
-            if (wired.get(i).mode() != UcxWireup.Mode.EXISTING) {
+            if (wired.get(i).mode().made()) {
                 m.add(channels.get(i));
             }
         }

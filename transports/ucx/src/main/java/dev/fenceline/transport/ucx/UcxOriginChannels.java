@@ -28,14 +28,26 @@ final class UcxOriginChannels {
         return channel(peer, c, mode, channels, wired, false);
     }
 
-    /** As above; {@code fresh}: a new channel even where one exists (a replacement's). */
+    /**
+     * As above; {@code fresh}: a new channel even where one exists (a replacement's). Where this
+     * worker has no channel of its own there, one the peer dialed between the same two ifaces
+     * serves ({@link UcxWireup.Mode#REVERSE}).
+     */
     UcxChannel channel(UcxPeer peer, Candidate c, UcxWireup.Mode mode, List<UcxChannel> channels,
             List<UcxWireup.Channel> wired, boolean fresh) {
         UcxChannel ch = fresh ? null : peer.originChannel(c.local(), mode);
+        if (ch == null && !fresh && mode == UcxWireup.Mode.IFACE) {
+            ch = reversible(peer, c);
+            if (ch != null) {
+                peers.bothWays(ch);
+            }
+        }
         if (ch != null) {
             if (!channels.contains(ch)) {
                 channels.add(ch);
-                wired.add(new UcxWireup.Channel(ch.id, c.local(), c.remote(), UcxWireup.Mode.EXISTING, new byte[0]));
+                wired.add(ch.origin ? new UcxWireup.Channel(ch.id, c.local(), c.remote(), UcxWireup.Mode.EXISTING,
+                        new byte[0]) : new UcxWireup.Channel(ch.id, ch.ifaceIndex, ch.peerIface,
+                        UcxWireup.Mode.REVERSE, new byte[0]));
             }
             return ch;
         }
@@ -54,6 +66,20 @@ final class UcxOriginChannels {
         channels.add(ch);
         wired.add(new UcxWireup.Channel(id, c.local(), c.remote(), mode, endpointAddress));
         return ch;
+    }
+
+    /**
+     * @return a ready channel the peer dialed from the candidate's iface there to its iface here, to
+     *     the peer's iface, that can carry this worker's lanes too; or null
+     */
+    private static UcxChannel reversible(UcxPeer peer, Candidate c) {
+        for (UcxChannel r : peer.replyChannels.values()) {
+            if (r.ifaceIndex == c.local() && r.peerIface == c.remote() && r.mode == UcxWireup.Mode.IFACE
+                    && r.ready() && !r.refused) {
+                return r;
+            }
+        }
+        return null;
     }
 
     /**

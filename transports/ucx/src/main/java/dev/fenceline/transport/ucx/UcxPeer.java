@@ -21,7 +21,10 @@ final class UcxPeer {
      * may be inside a check when the peer goes.
      */
     boolean tablePublished;
-    /** Channels carrying this worker's requests to the peer. */
+    /**
+     * Channels carrying this worker's requests to the peer: those it dialed, and those the peer
+     * dialed that carry them too ({@link UcxChannel#bothWays}, also among {@link #replyChannels}).
+     */
     final List<UcxChannel> originChannels = new ArrayList<>();
     /** Channels carrying this worker's replies to the peer's requests, by the peer's channel id. */
     final org.agrona.collections.Long2ObjectHashMap<UcxChannel> replyChannels =

@@ -149,16 +149,32 @@ final class UcxPeers {
         replies.put(ch.id, ch);
     }
 
+    /**
+     * A channel now carries both ways: where the peer dialed it, this worker's lanes go on it too
+     * (listed among the peer's origin channels, under the peer's id for it: this worker's ids stay
+     * its own); where this worker dialed it, its replies to the peer's lanes too.
+     *
+     * @param ch a ready channel to the peer's iface
+     */
+    void bothWays(UcxChannel ch) {
+        if (!ch.bothWays) {
+            ch.bothWays = true;
+            if (!ch.origin) {
+                ch.peer.originChannels.add(ch);
+            }
+        }
+    }
+
     /** @param ch a channel that failed or was dropped: no longer listed or known */
     void remove(UcxChannel ch) {
         byEndpoint.remove(ch.ep.handle);
         if (ch.origin) {
             origins.remove(ch.id);
-            ch.peer.originChannels.remove(ch);
         } else {
             replies.remove(ch.id);
             ch.peer.replyChannels.remove(ch.id);
         }
+        ch.peer.originChannels.remove(ch);
     }
 
     /** @return this worker's ends of the channels peers dialed, open now */
@@ -191,7 +207,11 @@ final class UcxPeers {
     List<UcxChannel> allChannels() {
         List<UcxChannel> all = new ArrayList<>();
         for (UcxPeer p : peers.values()) {
-            all.addAll(p.originChannels);
+            for (UcxChannel c : p.originChannels) {
+                if (c.origin) { // one the peer dialed is among its reply channels
+                    all.add(c);
+                }
+            }
             p.replyChannels.values().forEach(all::add);
         }
         return all;

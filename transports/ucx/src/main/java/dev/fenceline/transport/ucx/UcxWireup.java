@@ -35,9 +35,10 @@ final class UcxWireup {
     /**
      * The wire protocol's version, in every worker address and CONNECT: 2, a request's flags and
      * EXPEDITE, several answers in one reply message; 3, the address carries it (an origin refuses a
-     * target of another version before it sends anything); 4, SHORT MESSAGE (UCT message id 4).
+     * target of another version before it sends anything); 4, SHORT MESSAGE (UCT message id 4); 5,
+     * a channel the target dialed carries the origin's lanes too ({@link Mode#REVERSE}).
      */
-    static final byte VERSION = 4;
+    static final byte VERSION = 5;
 
     /** More channels than a connect names: one per iface. */
     static final int MAX_CHANNELS = UcxAddress.MAX_IFACES;
@@ -59,7 +60,20 @@ final class UcxWireup {
         /** Endpoint to endpoint: connected to the origin endpoint whose address comes along. */
         ENDPOINT,
         /** Set up by an earlier connect of the same origin. */
-        EXISTING
+        EXISTING,
+        /**
+         * The target's own channel to the origin (the target dialed it, to the origin's iface): the
+         * origin's end of it carries the origin's lanes too, and the target answers them on it, so
+         * that both workers' requests and answers between the two ifaces share one UCT endpoint on
+         * each side (over tcp one connection, whose messages each way carry the other way's
+         * acknowledgements).
+         */
+        REVERSE;
+
+        /** @return whether the target makes its end of the channel for this connect */
+        boolean made() {
+            return this == IFACE || this == ENDPOINT;
+        }
     }
 
     /**

@@ -230,7 +230,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
                     was.mode, channels, wired, true);
         } catch (FencelineException e) {
             for (int i = 0; i < channels.size(); i++) {
-                if (wired.get(i).mode() != UcxWireup.Mode.EXISTING) {
+                if (wired.get(i).mode().made()) {
                     origins.drop(channels.get(i)); // made for this attempt, and used by nothing
                 }
             }
@@ -462,7 +462,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
     /** Forgets a failed channel's bookkeeping (the agent failed its lanes). */
     void forgetChannel(UcxChannel ch) {
         peers.remove(ch);
-        if (!ch.origin) {
+        if (!ch.origin || ch.bothWays) {
             target.lost(ch);
         }
         checkDials();

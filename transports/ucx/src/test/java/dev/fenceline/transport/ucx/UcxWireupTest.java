@@ -18,7 +18,8 @@ class UcxWireupTest {
         return new UcxWireup.Connect(77, new UUID(1, 2), new byte[] {9, 8, 7},
                 List.of(new UcxWireup.Channel(11, 0, 1, UcxWireup.Mode.IFACE, new byte[0]),
                         new UcxWireup.Channel(12, 2, 0, UcxWireup.Mode.ENDPOINT, new byte[] {5, 5, 5, 5}),
-                        new UcxWireup.Channel(13, 1, 1, UcxWireup.Mode.EXISTING, new byte[0])),
+                        new UcxWireup.Channel(13, 1, 1, UcxWireup.Mode.EXISTING, new byte[0]),
+                        new UcxWireup.Channel(14, 0, 0, UcxWireup.Mode.REVERSE, new byte[0])),
                 List.of(new UcxWireup.Lane(-1L, 0), new UcxWireup.Lane(42L, 2)));
     }
 
@@ -45,6 +46,7 @@ class UcxWireupTest {
         assertEquals(new UUID(1, 2), c.worker());
         assertEquals(UcxWireup.Mode.ENDPOINT, c.channels().get(1).mode());
         assertArrayEquals(new byte[] {5, 5, 5, 5}, c.channels().get(1).endpoint());
+        assertEquals(UcxWireup.Mode.REVERSE, c.channels().get(3).mode());
         assertEquals(42L, c.lanes().get(1).conn());
         UcxWireup.Leaving l = (UcxWireup.Leaving) decode(UcxWireup.encode(new UcxWireup.Leaving(new UUID(3, 4), 12)));
         assertEquals(new UUID(3, 4), l.worker());
@@ -79,8 +81,8 @@ class UcxWireupTest {
         none[channels] = 0;
         assertTrue(assertThrows(FencelineException.class, () -> decode(none)).getMessage().contains("0 channels"));
         byte[] mode = good.clone();
-        mode[channels + 1 + 8 + 2] = 3;
-        assertTrue(assertThrows(FencelineException.class, () -> decode(mode)).getMessage().contains("unknown mode 3"));
+        mode[channels + 1 + 8 + 2] = 4;
+        assertTrue(assertThrows(FencelineException.class, () -> decode(mode)).getMessage().contains("unknown mode 4"));
         byte[] iface = good.clone();
         iface[channels + 1 + 8] = (byte) 200;
         assertTrue(assertThrows(FencelineException.class, () -> decode(iface)).getMessage().contains("malformed"));
@@ -88,9 +90,9 @@ class UcxWireupTest {
         lanes[good.length - 2 * 9 - 1] = 65;
         assertTrue(assertThrows(FencelineException.class, () -> decode(lanes)).getMessage().contains("65 lanes"));
         byte[] laneChannel = good.clone();
-        laneChannel[good.length - 1] = 3;
+        laneChannel[good.length - 1] = 4;
         assertTrue(assertThrows(FencelineException.class, () -> decode(laneChannel)).getMessage()
-                .contains("lane on channel 3"));
+                .contains("lane on channel 4"));
         byte[] endpoint = ByteBuffer.allocate(12).put((byte) 2).putLong(1).put((byte) 1).putShort((short) 0)
                 .array(); // a CONNECTED whose one end is cut short
         assertThrows(FencelineException.class, () -> decode(endpoint));
