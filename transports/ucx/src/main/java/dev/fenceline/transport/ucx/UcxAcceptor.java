@@ -277,12 +277,19 @@ final class UcxAcceptor {
      */
     private UcxChannel refusalChannel(UcxPeer peer, UcxWireup.Channel first, List<UcxChannel> made) {
         try {
+            if (first.mode() == UcxWireup.Mode.REVERSE) {
+                UcxChannel ours = peers.origin(first.id());
+                if (ours != null && ours.peer == peer && ours.ready()) {
+                    return ours;
+                }
+                // Not this worker's (a third may have made it at the sender in this one's name): the
+                // refusal goes on a reply endpoint of its own, so that the sender dials again at once.
+                first = new UcxWireup.Channel(first.id(), first.originIface(), first.targetIface(),
+                        UcxWireup.Mode.IFACE, new byte[0]);
+            }
             checkChannel(peer, first, true);
             if (first.mode() == UcxWireup.Mode.EXISTING) {
                 return peer.replyChannels.get(first.id());
-            }
-            if (first.mode() == UcxWireup.Mode.REVERSE) {
-                return peers.origin(first.id());
             }
             if (peers.replyChannels() >= settings.maxIncomingChannels() + REFUSAL_CHANNELS) {
                 return null;

@@ -40,6 +40,12 @@ final class UcxChannel {
      * lanes use too (their replies go on it). Its failure fails both.
      */
     boolean bothWays;
+    /**
+     * A channel the peer dialed that a refused connect named for this worker's lanes, before the
+     * peer ever took it: it is never named so again (UCT does not say who sent a CONNECT, so a third
+     * worker may have made it here in the peer's name).
+     */
+    boolean noReverse;
     State state;
     /** Lanes on this channel (origin channels). */
     final List<UcxLane> lanes = new ArrayList<>();

@@ -39,7 +39,7 @@ final class UcxOriginChannels {
         if (ch == null && !fresh && mode == UcxWireup.Mode.IFACE) {
             ch = reversible(peer, c);
             if (ch != null) {
-                peers.bothWays(ch);
+                peers.reverse(ch);
             }
         }
         if (ch != null) {
@@ -75,7 +75,7 @@ final class UcxOriginChannels {
     private static UcxChannel reversible(UcxPeer peer, Candidate c) {
         for (UcxChannel r : peer.replyChannels.values()) {
             if (r.ifaceIndex == c.local() && r.peerIface == c.remote() && r.mode == UcxWireup.Mode.IFACE
-                    && r.ready() && !r.refused) {
+                    && r.ready() && !r.refused && !r.noReverse) {
                 return r;
             }
         }

@@ -150,18 +150,41 @@ final class UcxPeers {
     }
 
     /**
-     * A channel now carries both ways: where the peer dialed it, this worker's lanes go on it too
-     * (listed among the peer's origin channels, under the peer's id for it: this worker's ids stay
-     * its own); where this worker dialed it, its replies to the peer's lanes too.
+     * This worker's lanes go on a channel the peer dialed (a CONNECT names it REVERSE): listed among
+     * the peer's origin channels, under the peer's id for it (this worker's ids stay its own), until
+     * the peer takes it ({@link #bothWays}) or refuses ({@link #neverReverse}).
      *
-     * @param ch a ready channel to the peer's iface
+     * @param ch a ready channel the peer dialed, to its iface
+     */
+    void reverse(UcxChannel ch) {
+        if (!ch.peer.originChannels.contains(ch)) {
+            ch.peer.originChannels.add(ch);
+        }
+    }
+
+    /**
+     * A channel carries both ways: one this worker dialed whose peer's lanes go on it too (their
+     * answers go on it), or one the peer dialed that it took for this worker's lanes.
+     *
+     * @param ch the channel
      */
     void bothWays(UcxChannel ch) {
-        if (!ch.bothWays) {
-            ch.bothWays = true;
-            if (!ch.origin) {
-                ch.peer.originChannels.add(ch);
-            }
+        ch.bothWays = true;
+        if (!ch.origin) {
+            reverse(ch);
+        }
+    }
+
+    /**
+     * A channel the peer dialed that it did not take for this worker's lanes: it carries none of
+     * them from now on (those on it already fail with the connect that named it).
+     *
+     * @param ch a reply channel
+     */
+    void neverReverse(UcxChannel ch) {
+        ch.noReverse = true;
+        if (ch.lanes.isEmpty()) {
+            ch.peer.originChannels.remove(ch);
         }
     }
 

@@ -152,7 +152,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
             l.channel.lanes.add(l);
         }
         long onWire = wireId();
-        dials.put(onWire, new UcxDialing(d.dial(), peer, made, channels, wired, null, false));
+        dials.put(onWire, new UcxDialing(d.dial(), peer, made, channels, wired, null, false, d));
         send(wireup, new UcxWireup.Connect(onWire, workerId, localAddress, wired, lanesOut));
     }
 
@@ -240,7 +240,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         lanes.put(next.conn, next);
         fresh.lanes.add(next);
         long onWire = wireId();
-        dials.put(onWire, new UcxDialing(dial, peer, List.of(next), channels, wired, old, recovering));
+        dials.put(onWire, new UcxDialing(dial, peer, List.of(next), channels, wired, old, recovering, null));
         send(wireup, new UcxWireup.Connect(onWire, workerId, localAddress, wired,
                 List.of(new UcxWireup.Lane(next.conn, channels.indexOf(fresh)))));
     }
@@ -289,6 +289,9 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
                                 + " that made " + ch + ": " + printable(r.reason())), false);
                     }
                 }
+                if (unproven(d)) {
+                    return; // dialed again, on channels of its own
+                }
                 if (d.replaces == null) {
                     reports.dialFailed(d.dial, new EndpointFailedException("ucx: " + d.peer + " refused the connect: "
                             + printable(r.reason())));
@@ -318,6 +321,35 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         }
     }
 
+    /**
+     * A refused connect named channels the peer dialed (REVERSE) that it never took as its own: UCT
+     * does not say who sent a CONNECT, so a third worker may have made one of them here in the peer's
+     * name. None of those the peer has not taken carries this worker's lanes from now on, and an
+     * endpoint's connect is dialed again at once, on channels of its own.
+     *
+     * @return whether the connect was dialed again
+     */
+    private boolean unproven(UcxDialing d) {
+        boolean any = false;
+        for (UcxChannel ch : d.reversed) {
+            any |= !ch.bothWays;
+        }
+        if (!any) {
+            return false;
+        }
+        for (UcxChannel ch : List.copyOf(d.peer.replyChannels.values())) {
+            if (!ch.bothWays) {
+                peers.neverReverse(ch);
+            }
+        }
+        if (d.command == null) {
+            return false;
+        }
+        LOG.debug("ucx {}: {} refused a connect on a channel it dialed; dialing again", workerName, d.peer);
+        dial(d.command);
+        return true;
+    }
+
     /** Tells every peer this worker is closing ({@link UcxLeaving#leaving}). */
     void leaving() {
         leaving.leaving();
@@ -334,6 +366,9 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
             return; // abandoned (timed out), or a peer repeating itself
         }
         d.answered = true;
+        for (UcxChannel ch : d.reversed) {
+            peers.bothWays(ch); // the peer took it as its own: its LEAVING naming it parts the two
+        }
         for (UcxWireup.End e : m.ends()) {
             UcxChannel ch = peers.origin(e.id());
             if (ch == null || !d.channels.contains(ch) || ch.state != UcxChannel.State.WIRING) {

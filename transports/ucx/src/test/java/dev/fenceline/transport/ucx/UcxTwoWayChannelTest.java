@@ -177,6 +177,46 @@ class UcxTwoWayChannelTest {
         }
     }
 
+    /**
+     * A third worker (c) makes a channel at a in d's name (a CONNECT naming d, which c sent): a's
+     * connect to d names it REVERSE, d refuses it as not its own, and a dials again at once on a
+     * channel of its own. The connect succeeds, and the planted channel carries none of a's lanes.
+     */
+    @Test
+    void aChannelMadeInThePeersNameCostsARefusalNotTheConnect() throws Exception {
+        try (Fenceline f = WireupForgery.posix()) {
+            WireupForgery g = WireupForgery.open(f);
+            Worker d = await(f.newWorker("d"));
+            d.setActiveMessageHandler(1, (h, p) -> { });
+            java.util.UUID dId = d.address().workerId();
+            long planted = 0x9_1A47EDL;
+            g.send(new UcxWireup.Connect(400, dId, d.address().transportAddress("ucx"),
+                    List.of(new UcxWireup.Channel(planted, g.toA().ifaceIndex, g.toA().peerIface, UcxWireup.Mode.IFACE,
+                            new byte[0])), List.of(new UcxWireup.Lane(0x8000L, 0))));
+            boolean made = g.atA(w -> plantedAt(w, dId, planted) != null);
+            assertTrue(made, "a made the channel, as d's");
+
+            long start = System.nanoTime();
+            Endpoint ad = await(g.a().connect(d.address()));
+            await(ad.sendActiveMessage(1, null, null));
+            long ms = (System.nanoTime() - start) / 1_000_000;
+            UcxLane lane = UcxLane.byId(ad.lanes().get(0).connectionId());
+            assertTrue(lane != null, "a's UCT lane to d is live");
+            boolean own = g.atA(w -> lane.channel.origin && lane.channel.id != planted);
+            assertTrue(own, "a's lane goes on a channel a dialed");
+            boolean never = g.atA(w -> plantedAt(w, dId, planted).noReverse
+                    && !lane.channel.peer.originChannels.contains(plantedAt(w, dId, planted)));
+            assertTrue(never, "the planted channel carries none of a's lanes from now on");
+            assertTrue(ms < 4_000, "the connect took " + ms + " ms: dialed again at the refusal, not at a timeout");
+        }
+    }
+
+    /** @return a's reply channel of that id for the worker, or null */
+    private static UcxChannel plantedAt(UcxWiring w, java.util.UUID worker, long id) {
+        UcxPeer p = w.peerOf(worker);
+        return p == null ? null : p.replyChannels.get(id);
+    }
+
     private static boolean open(UcxWiring w, long conn) {
         try {
             java.lang.reflect.Field f = UcxWiring.class.getDeclaredField("target");
