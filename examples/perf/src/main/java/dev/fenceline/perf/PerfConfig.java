@@ -121,12 +121,10 @@ final class PerfConfig {
     /**
      * A ucx progress thread under {@code --busy-poll}: it polls without yielding, the most
      * {@code spin-passes} takes where every iface has an event to sleep on and the busy-spin strategy
-     * where one has none (cma); and it answers each message at once. A thread that polls may still
-     * sleep in a long pause (a warm-up's compile wait), and from its first sleep on it would hold
-     * answers back: over UCT tcp a polling ping-pong measured slower so (docs/performance.md).
+     * where one has none (cma). It holds answers as a sleeping one does (its passes keep their
+     * deadline): over UCT tcp the messages the other way carry them.
      */
-    static final String UCX_BUSY_POLL = "fenceline.transport.ucx { spin-passes = 1000000, idle-strategy = busy-spin,"
-            + " answer-hold = 0 }";
+    static final String UCX_BUSY_POLL = "fenceline.transport.ucx { spin-passes = 1000000, idle-strategy = busy-spin }";
 
     /**
      * {@code --busy-poll}'s settings over a configuration, where each spinning thread has a CPU.

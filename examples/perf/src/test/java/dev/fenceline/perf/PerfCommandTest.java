@@ -253,7 +253,7 @@ class PerfCommandTest {
 
     /**
      * Over ucx, --busy-poll keeps the progress threads polling, with or without an event to sleep on
-     * (cma has none), and answering at once; tcp's setting untouched.
+     * (cma has none), holding answers as by default; tcp's setting untouched.
      */
     @Test
     void busyPollingUcxSpinsItsProgressThreads() {
@@ -262,7 +262,7 @@ class PerfCommandTest {
         com.typesafe.config.Config c = cmd.config(false);
         assertEquals(1_000_000, c.getInt("fenceline.transport.ucx.spin-passes"));
         assertEquals("busy-spin", c.getString("fenceline.transport.ucx.idle-strategy"));
-        assertEquals(java.time.Duration.ZERO, c.getDuration("fenceline.transport.ucx.answer-hold"));
+        assertEquals(java.time.Duration.ofNanos(50_000), c.getDuration("fenceline.transport.ucx.answer-hold"));
         assertEquals(false, c.getBoolean("fenceline.transport.tcp.busy-poll"));
         PerfCommand plain = new PerfCommand();
         new CommandLine(plain).parseArgs("--transport", "ucx", "--tests", "am_lat");

@@ -36,6 +36,15 @@ public interface Wakeup {
     }
 
     /**
+     * Called once, before the agent's first pass, where the agent runs on a thread of its own that
+     * idles through this wake-up: every wait of that thread is then an {@link #await} the agent
+     * bounds itself, so the agent may keep deadlines of its own between passes (a thread shared with
+     * other agents parks as its idle strategy says, whatever the agent holds). Default: nothing.
+     */
+    default void ownThread() {
+    }
+
+    /**
      * The longest single wait, given the bound the runtime is configured with
      * ({@code fenceline.progress.idle-park-max}): that bound keeps the cost of a missed event small.
      * A backend that is told of every piece of work for its agent, so that no event is missed, may

@@ -84,6 +84,7 @@ public final class ProgressRunners implements AutoCloseable {
                         : threading == Threading.SHARED ? shared : a.idle();
                 if (a.wakeup() != null) {
                     r.wakeups.add(a.wakeup());
+                    a.wakeup().ownThread();
                 }
                 Guarded g = new Guarded(a.agent());
                 r.run("fenceline-progress-" + name + "-" + a.agent().roleName(), g, List.of(g), idle, a.wakeup());

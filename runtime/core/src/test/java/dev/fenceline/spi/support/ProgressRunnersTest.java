@@ -94,7 +94,13 @@ class ProgressRunnersTest {
     private static class CountingWakeup implements dev.fenceline.spi.Wakeup {
         final java.util.concurrent.Semaphore events = new java.util.concurrent.Semaphore(0);
         final java.util.concurrent.atomic.AtomicInteger waits = new java.util.concurrent.atomic.AtomicInteger();
+        final java.util.concurrent.atomic.AtomicInteger ownThreads = new java.util.concurrent.atomic.AtomicInteger();
         volatile long lastTimeout;
+
+        @Override
+        public void ownThread() {
+            ownThreads.incrementAndGet();
+        }
 
         @Override
         public void await(long timeoutNanos) {
@@ -111,6 +117,44 @@ class ProgressRunnersTest {
         @Override
         public void wake() {
             events.release();
+        }
+    }
+
+    /**
+     * An agent with a wake-up that runs on a thread of its own is told so once, before its first
+     * pass (it may then keep deadlines of its own); one that shares a thread with another is not.
+     */
+    @Test
+    void anAgentWithAThreadOfItsOwnIsToldSoBeforeItsFirstPass() throws Exception {
+        for (ProgressRunners.Threading threading : ProgressRunners.Threading.values()) {
+            CountingWakeup wakeup = new CountingWakeup();
+            AtomicInteger toldAtFirstPass = new AtomicInteger(-1);
+            Agent agent = new Agent() {
+                @Override
+                public int doWork() {
+                    toldAtFirstPass.compareAndSet(-1, wakeup.ownThreads.get());
+                    return 0;
+                }
+
+                @Override
+                public String roleName() {
+                    return "uct";
+                }
+            };
+            Counting other = new Counting("inbox");
+            try (ProgressRunners r = ProgressRunners.start("w8", List.of(new ProgressAgent(agent,
+                    new org.agrona.concurrent.BusySpinIdleStrategy(), wakeup), new ProgressAgent(other,
+                    new YieldingIdleStrategy())), threading, new YieldingIdleStrategy(), TimeUnit.MILLISECONDS.toNanos(1))) {
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                while (toldAtFirstPass.get() < 0) {
+                    assertTrue(System.nanoTime() < deadline, threading + ": the agent never ran");
+                    Thread.onSpinWait();
+                }
+                int expected = threading == ProgressRunners.Threading.DEDICATED ? 1 : 0;
+                assertEquals(expected == 1 ? 2 : 1, r.threads(), threading + ": its threads");
+                assertEquals(expected, toldAtFirstPass.get(), threading + ": told at its first pass");
+                assertEquals(expected, wakeup.ownThreads.get(), threading + ": told once, or never");
+            }
         }
     }
 

@@ -164,11 +164,18 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup, dev.fenceline.sp
         }
     }
 
+    /**
+     * On a thread of its own the agent keeps a held answer's deadline, polling (each pass releases
+     * what is due) or sleeping here (no longer than the deadline); a shared thread's idle strategy
+     * would park past it. So only such an agent holds answers.
+     */
+    @Override
+    public void ownThread() {
+        target.answers().holdFromNowOn();
+    }
+
     @Override
     public void await(long timeoutNanos) {
-        // Only an agent sleeping here, on its own thread, keeps a held answer's deadline: a shared
-        // thread's idle strategy would park past it. So answers are held from the first sleep on.
-        target.answers().holdFromNowOn();
         sleeping.set(true);
         try {
             if (!operations.isEmpty() || !control.isEmpty() || closed) {

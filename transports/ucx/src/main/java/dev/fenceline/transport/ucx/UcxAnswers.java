@@ -88,7 +88,7 @@ final class UcxAnswers {
         held.forget(conn);
     }
 
-    /** From now on ACKs may be held back (the agent sleeps on its own thread, no longer than their deadline). */
+    /** From now on ACKs may be held back (the agent runs on its own thread, which keeps their deadline). */
     void holdFromNowOn() {
         held.enable();
     }

@@ -54,8 +54,8 @@ final class UcxHeldAnswers {
     }
 
     /**
-     * Answers are held only once enabled: by the agent when it sleeps on its own thread, where it
-     * wakes for the deadline ({@link UcxAgent#await}).
+     * Answers are held only once enabled: by an agent on a thread of its own, which releases them
+     * at the deadline whether it polls or sleeps ({@link UcxAgent#ownThread}).
      */
     void enable() {
         enabled = holdNanos > 0;

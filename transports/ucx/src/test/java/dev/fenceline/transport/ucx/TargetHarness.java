@@ -31,7 +31,7 @@ final class TargetHarness {
 
     TargetHarness() {
         target.open(CONN, new UcxTarget.Conn(peer, null));
-        target.answers().holdFromNowOn(); // as an agent does once it sleeps on its own thread
+        target.answers().holdFromNowOn(); // as an agent on a thread of its own does
     }
 
     /** A well-formed request's header; the caller adds data and sends {@code length} bytes. */
