@@ -50,6 +50,16 @@ final class UcxPeer {
         return originChannels.isEmpty() && replyChannels.isEmpty() && incoming == 0;
     }
 
+    /** @return a ready origin channel to the peer's iface that carries messages (for wireup), or null */
+    UcxChannel wireupChannel() {
+        for (UcxChannel c : originChannels) {
+            if (c.ready() && c.mode == UcxWireup.Mode.IFACE && c.iface.attributes().has(UctIfaceAttributes.AM_BCOPY)) {
+                return c;
+            }
+        }
+        return null;
+    }
+
     /** @return a ready or wiring origin channel on the iface in that mode, or null */
     UcxChannel originChannel(int ifaceIndex, UcxWireup.Mode mode) {
         for (UcxChannel c : originChannels) {

@@ -176,12 +176,32 @@ final class UcxPeers {
     }
 
     /**
+     * A refused connect named channels the peer dialed: if it never took one of them, none of the
+     * peer's channels it has not taken carries this worker's lanes from now on ({@link #neverReverse}).
+     *
+     * @param reversed the channels the connect named REVERSE
+     * @param peer the peer that refused it
+     * @return whether one of them was not taken
+     */
+    boolean refusedUnproven(List<UcxChannel> reversed, UcxPeer peer) {
+        if (reversed.stream().allMatch(ch -> ch.bothWays)) {
+            return false;
+        }
+        for (UcxChannel ch : List.copyOf(peer.replyChannels.values())) {
+            if (!ch.bothWays) {
+                neverReverse(ch);
+            }
+        }
+        return true;
+    }
+
+    /**
      * A channel the peer dialed that it did not take for this worker's lanes: it carries none of
      * them from now on (those on it already fail with the connect that named it).
      *
      * @param ch a reply channel
      */
-    void neverReverse(UcxChannel ch) {
+    private void neverReverse(UcxChannel ch) {
         ch.noReverse = true;
         if (ch.lanes.isEmpty()) {
             ch.peer.originChannels.remove(ch);

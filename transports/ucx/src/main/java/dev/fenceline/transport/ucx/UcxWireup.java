@@ -53,6 +53,12 @@ final class UcxWireup {
     sealed interface Message {
     }
 
+    /** @return a peer's text (a refusal's reason) as it may go into this worker's log: cut short, no control characters */
+    static String printable(String s) {
+        String cut = s.length() > 200 ? s.substring(0, 200) + "..." : s;
+        return cut.replaceAll("\\p{Cntrl}", "?");
+    }
+
     /** How the target makes its end of a channel. */
     enum Mode {
         /** To the origin's iface: a reply endpoint of its own. */

@@ -124,7 +124,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         List<Planned> plan = planner.plan(candidates, peer);
         if (plan.isEmpty()) {
             throw new EndpointFailedException("ucx: no transport of " + settings.tls() + " on this worker reaches "
-                    + d.peer() + " (its ifaces: " + names(peer.address) + "; here: " + ifaces + ")");
+                    + d.peer() + " (its ifaces: " + peer.address.ifaceNames() + "; here: " + ifaces + ")");
         }
         Candidate wire = UcxLanePlanner.wireupCandidate(candidates);
         if (wire == null) {
@@ -156,12 +156,6 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         send(wireup, new UcxWireup.Connect(onWire, workerId, localAddress, wired, lanesOut));
     }
 
-    private static String names(UcxAddress a) {
-        List<String> out = new ArrayList<>();
-        a.ifaces().forEach(i -> out.add(i.transport() + "/" + i.device()));
-        return out.toString();
-    }
-
     /**
      * Puts a new connection behind a lane's slot: a new channel on the same iface and a new
      * connection id, wired up as a connect is; once both are up, the lane's endpoint hears
@@ -175,14 +169,8 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         if (lanes.get(old.conn) != old || was.state != UcxChannel.State.READY) {
             return; // gone, or failing: its failure is reported instead
         }
-        Candidate wire = null;
-        for (UcxChannel c : was.peer.originChannels) {
-            UctIfaceAttributes a = c.iface.attributes();
-            if (c.ready() && c.mode == UcxWireup.Mode.IFACE && a.has(UctIfaceAttributes.AM_BCOPY)) {
-                wire = new Candidate(c.ifaceIndex, c.peerIface, c.iface);
-                break;
-            }
-        }
+        UcxChannel carrier = was.peer.wireupChannel();
+        Candidate wire = carrier == null ? null : new Candidate(carrier.ifaceIndex, carrier.peerIface, carrier.iface);
         if (wire == null) {
             LOG.warn("ucx {}: no wireup channel to {} is up; {} is not replaced", workerName, was.peer, old);
             return;
@@ -286,7 +274,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
                         origins.drop(ch);
                     } else { // another connect's lanes went on it meanwhile: they cannot live there
                         agent.channelFailed(ch, new EndpointFailedException("ucx: " + d.peer + " refused the connect"
-                                + " that made " + ch + ": " + printable(r.reason())), false);
+                                + " that made " + ch + ": " + UcxWireup.printable(r.reason())), false);
                     }
                 }
                 if (unproven(d)) {
@@ -294,12 +282,12 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
                 }
                 if (d.replaces == null) {
                     reports.dialFailed(d.dial, new EndpointFailedException("ucx: " + d.peer + " refused the connect: "
-                            + printable(r.reason())));
+                            + UcxWireup.printable(r.reason())));
                 } else if (d.recovery) {
-                    recovery.failed(d.replaces, "refused: " + printable(r.reason()));
+                    recovery.failed(d.replaces, "refused: " + UcxWireup.printable(r.reason()));
                 } else {
                     LOG.warn("ucx {}: {} refused the replacement of {}: {}", workerName, d.peer, d.replaces,
-                            printable(r.reason()));
+                            UcxWireup.printable(r.reason()));
                 }
             }
         } else if (m instanceof UcxWireup.Hello h) {
@@ -330,19 +318,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
      * @return whether the connect was dialed again
      */
     private boolean unproven(UcxDialing d) {
-        boolean any = false;
-        for (UcxChannel ch : d.reversed) {
-            any |= !ch.bothWays;
-        }
-        if (!any) {
-            return false;
-        }
-        for (UcxChannel ch : List.copyOf(d.peer.replyChannels.values())) {
-            if (!ch.bothWays) {
-                peers.neverReverse(ch);
-            }
-        }
-        if (d.command == null) {
+        if (!peers.refusedUnproven(d.reversed, d.peer) || d.command == null) {
             return false;
         }
         LOG.debug("ucx {}: {} refused a connect on a channel it dialed; dialing again", workerName, d.peer);
@@ -353,11 +329,6 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
     /** Tells every peer this worker is closing ({@link UcxLeaving#leaving}). */
     void leaving() {
         leaving.leaving();
-    }
-
-    private static String printable(String s) {
-        String cut = s.length() > 200 ? s.substring(0, 200) + "..." : s;
-        return cut.replaceAll("\\p{Cntrl}", "?");
     }
 
     private void onConnected(UcxWireup.Connected m) {
@@ -479,13 +450,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
     void bye(UcxLane lane) {
         UcxChannel ch = lane.channel;
         if (!ch.iface.attributes().has(UctIfaceAttributes.AM_BCOPY) || !ch.ready()) {
-            ch = null;
-            for (UcxChannel c : lane.channel.peer.originChannels) {
-                if (c.ready() && c.mode == UcxWireup.Mode.IFACE && c.iface.attributes().has(UctIfaceAttributes.AM_BCOPY)) {
-                    ch = c;
-                    break;
-                }
-            }
+            ch = lane.channel.peer.wireupChannel();
         }
         if (ch != null) {
             send(ch, new UcxWireup.Bye(lane.conn));
