@@ -136,8 +136,8 @@ public final class PerfCommand implements Callable<Integer> {
     boolean tls;
 
     @Option(names = "--busy-poll", description = "tcp: the event loops spin instead of sleeping in epoll_wait"
-            + " (fenceline.transport.tcp.busy-poll = on); ucx: the progress threads poll UCT without yielding and"
-            + " answer each message at once (" + PerfConfig.UCX_BUSY_POLL + "); as ucx_perftest's thread spins on"
+            + " (fenceline.transport.tcp.busy-poll = on); ucx: the progress threads poll UCT without yielding"
+            + " (" + PerfConfig.UCX_BUSY_POLL + "); as ucx_perftest's thread spins on"
             + " its worker. Each spinning thread keeps a CPU busy, so only where each has one: refused where they"
             + " and put_lat's two polling threads would outnumber this process's CPUs (on two, each put took"
             + " milliseconds).")

@@ -37,9 +37,11 @@ public interface Wakeup {
 
     /**
      * Called once, before the agent's first pass, where the agent runs on a thread of its own that
-     * idles through this wake-up: every wait of that thread is then an {@link #await} the agent
-     * bounds itself, so the agent may keep deadlines of its own between passes (a thread shared with
-     * other agents parks as its idle strategy says, whatever the agent holds). Default: nothing.
+     * idles through this wake-up: that thread then waits only in {@link #await}, which the agent
+     * bounds itself, or, while a polling thread borrows the agent ({@code Worker.progressHere}), in
+     * the borrower's passes; so the agent may keep deadlines of its own between passes (a thread
+     * shared with other agents parks as its idle strategy says, whatever the agent holds). Default:
+     * nothing.
      */
     default void ownThread() {
     }

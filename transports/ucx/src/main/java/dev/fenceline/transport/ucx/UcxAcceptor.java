@@ -109,9 +109,6 @@ final class UcxAcceptor {
                     case REVERSE -> peers.origin(c.id());
                     case IFACE, ENDPOINT -> make(peer, c, made);
                 };
-                if (c.mode() == UcxWireup.Mode.REVERSE) {
-                    peers.bothWays(ch); // checked: this worker's, to the peer, between the named ifaces
-                }
                 channels.add(ch);
                 if (c.mode().made()) {
                     ends.add(new UcxWireup.End(c.id(), c.mode() == UcxWireup.Mode.ENDPOINT ? ch.ep.address() : new byte[0]));
@@ -122,6 +119,11 @@ final class UcxAcceptor {
             }
             for (UcxWireup.Lane l : m.lanes()) {
                 target.open(l.conn(), new UcxTarget.Conn(peer, channels.get(l.channel())));
+            }
+            for (int i = 0; i < channels.size(); i++) {
+                if (m.channels().get(i).mode() == UcxWireup.Mode.REVERSE) {
+                    peers.bothWays(channels.get(i)); // checked: this worker's, to the peer, between those ifaces
+                }
             }
             send.accept(answer, new UcxWireup.Connected(m.dial(), ends));
             peers.established(peer);
@@ -135,7 +137,8 @@ final class UcxAcceptor {
                 ch.refused = true; // no later connect may name them; a refusal on one makes no other channel fail
             }
             if (answer != null && answer.state != UcxChannel.State.FAILED) {
-                send.accept(answer, new UcxWireup.Refused(m.dial(), String.valueOf(e.getMessage())));
+                send.accept(answer, new UcxWireup.Refused(m.dial(), e instanceof NotOwnChannel,
+                        String.valueOf(e.getMessage())));
             }
             Runnable end = () -> {
                 for (UcxChannel ch : made) {
@@ -206,7 +209,7 @@ final class UcxAcceptor {
             UcxChannel ours = peers.origin(c.id());
             if (ours == null || ours.peer != peer || !ours.ready() || ours.mode != UcxWireup.Mode.IFACE
                     || ours.ifaceIndex != c.targetIface() || ours.peerIface != c.originIface()) {
-                throw new FencelineException("ucx: the CONNECT names channel " + Long.toHexString(c.id())
+                throw new NotOwnChannel("ucx: the CONNECT names channel " + Long.toHexString(c.id())
                         + " as this worker's, from its iface " + c.targetIface() + " to the peer's " + c.originIface()
                         + ", which this worker does not have");
             }
@@ -297,6 +300,15 @@ final class UcxAcceptor {
             return make(peer, first, made);
         } catch (FencelineException e) {
             return null; // the refusal has nowhere to go
+        }
+    }
+
+    /** A REVERSE naming a channel this worker does not have to the sender: its refusal says so. */
+    private static final class NotOwnChannel extends FencelineException {
+        private static final long serialVersionUID = 1L;
+
+        NotOwnChannel(String message) {
+            super(message);
         }
     }
 }

@@ -47,7 +47,7 @@ final class UcxChannel {
      */
     boolean noReverse;
     State state;
-    /** Lanes on this channel (origin channels). */
+    /** This worker's lanes on this channel (one it dialed, or one the peer dialed that carries both ways). */
     final List<UcxLane> lanes = new ArrayList<>();
     /**
      * A message that met NO_RESOURCE: its bytes, its UCT active-message id, and when it was kept

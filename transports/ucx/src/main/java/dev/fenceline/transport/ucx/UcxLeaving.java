@@ -48,8 +48,6 @@ final class UcxLeaving {
         UcxChannel theirs = ours == null ? peers.reply(l.channel()) : null;
         if (ours != null && ours.peer.id.equals(l.worker())) {
             agent.peerLeft(ours.peer);
-        } else if (theirs != null && theirs.bothWays && theirs.peer.id.equals(l.worker())) {
-            agent.peerLeft(theirs.peer); // this worker's lanes go on it: as for a channel it dialed
         } else if (theirs != null && theirs.peer.id.equals(l.worker())) {
             UcxPeer p = theirs.peer;
             agent.channelFailed(theirs, new EndpointFailedException("ucx: peer worker " + l.worker()

@@ -60,7 +60,10 @@ final class UcxPeer {
         return null;
     }
 
-    /** @return a ready or wiring origin channel on the iface in that mode, or null */
+    /**
+     * @return a ready or wiring channel on the iface in that mode that carries this worker's lanes
+     *     (one it dialed, or one the peer dialed that carries them too), or null
+     */
     UcxChannel originChannel(int ifaceIndex, UcxWireup.Mode mode) {
         for (UcxChannel c : originChannels) {
             if (c.ifaceIndex == ifaceIndex && c.mode == mode && c.state != UcxChannel.State.FAILED) {

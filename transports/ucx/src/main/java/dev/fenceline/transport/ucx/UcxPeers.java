@@ -157,7 +157,7 @@ final class UcxPeers {
      * @param ch a ready channel the peer dialed, to its iface
      */
     void reverse(UcxChannel ch) {
-        if (!ch.peer.originChannels.contains(ch)) {
+        if (ch.state != UcxChannel.State.FAILED && !ch.peer.originChannels.contains(ch)) {
             ch.peer.originChannels.add(ch);
         }
     }
@@ -169,6 +169,9 @@ final class UcxPeers {
      * @param ch the channel
      */
     void bothWays(UcxChannel ch) {
+        if (ch.state == UcxChannel.State.FAILED) {
+            return; // failed before the peer's answer came: no longer listed, and not again
+        }
         ch.bothWays = true;
         if (!ch.origin) {
             reverse(ch);
@@ -176,36 +179,29 @@ final class UcxPeers {
     }
 
     /**
-     * A refused connect named channels the peer dialed: if it never took one of them, none of the
-     * peer's channels it has not taken carries this worker's lanes from now on ({@link #neverReverse}).
+     * Of channels a peer dialed, those it never took for this worker's lanes carry none of them
+     * from now on ({@link #neverReverse}).
      *
-     * @param reversed the channels the connect named REVERSE
-     * @param peer the peer that refused it
-     * @return whether one of them was not taken
+     * @param channels channels the peer dialed
      */
-    boolean refusedUnproven(List<UcxChannel> reversed, UcxPeer peer) {
-        if (reversed.stream().allMatch(ch -> ch.bothWays)) {
-            return false;
-        }
-        for (UcxChannel ch : List.copyOf(peer.replyChannels.values())) {
+    void neverReverseUnproven(java.util.Collection<UcxChannel> channels) {
+        for (UcxChannel ch : List.copyOf(channels)) {
             if (!ch.bothWays) {
                 neverReverse(ch);
             }
         }
-        return true;
     }
 
     /**
      * A channel the peer dialed that it did not take for this worker's lanes: it carries none of
-     * them from now on (those on it already fail with the connect that named it).
+     * them from now on (those on it already go with the connect that named it, which is refused or
+     * times out).
      *
      * @param ch a reply channel
      */
     private void neverReverse(UcxChannel ch) {
         ch.noReverse = true;
-        if (ch.lanes.isEmpty()) {
-            ch.peer.originChannels.remove(ch);
-        }
+        ch.peer.originChannels.remove(ch);
     }
 
     /** @param ch a channel that failed or was dropped: no longer listed or known */

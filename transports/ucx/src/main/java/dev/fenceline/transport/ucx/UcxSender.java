@@ -177,7 +177,7 @@ final class UcxSender {
         }
         return past + "; " + victim.backlogBytes + " of them on this channel, the oldest waiting " + waitedMillis
                 + " ms" + (mayEvict || victim != channel ? ", longer than on any other of " + whose : "")
-                + (victim.origin ? "" : " (its peer sends requests and does not take the answers)");
+                + (victim.origin && !victim.bothWays ? "" : " (its peer sends requests and does not take the answers)");
     }
 
     private void added(UcxChannel c, long n) {

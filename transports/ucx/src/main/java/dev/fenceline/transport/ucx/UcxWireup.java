@@ -178,9 +178,11 @@ final class UcxWireup {
      * The target refused a connect.
      *
      * @param dial the connect
+     * @param notOwnChannel whether it named as the target's own ({@link Mode#REVERSE}) a channel the
+     *     target does not have to the sender: the sender dials again on channels of its own
      * @param reason why, in words
      */
-    record Refused(long dial, String reason) implements Message {
+    record Refused(long dial, boolean notOwnChannel, String reason) implements Message {
     }
 
     /**
@@ -242,7 +244,7 @@ final class UcxWireup {
             }
         } else if (m instanceof Refused r) {
             byte[] t = text(r.reason());
-            out.put(REFUSED).putLong(r.dial()).putShort((short) t.length).put(t);
+            out.put(REFUSED).putLong(r.dial()).put((byte) (r.notOwnChannel() ? 1 : 0)).putShort((short) t.length).put(t);
         } else if (m instanceof Hello h) {
             out.put(HELLO).putLong(h.channel());
         } else if (m instanceof HelloAck h) {
@@ -272,7 +274,7 @@ final class UcxWireup {
             return n;
         }
         if (m instanceof Refused r) {
-            return 1 + 8 + 2 + text(r.reason()).length;
+            return 1 + 8 + 1 + 2 + text(r.reason()).length;
         }
         if (m instanceof Leaving) {
             return 1 + 16 + 8;
@@ -309,7 +311,14 @@ final class UcxWireup {
                     }
                     yield new Connected(dial, ends);
                 }
-                case REFUSED -> new Refused(in.getLong(), new String(bytes(in, MAX_TEXT, "refusal"), StandardCharsets.UTF_8));
+                case REFUSED -> {
+                    long dial = in.getLong();
+                    int notOwn = Byte.toUnsignedInt(in.get());
+                    if (notOwn > 1) {
+                        throw new FencelineException("ucx: a REFUSED whose channel flag is " + notOwn + " (0 or 1)");
+                    }
+                    yield new Refused(dial, notOwn == 1, new String(bytes(in, MAX_TEXT, "refusal"), StandardCharsets.UTF_8));
+                }
                 case HELLO -> new Hello(in.getLong());
                 case HELLO_ACK -> new HelloAck(in.getLong());
                 case BYE -> new Bye(in.getLong());

@@ -277,18 +277,10 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
                                 + " that made " + ch + ": " + UcxWireup.printable(r.reason())), false);
                     }
                 }
-                if (unproven(d)) {
+                if (r.notOwnChannel() && redialed(d)) {
                     return; // dialed again, on channels of its own
                 }
-                if (d.replaces == null) {
-                    reports.dialFailed(d.dial, new EndpointFailedException("ucx: " + d.peer + " refused the connect: "
-                            + UcxWireup.printable(r.reason())));
-                } else if (d.recovery) {
-                    recovery.failed(d.replaces, "refused: " + UcxWireup.printable(r.reason()));
-                } else {
-                    LOG.warn("ucx {}: {} refused the replacement of {}: {}", workerName, d.peer, d.replaces,
-                            UcxWireup.printable(r.reason()));
-                }
+                failed(d, d.peer + " refused the connect: " + UcxWireup.printable(r.reason()));
             }
         } else if (m instanceof UcxWireup.Hello h) {
             UcxChannel ch = peers.reply(h.channel());
@@ -309,16 +301,33 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         }
     }
 
+    /** A connect failed: its endpoint's connect, a reconnect or a replacement hears why. */
+    private void failed(UcxDialing d, String why) {
+        if (d.replaces == null) {
+            reports.dialFailed(d.dial, new EndpointFailedException("ucx: " + why));
+        } else if (d.recovery) {
+            recovery.failed(d.replaces, why);
+        } else {
+            LOG.warn("ucx {}: the replacement of {} failed: {}", workerName, d.replaces, why);
+        }
+    }
+
     /**
-     * A refused connect named channels the peer dialed (REVERSE) that it never took as its own: UCT
-     * does not say who sent a CONNECT, so a third worker may have made one of them here in the peer's
-     * name. None of those the peer has not taken carries this worker's lanes from now on, and an
-     * endpoint's connect is dialed again at once, on channels of its own.
+     * The peer refused a connect as a channel it named REVERSE is not the peer's (a third worker may
+     * have made it here in the peer's name, or the peer no longer has its end): one the peer took
+     * before fails, none it never took carries lanes from now on, and an endpoint's connect is dialed
+     * again at once, on channels of its own.
      *
-     * @return whether the connect was dialed again
+     * @return whether it was dialed again
      */
-    private boolean unproven(UcxDialing d) {
-        if (!peers.refusedUnproven(d.reversed, d.peer) || d.command == null) {
+    private boolean redialed(UcxDialing d) {
+        for (UcxChannel ch : d.reversed) {
+            if (ch.bothWays) {
+                agent.channelFailed(ch, new EndpointFailedException("ucx: " + d.peer + " no longer has " + ch), false);
+            }
+        }
+        peers.neverReverseUnproven(d.peer.replyChannels.values());
+        if (d.command == null) {
             return false;
         }
         LOG.debug("ucx {}: {} refused a connect on a channel it dialed; dialing again", workerName, d.peer);
@@ -369,12 +378,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
             if (failed) {
                 it.remove();
                 forget(d);
-                if (d.replaces == null) {
-                    reports.dialFailed(d.dial, new EndpointFailedException("ucx: a channel to " + d.peer
-                            + " failed during the connect"));
-                } else if (d.recovery) {
-                    recovery.failed(d.replaces, "a channel failed while wiring");
-                }
+                failed(d, "a channel to " + d.peer + " failed during the connect");
             } else if (ready) {
                 it.remove();
                 if (d.replaces == null) {
@@ -413,6 +417,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
             if (d.dial == dial) {
                 it.remove();
                 forget(d);
+                peers.neverReverseUnproven(d.reversed); // the peer never took them: the next connect makes its own
                 return;
             }
         }

@@ -343,7 +343,7 @@ class UcxPeerWorkerClosedTest {
             b.setActiveMessageHandler(5, held);
             List<UcxWireup.Message> refusals = new java.util.ArrayList<>();
             for (long id = -64; id <= 256; id++) {
-                refusals.add(new UcxWireup.Refused(id, "forged"));
+                refusals.add(new UcxWireup.Refused(id, (id & 1) == 0, "forged"));
             }
             Endpoint first = await(g.a().connect(b.address()));
             first.sendActiveMessage(5, null, null); // b's progress thread waits in the handler from now

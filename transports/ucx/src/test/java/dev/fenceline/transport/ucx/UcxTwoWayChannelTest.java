@@ -141,6 +141,49 @@ class UcxTwoWayChannelTest {
     }
 
     /**
+     * A two-way channel that fails at one worker fails both its roles there: the worker's lanes on
+     * it, and the peer's connections it answered, whichever of the two dialed it. A third worker's
+     * own channels carry the queries afterwards.
+     */
+    @ParameterizedTest(name = "over UCT {0}, {1}'s end breaks")
+    @CsvSource({"posix, a", "posix, b", "tcp, a", "tcp, b"})
+    void aTwoWayChannelThatFailsFailsBothItsRoles(String tls, String breaking) throws Exception {
+        try (Fenceline f = over(tls)) {
+            Worker a = await(f.newWorker("a"));
+            Worker b = await(f.newWorker("b"));
+            Worker c = await(f.newWorker("c"));
+            for (Worker w : List.of(a, b, c)) {
+                w.setActiveMessageHandler(1, (h, p) -> { });
+            }
+            Endpoint ca = await(c.connect(a.address()));
+            Endpoint cb = await(c.connect(b.address()));
+            Endpoint ab = await(a.connect(b.address()));
+            await(ab.sendActiveMessage(1, null, null));
+            Endpoint ba = await(b.connect(a.address()));
+            await(ba.sendActiveMessage(1, null, null));
+            UcxLane aLane = UcxLane.byId(ab.lanes().get(0).connectionId());
+            UcxLane bLane = UcxLane.byId(ba.lanes().get(0).connectionId());
+            assertTrue(aLane != null && bLane != null, "both lanes are UCT lanes, live");
+            boolean atA = breaking.equals("a");
+            Worker broken = atA ? a : b;
+            UcxLane its = atA ? aLane : bLane;
+            long peersConn = (atA ? bLane : aLane).conn;
+            Endpoint query = atA ? ca : cb;
+            boolean answeredBefore = onAgent(broken, query, its, w -> open(w, peersConn));
+            assertTrue(answeredBefore, "the peer's lane is open at " + breaking + " before the break");
+
+            its.breakChannel(new EndpointFailedException("test: the two-way channel broke"));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (!its.channelFailed) {
+                assertTrue(System.nanoTime() < deadline, "the lane on the broken channel did not fail");
+                Thread.sleep(5);
+            }
+            boolean answered = onAgent(broken, query, its, w -> open(w, peersConn));
+            assertFalse(answered, "the broken end answers none of the peer's lane's requests any more");
+        }
+    }
+
+    /**
      * A REVERSE names the target's own channel to the sender: one the target does not have, one it
      * dialed to another worker, and the sender's own (the target's end of it) are refused, and the
      * target goes on serving both.

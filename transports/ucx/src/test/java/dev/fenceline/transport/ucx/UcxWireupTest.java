@@ -25,7 +25,7 @@ class UcxWireupTest {
 
     static List<UcxWireup.Message> samples() {
         return List.of(connect(), new UcxWireup.Connected(77, List.of(new UcxWireup.End(12, new byte[] {6, 6}),
-                new UcxWireup.End(11, new byte[0]))), new UcxWireup.Refused(77, "no room: ünïcode"),
+                new UcxWireup.End(11, new byte[0]))), new UcxWireup.Refused(77, false, "no room: ünïcode"), new UcxWireup.Refused(78, true, "not mine"),
                 new UcxWireup.Hello(12), new UcxWireup.HelloAck(12), new UcxWireup.Bye(42),
                 new UcxWireup.Leaving(new UUID(3, 4), 12));
     }
@@ -48,6 +48,8 @@ class UcxWireupTest {
         assertArrayEquals(new byte[] {5, 5, 5, 5}, c.channels().get(1).endpoint());
         assertEquals(UcxWireup.Mode.REVERSE, c.channels().get(3).mode());
         assertEquals(42L, c.lanes().get(1).conn());
+        UcxWireup.Refused r = (UcxWireup.Refused) decode(UcxWireup.encode(new UcxWireup.Refused(78, true, "x")));
+        assertTrue(r.notOwnChannel() && r.dial() == 78 && r.reason().equals("x"), r.toString());
         UcxWireup.Leaving l = (UcxWireup.Leaving) decode(UcxWireup.encode(new UcxWireup.Leaving(new UUID(3, 4), 12)));
         assertEquals(new UUID(3, 4), l.worker());
         assertEquals(12L, l.channel());
@@ -93,6 +95,9 @@ class UcxWireupTest {
         laneChannel[good.length - 1] = 4;
         assertTrue(assertThrows(FencelineException.class, () -> decode(laneChannel)).getMessage()
                 .contains("lane on channel 4"));
+        byte[] flag = UcxWireup.encode(new UcxWireup.Refused(78, true, "x"));
+        flag[1 + 8] = 2;
+        assertTrue(assertThrows(FencelineException.class, () -> decode(flag)).getMessage().contains("flag is 2"));
         byte[] endpoint = ByteBuffer.allocate(12).put((byte) 2).putLong(1).put((byte) 1).putShort((short) 0)
                 .array(); // a CONNECTED whose one end is cut short
         assertThrows(FencelineException.class, () -> decode(endpoint));
