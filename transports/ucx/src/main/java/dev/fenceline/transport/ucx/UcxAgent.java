@@ -68,7 +68,7 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup, dev.fenceline.sp
 
     UcxAgent(UctWorker worker, List<UctIface> ifaces, UcxSettings settings, UUID workerId, String workerName,
             byte[] localAddress, dev.fenceline.spi.RemoteAccessTarget memory,
-            dev.fenceline.spi.support.ExactlyOnceWindows windows, UcxWiring.Reports reports) {
+            dev.fenceline.spi.support.ExactlyOnceWindows windows, UcxWiringReports reports) {
         this.worker = worker;
         this.ifaces = List.copyOf(ifaces);
         this.workerName = workerName;

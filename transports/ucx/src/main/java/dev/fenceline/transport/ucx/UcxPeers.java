@@ -26,7 +26,7 @@ final class UcxPeers {
     private final List<UctIface> ifaces;
     private final String host;
     private final String workerName;
-    private final UcxWiring.Reports reports;
+    private final UcxWiringReports reports;
 
     /** @return this host's identity, as the addresses of workers on it carry it */
     static String thisHost() {
@@ -39,7 +39,7 @@ final class UcxPeers {
      * @param workerName the worker's name, for the log
      * @param reports told of each established peer on this host (its process is watched)
      */
-    UcxPeers(List<UctIface> ifaces, String host, String workerName, UcxWiring.Reports reports) {
+    UcxPeers(List<UctIface> ifaces, String host, String workerName, UcxWiringReports reports) {
         this.ifaces = ifaces;
         this.host = host;
         this.workerName = workerName;

@@ -122,7 +122,7 @@ final class UcxTransport implements Transport, UcxTransportActor.Backend {
     }
 
     /** The agent's reports go to the actor, which owns the connects' lifecycles. */
-    private final class Reports implements UcxWiring.Reports {
+    private final class Reports implements UcxWiringReports {
         @Override
         public void dialed(long dial, List<LaneConnection> lanes) {
             tell(new UcxTransportActor.Dialed(dial, lanes));

@@ -3,7 +3,6 @@ package dev.fenceline.transport.ucx;
 import dev.fenceline.EndpointFailedException;
 import dev.fenceline.FencelineException;
 import dev.fenceline.spi.LaneCapabilities;
-import dev.fenceline.spi.LaneConnection;
 import dev.fenceline.transport.ucx.UcxLanePlanner.Candidate;
 import dev.fenceline.transport.ucx.UcxLanePlanner.Planned;
 import java.nio.ByteBuffer;
@@ -27,22 +26,6 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(UcxWiring.class);
     private static final SecureRandom RANDOM = new SecureRandom();
 
-    /** What the wiring reports to the transport actor. */
-    interface Reports {
-        void dialed(long dial, List<LaneConnection> lanes);
-
-        void dialFailed(long dial, FencelineException why);
-
-        /** A peer process on this host to watch. */
-        void peerSeen(UUID peer, long pid, long start);
-
-        /** A peer whose process was watched is forgotten: its watch goes. */
-        void peerForgotten(UUID peer);
-
-        /** The transport stopped for good ({@link UcxFailStop}): its key table's heartbeat stops. */
-        void stopped();
-    }
-
     /** Ids of replacements' connects, apart from the actor's (which count up from 1). */
     private long nextReplacement = -1;
 
@@ -54,7 +37,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
     private final String workerName;
     private final List<UctIface> ifaces;
     private final byte[] localAddress;
-    private final Reports reports;
+    private final UcxWiringReports reports;
     private final UcxPeers peers;
     private final UcxAcceptor acceptor;
     private final UcxPeerWarnings warnings;
@@ -70,7 +53,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
     private final UcxLanePlanner planner;
 
     UcxWiring(UcxAgent agent, UcxSender sender, UcxTarget target, UcxSettings settings, UUID workerId,
-            String workerName, List<UctIface> ifaces, byte[] localAddress, Reports reports) {
+            String workerName, List<UctIface> ifaces, byte[] localAddress, UcxWiringReports reports) {
         this.agent = agent;
         this.sender = sender;
         this.target = target;

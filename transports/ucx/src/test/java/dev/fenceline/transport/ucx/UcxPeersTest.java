@@ -27,7 +27,7 @@ class UcxPeersTest {
         UcxAssumptions.ucxAvailable();
     }
 
-    private static final UcxWiring.Reports NO_REPORTS = new UcxWiring.Reports() {
+    private static final UcxWiringReports NO_REPORTS = new UcxWiringReports() {
         @Override
         public void dialed(long dial, List<LaneConnection> lanes) {
         }
