@@ -70,6 +70,20 @@ class UcxTwoWayChannelTest {
         return new Seen(lane.channel.id, lane.channel.origin, lane.channel.bothWays, WireupForgery.channelsMade(w));
     }
 
+    /** a connected to b, then b to a, a message each way answered; their UCT lanes. */
+    private record Pair(Endpoint ab, Endpoint ba, UcxLane aLane, UcxLane bLane) {
+        static Pair connect(Worker a, Worker b) throws Exception {
+            Endpoint ab = await(a.connect(b.address()));
+            await(ab.sendActiveMessage(1, null, null));
+            Endpoint ba = await(b.connect(a.address()));
+            await(ba.sendActiveMessage(1, null, null));
+            UcxLane aLane = UcxLane.byId(ab.lanes().get(0).connectionId());
+            UcxLane bLane = UcxLane.byId(ba.lanes().get(0).connectionId());
+            assertTrue(aLane != null && bLane != null, "both lanes are UCT lanes, live");
+            return new Pair(ab, ba, aLane, bLane);
+        }
+    }
+
     @ParameterizedTest(name = "over UCT {0}")
     @ValueSource(strings = {"posix", "tcp"})
     void theSecondToConnectSendsOnTheChannelTheFirstDialed(String tls) throws Exception {
@@ -80,13 +94,11 @@ class UcxTwoWayChannelTest {
             AtomicInteger atB = new AtomicInteger();
             a.setActiveMessageHandler(1, (h, p) -> atA.incrementAndGet());
             b.setActiveMessageHandler(1, (h, p) -> atB.incrementAndGet());
-            Endpoint ab = await(a.connect(b.address()));
-            await(ab.sendActiveMessage(1, null, null));
-            Endpoint ba = await(b.connect(a.address()));
-            await(ba.sendActiveMessage(1, null, null));
-            UcxLane aLane = UcxLane.byId(ab.lanes().get(0).connectionId());
-            UcxLane bLane = UcxLane.byId(ba.lanes().get(0).connectionId());
-            assertTrue(aLane != null && bLane != null, "both lanes are UCT lanes, live");
+            Pair both = Pair.connect(a, b);
+            Endpoint ab = both.ab();
+            Endpoint ba = both.ba();
+            UcxLane aLane = both.aLane();
+            UcxLane bLane = both.bLane();
 
             Seen fromA = onAgent(a, ba, aLane, w -> seen(aLane, w));
             Seen fromB = onAgent(b, ab, bLane, w -> seen(bLane, w));
@@ -122,12 +134,9 @@ class UcxTwoWayChannelTest {
             Worker b = await(f.newWorker("b"));
             a.setActiveMessageHandler(1, (h, p) -> { });
             b.setActiveMessageHandler(1, (h, p) -> { });
-            Endpoint ab = await(a.connect(b.address()));
-            await(ab.sendActiveMessage(1, null, null));
-            Endpoint ba = await(b.connect(a.address()));
-            await(ba.sendActiveMessage(1, null, null));
+            Pair both = Pair.connect(a, b);
             Worker closed = closing.equals("a") ? a : b;
-            Endpoint left = closing.equals("a") ? ba : ab;
+            Endpoint left = closing.equals("a") ? both.ba() : both.ab();
             await(closed.close());
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             while (left.lanes().stream().anyMatch(LaneInfo::live)) {
@@ -157,17 +166,11 @@ class UcxTwoWayChannelTest {
             }
             Endpoint ca = await(c.connect(a.address()));
             Endpoint cb = await(c.connect(b.address()));
-            Endpoint ab = await(a.connect(b.address()));
-            await(ab.sendActiveMessage(1, null, null));
-            Endpoint ba = await(b.connect(a.address()));
-            await(ba.sendActiveMessage(1, null, null));
-            UcxLane aLane = UcxLane.byId(ab.lanes().get(0).connectionId());
-            UcxLane bLane = UcxLane.byId(ba.lanes().get(0).connectionId());
-            assertTrue(aLane != null && bLane != null, "both lanes are UCT lanes, live");
+            Pair both = Pair.connect(a, b);
             boolean atA = breaking.equals("a");
             Worker broken = atA ? a : b;
-            UcxLane its = atA ? aLane : bLane;
-            long peersConn = (atA ? bLane : aLane).conn;
+            UcxLane its = atA ? both.aLane() : both.bLane();
+            long peersConn = (atA ? both.bLane() : both.aLane()).conn;
             Endpoint query = atA ? ca : cb;
             boolean answeredBefore = onAgent(broken, query, its, w -> open(w, peersConn));
             assertTrue(answeredBefore, "the peer's lane is open at " + breaking + " before the break");
