@@ -26,13 +26,6 @@ import java.util.List;
  * @param table the worker's key table, or null if it keeps none
  */
 record UcxAddress(String host, long pid, long start, List<Iface> ifaces, Table table) {
-    /** @return its ifaces as transport/device, for messages */
-    String ifaceNames() {
-        List<String> out = new java.util.ArrayList<>();
-        ifaces.forEach(i -> out.add(i.transport() + "/" + i.device()));
-        return out.toString();
-    }
-
     /** More ifaces than one worker opens. */
     static final int MAX_IFACES = 32;
     /** The native library's bound on a device or iface address, twice, and its framing. */
@@ -123,6 +116,13 @@ record UcxAddress(String host, long pid, long start, List<Iface> ifaces, Table t
             throw new IllegalArgumentException(ifaces.size() + " ifaces, at most " + MAX_IFACES);
         }
         ifaces = List.copyOf(ifaces);
+    }
+
+    /** @return its ifaces as transport/device, for messages */
+    String ifaceNames() {
+        List<String> out = new java.util.ArrayList<>();
+        ifaces.forEach(i -> out.add(i.transport() + "/" + i.device()));
+        return out.toString();
     }
 
     byte[] encode() {

@@ -330,7 +330,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         }
         d.answered = true;
         for (UcxChannel ch : d.reversed) {
-            peers.bothWays(ch); // the peer took it as its own: its LEAVING naming it parts the two
+            peers.bothWays(ch); // the peer took it as its own: never marked unproven from now on
         }
         for (UcxWireup.End e : m.ends()) {
             UcxChannel ch = peers.origin(e.id());
@@ -361,7 +361,9 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
             if (failed) {
                 it.remove();
                 forget(d);
-                failed(d, "a channel to " + d.peer + " failed during the connect");
+                if (d.replaces == null || d.recovery) { // a replacement's failed channel said so already
+                    failed(d, "a channel to " + d.peer + " failed during the connect");
+                }
             } else if (ready) {
                 it.remove();
                 if (d.replaces == null) {
