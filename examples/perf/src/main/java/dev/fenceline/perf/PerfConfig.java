@@ -61,7 +61,10 @@ final class PerfConfig {
             case "ucx":
                 return ConfigFactory.parseString("fenceline.transports = [ucx]\n"
                         + "fenceline.transport.ucx.tls = " + hoconList(o.ucxTls()) + "\n"
-                        + "fenceline.transport.ucx.devices = " + hoconList(o.ucxDevices())).withFallback(base);
+                        + "fenceline.transport.ucx.devices = " + hoconList(o.ucxDevices()) + "\n"
+                        // named on the command line, so accepted for the run (see --ucx-tls)
+                        + "fenceline.transport.ucx.tcp-unchecked-writes = "
+                        + (o.ucxTls().contains("tcp") ? "accept" : "refuse")).withFallback(base);
             case "tcp": {
                 if (rails < 1 || rails > 16) {
                     throw new CommandLine.ParameterException(cl, "--rails " + rails

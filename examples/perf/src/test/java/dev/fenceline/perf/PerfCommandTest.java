@@ -278,6 +278,25 @@ class PerfCommandTest {
         assertTrue(text.matches("(?s).*am_lat +ucx +8B +2000 +latency us: p50 .*"), text);
     }
 
+    /**
+     * UCT's tcp is accepted for the run only where --ucx-tls names it (its ifaces write what any
+     * connected process's put names); and a run over it goes through.
+     */
+    @Test
+    void namingUctTcpAcceptsItsUncheckedWritesForTheRun() {
+        PerfCommand tcp = new PerfCommand();
+        new CommandLine(tcp).parseArgs("--transport", "ucx", "--ucx-tls", "tcp", "--ucx-devices", "lo");
+        assertEquals("accept", tcp.config(false).getString("fenceline.transport.ucx.tcp-unchecked-writes"));
+        PerfCommand shm = new PerfCommand();
+        new CommandLine(shm).parseArgs("--transport", "ucx");
+        assertEquals("refuse", shm.config(false).getString("fenceline.transport.ucx.tcp-unchecked-writes"));
+        org.junit.jupiter.api.Assumptions.assumeTrue(dev.fenceline.transport.ucx.UcxNative.isAvailable(),
+                () -> "UCX: " + dev.fenceline.transport.ucx.UcxNative.unavailabilityCause());
+        String text = run("--transport", "ucx", "--ucx-tls", "tcp", "--ucx-devices", "lo", "--tests", "put_lat", "-n",
+                "500", "-w", "50", "--no-progress");
+        assertTrue(text.matches("(?s).*put_lat +ucx +8B +500 +latency us: p50 .*"), text);
+    }
+
     /** put_lat over tcp with the pinger and responder running their workers' I/O: every ping answered. */
     @Test
     void callerProgressPutLatencyOverTcp() {

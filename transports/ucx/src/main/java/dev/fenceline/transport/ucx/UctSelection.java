@@ -68,6 +68,16 @@ final class UctSelection {
         return List.copyOf(out);
     }
 
+    /**
+     * @param tls transports and aliases, as {@link #select} takes them
+     * @param key the configuration key the list came from, for errors
+     * @return whether the list selects UCT's tcp, by name, through {@code all}, or as one of all but some
+     * @throws ConfigurationException for a name UCT does not know
+     */
+    static boolean selectsTcp(List<String> tls, String key) {
+        return !tls.isEmpty() && transports(tls, key).contains("tcp");
+    }
+
     private static List<String> transports(List<String> tls, String key) {
         boolean exclude = tls.get(0).startsWith("^");
         Set<String> named = new LinkedHashSet<>();

@@ -1,6 +1,7 @@
 package dev.fenceline.transport.ucx;
 
 import com.typesafe.config.Config;
+import dev.fenceline.ConfigurationException;
 import dev.fenceline.affinity.CpuAffinity;
 import dev.fenceline.spi.support.ConfigReader;
 import dev.fenceline.spi.support.ReconnectPolicy;
@@ -61,6 +62,15 @@ record UcxSettings(List<String> tls, List<String> devices, boolean connectToEndp
         List<String> devices = List.copyOf(r.stringList("devices"));
         if (tls.isEmpty()) {
             throw r.invalid("tls", "[]", "at least one UCT transport or alias");
+        }
+        boolean tcpAccepted = r.oneOf("tcp-unchecked-writes", List.of("refuse", "accept")).equals("accept");
+        if (!tcpAccepted && UctSelection.selectsTcp(tls, SECTION)) {
+            throw new ConfigurationException(SECTION + ".tls = " + tls + " selects UCT's tcp, whose ifaces write"
+                    + " any address of this process that a connected peer's put request names, with no key and"
+                    + " unseen by this transport (UCT's tcp put protocol, served whatever this worker sends): leave"
+                    + " tcp out (on an RDMA host, for example [rc_mlx5, ud_mlx5, posix, cma]; or [\"^tcp\"]), or set "
+                    + SECTION + ".tcp-unchecked-writes = accept where every process that can reach this host's"
+                    + " UCT tcp ports is trusted with this process's memory");
         }
         if (devices.isEmpty()) {
             throw r.invalid("devices", "[]", "at least one device, or [all]");

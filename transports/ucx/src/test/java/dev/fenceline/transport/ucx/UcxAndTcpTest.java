@@ -93,6 +93,7 @@ class UcxAndTcpTest {
                 fenceline.endpoint.keepalive { interval = 100ms, timeout = 1s }
                 fenceline.transport.ucx.tls = [%s]
                 fenceline.transport.ucx.devices = [%s]
+                fenceline.transport.ucx.tcp-unchecked-writes = accept
                 fenceline.transport.tcp.listen = ["127.0.0.1:0"]
                 fenceline.transport.tcp.secret = "%s"
                 """.formatted(tl, tl.equals("tcp") ? "lo" : "all", SECRET)))) {

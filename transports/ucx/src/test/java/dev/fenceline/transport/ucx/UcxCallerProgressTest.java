@@ -46,7 +46,8 @@ class UcxCallerProgressTest {
     @Test
     void aLentWorkersUctWorkerIsProgressedOnlyByItsBorrower() throws Exception {
         try (Fenceline fl = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [ucx]\n"
-                + "fenceline.transport.ucx.tls = [tcp]\nfenceline.transport.ucx.devices = [lo]\n"))) {
+                + "fenceline.transport.ucx.tls = [tcp]\nfenceline.transport.ucx.devices = [lo]\n"
+                + "fenceline.transport.ucx.tcp-unchecked-writes = accept\n"))) {
             Worker a = await(fl.newWorker("a"));
             Worker b = await(fl.newWorker("b"));
             MemoryRegion atA = a.allocate(64);

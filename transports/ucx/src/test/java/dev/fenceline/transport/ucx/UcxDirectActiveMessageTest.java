@@ -61,7 +61,7 @@ class UcxDirectActiveMessageTest {
     private static Fenceline fenceline(String tls, String more) {
         return Fenceline.create(ConfigFactory.parseString("fenceline.transports = [ucx]\n"
                 + "fenceline.transport.ucx.tls = [" + tls + "]\n"
-                + (tls.equals("tcp") ? "fenceline.transport.ucx.devices = [lo]\n" : "") + more));
+                + (tls.equals("tcp") ? "fenceline.transport.ucx.devices = [lo]\nfenceline.transport.ucx.tcp-unchecked-writes = accept\n" : "") + more));
     }
 
     /** @return the seed ({@code -Dfenceline.test.seed}, else fixed), printed with the test's name */

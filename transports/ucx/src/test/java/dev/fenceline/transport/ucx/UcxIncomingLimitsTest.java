@@ -40,7 +40,7 @@ class UcxIncomingLimitsTest {
      * backlog: the channel ends only once the refusal has gone.
      */
     @org.junit.jupiter.params.ParameterizedTest
-    @org.junit.jupiter.params.provider.ValueSource(strings = {"tls = [posix]", "tls = [tcp], devices = [lo]"})
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"tls = [posix]", "tls = [tcp], devices = [lo], tcp-unchecked-writes = accept"})
     void connectsPastTheWorkersIncomingLaneBoundAreRefusedAndTheOthersServed(String uct) throws Exception {
         try (Fenceline f = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [ucx]\n"
                 + "fenceline.transport.ucx { " + uct + " }\n"

@@ -47,7 +47,7 @@ class UcxLargeMessageTest {
 
     private static String config(String tls, String maxFragment) {
         return "fenceline.transports = [ucx]\nfenceline.transport.ucx.tls = [" + tls + "]\n"
-                + (tls.equals("tcp") ? "fenceline.transport.ucx.devices = [lo]\n"
+                + (tls.equals("tcp") ? "fenceline.transport.ucx.devices = [lo]\nfenceline.transport.ucx.tcp-unchecked-writes = accept\n"
                         + "fenceline.transport.ucx.uct.tcp { TX_SEG_SIZE = 8K, RX_SEG_SIZE = 8K }\n" : "")
                 + "fenceline.transport.ucx.max-fragment = " + maxFragment + "\n";
     }

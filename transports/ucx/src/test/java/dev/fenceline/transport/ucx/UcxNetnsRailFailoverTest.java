@@ -36,7 +36,7 @@ class UcxNetnsRailFailoverTest {
                 fenceline.transports = [ucx, tcp]
                 fenceline.endpoint.lane-transports = all
                 fenceline.endpoint.keepalive { interval = 100ms, timeout = %dms }
-                fenceline.transport.ucx { tls = [tcp], devices = [%s] }
+                fenceline.transport.ucx { tls = [tcp], devices = [%s], tcp-unchecked-writes = accept }
                 fenceline.transport.tcp.listen = ["%s"]
                 """.formatted(KEEPALIVE_TIMEOUT_MS, device, listen);
     }

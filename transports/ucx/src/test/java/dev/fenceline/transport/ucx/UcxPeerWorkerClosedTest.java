@@ -43,7 +43,7 @@ class UcxPeerWorkerClosedTest {
     void thePeersLanesFailAtOnceNamingTheClosedWorker(String tls) throws Exception {
         try (Fenceline f = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [ucx]\n"
                 + "fenceline.transport.ucx.tls = [" + tls + "]\n"
-                + (tls.equals("tcp") ? "fenceline.transport.ucx.devices = [lo]\n" : "")
+                + (tls.equals("tcp") ? "fenceline.transport.ucx.devices = [lo]\nfenceline.transport.ucx.tcp-unchecked-writes = accept\n" : "")
                 + "fenceline.endpoint.keepalive.timeout = 60s"))) {
             Worker a = await(f.newWorker("a"));
             Worker b = await(f.newWorker("b"));

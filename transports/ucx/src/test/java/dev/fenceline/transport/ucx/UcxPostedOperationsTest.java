@@ -45,6 +45,7 @@ class UcxPostedOperationsTest {
                 fenceline.transports = [ucx]
                 fenceline.transport.ucx.tls = [tcp]
                 fenceline.transport.ucx.devices = [lo]
+                fenceline.transport.ucx.tcp-unchecked-writes = accept
                 """);
     }
 
@@ -180,6 +181,7 @@ class UcxPostedOperationsTest {
                 fenceline.endpoint.lane-transports = all
                 fenceline.transport.ucx.tls = [tcp]
                 fenceline.transport.ucx.devices = [lo]
+                fenceline.transport.ucx.tcp-unchecked-writes = accept
                 fenceline.transport.tcp.listen = ["127.0.0.1:0"]
                 fenceline.transport.tcp.secret = "%s"
                 """.formatted(SECRET)))) {

@@ -30,7 +30,7 @@ class UcxSettingsTest {
         }
         assertEquals(documented, new TreeSet<>(settings("").keysRead()));
         UcxSettings s = settings("");
-        assertEquals(List.of("posix", "cma", "tcp"), s.tls());
+        assertEquals(List.of("posix", "cma"), s.tls());
         assertEquals(List.of("all"), s.devices());
         assertFalse(s.connectToEndpoint());
         assertTrue(settings("connect = endpoint").connectToEndpoint());
@@ -47,10 +47,33 @@ class UcxSettingsTest {
                 {"uct { tcp { TX_SEG_SIZE = [1] } }", "uct.tcp.TX_SEG_SIZE"}, {"spin-passes = -1", "spin-passes"},
                 {"spin-passes = lots", "spin-passes"}, {"spin-passes = 1000001", "spin-passes"},
                 {"progress-cpus = [1024]", "progress-cpus"}, {"progress-cpus = [-1]", "progress-cpus"},
-                {"progress-cpus = [1, 1]", "progress-cpus"}, {"progress-cpus = one", "progress-cpus"}}) {
+                {"progress-cpus = [1, 1]", "progress-cpus"}, {"progress-cpus = one", "progress-cpus"},
+                {"tcp-unchecked-writes = yes", "tcp-unchecked-writes"}}) {
             ConfigurationException e = assertThrows(ConfigurationException.class, () -> settings(bad[0]), bad[0]);
             assertTrue(e.getMessage().startsWith(UcxSettings.SECTION + "." + bad[1]), e.getMessage());
         }
+    }
+
+    /**
+     * UCT's tcp writes what any connected process's put names ({@link UctTcpUncheckedPutsTest}): it is
+     * opened only where that is accepted, however the list selects it.
+     */
+    @Test
+    void uctTcpIsSelectedOnlyWhereItsUncheckedWritesAreAccepted() {
+        for (String tls : List.of("[tcp]", "[posix, tcp]", "[all]", "[\"^posix\"]", "[\"^ud\", rc]")) {
+            ConfigurationException e = assertThrows(ConfigurationException.class, () -> settings("tls = " + tls), tls);
+            assertTrue(e.getMessage().startsWith(UcxSettings.SECTION + ".tls = ")
+                    && e.getMessage().contains("selects UCT's tcp")
+                    && e.getMessage().contains(UcxSettings.SECTION + ".tcp-unchecked-writes = accept"), e.getMessage());
+            assertEquals(list(tls), settings("tls = " + tls + "\ntcp-unchecked-writes = accept").tls(), tls);
+        }
+        for (String tls : List.of("[posix, cma]", "[sm]", "[ib, sm]", "[\"^tcp\"]", "[\"^tcp\", ud]")) {
+            assertEquals(list(tls), settings("tls = " + tls).tls(), tls);
+        }
+    }
+
+    private static List<String> list(String hocon) {
+        return ConfigFactory.parseString("list = " + hocon).getStringList("list");
     }
 
     @Test

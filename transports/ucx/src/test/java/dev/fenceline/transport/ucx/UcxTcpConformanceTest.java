@@ -14,6 +14,7 @@ class UcxTcpConformanceTest extends TransportConformanceSuite {
 
     @Override
     protected Config configuration() {
-        return ConfigFactory.parseString("fenceline.transports = [ucx]\nfenceline.transport.ucx.tls = [tcp]\nfenceline.transport.ucx.devices = [lo]");
+        return ConfigFactory.parseString("fenceline.transports = [ucx]\nfenceline.transport.ucx.tls = [tcp]\nfenceline.transport.ucx.devices = [lo]\n"
+                + "fenceline.transport.ucx.tcp-unchecked-writes = accept");
     }
 }

@@ -10,6 +10,6 @@ import com.typesafe.config.ConfigFactory;
 class UcxTcpContractTest extends UcxPosixContractTest {
     @Override
     protected Config section() {
-        return ConfigFactory.parseString("tls = [tcp]\ndevices = [lo]\nqueue-depth = 8");
+        return ConfigFactory.parseString("tls = [tcp]\ndevices = [lo]\ntcp-unchecked-writes = accept\nqueue-depth = 8");
     }
 }

@@ -19,6 +19,6 @@ class UcxTcpEndpointConformanceTest extends TransportConformanceSuite {
     @Override
     protected Config configuration() {
         return ConfigFactory.parseString("fenceline.transports = [ucx]\nfenceline.transport.ucx {\n  tls = [tcp]\n"
-                + "  devices = [lo]\n  connect = endpoint\n}");
+                + "  devices = [lo]\n  connect = endpoint\n  tcp-unchecked-writes = accept\n}");
     }
 }

@@ -44,7 +44,7 @@ class UcxTwoWayChannelTest {
     private static Fenceline over(String tls) {
         return Fenceline.create(ConfigFactory.parseString("fenceline.transports = [ucx]\n"
                 + "fenceline.transport.ucx.tls = [" + tls + "]\n"
-                + (tls.equals("tcp") ? "fenceline.transport.ucx.devices = [lo]\n" : "")
+                + (tls.equals("tcp") ? "fenceline.transport.ucx.devices = [lo]\nfenceline.transport.ucx.tcp-unchecked-writes = accept\n" : "")
                 + "fenceline.endpoint.keepalive.timeout = 60s"));
     }
 
