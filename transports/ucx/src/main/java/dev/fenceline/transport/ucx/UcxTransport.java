@@ -74,6 +74,16 @@ final class UcxTransport implements Transport, UcxTransportActor.Backend {
                         iface.flushThroughUct();
                     }
                     ifaces.add(iface);
+                    if (r.transport().equals("tcp")) { // opened only with tcp-unchecked-writes = accept
+                        String exposure = "ucx " + context.workerName() + ": UCT tcp on " + r.device() + " writes any"
+                                + " address of this process that a connected peer's put names (tcp-unchecked-writes ="
+                                + " accept): every process that reaches its port is trusted";
+                        if (r.device().equals("lo")) {
+                            LOG.info(exposure);
+                        } else {
+                            LOG.warn(exposure);
+                        }
+                    }
                 } catch (UctException e) {
                     if (e.getMessage().contains("UCT refused the setting")) { // the shim's words for a bad setting
                         throw new ConfigurationException(UcxSettings.SECTION + ".uct." + r.transport() + ": "

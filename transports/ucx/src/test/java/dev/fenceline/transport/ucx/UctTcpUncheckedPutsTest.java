@@ -4,6 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import com.typesafe.config.ConfigFactory;
 import dev.fenceline.Access;
 import dev.fenceline.ConfigurationException;
@@ -17,6 +21,7 @@ import java.util.concurrent.TimeUnit;
 import org.agrona.BufferUtil;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 /**
  * Why UCT's tcp is opened only when {@code tcp-unchecked-writes = accept}: a bare UCT endpoint, with
@@ -54,6 +59,12 @@ class UctTcpUncheckedPutsTest {
      */
     @Test
     void anyPeerOfTheTcpIfaceWritesMemoryTheWorkerNeverRegistered() throws Exception {
+        Logger log = (Logger) LoggerFactory.getLogger(UcxTransport.class);
+        ListAppender<ILoggingEvent> logged = new ListAppender<>();
+        logged.start();
+        log.addAppender(logged);
+        Level level = log.getLevel();
+        log.setLevel(Level.INFO);
         Fenceline f = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [ucx]\n"
                 + "fenceline.transport.ucx.tls = [tcp]\nfenceline.transport.ucx.devices = [lo]\n"
                 + "fenceline.transport.ucx.tcp-unchecked-writes = accept"));
@@ -87,8 +98,13 @@ class UctTcpUncheckedPutsTest {
             }
             assertEquals(0x5757575757575757L, victim.getLong(0),
                     "the worker's tcp iface wrote a peer's put into memory it never registered");
+            assertTrue(logged.list.stream().anyMatch(e -> e.getLevel() == Level.INFO
+                    && e.getFormattedMessage().startsWith("ucx victim: UCT tcp on lo writes any address")),
+                    "the exposure is logged when the iface opens: " + logged.list);
         } finally {
             f.close();
+            log.detachAppender(logged);
+            log.setLevel(level);
         }
     }
 }
