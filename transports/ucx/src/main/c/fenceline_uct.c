@@ -54,6 +54,20 @@ struct flu_ep {
     flu_ep_t *next;
 };
 
+/*
+ * UCX 1.13's posix mapper names a segment by the first u64 of its iface address and of its packed
+ * key: bit 63, a descriptor of the owner's read through /proc/<pid>/fd; bit 62, a name under /dev/shm;
+ * neither, a file in a directory whose name it reads as a string from the bytes that follow. A peer's
+ * would be a directory of its choosing, and with the default configuration (no directory in the
+ * address or the key) a read past the peer's bytes. So a peer's posix segment must carry one of the
+ * two bits; a worker checks its own address for them when it opens posix, which also confirms the
+ * two constants against the loaded library.
+ */
+#define FLU_POSIX_SEG_PROCFS (1ULL << 63)
+#define FLU_POSIX_SEG_SHM_OPEN (1ULL << 62)
+/* Zeroed bytes behind a peer's address or key copied here, so that a parser reading past them reads ours. */
+#define FLU_PEER_PADDING 64
+
 struct flu_iface {
     flu_worker_t *w;
     uct_component_h component;
@@ -66,8 +80,16 @@ struct flu_iface {
     uint64_t amo[4];     /* verified masks: 32 post, 32 fetch, 64 post, 64 fetch (FLU_AMO bits) */
     uint64_t refuted;
     int verified;
+    int posix;           /* UCT's posix: peers' segment names are checked (FLU_POSIX_SEG_*) */
     flu_am_arg_t am_args[UCT_AM_ID_MAX];
 };
+
+/* Whether a posix segment id (the first 8 bytes at seg) names its segment without a path. */
+static int posix_named_by_bit(const uint8_t *seg) {
+    uint64_t id;
+    memcpy(&id, seg, sizeof(id));
+    return (id & (FLU_POSIX_SEG_PROCFS | FLU_POSIX_SEG_SHM_OPEN)) != 0;
+}
 
 struct flu_mem {
     flu_iface_t *iface;
@@ -586,6 +608,14 @@ static unsigned mem_flags(int access) {
 static uint64_t amo_mask(uint64_t uct_flags);
 static void probe_atomics(flu_iface_t *i);
 
+/* Whether this worker's own posix iface names its FIFO's segment by a bit (FLU_POSIX_SEG_*), as a peer's must. */
+static int own_posix_address_named_by_bit(flu_iface_t *i) {
+    uint8_t own[FLU_MAX_ADDRESS] = {0};
+    size_t il = i->attr.iface_addr_len;
+    return il >= 8 && il <= FLU_MAX_ADDRESS && uct_iface_get_address(i->iface, (uct_iface_addr_t *)own) == UCS_OK
+            && posix_named_by_bit(own);
+}
+
 flu_iface_t *flu_iface_open(flu_worker_t *w, const char *spec, const char *config) {
     char buf[512];
     char *part[4];
@@ -669,6 +699,16 @@ flu_iface_t *flu_iface_open(flu_worker_t *w, const char *spec, const char *confi
     }
     if ((s = uct_iface_query(i->iface, &i->attr)) != UCS_OK) {
         fail(w, s, "cannot query UCT transport %s on device %s", part[2], part[3]);
+        uct_iface_close(i->iface);
+        uct_md_close(i->md);
+        free(i);
+        return NULL;
+    }
+    i->posix = strcmp(part[2], "posix") == 0;
+    if (i->posix && !own_posix_address_named_by_bit(i)) {
+        fail(w, UCS_ERR_UNSUPPORTED, "posix on %s names its segments by a path (USE_PROC_LINK = n with a DIR other"
+             " than /dev/shm?); a peer's would name paths of its choosing, so only /proc and /dev/shm names are"
+             " taken%s", part[3], "");
         uct_iface_close(i->iface);
         uct_md_close(i->md);
         free(i);
@@ -816,16 +856,16 @@ long flu_iface_address(flu_iface_t *i, uint8_t *buf, long cap) {
     return s == UCS_OK ? (long)(4 + dl + il) : s;
 }
 
-/* Checks the framing of a peer's address; 0 and the parts if it holds. */
 /*
- * Splits a peer's framed UCT address. The device address is copied into dev_copy (FLU_MAX_ADDRESS
- * bytes, zeroed by the caller): its length may differ from the iface's own (tcp's holds an IPv4 or an
- * IPv6 address), and UCT reads as many bytes as the peer's own bytes claim, which must stay in
- * memory of ours, not run past what the peer sent.
+ * Splits a peer's framed UCT address, 0 if its framing holds. Both parts are copied into buffers of
+ * the caller's (FLU_MAX_ADDRESS + FLU_PEER_PADDING bytes each, zeroed): the device address's length
+ * may differ from the iface's own (tcp's holds an IPv4 or an IPv6 address), and UCT reads as many
+ * bytes as the peer's own bytes claim, or a string, which must stay in memory of ours, not run past
+ * what the peer sent. A posix address must name its FIFO's segment without a path.
  */
-static int split_address(flu_iface_t *i, const uint8_t *addr, long len, uint8_t *dev_copy, const uint8_t **dev,
-                         const uint8_t **iface) {
-    if (len < 4 || i->attr.device_addr_len > FLU_MAX_ADDRESS) {
+static int split_address(flu_iface_t *i, const uint8_t *addr, long len, uint8_t *dev_copy, uint8_t *iface_copy,
+                         const uint8_t **dev, const uint8_t **iface) {
+    if (len < 4 || i->attr.device_addr_len > FLU_MAX_ADDRESS || i->attr.iface_addr_len > FLU_MAX_ADDRESS) {
         return -1;
     }
     size_t dl = addr[0] | (size_t)addr[1] << 8;
@@ -836,17 +876,22 @@ static int split_address(flu_iface_t *i, const uint8_t *addr, long len, uint8_t 
     if (dl > FLU_MAX_ADDRESS || il != i->attr.iface_addr_len || (long)(4 + dl + il) != len) {
         return -1;
     }
+    if (i->posix && (il < 8 || !posix_named_by_bit(addr + 4 + dl))) {
+        return -1;
+    }
     memcpy(dev_copy, addr + 4, dl);
+    memcpy(iface_copy, addr + 4 + dl, il);
     *dev = dev_copy;
-    *iface = addr + 4 + dl;
+    *iface = iface_copy;
     return 0;
 }
 
 int flu_iface_reachable(flu_iface_t *i, const uint8_t *addr, long len) {
-    uint8_t dev_copy[FLU_MAX_ADDRESS] = {0};
+    uint8_t dev_copy[FLU_MAX_ADDRESS + FLU_PEER_PADDING] = {0};
+    uint8_t iface_copy[FLU_MAX_ADDRESS + FLU_PEER_PADDING] = {0};
     const uint8_t *dev;
     const uint8_t *iface;
-    if (split_address(i, addr, len, dev_copy, &dev, &iface) != 0) {
+    if (split_address(i, addr, len, dev_copy, iface_copy, &dev, &iface) != 0) {
         return 0;
     }
     return uct_iface_is_reachable(i->iface, (const uct_device_addr_t *)dev, (const uct_iface_addr_t *)iface);
@@ -873,14 +918,15 @@ int flu_iface_event_arm(flu_iface_t *i) {
 static flu_ep_t *adopt(flu_iface_t *i, flu_ep_t *e);
 
 flu_ep_t *flu_ep_create(flu_iface_t *i, const uint8_t *addr, long len) {
-    uint8_t dev_copy[FLU_MAX_ADDRESS] = {0};
+    uint8_t dev_copy[FLU_MAX_ADDRESS + FLU_PEER_PADDING] = {0};
+    uint8_t iface_copy[FLU_MAX_ADDRESS + FLU_PEER_PADDING] = {0};
     const uint8_t *dev;
     const uint8_t *iface;
     if (!(i->attr.cap.flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE)) {
         fail(i->w, UCS_ERR_UNSUPPORTED, "transport cannot connect to an interface%s%s", "", "");
         return NULL;
     }
-    if (split_address(i, addr, len, dev_copy, &dev, &iface) != 0) {
+    if (split_address(i, addr, len, dev_copy, iface_copy, &dev, &iface) != 0) {
         fail(i->w, UCS_ERR_INVALID_ADDR, "malformed UCT address (%s%s)", "framing", "");
         return NULL;
     }
@@ -951,11 +997,12 @@ long flu_ep_address(flu_ep_t *e, uint8_t *buf, long cap) {
 }
 
 int flu_ep_connect(flu_ep_t *e, const uint8_t *iface_addr, long iface_len, const uint8_t *ep_addr, long ep_len) {
-    uint8_t dev_copy[FLU_MAX_ADDRESS] = {0};
+    uint8_t dev_copy[FLU_MAX_ADDRESS + FLU_PEER_PADDING] = {0};
+    uint8_t iface_copy[FLU_MAX_ADDRESS + FLU_PEER_PADDING] = {0};
     const uint8_t *dev;
     const uint8_t *iface;
     flu_iface_t *i = e->iface;
-    if (split_address(i, iface_addr, iface_len, dev_copy, &dev, &iface) != 0 || ep_len != (long)i->attr.ep_addr_len) {
+    if (split_address(i, iface_addr, iface_len, dev_copy, iface_copy, &dev, &iface) != 0 || ep_len != (long)i->attr.ep_addr_len) {
         return fail(i->w, UCS_ERR_INVALID_ADDR, "malformed UCT address (%s%s)", "endpoint framing", "");
     }
     ucs_status_t s = uct_ep_connect_to_ep(e->ep, (const uct_device_addr_t *)dev, (const uct_ep_addr_t *)ep_addr);
@@ -1392,12 +1439,21 @@ flu_rkey_t *flu_rkey_unpack(flu_iface_t *i, const uint8_t *buf, long len) {
         fail(i->w, UCS_ERR_INVALID_PARAM, "a remote key of the wrong length for %s%s", i->md_attr.component_name, "");
         return NULL;
     }
+    if (i->posix && (len < 8 || !posix_named_by_bit(buf))) {
+        fail(i->w, UCS_ERR_INVALID_PARAM, "a posix remote key naming its segment by a path%s%s", "", "");
+        return NULL;
+    }
     flu_rkey_t *r = calloc(1, sizeof(*r));
-    if (r == NULL) {
+    uint8_t *copy = calloc(1, (size_t)len + FLU_PEER_PADDING); /* UCT may read a string from the key */
+    if (r == NULL || copy == NULL) {
+        free(r);
+        free(copy);
         fail(i->w, UCS_ERR_NO_MEMORY, "out of memory%s%s", "", "");
         return NULL;
     }
-    ucs_status_t s = uct_rkey_unpack(i->component, buf, &r->bundle);
+    memcpy(copy, buf, (size_t)len);
+    ucs_status_t s = uct_rkey_unpack(i->component, copy, &r->bundle);
+    free(copy);
     if (s != UCS_OK) {
         fail(i->w, s, "UCT refused the remote key%s%s", "", "");
         free(r);

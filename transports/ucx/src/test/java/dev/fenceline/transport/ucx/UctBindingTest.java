@@ -495,4 +495,36 @@ class UctBindingTest {
             assertArrayEquals(good, a.address(), "the iface still serves");
         }
     }
+
+    /**
+     * UCT's posix reads a segment's directory from the bytes after its id when the id has neither of
+     * its two name bits (bits 63 and 62): past a peer's bytes where the address and the key carry no
+     * directory, as by default, or a directory of the peer's choosing. A peer's address and key
+     * without them are refused before UCT reads them; with them they serve.
+     */
+    @Test
+    void aPeersPosixSegmentNamedByAPathIsRefused() {
+        UctResource r = resource("posix", "memory");
+        try (UctWorker w = UctWorker.create()) {
+            UctIface a = w.open(r, Map.of());
+            UctIface b = w.open(r, Map.of());
+            byte[] address = b.address();
+            int iface = 4 + ((address[0] & 0xff) | (address[1] & 0xff) << 8); // after the framing and device address
+            assertTrue((address[iface + 7] & 0xc0) != 0, "this worker's own FIFO is named by a bit");
+            byte[] pathNamed = address.clone();
+            pathNamed[iface + 7] &= 0x3f;
+            assertFalse(a.reachable(pathNamed));
+            assertTrue(assertThrows(UctException.class, () -> a.connect(pathNamed)).getMessage().contains("malformed"));
+            UctMemory region = b.allocate(4096, ALL);
+            byte[] key = region.pack();
+            assertTrue((key[7] & 0xc0) != 0, "this worker's own segment is named by a bit");
+            byte[] pathKey = key.clone();
+            pathKey[7] &= 0x3f;
+            UctException refused = assertThrows(UctException.class, () -> a.unpack(pathKey));
+            assertTrue(refused.getMessage().contains("naming its segment by a path"), refused.getMessage());
+            assertTrue(a.reachable(address), "the real address still serves");
+            assertTrue(a.unpack(key) != null, "and the real key");
+            a.connect(address);
+        }
+    }
 }
