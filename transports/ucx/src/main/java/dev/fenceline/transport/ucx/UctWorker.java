@@ -103,7 +103,8 @@ final class UctWorker implements AutoCloseable {
      *
      * @param handler where they go; it may post operations but not call {@link #progress()}
      * @return how many events
-     * @throws UctException if events were lost (the native library ran out of memory)
+     * @throws UctEventsLost if events were lost (the native library ran out of memory for them, or a
+     *     record overran the buffer)
      * @throws RuntimeException the first a handler threw, once every event was reported (an
      *     {@link Error} too: the events behind it are other peers' answers and requests)
      */
@@ -139,7 +140,8 @@ final class UctWorker implements AutoCloseable {
                 int payload = events.getInt(at + Layout.EV_LENGTH);
                 long token = events.getLong(at + Layout.EV_TOKEN);
                 if (payload < 0 || at + Layout.EV_SIZE + (long) payload > length) {
-                    throw new IllegalStateException("event record at " + at + " overruns the buffer: " + payload);
+                    throw new UctEventsLost("the event record at " + at + " of " + length + " bytes claims " + payload
+                            + " bytes: the records from there on are lost");
                 }
                 try {
                     switch (type) {
@@ -183,8 +185,8 @@ final class UctWorker implements AutoCloseable {
         long dropped = status.getLong(Layout.ST_DROPPED);
         if (dropped != 0) {
             status.putLong(Layout.ST_DROPPED, 0);
-            UctException lost = new UctException("draining events", -1, dropped
-                    + " events were lost for lack of native memory");
+            UctEventsLost lost = new UctEventsLost(dropped + " events of the UCT worker were lost for lack of native"
+                    + " memory");
             if (failed != null) {
                 lost.addSuppressed(failed);
             }
