@@ -25,6 +25,9 @@ final class UctWorker implements AutoCloseable {
     private final List<UctIface> ifaces = new ArrayList<>();
     private boolean draining;
     private boolean closed;
+    /** Guards {@link #wakesEnded}: other threads wake the worker while its own closes it. */
+    private final Object wakes = new Object();
+    private boolean wakesEnded;
 
     private UctWorker(Shim shim, long handle) {
         this.shim = shim;
@@ -215,9 +218,17 @@ final class UctWorker implements AutoCloseable {
         return r == 1;
     }
 
-    /** Ends a current or the next {@link #await}. Any thread, while the worker is open. */
+    /**
+     * Ends a current or the next {@link #await}. Any thread, at any time: once the worker closed it
+     * does nothing (the native worker, and the descriptor it writes to, are gone; the number may name
+     * another file by then).
+     */
     void wake() {
-        shim.flu_worker_wake(handle);
+        synchronized (wakes) {
+            if (!wakesEnded) {
+                shim.flu_worker_wake(handle);
+            }
+        }
     }
 
     UctException lastError(String what) {
@@ -237,6 +248,9 @@ final class UctWorker implements AutoCloseable {
             return;
         }
         closed = true;
+        synchronized (wakes) { // a wake under way ends first; none starts after
+            wakesEnded = true;
+        }
         for (UctIface i : List.copyOf(ifaces)) {
             i.close();
         }

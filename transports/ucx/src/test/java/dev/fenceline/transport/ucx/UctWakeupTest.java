@@ -119,4 +119,52 @@ class UctWakeupTest {
             assertFalse(w.canWait(), "cma has no event fd");
         }
     }
+    /**
+     * A wake from another thread never reaches the native worker once its close began destroying it
+     * (the descriptor a wake writes to is closed then, and its number may name another file): the
+     * library's calls are watched through a shim that records them, with one thread waking in a loop
+     * while the worker closes, 200 times, and a wake after close.
+     */
+    @Test
+    void noWakeReachesTheNativeWorkerOnceItsCloseDestroysIt() throws Exception {
+        for (int round = 0; round < 200; round++) {
+            java.util.concurrent.atomic.AtomicBoolean destroying = new java.util.concurrent.atomic.AtomicBoolean();
+            java.util.concurrent.atomic.AtomicInteger late = new java.util.concurrent.atomic.AtomicInteger();
+            Shim real = UcxNative.shim();
+            Shim watched = (Shim) java.lang.reflect.Proxy.newProxyInstance(Shim.class.getClassLoader(),
+                    new Class<?>[] {Shim.class}, (proxy, method, args) -> {
+                        if (method.getName().equals("flu_worker_destroy")) {
+                            destroying.set(true);
+                        } else if (method.getName().equals("flu_worker_wake") && destroying.get()) {
+                            late.incrementAndGet();
+                            return null; // not passed on: the worker may be gone
+                        }
+                        try {
+                            return method.invoke(real, args);
+                        } catch (java.lang.reflect.InvocationTargetException e) {
+                            throw e.getCause();
+                        }
+                    });
+            long handle = real.flu_worker_create();
+            assertTrue(handle != 0, "a UCT worker");
+            java.lang.reflect.Constructor<UctWorker> make = UctWorker.class.getDeclaredConstructor(Shim.class,
+                    long.class);
+            make.setAccessible(true);
+            UctWorker w = make.newInstance(watched, handle);
+            java.util.concurrent.CountDownLatch started = new java.util.concurrent.CountDownLatch(1);
+            Thread waker = new Thread(() -> {
+                started.countDown();
+                while (!destroying.get()) {
+                    w.wake();
+                }
+                w.wake();
+            });
+            waker.start();
+            started.await();
+            w.close();
+            waker.join();
+            w.wake();
+            assertEquals(0, late.get(), "round " + round + ": wakes after the worker's destruction began");
+        }
+    }
 }
