@@ -126,8 +126,6 @@ struct flu_worker {
     int num_retired;
     flu_comp_t *free_comps;
     flu_pend_t *free_pends;
-    int last_status;
-    char last_error[1200];
     int wake_fd; /* an eventfd: flu_worker_wake ends a flu_worker_wait */
 };
 
@@ -181,20 +179,29 @@ const char *flu_status_string(int status) {
     return ucs_status_string((ucs_status_t)status);
 }
 
+/*
+ * The last failure, per thread: the memory-domain calls (allocation, registration, packing) run on
+ * callers' threads while the worker's own fails calls of its own, and each reads the failure of its
+ * own call right after it.
+ */
+static __thread int last_status;
+static __thread char last_error[1200];
+
 static int fail(flu_worker_t *w, ucs_status_t status, const char *fmt, const char *a, const char *b) {
-    if (w != NULL) {
-        w->last_status = status;
-        snprintf(w->last_error, sizeof(w->last_error), fmt, a, b);
-    }
+    (void)w;
+    last_status = status;
+    snprintf(last_error, sizeof(last_error), fmt, a, b);
     return status;
 }
 
 int flu_last_status(flu_worker_t *w) {
-    return w->last_status;
+    (void)w;
+    return last_status;
 }
 
 const char *flu_last_error(flu_worker_t *w) {
-    return w->last_error;
+    (void)w;
+    return last_error;
 }
 
 /* ---- resources ---- */

@@ -154,7 +154,8 @@ long flu_list_resources(char *buf, long cap);
 
 flu_worker_t *flu_worker_create(void);
 void flu_worker_destroy(flu_worker_t *w);
-/* The status and message of the last call on w that failed. */
+/* The status and message of the last call that failed on the calling thread (w names the worker; the
+ * memory-domain calls run on callers' threads, each reading its own failure). */
 int flu_last_status(flu_worker_t *w);
 const char *flu_last_error(flu_worker_t *w);
 /* Drives every iface of w; returns how many events UCT progressed. */

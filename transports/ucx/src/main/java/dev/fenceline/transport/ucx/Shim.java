@@ -46,13 +46,13 @@ public interface Shim {
 
     /**
      * @param worker the worker
-     * @return the status of its last failed call
+     * @return the status of the last call that failed on this thread
      */
     int flu_last_status(long worker);
 
     /**
      * @param worker the worker
-     * @return the message of its last failed call
+     * @return the message of the last call that failed on this thread
      */
     String flu_last_error(long worker);
 

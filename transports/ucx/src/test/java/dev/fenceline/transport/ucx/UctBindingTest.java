@@ -527,4 +527,29 @@ class UctBindingTest {
             a.connect(address);
         }
     }
+    /**
+     * The memory-domain calls run on callers' threads while the worker's own thread makes calls of
+     * its own: each thread reads the failure of its own last call, not another thread's later one.
+     */
+    @Test
+    void eachThreadReadsTheFailureOfItsOwnCall() throws Exception {
+        try (UctWorker w = UctWorker.create()) {
+            UctIface a = w.open(resource("posix", "memory"), Map.of());
+            Shim shim = w.shim();
+            java.lang.reflect.Field handle = UctWorker.class.getDeclaredField("handle");
+            handle.setAccessible(true);
+            long worker = handle.getLong(w);
+            assertEquals(0, shim.flu_rkey_unpack(a.handle, new byte[3], 3));
+            String[] other = new String[1];
+            Thread t = new Thread(() -> {
+                assertEquals(0, shim.flu_mem_reg(a.handle, 4096, 0, 7));
+                other[0] = shim.flu_last_error(worker);
+            });
+            t.start();
+            t.join();
+            assertTrue(other[0] != null && other[0].contains("register"), String.valueOf(other[0]));
+            String mine = shim.flu_last_error(worker);
+            assertTrue(mine.contains("wrong length"), mine);
+        }
+    }
 }
