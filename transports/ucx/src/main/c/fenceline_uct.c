@@ -1301,9 +1301,10 @@ static void probe_atomics(flu_iface_t *i) {
     long kl = flu_mem_pack(m, key, sizeof(key));
     flu_rkey_t *r = kl >= 0 ? flu_rkey_unpack(i, key, kl) : NULL;
     flu_ep_t *e = r != NULL ? flu_ep_create(i, addr, al) : NULL;
+    int stuck = 0; /* an operation did not complete: the device may still write the word */
     if (e != NULL) {
         volatile uint64_t *word = (volatile uint64_t *)m->address;
-        for (int kind = 0; kind < 4; kind++) {
+        for (int kind = 0; kind < 4 && !stuck; kind++) {
             int width = kind < 2 ? 4 : 8;
             int fetch = kind & 1;
             uint64_t mask = width == 4 ? 0xffffffffULL : ~0ULL;
@@ -1334,6 +1335,16 @@ static void probe_atomics(flu_iface_t *i) {
                     o.kind = FLU_FLUSH;
                     s = probe_run(e, &o);
                 }
+                if (s == UCS_INPROGRESS) {
+                    /* Given up on: none of the iface's atomics is trusted, and what the operation
+                     * names (the endpoint, the key, the word) is kept, not freed under it. */
+                    stuck = 1;
+                    for (int k = 0; k < 4; k++) {
+                        i->refuted |= (uint64_t)(i->amo[k] & 0xff) << (k * 8);
+                        i->amo[k] = 0;
+                    }
+                    break;
+                }
                 uint64_t now = width == 4 ? *(volatile uint32_t *)word : *word;
                 uint64_t want = op == FLU_AMO_CSWAP ? v : amo_apply(op, old, v, mask);
                 int right = s == UCS_OK && now == want && (!fetch || (o.result & mask) == old);
@@ -1344,6 +1355,9 @@ static void probe_atomics(flu_iface_t *i) {
             }
         }
         i->verified = 1;
+        if (stuck) {
+            return;
+        }
         flu_ep_destroy(e);
     }
     if (r != NULL) {
