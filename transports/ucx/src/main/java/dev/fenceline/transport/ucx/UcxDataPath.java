@@ -297,6 +297,7 @@ final class UcxDataPath {
         }
         if (s == UcxSender.Sent.SENT) {
             lane.traffic.softwareInFlight++;
+            lane.traffic.flushesSent.addLong(op.token);
         }
         return true;
     }

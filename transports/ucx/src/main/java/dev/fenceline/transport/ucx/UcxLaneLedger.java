@@ -230,6 +230,14 @@ final class UcxLaneLedger {
     }
 
     /**
+     * @param token the token a reply names
+     * @return whether the ledger holds that operation (while the lane lives, a reply names one it holds)
+     */
+    boolean holds(long token) {
+        return ops.containsKey(token);
+    }
+
+    /**
      * An operation is answered: it is forgotten, and the endpoint (or the calling thread that
      * posted it) still wants the answer unless the revocation decided it was not owed.
      *

@@ -200,8 +200,9 @@ final class UcxLanePosting {
      * A direct message was answered (agent thread): the oldest one, since answers come in order.
      *
      * @param error its failure, or null
+     * @return whether the token was the oldest direct message unanswered (else the answer is not one)
      */
-    void directAnswered(long token, FencelineException error) {
+    boolean directAnswered(long token, FencelineException error) {
         boolean mine;
         synchronized (ledger) {
             mine = ledger.directAnswered(token);
@@ -212,6 +213,7 @@ final class UcxLanePosting {
         if (mine) {
             ledger.reportDirect(token, error);
         }
+        return mine;
     }
 
     /**

@@ -1,6 +1,7 @@
 package dev.fenceline.transport.ucx;
 
 import java.util.ArrayDeque;
+import org.agrona.collections.LongArrayQueue;
 
 /**
  * A lane's operations on their way through the progress agent, after the agent took them from its
@@ -31,6 +32,34 @@ final class UcxLaneTraffic {
     final UcxOp uctFlush;
     /** Hardware operations were handed to UCT since its last fence of the lane (such an iface only). */
     boolean unfenced;
+    /**
+     * The tokens of the software flushes and keepalive probes sent and not answered, oldest first:
+     * the target answers a lane's requests in the order they came.
+     */
+    final LongArrayQueue flushesSent = new LongArrayQueue(Long.MIN_VALUE);
+
+    /** A reply answered one of the software requests in flight. */
+    void replied() {
+        if (softwareInFlight > 0) {
+            softwareInFlight--;
+        }
+    }
+
+    /**
+     * A FLUSHED reply came.
+     *
+     * @param token the token it names
+     * @return whether it answers the oldest flush sent and unanswered (then that one is answered);
+     *     else the reply is not the target's to send
+     */
+    boolean flushAnswered(long token) {
+        if (flushesSent.isEmpty() || flushesSent.peekLong() != token) {
+            return false;
+        }
+        flushesSent.pollLong();
+        replied();
+        return true;
+    }
 
     /** @param lane the lane */
     UcxLaneTraffic(UcxLane lane) {

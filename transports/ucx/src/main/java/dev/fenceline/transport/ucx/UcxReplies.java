@@ -12,6 +12,13 @@ import org.agrona.collections.Long2ObjectHashMap;
  * thread that posted it, and the lane's next operations handed on.
  */
 final class UcxReplies {
+    /** What {@link #answer} made of a reply: it named an operation sent no request (the lane failed). */
+    private static final int FORGED = -1;
+    /** It named an operation the ledger does not hold. */
+    private static final int UNKNOWN = 0;
+    /** It answered a request in flight. */
+    private static final int ANSWERED = 1;
+
     private final UcxDataPath path;
     private final UcxAgent agent;
 
@@ -63,39 +70,74 @@ final class UcxReplies {
             lane.fail(new FencelineException("ucx: a reply on " + lane + " whose " + n + " bytes do not fit its " + length));
             return;
         }
-        if (lane.traffic.softwareInFlight > 0) {
-            lane.traffic.softwareInFlight--;
-        }
         if (token < 0) { // an active message sent on the fast path: its answer goes to the endpoint's ledger
             FencelineException error = type == UcxWire.NACK ? WireCodes.rebuild(data.getByte(at + UcxWire.REPLY_CODE),
                     data.getByte(at + UcxWire.REPLY_REASON), data.getStringWithoutLengthUtf8(at + UcxWire.REPLY_HEADER, n))
                     : null;
-            lane.posting.directAnswered(token, error);
+            if (!lane.posting.directAnswered(token, error)) {
+                unexpected(lane, "to direct message " + token + ", which is not the oldest one unanswered");
+                return;
+            }
+            lane.traffic.replied();
             path.advance(lane);
             agent.answered(lane);
             return;
         }
         boolean truthful = switch (type) {
             case UcxWire.FLUSHED -> {
+                if (!lane.traffic.flushAnswered(token)) {
+                    yield unexpected(lane, "FLUSHED for " + token + ", which is not the oldest flush unanswered");
+                }
                 lane.deliverFlushed(token);
                 yield true;
             }
-            case UcxWire.ACK -> answer(lane, token, data.getLong(at + UcxWire.REPLY_VALUE), null, null, 0, 0);
-            case UcxWire.DATA -> answer(lane, token, 0, null, data, at + UcxWire.REPLY_HEADER, n);
-            case UcxWire.NACK -> answer(lane, token, 0, WireCodes.rebuild(data.getByte(at + UcxWire.REPLY_CODE),
-                    data.getByte(at + UcxWire.REPLY_REASON), data.getStringWithoutLengthUtf8(at + UcxWire.REPLY_HEADER, n)),
-                    null, 0, 0);
+            case UcxWire.ACK -> matched(lane, token, answer(lane, token, data.getLong(at + UcxWire.REPLY_VALUE), null,
+                    null, 0, 0));
+            case UcxWire.DATA -> matched(lane, token, answer(lane, token, 0, null, data, at + UcxWire.REPLY_HEADER, n));
+            case UcxWire.NACK -> matched(lane, token, answer(lane, token, 0, WireCodes.rebuild(
+                    data.getByte(at + UcxWire.REPLY_CODE), data.getByte(at + UcxWire.REPLY_REASON),
+                    data.getStringWithoutLengthUtf8(at + UcxWire.REPLY_HEADER, n)), null, 0, 0));
             default -> {
                 lane.fail(new FencelineException("ucx: a reply of unknown type " + type + " on " + lane));
-                yield true;
+                yield false;
             }
         };
         if (!truthful) {
-            return; // the lane failed
+            return; // the lane failed, or has ended and the reply goes nowhere
         }
         path.advance(lane);
         agent.answered(lane);
     }
+
+    /**
+     * A reply answered no request of the lane's that waits for one. While the lane lives, each has one
+     * (its requests and their answers go in order on one connection), so the target broke the protocol:
+     * the lane fails, and its revocation settles what it held. Once the lane failed or ended, answers
+     * to what it gave up may still come, and go nowhere. Either way the reply counts for nothing: were
+     * it counted as an answer, the lane would take a request still unanswered for answered, and let a
+     * hardware operation overtake it, or a flush end before it.
+     *
+     * @return false
+     */
+    private static boolean unexpected(UcxLane lane, String what) {
+        if (lane.isLive()) {
+            lane.fail(new FencelineException("ucx: a reply on " + lane + " " + what));
+        }
+        return false;
+    }
+
+    /** @return whether a reply {@link #answer} took counts as the answer to a request in flight */
+    private static boolean matched(UcxLane lane, long token, int answered) {
+        if (answered == FORGED) {
+            return false;
+        }
+        if (answered == UNKNOWN) {
+            return unexpected(lane, "to operation " + token + ", which is not unanswered");
+        }
+        lane.traffic.replied();
+        return true;
+    }
+
 
     /**
      * Answers a software request still owed: to the endpoint under the lane's lock, or, if a calling
@@ -103,14 +145,18 @@ final class UcxReplies {
      *
      * @param error its refusal, or null
      * @param data a DATA reply's buffer (its bytes go into the get's buffer under the lock), or null
-     * @return false if the reply named an operation that was sent no request: then the lane failed
+     * @return {@link #FORGED} if the reply named an operation that was sent no request (then the lane
+     *     failed), {@link #UNKNOWN} if the ledger does not hold the operation it names, else
+     *     {@link #ANSWERED}
      */
-    private static boolean answer(UcxLane lane, long token, long value, FencelineException error, DirectBuffer data,
+    private static int answer(UcxLane lane, long token, long value, FencelineException error, DirectBuffer data,
             int from, int n) {
         UcxOp op;
         boolean forged;
+        boolean known;
         FencelineException e = error;
         synchronized (lane.ledger) {
+            known = lane.ledger.holds(token);
             forged = !lane.ledger.awaitsReply(token);
             op = forged ? null : lane.answeredLocked(token);
             if (op != null && data != null) {
@@ -133,12 +179,12 @@ final class UcxReplies {
         if (forged) { // the peer lies: the lane ends, and its revocation settles what it held
             lane.fail(new FencelineException("ucx: a reply on " + lane + " to operation " + token + ", which was"
                     + " sent no request (it is queued, or on UCT's hardware path)"));
-            return false;
+            return FORGED;
         }
         if (op != null && op.posted != null) {
             UcxLanePosting.postedAnswered(op, value, e);
         }
-        return true; // or revoked, or answered already
+        return known ? ANSWERED : UNKNOWN;
     }
 
 }

@@ -1,0 +1,111 @@
+package dev.fenceline.transport.ucx;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.fenceline.Fenceline;
+import java.nio.ByteBuffer;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.agrona.BufferUtil;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * A reply that answers no request a live lane waits for (an ACK to an operation it does not hold, a
+ * FLUSHED to no flush it sent, an answer to a direct message that is not its oldest) breaks the
+ * protocol: the lane fails, and the reply counts for nothing (were it counted, the lane would take a
+ * request still unanswered for answered, and let a hardware operation overtake it or a flush end
+ * before it). Worker c sends such a reply to a's lane from its progress thread; an honest reply is
+ * the control.
+ */
+@org.junit.jupiter.api.Timeout(value = 60, unit = TimeUnit.SECONDS)
+class UcxForgedRepliesTest {
+    @BeforeAll
+    static void ucx() {
+        UcxAssumptions.ucxAvailable();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"ACK to an operation never sent", "FLUSHED to no flush", "answer to no direct message",
+        "none"})
+    void aReplyToNothingTheLaneWaitsForFailsIt(String forgery) throws Exception {
+        try (Fenceline f = WireupForgery.posix()) {
+            WireupForgery g = WireupForgery.open(f);
+            UcxLane aLane = UcxLane.byId(g.ac().lanes().get(0).connectionId());
+            assertTrue(aLane != null && aLane.isLive(), "a's lane to c is live");
+            AtomicReference<Throwable> failed = new AtomicReference<>();
+            UnsafeBuffer reply = new UnsafeBuffer(BufferUtil.allocateDirectAligned(64, 8));
+            g.c().setActiveMessageHandler(8, (h, p) -> {
+                try {
+                    reply.setMemory(0, 64, (byte) 0);
+                    reply.putLong(UcxWire.CONN, aLane.conn);
+                    switch (forgery) {
+                        case "ACK to an operation never sent" -> {
+                            reply.putLong(UcxWire.TOKEN, 0x1234_5678L);
+                            reply.putByte(UcxWire.REPLY_TYPE, UcxWire.ACK);
+                        }
+                        case "FLUSHED to no flush" -> {
+                            reply.putLong(UcxWire.TOKEN, 0x1234_5679L);
+                            reply.putByte(UcxWire.REPLY_TYPE, UcxWire.FLUSHED);
+                        }
+                        case "answer to no direct message" -> {
+                            reply.putLong(UcxWire.TOKEN, UcxLane.DIRECT | 0x7777L);
+                            reply.putByte(UcxWire.REPLY_TYPE, UcxWire.ACK);
+                        }
+                        default -> {
+                            return; // the control: c sends nothing of its own
+                        }
+                    }
+                    assertEquals(UcxSender.Sent.SENT, sender(g).trySend(g.toA(), UcxWire.AM_REPLY, reply,
+                            UcxWire.REPLY_HEADER));
+                } catch (Throwable t) {
+                    failed.set(t);
+                }
+            });
+            Throwable outcome = null;
+            try {
+                WireupForgery.await(g.ac().sendActiveMessage(8, null, null));
+            } catch (java.util.concurrent.ExecutionException e) {
+                outcome = e.getCause();
+            }
+            assertTrue(failed.get() == null, String.valueOf(failed.get()));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            boolean forged = !forgery.equals("none");
+            while (forged && aLane.isLive() && System.nanoTime() < deadline) {
+                Thread.onSpinWait();
+            }
+            assertEquals(!forged, aLane.isLive(), forgery);
+            if (forged) {
+                // The forged reply came before the message's own answer, on the same connection: the
+                // message's outcome is unknown, for the reason the lane failed
+                String why = switch (forgery) {
+                    case "ACK to an operation never sent" -> "to operation 305419896, which is not unanswered";
+                    case "FLUSHED to no flush" -> "FLUSHED for 305419897, which is not the oldest flush unanswered";
+                    default -> "which is not the oldest one unanswered";
+                };
+                assertTrue(outcome instanceof dev.fenceline.OutcomeUnknownException
+                        && String.valueOf(outcome.getMessage()).contains(why), String.valueOf(outcome));
+            } else { // an honest lane goes on: a put and a flush over it
+                assertTrue(outcome == null, String.valueOf(outcome));
+                ByteBuffer eight = ByteBuffer.allocateDirect(8);
+                dev.fenceline.MemoryRegion region = g.c().allocate(64);
+                WireupForgery.await(g.ac().put(eight, region.address(),
+                        g.a().unpackRemoteKey(region.remoteKey().toBytes())));
+                WireupForgery.await(g.ac().flush());
+                assertTrue(aLane.isLive());
+            }
+        }
+    }
+
+    /** @return c's sender, which its progress thread alone uses (the handler runs there) */
+    private static UcxSender sender(WireupForgery g) throws ReflectiveOperationException {
+        java.lang.reflect.Field agentField = UcxLane.class.getDeclaredField("agent");
+        agentField.setAccessible(true);
+        java.lang.reflect.Field senderField = UcxAgent.class.getDeclaredField("sender");
+        senderField.setAccessible(true);
+        return (UcxSender) senderField.get(agentField.get(g.lane()));
+    }
+}
