@@ -56,15 +56,16 @@ struct flu_ep {
 
 /*
  * UCX 1.13's posix mapper names a segment by the first u64 of its iface address and of its packed
- * key: bit 63, a descriptor of the owner's read through /proc/<pid>/fd; bit 62, a name under /dev/shm;
- * neither, a file in a directory whose name it reads as a string from the bytes that follow. A peer's
- * would be a directory of its choosing, and with the default configuration (no directory in the
- * address or the key) a read past the peer's bytes. So a peer's posix segment must carry one of the
- * two bits; a worker checks its own address for them when it opens posix, which also confirms the
- * two constants against the loaded library.
+ * key: bit 63, a descriptor of the owner's, opened through /proc/<pid>/fd/<fd>; bit 62 without it, a
+ * name under /dev/shm; neither, a file in a directory whose name it reads as a string from the bytes
+ * that follow. A peer's directory would be one of its choosing (and with the default configuration,
+ * which puts none in the address or the key, a read past the peer's bytes); a name under /dev/shm
+ * may be a file any user of the host made. A descriptor through /proc opens only for a process this
+ * one may inspect (its user's, unless it is privileged), so a peer's posix segment must carry bit 63;
+ * a worker checks its own address for it when it opens posix (UCX's default, USE_PROC_LINK = y),
+ * which also confirms the constant against the loaded library.
  */
 #define FLU_POSIX_SEG_PROCFS (1ULL << 63)
-#define FLU_POSIX_SEG_SHM_OPEN (1ULL << 62)
 /* Zeroed bytes behind a peer's address or key copied here, so that a parser reading past them reads ours. */
 #define FLU_PEER_PADDING 64
 
@@ -81,14 +82,18 @@ struct flu_iface {
     uint64_t refuted;
     int verified;
     int posix;           /* UCT's posix: peers' segment names are checked (FLU_POSIX_SEG_*) */
+    /* What an atomic self-test that never completed names, freed only once the iface is closed. */
+    struct flu_mem *probe_mem;
+    struct flu_rkey *probe_rkey;
+    void *probe_scratch;
     flu_am_arg_t am_args[UCT_AM_ID_MAX];
 };
 
-/* Whether a posix segment id (the first 8 bytes at seg) names its segment without a path. */
-static int posix_named_by_bit(const uint8_t *seg) {
+/* Whether a posix segment id (the first 8 bytes at seg) names its segment by a descriptor through /proc. */
+static int posix_named_by_proc(const uint8_t *seg) {
     uint64_t id;
     memcpy(&id, seg, sizeof(id));
-    return (id & (FLU_POSIX_SEG_PROCFS | FLU_POSIX_SEG_SHM_OPEN)) != 0;
+    return (id & FLU_POSIX_SEG_PROCFS) != 0;
 }
 
 struct flu_mem {
@@ -615,12 +620,12 @@ static unsigned mem_flags(int access) {
 static uint64_t amo_mask(uint64_t uct_flags);
 static void probe_atomics(flu_iface_t *i);
 
-/* Whether this worker's own posix iface names its FIFO's segment by a bit (FLU_POSIX_SEG_*), as a peer's must. */
-static int own_posix_address_named_by_bit(flu_iface_t *i) {
+/* Whether this worker's own posix iface names its FIFO's segment through /proc, as a peer's must. */
+static int own_posix_address_named_by_proc(flu_iface_t *i) {
     uint8_t own[FLU_MAX_ADDRESS] = {0};
     size_t il = i->attr.iface_addr_len;
     return il >= 8 && il <= FLU_MAX_ADDRESS && uct_iface_get_address(i->iface, (uct_iface_addr_t *)own) == UCS_OK
-            && posix_named_by_bit(own);
+            && posix_named_by_proc(own);
 }
 
 flu_iface_t *flu_iface_open(flu_worker_t *w, const char *spec, const char *config) {
@@ -712,10 +717,10 @@ flu_iface_t *flu_iface_open(flu_worker_t *w, const char *spec, const char *confi
         return NULL;
     }
     i->posix = strcmp(part[2], "posix") == 0;
-    if (i->posix && !own_posix_address_named_by_bit(i)) {
-        fail(w, UCS_ERR_UNSUPPORTED, "posix on %s names its segments by a path (USE_PROC_LINK = n with a DIR other"
-             " than /dev/shm?); a peer's would name paths of its choosing, so only /proc and /dev/shm names are"
-             " taken%s", part[3], "");
+    if (i->posix && !own_posix_address_named_by_proc(i)) {
+        fail(w, UCS_ERR_UNSUPPORTED, "posix on %s names its segments otherwise than by a descriptor through /proc"
+             " (UCX's USE_PROC_LINK = n?); a peer's segment named by a path or under /dev/shm may be any file,"
+             " made by any user, so only names through /proc are taken%s", part[3], "");
         uct_iface_close(i->iface);
         uct_md_close(i->md);
         free(i);
@@ -758,6 +763,13 @@ void flu_iface_close(flu_iface_t *i) {
         }
     }
     uct_iface_close(i->iface);
+    if (i->probe_rkey != NULL) { /* nothing writes the word once the iface is closed */
+        flu_rkey_release(i->probe_rkey);
+    }
+    if (i->probe_mem != NULL) {
+        flu_mem_free(i->probe_mem);
+    }
+    free(i->probe_scratch);
     uct_md_close(i->md);
     free(i);
 }
@@ -868,7 +880,7 @@ long flu_iface_address(flu_iface_t *i, uint8_t *buf, long cap) {
  * the caller's (FLU_MAX_ADDRESS + FLU_PEER_PADDING bytes each, zeroed): the device address's length
  * may differ from the iface's own (tcp's holds an IPv4 or an IPv6 address), and UCT reads as many
  * bytes as the peer's own bytes claim, or a string, which must stay in memory of ours, not run past
- * what the peer sent. A posix address must name its FIFO's segment without a path.
+ * what the peer sent. A posix address must name its FIFO's segment through /proc.
  */
 static int split_address(flu_iface_t *i, const uint8_t *addr, long len, uint8_t *dev_copy, uint8_t *iface_copy,
                          const uint8_t **dev, const uint8_t **iface) {
@@ -883,7 +895,7 @@ static int split_address(flu_iface_t *i, const uint8_t *addr, long len, uint8_t 
     if (dl > FLU_MAX_ADDRESS || il != i->attr.iface_addr_len || (long)(4 + dl + il) != len) {
         return -1;
     }
-    if (i->posix && (il < 8 || !posix_named_by_bit(addr + 4 + dl))) {
+    if (i->posix && (il < 8 || !posix_named_by_proc(addr + 4 + dl))) {
         return -1;
     }
     memcpy(dev_copy, addr + 4, dl);
@@ -1337,7 +1349,7 @@ static void probe_atomics(flu_iface_t *i) {
                 }
                 if (s == UCS_INPROGRESS) {
                     /* Given up on: none of the iface's atomics is trusted, and what the operation
-                     * names (the endpoint, the key, the word) is kept, not freed under it. */
+                     * names (the key, the word) is kept until the iface is closed. */
                     stuck = 1;
                     for (int k = 0; k < 4; k++) {
                         i->refuted |= (uint64_t)(i->amo[k] & 0xff) << (k * 8);
@@ -1355,7 +1367,10 @@ static void probe_atomics(flu_iface_t *i) {
             }
         }
         i->verified = 1;
-        if (stuck) {
+        if (stuck) { /* kept until the iface closes (flu_iface_close) */
+            i->probe_mem = m;
+            i->probe_rkey = r;
+            i->probe_scratch = scratch;
             return;
         }
         flu_ep_destroy(e);
@@ -1460,8 +1475,9 @@ flu_rkey_t *flu_rkey_unpack(flu_iface_t *i, const uint8_t *buf, long len) {
         fail(i->w, UCS_ERR_INVALID_PARAM, "a remote key of the wrong length for %s%s", i->md_attr.component_name, "");
         return NULL;
     }
-    if (i->posix && (len < 8 || !posix_named_by_bit(buf))) {
-        fail(i->w, UCS_ERR_INVALID_PARAM, "a posix remote key naming its segment by a path%s%s", "", "");
+    if (i->posix && (len < 8 || !posix_named_by_proc(buf))) {
+        fail(i->w, UCS_ERR_INVALID_PARAM, "a posix remote key naming its segment otherwise than through /proc%s%s",
+             "", "");
         return NULL;
     }
     flu_rkey_t *r = calloc(1, sizeof(*r));

@@ -497,36 +497,92 @@ class UctBindingTest {
     }
 
     /**
-     * UCT's posix reads a segment's directory from the bytes after its id when the id has neither of
-     * its two name bits (bits 63 and 62): past a peer's bytes where the address and the key carry no
-     * directory, as by default, or a directory of the peer's choosing. A peer's address and key
-     * without them are refused before UCT reads them; with them they serve.
+     * UCT's posix names a segment by its id's bits: bit 63, a descriptor of the owner's opened through
+     * /proc (which opens only for a process this one may inspect); bit 62 alone, a name under /dev/shm
+     * (a file any user may have made); neither, a file in a directory it reads from the bytes after
+     * the id (past a peer's bytes where the address and the key carry no directory, as by default).
+     * A peer's address and key without bit 63 are refused before UCT reads them; with it they serve.
      */
     @Test
-    void aPeersPosixSegmentNamedByAPathIsRefused() {
+    void aPeersPosixSegmentNamedOtherwiseThanThroughProcIsRefused() {
         UctResource r = resource("posix", "memory");
         try (UctWorker w = UctWorker.create()) {
             UctIface a = w.open(r, Map.of());
             UctIface b = w.open(r, Map.of());
             byte[] address = b.address();
             int iface = 4 + ((address[0] & 0xff) | (address[1] & 0xff) << 8); // after the framing and device address
-            assertTrue((address[iface + 7] & 0xc0) != 0, "this worker's own FIFO is named by a bit");
-            byte[] pathNamed = address.clone();
-            pathNamed[iface + 7] &= 0x3f;
-            assertFalse(a.reachable(pathNamed));
-            assertTrue(assertThrows(UctException.class, () -> a.connect(pathNamed)).getMessage().contains("malformed"));
+            assertTrue((address[iface + 7] & 0x80) != 0, "this worker's own FIFO is named through /proc");
             UctMemory region = b.allocate(4096, ALL);
             byte[] key = region.pack();
-            assertTrue((key[7] & 0xc0) != 0, "this worker's own segment is named by a bit");
-            byte[] pathKey = key.clone();
-            pathKey[7] &= 0x3f;
-            UctException refused = assertThrows(UctException.class, () -> a.unpack(pathKey));
-            assertTrue(refused.getMessage().contains("naming its segment by a path"), refused.getMessage());
+            assertTrue((key[7] & 0x80) != 0, "this worker's own segment is named through /proc");
+            for (int top : new int[] {0x00, 0x40}) { // by a path; under /dev/shm
+                byte[] named = address.clone();
+                named[iface + 7] = (byte) (named[iface + 7] & 0x3f | top);
+                assertFalse(a.reachable(named));
+                assertTrue(assertThrows(UctException.class, () -> a.connect(named)).getMessage().contains("malformed"));
+                byte[] namedKey = key.clone();
+                namedKey[7] = (byte) (namedKey[7] & 0x3f | top);
+                UctException refused = assertThrows(UctException.class, () -> a.unpack(namedKey));
+                assertTrue(refused.getMessage().contains("naming its segment otherwise than through /proc"),
+                        refused.getMessage());
+            }
             assertTrue(a.reachable(address), "the real address still serves");
             assertTrue(a.unpack(key) != null, "and the real key");
             a.connect(address);
         }
     }
+
+    /**
+     * A posix address whose receive queue is named through /proc, but as a descriptor of some other
+     * file of a process of this user (here this process's own, opened for writing): UCT maps it as
+     * the queue when it connects and would write it when it sends, so the new mapping is checked, and
+     * the endpoint refused and unmapped before anything was written. The file is untouched.
+     */
+    @Test
+    void aPosixQueueThatIsNotSharedMemoryIsRefused(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        java.nio.file.Path file = dir.resolve("not-a-queue");
+        try (UctWorker w = UctWorker.create();
+                java.io.RandomAccessFile raf = new java.io.RandomAccessFile(file.toFile(), "rw")) {
+            raf.setLength(1 << 20);
+            // Shaped as a queue's control block where UCT reads it: its owner's pid (a live process)
+            raf.seek(136);
+            raf.write(ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt((int) ProcessHandle.current().pid())
+                    .array());
+            int fd = -1;
+            try (java.util.stream.Stream<java.nio.file.Path> fds = java.nio.file.Files.list(
+                    java.nio.file.Path.of("/proc/self/fd"))) {
+                for (java.nio.file.Path p : (Iterable<java.nio.file.Path>) fds::iterator) {
+                    try {
+                        if (java.nio.file.Files.readSymbolicLink(p).equals(file)) {
+                            fd = Integer.parseInt(p.getFileName().toString());
+                        }
+                    } catch (java.io.IOException gone) {
+                        // a descriptor closed meanwhile
+                    }
+                }
+            }
+            assertTrue(fd > 0, "the file's descriptor");
+            UctResource r = resource("posix", "memory");
+            UctIface a = w.open(r, Map.of());
+            byte[] address = w.open(r, Map.of()).address();
+            int iface = 4 + ((address[0] & 0xff) | (address[1] & 0xff) << 8);
+            ByteBuffer id = ByteBuffer.wrap(address, iface, 8).order(ByteOrder.LITTLE_ENDIAN);
+            long flags = id.getLong(iface) & 0xfL << 60; // the real queue's: through /proc, its PID namespace
+            assertTrue(flags < 0, "named through /proc");
+            id.putLong(iface, flags | ProcessHandle.current().pid() | (long) fd << 30); // UCX's pid and descriptor
+            assertTrue(a.reachable(address), "UCT itself takes it");
+            UctException refused = assertThrows(UctException.class, () -> a.connect(address));
+            assertTrue(refused.getMessage().contains("not a shared-memory segment"), refused.getMessage());
+            byte[] content = java.nio.file.Files.readAllBytes(file);
+            for (int k = 0; k < content.length; k++) {
+                if (k < 136 || k >= 140) {
+                    assertEquals(0, content[k], "byte " + k + " of the file");
+                }
+            }
+        }
+    }
+
     /**
      * The memory-domain calls run on callers' threads while the worker's own thread makes calls of
      * its own: each thread reads the failure of its own last call, not another thread's later one.
