@@ -81,9 +81,10 @@ public final class PerfCommand implements Callable<Integer> {
 
     @Option(names = "--ucx-tls", split = ",", defaultValue = "posix,cma", paramLabel = "TL",
             description = "With -x ucx: the UCT transports (fenceline.transport.ucx.tls), for example posix,cma or"
-                    + " tcp (default ${DEFAULT-VALUE}). Naming tcp sets fenceline.transport.ucx.tcp-unchecked-writes"
-                    + " = accept for the run: while it runs, any process that reaches its UCT tcp ports can write"
-                    + " its memory (docs/security.md).")
+                    + " tcp (default ${DEFAULT-VALUE}). Naming tcp by that name sets"
+                    + " fenceline.transport.ucx.tcp-unchecked-writes = accept for the run (all or ^ lists are"
+                    + " refused where they select it): while it runs, any process that reaches its UCT tcp ports"
+                    + " can write its memory (docs/security.md).")
     List<String> ucxTls;
 
     @Option(names = "--ucx-devices", split = ",", defaultValue = "all", paramLabel = "DEVICE",
