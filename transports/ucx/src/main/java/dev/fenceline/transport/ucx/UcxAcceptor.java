@@ -63,18 +63,40 @@ final class UcxAcceptor {
         this.refused = new UcxPeerWarnings(workerName);
     }
 
+    /** @return whether the CONNECT makes a channel on one of this worker's shared-memory ifaces */
+    private boolean makesSharedMemoryChannels(UcxWireup.Connect m) {
+        for (UcxWireup.Channel c : m.channels()) {
+            if (c.mode().made() && c.targetIface() >= 0 && c.targetIface() < ifaces.size()
+                    && UcxLanePlanner.sharedMemory(ifaces.get(c.targetIface()))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** @return UCT endpoints made for peers' channels so far (agent thread) */
     long channelsMade() {
         return channelsMade;
     }
 
-    /** @param m a CONNECT from a peer (its bytes decoded, the rest unchecked) */
-    void onConnect(UcxWireup.Connect m) {
+    /**
+     * @param m a CONNECT from a peer (its bytes decoded, the rest unchecked)
+     * @param overSharedMemory whether it came over a shared-memory iface
+     */
+    void onConnect(UcxWireup.Connect m, boolean overSharedMemory) {
         UcxAddress address;
         try {
             address = UcxAddress.decode(m.address());
         } catch (FencelineException e) {
             dropped.warn(() -> "a CONNECT from " + m.worker() + " with a malformed address, dropped: " + e.getMessage());
+            return;
+        }
+        if (!overSharedMemory && makesSharedMemoryChannels(m)) {
+            // Only a process of this user writes this worker's shared memory (its queue opens through
+            // /proc): one that reaches it over the network could otherwise have it map and write the
+            // queue of any process of this user. No answer: that would go on such a channel.
+            dropped.warn(() -> "a CONNECT from " + m.worker() + " that came over the network makes channels on this"
+                    + " worker's shared memory, dropped: those are wired up over shared memory only");
             return;
         }
         if (m.lanes().isEmpty()) {

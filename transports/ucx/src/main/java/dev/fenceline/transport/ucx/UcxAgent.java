@@ -329,7 +329,7 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup, dev.fenceline.sp
             case UcxWire.AM_REQUEST -> target.onRequest(buffer, offset, length);
             case UcxWire.AM_SHORT_MESSAGE -> target.onShortMessage(buffer, offset, length);
             case UcxWire.AM_REPLY -> replies.message(wiring.lanes, buffer, offset, length);
-            case UcxWire.AM_WIREUP -> wiring.onWireup(buffer, offset, length);
+            case UcxWire.AM_WIREUP -> wiring.onWireup(iface, buffer, offset, length);
             default -> LOG.debug("ucx {}: dropped an active message of unknown id {}", workerName, id);
         }
     }

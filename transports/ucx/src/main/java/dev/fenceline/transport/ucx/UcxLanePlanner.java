@@ -30,15 +30,31 @@ final class UcxLanePlanner {
         this.maxGet = maxGet;
     }
 
-    /** @return the first candidate that connects to an interface and carries active messages, or null */
+    /**
+     * The wireup's candidate: one on shared memory where one reaches the peer, since a target makes
+     * channels on its shared memory only for a CONNECT that came over shared memory (which only a
+     * process of its user can write: {@link UcxAcceptor}); else the first.
+     *
+     * @return the first candidate on shared memory that connects to an interface and carries active
+     *     messages, else the first such candidate, or null
+     */
     static Candidate wireupCandidate(List<Candidate> candidates) {
+        Candidate first = null;
         for (Candidate c : candidates) {
             UctIfaceAttributes a = c.iface().attributes();
             if (a.has(UctIfaceAttributes.CONNECT_TO_IFACE) && a.has(UctIfaceAttributes.AM_BCOPY)) {
-                return c;
+                if (sharedMemory(c.iface())) {
+                    return c;
+                }
+                first = first == null ? c : first;
             }
         }
-        return null;
+        return first;
+    }
+
+    /** @return whether the iface is shared memory (posix, sysv, cma, ...), which reaches peers of this host only */
+    static boolean sharedMemory(UctIface iface) {
+        return iface.resource().deviceType().equals("shm");
     }
 
     /**

@@ -50,14 +50,21 @@ final class UcxPeer {
         return originChannels.isEmpty() && replyChannels.isEmpty() && incoming == 0;
     }
 
-    /** @return a ready origin channel to the peer's iface that carries messages (for wireup), or null */
+    /**
+     * @return a ready origin channel to the peer's iface that carries messages (for wireup), one on
+     *     shared memory where there is one ({@link UcxLanePlanner#wireupCandidate}), or null
+     */
     UcxChannel wireupChannel() {
+        UcxChannel first = null;
         for (UcxChannel c : originChannels) {
             if (c.ready() && c.mode == UcxWireup.Mode.IFACE && c.iface.attributes().has(UctIfaceAttributes.AM_BCOPY)) {
-                return c;
+                if (UcxLanePlanner.sharedMemory(c.iface)) {
+                    return c;
+                }
+                first = first == null ? c : first;
             }
         }
-        return null;
+        return first;
     }
 
     /**

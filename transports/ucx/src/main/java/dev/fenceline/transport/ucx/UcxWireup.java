@@ -36,9 +36,10 @@ final class UcxWireup {
      * The wire protocol's version, in every worker address and CONNECT: 2, a request's flags and
      * EXPEDITE, several answers in one reply message; 3, the address carries it (an origin refuses a
      * target of another version before it sends anything); 4, SHORT MESSAGE (UCT message id 4); 5,
-     * a channel the target dialed carries the origin's lanes too ({@link Mode#REVERSE}).
+     * a channel the target dialed carries the origin's lanes too ({@link Mode#REVERSE}); 6, a CONNECT
+     * that makes channels on shared memory comes over shared memory ({@link UcxLanePlanner#wireupCandidate}).
      */
-    static final byte VERSION = 5;
+    static final byte VERSION = 6;
 
     /** More channels than a connect names: one per iface. */
     static final int MAX_CHANNELS = UcxAddress.MAX_IFACES;

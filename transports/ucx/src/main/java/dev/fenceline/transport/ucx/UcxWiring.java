@@ -230,7 +230,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
      * A wireup message as it came ({@code length} bytes at {@code offset}, valid during the call):
      * decoded, or dropped with a warning counted like the target's dropped requests (anyone can send one).
      */
-    void onWireup(org.agrona.DirectBuffer buffer, int offset, int length) {
+    void onWireup(long iface, org.agrona.DirectBuffer buffer, int offset, int length) {
         UcxWireup.Message m;
         try {
             m = UcxWireup.decode(com.kenai.jffi.MemoryIO.getInstance().newDirectByteBuffer(buffer.addressOffset() + offset,
@@ -239,13 +239,17 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
             warnings.warn(() -> "dropped a malformed wireup message: " + e.getMessage());
             return;
         }
-        onMessage(m);
+        boolean overSharedMemory = false;
+        for (UctIface i : ifaces) {
+            overSharedMemory |= i.handle == iface && UcxLanePlanner.sharedMemory(i);
+        }
+        onMessage(m, overSharedMemory);
     }
 
-    /** A wireup message arrived (its bytes valid during the call). */
-    void onMessage(UcxWireup.Message m) {
+    /** A wireup message arrived (its bytes valid during the call), over shared memory or not. */
+    void onMessage(UcxWireup.Message m, boolean overSharedMemory) {
         if (m instanceof UcxWireup.Connect c) {
-            acceptor.onConnect(c);
+            acceptor.onConnect(c, overSharedMemory);
         } else if (m instanceof UcxWireup.Connected c) {
             onConnected(c);
         } else if (m instanceof UcxWireup.Refused r) {
