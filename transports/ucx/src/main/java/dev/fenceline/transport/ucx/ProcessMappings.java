@@ -106,45 +106,6 @@ final class ProcessMappings {
         return new Snapshot(java.util.Arrays.copyOf(bounds, n), java.util.Arrays.copyOf(files, n / 2));
     }
 
-    /**
-     * Whether what attaching to a peer just mapped here is shared memory: UCT's posix opens the file
-     * a peer's address names (a descriptor of a process of this user, through /proc) and maps it as
-     * the peer's receive queue, which this process then writes. A descriptor of any other file, this
-     * process's own jar or log say, would have it write there.
-     *
-     * @param before the mappings before the attach
-     * @return whether every shared mapping of a file that is new since {@code before} is a
-     *     shared-memory segment; false if the mappings cannot be read, then or now
-     */
-    static boolean newSharedFilesAreSegments(Snapshot before) {
-        if (before.bounds == null) {
-            return false;
-        }
-        try {
-            return newSharedFilesAreSegments(read(), before);
-        } catch (IOException | SecurityException e) {
-            return false;
-        }
-    }
-
-    /**
-     * @param maps the lines of {@code /proc/<pid>/maps}
-     * @param before the mappings before the attach
-     * @return whether every shared mapping of a file in {@code maps} that is not in {@code before}
-     *     is a shared-memory segment
-     * @throws IOException if the lines cannot be read
-     */
-    static boolean newSharedFilesAreSegments(String maps, Snapshot before) throws IOException {
-        BufferedReader r = new BufferedReader(new StringReader(maps));
-        for (String text; (text = r.readLine()) != null;) {
-            Line l = Line.parse(text);
-            if (l != null && l.shared && l.ofFile && !l.segment && !before.overlaps(l.start, l.end, l.file())) {
-                return false;
-            }
-        }
-        return true;
-    }
-
     /** Every byte as one character: a mapped file's name may be in any encoding. */
     private static String read() throws IOException {
         return Files.readString(Path.of("/proc/self/maps"), StandardCharsets.ISO_8859_1);
@@ -248,11 +209,10 @@ final class ProcessMappings {
 
     /**
      * One line of the maps file: {@code start-end perms offset major:minor inode [path]}; a segment
-     * is a file of the shared-memory file system (UCT's posix) or a System V segment; a mapping of a
-     * file has a path (shared anonymous memory reads /dev/zero, or nothing).
+     * is a file of the shared-memory file system (UCT's posix) or a System V segment.
      */
     private record Line(long start, long end, boolean shared, long offset, String device, long inode,
-            boolean segment, boolean ofFile) {
+            boolean segment) {
         /** @return the mapping's file, as device and inode */
         String file() {
             return device + " " + inode;
@@ -277,8 +237,7 @@ final class ProcessMappings {
                 }
                 String path = f.length > 5 ? f[5] : "";
                 return new Line(start, end, f[1].charAt(3) == 's', offset, f[3], inode,
-                        path.startsWith("/dev/shm/") || path.startsWith("/SYSV"),
-                        !path.isEmpty() && !path.startsWith("[") && !path.startsWith("/dev/zero"));
+                        path.startsWith("/dev/shm/") || path.startsWith("/SYSV"));
             } catch (NumberFormatException e) {
                 return null;
             }

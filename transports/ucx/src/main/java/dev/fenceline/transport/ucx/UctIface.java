@@ -89,25 +89,13 @@ final class UctIface implements AutoCloseable {
      * @throws UctException if the address is malformed or UCT cannot connect
      */
     UctEndpoint connect(byte[] address) {
-        // posix and sysv map the peer's receive queue as they connect, and this process writes it
-        ProcessMappings.Snapshot before = attachesPeerMemory() ? ProcessMappings.snapshot() : null;
         long ep = shim.flu_ep_create(handle, address, address.length);
         if (ep == 0) {
             throw worker.lastError("connecting " + resource + " to a peer");
         }
         UctEndpoint e = new UctEndpoint(this, ep);
         endpoints.add(e);
-        if (before != null && !ProcessMappings.newSharedFilesAreSegments(before)) {
-            e.close(); // nothing was written: UCT writes a peer's queue only when it sends
-            throw new UctException("connecting " + resource + " to a peer", -1,
-                    "the peer's address named a file that is not a shared-memory segment as its receive queue");
-        }
         return e;
-    }
-
-    /** @return whether connecting maps the peer's memory here (its receive queue): UCT's posix and sysv */
-    private boolean attachesPeerMemory() {
-        return resource.transport().equals("posix") || resource.transport().equals("sysv");
     }
 
     /**

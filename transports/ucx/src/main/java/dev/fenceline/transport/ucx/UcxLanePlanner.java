@@ -31,19 +31,21 @@ final class UcxLanePlanner {
     }
 
     /**
-     * The wireup's candidate: one on shared memory where one reaches the peer, since a target makes
-     * channels on its shared memory only for a CONNECT that came over shared memory (which only a
-     * process of its user can write: {@link UcxAcceptor}); else the first.
+     * The wireup's candidate. A target makes channels on its shared memory only for a CONNECT that
+     * came over shared memory (which only a process of its user can write: {@link UcxAcceptor}), so
+     * a CONNECT that makes one goes over shared memory; any other over the first candidate (a peer of
+     * this host under another user reaches no shared memory of this worker's, whatever UCT says).
      *
-     * @return the first candidate on shared memory that connects to an interface and carries active
-     *     messages, else the first such candidate, or null
+     * @param sharedMemory whether the CONNECT makes a channel on shared memory
+     * @return the first candidate (on shared memory, if so) that connects to an interface and carries
+     *     active messages, else the first such candidate, or null
      */
-    static Candidate wireupCandidate(List<Candidate> candidates) {
+    static Candidate wireupCandidate(List<Candidate> candidates, boolean sharedMemory) {
         Candidate first = null;
         for (Candidate c : candidates) {
             UctIfaceAttributes a = c.iface().attributes();
             if (a.has(UctIfaceAttributes.CONNECT_TO_IFACE) && a.has(UctIfaceAttributes.AM_BCOPY)) {
-                if (sharedMemory(c.iface())) {
+                if (!sharedMemory || sharedMemory(c.iface())) {
                     return c;
                 }
                 first = first == null ? c : first;

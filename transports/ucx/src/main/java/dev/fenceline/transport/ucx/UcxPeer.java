@@ -50,21 +50,24 @@ final class UcxPeer {
         return originChannels.isEmpty() && replyChannels.isEmpty() && incoming == 0;
     }
 
-    /**
-     * @return a ready origin channel to the peer's iface that carries messages (for wireup), one on
-     *     shared memory where there is one ({@link UcxLanePlanner#wireupCandidate}), or null
-     */
+    /** @return a ready origin channel to the peer's iface that carries messages (for wireup), or null */
     UcxChannel wireupChannel() {
-        UcxChannel first = null;
+        return wireupChannel(false);
+    }
+
+    /**
+     * @param sharedMemory whether it is to carry a CONNECT that makes a channel on shared memory
+     *     ({@link UcxLanePlanner#wireupCandidate}): then only one on shared memory
+     * @return a ready origin channel to the peer's iface that carries messages, or null
+     */
+    UcxChannel wireupChannel(boolean sharedMemory) {
         for (UcxChannel c : originChannels) {
-            if (c.ready() && c.mode == UcxWireup.Mode.IFACE && c.iface.attributes().has(UctIfaceAttributes.AM_BCOPY)) {
-                if (UcxLanePlanner.sharedMemory(c.iface)) {
-                    return c;
-                }
-                first = first == null ? c : first;
+            if (c.ready() && c.mode == UcxWireup.Mode.IFACE && c.iface.attributes().has(UctIfaceAttributes.AM_BCOPY)
+                    && (!sharedMemory || UcxLanePlanner.sharedMemory(c.iface))) {
+                return c;
             }
         }
-        return first;
+        return null;
     }
 
     /**

@@ -109,7 +109,8 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
             throw new EndpointFailedException("ucx: no transport of " + settings.tls() + " on this worker reaches "
                     + d.peer() + " (its ifaces: " + peer.address.ifaceNames() + "; here: " + ifaces + ")");
         }
-        Candidate wire = UcxLanePlanner.wireupCandidate(candidates);
+        Candidate wire = UcxLanePlanner.wireupCandidate(candidates,
+                plan.stream().anyMatch(p -> UcxLanePlanner.sharedMemory(p.candidate().iface())));
         if (wire == null) {
             throw new EndpointFailedException("ucx: no transport of " + settings.tls() + " that connects to an"
                     + " interface and carries active messages reaches " + d.peer() + ", so no wireup can go there"
@@ -152,7 +153,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         if (lanes.get(old.conn) != old || was.state != UcxChannel.State.READY) {
             return; // gone, or failing: its failure is reported instead
         }
-        UcxChannel carrier = was.peer.wireupChannel();
+        UcxChannel carrier = was.peer.wireupChannel(UcxLanePlanner.sharedMemory(was.iface));
         Candidate wire = carrier == null ? null : new Candidate(carrier.ifaceIndex, carrier.peerIface, carrier.iface);
         if (wire == null) {
             LOG.warn("ucx {}: no wireup channel to {} is up; {} is not replaced", workerName, was.peer, old);
@@ -172,7 +173,8 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         if (peer.dead || peers.known(peer.id) != peer) {
             return 0;
         }
-        Candidate wire = UcxLanePlanner.wireupCandidate(planner.candidates(peer));
+        Candidate wire = UcxLanePlanner.wireupCandidate(planner.candidates(peer),
+                UcxLanePlanner.sharedMemory(old.channel.iface));
         if (wire == null) {
             return 0;
         }

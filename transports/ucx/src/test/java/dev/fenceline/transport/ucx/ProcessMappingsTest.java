@@ -43,29 +43,6 @@ class ProcessMappingsTest {
         return ProcessMappings.within(MAPS, ProcessMappings.snapshot(BEFORE), address, length);
     }
 
-    /**
-     * What connecting to a peer's posix queue mapped must be shared memory: a new shared mapping of
-     * any other file is refused; private mappings, shared anonymous memory and what was mapped before
-     * are not its doing.
-     */
-    @Test
-    void newSharedMappingsOfFilesMustBeSegments() throws IOException {
-        ProcessMappings.Snapshot before = ProcessMappings.snapshot(BEFORE);
-        assertTrue(ProcessMappings.newSharedFilesAreSegments(BEFORE
-                + "30000-34000 rw-s 00000000 00:19 600  /dev/shm/ucx_shm_posix_1 (deleted)\n"
-                + "50000-52000 rw-s 00000000 00:01 0    /SYSV00000000 (deleted)\n"
-                + "60000-62000 rw-s 00000000 00:01 0\n"
-                + "62000-64000 rw-s 00000000 00:01 1234 /dev/zero (deleted)\n"
-                + "70000-72000 r--p 00000000 08:01 99   /usr/lib/libfoo.so\n", before));
-        assertFalse(ProcessMappings.newSharedFilesAreSegments(BEFORE
-                + "40000-44000 rw-s 00000000 08:01 700  /home/someone/app.jar\n", before), "a file of this user's");
-        assertFalse(ProcessMappings.newSharedFilesAreSegments(BEFORE
-                + "40000-44000 rw-s 00000000 00:01 88   /memfd:fenceline-shm (deleted)\n", before), "a memfd");
-        String withJar = BEFORE + "40000-44000 rw-s 00000000 08:01 700  /home/someone/app.jar\n";
-        assertTrue(ProcessMappings.newSharedFilesAreSegments(withJar, ProcessMappings.snapshot(withJar)),
-                "mapped before the attach: not its doing");
-    }
-
     @Test
     void aRangeInsideOneNewSharedFileMappingIsReached() throws IOException {
         assertTrue(within(0x30000, 0x4000));

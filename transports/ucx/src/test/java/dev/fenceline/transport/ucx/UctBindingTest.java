@@ -533,57 +533,6 @@ class UctBindingTest {
     }
 
     /**
-     * A posix address whose receive queue is named through /proc, but as a descriptor of some other
-     * file of a process of this user (here this process's own, opened for writing): UCT maps it as
-     * the queue when it connects and would write it when it sends, so the new mapping is checked, and
-     * the endpoint refused and unmapped before anything was written. The file is untouched.
-     */
-    @Test
-    void aPosixQueueThatIsNotSharedMemoryIsRefused(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
-            throws Exception {
-        java.nio.file.Path file = dir.resolve("not-a-queue");
-        try (UctWorker w = UctWorker.create();
-                java.io.RandomAccessFile raf = new java.io.RandomAccessFile(file.toFile(), "rw")) {
-            raf.setLength(1 << 20);
-            // Shaped as a queue's control block where UCT reads it: its owner's pid (a live process)
-            raf.seek(136);
-            raf.write(ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt((int) ProcessHandle.current().pid())
-                    .array());
-            int fd = -1;
-            try (java.util.stream.Stream<java.nio.file.Path> fds = java.nio.file.Files.list(
-                    java.nio.file.Path.of("/proc/self/fd"))) {
-                for (java.nio.file.Path p : (Iterable<java.nio.file.Path>) fds::iterator) {
-                    try {
-                        if (java.nio.file.Files.readSymbolicLink(p).equals(file)) {
-                            fd = Integer.parseInt(p.getFileName().toString());
-                        }
-                    } catch (java.io.IOException gone) {
-                        // a descriptor closed meanwhile
-                    }
-                }
-            }
-            assertTrue(fd > 0, "the file's descriptor");
-            UctResource r = resource("posix", "memory");
-            UctIface a = w.open(r, Map.of());
-            byte[] address = w.open(r, Map.of()).address();
-            int iface = 4 + ((address[0] & 0xff) | (address[1] & 0xff) << 8);
-            ByteBuffer id = ByteBuffer.wrap(address, iface, 8).order(ByteOrder.LITTLE_ENDIAN);
-            long flags = id.getLong(iface) & 0xfL << 60; // the real queue's: through /proc, its PID namespace
-            assertTrue(flags < 0, "named through /proc");
-            id.putLong(iface, flags | ProcessHandle.current().pid() | (long) fd << 30); // UCX's pid and descriptor
-            assertTrue(a.reachable(address), "UCT itself takes it");
-            UctException refused = assertThrows(UctException.class, () -> a.connect(address));
-            assertTrue(refused.getMessage().contains("not a shared-memory segment"), refused.getMessage());
-            byte[] content = java.nio.file.Files.readAllBytes(file);
-            for (int k = 0; k < content.length; k++) {
-                if (k < 136 || k >= 140) {
-                    assertEquals(0, content[k], "byte " + k + " of the file");
-                }
-            }
-        }
-    }
-
-    /**
      * The memory-domain calls run on callers' threads while the worker's own thread makes calls of
      * its own: each thread reads the failure of its own last call, not another thread's later one.
      */

@@ -1,12 +1,13 @@
 package dev.fenceline.transport.ucx;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.typesafe.config.ConfigFactory;
 import dev.fenceline.Fenceline;
-import dev.fenceline.LaneInfo;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -17,9 +18,9 @@ import org.junit.jupiter.api.Test;
  * A CONNECT makes channels on a worker's shared memory only if it came over shared memory, which only
  * a process of the worker's user can write (its posix queue opens through /proc): one that came over
  * the network (here UCT tcp on loopback) could otherwise have the worker map and write the queue of
- * any process of its user. Two workers over [tcp, posix] wire up over posix (the wireup prefers
- * shared memory) and carry their lanes on tcp; the same CONNECT making a posix channel is dropped
- * when c sends it on its tcp channel, and served on its posix one.
+ * any process of its user. The origin sends a CONNECT that makes such a channel over shared memory,
+ * and any other over its first candidate (a peer of this host under another user reaches none of the
+ * worker's shared memory, whatever UCT says).
  */
 @org.junit.jupiter.api.Timeout(value = 60, unit = TimeUnit.SECONDS)
 class UcxSharedMemoryWireupTest {
@@ -28,46 +29,51 @@ class UcxSharedMemoryWireupTest {
         UcxAssumptions.ucxAvailable();
     }
 
+    /** Two workers over [tcp, posix], their lanes on tcp: over c's tcp channel a tcp channel is made, a posix one not. */
     @Test
-    void aConnectMakingSharedMemoryChannelsIsServedOnlyOverSharedMemory() throws Exception {
+    void overTheNetworkAConnectMakingSharedMemoryChannelsIsDropped() throws Exception {
         try (Fenceline f = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [ucx]\n"
                 + "fenceline.transport.ucx { tls = [tcp, posix], devices = [lo], tcp-unchecked-writes = accept }\n"
                 + "fenceline.endpoint.keepalive.timeout = 60s"))) {
             WireupForgery g = WireupForgery.open(f); // connected both ways, a message each way
-            UcxChannel tcp = channelOn(g, "tcp");
-            UcxChannel posix = channelOn(g, "posix");
-            assertTrue(tcp != null, "c's lanes to a are on tcp: " + g.ca().lanes());
-            assertTrue(posix != null, "c's wireup to a went over posix");
+            UcxChannel tcp = g.toA();
+            assertEquals("tcp", tcp.iface.resource().transport(), "c's lanes to a are on tcp: " + g.ca().lanes());
+            int cPosix = ifaceIndex(g.c(), "posix");
             int aPosix = ifaceIndex(g.a(), "posix");
             long made = g.atA(WireupForgery::channelsMade);
 
-            sendOn(g, tcp, connect(g, posix.ifaceIndex, aPosix, 0x7e57_0001L));
-            assertEquals(made, (long) g.atA(WireupForgery::channelsMade), "over tcp: dropped, no channel made");
+            sendOn(g, tcp, connect(g, cPosix, aPosix, 0x7e57_0001L));
+            assertEquals(made, (long) g.atA(WireupForgery::channelsMade), "a posix channel over tcp: dropped");
 
-            sendOn(g, posix, connect(g, posix.ifaceIndex, aPosix, 0x7e57_0002L));
-            assertEquals(made + 1, (long) g.atA(WireupForgery::channelsMade), "over posix: the channel made");
+            sendOn(g, tcp, connect(g, tcp.ifaceIndex, tcp.peerIface, 0x7e57_0002L));
+            assertEquals(made + 1, (long) g.atA(WireupForgery::channelsMade), "a tcp channel over tcp: made");
         }
+    }
+
+    /** The wireup's iface: shared memory where the CONNECT makes a channel there, else the first. */
+    @Test
+    void aConnectMakingSharedMemoryChannelsGoesOverSharedMemory() {
+        try (UctWorker w = UctWorker.create()) {
+            UctIface tcp = w.open(resource("tcp", "lo"), Map.of());
+            UctIface posix = w.open(resource("posix", "memory"), Map.of());
+            List<UcxLanePlanner.Candidate> candidates = List.of(new UcxLanePlanner.Candidate(0, 0, tcp),
+                    new UcxLanePlanner.Candidate(1, 1, posix));
+            assertSame(posix, UcxLanePlanner.wireupCandidate(candidates, true).iface());
+            assertSame(tcp, UcxLanePlanner.wireupCandidate(candidates, false).iface());
+            assertSame(tcp, UcxLanePlanner.wireupCandidate(candidates.subList(0, 1), true).iface(),
+                    "none on shared memory: the first");
+        }
+    }
+
+    private static UctResource resource(String transport, String device) {
+        return UcxNative.resources().stream().filter(r -> r.transport().equals(transport) && r.device().equals(device))
+                .findFirst().orElseThrow(() -> new AssertionError("no " + transport + "/" + device));
     }
 
     private static UcxWireup.Connect connect(WireupForgery g, int cIface, int aIface, long channel) {
         return new UcxWireup.Connect(channel, UUID.randomUUID(), g.c().address().transportAddress("ucx"),
                 List.of(new UcxWireup.Channel(channel, cIface, aIface, UcxWireup.Mode.IFACE, new byte[0])),
                 List.of(new UcxWireup.Lane(channel + 1, 0)));
-    }
-
-    /** @return c's channel to a on that transport: a lane's, or the wireup's */
-    private static UcxChannel channelOn(WireupForgery g, String transport) throws Exception {
-        for (LaneInfo l : g.ca().lanes()) {
-            UcxLane lane = UcxLane.byId(l.connectionId());
-            if (lane != null && lane.channel.iface.resource().transport().equals(transport)) {
-                return lane.channel;
-            }
-        }
-        AtomicReference<UcxChannel> wireup = new AtomicReference<>();
-        g.c().setActiveMessageHandler(6, (h, p) -> wireup.set(g.lane().channel.peer.wireupChannel())); // c's agent
-        WireupForgery.await(g.ac().sendActiveMessage(6, null, null));
-        UcxChannel c = wireup.get();
-        return c != null && c.iface.resource().transport().equals(transport) ? c : null;
     }
 
     private static int ifaceIndex(dev.fenceline.Worker w, String transport) {
