@@ -16,7 +16,7 @@ import org.junit.jupiter.api.io.TempDir;
  * A worker whose own posix segments UCX would name otherwise than by a descriptor through /proc (no
  * /proc link: UCX's environment here; then by a name under /dev/shm, or by a path in another
  * directory) does not open posix, and says why: it takes only peers' segments named through /proc
- * ({@code UctBindingTest#aPeersPosixSegmentNamedOtherwiseThanThroughProcIsRefused}). With UCX's
+ * ({@code UctPeerInputTest#aPeersPosixSegmentNamedOtherwiseThanThroughProcIsRefused}). With UCX's
  * default it opens. Each in a JVM of its own, since UCX reads its environment once.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
