@@ -12,12 +12,15 @@ import org.agrona.collections.Long2ObjectHashMap;
  * thread that posted it, and the lane's next operations handed on.
  */
 final class UcxReplies {
-    /** What {@link #answer} made of a reply: it named an operation sent no request (the lane failed). */
-    private static final int FORGED = -1;
-    /** It named an operation the ledger does not hold. */
-    private static final int UNKNOWN = 0;
-    /** It answered a request in flight. */
-    private static final int ANSWERED = 1;
+    /** What {@link #answer} made of a reply. */
+    private enum Answer {
+        /** It named an operation that was sent no request: the lane failed. */
+        FORGED,
+        /** It named an operation the ledger does not hold. */
+        UNKNOWN,
+        /** It answered a request in flight. */
+        ANSWERED
+    }
 
     private final UcxDataPath path;
     private final UcxAgent agent;
@@ -127,17 +130,16 @@ final class UcxReplies {
     }
 
     /** @return whether a reply {@link #answer} took counts as the answer to a request in flight */
-    private static boolean matched(UcxLane lane, long token, int answered) {
-        if (answered == FORGED) {
+    private static boolean matched(UcxLane lane, long token, Answer answered) {
+        if (answered == Answer.FORGED) {
             return false;
         }
-        if (answered == UNKNOWN) {
+        if (answered == Answer.UNKNOWN) {
             return unexpected(lane, "to operation " + token + ", which is not unanswered");
         }
         lane.traffic.replied();
         return true;
     }
-
 
     /**
      * Answers a software request still owed: to the endpoint under the lane's lock, or, if a calling
@@ -145,11 +147,9 @@ final class UcxReplies {
      *
      * @param error its refusal, or null
      * @param data a DATA reply's buffer (its bytes go into the get's buffer under the lock), or null
-     * @return {@link #FORGED} if the reply named an operation that was sent no request (then the lane
-     *     failed), {@link #UNKNOWN} if the ledger does not hold the operation it names, else
-     *     {@link #ANSWERED}
+     * @return what it made of the reply ({@link Answer})
      */
-    private static int answer(UcxLane lane, long token, long value, FencelineException error, DirectBuffer data,
+    private static Answer answer(UcxLane lane, long token, long value, FencelineException error, DirectBuffer data,
             int from, int n) {
         UcxOp op;
         boolean forged;
@@ -179,12 +179,12 @@ final class UcxReplies {
         if (forged) { // the peer lies: the lane ends, and its revocation settles what it held
             lane.fail(new FencelineException("ucx: a reply on " + lane + " to operation " + token + ", which was"
                     + " sent no request (it is queued, or on UCT's hardware path)"));
-            return FORGED;
+            return Answer.FORGED;
         }
         if (op != null && op.posted != null) {
             UcxLanePosting.postedAnswered(op, value, e);
         }
-        return known ? ANSWERED : UNKNOWN;
+        return known ? Answer.ANSWERED : Answer.UNKNOWN;
     }
 
 }

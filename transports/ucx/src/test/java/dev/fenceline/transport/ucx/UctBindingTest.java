@@ -34,14 +34,6 @@ class UctBindingTest {
         UcxAssumptions.ucxAvailable();
     }
 
-    private static UctResource resource(String transport, String device) {
-        return UcxNative.resources().stream()
-                .filter(r -> r.transport().equals(transport) && r.device().equals(device)).findFirst()
-                .orElseThrow(() -> new AssertionError("no " + transport + "/" + device + " in " + UcxNative.resources()));
-    }
-
-
-
     /** @return the fetched value, whether it came at once or in a completion */
     private static long fetched(UctWorker w, RecordedEvents ev, UctEndpoint ep, int status, long token) {
         if (status == UctStatus.OK) {
@@ -69,7 +61,7 @@ class UctBindingTest {
     @ParameterizedTest
     @ValueSource(strings = {"posix", "sysv"})
     void everyOperationReachesSharedMemory(String transport) {
-        UctResource r = resource(transport, "memory");
+        UctResource r = UcxAssumptions.resource(transport, "memory");
         try (UctWorker w = UctWorker.create()) {
             UctIface a = w.open(r, Map.of());
             UctIface b = w.open(r, Map.of());
@@ -158,8 +150,8 @@ class UctBindingTest {
     @ValueSource(strings = {"posix", "sysv"})
     void keptAtomicsAreRightAndRefutedOnesAreRefused(String transport) {
         try (UctWorker w = UctWorker.create()) {
-            UctIface a = w.open(resource(transport, "memory"), Map.of());
-            UctIface b = w.open(resource(transport, "memory"), Map.of());
+            UctIface a = w.open(UcxAssumptions.resource(transport, "memory"), Map.of());
+            UctIface b = w.open(UcxAssumptions.resource(transport, "memory"), Map.of());
             UctIfaceAttributes attrs = a.attributes();
             assertEquals(1, attrs.atomicVerified(), "shared memory connects to itself, so its atomics were tried");
             System.out.println(transport + ": atomics refuted at open: " + attrs.refutedAtomics());
@@ -296,8 +288,8 @@ class UctBindingTest {
     @SuppressWarnings("unchecked")
     private static <T extends Throwable> T handlerFailsFirst(T failure) {
         try (UctWorker w = UctWorker.create()) {
-            UctIface a = w.open(resource("posix", "memory"), Map.of());
-            UctIface b = w.open(resource("posix", "memory"), Map.of());
+            UctIface a = w.open(UcxAssumptions.resource("posix", "memory"), Map.of());
+            UctIface b = w.open(UcxAssumptions.resource("posix", "memory"), Map.of());
             UctEndpoint ep = a.connect(b.address());
             long at = BufferUtil.address(ByteBuffer.allocateDirect(64));
             for (int i = 0; i < 3; i++) {
@@ -343,7 +335,7 @@ class UctBindingTest {
 
     @Test
     void crossMemoryAttachMovesZeroCopyWithRegisteredMemory() {
-        UctResource r = resource("cma", "memory");
+        UctResource r = UcxAssumptions.resource("cma", "memory");
         try (UctWorker w = UctWorker.create()) {
             UctIface a = w.open(r, Map.of());
             UctIface b = w.open(r, Map.of());
@@ -376,7 +368,7 @@ class UctBindingTest {
 
     @Test
     void tcpEndpointsConnectToEachOtherAndCarryMessagesBothWays() {
-        UctResource r = resource("tcp", "lo");
+        UctResource r = UcxAssumptions.resource("tcp", "lo");
         try (UctWorker w = UctWorker.create()) {
             UctIface a = w.open(r, Map.of());
             UctIface b = w.open(r, Map.of());
@@ -430,7 +422,7 @@ class UctBindingTest {
 
     @Test
     void tcpCarriesActiveMessagesAndZeroCopyPuts() {
-        UctResource r = resource("tcp", "lo");
+        UctResource r = UcxAssumptions.resource("tcp", "lo");
         try (UctWorker w = UctWorker.create()) {
             UctIface a = w.open(r, Map.of());
             UctIface b = w.open(r, Map.of());

@@ -29,15 +29,9 @@ class UctPeerInputTest {
         UcxAssumptions.ucxAvailable();
     }
 
-    private static UctResource resource(String transport, String device) {
-        return UcxNative.resources().stream()
-                .filter(r -> r.transport().equals(transport) && r.device().equals(device)).findFirst()
-                .orElseThrow(() -> new AssertionError("no " + transport + "/" + device + " in " + UcxNative.resources()));
-    }
-
     @Test
     void malformedPeerInputIsRefusedWithATypedError() {
-        UctResource r = resource("posix", "memory");
+        UctResource r = UcxAssumptions.resource("posix", "memory");
         try (UctWorker w = UctWorker.create()) {
             UctIface a = w.open(r, Map.of());
             byte[] good = a.address();
@@ -73,7 +67,7 @@ class UctPeerInputTest {
      */
     @Test
     void aPeersPosixSegmentNamedOtherwiseThanThroughProcIsRefused() {
-        UctResource r = resource("posix", "memory");
+        UctResource r = UcxAssumptions.resource("posix", "memory");
         try (UctWorker w = UctWorker.create()) {
             UctIface a = w.open(r, Map.of());
             UctIface b = w.open(r, Map.of());
@@ -107,7 +101,7 @@ class UctPeerInputTest {
     @Test
     void eachThreadReadsTheFailureOfItsOwnCall() throws Exception {
         try (UctWorker w = UctWorker.create()) {
-            UctIface a = w.open(resource("posix", "memory"), Map.of());
+            UctIface a = w.open(UcxAssumptions.resource("posix", "memory"), Map.of());
             Shim shim = w.shim();
             java.lang.reflect.Field handle = UctWorker.class.getDeclaredField("handle");
             handle.setAccessible(true);

@@ -74,9 +74,7 @@ class UctTcpUncheckedPutsTest {
             UcxAddress address = UcxAddress.decode(worker.address().transportAddress("ucx"));
             UcxAddress.Iface tcp = address.ifaces().stream().filter(i -> i.transport().equals("tcp")).findFirst()
                     .orElseThrow(() -> new AssertionError("no tcp iface in " + address));
-            UctResource lo = UcxNative.resources().stream()
-                    .filter(r -> r.transport().equals("tcp") && r.device().equals("lo")).findFirst()
-                    .orElseThrow(() -> new AssertionError("no tcp/lo in " + UcxNative.resources()));
+            UctResource lo = UcxAssumptions.resource("tcp", "lo");
             UctIface iface = w.open(lo, Map.of());
             ByteBuffer source = ByteBuffer.allocateDirect(64);
             source.putLong(0, 0x5757575757575757L);

@@ -81,13 +81,6 @@ class UctTwoProcessTest {
         }
     }
 
-
-
-    private static UctResource resource(String transport, String device) {
-        return UcxNative.resources().stream().filter(r -> r.transport().equals(transport) && r.device().equals(device))
-                .findFirst().orElseThrow();
-    }
-
     private static long crc(byte[] model, int n) {
         CRC32 c = new CRC32();
         c.update(model, 0, n);
@@ -108,7 +101,7 @@ class UctTwoProcessTest {
         byte[] model = new byte[span];
         ByteBuffer m = ByteBuffer.wrap(model).order(ByteOrder.nativeOrder());
         try (Peer peer = Peer.fork(transport, "memory"); UctWorker w = UctWorker.create()) {
-            UctIface a = w.open(resource(transport, "memory"), Map.of());
+            UctIface a = w.open(UcxAssumptions.resource(transport, "memory"), Map.of());
             UctEndpoint ep = a.connect(peer.address());
             long rkey = a.unpack(peer.key()).value();
             ByteBuffer local = ByteBuffer.allocateDirect(8192);
@@ -167,7 +160,7 @@ class UctTwoProcessTest {
         int span = 256 * 1024;
         byte[] model = new byte[span];
         try (Peer peer = Peer.fork("cma", "memory"); UctWorker w = UctWorker.create()) {
-            UctIface a = w.open(resource("cma", "memory"), Map.of());
+            UctIface a = w.open(UcxAssumptions.resource("cma", "memory"), Map.of());
             UctEndpoint ep = a.connect(peer.address());
             long rkey = a.unpack(peer.key()).value();
             ByteBuffer local = ByteBuffer.allocateDirect(64 * 1024);
@@ -201,7 +194,7 @@ class UctTwoProcessTest {
     @Test
     void tcpCarriesMessagesToAnotherProcessAndReportsItsDeath() throws Exception {
         try (Peer peer = Peer.fork("tcp", "lo"); UctWorker w = UctWorker.create()) {
-            UctIface a = w.open(resource("tcp", "lo"), Map.of());
+            UctIface a = w.open(UcxAssumptions.resource("tcp", "lo"), Map.of());
             UctEndpoint ep = a.connect(peer.address());
             ByteBuffer local = ByteBuffer.allocateDirect(256);
             long sum = 0;

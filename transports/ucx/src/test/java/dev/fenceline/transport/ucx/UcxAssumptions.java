@@ -19,4 +19,16 @@ final class UcxAssumptions {
             assumeTrue(UcxNative.isAvailable(), "UCX is not available: " + UcxNative.unavailabilityCause());
         }
     }
+
+    /**
+     * @param transport a UCT transport
+     * @param device its device
+     * @return the host's resource of that transport on that device; the test fails, naming what the
+     *     host has, if there is none
+     */
+    static UctResource resource(String transport, String device) {
+        return UcxNative.resources().stream()
+                .filter(r -> r.transport().equals(transport) && r.device().equals(device)).findFirst()
+                .orElseThrow(() -> new AssertionError("no " + transport + "/" + device + " in " + UcxNative.resources()));
+    }
 }

@@ -54,8 +54,8 @@ class UcxSharedMemoryWireupTest {
     @Test
     void aConnectMakingSharedMemoryChannelsGoesOverSharedMemory() {
         try (UctWorker w = UctWorker.create()) {
-            UctIface tcp = w.open(resource("tcp", "lo"), Map.of());
-            UctIface posix = w.open(resource("posix", "memory"), Map.of());
+            UctIface tcp = w.open(UcxAssumptions.resource("tcp", "lo"), Map.of());
+            UctIface posix = w.open(UcxAssumptions.resource("posix", "memory"), Map.of());
             List<UcxLanePlanner.Candidate> candidates = List.of(new UcxLanePlanner.Candidate(0, 0, tcp),
                     new UcxLanePlanner.Candidate(1, 1, posix));
             assertSame(posix, UcxLanePlanner.wireupCandidate(candidates, true).iface());
@@ -63,11 +63,6 @@ class UcxSharedMemoryWireupTest {
             assertSame(tcp, UcxLanePlanner.wireupCandidate(candidates.subList(0, 1), true).iface(),
                     "none on shared memory: the first");
         }
-    }
-
-    private static UctResource resource(String transport, String device) {
-        return UcxNative.resources().stream().filter(r -> r.transport().equals(transport) && r.device().equals(device))
-                .findFirst().orElseThrow(() -> new AssertionError("no " + transport + "/" + device));
     }
 
     private static UcxWireup.Connect connect(WireupForgery g, int cIface, int aIface, long channel) {
