@@ -1,10 +1,12 @@
 package dev.fenceline.transport.tcp;
 
 import dev.fenceline.spi.support.Lending;
+import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.IoEventLoopGroup;
 import io.netty.channel.IoHandlerContext;
 import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.SingleThreadIoEventLoop;
+import java.util.ArrayDeque;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 
@@ -44,9 +46,22 @@ final class LendingEventLoop extends SingleThreadIoEventLoop {
         }
     };
 
-    /** A borrower's poll: the ready I/O, then the due tasks (made once, not per poll). */
+    /**
+     * Channels whose writes a borrower's poll left unflushed ({@link #flushAfterPoll}): flushed as
+     * the next poll starts, or as the own thread takes the loop back. Touched only by the thread in
+     * the loop.
+     */
+    private final ArrayDeque<ChannelHandlerContext> unflushed = new ArrayDeque<>();
+
+    /**
+     * A borrower's poll (made once, not per poll): first the tasks queued since the last (the
+     * borrower's own frames among them, which then leave before the answers the last poll held
+     * back), those answers, the ready I/O, then the tasks that I/O queued.
+     */
     private final java.util.function.IntSupplier runReady = () -> {
-        int n = ioHandler().run(NOW);
+        int n = runAllTasks(TASKS_NANOS) ? 1 : 0;
+        flushLeft();
+        n += ioHandler().run(NOW);
         return runAllTasks(TASKS_NANOS) ? n + 1 : n;
     };
 
@@ -77,7 +92,32 @@ final class LendingEventLoop extends SingleThreadIoEventLoop {
     @Override
     protected int runIo() {
         lending.handOverIfWanted();
+        flushLeft();
         return super.runIo();
+    }
+
+    /**
+     * Flushes a channel's writes now, or, in a borrower's poll, as its next poll starts (or the own
+     * thread takes the loop back). A borrower polls for what its peer put (a ping-pong's ping, a
+     * flag): the answers a poll's read earned then leave after the borrower has seen what the poll
+     * applied and written its own frame, not before, and their write, which over loopback runs
+     * the peer's receive path on this thread, is off the way from a peer's frame to the borrower.
+     * The borrower's own frames are not held: they are written directly, not through here.
+     * Called in the loop only.
+     */
+    void flushAfterPoll(ChannelHandlerContext c) {
+        if (Boolean.TRUE.equals(lending.borrowerPolling(Thread.currentThread()))) {
+            unflushed.add(c);
+        } else {
+            c.flush();
+        }
+    }
+
+    private void flushLeft() {
+        ChannelHandlerContext c;
+        while ((c = unflushed.poll()) != null) {
+            c.flush();
+        }
     }
 
     /**

@@ -116,6 +116,10 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
 
     @Override
     public void channelReadComplete(ChannelHandlerContext c) {
+        if (unreadAnswers.room(c) && c.channel().eventLoop() instanceof LendingEventLoop loop) {
+            loop.flushAfterPoll(c); // room with the batch's answers queued: room once they are flushed
+            return;
+        }
         c.flush();
         if (!unreadAnswers.room(c)) {
             unreadAnswers.pause(c);

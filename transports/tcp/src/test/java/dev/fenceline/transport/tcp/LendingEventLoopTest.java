@@ -158,6 +158,68 @@ class LendingEventLoopTest {
         }
     }
 
+    /**
+     * A channel's answers to what a borrower's poll read leave with its next poll, or when the loop
+     * goes back to its own thread; on the own thread they leave at once.
+     */
+    @Test
+    void writesABorrowersPollFlushesAfterItLeaveWithTheNextPollOrTheLoansEnd() throws Exception {
+        NettyIo io = io();
+        AtomicInteger reads = new AtomicInteger();
+        Channel server = new ServerBootstrap().group(group).channel(io.serverChannel())
+                .childHandler(new ChannelInitializer<Channel>() {
+                    @Override
+                    protected void initChannel(Channel ch) {
+                        ch.pipeline().addLast(new ChannelInboundHandlerAdapter() {
+                            @Override
+                            public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                                ctx.write(msg); // echoed, flushed after the read batch
+                                reads.incrementAndGet();
+                            }
+
+                            @Override
+                            public void channelReadComplete(ChannelHandlerContext ctx) {
+                                loop.flushAfterPoll(ctx);
+                            }
+                        });
+                    }
+                }).bind(new InetSocketAddress("127.0.0.1", 0)).syncUninterruptibly().channel();
+        try (java.net.Socket client = new java.net.Socket()) {
+            client.connect(server.localAddress());
+            client.setTcpNoDelay(true);
+            java.io.InputStream in = client.getInputStream();
+            client.getOutputStream().write(1);
+            awaitOn(() -> reads.get() == 1, "the own thread's read");
+            awaitOn(() -> available(in) == 1, "the own thread's echo, flushed at once");
+            assertEquals(1, in.read());
+
+            LendingEventLoop.Loan loan = loop.lend(null);
+            client.getOutputStream().write(2);
+            pollUntil(loan, () -> reads.get() == 2, "the borrower's read");
+            spin(50, null);
+            assertEquals(0, available(in), "held while the borrower is between polls");
+            loan.progress();
+            awaitOn(() -> available(in) == 1, "the echo, flushed by the next poll");
+            assertEquals(2, in.read());
+
+            client.getOutputStream().write(3);
+            pollUntil(loan, () -> reads.get() == 3, "the borrower's second read");
+            loan.close();
+            awaitOn(() -> available(in) == 1, "the echo, flushed by the own thread once given back");
+            assertEquals(3, in.read());
+        } finally {
+            server.close().syncUninterruptibly();
+        }
+    }
+
+    private static int available(java.io.InputStream in) {
+        try {
+            return in.available();
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
     @Test
     void aSecondBorrowerAndTheOwnThreadAreRefused() throws Exception {
         LendingEventLoop.Loan loan = loop.lend(null);
