@@ -23,6 +23,9 @@ final class PerfPeers {
         List<String> cmd = new ArrayList<>(List.of(java.nio.file.Path.of(System.getProperty("java.home"), "bin",
                 "java").toString(), "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED"));
         cmd.addAll(heapFlags(java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()));
+        // Both sides measure with the driver's leak detection (--netty-leak-detection).
+        cmd.add("-Dio.netty.leakDetection.level=" + io.netty.util.ResourceLeakDetector.getLevel().name()
+                .toLowerCase(java.util.Locale.ROOT));
         cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), PerfTarget.class.getName(),
                 "{\"fenceline\":" + hocon + "}"));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);

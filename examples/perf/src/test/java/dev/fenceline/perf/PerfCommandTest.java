@@ -18,14 +18,17 @@ import picocli.CommandLine;
 /** The perf tool runs every test over sim and tcp and reports numbers that make sense. */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class PerfCommandTest {
+    /** Runs the command; this JVM's Netty leak detection, which a run sets, is restored after it. */
     private static String run(String... args) {
         PrintStream saved = System.out;
+        io.netty.util.ResourceLeakDetector.Level leaks = io.netty.util.ResourceLeakDetector.getLevel();
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         try {
             System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
             assertEquals(0, new CommandLine(new PerfCommand()).execute(args));
         } finally {
             System.setOut(saved);
+            io.netty.util.ResourceLeakDetector.setLevel(leaks);
         }
         return out.toString(StandardCharsets.UTF_8);
     }
@@ -236,6 +239,32 @@ class PerfCommandTest {
         cl.setErr(new PrintWriter(err));
         assertEquals(2, cl.execute("--transport", "sim", "--completion", "eventually"));
         assertTrue(err.toString().contains("expected per-op, implicit or chained"), err.toString());
+    }
+
+    /**
+     * The run measures with the Netty leak detection asked for (disabled by default), in a forked
+     * target too (whose leaks, were any tracked, would fail nothing here: it is the level that is
+     * checked), and an unknown level is a usage error.
+     */
+    @Test
+    void nettyLeakDetectionIsTheRunsChoice() {
+        io.netty.util.ResourceLeakDetector.Level before = io.netty.util.ResourceLeakDetector.getLevel();
+        try {
+            String text = run("--transport", "tcp", "--tests", "fadd_lat", "-n", "200", "-w", "20", "--no-progress");
+            assertTrue(text.contains("Netty leak detection disabled"), text);
+            text = run("--transport", "tcp", "--processes", "2", "--tests", "fadd_lat", "-n", "200", "-w", "20",
+                    "--netty-leak-detection", "paranoid", "--no-progress");
+            assertTrue(text.contains("Netty leak detection paranoid"), text);
+            assertTrue(text.matches("(?s).*fadd_lat +tcp +8B +200 +latency us: p50 .*"), text);
+            StringWriter err = new StringWriter();
+            CommandLine cl = new CommandLine(new PerfCommand());
+            cl.setErr(new PrintWriter(err));
+            assertEquals(2, cl.execute("--transport", "sim", "--netty-leak-detection", "sometimes"));
+            assertTrue(err.toString().contains("--netty-leak-detection sometimes: expected disabled, simple, advanced"
+                    + " or paranoid"), err.toString());
+        } finally {
+            io.netty.util.ResourceLeakDetector.setLevel(before);
+        }
     }
 
     /** Chained fetch-adds over tcp with the event loops spinning: every operation counted. */
