@@ -116,8 +116,13 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
 
     @Override
     public void channelReadComplete(ChannelHandlerContext c) {
+        // Room with the batch's answers queued (unflushed bytes count, plaintext under TLS: the
+        // per-frame check in channelRead catches the little TLS adds) is room once they are flushed.
+        // A read that ended at the peer's end of stream closes the connection before a held flush:
+        // those answers are lost with it, as answers in flight are, and the origin gets the operations
+        // back from its lane (no Fenceline peer half-closes).
         if (unreadAnswers.room(c) && c.channel().eventLoop() instanceof LendingEventLoop loop) {
-            loop.flushAfterPoll(c); // room with the batch's answers queued: room once they are flushed
+            loop.flushAfterPoll(c);
             return;
         }
         c.flush();

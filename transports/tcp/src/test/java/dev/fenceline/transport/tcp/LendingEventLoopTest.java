@@ -198,12 +198,24 @@ class LendingEventLoopTest {
             pollUntil(loan, () -> reads.get() == 2, "the borrower's read");
             spin(50, null);
             assertEquals(0, available(in), "held while the borrower is between polls");
+            // A task queued between polls (the borrower's own frame, say) runs before the held flush:
+            // over loopback a flushed echo is in the client's socket when the write returns.
+            AtomicInteger seenByTask = new AtomicInteger(-1);
+            loop.execute(() -> seenByTask.set(available(in)));
             loan.progress();
-            awaitOn(() -> available(in) == 1, "the echo, flushed by the next poll");
+            assertEquals(0, seenByTask.get(), "the task ran first, before the held echo left");
+            // Spinning, not sleeping: a borrower that sleeps loses the loop, whose own thread would
+            // flush the echo too.
+            spin(10_000, () -> available(in) == 1);
+            assertTrue(loan.open(), "still lent: the next poll sent the echo");
+            assertEquals(1, available(in), "the echo, flushed by the next poll");
             assertEquals(2, in.read());
 
             client.getOutputStream().write(3);
             pollUntil(loan, () -> reads.get() == 3, "the borrower's second read");
+            spin(50, null);
+            assertEquals(0, available(in), "held again");
+            assertTrue(loan.open());
             loan.close();
             awaitOn(() -> available(in) == 1, "the echo, flushed by the own thread once given back");
             assertEquals(3, in.read());
