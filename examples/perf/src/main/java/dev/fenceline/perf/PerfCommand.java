@@ -177,7 +177,8 @@ public final class PerfCommand implements Callable<Integer> {
 
     @Option(names = "--netty-leak-detection", defaultValue = "disabled", paramLabel = "LEVEL",
             description = "Netty's buffer leak detection for the run, in this process and a forked target (disabled,"
-                    + " simple, advanced or paranoid; default: ${DEFAULT-VALUE}, as ucx_perftest has none). Netty's own"
+                    + " simple, advanced or paranoid; default: ${DEFAULT-VALUE}, as ucx_perftest has none, unless the JVM"
+                    + " sets io.netty.leakDetection.level itself, e.g. in FENCELINE_JAVA_OPTS). Netty's own"
                     + " default, simple, tracks one buffer in 128 with a stack trace: about 0.3 us more per tcp"
                     + " round trip here (docs/performance.md).")
     String nettyLeakDetection;
@@ -188,9 +189,19 @@ public final class PerfCommand implements Callable<Integer> {
     @Option(names = "--no-progress", description = "No progress bar (it goes to stderr).")
     boolean noProgress;
 
+    /** Runs with the Netty leak detection asked for, and gives this JVM its own back after. */
     @Override
     public Integer call() throws Exception {
-        leakDetection(nettyLeakDetection);
+        ResourceLeakDetector.Level before = ResourceLeakDetector.getLevel();
+        try {
+            leakDetection(nettyLeakDetection);
+            return measure();
+        } finally {
+            ResourceLeakDetector.setLevel(before);
+        }
+    }
+
+    private Integer measure() throws Exception {
         List<PerfTest> selected = new ArrayList<>();
         boolean all = false;
         for (String t : tests) {
@@ -478,9 +489,17 @@ public final class PerfCommand implements Callable<Integer> {
         };
     }
 
-    /** The forked target's configuration: this one, with its own progress CPU if --progress-cpus names two, else none. */
-    /** Sets Netty's leak detection for this process (a forked target takes it from here: {@link PerfPeers}). */
+    /**
+     * Sets Netty's leak detection for this process (a forked target takes it from here: {@link PerfPeers}),
+     * unless the option was not given and the JVM was started with Netty's own property (or its older
+     * name), which then holds.
+     */
     private void leakDetection(String level) {
+        if (!spec.commandLine().getParseResult().hasMatchedOption("--netty-leak-detection")
+                && (System.getProperty("io.netty.leakDetection.level") != null
+                        || System.getProperty("io.netty.leakDetectionLevel") != null)) {
+            return;
+        }
         ResourceLeakDetector.Level parsed;
         try {
             parsed = ResourceLeakDetector.Level.valueOf(level.trim().toUpperCase(Locale.ROOT));
@@ -491,6 +510,7 @@ public final class PerfCommand implements Callable<Integer> {
         ResourceLeakDetector.setLevel(parsed);
     }
 
+    /** The forked target's configuration: this one, with its own progress CPU if --progress-cpus names two, else none. */
     private Config targetConfig(Config config) {
         if (progressCpus == null || progressCpus.isEmpty()) {
             return config;

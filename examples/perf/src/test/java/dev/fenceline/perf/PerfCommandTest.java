@@ -18,17 +18,14 @@ import picocli.CommandLine;
 /** The perf tool runs every test over sim and tcp and reports numbers that make sense. */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class PerfCommandTest {
-    /** Runs the command; this JVM's Netty leak detection, which a run sets, is restored after it. */
     private static String run(String... args) {
         PrintStream saved = System.out;
-        io.netty.util.ResourceLeakDetector.Level leaks = io.netty.util.ResourceLeakDetector.getLevel();
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         try {
             System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
             assertEquals(0, new CommandLine(new PerfCommand()).execute(args));
         } finally {
             System.setOut(saved);
-            io.netty.util.ResourceLeakDetector.setLevel(leaks);
         }
         return out.toString(StandardCharsets.UTF_8);
     }
@@ -242,9 +239,9 @@ class PerfCommandTest {
     }
 
     /**
-     * The run measures with the Netty leak detection asked for (disabled by default), in a forked
-     * target too (whose leaks, were any tracked, would fail nothing here: it is the level that is
-     * checked), and an unknown level is a usage error.
+     * The run measures with the Netty leak detection asked for (disabled by default; the forked
+     * target's flag: {@link PerfPeersTest}), or the JVM's own where Netty's property set it, and
+     * gives the JVM its level back; an unknown level is a usage error.
      */
     @Test
     void nettyLeakDetectionIsTheRunsChoice() {
@@ -256,6 +253,19 @@ class PerfCommandTest {
                     "--netty-leak-detection", "paranoid", "--no-progress");
             assertTrue(text.contains("Netty leak detection paranoid"), text);
             assertTrue(text.matches("(?s).*fadd_lat +tcp +8B +200 +latency us: p50 .*"), text);
+            assertEquals(before, io.netty.util.ResourceLeakDetector.getLevel(), "the JVM's own level back after a run");
+            // A JVM started with Netty's property keeps its level unless the option is given.
+            io.netty.util.ResourceLeakDetector.setLevel(io.netty.util.ResourceLeakDetector.Level.ADVANCED);
+            System.setProperty("io.netty.leakDetection.level", "advanced");
+            try {
+                text = run("--transport", "tcp", "--tests", "fadd_lat", "-n", "200", "-w", "20", "--no-progress");
+                assertTrue(text.contains("Netty leak detection advanced"), text);
+                text = run("--transport", "tcp", "--tests", "fadd_lat", "-n", "200", "-w", "20", "--no-progress",
+                        "--netty-leak-detection", "disabled");
+                assertTrue(text.contains("Netty leak detection disabled"), text);
+            } finally {
+                System.clearProperty("io.netty.leakDetection.level");
+            }
             StringWriter err = new StringWriter();
             CommandLine cl = new CommandLine(new PerfCommand());
             cl.setErr(new PrintWriter(err));

@@ -50,6 +50,19 @@ class PerfPeersTest {
     }
 
     @Test
+    void theTargetTakesTheDriversLeakDetection() {
+        io.netty.util.ResourceLeakDetector.Level before = io.netty.util.ResourceLeakDetector.getLevel();
+        try {
+            io.netty.util.ResourceLeakDetector.setLevel(io.netty.util.ResourceLeakDetector.Level.PARANOID);
+            assertEquals("-Dio.netty.leakDetection.level=paranoid", PerfPeers.leakDetectionFlag());
+            io.netty.util.ResourceLeakDetector.setLevel(io.netty.util.ResourceLeakDetector.Level.DISABLED);
+            assertEquals("-Dio.netty.leakDetection.level=disabled", PerfPeers.leakDetectionFlag());
+        } finally {
+            io.netty.util.ResourceLeakDetector.setLevel(before);
+        }
+    }
+
+    @Test
     void theTargetTakesTheDriversHeapFlags() {
         assertEquals(List.of("-Xms1g", "-XX:+AlwaysPreTouch", "-Xmx2g", "-XX:-AlwaysPreTouch"),
                 PerfPeers.heapFlags(List.of("--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED", "-Xms1g",
