@@ -87,6 +87,17 @@ class LendingEventLoopTest {
         }
     }
 
+    /** @return a server on loopback whose connections, served by the loop, each get {@code handler} */
+    private Channel serve(ChannelInboundHandlerAdapter handler) {
+        return new ServerBootstrap().group(group).channel(io().serverChannel())
+                .childHandler(new ChannelInitializer<Channel>() {
+                    @Override
+                    protected void initChannel(Channel ch) {
+                        ch.pipeline().addLast(handler);
+                    }
+                }).bind(new InetSocketAddress("127.0.0.1", 0)).syncUninterruptibly().channel();
+    }
+
     private String ownThreadName() throws Exception {
         return loop.submit(() -> Thread.currentThread().getName()).get(10, TimeUnit.SECONDS);
     }
@@ -119,21 +130,14 @@ class LendingEventLoopTest {
 
     @Test
     void aChannelsIoIsReadByTheBorrowerWhileLent() throws Exception {
-        NettyIo io = io();
         ConcurrentLinkedQueue<String> readers = new ConcurrentLinkedQueue<>();
-        Channel server = new ServerBootstrap().group(group).channel(io.serverChannel())
-                .childHandler(new ChannelInitializer<Channel>() {
-                    @Override
-                    protected void initChannel(Channel ch) {
-                        ch.pipeline().addLast(new ChannelInboundHandlerAdapter() {
-                            @Override
-                            public void channelRead(ChannelHandlerContext ctx, Object msg) {
-                                readers.add(Thread.currentThread().getName() + ":" + ((ByteBuf) msg).readableBytes());
-                                ReferenceCountUtil.release(msg);
-                            }
-                        });
-                    }
-                }).bind(new InetSocketAddress("127.0.0.1", 0)).syncUninterruptibly().channel();
+        Channel server = serve(new ChannelInboundHandlerAdapter() {
+            @Override
+            public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                readers.add(Thread.currentThread().getName() + ":" + ((ByteBuf) msg).readableBytes());
+                ReferenceCountUtil.release(msg);
+            }
+        });
         try (java.net.Socket client = new java.net.Socket()) {
             client.connect(server.localAddress());
             client.setTcpNoDelay(true);
@@ -164,26 +168,19 @@ class LendingEventLoopTest {
      */
     @Test
     void writesABorrowersPollFlushesAfterItLeaveWithTheNextPollOrTheLoansEnd() throws Exception {
-        NettyIo io = io();
         AtomicInteger reads = new AtomicInteger();
-        Channel server = new ServerBootstrap().group(group).channel(io.serverChannel())
-                .childHandler(new ChannelInitializer<Channel>() {
-                    @Override
-                    protected void initChannel(Channel ch) {
-                        ch.pipeline().addLast(new ChannelInboundHandlerAdapter() {
-                            @Override
-                            public void channelRead(ChannelHandlerContext ctx, Object msg) {
-                                ctx.write(msg); // echoed, flushed after the read batch
-                                reads.incrementAndGet();
-                            }
+        Channel server = serve(new ChannelInboundHandlerAdapter() {
+            @Override
+            public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                ctx.write(msg); // echoed, flushed after the read batch
+                reads.incrementAndGet();
+            }
 
-                            @Override
-                            public void channelReadComplete(ChannelHandlerContext ctx) {
-                                loop.flushAfterPoll(ctx);
-                            }
-                        });
-                    }
-                }).bind(new InetSocketAddress("127.0.0.1", 0)).syncUninterruptibly().channel();
+            @Override
+            public void channelReadComplete(ChannelHandlerContext ctx) {
+                loop.flushAfterPoll(ctx);
+            }
+        });
         try (java.net.Socket client = new java.net.Socket()) {
             client.connect(server.localAddress());
             client.setTcpNoDelay(true);
