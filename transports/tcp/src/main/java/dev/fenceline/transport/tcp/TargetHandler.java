@@ -118,10 +118,10 @@ final class TargetHandler extends ChannelInboundHandlerAdapter implements FrameH
     public void channelReadComplete(ChannelHandlerContext c) {
         // Room with the batch's answers queued (unflushed bytes count, plaintext under TLS: the
         // per-frame check in channelRead catches the little TLS adds) is room once they are flushed.
-        // A read that ended at the peer's end of stream closes the connection before a held flush:
-        // those answers are lost with it, as answers in flight are, and the origin gets the operations
-        // back from its lane (no Fenceline peer half-closes).
-        if (unreadAnswers.room(c) && c.channel().eventLoop() instanceof LendingEventLoop loop) {
+        // A batch that ended at the peer's end of stream is flushed now: Netty closes the connection
+        // right after this, and a held flush would lose the answers to what it applied.
+        if (unreadAnswers.room(c) && c.channel().eventLoop() instanceof LendingEventLoop loop
+                && c.channel().unsafe().recvBufAllocHandle().lastBytesRead() >= 0) {
             loop.flushAfterPoll(c);
             return;
         }

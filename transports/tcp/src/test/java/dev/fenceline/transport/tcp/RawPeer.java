@@ -71,6 +71,11 @@ final class RawPeer implements AutoCloseable {
         FrameDecoder.decode(Unpooled.wrappedBuffer(frame), h, 1 << 20);
     }
 
+    /** Ends this side's stream (a half-close): the target reads its end after the frames before it. */
+    void shutdownOutput() throws IOException {
+        socket.shutdownOutput();
+    }
+
     @Override
     public void close() throws IOException {
         socket.close();

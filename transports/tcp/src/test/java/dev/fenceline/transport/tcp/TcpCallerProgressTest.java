@@ -185,6 +185,35 @@ class TcpCallerProgressTest {
         }
     }
 
+    /**
+     * A borrower's poll holds the answers it earned until its next poll, but not those of a read
+     * that ended at the peer's end of stream: the connection closes right after, and they go first.
+     */
+    @Test
+    void answersToAPeerThatHalfClosedLeaveBeforeTheConnectionCloses() throws Exception {
+        try (Fenceline fl = Fenceline.create(TcpConfigs.loopback("127.0.0.1:0"))) {
+            Worker b = await(fl.newWorker("b"));
+            MemoryRegion counter = b.allocate(64);
+            java.net.InetSocketAddress listening = TcpAddress.decode(b.address().transportAddress("tcp")).get(0);
+            try (RawPeer peer = new RawPeer(listening, b.address().workerId(), null);
+                    CallerProgress atB = b.progressHere()) {
+                peer.write(FrameEncoder.atomic(io.netty.buffer.UnpooledByteBufAllocator.DEFAULT, 7, 1, -1, 0,
+                        counter.remoteKey().keyId(), counter.address(), Wire.ATOMIC_POST, AtomicOp.ADD, 8, 5, 0));
+                peer.shutdownOutput();
+                CompletableFuture<java.util.List<Object>> answer = CompletableFuture.supplyAsync(() -> {
+                    try {
+                        return peer.answer();
+                    } catch (Exception e) {
+                        throw new java.util.concurrent.CompletionException(e);
+                    }
+                });
+                java.util.List<Object> a = pollFor(answer, atB);
+                assertEquals("ACK", a.get(0), "answered before the close: " + a);
+                assertEquals(5, counter.buffer().order(ByteOrder.nativeOrder()).getLong(0));
+            }
+        }
+    }
+
     @Test
     void aWorkerClosesWhileItsIoIsLentAndNotPolled() throws Exception {
         try (Fenceline fl = Fenceline.create(TcpConfigs.loopback("127.0.0.1:0"))) {
