@@ -192,9 +192,15 @@ public final class PerfCommand implements Callable<Integer> {
     /** Runs with the Netty leak detection asked for, and gives this JVM its own back after. */
     @Override
     public Integer call() throws Exception {
+        ResourceLeakDetector.Level leaks;
+        try {
+            leaks = NettyLeakDetection.parse(nettyLeakDetection);
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+        }
         ResourceLeakDetector.Level before = ResourceLeakDetector.getLevel();
         try {
-            leakDetection(nettyLeakDetection);
+            NettyLeakDetection.apply(leaks, spec.commandLine().getParseResult().hasMatchedOption("--netty-leak-detection"));
             return measure();
         } finally {
             ResourceLeakDetector.setLevel(before);
@@ -276,7 +282,7 @@ public final class PerfCommand implements Callable<Integer> {
                 out.printf(Locale.ROOT, "fenceline perf: transport %s, fence mode %s, lanes %d, window %d, %s, %s"
                         + " completion, Netty leak detection %s%n", session.transport, session.fenceline.fenceMode(),
                         session.toBeta.lanes().size(), window, session.remote() ? "two processes" : "one process",
-                        completion, ResourceLeakDetector.getLevel().name().toLowerCase(Locale.ROOT));
+                        completion, NettyLeakDetection.now());
             }
             for (PerfTest t : selected) {
                 for (int size : t.fixedSize() ? List.of(8) : sizeList) {
@@ -304,43 +310,11 @@ public final class PerfCommand implements Callable<Integer> {
                 }
             }
         }
-        if (baseline && transport.equals("shm")) {
-            for (int size : sizeList) {
-                int n = counts().measured(PerfTest.PUT_BW, size);
-                int w = counts().warmups(PerfTest.PUT_BW, size);
-                results.add(Progress.measured(w, n, (k, p) -> Memcpy.measure(size, k), this::settle, null)
-                        .withWarmup(w));
+        if (baseline) {
+            Baselines.measure(transport, sizeList, counts(), this::settle, this::bar, r -> {
+                results.add(r);
                 print(results, out);
-                int m = counts().measured(PerfTest.PUT_LAT, size);
-                int v = counts().warmups(PerfTest.PUT_LAT, size);
-                results.add(Progress.measured(v, m, (k, p) -> MemoryFloors.pingPong(size, k), this::settle, null)
-                        .withWarmup(v));
-                print(results, out);
-            }
-            int m = counts().measured(PerfTest.FADD_MR, 8);
-            int w = counts().warmups(PerfTest.FADD_MR, 8);
-            results.add(Progress.measured(w, m, (k, p) -> MemoryFloors.fetchAdd(k), this::settle, null)
-                    .withWarmup(w));
-            print(results, out);
-        } else if (baseline) {
-            try (RawNettyBaseline raw = new RawNettyBaseline()) {
-                for (int size : sizeList) {
-                    int n = counts().measured(PerfTest.PUT_BW, size);
-                    int w = counts().warmups(PerfTest.PUT_BW, size);
-                    try (ProgressBar bar = bar("raw stream " + size(size), n)) {
-                        results.add(Progress.measured(w, n, (k, p) -> raw.stream(size, k, p), this::settle,
-                                progress(bar)).withWarmup(w));
-                    }
-                    print(results, out);
-                    int m = counts().measured(PerfTest.PUT_LAT, size);
-                    int v = counts().warmups(PerfTest.PUT_LAT, size);
-                    try (ProgressBar bar = bar("raw ping-pong " + size(size), m)) {
-                        results.add(Progress.measured(v, m, (k, p) -> raw.pingPong(size, k, p), this::settle,
-                                progress(bar)).withWarmup(v));
-                    }
-                    print(results, out);
-                }
-            }
+            });
         }
         if (json) {
             out.println("[");
@@ -423,7 +397,7 @@ public final class PerfCommand implements Callable<Integer> {
     }
 
     /** @return where a run's count goes: the bar, or nowhere (null) */
-    private static LongConsumer progress(ProgressBar bar) {
+    static LongConsumer progress(ProgressBar bar) {
         return bar == null ? null : bar::stepTo;
     }
 
@@ -432,6 +406,7 @@ public final class PerfCommand implements Callable<Integer> {
         return new PerfCounts(iterations, warmup, maxBytes);
     }
 
+    /** @return a progress bar on stderr for a run, or null where none is shown */
     private ProgressBar bar(String task, long max) {
         if (noProgress || json) {
             return null;
@@ -487,27 +462,6 @@ public final class PerfCommand implements Callable<Integer> {
             case "shm" -> "fenceline.transport.shm.polling-cpus";
             default -> null;
         };
-    }
-
-    /**
-     * Sets Netty's leak detection for this process (a forked target takes it from here: {@link PerfPeers}),
-     * unless the option was not given and the JVM was started with Netty's own property (or its older
-     * name), which then holds.
-     */
-    private void leakDetection(String level) {
-        if (!spec.commandLine().getParseResult().hasMatchedOption("--netty-leak-detection")
-                && (System.getProperty("io.netty.leakDetection.level") != null
-                        || System.getProperty("io.netty.leakDetectionLevel") != null)) {
-            return;
-        }
-        ResourceLeakDetector.Level parsed;
-        try {
-            parsed = ResourceLeakDetector.Level.valueOf(level.trim().toUpperCase(Locale.ROOT));
-        } catch (IllegalArgumentException e) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "--netty-leak-detection " + level
-                    + ": expected disabled, simple, advanced or paranoid");
-        }
-        ResourceLeakDetector.setLevel(parsed);
     }
 
     /** The forked target's configuration: this one, with its own progress CPU if --progress-cpus names two, else none. */

@@ -23,7 +23,7 @@ final class PerfPeers {
         List<String> cmd = new ArrayList<>(List.of(java.nio.file.Path.of(System.getProperty("java.home"), "bin",
                 "java").toString(), "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED"));
         cmd.addAll(heapFlags(java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()));
-        cmd.add(leakDetectionFlag());
+        cmd.add(NettyLeakDetection.targetFlag()); // both sides measure with the same
         cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), PerfTarget.class.getName(),
                 "{\"fenceline\":" + hocon + "}"));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
@@ -49,15 +49,6 @@ final class PerfPeers {
                 p.destroyForcibly();
             }
         });
-    }
-
-    /**
-     * @return the flag that gives a target process the driver's Netty leak detection as it is now
-     *     ({@code --netty-leak-detection}): both sides measure with the same
-     */
-    static String leakDetectionFlag() {
-        return "-Dio.netty.leakDetection.level=" + io.netty.util.ResourceLeakDetector.getLevel().name()
-                .toLowerCase(java.util.Locale.ROOT);
     }
 
     /** The flags a target process takes from its driver: the heap's sizes, its pages, its collector. */

@@ -54,9 +54,9 @@ class PerfPeersTest {
         io.netty.util.ResourceLeakDetector.Level before = io.netty.util.ResourceLeakDetector.getLevel();
         try {
             io.netty.util.ResourceLeakDetector.setLevel(io.netty.util.ResourceLeakDetector.Level.PARANOID);
-            assertEquals("-Dio.netty.leakDetection.level=paranoid", PerfPeers.leakDetectionFlag());
+            assertEquals("-Dio.netty.leakDetection.level=paranoid", NettyLeakDetection.targetFlag());
             io.netty.util.ResourceLeakDetector.setLevel(io.netty.util.ResourceLeakDetector.Level.DISABLED);
-            assertEquals("-Dio.netty.leakDetection.level=disabled", PerfPeers.leakDetectionFlag());
+            assertEquals("-Dio.netty.leakDetection.level=disabled", NettyLeakDetection.targetFlag());
         } finally {
             io.netty.util.ResourceLeakDetector.setLevel(before);
         }
