@@ -1,11 +1,9 @@
 package dev.fenceline.transport.ucx;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.File;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -37,12 +35,8 @@ class AbsentUcxTest {
             path.add(Path.of(p).toAbsolutePath().equals(classes) ? copy.toString() : p);
         }
         assertTrue(path.contains(copy.toString()), "the module's classes are on the class path: " + path);
-        Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED", "-cp", String.join(File.pathSeparator, path),
-                AbsentUcxMain.class.getName()).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(p.waitFor(60, TimeUnit.SECONDS));
-        assertEquals(0, p.exitValue(), out);
+        String out = ChildJvm.output(ChildJvm.command(String.join(File.pathSeparator, path), List.of(),
+                AbsentUcxMain.class));
         assertTrue(out.contains("CAUSE this build of the ucx transport has no native library"), out);
         assertTrue(out.contains("TRANSPORTS [tcp]"), out);
         assertTrue(out.contains("fenceline.transports names ucx, which cannot run in this process"), out);

@@ -46,9 +46,8 @@ class ExitWhileReadingTest {
 
     /** @return the output of a JVM running main, which must exit 0 with no crash report */
     private String exitCleanly(Class<?> main) throws Exception {
-        Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED", "-XX:ErrorFile=" + dir.resolve("hs_err.log"),
-                "-cp", System.getProperty("java.class.path"), main.getName())
+        Process p = ChildJvm.command(System.getProperty("java.class.path"),
+                java.util.List.of("-XX:ErrorFile=" + dir.resolve("hs_err.log")), main)
                 .directory(dir.toFile()).redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertTrue(p.waitFor(60, TimeUnit.SECONDS), out);

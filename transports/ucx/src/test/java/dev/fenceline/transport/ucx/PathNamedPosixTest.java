@@ -1,9 +1,7 @@
 package dev.fenceline.transport.ucx;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -41,14 +39,8 @@ class PathNamedPosixTest {
     }
 
     private static String run(Map<String, String> env) throws Exception {
-        ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
-                PathNamedPosixMain.class.getName()).redirectErrorStream(true);
+        ProcessBuilder pb = ChildJvm.command(PathNamedPosixMain.class);
         pb.environment().putAll(env);
-        Process p = pb.start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(p.waitFor(60, TimeUnit.SECONDS), out);
-        assertEquals(0, p.exitValue(), out);
-        return out;
+        return ChildJvm.output(pb);
     }
 }

@@ -47,10 +47,8 @@ class UctTwoProcessTest {
             implements AutoCloseable {
         static Peer fork(String transport, String device) throws Exception {
             Path log = Files.createDirectories(Path.of("target", "two-process")).resolve("uct-peer-" + transport + ".log");
-            Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                    "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED", "-Xmx128m", "-cp",
-                    System.getProperty("java.class.path"), UctPeer.class.getName(), transport, device)
-                    .redirectError(log.toFile()).start();
+            Process p = ChildJvm.command(System.getProperty("java.class.path"), java.util.List.of("-Xmx128m"),
+                    UctPeer.class, transport, device).redirectError(log.toFile()).start();
             BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
             String line;
             while ((line = out.readLine()) != null && !line.startsWith("READY ")) {
