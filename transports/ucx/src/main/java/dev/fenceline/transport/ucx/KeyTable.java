@@ -170,7 +170,9 @@ final class KeyTable implements Heartbeat.Beating {
             key.checkBounds(address, bytes);
             long base = table.getLong(at + ADDRESS);
             long length = table.getLong(at + LENGTH);
-            if (address < base || bytes < 0 || address - base > length - bytes) {
+            // Every bound is the owner's to write: none may make the differences below overflow
+            if (base < 0 || length < 0 || bytes < 0 || bytes > length || address < base
+                    || address - base > length - bytes) {
                 throw new RemoteAccessException(Reason.OUT_OF_BOUNDS, "ucx: address 0x" + Long.toHexString(address)
                         + " + " + bytes + " outside the region its owner registered for key " + key.shortKey());
             }
@@ -196,7 +198,7 @@ final class KeyTable implements Heartbeat.Beating {
             }
             long base = table.getLong(at + ADDRESS);
             long length = table.getLong(at + LENGTH);
-            return key.baseAddress() >= base && length >= 0 && key.length() >= 0 && key.length() <= length
+            return base >= 0 && key.baseAddress() >= base && length >= 0 && key.length() >= 0 && key.length() <= length
                     && key.baseAddress() - base <= length - key.length();
         }
 

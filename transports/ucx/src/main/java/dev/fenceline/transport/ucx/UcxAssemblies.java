@@ -37,20 +37,35 @@ final class UcxAssemblies {
         final long total;
         /** Whose room its bytes take. */
         final UcxPeer peer;
-        byte[] bytes;
+        /**
+         * Its bytes so far, in an array that grows with them ({@link #ensure}) and ends the message's
+         * size; null once refused.
+         */
+        byte[] bytes = NO_BYTES;
         int filled;
         FencelineException refused;
         /** When its first part came (nanoTime). */
         long started;
 
-        Assembly(long token, long total, UcxPeer peer, byte[] bytes, FencelineException refused) {
+        Assembly(long token, long total, UcxPeer peer, FencelineException refused) {
             this.token = token;
             this.total = total;
             this.peer = peer;
-            this.bytes = bytes;
             this.refused = refused;
+            if (refused != null) {
+                this.bytes = null;
+            }
         }
     }
+
+    private static final byte[] NO_BYTES = new byte[0];
+    /**
+     * An assembly's array takes the message's whole size once its bytes so far pass this fraction of
+     * it, and grows by doubling before: the worker allocates at most this many times what a peer has
+     * sent of a message, and what it copies as the array grows adds up to less than a fifth of the
+     * message (nothing where the first part brings a sixteenth of it).
+     */
+    private static final int WHOLE_FROM_FRACTION = 16;
 
     private final String workerName;
     /** The largest message assembled from parts (fenceline.transport.ucx.max-fragment). */
@@ -84,6 +99,15 @@ final class UcxAssemblies {
     /** @return bytes held by messages arriving in parts */
     long held() {
         return assembling;
+    }
+
+    /**
+     * @param conn a connection
+     * @return the bytes allocated for its message in parts (for tests)
+     */
+    int allocated(long conn) {
+        Assembly a = assemblies.get(conn);
+        return a == null || a.bytes == null ? 0 : a.bytes.length;
     }
 
     /** @return whether a message is arriving in parts on the connection */
@@ -135,7 +159,7 @@ final class UcxAssemblies {
                         + " messages are being assembled from parts already, and " + total + " more would pass the"
                         + " bound of " + MAX_ASSEMBLING + "; not applied");
             }
-            a = new Assembly(token, total, peer, refused == null ? new byte[(int) total] : null, refused);
+            a = new Assembly(token, total, peer, refused); // its room reserved below, its array as its bytes come
             a.started = now;
             if (refused == null) {
                 assembling += total;
@@ -151,8 +175,23 @@ final class UcxAssemblies {
                     + " message of " + a.total + " with " + a.filled + " so far; not applied"));
             return;
         }
+        ensure(a, a.filled + (long) n);
         data.getBytes(at + UcxWire.REQUEST_HEADER, a.bytes, a.filled, n);
         a.filled += n;
+    }
+
+    /**
+     * Room in the assembly's array for its first {@code need} bytes. Allocating the whole message at
+     * its first part would let a peer that sends first parts of a few bytes, each claiming a large
+     * message and abandoned for the next, make this worker allocate and clear megabytes for every
+     * few dozen bytes it sends.
+     */
+    private static void ensure(Assembly a, long need) {
+        if (need <= a.bytes.length) {
+            return;
+        }
+        long size = need * WHOLE_FROM_FRACTION > a.total ? a.total : Math.max(need, 2L * a.bytes.length);
+        a.bytes = java.util.Arrays.copyOf(a.bytes, (int) size);
     }
 
     /**
@@ -181,6 +220,7 @@ final class UcxAssemblies {
             throw new FencelineException("ucx: the end of an active message of " + a.total + " bytes, " + n
                     + " at byte " + offset + " with " + a.filled + " so far; not applied");
         }
+        ensure(a, a.total);
         data.getBytes(at + UcxWire.REQUEST_HEADER, a.bytes, a.filled, n);
         return a.bytes;
     }
@@ -207,7 +247,7 @@ final class UcxAssemblies {
     }
 
     private void refuse(Assembly a, FencelineException why) {
-        if (a.bytes != null) {
+        if (a.refused == null) { // its room was reserved
             assembling -= a.total;
             a.peer.assembling -= a.total;
             a.bytes = null;

@@ -74,6 +74,11 @@ final class UcxReplies {
             return;
         }
         if (token < 0) { // an active message sent on the fast path: its answer goes to the endpoint's ledger
+            if (type != UcxWire.ACK && type != UcxWire.NACK) {
+                unexpected(lane, "of type " + type + " to direct message " + token + ", which is answered with an ACK"
+                        + " or a NACK only");
+                return;
+            }
             FencelineException error = type == UcxWire.NACK ? WireCodes.rebuild(data.getByte(at + UcxWire.REPLY_CODE),
                     data.getByte(at + UcxWire.REPLY_REASON), data.getStringWithoutLengthUtf8(at + UcxWire.REPLY_HEADER, n))
                     : null;
@@ -167,6 +172,10 @@ final class UcxReplies {
                 } else {
                     data.getBytes(from, sink, sink.position(), n);
                 }
+            } else if (op != null && e == null && op.kind == UcxOp.Kind.GET) {
+                // A get's answer is its bytes or its refusal: an ACK would leave its buffer unwritten
+                e = new FencelineException("ucx: an ACK without data to " + op + " of " + op.local.remaining()
+                        + " bytes; its buffer was not written");
             }
             if (op != null && op.posted == null) {
                 if (e != null) {

@@ -117,6 +117,22 @@ class KeyTableTest {
         assertEquals(Reason.UNKNOWN_KEY, refused(() -> view.check(9, DIGEST, longer, BASE, 8, Access.WRITE)));
     }
 
+    @Test
+    void boundsAnOwnerWroteToOverflowTheCheckAreRefused() {
+        RemoteKey k = key(KEY_ID, BASE, LENGTH);
+        // A base far below any address: the access's distance from it overflows a long
+        owner.open(1, KEY_ID, Long.MIN_VALUE, 16, Access.all(), DIGEST);
+        assertEquals(Reason.OUT_OF_BOUNDS, refused(() -> view.check(1, DIGEST, k, BASE, 8, Access.WRITE)));
+        assertFalse(view.covers(1, DIGEST, k), "a negative base");
+        // A negative length: the length left after the access overflows the other way
+        owner.open(2, KEY_ID, BASE, Long.MIN_VALUE, Access.all(), DIGEST);
+        assertEquals(Reason.OUT_OF_BOUNDS, refused(() -> view.check(2, DIGEST, k, BASE, 8, Access.WRITE)));
+        assertFalse(view.covers(2, DIGEST, k), "a negative length");
+        // The honest registration beside them still passes
+        owner.open(3, KEY_ID, BASE, LENGTH, Access.all(), DIGEST);
+        assertDoesNotThrow(() -> view.check(3, DIGEST, k, BASE, 8, Access.WRITE));
+    }
+
     private static Reason refused(org.junit.jupiter.api.function.Executable access) {
         return assertThrows(RemoteAccessException.class, access).reason();
     }

@@ -50,6 +50,46 @@ class UcxAssembliesTest {
         return assemblies.assembled(conn, conn, request, 0, UcxWire.REQUEST_HEADER + n);
     }
 
+    /** A part of {@code n} bytes at {@code offset} of a message of {@code total} bytes, under its own token. */
+    private void part(long conn, long token, int total, int offset, int n) {
+        request.putInt(UcxWire.LENGTH, total);
+        request.putLong(UcxWire.ADDRESS, offset);
+        for (int i = 0; i < n; i++) {
+            request.putByte(UcxWire.REQUEST_HEADER + i, (byte) (offset + i));
+        }
+        assemblies.part(conn, sender, token, request, 0, UcxWire.REQUEST_HEADER + n);
+    }
+
+    private final UcxPeer sender = peer();
+
+    @Test
+    void firstPartsThatClaimALargeMessageAllocateForTheBytesTheyBring() {
+        // A peer starts message after message with 100 bytes each claiming 8 MiB, each abandoned for
+        // the next: what is allocated follows what it sent, not what it claimed
+        for (long token = 1; token <= 1_000; token++) {
+            part(7, token, MAX_MESSAGE, 0, 100);
+            assertTrue(assemblies.allocated(7) <= 16 * 100, assemblies.allocated(7) + " bytes for 100");
+        }
+        assertEquals(MAX_MESSAGE, assemblies.held(), "the room is still reserved for the claim");
+        assemblies.drop(7);
+        assertEquals(0, assemblies.held(), "and given back with the connection");
+        // An honest message in parts grows to exactly its size, every byte in place
+        int total = 1 << 20;
+        int offset = 0;
+        for (; offset + PART < total; offset += PART) {
+            part(8, 8, total, offset, PART); // the token end() names
+            long sent = offset + PART;
+            assertTrue(assemblies.allocated(8) <= Math.min(16 * sent, total), assemblies.allocated(8) + " for " + sent);
+        }
+        byte[] whole = end(8, offset, total - offset);
+        assertEquals(total, whole.length);
+        for (int i = 0; i < total; i++) {
+            if (whole[i] != (byte) i) {
+                assertEquals((byte) i, whole[i], "byte " + i);
+            }
+        }
+    }
+
     /** Fills the room: eight peers, each one first part of a message of a peer's whole share, now. */
     private UcxPeer[] fill() {
         UcxPeer[] peers = new UcxPeer[8];

@@ -15,7 +15,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A reply that answers no request a live lane waits for (an ACK to an operation it does not hold, a
- * FLUSHED to no flush it sent, an answer to a direct message that is not its oldest) breaks the
+ * FLUSHED to no flush it sent, an answer to a direct message that is not its oldest, or one of a type
+ * a direct message is never answered with) breaks the
  * protocol: the lane fails, and the reply counts for nothing (were it counted, the lane would take a
  * request still unanswered for answered, and let a hardware operation overtake it or a flush end
  * before it). Worker c sends such a reply to a's lane from its progress thread; an honest reply is
@@ -30,7 +31,7 @@ class UcxForgedRepliesTest {
 
     @ParameterizedTest
     @ValueSource(strings = {"ACK to an operation never sent", "FLUSHED to no flush", "answer to no direct message",
-        "none"})
+        "DATA to a direct message", "none"})
     void aReplyToNothingTheLaneWaitsForFailsIt(String forgery) throws Exception {
         try (Fenceline f = WireupForgery.posix()) {
             WireupForgery g = WireupForgery.open(f);
@@ -54,6 +55,10 @@ class UcxForgedRepliesTest {
                         case "answer to no direct message" -> {
                             reply.putLong(UcxWire.TOKEN, UcxLane.DIRECT | 0x7777L);
                             reply.putByte(UcxWire.REPLY_TYPE, UcxWire.ACK);
+                        }
+                        case "DATA to a direct message" -> { // answered with an ACK or a NACK only
+                            reply.putLong(UcxWire.TOKEN, UcxLane.DIRECT | 0x7777L);
+                            reply.putByte(UcxWire.REPLY_TYPE, UcxWire.DATA);
                         }
                         default -> {
                             return; // the control: c sends nothing of its own
@@ -84,6 +89,7 @@ class UcxForgedRepliesTest {
                 String why = switch (forgery) {
                     case "ACK to an operation never sent" -> "to operation 305419896, which is not unanswered";
                     case "FLUSHED to no flush" -> "FLUSHED for 305419897, which is not the oldest flush unanswered";
+                    case "DATA to a direct message" -> "which is answered with an ACK or a NACK only";
                     default -> "which is not the oldest one unanswered";
                 };
                 assertTrue(outcome instanceof dev.fenceline.OutcomeUnknownException
@@ -98,6 +104,69 @@ class UcxForgedRepliesTest {
                 assertTrue(aLane.isLive());
             }
         }
+    }
+
+    /**
+     * A get is answered with its bytes (DATA) or refused (NACK). An ACK naming a get in flight would
+     * leave its buffer unwritten: the get fails, naming the reply, and never reports success. c's
+     * handler holds c's progress thread while a's get to c's registered memory (a software request
+     * over posix) goes out, then answers it with an ACK before c's target reads it.
+     */
+    @org.junit.jupiter.api.Test
+    void anAckToAGetFailsTheGet() throws Exception {
+        try (Fenceline f = WireupForgery.posix()) {
+            WireupForgery g = WireupForgery.open(f);
+            UcxLane aLane = UcxLane.byId(g.ac().lanes().get(0).connectionId());
+            assertTrue(aLane != null && aLane.isLive(), "a's lane to c is live");
+            dev.fenceline.MemoryRegion region = g.c().register(ByteBuffer.allocateDirect(64));
+            dev.fenceline.RemoteKey key = g.a().unpackRemoteKey(region.remoteKey().toBytes());
+            AtomicReference<Throwable> failed = new AtomicReference<>();
+            UnsafeBuffer reply = new UnsafeBuffer(BufferUtil.allocateDirectAligned(64, 8));
+            g.c().setActiveMessageHandler(9, (h, p) -> {
+                try {
+                    long token = sentGet(aLane, System.nanoTime() + TimeUnit.SECONDS.toNanos(10));
+                    reply.setMemory(0, 64, (byte) 0);
+                    reply.putLong(UcxWire.CONN, aLane.conn);
+                    reply.putLong(UcxWire.TOKEN, token);
+                    reply.putByte(UcxWire.REPLY_TYPE, UcxWire.ACK);
+                    assertEquals(UcxSender.Sent.SENT, sender(g).trySend(g.toA(), UcxWire.AM_REPLY, reply,
+                            UcxWire.REPLY_HEADER));
+                } catch (Throwable t) {
+                    failed.set(t);
+                }
+            });
+            ByteBuffer into = ByteBuffer.allocateDirect(8);
+            g.ac().sendActiveMessage(9, null, null); // its outcome is not what this test reads
+            java.util.concurrent.CompletableFuture<Void> get = g.ac().get(into, region.address(), key)
+                    .toCompletableFuture();
+            Throwable outcome = null;
+            try {
+                get.get(20, TimeUnit.SECONDS);
+            } catch (java.util.concurrent.ExecutionException e) {
+                outcome = e.getCause();
+            }
+            assertTrue(failed.get() == null, String.valueOf(failed.get()));
+            assertTrue(outcome instanceof dev.fenceline.FencelineException
+                    && String.valueOf(outcome.getMessage()).contains("an ACK without data"), String.valueOf(outcome));
+        }
+    }
+
+    /** @return the token of a's get once a's agent has sent it (polled from c's progress thread) */
+    @SuppressWarnings("unchecked") // the ledger's private map, read here by reflection
+    private static long sentGet(UcxLane lane, long deadline) throws ReflectiveOperationException {
+        java.lang.reflect.Field opsField = UcxLaneLedger.class.getDeclaredField("ops");
+        opsField.setAccessible(true);
+        while (System.nanoTime() < deadline) {
+            synchronized (lane.ledger) {
+                for (UcxOp op : ((org.agrona.collections.Long2ObjectHashMap<UcxOp>) opsField.get(lane.ledger)).values()) {
+                    if (op.kind == UcxOp.Kind.GET && op.state == UcxOp.State.SENT) {
+                        return op.token;
+                    }
+                }
+            }
+            Thread.onSpinWait();
+        }
+        throw new AssertionError("a's get was not sent within 10 s");
     }
 
     /** @return c's sender, which its progress thread alone uses (the handler runs there) */
