@@ -52,7 +52,7 @@ class TcpSettingsTest {
         assertEquals(1, s.ioThreads());
         assertEquals(Duration.ofSeconds(5), s.connectTimeout());
         assertEquals(Duration.ofSeconds(2), s.userTimeout());
-        assertEquals(List.of(Duration.ofSeconds(1), Duration.ofSeconds(1), 3),
+        assertEquals(List.of(Duration.ofSeconds(60), Duration.ofSeconds(5), 3),
                 List.of(s.keepaliveIdle(), s.keepaliveInterval(), s.keepaliveCount()));
         assertEquals(List.of(Duration.ofMillis(100), Duration.ofSeconds(2), Duration.ofMinutes(10)),
                 List.of(s.minBackoff(), s.maxBackoff(), s.giveUpAfter()));
