@@ -62,7 +62,7 @@ final class UcxAssemblies {
     /**
      * An assembly's array takes the message's whole size once its bytes so far pass this fraction of
      * it, and grows by doubling before: the worker allocates at most this many times what a peer has
-     * sent of a message, and what it copies as the array grows adds up to less than a fifth of the
+     * sent of a message, and what it copies as the array grows adds up to less than a quarter of the
      * message (nothing where the first part brings a sixteenth of it).
      */
     private static final int WHOLE_FROM_FRACTION = 16;

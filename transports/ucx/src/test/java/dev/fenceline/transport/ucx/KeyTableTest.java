@@ -121,7 +121,7 @@ class KeyTableTest {
     void boundsAnOwnerWroteToOverflowTheCheckAreRefused() {
         RemoteKey k = key(KEY_ID, BASE, LENGTH);
         // A base far below any address: the access's distance from it overflows a long
-        owner.open(1, KEY_ID, Long.MIN_VALUE, 16, Access.all(), DIGEST);
+        owner.open(1, KEY_ID, Long.MIN_VALUE, Long.MAX_VALUE, Access.all(), DIGEST);
         assertEquals(Reason.OUT_OF_BOUNDS, refused(() -> view.check(1, DIGEST, k, BASE, 8, Access.WRITE)));
         assertFalse(view.covers(1, DIGEST, k), "a negative base");
         // A negative length: the length left after the access overflows the other way

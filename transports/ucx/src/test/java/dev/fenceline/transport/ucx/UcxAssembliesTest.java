@@ -73,11 +73,13 @@ class UcxAssembliesTest {
         assertEquals(MAX_MESSAGE, assemblies.held(), "the room is still reserved for the claim");
         assemblies.drop(7);
         assertEquals(0, assemblies.held(), "and given back with the connection");
-        // An honest message in parts grows to exactly its size, every byte in place
+        // An honest message in parts small beside it grows to exactly its size, doubling first, every
+        // byte in place
         int total = 1 << 20;
+        int small = 4096;
         int offset = 0;
-        for (; offset + PART < total; offset += PART) {
-            part(8, 8, total, offset, PART); // the token end() names
+        for (; offset + small < total; offset += small) {
+            part(8, 8, total, offset, small); // the token end() names
             long sent = offset + PART;
             assertTrue(assemblies.allocated(8) <= Math.min(16 * sent, total), assemblies.allocated(8) + " for " + sent);
         }

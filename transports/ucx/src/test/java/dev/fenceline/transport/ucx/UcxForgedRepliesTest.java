@@ -31,7 +31,7 @@ class UcxForgedRepliesTest {
 
     @ParameterizedTest
     @ValueSource(strings = {"ACK to an operation never sent", "FLUSHED to no flush", "answer to no direct message",
-        "DATA to a direct message", "none"})
+        "none"})
     void aReplyToNothingTheLaneWaitsForFailsIt(String forgery) throws Exception {
         try (Fenceline f = WireupForgery.posix()) {
             WireupForgery g = WireupForgery.open(f);
@@ -55,10 +55,6 @@ class UcxForgedRepliesTest {
                         case "answer to no direct message" -> {
                             reply.putLong(UcxWire.TOKEN, UcxLane.DIRECT | 0x7777L);
                             reply.putByte(UcxWire.REPLY_TYPE, UcxWire.ACK);
-                        }
-                        case "DATA to a direct message" -> { // answered with an ACK or a NACK only
-                            reply.putLong(UcxWire.TOKEN, UcxLane.DIRECT | 0x7777L);
-                            reply.putByte(UcxWire.REPLY_TYPE, UcxWire.DATA);
                         }
                         default -> {
                             return; // the control: c sends nothing of its own
@@ -89,7 +85,6 @@ class UcxForgedRepliesTest {
                 String why = switch (forgery) {
                     case "ACK to an operation never sent" -> "to operation 305419896, which is not unanswered";
                     case "FLUSHED to no flush" -> "FLUSHED for 305419897, which is not the oldest flush unanswered";
-                    case "DATA to a direct message" -> "which is answered with an ACK or a NACK only";
                     default -> "which is not the oldest one unanswered";
                 };
                 assertTrue(outcome instanceof dev.fenceline.OutcomeUnknownException
@@ -148,6 +143,77 @@ class UcxForgedRepliesTest {
             assertTrue(failed.get() == null, String.valueOf(failed.get()));
             assertTrue(outcome instanceof dev.fenceline.FencelineException
                     && String.valueOf(outcome.getMessage()).contains("an ACK without data"), String.valueOf(outcome));
+        }
+    }
+
+    /**
+     * A direct active message is answered with an ACK or a NACK. A DATA reply naming the oldest one
+     * waiting would have counted as its success: the lane fails instead. c's handler answers a's
+     * message (an implicit one, a calling thread's, numbered on the lane) before c's target does.
+     */
+    @org.junit.jupiter.api.Test
+    void aDirectMessageAnsweredWithDataFailsTheLane() throws Exception {
+        try (Fenceline f = WireupForgery.posix()) {
+            WireupForgery g = WireupForgery.open(f);
+            UcxLane aLane = UcxLane.byId(g.ac().lanes().get(0).connectionId());
+            assertTrue(aLane != null && aLane.isLive(), "a's lane to c is live");
+            AtomicReference<Throwable> failed = new AtomicReference<>();
+            java.util.concurrent.atomic.AtomicLong forgedFor = new java.util.concurrent.atomic.AtomicLong();
+            UnsafeBuffer reply = new UnsafeBuffer(BufferUtil.allocateDirectAligned(64, 8));
+            g.c().setActiveMessageHandler(8, (h, p) -> {
+                try {
+                    long token = oldestDirect(aLane);
+                    forgedFor.set(token);
+                    reply.setMemory(0, 64, (byte) 0);
+                    reply.putLong(UcxWire.CONN, aLane.conn);
+                    reply.putLong(UcxWire.TOKEN, token);
+                    reply.putByte(UcxWire.REPLY_TYPE, UcxWire.DATA);
+                    assertEquals(UcxSender.Sent.SENT, sender(g).trySend(g.toA(), UcxWire.AM_REPLY, reply,
+                            UcxWire.REPLY_HEADER));
+                } catch (Throwable t) {
+                    failed.set(t);
+                }
+            });
+            g.ac().sendActiveMessageImplicit(8, ByteBuffer.allocate(0), ByteBuffer.allocate(0));
+            // The flush's outcome is either: c's own ACK may still reach the message before the
+            // endpoint takes the failed lane's messages back
+            g.ac().flush().toCompletableFuture().handle((v, e) -> null).get(20, TimeUnit.SECONDS);
+            assertTrue(failed.get() == null, String.valueOf(failed.get()));
+            assertTrue(forgedFor.get() < 0, "the message went on the lane, numbered: " + forgedFor.get());
+            // The DATA failed the lane; had it counted as the answer, c's ACK would have failed it later,
+            // as an answer to no message
+            Throwable why = laneFailure(aLane, System.nanoTime() + TimeUnit.SECONDS.toNanos(10));
+            assertTrue(String.valueOf(why).contains("which is answered with an ACK or a NACK only"), String.valueOf(why));
+        }
+    }
+
+    /** @return why the lane failed, once it has (AbstractLane keeps the first cause it reported) */
+    private static Throwable laneFailure(UcxLane lane, long deadline) throws ReflectiveOperationException {
+        java.lang.reflect.Field f = dev.fenceline.spi.support.AbstractLane.class.getDeclaredField("failure");
+        f.setAccessible(true);
+        while (System.nanoTime() < deadline) {
+            Throwable t = (Throwable) f.get(lane);
+            if (t != null) {
+                return t;
+            }
+            Thread.onSpinWait();
+        }
+        throw new AssertionError("the lane did not fail within 10 s");
+    }
+
+    /** @return the token of a's oldest direct message unanswered (read from c's progress thread) */
+    private static long oldestDirect(UcxLane lane) throws ReflectiveOperationException {
+        java.lang.reflect.Field directsField = UcxLaneLedger.class.getDeclaredField("directs");
+        directsField.setAccessible(true);
+        java.lang.reflect.Field queueField = UcxDirectMessages.class.getDeclaredField("queue");
+        queueField.setAccessible(true);
+        synchronized (lane.ledger) {
+            java.util.ArrayDeque<?> queue = (java.util.ArrayDeque<?>) queueField.get(directsField.get(lane.ledger));
+            UcxOp oldest = (UcxOp) queue.peekFirst();
+            if (oldest == null) {
+                throw new AssertionError("a's message is not waiting on the lane");
+            }
+            return oldest.token;
         }
     }
 
