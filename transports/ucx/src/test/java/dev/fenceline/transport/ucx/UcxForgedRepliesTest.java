@@ -119,13 +119,7 @@ class UcxForgedRepliesTest {
             UnsafeBuffer reply = new UnsafeBuffer(BufferUtil.allocateDirectAligned(64, 8));
             g.c().setActiveMessageHandler(9, (h, p) -> {
                 try {
-                    long token = sentGet(aLane, System.nanoTime() + TimeUnit.SECONDS.toNanos(10));
-                    reply.setMemory(0, 64, (byte) 0);
-                    reply.putLong(UcxWire.CONN, aLane.conn);
-                    reply.putLong(UcxWire.TOKEN, token);
-                    reply.putByte(UcxWire.REPLY_TYPE, UcxWire.ACK);
-                    assertEquals(UcxSender.Sent.SENT, sender(g).trySend(g.toA(), UcxWire.AM_REPLY, reply,
-                            UcxWire.REPLY_HEADER));
+                    forge(g, aLane, reply, sentGet(aLane, System.nanoTime() + TimeUnit.SECONDS.toNanos(10)), UcxWire.ACK);
                 } catch (Throwable t) {
                     failed.set(t);
                 }
@@ -162,14 +156,8 @@ class UcxForgedRepliesTest {
             UnsafeBuffer reply = new UnsafeBuffer(BufferUtil.allocateDirectAligned(64, 8));
             g.c().setActiveMessageHandler(8, (h, p) -> {
                 try {
-                    long token = oldestDirect(aLane);
-                    forgedFor.set(token);
-                    reply.setMemory(0, 64, (byte) 0);
-                    reply.putLong(UcxWire.CONN, aLane.conn);
-                    reply.putLong(UcxWire.TOKEN, token);
-                    reply.putByte(UcxWire.REPLY_TYPE, UcxWire.DATA);
-                    assertEquals(UcxSender.Sent.SENT, sender(g).trySend(g.toA(), UcxWire.AM_REPLY, reply,
-                            UcxWire.REPLY_HEADER));
+                    forgedFor.set(oldestDirect(aLane));
+                    forge(g, aLane, reply, forgedFor.get(), UcxWire.DATA);
                 } catch (Throwable t) {
                     failed.set(t);
                 }
@@ -187,12 +175,27 @@ class UcxForgedRepliesTest {
         }
     }
 
+    /** Sends a's lane a reply of c's making, from c's progress thread (where c's handlers run). */
+    private static void forge(WireupForgery g, UcxLane aLane, UnsafeBuffer reply, long token, byte type)
+            throws ReflectiveOperationException {
+        reply.setMemory(0, 64, (byte) 0);
+        reply.putLong(UcxWire.CONN, aLane.conn);
+        reply.putLong(UcxWire.TOKEN, token);
+        reply.putByte(UcxWire.REPLY_TYPE, type);
+        assertEquals(UcxSender.Sent.SENT, sender(g).trySend(g.toA(), UcxWire.AM_REPLY, reply, UcxWire.REPLY_HEADER));
+    }
+
+    /** @return a private field's value, read by reflection */
+    private static Object field(Class<?> declaring, String name, Object of) throws ReflectiveOperationException {
+        java.lang.reflect.Field f = declaring.getDeclaredField(name);
+        f.setAccessible(true);
+        return f.get(of);
+    }
+
     /** @return why the lane failed, once it has (AbstractLane keeps the first cause it reported) */
     private static Throwable laneFailure(UcxLane lane, long deadline) throws ReflectiveOperationException {
-        java.lang.reflect.Field f = dev.fenceline.spi.support.AbstractLane.class.getDeclaredField("failure");
-        f.setAccessible(true);
         while (System.nanoTime() < deadline) {
-            Throwable t = (Throwable) f.get(lane);
+            Throwable t = (Throwable) field(dev.fenceline.spi.support.AbstractLane.class, "failure", lane);
             if (t != null) {
                 return t;
             }
@@ -203,12 +206,9 @@ class UcxForgedRepliesTest {
 
     /** @return the token of a's oldest direct message unanswered (read from c's progress thread) */
     private static long oldestDirect(UcxLane lane) throws ReflectiveOperationException {
-        java.lang.reflect.Field directsField = UcxLaneLedger.class.getDeclaredField("directs");
-        directsField.setAccessible(true);
-        java.lang.reflect.Field queueField = UcxDirectMessages.class.getDeclaredField("queue");
-        queueField.setAccessible(true);
         synchronized (lane.ledger) {
-            java.util.ArrayDeque<?> queue = (java.util.ArrayDeque<?>) queueField.get(directsField.get(lane.ledger));
+            java.util.ArrayDeque<?> queue = (java.util.ArrayDeque<?>) field(UcxDirectMessages.class, "queue",
+                    field(UcxLaneLedger.class, "directs", lane.ledger));
             UcxOp oldest = (UcxOp) queue.peekFirst();
             if (oldest == null) {
                 throw new AssertionError("a's message is not waiting on the lane");
@@ -220,11 +220,10 @@ class UcxForgedRepliesTest {
     /** @return the token of a's get once a's agent has sent it (polled from c's progress thread) */
     @SuppressWarnings("unchecked") // the ledger's private map, read here by reflection
     private static long sentGet(UcxLane lane, long deadline) throws ReflectiveOperationException {
-        java.lang.reflect.Field opsField = UcxLaneLedger.class.getDeclaredField("ops");
-        opsField.setAccessible(true);
         while (System.nanoTime() < deadline) {
             synchronized (lane.ledger) {
-                for (UcxOp op : ((org.agrona.collections.Long2ObjectHashMap<UcxOp>) opsField.get(lane.ledger)).values()) {
+                for (UcxOp op : ((org.agrona.collections.Long2ObjectHashMap<UcxOp>) field(UcxLaneLedger.class, "ops",
+                        lane.ledger)).values()) {
                     if (op.kind == UcxOp.Kind.GET && op.state == UcxOp.State.SENT) {
                         return op.token;
                     }
@@ -237,10 +236,6 @@ class UcxForgedRepliesTest {
 
     /** @return c's sender, which its progress thread alone uses (the handler runs there) */
     private static UcxSender sender(WireupForgery g) throws ReflectiveOperationException {
-        java.lang.reflect.Field agentField = UcxLane.class.getDeclaredField("agent");
-        agentField.setAccessible(true);
-        java.lang.reflect.Field senderField = UcxAgent.class.getDeclaredField("sender");
-        senderField.setAccessible(true);
-        return (UcxSender) senderField.get(agentField.get(g.lane()));
+        return (UcxSender) field(UcxAgent.class, "sender", field(UcxLane.class, "agent", g.lane()));
     }
 }
