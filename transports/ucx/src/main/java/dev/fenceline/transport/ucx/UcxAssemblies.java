@@ -41,7 +41,7 @@ final class UcxAssemblies {
          * Its bytes so far, in an array that grows with them ({@link #ensure}) and ends the message's
          * size; null once refused.
          */
-        byte[] bytes = NO_BYTES;
+        byte[] bytes;
         int filled;
         FencelineException refused;
         /** When its first part came (nanoTime). */
@@ -52,9 +52,7 @@ final class UcxAssemblies {
             this.total = total;
             this.peer = peer;
             this.refused = refused;
-            if (refused != null) {
-                this.bytes = null;
-            }
+            this.bytes = refused == null ? NO_BYTES : null;
         }
     }
 
