@@ -101,6 +101,7 @@ final class DirectLedger {
     private volatile long oldestPostedRead = Long.MAX_VALUE;
     private final ImplicitErrors implicit;
     private final SubmissionQueue submissions;
+    private final WorkerCounts worker;
 
     /** A flush under a grant that waits only for answers to direct active messages. */
     private record DirectFlush(long target, long before, CompletableFuture<Void> done) {
@@ -110,13 +111,16 @@ final class DirectLedger {
     final DirectAnswers answers = new DirectAnswers() {
         @Override
         public long queued() {
-            return (long) SENT.getAndAdd(DirectLedger.this, 1L);
+            long n = (long) SENT.getAndAdd(DirectLedger.this, 1L);
+            worker.row().add(Totals.DIRECT_SENT, 1);
+            return n;
         }
 
         @Override
         public void answered(long index, FencelineException error) {
             if (error != null) { // before the answered count: the flush it releases must see it
                 FAILURES.getAndAdd(DirectLedger.this, 1L);
+                worker.row().add(Totals.DIRECT_FAILED, 1);
                 synchronized (DirectLedger.this) {
                     if (errors == null) {
                         errors = new TreeMap<>();
@@ -125,6 +129,7 @@ final class DirectLedger {
                 }
             } else {
                 SUCCEEDED.getAndAdd(DirectLedger.this, 1L);
+                worker.row().add(Totals.DIRECT_SUCCEEDED, 1);
             }
             HEARD.getAndAdd(DirectLedger.this, 1L);
             settled((long) ANSWERED.getAndAdd(DirectLedger.this, 1L) + 1);
@@ -133,6 +138,7 @@ final class DirectLedger {
         @Override
         public void abandoned(int count, FencelineException error) {
             FAILURES.getAndAdd(DirectLedger.this, (long) count);
+            worker.row().add(Totals.DIRECT_FAILED, count);
             // Sent after every flush that has completed: the next flush to complete reports it.
             implicit.failed(error, 0);
             settled((long) ANSWERED.getAndAdd(DirectLedger.this, (long) count) + count);
@@ -143,9 +149,15 @@ final class DirectLedger {
      * @param implicit where a lane's abandoned messages are reported, for the next flush
      * @param submissions wakes the actor when an answer it waits for comes
      */
-    DirectLedger(ImplicitErrors implicit, SubmissionQueue submissions) {
+    /**
+     * @param implicit where failures of implicit operations go
+     * @param submissions the endpoint's submissions (woken when a flush's answers are in)
+     * @param worker the worker's running totals, which its counts also go to
+     */
+    DirectLedger(ImplicitErrors implicit, SubmissionQueue submissions, WorkerCounts worker) {
         this.implicit = implicit;
         this.submissions = submissions;
+        this.worker = worker;
     }
 
     /**
@@ -262,6 +274,7 @@ final class DirectLedger {
     /** @param n actor: posted operations it took back (the actor counts them from now on) */
     void took(long n) {
         taken = taken + n;
+        worker.row().add(Totals.DIRECT_SENT, -n);
     }
 
     /** @return posted operations the actor took back */
@@ -278,8 +291,10 @@ final class DirectLedger {
     void postedCounted(boolean failed) {
         if (failed) {
             FAILURES.getAndAdd(this, 1L);
+            worker.row().add(Totals.DIRECT_FAILED, 1);
         } else {
             SUCCEEDED.getAndAdd(this, 1L);
+            worker.row().add(Totals.DIRECT_SUCCEEDED, 1);
         }
     }
 

@@ -20,12 +20,12 @@ public final class EndpointChannel {
     private final String name;
     private final WorkerAddress peer;
     private final long endpointId = IDS.nextLong();
-    private final EndpointCounters counters = new EndpointCounters();
+    private final EndpointCounters counters;
     private final ImplicitErrors implicit = new ImplicitErrors();
     private final SubmissionQueue submissions = new SubmissionQueue(implicit);
     private final GrantSlot grant = new GrantSlot(submissions);
-    private final DirectLedger direct = new DirectLedger(implicit, submissions);
-    private final FastPathCounters fast = new FastPathCounters();
+    private final DirectLedger direct;
+    private final FastPathCounters fast;
     private final LaneCounters laneCounters = new LaneCounters();
     private final LatencyRecorder flushLatency = new LatencyRecorder();
     private final LatencyRecorder fenceLatency = new LatencyRecorder();
@@ -50,18 +50,22 @@ public final class EndpointChannel {
      * @param peer the peer worker
      */
     public EndpointChannel(String name, WorkerAddress peer) {
-        this(name, peer, LaneEvents.NONE);
+        this(name, peer, LaneEvents.NONE, WorkerCounts.create());
     }
 
     /**
      * @param name the endpoint's name, for messages
      * @param peer the peer worker
      * @param sink where the endpoint's lane events go (its worker's listeners)
+     * @param worker its worker's running totals, which each of its counts also goes to
      */
-    EndpointChannel(String name, WorkerAddress peer, LaneEvents.Sink sink) {
+    EndpointChannel(String name, WorkerAddress peer, LaneEvents.Sink sink, WorkerCounts worker) {
         this.name = name;
         this.peer = peer;
         this.events = new LaneEvents(name, peer, sink);
+        this.counters = new EndpointCounters(worker);
+        this.direct = new DirectLedger(implicit, submissions, worker);
+        this.fast = new FastPathCounters(worker);
     }
 
     private volatile dev.fenceline.internal.LocalRegions localRegions = dev.fenceline.internal.LocalRegions.NONE;

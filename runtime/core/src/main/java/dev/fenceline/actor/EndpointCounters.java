@@ -1,11 +1,13 @@
 package dev.fenceline.actor;
 
+import dev.fenceline.internal.ThreadCounters;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
 /**
  * An endpoint's counters: written only by its actor (single writer, so {@code lazySet} of the
- * incremented value is enough), read by any thread for statistics.
+ * incremented value is enough), read by any thread for statistics. Each count also goes to its
+ * worker's running totals, in the row of the thread the actor runs on.
  */
 public final class EndpointCounters {
     /** The counters. */
@@ -42,16 +44,35 @@ public final class EndpointCounters {
      * for every endpoint to hold and for the statistics' walk over every endpoint to visit.
      */
     private final long[] values = new long[COUNT];
+    private final WorkerCounts worker;
+    /** The worker's row of the thread the actor ran on last (actor only: its runs are ordered). */
+    private ThreadCounters.Row row;
+
+    /** @param worker the worker's running totals */
+    EndpointCounters(WorkerCounts worker) {
+        this.worker = worker;
+    }
+
+    private ThreadCounters.Row row() {
+        ThreadCounters.Row r = row;
+        if (r == null || !r.mine()) { // the actor moved to another of the dispatcher's threads
+            r = worker.row();
+            row = r;
+        }
+        return r;
+    }
 
     void increment(Counter c) {
         int i = c.ordinal();
         VALUES.setRelease(values, i, (long) VALUES.get(values, i) + 1);
+        row().add(i, 1);
     }
 
     void max(Counter c, long v) {
         int i = c.ordinal();
         if (v > (long) VALUES.get(values, i)) {
             VALUES.setRelease(values, i, v);
+            row().max(i, v);
         }
     }
 

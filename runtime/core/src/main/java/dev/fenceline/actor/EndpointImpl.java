@@ -91,12 +91,12 @@ final class EndpointImpl implements Endpoint {
         }
     }
 
-    /** The worker counted this endpoint into its retired totals. */
+    /** The worker forgot this endpoint: it was closed, and the worker lists it no more. */
     void forgotten() {
         forgotten = true;
     }
 
-    /** @return whether the worker counted it into its retired totals (under the worker's lock for its totals) */
+    /** @return whether the worker forgot it (closed and no longer listed) */
     boolean isForgotten() {
         return forgotten;
     }

@@ -9,11 +9,13 @@ import java.lang.invoke.VarHandle;
 
 /**
  * What the fast path counts itself (its operations never reach the actor's counters), and the
- * trace events of its operations, reported on the calling thread.
+ * trace events of its operations, reported on the calling thread. Each count also goes to the
+ * worker's running totals.
  */
 final class FastPathCounters {
     /** Exact under concurrent callers, without a locked instruction per operation. */
-    private final ThreadCounter operations = new ThreadCounter();
+    private final ThreadCounter operations;
+    private final WorkerCounts worker;
     private static final VarHandle FAILURES = VarHandles.field(MethodHandles.lookup(), "failures", long.class);
     private static final VarHandle FLUSHES = VarHandles.field(MethodHandles.lookup(), "flushes", long.class);
 
@@ -24,6 +26,12 @@ final class FastPathCounters {
      * atomics; a field rather than a {@code LongAdder} (two of those were 64 bytes per endpoint).
      */
     private volatile long flushes;
+
+    /** @param worker the worker's running totals */
+    FastPathCounters(WorkerCounts worker) {
+        this.worker = worker;
+        this.operations = new ThreadCounter(worker.fast());
+    }
 
     /** An operation was done and is visible, on this thread. */
     void operation() {
@@ -51,10 +59,12 @@ final class FastPathCounters {
 
     void failure() {
         FAILURES.getAndAdd(this, 1L);
+        worker.row().add(Totals.FAST_FAILED, 1);
     }
 
     void flush() {
         FLUSHES.getAndAdd(this, 1L);
+        worker.row().add(Totals.FAST_FLUSHES, 1);
     }
 
     /** @return operations the fast path performed */

@@ -49,7 +49,7 @@ final class InflightTable {
 
     /** A table with a numbering of its own (no calling thread posts beside it). */
     InflightTable() {
-        this(new DirectLedger(new ImplicitErrors(), new SubmissionQueue()));
+        this(new DirectLedger(new ImplicitErrors(), new SubmissionQueue(), WorkerCounts.create()));
     }
 
     /**

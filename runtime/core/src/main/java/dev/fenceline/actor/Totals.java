@@ -17,13 +17,16 @@ import java.util.List;
 final class Totals {
     /** Read once: {@code values()} copies its array at every call, and a worker's totals add every endpoint. */
     private static final Counter[] COUNTERS = Counter.values();
-    private static final int FAST = COUNTERS.length;
-    private static final int FAST_FLUSHES = FAST + 1;
-    private static final int FAST_FAILED = FAST + 2;
-    private static final int DIRECT_SUCCEEDED = FAST + 3;
-    private static final int DIRECT_SENT = FAST + 4;
-    private static final int DIRECT_FAILED = FAST + 5;
-    private static final int SIZE = FAST + 6;
+    // The raw counts, in this order: the actor's counters by ordinal, then these. A worker's running
+    // totals (workerCounts()) are kept in the same order.
+    static final int FAST = COUNTERS.length;
+    static final int FAST_FLUSHES = FAST + 1;
+    static final int FAST_FAILED = FAST + 2;
+    static final int DIRECT_SUCCEEDED = FAST + 3;
+    /** Direct operations sent, less those the actor took back (it counts them from then on). */
+    static final int DIRECT_SENT = FAST + 4;
+    static final int DIRECT_FAILED = FAST + 5;
+    static final int SIZE = FAST + 6;
 
     private final long[] t;
 
@@ -35,9 +38,14 @@ final class Totals {
         this.t = t;
     }
 
-    /** @return a copy, to add more to */
-    Totals copy() {
-        return new Totals(t.clone());
+    /**
+     * @param counts a worker's running totals
+     * @return their figures
+     */
+    static Totals of(WorkerCounts counts) {
+        long[] t = counts.rows().sum();
+        t[FAST] += counts.fast().sum();
+        return new Totals(t);
     }
 
     /** @param c an endpoint whose counts join these */

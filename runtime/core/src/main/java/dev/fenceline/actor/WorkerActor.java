@@ -77,6 +77,8 @@ public final class WorkerActor {
     private final AtomicLong epoch;
     private final ActorSystem<?> system;
     private final LaneEvents.Sink laneEvents;
+    /** The worker's running totals: each endpoint's counts also go there. */
+    private final WorkerCounts counts;
     private final Runnable stopped;
     private final Props endpointProps;
     /** How long an endpoint's close waits for its actor: one for all (an endpoint is kept small). */
@@ -100,7 +102,7 @@ public final class WorkerActor {
 
     private WorkerActor(ActorContext<Command> ctx, TimerScheduler<Command> timers, FencelineSettings settings,
             String name, Map<String, Transport> transports, AtomicLong epoch, LaneEvents.Sink laneEvents,
-            Runnable stopped, dev.fenceline.internal.LocalRegions localRegions,
+            WorkerCounts counts, Runnable stopped, dev.fenceline.internal.LocalRegions localRegions,
             java.util.function.Consumer<dev.fenceline.spi.support.ProgressRunners> agentsStarted) {
         this.agentsStarted = agentsStarted;
         this.timers = timers;
@@ -116,6 +118,7 @@ public final class WorkerActor {
         this.system = ctx.getSystem();
         this.clock = SystemClock.of(system);
         this.laneEvents = laneEvents;
+        this.counts = counts;
     }
 
     /**
@@ -124,6 +127,7 @@ public final class WorkerActor {
      * @param transports the worker's transport instances, in order of preference
      * @param epoch the worker fence epoch, shared with the endpoint facades
      * @param laneEvents where its endpoints' lane events go
+     * @param counts the worker's running totals, which its endpoints count into
      * @param stopped runs once the actor stopped and its transports are closed
      * @param localRegions the worker's registered memory, where endpoints find a local buffer's registration
      * @param agentsStarted told the transports' running progress agents, once (for
@@ -131,11 +135,11 @@ public final class WorkerActor {
      * @return the behavior
      */
     static Behavior<Command> create(FencelineSettings settings, String name, Map<String, Transport> transports,
-            AtomicLong epoch, LaneEvents.Sink laneEvents, Runnable stopped,
+            AtomicLong epoch, LaneEvents.Sink laneEvents, WorkerCounts counts, Runnable stopped,
             dev.fenceline.internal.LocalRegions localRegions,
             java.util.function.Consumer<dev.fenceline.spi.support.ProgressRunners> agentsStarted) {
         return Behaviors.setup(ctx -> Behaviors.withTimers(timers -> new WorkerActor(ctx, timers, settings, name,
-                transports, epoch, laneEvents, stopped, localRegions, agentsStarted).start()));
+                transports, epoch, laneEvents, counts, stopped, localRegions, agentsStarted).start()));
     }
 
     /**
@@ -158,7 +162,7 @@ public final class WorkerActor {
      */
     public static Behavior<Command> create(FencelineSettings settings, String name, Map<String, Transport> transports,
             AtomicLong epoch) {
-        return create(settings, name, transports, epoch, LaneEvents.NONE, () -> { },
+        return create(settings, name, transports, epoch, LaneEvents.NONE, WorkerCounts.create(), () -> { },
                 dev.fenceline.internal.LocalRegions.NONE, r -> { });
     }
 
@@ -245,7 +249,7 @@ public final class WorkerActor {
             return Behaviors.same();
         }
         int n = ++endpointCount;
-        EndpointChannel channel = new EndpointChannel(name + "->" + peer.name() + "#" + n, peer, laneEvents);
+        EndpointChannel channel = new EndpointChannel(name + "->" + peer.name() + "#" + n, peer, laneEvents, counts);
         channel.localRegions(localRegions);
         EndpointImpl facade = new EndpointImpl(channel, epoch, system, closeTimeout);
         List<String> over = List.copyOf(shared);

@@ -53,13 +53,15 @@ public final class WorkerImpl implements Worker {
     private final AtomicLong epoch = new AtomicLong();
     private final ActorRef<WorkerActor.Command> actor;
     /**
-     * The open endpoints; a closed one is forgotten (its counts kept in {@link #retired}). A
-     * concurrent set: a list copied at every connect and close made connecting and closing tens of
-     * thousands of endpoints quadratic.
+     * The open endpoints; a closed one is forgotten. A concurrent set: a list copied at every
+     * connect and close made connecting and closing tens of thousands of endpoints quadratic.
      */
     private final Set<EndpointImpl> endpoints = ConcurrentHashMap.newKeySet();
-    /** Guarded by itself: the totals of the endpoints that were closed. */
-    private final Totals retired = new Totals();
+    /**
+     * What every endpoint the worker made has counted, kept as they count (closed ones' too), so that
+     * statistics cost a row per counting thread, not a visit to each endpoint.
+     */
+    private final WorkerCounts counts = WorkerCounts.create();
     private final AtomicLong endpointCount = new AtomicLong();
     private final AtomicBoolean closing = new AtomicBoolean();
     private final CompletableFuture<Void> closed = new CompletableFuture<>();
@@ -140,7 +142,7 @@ public final class WorkerImpl implements Worker {
         this.laneEvents = new LaneEventDispatch(system.executionContext());
         try {
             this.actor = system.systemActorOf(WorkerActor.create(settings, name, transports, epoch, laneEvents,
-                    this::stopped, registrations, agents::complete), "fenceline-worker-" + WORKERS.incrementAndGet(),
+                    counts, this::stopped, registrations, agents::complete), "fenceline-worker-" + WORKERS.incrementAndGet(),
                     WorkerActor.props(settings));
         } catch (RuntimeException | Error e) { // the actor system is terminating
             undoStart(transports.values(), e);
@@ -384,32 +386,17 @@ public final class WorkerImpl implements Worker {
 
     @Override
     public WorkerStatistics statistics() {
-        Totals t;
-        int open = 0;
-        synchronized (retired) { // an endpoint being forgotten is counted once: in retired or below
-            t = retired.copy();
-            for (EndpointImpl e : endpoints) {
-                if (!e.isForgotten()) {
-                    t.add(e.channel());
-                    open++;
-                }
-            }
-        }
+        Totals t = Totals.of(counts); // a row per thread: no endpoint is visited
+        int open = endpoints.size();
         return new WorkerStatistics(endpointCount.get(), t.operations(), t.completed(), t.failed(), t.flushes(),
                 t.get(Counter.STRONG_FENCES), t.get(Counter.WEAK_FENCES), t.get(Counter.FAST_FORWARDS),
                 t.get(Counter.FENCE_QUEUED), t.get(Counter.MAX_FENCE_QUEUE_DEPTH), t.get(Counter.RECONFIGURATIONS),
                 t.get(Counter.RESTARTS), t.outstanding(), t.fastPath(), open);
     }
 
-    /**
-     * A closed endpoint is forgotten: its final counts join the retired totals, so statistics stay
-     * monotonic while the worker holds only the endpoints that are open.
-     */
+    /** A closed endpoint is forgotten (its counts stay in the worker's running totals). */
     private void forget(EndpointImpl e) {
-        synchronized (retired) {
-            retired.add(e.channel());
-            e.forgotten();
-        }
+        e.forgotten();
         endpoints.remove(e);
     }
 

@@ -13,6 +13,8 @@ import java.lang.invoke.VarHandle;
  *
  * <p>A thread finds its cell by the last one used, else by a scan of the (few) cells: no thread-local,
  * whose entry in every counting thread's map and whose list would cost each endpoint about 100 bytes.
+ * A counter may also count into a parent counter (an endpoint's into its worker's total): each cell
+ * holds its thread's cell there, so that the second count is one more plain store, with no lookup.
  */
 public final class ThreadCounter {
     private static final VarHandle VALUE = Cell.VALUE;
@@ -23,13 +25,19 @@ public final class ThreadCounter {
     private static final class Cell {
         static final VarHandle VALUE = VarHandles.field(MethodHandles.lookup(), "value", long.class);
         final Thread owner;
+        /** The owner's cell in the counter this one also counts into, or null. */
+        final Cell parent;
         @SuppressWarnings("unused") // through VALUE
         private long value;
 
-        Cell(Thread owner) {
+        Cell(Thread owner, Cell parent) {
             this.owner = owner;
+            this.parent = parent;
         }
     }
+
+    /** The counter this one also counts into, or null. */
+    private final ThreadCounter parent;
 
     /** Copied on write, under this: a thread registers once (or after the fold dropped its cell, never). */
     private volatile Cell[] cells = NONE;
@@ -48,6 +56,19 @@ public final class ThreadCounter {
      */
     @SuppressWarnings("unused") // through LAST
     private Cell last;
+
+    /** A counter of its own. */
+    public ThreadCounter() {
+        this(null);
+    }
+
+    /**
+     * @param parent a counter that every increment also counts into (never incremented itself, so
+     *     that its last-used cell does not pass between threads), or null
+     */
+    public ThreadCounter(ThreadCounter parent) {
+        this.parent = parent;
+    }
 
     private Cell find(Thread t) {
         for (Cell c : cells) {
@@ -82,7 +103,7 @@ public final class ThreadCounter {
                 retired += (long) VALUE.getAcquire(c);
             }
         }
-        Cell c = new Cell(t);
+        Cell c = new Cell(t, parent == null ? null : parent.find(t)); // t is the calling thread
         next[live++] = c;
         cells = live == next.length ? next : java.util.Arrays.copyOf(next, live);
         return c;
@@ -97,6 +118,10 @@ public final class ThreadCounter {
             LAST.setOpaque(this, c);
         }
         VALUE.setRelease(c, (long) VALUE.getOpaque(c) + 1);
+        Cell p = c.parent;
+        if (p != null) {
+            VALUE.setRelease(p, (long) VALUE.getOpaque(p) + 1);
+        }
     }
 
     /**

@@ -65,6 +65,7 @@ class ConcurrentWorkloadTest {
             var stats = a.statistics();
             assertEquals(0, stats.outstanding(), stats.toString());
             assertEquals(0, stats.failed(), stats.toString());
+            WorkerTotalsAssert.assertCountsItsOnlyEndpoint(stats, ep.statistics());
         }
     }
 }

@@ -108,6 +108,7 @@ class DeterministicSimulationTest {
             crc.update(memory.duplicate().clear());
             assertEquals(0, sim.foreignTasks(), "every task came from the simulation's own thread");
             assertTrue(a.statistics().direct() > 0, "the fast path by grant ran: " + a.statistics());
+            WorkerTotalsAssert.assertCountsItsOnlyEndpoint(a.statistics(), ep.statistics());
             return new Run(events.toString(), sim.steps(), sim.elapsed(), crc.getValue(), history.ops().size());
         }
     }
