@@ -88,6 +88,11 @@ final class UcxChannel {
     boolean uctFailed;
     /** The longest message that goes as a short active message (its first 8 bytes as UCT's header); 0: none. */
     final int amShortMax;
+    /**
+     * The longest message it carries in one active message (bcopy, else short): a reply to a get must
+     * fit, since UCT refuses a longer one with an error that fails the channel.
+     */
+    final int amMax;
 
     UcxChannel(long id, UcxPeer peer, UctIface iface, int ifaceIndex, int peerIface, UctEndpoint ep,
             UcxWireup.Mode mode, boolean origin, State state) {
@@ -102,6 +107,7 @@ final class UcxChannel {
         this.state = state;
         UctIfaceAttributes a = iface.attributes();
         this.amShortMax = a.has(UctIfaceAttributes.AM_SHORT) ? (int) Math.min(a.amMaxShort(), Integer.MAX_VALUE) : 0;
+        this.amMax = a.has(UctIfaceAttributes.AM_BCOPY) ? (int) Math.min(a.amMaxBcopy(), Integer.MAX_VALUE) : amShortMax;
     }
 
     boolean ready() {

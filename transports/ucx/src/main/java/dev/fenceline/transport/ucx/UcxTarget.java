@@ -26,8 +26,16 @@ final class UcxTarget {
      *
      * @param peer the peer worker
      * @param reply where its answers go
+     * @param maxGet the largest get whose reply that channel carries in one active message
      */
-    record Conn(UcxPeer peer, UcxChannel reply) {
+    record Conn(UcxPeer peer, UcxChannel reply, int maxGet) {
+        /**
+         * @param peer the origin's worker
+         * @param reply the channel its replies go on (null in tests that capture replies)
+         */
+        Conn(UcxPeer peer, UcxChannel reply) {
+            this(peer, reply, reply == null ? Integer.MAX_VALUE : Math.max(0, reply.amMax - UcxWire.REPLY_HEADER));
+        }
     }
 
     private final String workerName;
@@ -456,9 +464,13 @@ final class UcxTarget {
 
     private void get(Conn c, long conn, long token, DirectBuffer b, int at) {
         int n = b.getInt(at + UcxWire.LENGTH);
-        if (n < 0 || n > maxGet()) {
-            nack(c, conn, token, new FencelineException("ucx: a get of " + n + " bytes; one reply carries at most "
-                    + maxGet()));
+        // The reply goes in one active message on this connection's channel, whose iface may carry
+        // less than the largest of the worker's (which bounds the reply buffer), and less than the
+        // origin's own iface: a longer reply would fail the channel, and every lane on it.
+        int max = Math.min(maxGet(), c.maxGet());
+        if (n < 0 || n > max) {
+            nack(c, conn, token, new FencelineException("ucx: a get of " + n + " bytes; one reply on this connection's"
+                    + " channel carries at most " + max));
             return;
         }
         try {

@@ -55,6 +55,32 @@ class UcxTargetTest {
         assertEquals(UcxWire.FLUSHED, h.lastType());
     }
 
+    /**
+     * A get whose reply the connection's channel cannot carry in one active message (its iface's limit
+     * is below the worker's largest, which sizes the reply buffer) is refused alone: sent, the reply
+     * would fail the channel and every lane on it.
+     */
+    @Test
+    void aGetLongerThanTheReplyChannelCarriesIsRefusedAlone() {
+        TargetHarness h = new TargetHarness();
+        long conn = 7;
+        h.target.open(conn, new UcxTarget.Conn(h.peer, null, 1000));
+        assertTrue(h.target.maxGet() > 2000, "the worker-wide bound alone would let it through: " + h.target.maxGet());
+        UnsafeBuffer r = h.header(UcxWire.GET, 1, 1);
+        r.putLong(UcxWire.CONN, conn);
+        r.putInt(UcxWire.LENGTH, 2000);
+        h.send(UcxWire.REQUEST_HEADER);
+        assertEquals(UcxWire.NACK, h.lastType());
+        assertTrue(h.lastText().contains("a get of 2000 bytes; one reply on this connection's channel carries at most"
+                + " 1000"), h.lastText());
+        r = h.header(UcxWire.GET, 2, 2);
+        r.putLong(UcxWire.CONN, conn);
+        r.putInt(UcxWire.LENGTH, 1000);
+        h.send(UcxWire.REQUEST_HEADER);
+        assertEquals(UcxWire.DATA, h.lastType(), "one that fits is answered on the same connection");
+        assertEquals(UcxWire.REPLY_HEADER + 1000, h.replies.get(h.replies.size() - 1).length);
+    }
+
     @Test
     void malformedRequestsAreRefusedWithTheReasonAndWriteNothing() {
         TargetHarness h = new TargetHarness();
