@@ -45,10 +45,7 @@ final class EndpointImpl implements Endpoint {
     /** The close's stage, set by the first close (an endpoint that is never closed holds none). */
     private volatile CompletableFuture<Void> closed;
     private volatile ActorRef<EndpointProtocol.Command> actor;
-    /**
-     * Set once its worker has folded its counts into the retired totals, under the worker's lock;
-     * volatile for the counters file, which reads it without that lock.
-     */
+    /** Set once its worker forgot it (closed); volatile for the counters file's thread. */
     private volatile boolean forgotten;
 
     EndpointImpl(EndpointChannel channel, AtomicLong workerEpoch, ActorSystem<?> system, Duration closeTimeout) {

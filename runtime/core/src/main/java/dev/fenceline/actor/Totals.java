@@ -15,10 +15,10 @@ import java.util.List;
  * goes down between two reads (a difference of counts read one after another could).
  */
 final class Totals {
-    /** Read once: {@code values()} copies its array at every call, and a worker's totals add every endpoint. */
+    /** Read once: {@code values()} copies its array at every call. */
     private static final Counter[] COUNTERS = Counter.values();
     // The raw counts, in this order: the actor's counters by ordinal, then these. A worker's running
-    // totals (workerCounts()) are kept in the same order.
+    // totals (WorkerCounts) are kept in the same order.
     static final int FAST = COUNTERS.length;
     static final int FAST_FLUSHES = FAST + 1;
     static final int FAST_FAILED = FAST + 2;

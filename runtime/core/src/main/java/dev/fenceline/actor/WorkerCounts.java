@@ -16,8 +16,8 @@ import dev.fenceline.internal.ThreadCounters;
 record WorkerCounts(ThreadCounters rows, ThreadCounter fast) {
     /** @return totals of nothing yet */
     static WorkerCounts create() {
-        return new WorkerCounts(new ThreadCounters(Totals.SIZE, EndpointCounters.Counter.MAX_FENCE_QUEUE_DEPTH.ordinal()),
-                new ThreadCounter());
+        int max = EndpointCounters.Counter.MAX_FENCE_QUEUE_DEPTH.ordinal();
+        return new WorkerCounts(new ThreadCounters(Totals.SIZE, max), new ThreadCounter());
     }
 
     /** @return the calling thread's row */

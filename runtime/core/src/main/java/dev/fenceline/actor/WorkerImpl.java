@@ -142,8 +142,8 @@ public final class WorkerImpl implements Worker {
         this.laneEvents = new LaneEventDispatch(system.executionContext());
         try {
             this.actor = system.systemActorOf(WorkerActor.create(settings, name, transports, epoch, laneEvents,
-                    counts, this::stopped, registrations, agents::complete), "fenceline-worker-" + WORKERS.incrementAndGet(),
-                    WorkerActor.props(settings));
+                    counts, this::stopped, registrations, agents::complete),
+                    "fenceline-worker-" + WORKERS.incrementAndGet(), WorkerActor.props(settings));
         } catch (RuntimeException | Error e) { // the actor system is terminating
             undoStart(transports.values(), e);
             throw e;

@@ -63,8 +63,9 @@ public final class ThreadCounter {
     }
 
     /**
-     * @param parent a counter that every increment also counts into (never incremented itself, so
-     *     that its last-used cell does not pass between threads), or null
+     * @param parent a counter that every increment also counts into, or null; it is meant to be
+     *     counted only through its children (incremented itself too, it stays exact, but its
+     *     last-used cell then passes between the threads of all its children)
      */
     public ThreadCounter(ThreadCounter parent) {
         this.parent = parent;
@@ -80,18 +81,13 @@ public final class ThreadCounter {
     }
 
     private synchronized Cell register(Thread t) {
-        folds++; // odd: a fold is under way
-        try {
-            return fold(t);
-        } finally {
-            folds++;
-        }
-    }
-
-    private Cell fold(Thread t) {
+        // Everything that may fail (allocation, the parent's registration) before the fold starts,
+        // so that a fold either happens whole or not at all.
+        Cell mine = new Cell(t, parent == null ? null : parent.find(t)); // t is the calling thread
         Cell[] now = cells;
-        int live = 0;
         Cell[] next = new Cell[now.length + 1];
+        long ended = 0;
+        int live = 0;
         for (Cell c : now) {
             if (c.owner == t) {
                 return c; // registered between the scan and the lock: never by another thread
@@ -100,13 +96,16 @@ public final class ThreadCounter {
             if (c.owner.isAlive()) {
                 next[live++] = c;
             } else {
-                retired += (long) VALUE.getAcquire(c);
+                ended += (long) VALUE.getAcquire(c);
             }
         }
-        Cell c = new Cell(t, parent == null ? null : parent.find(t)); // t is the calling thread
-        next[live++] = c;
-        cells = live == next.length ? next : java.util.Arrays.copyOf(next, live);
-        return c;
+        next[live++] = mine;
+        Cell[] published = live == next.length ? next : java.util.Arrays.copyOf(next, live);
+        folds++; // odd: a fold is under way
+        retired += ended;
+        cells = published;
+        folds++;
+        return mine;
     }
 
     /** Adds one for the calling thread. */

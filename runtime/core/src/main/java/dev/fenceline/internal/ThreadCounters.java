@@ -7,27 +7,26 @@ import java.util.Arrays;
 /**
  * Several exact counters that many threads add to, kept per thread: each thread adds to a row of its
  * own with plain stores (only its owner writes a row), and {@link #sum()} adds the rows up (a
- * worker's running totals).
+ * worker's running totals). A counter may be a maximum instead of a sum: its rows are then combined
+ * by taking the largest.
  *
- * <p>Like {@link ThreadCounter}, a registration folds the rows of threads that have ended into one
- * total; unlike it, a thread finds its row through a thread-local (one per counters object, of which
- * a worker has one, not one per endpoint). A counter may be a maximum instead of a sum: its rows
- * and the folded total are then combined by taking the largest.
+ * <p>A thread finds its row through a thread-local (one per counters object, of which a worker has
+ * one, not one per endpoint). A registration folds the rows of threads that have ended into one
+ * total; the rows and that total are published together, as one immutable state, so that a sum
+ * reads them once, without a lock or a retry, and never counts a row both in its place and in the
+ * total.
  */
 public final class ThreadCounters {
     private static final VarHandle VALUES = MethodHandles.arrayElementVarHandle(long[].class);
-    private static final Row[] NONE = new Row[0];
 
     /** One thread's counts. */
     public static final class Row {
         private final Thread owner;
         private final long[] values;
-        private final boolean[] maxima;
 
-        Row(Thread owner, int width, boolean[] maxima) {
+        Row(Thread owner, int width) {
             this.owner = owner;
             this.values = new long[width];
-            this.maxima = maxima;
         }
 
         /** @return whether the calling thread may add to this row (it is the row's owner) */
@@ -36,7 +35,7 @@ public final class ThreadCounters {
         }
 
         /**
-         * Owner only.
+         * Owner only; on a counter that is a sum.
          *
          * @param i the counter
          * @param n what to add (negative takes back what the same counter had counted)
@@ -46,9 +45,9 @@ public final class ThreadCounters {
         }
 
         /**
-         * Owner only.
+         * Owner only; on a counter that is a maximum.
          *
-         * @param i a counter that is a maximum
+         * @param i the counter
          * @param v a value it may rise to
          */
         public void max(int i, long v) {
@@ -58,19 +57,19 @@ public final class ThreadCounters {
         }
     }
 
+    /**
+     * The live threads' rows and what the rows of ended threads had counted; never changed once
+     * published.
+     */
+    private record State(Row[] rows, long[] retired) {
+    }
+
     private final int width;
     private final boolean[] maxima;
-    private final ThreadLocal<Row> mine = ThreadLocal.withInitial(this::register);
-    /** Copied on write, under this. */
-    private volatile Row[] rows = NONE;
-    /** Written under this: what the rows of ended threads had counted. */
-    private final long[] retired;
-    /**
-     * Odd while a registration folds ended threads' rows into {@link #retired} (written under this):
-     * {@link #sum()} reads without the lock, and again if a fold ran meanwhile, so that a row is never
-     * counted both in its place and in the retired total, nor in neither.
-     */
-    private volatile int folds;
+    private final ThreadLocal<Row> rowOfThread = ThreadLocal.withInitial(this::register);
+    private final Object registering = new Object();
+    /** Replaced, under {@link #registering}, by a registration. */
+    private volatile State state;
 
     /**
      * @param width how many counters
@@ -82,21 +81,22 @@ public final class ThreadCounters {
         for (int m : maxima) {
             this.maxima[m] = true;
         }
-        this.retired = new long[width];
+        this.state = new State(new Row[0], new long[width]);
     }
 
     /** @return the calling thread's row, made at its first call */
     public Row row() {
-        return mine.get();
+        return rowOfThread.get();
     }
 
-    private synchronized Row register() {
-        folds++; // odd: a fold is under way
-        try {
-            Row[] now = rows;
-            Row[] next = new Row[now.length + 1];
+    private Row register() {
+        Row mine = new Row(Thread.currentThread(), width);
+        synchronized (registering) {
+            State now = state;
+            long[] retired = now.retired().clone();
+            Row[] next = new Row[now.rows().length + 1];
             int live = 0;
-            for (Row r : now) {
+            for (Row r : now.rows()) {
                 // A thread that has ended wrote its row for the last time before isAlive() turned false.
                 if (r.owner.isAlive()) {
                     next[live++] = r;
@@ -104,13 +104,10 @@ public final class ThreadCounters {
                     combine(retired, r);
                 }
             }
-            Row r = new Row(Thread.currentThread(), width, maxima);
-            next[live++] = r;
-            rows = live == next.length ? next : Arrays.copyOf(next, live);
-            return r;
-        } finally {
-            folds++;
+            next[live++] = mine;
+            state = new State(live == next.length ? next : Arrays.copyOf(next, live), retired);
         }
+        return mine;
     }
 
     private void combine(long[] into, Row r) {
@@ -126,18 +123,11 @@ public final class ThreadCounters {
      * @return each counter's total over every thread (a snapshot: additions racing with it may be missed)
      */
     public long[] sum() {
-        while (true) {
-            int before = folds;
-            if ((before & 1) == 0) {
-                long[] s = retired.clone();
-                for (Row r : rows) {
-                    combine(s, r);
-                }
-                if (folds == before) {
-                    return s;
-                }
-            }
-            Thread.onSpinWait(); // a registration is folding: it takes microseconds
+        State s = state;
+        long[] total = s.retired().clone();
+        for (Row r : s.rows()) {
+            combine(total, r);
         }
+        return total;
     }
 }

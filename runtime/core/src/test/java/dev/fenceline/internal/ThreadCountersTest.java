@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
@@ -59,6 +60,11 @@ class ThreadCountersTest {
         }
         assertEquals((long) threads * each, shared.sum(), "the shared counter's own count");
         assertEquals(2L * threads * each, parent.sum(), "both children's counts");
+        // A new thread's first count through a new child folds the ended threads' cells of the parent.
+        Thread late = new Thread(() -> new ThreadCounter(parent).increment());
+        late.start();
+        late.join();
+        assertEquals(2L * threads * each + 1, parent.sum(), "the ended threads' cells folded, none lost or doubled");
         assertArrayEquals(new long[] {(long) threads * each, (threads - 1) * 1_000L + 999},
                 counts.sum(), "every (now dead) thread's counts, the largest of the maxima");
         ThreadCounters.Row mine = counts.row();
@@ -78,7 +84,7 @@ class ThreadCountersTest {
         t.join();
         assertTrue(mine.mine());
         assertFalse(theirs.get().mine(), "another thread's row");
-        assertTrue(counts.row() == mine, "the same row at every call");
+        assertSame(mine, counts.row(), "the same row at every call");
     }
 
     @Test
