@@ -73,6 +73,9 @@ final class UcxAnswers {
     void nack(UcxChannel reply, long conn, long token, FencelineException e) {
         byte[] text = String.valueOf(e.getMessage()).getBytes(StandardCharsets.UTF_8);
         int n = Math.min(text.length, UcxWire.MAX_TEXT);
+        if (reply != null) { // the refusal must fit the channel too, or sending it would fail the channel
+            n = Math.max(0, Math.min(n, reply.amMax - UcxWire.REPLY_HEADER));
+        }
         header(conn, token, UcxWire.NACK, WireCodes.errorCode(e), WireCodes.reasonCode(e), n, 0);
         out.putBytes(UcxWire.REPLY_HEADER, text, 0, n);
         send(reply, conn, UcxWire.REPLY_HEADER + n);

@@ -107,7 +107,8 @@ final class UcxChannel {
         this.state = state;
         UctIfaceAttributes a = iface.attributes();
         this.amShortMax = a.has(UctIfaceAttributes.AM_SHORT) ? (int) Math.min(a.amMaxShort(), Integer.MAX_VALUE) : 0;
-        this.amMax = a.has(UctIfaceAttributes.AM_BCOPY) ? (int) Math.min(a.amMaxBcopy(), Integer.MAX_VALUE) : amShortMax;
+        this.amMax = a.has(UctIfaceAttributes.AM_BCOPY) ? (int) Math.min(a.amMaxBcopy(), Integer.MAX_VALUE)
+                : amShortMax;
     }
 
     boolean ready() {

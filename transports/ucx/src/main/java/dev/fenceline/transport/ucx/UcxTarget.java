@@ -31,10 +31,10 @@ final class UcxTarget {
     record Conn(UcxPeer peer, UcxChannel reply, int maxGet) {
         /**
          * @param peer the origin's worker
-         * @param reply the channel its replies go on (null in tests that capture replies)
+         * @param reply the channel its replies go on
          */
         Conn(UcxPeer peer, UcxChannel reply) {
-            this(peer, reply, reply == null ? Integer.MAX_VALUE : Math.max(0, reply.amMax - UcxWire.REPLY_HEADER));
+            this(peer, reply, Math.max(0, reply.amMax - UcxWire.REPLY_HEADER));
         }
     }
 

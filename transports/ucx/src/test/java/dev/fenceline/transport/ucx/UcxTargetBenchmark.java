@@ -55,7 +55,7 @@ public class UcxTargetBenchmark {
         target = new UcxTarget("b", memory, windows, 8192, 1 << 20, 10_000_000_000L, 3_600_000_000_000L,
                 (channel, b, n) -> replies += n);
         target.open(CONN, new UcxTarget.Conn(new UcxPeer(UUID.randomUUID(), new UcxAddress("h", 1, 1, List.of(),
-                null)), null));
+                null)), null, Integer.MAX_VALUE));
         target.answers().holdFromNowOn();
 
         ByteBuffer payload = ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder()).putLong(0, 42);

@@ -332,7 +332,7 @@ class UcxTargetTest {
 
     /** Opens a connection of the peer's and sends the first 8,000 bytes of a 1,000,000-byte message on it. */
     private static void startMessage(TargetHarness h, long conn, UcxPeer peer) {
-        h.target.open(conn, new UcxTarget.Conn(peer, null));
+        h.target.open(conn, new UcxTarget.Conn(peer, null, Integer.MAX_VALUE));
         UnsafeBuffer r = h.header(UcxWire.PART, conn, conn);
         r.putLong(UcxWire.CONN, conn);
         r.putInt(UcxWire.LENGTH, 1_000_000);
