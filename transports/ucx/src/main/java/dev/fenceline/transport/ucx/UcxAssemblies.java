@@ -9,15 +9,19 @@ import org.agrona.collections.Long2ObjectHashMap;
 /**
  * The active messages a worker's target receives in parts ({@link UcxWire#PART}, then the MESSAGE
  * with the last bytes), at most one per connection, and the room they hold: bounded for the worker
- * and for each peer. Every field of a part is the sender's and checked. A message not whole
+ * and for each peer. Every field of a part is the sender's and checked. A message holds the room its
+ * bytes so far take (its array, which grows with them), not the size its first part claims: a claim
+ * costs its sender nothing, so claims held room that a peer could keep reserved, against everyone's
+ * messages, with a few dozen bytes per claim, renewed by starting each message again. A message that
+ * finds no room as it grows is refused (said when its end comes). A message not whole
  * {@code assembly-timeout} after its first part gives up its room to a message that needs it
- * (refused, said when its end comes): without it, peers that send first parts and stop, or trickle
- * the rest, would hold the room until their connections close. Progress agent only.
+ * (refused likewise): without it, peers that send part of a message and stop, or trickle the rest,
+ * would hold the room until their connections close. Progress agent only.
  */
 final class UcxAssemblies {
     /** Messages arriving in parts, at most one per connection (a lane sends a message's parts in a row). */
     private final Long2ObjectHashMap<Assembly> assemblies = new Long2ObjectHashMap<>();
-    /** Bytes the assemblies hold, at most {@link #MAX_ASSEMBLING}. */
+    /** Bytes the assemblies' arrays hold, at most {@link #MAX_ASSEMBLING}. */
     private long assembling;
     /** What all connections' messages in parts may hold at once: beyond it a message is refused. */
     static final long MAX_ASSEMBLING = 64L << 20;
@@ -39,7 +43,7 @@ final class UcxAssemblies {
         final UcxPeer peer;
         /**
          * Its bytes so far, in an array that grows with them ({@link #ensure}) and ends the message's
-         * size; null once refused.
+         * size; null once refused. Its length is the room it holds.
          */
         byte[] bytes;
         int filled;
@@ -61,7 +65,8 @@ final class UcxAssemblies {
      * An assembly's array takes the message's whole size once its bytes so far pass this fraction of
      * it, and grows by doubling before: the worker allocates at most this many times what a peer has
      * sent of a message, and what it copies as the array grows adds up to less than a quarter of the
-     * message (nothing where the first part brings a sixteenth of it).
+     * message (nothing where the first part brings a sixteenth of it). A peer that holds room
+     * therefore has sent at least a sixteenth of it.
      */
     private static final int WHOLE_FROM_FRACTION = 16;
 
@@ -135,11 +140,6 @@ final class UcxAssemblies {
             a = null;
         }
         if (a == null) {
-            long now = clock.getAsLong();
-            if (offset == 0 && total <= maxMessage
-                    && (peer.assembling + total > maxAssemblingPerPeer || assembling + total > MAX_ASSEMBLING)) {
-                expireLate(now); // room held by messages that did not come whole in time goes to this one
-            }
             FencelineException refused = null;
             if (offset != 0) {
                 refused = new FencelineException("ucx: the first part of an active message came at byte " + offset
@@ -148,21 +148,9 @@ final class UcxAssemblies {
                 refused = new FencelineException("ucx worker '" + workerName + "': an active message of " + total
                         + " bytes exceeds this worker's limit of " + maxMessage + " (fenceline.transport.ucx"
                         + ".max-fragment); not applied");
-            } else if (peer.assembling + total > maxAssemblingPerPeer) {
-                refused = new FencelineException("ucx worker '" + workerName + "': " + peer.assembling + " bytes of"
-                        + " active messages from worker " + peer.id + " are being assembled from parts already, and "
-                        + total + " more would pass one peer's bound of " + maxAssemblingPerPeer + "; not applied");
-            } else if (assembling + total > MAX_ASSEMBLING) {
-                refused = new FencelineException("ucx worker '" + workerName + "': " + assembling + " bytes of active"
-                        + " messages are being assembled from parts already, and " + total + " more would pass the"
-                        + " bound of " + MAX_ASSEMBLING + "; not applied");
             }
-            a = new Assembly(token, total, peer, refused); // its room reserved below, its array as its bytes come
-            a.started = now;
-            if (refused == null) {
-                assembling += total;
-                peer.assembling += total;
-            }
+            a = new Assembly(token, total, peer, refused); // its room taken as its bytes come
+            a.started = clock.getAsLong();
             assemblies.put(conn, a);
         }
         if (a.refused != null) {
@@ -173,7 +161,9 @@ final class UcxAssemblies {
                     + " message of " + a.total + " with " + a.filled + " so far; not applied"));
             return;
         }
-        ensure(a, a.filled + (long) n);
+        if (!ensure(a, a.filled + (long) n)) {
+            return;
+        }
         data.getBytes(at + UcxWire.REQUEST_HEADER, a.bytes, a.filled, n);
         a.filled += n;
     }
@@ -184,12 +174,34 @@ final class UcxAssemblies {
      * message and abandoned for the next, make this worker allocate and clear megabytes for every
      * few dozen bytes it sends.
      */
-    private static void ensure(Assembly a, long need) {
+    private boolean ensure(Assembly a, long need) {
         if (need <= a.bytes.length) {
-            return;
+            return true;
         }
         long size = need * WHOLE_FROM_FRACTION > a.total ? a.total : Math.max(need, 2L * a.bytes.length);
+        long more = size - a.bytes.length;
+        if (a.peer.assembling + more > maxAssemblingPerPeer || assembling + more > MAX_ASSEMBLING) {
+            expireLate(clock.getAsLong()); // room held by messages that did not come whole in time goes to this one
+            if (a.refused != null) {
+                return false; // late itself
+            }
+        }
+        if (a.peer.assembling + more > maxAssemblingPerPeer) {
+            refuse(a, new FencelineException("ucx worker '" + workerName + "': " + a.peer.assembling + " bytes of"
+                    + " active messages from worker " + a.peer.id + " are being assembled from parts already, and "
+                    + more + " more would pass one peer's bound of " + maxAssemblingPerPeer + "; not applied"));
+            return false;
+        }
+        if (assembling + more > MAX_ASSEMBLING) {
+            refuse(a, new FencelineException("ucx worker '" + workerName + "': " + assembling + " bytes of active"
+                    + " messages are being assembled from parts already, and " + more + " more would pass the"
+                    + " bound of " + MAX_ASSEMBLING + "; not applied"));
+            return false;
+        }
+        assembling += more;
+        a.peer.assembling += more;
         a.bytes = java.util.Arrays.copyOf(a.bytes, (int) size);
+        return true;
     }
 
     /**
@@ -218,9 +230,10 @@ final class UcxAssemblies {
             throw new FencelineException("ucx: the end of an active message of " + a.total + " bytes, " + n
                     + " at byte " + offset + " with " + a.filled + " so far; not applied");
         }
-        ensure(a, a.total);
-        data.getBytes(at + UcxWire.REQUEST_HEADER, a.bytes, a.filled, n);
-        return a.bytes;
+        // Given back already (unassembled above): the whole message goes to its handler now.
+        byte[] whole = a.bytes.length == a.total ? a.bytes : java.util.Arrays.copyOf(a.bytes, (int) a.total);
+        data.getBytes(at + UcxWire.REQUEST_HEADER, whole, a.filled, n);
+        return whole;
     }
 
     /**
@@ -245,9 +258,9 @@ final class UcxAssemblies {
     }
 
     private void refuse(Assembly a, FencelineException why) {
-        if (a.refused == null) { // its room was reserved
-            assembling -= a.total;
-            a.peer.assembling -= a.total;
+        if (a.refused == null) { // its array holds room
+            assembling -= a.bytes.length;
+            a.peer.assembling -= a.bytes.length;
             a.bytes = null;
         }
         a.refused = why;
@@ -257,8 +270,8 @@ final class UcxAssemblies {
     private void unassemble(long conn) {
         Assembly a = assemblies.remove(conn);
         if (a != null && a.refused == null) {
-            assembling -= a.total;
-            a.peer.assembling -= a.total;
+            assembling -= a.bytes.length;
+            a.peer.assembling -= a.bytes.length;
         }
     }
 }

@@ -13,8 +13,9 @@ import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
 
 /**
- * Messages in parts not whole {@code assembly-timeout} after their first part give their room to a
- * message that needs it, and no sooner; on virtual time.
+ * A message in parts holds the room its bytes take, not what it claims; messages not whole
+ * {@code assembly-timeout} after their first part give their room to a message that needs it, and no
+ * sooner; on virtual time.
  */
 class UcxAssembliesTest {
     private static final long TIMEOUT = 10_000_000_000L;
@@ -70,7 +71,7 @@ class UcxAssembliesTest {
             part(7, token, MAX_MESSAGE, 0, 100);
             assertTrue(assemblies.allocated(7) <= 16 * 100, assemblies.allocated(7) + " bytes for 100");
         }
-        assertEquals(MAX_MESSAGE, assemblies.held(), "the room is still reserved for the claim");
+        assertEquals(assemblies.allocated(7), assemblies.held(), "the room held is what was allocated, not the claim");
         assemblies.drop(7);
         assertEquals(0, assemblies.held(), "and given back with the connection");
         // An honest message in parts small beside it grows to exactly its size, doubling first, every
@@ -92,15 +93,49 @@ class UcxAssembliesTest {
         }
     }
 
-    /** Fills the room: eight peers, each one first part of a message of a peer's whole share, now. */
+    /** Parts enough of a message of a peer's whole share that its array takes the whole message. */
+    private static final int FILLING_PARTS = MAX_MESSAGE / 16 / PART + 1;
+
+    /** Fills the room: eight peers, each a sixteenth of a message of a peer's whole share, now. */
     private UcxPeer[] fill() {
         UcxPeer[] peers = new UcxPeer[8];
         for (int i = 0; i < peers.length; i++) {
             peers[i] = peer();
-            part(i + 1, peers[i], MAX_MESSAGE, 0);
+            for (int p = 0; p < FILLING_PARTS; p++) {
+                part(i + 1, peers[i], MAX_MESSAGE, p * PART);
+            }
         }
         assertEquals(UcxAssemblies.MAX_ASSEMBLING, assemblies.held(), "eight shares fill the room");
         return peers;
+    }
+
+    /**
+     * Peers that start message after message claiming a whole share each, with a first part of a few
+     * bytes, hold only what those bytes take: claims kept no one's message out.
+     */
+    @Test
+    void claimsStartedAgainAndAgainHoldNoRoomTheirBytesDoNotTake() {
+        UcxPeer[] claimants = new UcxPeer[8];
+        for (int i = 0; i < claimants.length; i++) {
+            claimants[i] = peer();
+        }
+        for (int round = 1; round <= 50; round++) {
+            now += TIMEOUT / 10; // each claim younger than the timeout when the next comes
+            for (int i = 0; i < claimants.length; i++) {
+                request.putInt(UcxWire.LENGTH, MAX_MESSAGE);
+                request.putLong(UcxWire.ADDRESS, 0);
+                assemblies.part(i + 1, claimants[i], round, request, 0, UcxWire.REQUEST_HEADER + 100);
+            }
+        }
+        assertTrue(assemblies.held() <= 8 * 16 * 100, assemblies.held() + " bytes held for 8 claims of 100 bytes");
+        int offset = 0; // an honest peer's message of 1 MiB, whole
+        UcxPeer honest = peer();
+        for (; (1 << 20) - offset > PART; offset += PART) {
+            part(200, honest, 1 << 20, offset);
+        }
+        byte[] whole = end(200, offset, (1 << 20) - offset);
+        assertEquals(1 << 20, whole.length);
+        assertEquals((byte) 777, whole[777]);
     }
 
     @Test
@@ -111,10 +146,10 @@ class UcxAssembliesTest {
         assertTrue(full.getMessage().contains("would pass the bound of " + UcxAssemblies.MAX_ASSEMBLING), full.getMessage());
 
         now += TIMEOUT / 2;
-        part(1, late[0], MAX_MESSAGE, PART); // a part now and then does not keep a message on time
+        part(1, late[0], MAX_MESSAGE, FILLING_PARTS * PART); // a part now and then does not keep a message on time
         now += TIMEOUT / 2 + 1;
         part(101, peer(), 1 << 20, 0);
-        assertEquals(1 << 20, assemblies.held(), "the eight late messages gave their room back");
+        assertEquals(PART, assemblies.held(), "the eight late messages gave their room back");
         for (UcxPeer p : late) {
             assertEquals(0, p.assembling, "its share is free again");
         }
@@ -122,9 +157,9 @@ class UcxAssembliesTest {
         FencelineException refused = assertThrows(FencelineException.class, () -> end(2, PART, 10));
         assertTrue(refused.getMessage().contains("was not whole 10000 ms after its first part") && refused.getMessage()
                 .contains("assembly-timeout = 10000 ms"), refused.getMessage());
-        part(1, late[0], MAX_MESSAGE, 2 * PART); // a late message's next part does not take room again
-        assertEquals(1 << 20, assemblies.held());
-        assertThrows(FencelineException.class, () -> end(1, 3 * PART, 10));
+        part(1, late[0], MAX_MESSAGE, (FILLING_PARTS + 1) * PART); // a late message's next part takes no room
+        assertEquals(PART, assemblies.held());
+        assertThrows(FencelineException.class, () -> end(1, (FILLING_PARTS + 2) * PART, 10));
 
         int offset = 0; // a peer whose message was late sends a new one, whole
         for (; 200_000 - offset > PART; offset += PART) {
@@ -152,7 +187,7 @@ class UcxAssembliesTest {
         part(301, peer(), 1 << 20, PART);
         assertEquals(UcxAssemblies.MAX_ASSEMBLING, assemblies.held(), "nothing was looked over");
         part(302, peer(), 1 << 20, 0);
-        assertEquals(1 << 20, assemblies.held(), "the first message that needs room gets it");
+        assertEquals(PART, assemblies.held(), "the first message that needs room gets it");
         assertTrue(assertThrows(FencelineException.class, () -> end(300, PART, 10)).getMessage()
                 .contains("exceeds this worker's limit"));
     }
@@ -168,7 +203,7 @@ class UcxAssembliesTest {
         assertEquals(UcxAssemblies.MAX_ASSEMBLING, assemblies.held());
         now += TIMEOUT / 4;
         part(102, peer(), 1 << 20, 0);
-        assertEquals(1 << 20, assemblies.held(), "a quarter timeout on, the late ones went");
+        assertEquals(PART, assemblies.held(), "a quarter timeout on, the late ones went");
         FencelineException full = assertThrows(FencelineException.class, () -> end(101, PART, 10));
         assertTrue(full.getMessage().contains("would pass the bound"), full.getMessage());
     }

@@ -287,7 +287,7 @@ class UcxTargetTest {
         r.putInt(UcxWire.LENGTH, 500_000);
         r.putLong(UcxWire.ADDRESS, 0);
         h.send(UcxWire.REQUEST_HEADER + 8000);
-        assertEquals(500_000, h.target.assembling());
+        assertEquals(8000, h.target.assembling(), "the room its bytes take");
         assertTrue(h.replies.isEmpty(), "a part is not answered");
         h.target.close(TargetHarness.CONN);
         assertEquals(0, h.target.assembling());
@@ -330,14 +330,19 @@ class UcxTargetTest {
         assertEquals(share / 1_000_000 * 1_000_000 - 1_000_000, h.peer.assembling);
     }
 
-    /** Opens a connection of the peer's and sends the first 8,000 bytes of a 1,000,000-byte message on it. */
+    /**
+     * Opens a connection of the peer's and sends the first 72,000 bytes of a 1,000,000-byte message on
+     * it: past a sixteenth and past what doubling allocated, so that it holds room for the whole message.
+     */
     private static void startMessage(TargetHarness h, long conn, UcxPeer peer) {
         h.target.open(conn, new UcxTarget.Conn(peer, null, Integer.MAX_VALUE));
-        UnsafeBuffer r = h.header(UcxWire.PART, conn, conn);
-        r.putLong(UcxWire.CONN, conn);
-        r.putInt(UcxWire.LENGTH, 1_000_000);
-        r.putLong(UcxWire.ADDRESS, 0);
-        h.send(UcxWire.REQUEST_HEADER + 8000);
+        for (int offset = 0; offset < 72_000; offset += 8000) {
+            UnsafeBuffer r = h.header(UcxWire.PART, conn, conn);
+            r.putLong(UcxWire.CONN, conn);
+            r.putInt(UcxWire.LENGTH, 1_000_000);
+            r.putLong(UcxWire.ADDRESS, offset);
+            h.send(UcxWire.REQUEST_HEADER + 8000);
+        }
     }
 
     /** Sends the MESSAGE that ends a message in parts on the connection (100 bytes at byte 8,000). */
