@@ -50,42 +50,12 @@ class ThreadCounterTest {
     @Test
     void aSumWhileEndedThreadsAreFoldedNeitherMissesNorDoubleCountsTheirCells() throws Exception {
         ThreadCounter counter = new ThreadCounter();
-        int generations = 200;
-        int each = 1_000;
-        java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
-        java.util.concurrent.atomic.AtomicReference<String> wrong = new java.util.concurrent.atomic.AtomicReference<>();
-        java.util.concurrent.atomic.AtomicInteger finished = new java.util.concurrent.atomic.AtomicInteger();
-        Thread reader = new Thread(() -> {
-            long last = 0;
-            while (!done.get()) {
-                long atLeast = (long) finished.get() * each; // threads that ended before this sum began
-                long s = counter.sum();
-                if (s < atLeast) { // an ended thread's cell missed: neither in its place nor retired
-                    wrong.compareAndSet(null, "sum " + s + " below the " + atLeast + " counted by ended threads");
-                }
-                if (s < last || s > (long) generations * each) { // a cell counted twice, then once: a drop
-                    wrong.compareAndSet(null, "sum went from " + last + " to " + s);
-                }
-                last = Math.max(last, s);
+        String wrong = EndingThreads.race(g -> () -> {
+            for (int i = 0; i < EndingThreads.EACH; i++) {
+                counter.increment();
             }
-        });
-        reader.start();
-        try {
-            for (int g = 0; g < generations; g++) { // each new thread folds the ended ones' cells
-                Thread t = new Thread(() -> {
-                    for (int i = 0; i < each; i++) {
-                        counter.increment();
-                    }
-                });
-                t.start();
-                t.join();
-                finished.incrementAndGet();
-            }
-        } finally {
-            done.set(true);
-            reader.join();
-        }
-        assertEquals(null, wrong.get());
-        assertEquals((long) generations * each, counter.sum());
+        }, counter::sum, null);
+        assertEquals(null, wrong);
+        assertEquals((long) EndingThreads.GENERATIONS * EndingThreads.EACH, counter.sum());
     }
 }

@@ -11,8 +11,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -90,48 +88,18 @@ class ThreadCountersTest {
     @Test
     void aSumWhileEndedThreadsAreFoldedNeitherMissesNorDoubleCountsTheirRows() throws Exception {
         ThreadCounters counts = new ThreadCounters(2, 1);
-        int generations = 200;
-        int each = 1_000;
-        AtomicBoolean done = new AtomicBoolean();
-        AtomicReference<String> wrong = new AtomicReference<>();
-        AtomicInteger finished = new AtomicInteger();
-        Thread reader = new Thread(() -> {
-            long last = 0;
-            while (!done.get()) {
-                long atLeast = (long) finished.get() * each; // threads that ended before this sum began
-                long[] s = counts.sum();
-                if (s[0] < atLeast) { // an ended thread's row missed: neither in its place nor folded
-                    wrong.compareAndSet(null, "sum " + s[0] + " below the " + atLeast + " counted by ended threads");
-                }
-                if (s[0] < last || s[0] > (long) generations * each) { // a row counted twice, then once
-                    wrong.compareAndSet(null, "sum went from " + last + " to " + s[0]);
-                }
-                if (s[1] > generations) {
-                    wrong.compareAndSet(null, "maximum " + s[1] + " above any value given");
-                }
-                last = Math.max(last, s[0]);
+        String wrong = EndingThreads.race(g -> () -> {
+            ThreadCounters.Row r = counts.row();
+            for (int i = 0; i < EndingThreads.EACH; i++) {
+                r.add(0, 1);
             }
+            r.max(1, g + 1);
+        }, () -> counts.sum()[0], () -> {
+            long max = counts.sum()[1];
+            return max > EndingThreads.GENERATIONS ? "maximum " + max + " above any value given" : null;
         });
-        reader.start();
-        try {
-            for (int g = 0; g < generations; g++) { // each new thread folds the ended ones' rows
-                int value = g + 1;
-                Thread t = new Thread(() -> {
-                    ThreadCounters.Row r = counts.row();
-                    for (int i = 0; i < each; i++) {
-                        r.add(0, 1);
-                    }
-                    r.max(1, value);
-                });
-                t.start();
-                t.join();
-                finished.incrementAndGet();
-            }
-        } finally {
-            done.set(true);
-            reader.join();
-        }
-        assertNull(wrong.get());
-        assertArrayEquals(new long[] {(long) generations * each, generations}, counts.sum());
+        assertNull(wrong);
+        assertArrayEquals(new long[] {(long) EndingThreads.GENERATIONS * EndingThreads.EACH, EndingThreads.GENERATIONS},
+                counts.sum());
     }
 }
