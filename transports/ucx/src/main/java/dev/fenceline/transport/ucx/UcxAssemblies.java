@@ -187,21 +187,26 @@ final class UcxAssemblies {
             }
         }
         if (a.peer.assembling + more > maxAssemblingPerPeer) {
-            refuse(a, new FencelineException("ucx worker '" + workerName + "': " + a.peer.assembling + " bytes of"
-                    + " active messages from worker " + a.peer.id + " are being assembled from parts already, and "
-                    + more + " more would pass one peer's bound of " + maxAssemblingPerPeer + "; not applied"));
+            refuse(a, noRoom(a, more, a.peer.assembling + " bytes of active messages from worker " + a.peer.id
+                    + " are held for their parts (this one's " + a.bytes.length + " among them): " + more
+                    + " more would pass one peer's bound of " + maxAssemblingPerPeer));
             return false;
         }
         if (assembling + more > MAX_ASSEMBLING) {
-            refuse(a, new FencelineException("ucx worker '" + workerName + "': " + assembling + " bytes of active"
-                    + " messages are being assembled from parts already, and " + more + " more would pass the"
-                    + " bound of " + MAX_ASSEMBLING + "; not applied"));
+            refuse(a, noRoom(a, more, assembling + " bytes of active messages are held for their parts (this one's "
+                    + a.bytes.length + " among them): " + more + " more would pass the bound of " + MAX_ASSEMBLING));
             return false;
         }
         assembling += more;
         a.peer.assembling += more;
         a.bytes = java.util.Arrays.copyOf(a.bytes, (int) size);
         return true;
+    }
+
+    private FencelineException noRoom(Assembly a, long more, String held) {
+        return new FencelineException("ucx worker '" + workerName + "': an active message of " + a.total + " bytes, "
+                + a.filled + " of them kept so far, needed " + more + " more bytes of room for its parts; " + held
+                + "; not applied");
     }
 
     /**
@@ -251,8 +256,8 @@ final class UcxAssemblies {
                 refuse(a, new FencelineException("ucx worker '" + workerName + "': an active message of " + a.total
                         + " bytes on connection " + Long.toHexString(conn) + " was not whole "
                         + (now - a.started) / 1_000_000 + " ms after its first part (" + UcxSettings.SECTION
-                        + ".assembly-timeout = " + timeoutNanos / 1_000_000 + " ms) when another message needed"
-                        + " room; not applied"));
+                        + ".assembly-timeout = " + timeoutNanos / 1_000_000 + " ms) when messages in parts"
+                        + " needed room; not applied"));
             }
         });
     }

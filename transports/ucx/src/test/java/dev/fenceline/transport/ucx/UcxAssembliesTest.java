@@ -81,7 +81,7 @@ class UcxAssembliesTest {
         int offset = 0;
         for (; offset + small < total; offset += small) {
             part(8, 8, total, offset, small); // the token end() names
-            long sent = offset + PART;
+            long sent = offset + small;
             assertTrue(assemblies.allocated(8) <= Math.min(16 * sent, total), assemblies.allocated(8) + " for " + sent);
         }
         byte[] whole = end(8, offset, total - offset);
@@ -127,7 +127,7 @@ class UcxAssembliesTest {
                 assemblies.part(i + 1, claimants[i], round, request, 0, UcxWire.REQUEST_HEADER + 100);
             }
         }
-        assertTrue(assemblies.held() <= 8 * 16 * 100, assemblies.held() + " bytes held for 8 claims of 100 bytes");
+        assertEquals(8 * 100, assemblies.held(), "8 claims of 100 bytes each hold their 100 bytes");
         int offset = 0; // an honest peer's message of 1 MiB, whole
         UcxPeer honest = peer();
         for (; (1 << 20) - offset > PART; offset += PART) {
@@ -176,6 +176,50 @@ class UcxAssembliesTest {
         assertEquals(0, assemblies.held(), "nothing held, nothing given back twice");
         assertEquals(0, late[1].assembling);
         assertTrue(dropped.isEmpty(), dropped.toString());
+    }
+
+    /**
+     * A message whose array is not yet whole when its end comes (its end brings most of it) is given
+     * whole, and holds nothing once given.
+     */
+    @Test
+    void anEndThatBringsMostOfTheMessageGetsItWhole() {
+        UcxPeer p = peer();
+        part(400, 400, 10_000, 0, 100);
+        assertEquals(100, assemblies.allocated(400));
+        byte[] whole = end(400, 100, 9_900);
+        assertEquals(10_000, whole.length);
+        for (int i = 0; i < whole.length; i += 97) {
+            assertEquals((byte) i, whole[i], "byte " + i);
+        }
+        assertEquals(0, assemblies.held());
+        assertEquals(0, p.assembling);
+    }
+
+    /**
+     * A message that is late itself when it needs more room (the room full) is refused as late, and
+     * gives back what it held.
+     */
+    @Test
+    void aLateMessageThatNeedsRoomWhenItIsFullIsRefusedAsLate() {
+        UcxPeer slow = peer();
+        part(500, slow, MAX_MESSAGE, 0);
+        long left = UcxAssemblies.MAX_ASSEMBLING - PART; // the rest of the room, in other peers' messages
+        for (int conn = 1; left > 0; conn++) {
+            int total = (int) Math.min(MAX_MESSAGE, left);
+            UcxPeer other = peer();
+            for (int p = 0; p < FILLING_PARTS; p++) {
+                part(conn, other, total, p * PART);
+            }
+            left -= total;
+        }
+        assertEquals(UcxAssemblies.MAX_ASSEMBLING, assemblies.held(), "the room full");
+        now += TIMEOUT + 1; // every message late, and the slow one's next part must grow its array
+        part(500, slow, MAX_MESSAGE, PART);
+        assertEquals(0, slow.assembling, "refused, its room given back");
+        FencelineException late = assertThrows(FencelineException.class, () -> end(500, 2 * PART, 10));
+        assertTrue(late.getMessage().contains("was not whole"), late.getMessage());
+        assertEquals(0, assemblies.held(), "the others' late messages went in the same look");
     }
 
     /** A first part refused whatever the room (bad offset, too large) looks nothing over. */
