@@ -35,8 +35,7 @@ class UcxForgedRepliesTest {
     void aReplyToNothingTheLaneWaitsForFailsIt(String forgery) throws Exception {
         try (Fenceline f = WireupForgery.posix()) {
             WireupForgery g = WireupForgery.open(f);
-            UcxLane aLane = UcxLane.byId(g.ac().lanes().get(0).connectionId());
-            assertTrue(aLane != null && aLane.isLive(), "a's lane to c is live");
+            UcxLane aLane = liveLane(g);
             AtomicReference<Throwable> failed = new AtomicReference<>();
             UnsafeBuffer reply = new UnsafeBuffer(BufferUtil.allocateDirectAligned(64, 8));
             g.c().setActiveMessageHandler(8, (h, p) -> {
@@ -111,8 +110,7 @@ class UcxForgedRepliesTest {
     void anAckToAGetFailsTheGet() throws Exception {
         try (Fenceline f = WireupForgery.posix()) {
             WireupForgery g = WireupForgery.open(f);
-            UcxLane aLane = UcxLane.byId(g.ac().lanes().get(0).connectionId());
-            assertTrue(aLane != null && aLane.isLive(), "a's lane to c is live");
+            UcxLane aLane = liveLane(g);
             dev.fenceline.MemoryRegion region = g.c().register(ByteBuffer.allocateDirect(64));
             dev.fenceline.RemoteKey key = g.a().unpackRemoteKey(region.remoteKey().toBytes());
             AtomicReference<Throwable> failed = new AtomicReference<>();
@@ -149,11 +147,19 @@ class UcxForgedRepliesTest {
     void aDirectMessageAnsweredWithDataFailsTheLane() throws Exception {
         try (Fenceline f = WireupForgery.posix()) {
             WireupForgery g = WireupForgery.open(f);
-            UcxLane aLane = UcxLane.byId(g.ac().lanes().get(0).connectionId());
-            assertTrue(aLane != null && aLane.isLive(), "a's lane to c is live");
+            UcxLane aLane = liveLane(g);
             AtomicReference<Throwable> failed = new AtomicReference<>();
             java.util.concurrent.atomic.AtomicLong forgedFor = new java.util.concurrent.atomic.AtomicLong();
             UnsafeBuffer reply = new UnsafeBuffer(BufferUtil.allocateDirectAligned(64, 8));
+            // Until the endpoint's grant is on the lane, a message goes through its actor, not directly:
+            // a message (to a handler that does nothing) and a flush, until one went directly.
+            g.c().setActiveMessageHandler(7, (h, p) -> { });
+            long direct = g.a().statistics().direct();
+            for (int i = 0; i < 50 && g.a().statistics().direct() == direct; i++) {
+                g.ac().sendActiveMessageImplicit(7, ByteBuffer.allocate(0), ByteBuffer.allocate(0));
+                g.ac().flush().toCompletableFuture().get(20, TimeUnit.SECONDS);
+            }
+            assertTrue(g.a().statistics().direct() > direct, "no message went directly: " + g.a().statistics());
             g.c().setActiveMessageHandler(8, (h, p) -> {
                 try {
                     forgedFor.set(oldestDirect(aLane));
@@ -176,6 +182,13 @@ class UcxForgedRepliesTest {
     }
 
     /** Sends a's lane a reply of c's making, from c's progress thread (where c's handlers run). */
+    /** @return a's lane to c, checked live: the lane the forged replies name */
+    private static UcxLane liveLane(WireupForgery g) {
+        UcxLane aLane = UcxLane.byId(g.ac().lanes().get(0).connectionId());
+        assertTrue(aLane != null && aLane.isLive(), "a's lane to c is live");
+        return aLane;
+    }
+
     private static void forge(WireupForgery g, UcxLane aLane, UnsafeBuffer reply, long token, byte type)
             throws ReflectiveOperationException {
         reply.setMemory(0, 64, (byte) 0);
