@@ -2,7 +2,6 @@ package dev.fenceline.actor;
 
 import dev.fenceline.FencelineException;
 import dev.fenceline.OutcomeUnknownException;
-import dev.fenceline.internal.ThreadCounters;
 import dev.fenceline.internal.VarHandles;
 import dev.fenceline.spi.DirectAnswers;
 import java.lang.invoke.MethodHandles;
@@ -102,21 +101,8 @@ final class DirectLedger {
     private volatile long oldestPostedRead = Long.MAX_VALUE;
     private final ImplicitErrors implicit;
     private final SubmissionQueue submissions;
-    private final WorkerCounts worker;
-    private static final VarHandle SENDING_ROW = VarHandles.field(MethodHandles.lookup(), "sendingRow",
-            ThreadCounters.Row.class);
-    private static final VarHandle ANSWERING_ROW = VarHandles.field(MethodHandles.lookup(), "answeringRow",
-            ThreadCounters.Row.class);
-    /**
-     * The worker's row of the thread that queued last, and of the thread that counted an answer last
-     * (a lane's, or the actor taking operations back): a thread-local lookup per message was a
-     * visible part of a direct message's cost. Read and written opaque: a stale row only costs the
-     * lookup, since a row is checked to be the caller's own ({@link ThreadCounters.Row#mine()}).
-     */
-    @SuppressWarnings("unused") // through SENDING_ROW
-    private ThreadCounters.Row sendingRow;
-    @SuppressWarnings("unused") // through ANSWERING_ROW
-    private ThreadCounters.Row answeringRow;
+    /** What it counts, told to the worker's running totals too. */
+    private final DirectCounts counts;
 
     /** A flush under a grant that waits only for answers to direct active messages. */
     private record DirectFlush(long target, long before, CompletableFuture<Void> done) {
@@ -127,7 +113,7 @@ final class DirectLedger {
         @Override
         public long queued() {
             long n = (long) SENT.getAndAdd(DirectLedger.this, 1L);
-            row(SENDING_ROW).add(Totals.DIRECT_SENT, 1);
+            counts.sent();
             return n;
         }
 
@@ -135,7 +121,7 @@ final class DirectLedger {
         public void answered(long index, FencelineException error) {
             if (error != null) { // before the answered count: the flush it releases must see it
                 FAILURES.getAndAdd(DirectLedger.this, 1L);
-                row(ANSWERING_ROW).add(Totals.DIRECT_FAILED, 1);
+                counts.failed(1);
                 synchronized (DirectLedger.this) {
                     if (errors == null) {
                         errors = new TreeMap<>();
@@ -144,7 +130,7 @@ final class DirectLedger {
                 }
             } else {
                 SUCCEEDED.getAndAdd(DirectLedger.this, 1L);
-                row(ANSWERING_ROW).add(Totals.DIRECT_SUCCEEDED, 1);
+                counts.succeeded();
             }
             HEARD.getAndAdd(DirectLedger.this, 1L);
             settled((long) ANSWERED.getAndAdd(DirectLedger.this, 1L) + 1);
@@ -153,7 +139,7 @@ final class DirectLedger {
         @Override
         public void abandoned(int count, FencelineException error) {
             FAILURES.getAndAdd(DirectLedger.this, (long) count);
-            row(ANSWERING_ROW).add(Totals.DIRECT_FAILED, count);
+            counts.failed(count);
             // Sent after every flush that has completed: the next flush to complete reports it.
             implicit.failed(error, 0);
             settled((long) ANSWERED.getAndAdd(DirectLedger.this, (long) count) + count);
@@ -168,16 +154,7 @@ final class DirectLedger {
     DirectLedger(ImplicitErrors implicit, SubmissionQueue submissions, WorkerCounts worker) {
         this.implicit = implicit;
         this.submissions = submissions;
-        this.worker = worker;
-    }
-
-    private ThreadCounters.Row row(VarHandle last) {
-        ThreadCounters.Row r = (ThreadCounters.Row) last.getOpaque(this);
-        if (r == null || !r.mine()) {
-            r = worker.row();
-            last.setOpaque(this, r);
-        }
-        return r;
+        this.counts = new DirectCounts(worker);
     }
 
     /**
@@ -294,7 +271,7 @@ final class DirectLedger {
     /** @param n actor: posted operations it took back (the actor counts them from now on) */
     void took(long n) {
         taken = taken + n;
-        row(ANSWERING_ROW).add(Totals.DIRECT_SENT, -n);
+        counts.tookBack(n);
     }
 
     /** @return posted operations the actor took back */
@@ -311,10 +288,10 @@ final class DirectLedger {
     void postedCounted(boolean failed) {
         if (failed) {
             FAILURES.getAndAdd(this, 1L);
-            row(ANSWERING_ROW).add(Totals.DIRECT_FAILED, 1);
+            counts.failed(1);
         } else {
             SUCCEEDED.getAndAdd(this, 1L);
-            row(ANSWERING_ROW).add(Totals.DIRECT_SUCCEEDED, 1);
+            counts.succeeded();
         }
     }
 

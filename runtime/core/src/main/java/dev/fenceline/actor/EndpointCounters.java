@@ -45,7 +45,10 @@ public final class EndpointCounters {
      */
     private final long[] values = new long[COUNT];
     private final WorkerCounts worker;
-    /** The worker's row of the thread the actor ran on last (actor only: its runs are ordered). */
+    private static final VarHandle ROW = dev.fenceline.internal.VarHandles.field(MethodHandles.lookup(), "row",
+            ThreadCounters.Row.class);
+    /** The worker's row of the thread the actor ran on last ({@link WorkerCounts#row(VarHandle, Object)}). */
+    @SuppressWarnings("unused") // through ROW
     private ThreadCounters.Row row;
 
     /** @param worker the worker's running totals */
@@ -54,12 +57,7 @@ public final class EndpointCounters {
     }
 
     private ThreadCounters.Row row() {
-        ThreadCounters.Row r = row;
-        if (r == null || !r.mine()) { // the actor moved to another of the dispatcher's threads
-            r = worker.row();
-            row = r;
-        }
-        return r;
+        return worker.row(ROW, this);
     }
 
     void increment(Counter c) {

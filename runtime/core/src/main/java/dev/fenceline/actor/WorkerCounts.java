@@ -24,4 +24,23 @@ record WorkerCounts(ThreadCounters rows, ThreadCounter fast) {
     ThreadCounters.Row row() {
         return rows.row();
     }
+
+    /**
+     * The calling thread's row, through a field where a counting object keeps the row it used last,
+     * so that a count on a per-operation path needs no thread-local lookup while the same thread
+     * keeps counting. The field is read and written opaque: a stale or another thread's row only
+     * costs the lookup, since a row is checked to be the caller's own.
+     *
+     * @param last the handle of the holder's field of type {@link ThreadCounters.Row}
+     * @param holder the object that holds it
+     * @return the calling thread's row
+     */
+    ThreadCounters.Row row(java.lang.invoke.VarHandle last, Object holder) {
+        ThreadCounters.Row r = (ThreadCounters.Row) last.getOpaque(holder);
+        if (r == null || !r.mine()) {
+            r = rows.row();
+            last.setOpaque(holder, r);
+        }
+        return r;
+    }
 }

@@ -12,12 +12,13 @@ import java.util.Arrays;
  *
  * <p>A thread finds its row through a thread-local (one per counters object, of which a worker has
  * one, not one per endpoint). A registration folds the rows of threads that have ended into one
- * total; the rows and that total are published together, as one immutable state, so that a sum
- * reads them once, without a lock or a retry, and never counts a row both in its place and in the
- * total.
+ * total; the rows and that total are published together, as one immutable state swapped in by a
+ * compare-and-set, so that a sum reads them once, without a lock or a retry, and never counts a row
+ * both in its place and in the total.
  */
 public final class ThreadCounters {
     private static final VarHandle VALUES = MethodHandles.arrayElementVarHandle(long[].class);
+    private static final VarHandle STATE = VarHandles.field(MethodHandles.lookup(), "state", State.class);
 
     /** One thread's counts. */
     public static final class Row {
@@ -67,8 +68,7 @@ public final class ThreadCounters {
     private final int width;
     private final boolean[] maxima;
     private final ThreadLocal<Row> rowOfThread = ThreadLocal.withInitial(this::register);
-    private final Object registering = new Object();
-    /** Replaced, under {@link #registering}, by a registration. */
+    /** Replaced by a registration (compare-and-set: registrations racing each other retry). */
     private volatile State state;
 
     /**
@@ -91,7 +91,7 @@ public final class ThreadCounters {
 
     private Row register() {
         Row mine = new Row(Thread.currentThread(), width);
-        synchronized (registering) {
+        while (true) {
             State now = state;
             long[] retired = now.retired().clone();
             Row[] next = new Row[now.rows().length + 1];
@@ -105,9 +105,11 @@ public final class ThreadCounters {
                 }
             }
             next[live++] = mine;
-            state = new State(live == next.length ? next : Arrays.copyOf(next, live), retired);
+            if (STATE.compareAndSet(this, now, new State(live == next.length ? next : Arrays.copyOf(next, live),
+                    retired))) {
+                return mine;
+            }
         }
-        return mine;
     }
 
     private void combine(long[] into, Row r) {

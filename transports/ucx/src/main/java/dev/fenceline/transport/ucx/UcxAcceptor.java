@@ -140,7 +140,7 @@ final class UcxAcceptor {
                 }
             }
             for (UcxWireup.Lane l : m.lanes()) {
-                target.open(l.conn(), new UcxTarget.Conn(peer, channels.get(l.channel())));
+                target.open(l.conn(), new UcxIncoming(peer, channels.get(l.channel())));
             }
             for (int i = 0; i < channels.size(); i++) {
                 if (m.channels().get(i).mode() == UcxWireup.Mode.REVERSE) {

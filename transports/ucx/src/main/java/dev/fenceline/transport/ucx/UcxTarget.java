@@ -21,28 +21,11 @@ import org.agrona.concurrent.UnsafeBuffer;
 final class UcxTarget {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(UcxTarget.class);
 
-    /**
-     * A peer's connection to this worker.
-     *
-     * @param peer the peer worker
-     * @param reply where its answers go
-     * @param maxGet the largest get whose reply that channel carries in one active message
-     */
-    record Conn(UcxPeer peer, UcxChannel reply, int maxGet) {
-        /**
-         * @param peer the origin's worker
-         * @param reply the channel its replies go on
-         */
-        Conn(UcxPeer peer, UcxChannel reply) {
-            this(peer, reply, Math.max(0, reply.amMax - UcxWire.REPLY_HEADER));
-        }
-    }
-
     private final String workerName;
     private final RemoteAccessTarget target;
     private final ExactlyOnceWindows windows;
     private final ExactlyOnce exactlyOnce;
-    private final Long2ObjectHashMap<Conn> conns = new Long2ObjectHashMap<>();
+    private final Long2ObjectHashMap<UcxIncoming> conns = new Long2ObjectHashMap<>();
     /** The window of the origin endpoint each connection carries, once it sent something (retained). */
     private final Long2ObjectHashMap<ExactlyOnceWindows.Window> connWindows = new Long2ObjectHashMap<>();
     private long dropped;
@@ -109,7 +92,7 @@ final class UcxTarget {
      * @param c the peer and reply channel
      * @return false if the id is taken already
      */
-    boolean open(long conn, Conn c) {
+    boolean open(long conn, UcxIncoming c) {
         if (conns.containsKey(conn)) {
             return false;
         }
@@ -120,7 +103,7 @@ final class UcxTarget {
 
     /** The peer closed a connection (BYE). */
     void close(long conn) {
-        Conn c = conns.remove(conn);
+        UcxIncoming c = conns.remove(conn);
         if (c != null) {
             c.peer().incoming--;
             forget(conn);
@@ -129,9 +112,9 @@ final class UcxTarget {
 
     /** A reply channel failed, or its peer went: the connections on it are forgotten. */
     void lost(UcxChannel reply) {
-        for (Long2ObjectHashMap<Conn>.EntryIterator it = conns.entrySet().iterator(); it.hasNext();) {
+        for (Long2ObjectHashMap<UcxIncoming>.EntryIterator it = conns.entrySet().iterator(); it.hasNext();) {
             it.next();
-            Conn c = it.getValue();
+            UcxIncoming c = it.getValue();
             if (c.reply() == reply) {
                 long conn = it.getLongKey();
                 it.remove();
@@ -170,7 +153,7 @@ final class UcxTarget {
      * @param length its bytes
      */
     void onRequest(DirectBuffer data, int at, int length) {
-        Conn c = withHeader(data, at, length, "a request", UcxWire.REQUEST_HEADER);
+        UcxIncoming c = withHeader(data, at, length, "a request", UcxWire.REQUEST_HEADER);
         if (c == null) {
             return;
         }
@@ -255,8 +238,8 @@ final class UcxTarget {
      * @param header the bytes of its header
      * @return the open connection it names, or null where it was dropped or refused
      */
-    private Conn withHeader(DirectBuffer data, int at, int length, String what, int header) {
-        Conn c = named(data, at, length, what);
+    private UcxIncoming withHeader(DirectBuffer data, int at, int length, String what, int header) {
+        UcxIncoming c = named(data, at, length, what);
         if (c != null && length < header) {
             nack(c, data.getLong(at + UcxWire.CONN), data.getLong(at + UcxWire.TOKEN), new FencelineException("ucx: "
                     + what + " of " + length + " bytes, less than the " + header + " of its header; not applied"));
@@ -270,13 +253,13 @@ final class UcxTarget {
      * @return the open connection a message names, or null where it is too short to name one and
      *     the token to answer, or names none open here (then it is dropped: nobody can be answered)
      */
-    private Conn named(DirectBuffer data, int at, int length, String what) {
+    private UcxIncoming named(DirectBuffer data, int at, int length, String what) {
         if (length < 16) {
             dropped(what + " of " + length + " bytes");
             return null;
         }
         long conn = data.getLong(at + UcxWire.CONN);
-        Conn c = conns.get(conn);
+        UcxIncoming c = conns.get(conn);
         if (c == null) {
             dropped(what + " on unknown connection " + Long.toHexString(conn));
         }
@@ -292,7 +275,7 @@ final class UcxTarget {
      * @param length its bytes
      */
     void onShortMessage(DirectBuffer data, int at, int length) {
-        Conn c = withHeader(data, at, length, "a short message", UcxWire.SHORT_HEADER);
+        UcxIncoming c = withHeader(data, at, length, "a short message", UcxWire.SHORT_HEADER);
         if (c == null) {
             return;
         }
@@ -344,7 +327,7 @@ final class UcxTarget {
      * A message that could not be assembled (no room, parts missing): not applied, so its reason
      * answers it, unless it is a copy of one the window saw before, which gets what any copy gets.
      */
-    private void unassembled(Conn c, long conn, long token, DirectBuffer data, int at, FencelineException why) {
+    private void unassembled(UcxIncoming c, long conn, long token, DirectBuffer data, int at, FencelineException why) {
         long seq = data.getLong(at + UcxWire.SEQ);
         long low = data.getLong(at + UcxWire.LOW);
         if (seq < 0 || low < -1) { // untracked, or a mark the protocol never sends: the reason stands
@@ -370,7 +353,7 @@ final class UcxTarget {
      *
      * @throws FencelineException if the peer's (or the worker's) bound cannot hold it
      */
-    private DedupWindow window(Conn c, long conn, long origin) {
+    private DedupWindow window(UcxIncoming c, long conn, long origin) {
         ExactlyOnceWindows.Window w = connWindows.get(conn);
         if (w == null || w.origin() != origin) {
             if (w != null) {
@@ -462,7 +445,7 @@ final class UcxTarget {
         return span.slice(at, n);
     }
 
-    private void get(Conn c, long conn, long token, DirectBuffer b, int at) {
+    private void get(UcxIncoming c, long conn, long token, DirectBuffer b, int at) {
         int n = b.getInt(at + UcxWire.LENGTH);
         // The reply goes in one active message on this connection's channel, whose iface may carry
         // less than the largest of the worker's (which bounds the reply buffer), and less than the
@@ -482,17 +465,17 @@ final class UcxTarget {
         answers.data(c.reply(), conn, token, n);
     }
 
-    private void reply(Conn c, long conn, long token, byte type, long value) {
+    private void reply(UcxIncoming c, long conn, long token, byte type, long value) {
         answers.reply(c.reply(), conn, token, type, value);
     }
 
-    private void nack(Conn c, long conn, long token, FencelineException e) {
+    private void nack(UcxIncoming c, long conn, long token, FencelineException e) {
         answers.nack(c.reply(), conn, token, e);
     }
 
     /** A peer went: its connections here are forgotten (their windows linger, as every window does). */
     void peerGone(UcxPeer peer) {
-        for (Long2ObjectHashMap<Conn>.EntryIterator it = conns.entrySet().iterator(); it.hasNext();) {
+        for (Long2ObjectHashMap<UcxIncoming>.EntryIterator it = conns.entrySet().iterator(); it.hasNext();) {
             it.next();
             if (it.getValue().peer() == peer) {
                 long conn = it.getLongKey();

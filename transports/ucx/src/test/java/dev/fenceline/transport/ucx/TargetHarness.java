@@ -30,7 +30,7 @@ final class TargetHarness {
     private final UnsafeBuffer request = new UnsafeBuffer(ByteBuffer.allocateDirect(16384));
 
     TargetHarness() {
-        target.open(CONN, new UcxTarget.Conn(peer, null, Integer.MAX_VALUE));
+        target.open(CONN, new UcxIncoming(peer, null, Integer.MAX_VALUE));
         target.answers().holdFromNowOn(); // as an agent on a thread of its own does
     }
 

@@ -155,7 +155,7 @@ class UcxHeldAnswersTest {
             List<byte[]> sent = new ArrayList<>();
             UcxTarget t = new UcxTarget("b", h.memory, h.windows, 8192, 1 << 20, 10_000_000_000L, hold,
                     (c, b, n) -> sent.add(new byte[n]));
-            t.open(TargetHarness.CONN, new UcxTarget.Conn(h.peer, null, Integer.MAX_VALUE));
+            t.open(TargetHarness.CONN, new UcxIncoming(h.peer, null, Integer.MAX_VALUE));
             if (hold == 0) {
                 t.answers().holdFromNowOn(); // enabled, but a hold of zero holds nothing
             }

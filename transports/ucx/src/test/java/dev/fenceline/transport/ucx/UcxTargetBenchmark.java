@@ -54,7 +54,7 @@ public class UcxTargetBenchmark {
                 java.time.Duration.ofMinutes(1), 1 << 20, 1 << 22, System::nanoTime);
         target = new UcxTarget("b", memory, windows, 8192, 1 << 20, 10_000_000_000L, 3_600_000_000_000L,
                 (channel, b, n) -> replies += n);
-        target.open(CONN, new UcxTarget.Conn(new UcxPeer(UUID.randomUUID(), new UcxAddress("h", 1, 1, List.of(),
+        target.open(CONN, new UcxIncoming(new UcxPeer(UUID.randomUUID(), new UcxAddress("h", 1, 1, List.of(),
                 null)), null, Integer.MAX_VALUE));
         target.answers().holdFromNowOn();
 

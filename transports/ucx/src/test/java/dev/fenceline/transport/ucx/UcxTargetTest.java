@@ -64,7 +64,7 @@ class UcxTargetTest {
     void aGetLongerThanTheReplyChannelCarriesIsRefusedAlone() {
         TargetHarness h = new TargetHarness();
         long conn = 7;
-        h.target.open(conn, new UcxTarget.Conn(h.peer, null, 1000));
+        h.target.open(conn, new UcxIncoming(h.peer, null, 1000));
         assertTrue(h.target.maxGet() > 2000, "the worker-wide bound alone would let it through: " + h.target.maxGet());
         UnsafeBuffer r = h.header(UcxWire.GET, 1, 1);
         r.putLong(UcxWire.CONN, conn);
@@ -336,7 +336,7 @@ class UcxTargetTest {
      * it: past a sixteenth and past what doubling allocated, so that it holds room for the whole message.
      */
     private static void startMessage(TargetHarness h, long conn, UcxPeer peer) {
-        h.target.open(conn, new UcxTarget.Conn(peer, null, Integer.MAX_VALUE));
+        h.target.open(conn, new UcxIncoming(peer, null, Integer.MAX_VALUE));
         for (int offset = 0; offset < 72_000; offset += 8000) {
             UnsafeBuffer r = h.header(UcxWire.PART, conn, conn);
             r.putLong(UcxWire.CONN, conn);
