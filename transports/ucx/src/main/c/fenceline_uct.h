@@ -17,7 +17,7 @@
 #include <stddef.h>
 
 /* Bumped whenever a function, a layout or a code below changes meaning. */
-#define FLU_ABI 4
+#define FLU_ABI 5
 
 /* Operation kinds (flu_op.kind). */
 enum {
@@ -160,6 +160,14 @@ int flu_last_status(flu_worker_t *w);
 const char *flu_last_error(flu_worker_t *w);
 /* Drives every iface of w; returns how many events UCT progressed. */
 long flu_progress(flu_worker_t *w);
+
+/*
+ * Copies n bytes by address, for a large put or get through a peer's shared-memory segment on the
+ * calling thread (any thread: it touches no UCT object). The CPU's string move, then a store
+ * fence, so that every byte is visible before the caller's next store. A fault inside it ends the
+ * process, as one inside UCT's own stores into a peer's segment does.
+ */
+void flu_copy(void *dst, const void *src, size_t n);
 /* The worker's flu_status, for the life of the worker. */
 flu_status_t *flu_worker_status(flu_worker_t *w);
 

@@ -22,6 +22,16 @@ public interface Shim {
      */
     long flu_layout(int field);
 
+    /**
+     * Copies by address (the CPU's string move, then a store fence); touches no UCT object, so any
+     * thread may call it.
+     *
+     * @param dst the first byte written
+     * @param src the first byte read
+     * @param n bytes
+     */
+    void flu_copy(long dst, long src, long n);
+
     /** @return the UCT headers' version: {@code major << 16 | minor << 8 | patch} */
     int flu_header_version();
 

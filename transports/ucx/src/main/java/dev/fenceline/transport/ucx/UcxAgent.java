@@ -61,6 +61,8 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup, dev.fenceline.sp
     private Thread runningOn;
     /** The CPUs its thread is kept to at start ({@code progress-cpus}); empty: none. */
     private final List<Integer> progressCpus;
+    /** Accesses through a mapping of this many bytes and more take the native copy ({@code native-copy-from}). */
+    final int nativeCopyFrom;
     /** {@link #take}, made once: a method reference written in {@link #doWork} was an object per pass. */
     private final java.util.function.Consumer<UcxOp> taker = this::take;
     /** {@link #touch}, made once, for the lanes that have room again. */
@@ -92,6 +94,7 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup, dev.fenceline.sp
         this.canSleep = worker.canWait();
         this.spins = settings.spinsFor(ifaces.stream().map(i -> i.resource().transport()).toList());
         this.progressCpus = settings.progressCpus();
+        this.nativeCopyFrom = settings.nativeCopyFrom();
     }
 
     /** @return the wake-up to sleep on, or null where some iface has no event file descriptor */

@@ -4,14 +4,20 @@ import dev.fenceline.Access;
 import dev.fenceline.AtomicOp;
 import dev.fenceline.RemoteKey;
 import dev.fenceline.spi.support.MappedMemory;
+import java.lang.invoke.VarHandle;
+import java.lang.ref.Reference;
 import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.agrona.BufferUtil;
 
 /**
  * A lane's stores, loads and atomics on the calling thread ({@link dev.fenceline.spi.DirectAccess})
  * through UCT's shared-memory pointer to the peer's region ({@link UcxMapping}), checked against the
  * owner's key table ({@link UcxMapping#check}); only while nothing of the lane is outstanding, so post
- * order holds. Takes no lock.
+ * order holds. Takes no lock. Large copies between a direct buffer and the mapping go through
+ * {@code libfenceline-uct} ({@link Shim#flu_copy}), whose string move copies a mebibyte faster than the
+ * JVM's vector loop; a fault there ends the process where the JVM's copy throws, which a peer that
+ * shrinks its segment can already cause through UCT's own stores into its queue.
  */
 final class UcxMappedAccess {
     private final UcxLane lane;
@@ -20,12 +26,26 @@ final class UcxMappedAccess {
     private final boolean memoryLane;
     /** The lane's data operations queued or unanswered. */
     private final AtomicInteger unanswered;
+    /** Copies of this many bytes and more take the native copy; {@code Integer.MAX_VALUE}: none. */
+    private final int nativeFrom;
 
     UcxMappedAccess(UcxLane lane, UcxAgent agent, boolean memoryLane, AtomicInteger unanswered) {
         this.lane = lane;
         this.agent = agent;
         this.memoryLane = memoryLane;
         this.unanswered = unanswered;
+        this.nativeFrom = agent.nativeCopyFrom;
+    }
+
+    /**
+     * @param n the access's bytes
+     * @param buffer the caller's buffer
+     * @param nativeFrom the smallest access the native copy takes
+     * @return whether the native copy moves them: a direct buffer (it has an address), large enough
+     *     for the call to cost less than the copy gains
+     */
+    static boolean copiesNatively(int n, ByteBuffer buffer, int nativeFrom) {
+        return n >= nativeFrom && buffer.isDirect();
     }
 
     /**
@@ -51,6 +71,10 @@ final class UcxMappedAccess {
         int at = m.check(key, address, n, Access.WRITE);
         if (n == Long.BYTES) {
             MappedMemory.putLong(m.view(), at, src);
+        } else if (copiesNatively(n, src, nativeFrom)) {
+            // The copy ends in a store fence: every byte is visible before this thread's next store.
+            UcxNative.shim().flu_copy(m.view().addressOffset() + at, BufferUtil.address(src) + src.position(), n);
+            Reference.reachabilityFence(src);
         } else {
             MappedMemory.put(m.data(), at, src);
         }
@@ -62,7 +86,15 @@ final class UcxMappedAccess {
         if (m == null) {
             return false;
         }
-        MappedMemory.get(m.data(), m.check(key, address, dst.remaining(), Access.READ), dst);
+        int n = dst.remaining();
+        int at = m.check(key, address, n, Access.READ);
+        if (copiesNatively(n, dst, nativeFrom) && !dst.isReadOnly()) {
+            VarHandle.acquireFence(); // as MappedMemory.get: the copy reads after the key table was checked
+            UcxNative.shim().flu_copy(BufferUtil.address(dst) + dst.position(), m.view().addressOffset() + at, n);
+            Reference.reachabilityFence(dst);
+        } else {
+            MappedMemory.get(m.data(), at, dst);
+        }
         return true;
     }
 

@@ -20,6 +20,9 @@ import java.util.TreeMap;
  * @param devices the network devices, or [all]
  * @param connectToEndpoint whether transports that can connect either way connect endpoint to endpoint
  * @param maxFragment the largest payload of one operation
+ * @param nativeCopyFrom puts and gets through a peer's shared-memory segment on the calling thread of
+ *     this many bytes and more, from or into a direct buffer, take the native copy;
+ *     {@code Integer.MAX_VALUE}: none does ({@code native-copy = off})
  * @param queueDepth unanswered operations per lane
  * @param connectTimeout how long a connect may take
  * @param livenessInterval how often peer processes are checked, and greetings repeated
@@ -48,7 +51,8 @@ import java.util.TreeMap;
  *     {@code UCX_<TL>_} prefix), applied to this worker's ifaces of that transport
  * @param keysRead every key read, for the completeness test
  */
-record UcxSettings(List<String> tls, List<String> devices, boolean connectToEndpoint, int maxFragment, int queueDepth,
+record UcxSettings(List<String> tls, List<String> devices, boolean connectToEndpoint, int maxFragment,
+        int nativeCopyFrom, int queueDepth,
         Duration connectTimeout, Duration livenessInterval, String idleStrategy, Duration idleParkMin,
         Duration idleParkMax, int spinPasses, int maxRegistrations, Duration quarantine, int maxLanesPerPeer,
         int maxIncomingLanes, int maxIncomingChannels, Duration assemblyTimeout, ReconnectPolicy reconnect, boolean directOperations,
@@ -77,6 +81,8 @@ record UcxSettings(List<String> tls, List<String> devices, boolean connectToEndp
         }
         boolean toEndpoint = r.oneOf("connect", List.of("iface", "endpoint")).equals("endpoint");
         int maxFragment = (int) r.bytesIn("max-fragment", 1 << 10, 64 << 20);
+        boolean nativeCopy = r.oneOf("native-copy", List.of("auto", "off")).equals("auto");
+        int nativeFrom = (int) r.bytesIn("native-copy-from", 4 << 10, 1 << 30);
         int queueDepth = r.intIn("queue-depth", 1, 65536);
         Duration connect = r.durationIn("connect-timeout", Duration.ofMillis(1), Duration.ofMinutes(10));
         Duration liveness = r.durationIn("liveness-interval", Duration.ofMillis(1), Duration.ofMinutes(1));
@@ -99,7 +105,8 @@ record UcxSettings(List<String> tls, List<String> devices, boolean connectToEndp
         Duration answerHold = r.durationIn("answer-hold", Duration.ZERO, Duration.ofSeconds(1));
         List<Integer> cpus = CpuAffinity.cpusSetting(r, "progress-cpus");
         Map<String, Map<String, String>> uct = uct(r);
-        return new UcxSettings(tls, devices, toEndpoint, maxFragment, queueDepth, connect, liveness, idle, parkMin,
+        return new UcxSettings(tls, devices, toEndpoint, maxFragment, nativeCopy ? nativeFrom : Integer.MAX_VALUE,
+                queueDepth, connect, liveness, idle, parkMin,
                 parkMax, spins, registrations, quarantine, lanes, incoming, incomingChannels, assemblyTimeout,
                 new ReconnectPolicy(minBackoff, maxBackoff, giveUp, stable),
                 directOperations, uctFlushAlways, answerHold, cpus, uct, r.keysRead());

@@ -206,6 +206,33 @@ class UctBindingTest {
         }
     }
 
+    /**
+     * The shim's copy, which large accesses through a peer's mapping take: every byte of its range at
+     * any alignment, and none beside it.
+     */
+    @Test
+    void theShimsCopyMovesItsRangeAndNothingBeside() {
+        Shim shim = UcxNative.shim();
+        for (int n : new int[] {0, 1, 63, 4099, (16 << 10) + 5, (1 << 20) + 3}) {
+            for (int[] shift : new int[][] {{0, 0}, {3, 0}, {0, 5}, {7, 61}}) {
+                ByteBuffer from = ByteBuffer.allocateDirect(n + 64);
+                ByteBuffer to = ByteBuffer.allocateDirect(n + 128);
+                for (int i = 0; i < from.capacity(); i++) {
+                    from.put(i, (byte) (i * 31 + 7));
+                }
+                int at = 32 + shift[1];
+                shim.flu_copy(BufferUtil.address(to) + at, BufferUtil.address(from) + shift[0], n);
+                for (int i = 0; i < to.capacity(); i++) {
+                    byte want = i >= at && i < at + n ? from.get(i - at + shift[0]) : 0;
+                    if (to.get(i) != want) {
+                        assertEquals(want, to.get(i), "byte " + i + " after a copy of " + n + " bytes from +" + shift[0]
+                                + " to +" + at);
+                    }
+                }
+            }
+        }
+    }
+
     @Test
     void aHandlerThatThrowsDoesNotCostTheEventsBehindIt() {
         IllegalStateException first = handlerFailsFirst(new IllegalStateException("the first handler fails"));

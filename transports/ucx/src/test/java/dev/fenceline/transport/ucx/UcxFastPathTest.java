@@ -96,6 +96,92 @@ class UcxFastPathTest {
     }
 
     /**
+     * Large puts and gets on the calling thread, by the native copy from its threshold on and by the
+     * JVM's below it and when it is off: each lands whole at any offset, from and into a buffer's
+     * position, and writes nothing beside its range.
+     */
+    @Test
+    void largeAccessesThroughTheMappingMoveTheirRangeWhateverCopiesThem() throws Exception {
+        for (String copy : new String[] {"auto", "off"}) {
+            Fenceline g = Fenceline.create(ConfigFactory.parseString("fenceline.transports = [ucx]\n"
+                    + "fenceline.transport.ucx.tls = [posix]\nfenceline.transport.ucx.native-copy = " + copy));
+            try {
+                Worker x = await(g.newWorker("x"));
+                Worker y = await(g.newWorker("y"));
+                int size = 1 << 21;
+                MemoryRegion r = y.allocate(size);
+                RemoteKey k = x.unpackRemoteKey(r.remoteKey().toBytes());
+                MemoryRegion scratch = y.allocate(4096);
+                RemoteKey sk = x.unpackRemoteKey(scratch.remoteKey().toBytes());
+                Endpoint ep = await(x.connect(y.address()));
+                await(ep.get(ByteBuffer.allocate(8), r.address(), k)); // the agent maps the key
+                int seed = 1;
+                for (int n : new int[] {(16 << 10) - 1, 16 << 10, (64 << 10) + 3, 1 << 20}) {
+                    for (int at : new int[] {0, 5, size - n}) {
+                        seed++;
+                        ByteBuffer src = ByteBuffer.allocateDirect(n + 9);
+                        for (int i = 0; i < src.capacity(); i++) {
+                            src.put(i, (byte) (i * seed + 11));
+                        }
+                        src.position(9);
+                        r.buffer().put(0, new byte[size]);
+                        long before = untilDirect(x, ep, scratch, sk);
+                        await(ep.put(src, r.address() + at, k));
+                        assertEquals(9, src.position(), "the source's position moved");
+                        ByteBuffer dst = ByteBuffer.allocateDirect(n + 4);
+                        dst.position(4);
+                        await(ep.get(dst, r.address() + at, k));
+                        String what = copy + ": " + n + " bytes at " + at;
+                        assertTrue(x.statistics().direct() >= before + 2, what + " did not go directly: "
+                                + x.statistics());
+                        ByteBuffer m = r.buffer();
+                        for (int i = 0; i < size; i++) {
+                            byte want = i >= at && i < at + n ? src.get(9 + i - at) : 0;
+                            if (m.get(i) != want) {
+                                assertEquals(want, m.get(i), what + ": byte " + i + " of the region");
+                            }
+                        }
+                        for (int i = 0; i < dst.capacity(); i++) {
+                            byte want = i < 4 ? 0 : src.get(9 + i - 4);
+                            if (dst.get(i) != want) {
+                                assertEquals(want, dst.get(i), what + ": byte " + i + " read back");
+                            }
+                        }
+                    }
+                }
+            } finally {
+                g.close();
+            }
+        }
+    }
+
+    /**
+     * Puts 8 bytes into {@code scratch} until one goes directly: the endpoint's grant is back (after a
+     * flush or a first access it may come a little later) and nothing of the lane is outstanding.
+     *
+     * @return the worker's count of direct operations then
+     */
+    private static long untilDirect(Worker x, Endpoint ep, MemoryRegion scratch, RemoteKey key) throws Exception {
+        for (int i = 0; i < 10_000; i++) {
+            long d = x.statistics().direct();
+            await(ep.put(ByteBuffer.allocate(8), scratch.address(), key));
+            if (x.statistics().direct() > d) {
+                return d + 1;
+            }
+        }
+        throw new AssertionError("no put went directly in 10,000: " + x.statistics());
+    }
+
+    @Test
+    void onlyLargeAccessesOfDirectBuffersTakeTheNativeCopy() {
+        int from = 16 << 10;
+        assertTrue(UcxMappedAccess.copiesNatively(from, ByteBuffer.allocateDirect(from), from));
+        assertFalse(UcxMappedAccess.copiesNatively(from - 1, ByteBuffer.allocateDirect(from), from));
+        assertFalse(UcxMappedAccess.copiesNatively(from, ByteBuffer.allocate(from), from), "a heap buffer has no address");
+        assertFalse(UcxMappedAccess.copiesNatively(1 << 30, ByteBuffer.allocateDirect(8), Integer.MAX_VALUE), "off");
+    }
+
+    /**
      * One key unpacked from its bytes again and again (a service that receives it with each
      * request): every copy goes directly once mapped, past the number of distinct keys the agent
      * keeps, since the copies are one key to it (one entry, one UCT key, one mapping).

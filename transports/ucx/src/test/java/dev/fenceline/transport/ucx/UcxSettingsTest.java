@@ -48,7 +48,8 @@ class UcxSettingsTest {
                 {"spin-passes = lots", "spin-passes"}, {"spin-passes = 1000001", "spin-passes"},
                 {"progress-cpus = [1024]", "progress-cpus"}, {"progress-cpus = [-1]", "progress-cpus"},
                 {"progress-cpus = [1, 1]", "progress-cpus"}, {"progress-cpus = one", "progress-cpus"},
-                {"tcp-unchecked-writes = yes", "tcp-unchecked-writes"}}) {
+                {"tcp-unchecked-writes = yes", "tcp-unchecked-writes"}, {"native-copy = on", "native-copy"},
+                {"native-copy-from = 4095", "native-copy-from"}, {"native-copy-from = 2GiB", "native-copy-from"}}) {
             ConfigurationException e = assertThrows(ConfigurationException.class, () -> settings(bad[0]), bad[0]);
             assertTrue(e.getMessage().startsWith(UcxSettings.SECTION + "." + bad[1]), e.getMessage());
         }
@@ -74,6 +75,13 @@ class UcxSettingsTest {
 
     private static List<String> list(String hocon) {
         return ConfigFactory.parseString("list = " + hocon).getStringList("list");
+    }
+
+    @Test
+    void theNativeCopyTakesAccessesFromItsThresholdOrNone() {
+        assertEquals(16 << 10, settings("").nativeCopyFrom());
+        assertEquals(64 << 10, settings("native-copy-from = 64KiB").nativeCopyFrom());
+        assertEquals(Integer.MAX_VALUE, settings("native-copy = off\nnative-copy-from = 4KiB").nativeCopyFrom());
     }
 
     @Test
