@@ -139,15 +139,18 @@ final class UcxAcceptor {
                     answer = ch; // checked: one that connects to the peer's iface
                 }
             }
+            List<Integer> maxGets = new ArrayList<>(m.lanes().size());
             for (UcxWireup.Lane l : m.lanes()) {
-                target.open(l.conn(), new UcxIncoming(peer, channels.get(l.channel())));
+                UcxIncoming in = new UcxIncoming(peer, channels.get(l.channel()));
+                target.open(l.conn(), in);
+                maxGets.add(Math.min(target.maxGet(), in.maxGet()));
             }
             for (int i = 0; i < channels.size(); i++) {
                 if (m.channels().get(i).mode() == UcxWireup.Mode.REVERSE) {
                     peers.bothWays(channels.get(i)); // checked: this worker's, to the peer, between those ifaces
                 }
             }
-            send.accept(answer, new UcxWireup.Connected(m.dial(), ends));
+            send.accept(answer, new UcxWireup.Connected(m.dial(), ends, maxGets));
             peers.established(peer);
         } catch (FencelineException | IllegalArgumentException | IndexOutOfBoundsException e) {
             UcxPeer refusedPeer = peer;

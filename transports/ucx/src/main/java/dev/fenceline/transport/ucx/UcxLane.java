@@ -41,7 +41,8 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
     final UcxChannel channel;
     private final UcxAgent agent;
     private final Set<LaneType> types;
-    private final LaneCapabilities capabilities;
+    /** As planned, then bounded by the target's answer ({@link #limitGets}) before the endpoint has the lane. */
+    private volatile LaneCapabilities capabilities;
     /** The largest active message (header and payload): max-fragment where the lane carries messages. */
     private final int maxMessage;
     private final int queueDepth;
@@ -233,6 +234,23 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
      */
     UcxLane successor(long conn, UcxChannel on) {
         return new UcxLane(agent, conn, on, types, capabilities, maxMessage, queueDepth, scope, directOperations);
+    }
+
+    /**
+     * The target said the largest get it answers on this lane in one reply (its CONNECTED): a lane
+     * whose gets may go as messages splits them, and its puts, at that (agent thread, before the
+     * endpoint has the lane), so that a target configured with smaller UCT messages answers every
+     * fragment rather than refusing the get.
+     *
+     * @param maxGet bytes
+     */
+    void limitGets(int maxGet) {
+        LaneCapabilities c = capabilities;
+        if (c.maxBcopy() > maxGet) {
+            capabilities = new LaneCapabilities(Math.min(c.maxShort(), maxGet), Math.max(1, maxGet), c.maxZcopy(),
+                    c.zcopyNeedsRegisteredLocal(), c.hardwareAtomics32(), c.hardwareAtomics64(),
+                    c.hardwareCompareAndSwap(), c.flushMeansVisible(), c.deduplicates());
+        }
     }
 
     /** The replacement is up: the endpoint binds it (agent thread). */

@@ -37,9 +37,10 @@ final class UcxWireup {
      * EXPEDITE, several answers in one reply message; 3, the address carries it (an origin refuses a
      * target of another version before it sends anything); 4, SHORT MESSAGE (UCT message id 4); 5,
      * a channel the target dialed carries the origin's lanes too ({@link Mode#REVERSE}); 6, a CONNECT
-     * that makes channels on shared memory comes over shared memory ({@link UcxLanePlanner#wireupCandidate}).
+     * that makes channels on shared memory comes over shared memory ({@link UcxLanePlanner#wireupCandidate});
+     * 7, a CONNECTED says the largest get the target answers on each lane ({@link Connected#maxGets}).
      */
-    static final byte VERSION = 6;
+    static final byte VERSION = 7;
 
     /** More channels than a connect names: one per iface. */
     static final int MAX_CHANNELS = UcxAddress.MAX_IFACES;
@@ -164,14 +165,21 @@ final class UcxWireup {
      *
      * @param dial the connect
      * @param ends its end of each channel the connect named, in order
+     * @param maxGets for each lane the connect opened, in order, the largest get (in bytes) the target
+     *     answers on it in one reply: what the channel its replies go on carries, which a target whose
+     *     UCT was configured otherwise may make less than the origin's own bound
      */
-    record Connected(long dial, List<End> ends) implements Message {
+    record Connected(long dial, List<End> ends, List<Integer> maxGets) implements Message {
         /** Checks the bounds. */
         Connected {
             if (ends.size() > MAX_CHANNELS) {
                 throw new IllegalArgumentException(ends.size() + " channel ends");
             }
+            if (maxGets.size() > MAX_LANES || maxGets.stream().anyMatch(g -> g < 0)) {
+                throw new IllegalArgumentException("get bounds " + maxGets);
+            }
             ends = List.copyOf(ends);
+            maxGets = List.copyOf(maxGets);
         }
     }
 
@@ -243,6 +251,10 @@ final class UcxWireup {
             for (End e : c.ends()) {
                 out.putLong(e.id()).putShort((short) e.endpoint().length).put(e.endpoint());
             }
+            out.put((byte) c.maxGets().size());
+            for (int g : c.maxGets()) {
+                out.putInt(g);
+            }
         } else if (m instanceof Refused r) {
             byte[] t = text(r.reason());
             out.put(REFUSED).putLong(r.dial()).put((byte) (r.notOwnChannel() ? 1 : 0)).putShort((short) t.length).put(t);
@@ -268,7 +280,7 @@ final class UcxWireup {
             return n + 9 * c.lanes().size();
         }
         if (m instanceof Connected c) {
-            int n = 1 + 8 + 1;
+            int n = 1 + 8 + 1 + 1 + 4 * c.maxGets().size();
             for (End e : c.ends()) {
                 n += 8 + 2 + e.endpoint().length;
             }
@@ -310,7 +322,21 @@ final class UcxWireup {
                     for (int k = 0; k < n; k++) {
                         ends.add(new End(in.getLong(), bytes(in, MAX_EP_ADDRESS, "endpoint address")));
                     }
-                    yield new Connected(dial, ends);
+                    int lanes = Byte.toUnsignedInt(in.get());
+                    if (lanes > MAX_LANES) {
+                        throw new FencelineException("ucx: a CONNECTED with get bounds for " + lanes + " lanes, at most "
+                                + MAX_LANES);
+                    }
+                    List<Integer> gets = new ArrayList<>(lanes);
+                    for (int k = 0; k < lanes; k++) {
+                        int g = in.getInt();
+                        if (g < 0) {
+                            throw new FencelineException("ucx: a CONNECTED whose lane " + k + " takes gets of at most " + g
+                                    + " bytes");
+                        }
+                        gets.add(g);
+                    }
+                    yield new Connected(dial, ends, gets);
                 }
                 case REFUSED -> {
                     long dial = in.getLong();

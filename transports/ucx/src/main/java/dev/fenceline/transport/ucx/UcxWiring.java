@@ -334,7 +334,17 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         if (d == null || d.answered) {
             return; // abandoned (timed out), or a peer repeating itself
         }
+        if (m.maxGets().size() != d.lanes.size()) {
+            dials.remove(m.dial());
+            forget(d);
+            failed(d, d.peer + " answered a connect of " + d.lanes.size() + " lanes with get bounds for "
+                    + m.maxGets().size());
+            return;
+        }
         d.answered = true;
+        for (int i = 0; i < d.lanes.size(); i++) {
+            d.lanes.get(i).limitGets(m.maxGets().get(i)); // before the endpoint has the lane
+        }
         for (UcxChannel ch : d.reversed) {
             peers.bothWays(ch); // the peer took it as its own: never marked unproven from now on
         }

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.fenceline.FencelineException;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.Arrays;
 import java.util.List;
 import java.util.UUID;
@@ -25,7 +26,7 @@ class UcxWireupTest {
 
     static List<UcxWireup.Message> samples() {
         return List.of(connect(), new UcxWireup.Connected(77, List.of(new UcxWireup.End(12, new byte[] {6, 6}),
-                new UcxWireup.End(11, new byte[0]))), new UcxWireup.Refused(77, false, "no room: ünïcode"), new UcxWireup.Refused(78, true, "not mine"),
+                new UcxWireup.End(11, new byte[0])), List.of(65_000, 0, 1 << 20)), new UcxWireup.Refused(77, false, "no room: ünïcode"), new UcxWireup.Refused(78, true, "not mine"),
                 new UcxWireup.Hello(12), new UcxWireup.HelloAck(12), new UcxWireup.Bye(42),
                 new UcxWireup.Leaving(new UUID(3, 4), 12));
     }
@@ -48,6 +49,8 @@ class UcxWireupTest {
         assertArrayEquals(new byte[] {5, 5, 5, 5}, c.channels().get(1).endpoint());
         assertEquals(UcxWireup.Mode.REVERSE, c.channels().get(3).mode());
         assertEquals(42L, c.lanes().get(1).conn());
+        UcxWireup.Connected done = (UcxWireup.Connected) decode(UcxWireup.encode(samples().get(1)));
+        assertEquals(List.of(65_000, 0, 1 << 20), done.maxGets());
         UcxWireup.Refused r = (UcxWireup.Refused) decode(UcxWireup.encode(new UcxWireup.Refused(78, true, "x")));
         assertTrue(r.notOwnChannel() && r.dial() == 78 && r.reason().equals("x"), r.toString());
         UcxWireup.Leaving l = (UcxWireup.Leaving) decode(UcxWireup.encode(new UcxWireup.Leaving(new UUID(3, 4), 12)));
@@ -76,8 +79,9 @@ class UcxWireupTest {
         type[0] = 99;
         assertTrue(assertThrows(FencelineException.class, () -> decode(type)).getMessage().contains("unknown type 99"));
         byte[] version = good.clone();
-        version[1] = 7;
-        assertTrue(assertThrows(FencelineException.class, () -> decode(version)).getMessage().contains("version 7"));
+        version[1] = UcxWireup.VERSION + 1;
+        assertTrue(assertThrows(FencelineException.class, () -> decode(version)).getMessage()
+                .contains("version " + (UcxWireup.VERSION + 1)));
         int channels = 2 + 8 + 16 + 2 + 3;
         byte[] none = good.clone();
         none[channels] = 0;
@@ -101,5 +105,14 @@ class UcxWireupTest {
         byte[] endpoint = ByteBuffer.allocate(12).put((byte) 2).putLong(1).put((byte) 1).putShort((short) 0)
                 .array(); // a CONNECTED whose one end is cut short
         assertThrows(FencelineException.class, () -> decode(endpoint));
+        byte[] connected = UcxWireup.encode(samples().get(1));
+        byte[] manyGets = connected.clone();
+        manyGets[connected.length - 3 * 4 - 1] = 65;
+        assertTrue(assertThrows(FencelineException.class, () -> decode(manyGets)).getMessage()
+                .contains("get bounds for 65 lanes"));
+        byte[] negative = connected.clone();
+        ByteBuffer.wrap(negative).order(ByteOrder.nativeOrder()).putInt(connected.length - 4, -1);
+        assertTrue(assertThrows(FencelineException.class, () -> decode(negative)).getMessage()
+                .contains("lane 2 takes gets of at most -1 bytes"));
     }
 }
