@@ -145,6 +145,7 @@ void flu_copy(void *dst, const void *src, size_t n) {
     __asm__ volatile("rep movsb\n\tsfence" : "+D"(dst), "+S"(src), "+c"(n) : : "memory");
 #else
     memcpy(dst, src, n);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
 #endif
 }
 

@@ -246,11 +246,21 @@ final class UcxLane extends AbstractLane implements DirectAccess, dev.fenceline.
      */
     void limitGets(int maxGet) {
         LaneCapabilities c = capabilities;
-        if (c.maxBcopy() > maxGet) {
+        if (carriesMessages() && c.maxBcopy() > maxGet) {
             capabilities = new LaneCapabilities(Math.min(c.maxShort(), maxGet), Math.max(1, maxGet), c.maxZcopy(),
                     c.zcopyNeedsRegisteredLocal(), c.hardwareAtomics32(), c.hardwareAtomics64(),
                     c.hardwareCompareAndSwap(), c.flushMeansVisible(), c.deduplicates());
         }
+    }
+
+    /** @return the smallest put or get through a mapping that the native copy takes ({@code native-copy-from}) */
+    int nativeCopyFrom() {
+        return mapped.nativeFrom();
+    }
+
+    /** @return whether its operations may go as messages: its iface carries copied active messages */
+    boolean carriesMessages() {
+        return channel.iface.attributes().has(UctIfaceAttributes.AM_BCOPY);
     }
 
     /** The replacement is up: the endpoint binds it (agent thread). */

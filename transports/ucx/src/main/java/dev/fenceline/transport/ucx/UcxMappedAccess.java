@@ -37,6 +37,11 @@ final class UcxMappedAccess {
         this.nativeFrom = agent.nativeCopyFrom;
     }
 
+    /** @return the smallest access the native copy takes; {@code Integer.MAX_VALUE}: none */
+    int nativeFrom() {
+        return nativeFrom;
+    }
+
     /**
      * @param n the access's bytes
      * @param buffer the caller's buffer
@@ -67,14 +72,17 @@ final class UcxMappedAccess {
         if (m == null) {
             return false;
         }
-        int n = src.remaining();
-        int at = m.check(key, address, n, Access.WRITE);
+        // Read once: a thread that moves the buffer's position meanwhile cannot take the native copy
+        // past its end (each field stays within the capacity, so from + n does too).
+        int from = src.position();
+        int n = src.limit() - from;
+        int at = m.check(key, address, Math.max(0, n), Access.WRITE);
         if (n == Long.BYTES) {
             MappedMemory.putLong(m.view(), at, src);
-        } else if (copiesNatively(n, src, nativeFrom)) {
-            // The copy ends in a store fence: every byte is visible before this thread's next store.
-            UcxNative.shim().flu_copy(m.view().addressOffset() + at, BufferUtil.address(src) + src.position(), n);
+        } else if (n > 0 && copiesNatively(n, src, nativeFrom)) {
+            UcxNative.shim().flu_copy(m.view().addressOffset() + at, BufferUtil.address(src) + from, n);
             Reference.reachabilityFence(src);
+            VarHandle.releaseFence(); // as MappedMemory.put: what this thread stores next comes after
         } else {
             MappedMemory.put(m.data(), at, src);
         }
@@ -86,11 +94,12 @@ final class UcxMappedAccess {
         if (m == null) {
             return false;
         }
-        int n = dst.remaining();
-        int at = m.check(key, address, n, Access.READ);
-        if (copiesNatively(n, dst, nativeFrom) && !dst.isReadOnly()) {
+        int from = dst.position(); // read once, as in putNow
+        int n = dst.limit() - from;
+        int at = m.check(key, address, Math.max(0, n), Access.READ);
+        if (n > 0 && copiesNatively(n, dst, nativeFrom) && !dst.isReadOnly()) {
             VarHandle.acquireFence(); // as MappedMemory.get: the copy reads after the key table was checked
-            UcxNative.shim().flu_copy(BufferUtil.address(dst) + dst.position(), m.view().addressOffset() + at, n);
+            UcxNative.shim().flu_copy(BufferUtil.address(dst) + from, m.view().addressOffset() + at, n);
             Reference.reachabilityFence(dst);
         } else {
             MappedMemory.get(m.data(), at, dst);

@@ -46,6 +46,12 @@ final class UcxWireup {
     static final int MAX_CHANNELS = UcxAddress.MAX_IFACES;
     /** More lanes than one connect opens (an endpoint has at most 64). */
     static final int MAX_LANES = 64;
+    /**
+     * The smallest get bound a CONNECTED may give for a lane that carries messages: UCT's copied
+     * messages carry kilobytes everywhere, so less is a broken or hostile target, which would have
+     * the origin split every operation into pieces of a few bytes.
+     */
+    static final int MIN_GET_BOUND = 1 << 10;
     /** A UCT endpoint address longer than this is not one. */
     static final int MAX_EP_ADDRESS = 1024;
     /** The longest refusal text. */

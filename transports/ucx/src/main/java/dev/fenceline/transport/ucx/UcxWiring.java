@@ -258,14 +258,8 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
             UcxDialing d = dials.remove(r.dial());
             if (d != null) {
                 forget(d);
-                for (UcxChannel ch : d.made) { // the target ended its side of each with the refusal
-                    if (ch.lanes.isEmpty()) {
-                        origins.drop(ch);
-                    } else { // another connect's lanes went on it meanwhile: they cannot live there
-                        agent.channelFailed(ch, new EndpointFailedException("ucx: " + d.peer + " refused the connect"
-                                + " that made " + ch + ": " + UcxWireup.printable(r.reason())), false);
-                    }
-                }
+                // the target ended its side of each with the refusal
+                dropMade(d, ch -> d.peer + " refused the connect that made " + ch + ": " + UcxWireup.printable(r.reason()));
                 if (r.notOwnChannel() && redialed(d)) {
                     return; // dialed again, on channels of its own
                 }
@@ -288,6 +282,39 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         } else if (m instanceof UcxWireup.Leaving l) {
             leaving.onLeaving(l);
         }
+    }
+
+    /**
+     * Ends the channels a connect that did not go through made: those carrying no lane go; one that
+     * another connect's lanes went on meanwhile fails, since they cannot live there.
+     */
+    private void dropMade(UcxDialing d, java.util.function.Function<UcxChannel, String> why) {
+        for (UcxChannel ch : d.made) {
+            if (ch.lanes.isEmpty()) {
+                origins.drop(ch);
+            } else {
+                agent.channelFailed(ch, new EndpointFailedException("ucx: " + why.apply(ch)), false);
+            }
+        }
+    }
+
+    /**
+     * @param maxGets the get bounds a CONNECTED gave, one per lane of the connect
+     * @param messages for each lane, whether its operations may go as messages (only their bound matters)
+     * @return what makes them unusable (too few or too many, or a bound below what any UCT message
+     *     carries), in words; null if they are fine
+     */
+    static String unusableGetBounds(List<Integer> maxGets, boolean[] messages) {
+        if (maxGets.size() != messages.length) {
+            return "get bounds for " + maxGets.size() + " lanes, where it opened " + messages.length;
+        }
+        for (int i = 0; i < messages.length; i++) {
+            if (messages[i] && maxGets.get(i) < UcxWireup.MIN_GET_BOUND) {
+                return "gets of at most " + maxGets.get(i) + " bytes on lane " + i + ", below the "
+                        + UcxWireup.MIN_GET_BOUND + " any UCT message carries";
+            }
+        }
+        return null;
     }
 
     /** A connect failed: its endpoint's connect, a reconnect or a replacement hears why. */
@@ -334,11 +361,17 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         if (d == null || d.answered) {
             return; // abandoned (timed out), or a peer repeating itself
         }
-        if (m.maxGets().size() != d.lanes.size()) {
+        boolean[] messages = new boolean[d.lanes.size()];
+        for (int i = 0; i < messages.length; i++) {
+            messages[i] = d.lanes.get(i).carriesMessages();
+        }
+        String unusable = unusableGetBounds(m.maxGets(), messages);
+        if (unusable != null) {
             dials.remove(m.dial());
             forget(d);
-            failed(d, d.peer + " answered a connect of " + d.lanes.size() + " lanes with get bounds for "
-                    + m.maxGets().size());
+            dropMade(d, ch -> d.peer + " answered the connect that made " + ch + " with " + unusable);
+            peers.neverReverseUnproven(d.reversed);
+            failed(d, d.peer + " answered the connect with " + unusable);
             return;
         }
         d.answered = true;

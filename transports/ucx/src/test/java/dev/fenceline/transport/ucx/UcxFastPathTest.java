@@ -114,6 +114,8 @@ class UcxFastPathTest {
                 MemoryRegion scratch = y.allocate(4096);
                 RemoteKey sk = x.unpackRemoteKey(scratch.remoteKey().toBytes());
                 Endpoint ep = await(x.connect(y.address()));
+                assertEquals(copy.equals("auto") ? 16 << 10 : Integer.MAX_VALUE,
+                        UcxLane.byId(ep.lanes().get(0).connectionId()).nativeCopyFrom(), copy);
                 await(ep.get(ByteBuffer.allocate(8), r.address(), k)); // the agent maps the key
                 int seed = 1;
                 for (int n : new int[] {(16 << 10) - 1, 16 << 10, (64 << 10) + 3, 1 << 20}) {

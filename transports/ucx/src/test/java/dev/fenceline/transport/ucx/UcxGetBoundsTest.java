@@ -10,6 +10,7 @@ import dev.fenceline.MemoryRegion;
 import dev.fenceline.RemoteKey;
 import dev.fenceline.Worker;
 import java.nio.ByteBuffer;
+import java.util.List;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
@@ -68,5 +69,17 @@ class UcxGetBoundsTest {
             await(rev.get(again, back.address(), target.unpackRemoteKey(back.remoteKey().toBytes())));
             assertEquals(r.buffer().duplicate().clear(), again.clear(), "the get back");
         }
+    }
+
+    @Test
+    void boundsThatDoNotMatchTheLanesOrWouldShredTheirOperationsFailTheConnect() {
+        boolean[] both = {true, false};
+        assertEquals(null, UcxWiring.unusableGetBounds(List.of(UcxWireup.MIN_GET_BOUND, 0), both),
+                "a lane without messages may have no bound");
+        assertEquals("get bounds for 1 lanes, where it opened 2", UcxWiring.unusableGetBounds(List.of(65_000), both));
+        assertEquals("get bounds for 3 lanes, where it opened 2",
+                UcxWiring.unusableGetBounds(List.of(65_000, 0, 0), both));
+        assertEquals("gets of at most 1023 bytes on lane 0, below the 1024 any UCT message carries",
+                UcxWiring.unusableGetBounds(List.of(UcxWireup.MIN_GET_BOUND - 1, 65_000), both));
     }
 }
