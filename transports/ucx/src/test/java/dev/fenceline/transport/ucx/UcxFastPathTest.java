@@ -114,11 +114,11 @@ class UcxFastPathTest {
                 MemoryRegion scratch = y.allocate(4096);
                 RemoteKey sk = x.unpackRemoteKey(scratch.remoteKey().toBytes());
                 Endpoint ep = await(x.connect(y.address()));
-                assertEquals(copy.equals("auto") ? 16 << 10 : Integer.MAX_VALUE,
+                assertEquals(copy.equals("auto") ? 256 << 10 : Integer.MAX_VALUE,
                         UcxLane.byId(ep.lanes().get(0).connectionId()).nativeCopyFrom(), copy);
                 await(ep.get(ByteBuffer.allocate(8), r.address(), k)); // the agent maps the key
                 int seed = 1;
-                for (int n : new int[] {(16 << 10) - 1, 16 << 10, (64 << 10) + 3, 1 << 20}) {
+                for (int n : new int[] {(256 << 10) - 1, 256 << 10, (1 << 20) + 3}) {
                     for (int at : new int[] {0, 5, size - n}) {
                         seed++;
                         ByteBuffer src = ByteBuffer.allocateDirect(n + 9);
@@ -176,7 +176,7 @@ class UcxFastPathTest {
 
     @Test
     void onlyLargeAccessesOfDirectBuffersTakeTheNativeCopy() {
-        int from = 16 << 10;
+        int from = 256 << 10;
         assertTrue(UcxMappedAccess.copiesNatively(from, ByteBuffer.allocateDirect(from), from));
         assertFalse(UcxMappedAccess.copiesNatively(from - 1, ByteBuffer.allocateDirect(from), from));
         assertFalse(UcxMappedAccess.copiesNatively(from, ByteBuffer.allocate(from), from), "a heap buffer has no address");

@@ -79,8 +79,8 @@ class UcxSettingsTest {
 
     @Test
     void theNativeCopyTakesAccessesFromItsThresholdOrNone() {
-        assertEquals(16 << 10, settings("").nativeCopyFrom());
-        assertEquals(64 << 10, settings("native-copy-from = 64KiB").nativeCopyFrom());
+        assertEquals(256 << 10, settings("").nativeCopyFrom());
+        assertEquals(16 << 10, settings("native-copy-from = 16KiB").nativeCopyFrom());
         assertEquals(Integer.MAX_VALUE, settings("native-copy = off\nnative-copy-from = 4KiB").nativeCopyFrom());
     }
 
