@@ -72,20 +72,23 @@ final class UcxMappedAccess {
         if (m == null) {
             return false;
         }
-        // Read once: a thread that moves the buffer's position meanwhile cannot take the native copy
-        // past its end (each field stays within the capacity, so from + n does too).
+        // Read once, and every copy below takes these: a thread that moves the buffer's position
+        // meanwhile cannot take a copy past the buffer or past the range checked (each field stays
+        // within the capacity, so from + n does too).
         int from = src.position();
-        int n = src.limit() - from;
-        int at = m.check(key, address, Math.max(0, n), Access.WRITE);
+        int n = Math.max(0, src.limit() - from);
+        int at = m.check(key, address, n, Access.WRITE);
         if (n == Long.BYTES) {
-            MappedMemory.putLong(m.view(), at, src);
-        } else if (n > 0 && copiesNatively(n, src, nativeFrom)) {
+            MappedMemory.putLong(m.view(), at, src); // the hot size: one store, then the release fence
+            return true;
+        }
+        if (copiesNatively(n, src, nativeFrom)) {
             UcxNative.shim().flu_copy(m.view().addressOffset() + at, BufferUtil.address(src) + from, n);
             Reference.reachabilityFence(src);
-            VarHandle.releaseFence(); // as MappedMemory.put: what this thread stores next comes after
         } else {
-            MappedMemory.put(m.data(), at, src);
+            m.data().put(at, src, from, n);
         }
+        VarHandle.releaseFence(); // as MappedMemory.put: what this thread stores next comes after
         return true;
     }
 
@@ -95,14 +98,18 @@ final class UcxMappedAccess {
             return false;
         }
         int from = dst.position(); // read once, as in putNow
-        int n = dst.limit() - from;
-        int at = m.check(key, address, Math.max(0, n), Access.READ);
-        if (n > 0 && copiesNatively(n, dst, nativeFrom) && !dst.isReadOnly()) {
-            VarHandle.acquireFence(); // as MappedMemory.get: the copy reads after the key table was checked
+        int n = Math.max(0, dst.limit() - from);
+        int at = m.check(key, address, n, Access.READ);
+        if (n == Long.BYTES) {
+            MappedMemory.get(m.data(), at, dst); // the hot size: one load
+            return true;
+        }
+        VarHandle.acquireFence(); // as MappedMemory.get: the copy reads after the key table was checked
+        if (copiesNatively(n, dst, nativeFrom) && !dst.isReadOnly()) {
             UcxNative.shim().flu_copy(BufferUtil.address(dst) + from, m.view().addressOffset() + at, n);
             Reference.reachabilityFence(dst);
         } else {
-            MappedMemory.get(m.data(), at, dst);
+            dst.put(from, m.data(), at, n);
         }
         return true;
     }

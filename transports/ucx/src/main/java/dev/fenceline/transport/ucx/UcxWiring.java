@@ -306,7 +306,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
      */
     static String unusableGetBounds(List<Integer> maxGets, boolean[] messages) {
         if (maxGets.size() != messages.length) {
-            return "get bounds for " + maxGets.size() + " lanes, where it opened " + messages.length;
+            return "get bounds for " + maxGets.size() + " lane(s), where it opened " + messages.length;
         }
         for (int i = 0; i < messages.length; i++) {
             if (messages[i] && maxGets.get(i) < UcxWireup.MIN_GET_BOUND) {
@@ -367,9 +367,10 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         }
         String unusable = unusableGetBounds(m.maxGets(), messages);
         if (unusable != null) {
+            // As a connect that timed out (abandon): the target took it, so its lanes go by BYE on their
+            // channels, which stay for later connects.
             dials.remove(m.dial());
             forget(d);
-            dropMade(d, ch -> d.peer + " answered the connect that made " + ch + " with " + unusable);
             peers.neverReverseUnproven(d.reversed);
             failed(d, d.peer + " answered the connect with " + unusable);
             return;

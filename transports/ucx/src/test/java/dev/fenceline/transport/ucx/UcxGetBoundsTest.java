@@ -76,8 +76,8 @@ class UcxGetBoundsTest {
         boolean[] both = {true, false};
         assertEquals(null, UcxWiring.unusableGetBounds(List.of(UcxWireup.MIN_GET_BOUND, 0), both),
                 "a lane without messages may have no bound");
-        assertEquals("get bounds for 1 lanes, where it opened 2", UcxWiring.unusableGetBounds(List.of(65_000), both));
-        assertEquals("get bounds for 3 lanes, where it opened 2",
+        assertEquals("get bounds for 1 lane(s), where it opened 2", UcxWiring.unusableGetBounds(List.of(65_000), both));
+        assertEquals("get bounds for 3 lane(s), where it opened 2",
                 UcxWiring.unusableGetBounds(List.of(65_000, 0, 0), both));
         assertEquals("gets of at most 1023 bytes on lane 0, below the 1024 any UCT message carries",
                 UcxWiring.unusableGetBounds(List.of(UcxWireup.MIN_GET_BOUND - 1, 65_000), both));
