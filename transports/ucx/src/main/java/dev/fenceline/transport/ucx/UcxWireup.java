@@ -187,6 +187,25 @@ final class UcxWireup {
             ends = List.copyOf(ends);
             maxGets = List.copyOf(maxGets);
         }
+
+        /**
+         * @param messages for each lane of the connect, whether its operations may go as messages
+         *     (only their bound matters)
+         * @return what makes the get bounds unusable for those lanes (too few or too many, or a bound
+         *     below what any UCT message carries), in words; null if they are fine
+         */
+        String unusableFor(boolean[] messages) {
+            if (maxGets.size() != messages.length) {
+                return "get bounds for " + maxGets.size() + " lane(s), where it opened " + messages.length;
+            }
+            for (int i = 0; i < messages.length; i++) {
+                if (messages[i] && maxGets.get(i) < MIN_GET_BOUND) {
+                    return "gets of at most " + maxGets.get(i) + " bytes on lane " + i + ", below the "
+                            + MIN_GET_BOUND + " any UCT message carries";
+                }
+            }
+            return null;
+        }
     }
 
     /**

@@ -258,8 +258,14 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
             UcxDialing d = dials.remove(r.dial());
             if (d != null) {
                 forget(d);
-                // the target ended its side of each with the refusal
-                dropMade(d, ch -> d.peer + " refused the connect that made " + ch + ": " + UcxWireup.printable(r.reason()));
+                for (UcxChannel ch : d.made) { // the target ended its side of each with the refusal
+                    if (ch.lanes.isEmpty()) {
+                        origins.drop(ch);
+                    } else { // another connect's lanes went on it meanwhile: they cannot live there
+                        agent.channelFailed(ch, new EndpointFailedException("ucx: " + d.peer + " refused the connect"
+                                + " that made " + ch + ": " + UcxWireup.printable(r.reason())), false);
+                    }
+                }
                 if (r.notOwnChannel() && redialed(d)) {
                     return; // dialed again, on channels of its own
                 }
@@ -282,39 +288,6 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         } else if (m instanceof UcxWireup.Leaving l) {
             leaving.onLeaving(l);
         }
-    }
-
-    /**
-     * Ends the channels a connect that did not go through made: those carrying no lane go; one that
-     * another connect's lanes went on meanwhile fails, since they cannot live there.
-     */
-    private void dropMade(UcxDialing d, java.util.function.Function<UcxChannel, String> why) {
-        for (UcxChannel ch : d.made) {
-            if (ch.lanes.isEmpty()) {
-                origins.drop(ch);
-            } else {
-                agent.channelFailed(ch, new EndpointFailedException("ucx: " + why.apply(ch)), false);
-            }
-        }
-    }
-
-    /**
-     * @param maxGets the get bounds a CONNECTED gave, one per lane of the connect
-     * @param messages for each lane, whether its operations may go as messages (only their bound matters)
-     * @return what makes them unusable (too few or too many, or a bound below what any UCT message
-     *     carries), in words; null if they are fine
-     */
-    static String unusableGetBounds(List<Integer> maxGets, boolean[] messages) {
-        if (maxGets.size() != messages.length) {
-            return "get bounds for " + maxGets.size() + " lane(s), where it opened " + messages.length;
-        }
-        for (int i = 0; i < messages.length; i++) {
-            if (messages[i] && maxGets.get(i) < UcxWireup.MIN_GET_BOUND) {
-                return "gets of at most " + maxGets.get(i) + " bytes on lane " + i + ", below the "
-                        + UcxWireup.MIN_GET_BOUND + " any UCT message carries";
-            }
-        }
-        return null;
     }
 
     /** A connect failed: its endpoint's connect, a reconnect or a replacement hears why. */
@@ -365,7 +338,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         for (int i = 0; i < messages.length; i++) {
             messages[i] = d.lanes.get(i).carriesMessages();
         }
-        String unusable = unusableGetBounds(m.maxGets(), messages);
+        String unusable = m.unusableFor(messages);
         if (unusable != null) {
             // As a connect that timed out (abandon): the target took it, so its lanes go by BYE on their
             // channels, which stay for later connects.

@@ -71,15 +71,19 @@ class UcxGetBoundsTest {
         }
     }
 
+    private static UcxWireup.Connected connected(List<Integer> maxGets) {
+        return new UcxWireup.Connected(1, List.of(), maxGets);
+    }
+
     @Test
     void boundsThatDoNotMatchTheLanesOrWouldShredTheirOperationsFailTheConnect() {
         boolean[] both = {true, false};
-        assertEquals(null, UcxWiring.unusableGetBounds(List.of(UcxWireup.MIN_GET_BOUND, 0), both),
+        assertEquals(null, connected(List.of(UcxWireup.MIN_GET_BOUND, 0)).unusableFor(both),
                 "a lane without messages may have no bound");
-        assertEquals("get bounds for 1 lane(s), where it opened 2", UcxWiring.unusableGetBounds(List.of(65_000), both));
+        assertEquals("get bounds for 1 lane(s), where it opened 2", connected(List.of(65_000)).unusableFor(both));
         assertEquals("get bounds for 3 lane(s), where it opened 2",
-                UcxWiring.unusableGetBounds(List.of(65_000, 0, 0), both));
+                connected(List.of(65_000, 0, 0)).unusableFor(both));
         assertEquals("gets of at most 1023 bytes on lane 0, below the 1024 any UCT message carries",
-                UcxWiring.unusableGetBounds(List.of(UcxWireup.MIN_GET_BOUND - 1, 65_000), both));
+                connected(List.of(UcxWireup.MIN_GET_BOUND - 1, 65_000)).unusableFor(both));
     }
 }
