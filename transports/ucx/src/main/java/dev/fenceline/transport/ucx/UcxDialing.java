@@ -4,7 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * A connect on its way (wireup, on the progress agent: {@link UcxWiring}): its lanes, and what it
+ * A connect on its way (wireup, on the progress agent: {@link UcxDials}): its lanes, and what it
  * waits for.
  */
 final class UcxDialing {

@@ -19,8 +19,8 @@ import org.agrona.concurrent.UnsafeBuffer;
  * type to the first iface, in {@code tls} order, that reaches the peer and serves it), makes or
  * reuses a channel per iface and sends the CONNECT; a target makes its end of each channel and
  * answers ({@link UcxAcceptor}). The peers and channels, under every name they go by, are
- * {@link UcxPeers}; an origin's channels are made and dropped by {@link UcxOriginChannels}. See
- * {@link UcxWireup} for the messages.
+ * {@link UcxPeers}; an origin's channels are made and dropped by {@link UcxOriginChannels}; its
+ * connects, once sent, go to their end in {@link UcxDials}. See {@link UcxWireup} for the messages.
  */
 final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(UcxWiring.class);
@@ -43,10 +43,10 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
     private final UcxPeerWarnings warnings;
     private final UcxLeaving leaving;
     private final UcxOriginChannels origins;
-    /** Connects on their way, by the id their CONNECT carries. */
-    private final Long2ObjectHashMap<UcxDialing> dials = new Long2ObjectHashMap<>();
     /** Origin lanes by connection id. */
     final Long2ObjectHashMap<UcxLane> lanes = new Long2ObjectHashMap<>();
+    /** Connects on their way, to their end. */
+    private final UcxDials dials;
     private final UnsafeBuffer scratch = new UnsafeBuffer(ByteBuffer.allocateDirect(64 << 10));
     /** Lanes given up by their endpoints but still wanted, being reconnected. */
     final UcxRecovery<UcxLane> recovery;
@@ -70,8 +70,25 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
                 this::forgetPeer);
         this.leaving = new UcxLeaving(agent, peers, workerId, workerName, this::send, this::forgetPeer);
         this.planner = new UcxLanePlanner(ifaces, settings, target.maxGet());
+        this.dials = new UcxDials(agent, peers, origins, reports, workerName, RANDOM, lanes, new UcxDials.Wiring() {
+            @Override
+            public void send(UcxChannel channel, UcxWireup.Message message) {
+                UcxWiring.this.send(channel, message);
+            }
+
+            @Override
+            public void bye(UcxLane lane) {
+                UcxWiring.this.bye(lane);
+            }
+
+            @Override
+            public void redial(UcxCommand.Dial command) {
+                dial(command);
+            }
+        });
         this.recovery = new UcxRecovery<>(workerName, settings.reconnect(), settings.connectTimeout().toNanos(),
                 System::nanoTime, RANDOM::nextLong, this);
+        dials.recovery(recovery);
     }
 
     UcxChannel channel(long endpoint) {
@@ -135,8 +152,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
             lanes.put(l.conn, l);
             l.channel.lanes.add(l);
         }
-        long onWire = wireId();
-        dials.put(onWire, new UcxDialing(d.dial(), peer, made, channels, wired, null, false, d));
+        long onWire = dials.start(new UcxDialing(d.dial(), peer, made, channels, wired, null, false, d));
         send(wireup, new UcxWireup.Connect(onWire, workerId, localAddress, wired, lanesOut));
     }
 
@@ -212,8 +228,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         UcxLane next = old.successor(RANDOM.nextLong(), fresh);
         lanes.put(next.conn, next);
         fresh.lanes.add(next);
-        long onWire = wireId();
-        dials.put(onWire, new UcxDialing(dial, peer, List.of(next), channels, wired, old, recovering, null));
+        long onWire = dials.start(new UcxDialing(dial, peer, List.of(next), channels, wired, old, recovering, null));
         send(wireup, new UcxWireup.Connect(onWire, workerId, localAddress, wired,
                 List.of(new UcxWireup.Lane(next.conn, channels.indexOf(fresh)))));
     }
@@ -253,24 +268,9 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         if (m instanceof UcxWireup.Connect c) {
             acceptor.onConnect(c, overSharedMemory);
         } else if (m instanceof UcxWireup.Connected c) {
-            onConnected(c);
+            dials.onConnected(c);
         } else if (m instanceof UcxWireup.Refused r) {
-            UcxDialing d = dials.remove(r.dial());
-            if (d != null) {
-                forget(d);
-                for (UcxChannel ch : d.made) { // the target ended its side of each with the refusal
-                    if (ch.lanes.isEmpty()) {
-                        origins.drop(ch);
-                    } else { // another connect's lanes went on it meanwhile: they cannot live there
-                        agent.channelFailed(ch, new EndpointFailedException("ucx: " + d.peer + " refused the connect"
-                                + " that made " + ch + ": " + UcxWireup.printable(r.reason())), false);
-                    }
-                }
-                if (r.notOwnChannel() && redialed(d)) {
-                    return; // dialed again, on channels of its own
-                }
-                failed(d, d.peer + " refused the connect: " + UcxWireup.printable(r.reason()));
-            }
+            dials.onRefused(r);
         } else if (m instanceof UcxWireup.Hello h) {
             UcxChannel ch = peers.reply(h.channel());
             if (ch != null && ch.state != UcxChannel.State.FAILED) {
@@ -281,7 +281,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
             UcxChannel ch = peers.origin(h.channel());
             if (ch != null && ch.state == UcxChannel.State.WIRING) {
                 ch.state = UcxChannel.State.READY;
-                checkDials();
+                dials.check();
             }
         } else if (m instanceof UcxWireup.Bye b) {
             target.close(b.conn());
@@ -290,117 +290,9 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         }
     }
 
-    /** A connect failed: its endpoint's connect, a reconnect or a replacement hears why. */
-    private void failed(UcxDialing d, String why) {
-        if (d.replaces == null) {
-            reports.dialFailed(d.dial, new EndpointFailedException("ucx: " + why));
-        } else if (d.recovery) {
-            recovery.failed(d.replaces, why);
-        } else {
-            LOG.warn("ucx {}: the replacement of {} failed: {}", workerName, d.replaces, why);
-        }
-    }
-
-    /**
-     * The peer refused a connect as a channel it named REVERSE is not the peer's (a third worker may
-     * have made it here in the peer's name, or the peer no longer has its end): one the peer took
-     * before fails, none it never took carries lanes from now on, and an endpoint's connect is dialed
-     * again at once, on channels of its own.
-     *
-     * @return whether it was dialed again
-     */
-    private boolean redialed(UcxDialing d) {
-        for (UcxChannel ch : d.reversed) {
-            if (ch.bothWays) {
-                agent.channelFailed(ch, new EndpointFailedException("ucx: " + d.peer + " no longer has " + ch), false);
-            }
-        }
-        peers.neverReverseUnproven(d.peer.replyChannels.values());
-        if (d.command == null) {
-            return false;
-        }
-        LOG.debug("ucx {}: {} refused a connect on a channel it dialed; dialing again", workerName, d.peer);
-        dial(d.command);
-        return true;
-    }
-
     /** Tells every peer this worker is closing ({@link UcxLeaving#leaving}). */
     void leaving() {
         leaving.leaving();
-    }
-
-    private void onConnected(UcxWireup.Connected m) {
-        UcxDialing d = dials.get(m.dial());
-        if (d == null || d.answered) {
-            return; // abandoned (timed out), or a peer repeating itself
-        }
-        boolean[] messages = new boolean[d.lanes.size()];
-        for (int i = 0; i < messages.length; i++) {
-            messages[i] = d.lanes.get(i).carriesMessages();
-        }
-        String unusable = m.unusableFor(messages);
-        if (unusable != null) {
-            // As a connect that timed out (abandon): the target took it, so its lanes go by BYE on their
-            // channels, which stay for later connects.
-            dials.remove(m.dial());
-            forget(d);
-            peers.neverReverseUnproven(d.reversed);
-            failed(d, d.peer + " answered the connect with " + unusable);
-            return;
-        }
-        d.answered = true;
-        for (int i = 0; i < d.lanes.size(); i++) {
-            d.lanes.get(i).limitGets(m.maxGets().get(i)); // before the endpoint has the lane
-        }
-        for (UcxChannel ch : d.reversed) {
-            peers.bothWays(ch); // the peer took it as its own: never marked unproven from now on
-        }
-        for (UcxWireup.End e : m.ends()) {
-            UcxChannel ch = peers.origin(e.id());
-            if (ch == null || !d.channels.contains(ch) || ch.state != UcxChannel.State.WIRING) {
-                continue;
-            }
-            try {
-                ch.ep.connectTo(d.peer.address.ifaces().get(ch.peerIface).address(), e.endpoint());
-                send(ch, new UcxWireup.Hello(ch.id));
-                ch.hellos = 1;
-            } catch (FencelineException refused) {
-                agent.channelFailed(ch, new EndpointFailedException("ucx: cannot connect " + ch + ": "
-                        + refused.getMessage()), false);
-            }
-        }
-        checkDials();
-    }
-
-    /** Completes each answered connect whose channels are all up. */
-    private void checkDials() {
-        for (Long2ObjectHashMap<UcxDialing>.ValueIterator it = dials.values().iterator(); it.hasNext();) {
-            UcxDialing d = it.next();
-            if (!d.answered) {
-                continue;
-            }
-            boolean failed = d.channels.stream().anyMatch(c -> c.state == UcxChannel.State.FAILED);
-            boolean ready = d.channels.stream().allMatch(UcxChannel::ready);
-            if (failed) {
-                it.remove();
-                forget(d);
-                if (d.replaces == null || d.recovery) { // a replacement's failed channel said so already
-                    failed(d, "a channel to " + d.peer + " failed during the connect");
-                }
-            } else if (ready) {
-                it.remove();
-                if (d.replaces == null) {
-                    reports.dialed(d.dial, List.copyOf(d.lanes));
-                } else if (!d.recovery) {
-                    d.replaces.replacedBy(d.lanes.get(0));
-                } else if (recovery.succeeded(d.replaces, d.lanes.get(0))) {
-                    LOG.info("ucx {}: reconnected {} as {}", workerName, d.replaces, d.lanes.get(0));
-                    d.replaces.recoveredBy(d.lanes.get(0));
-                } else {
-                    d.lanes.get(0).close();
-                }
-            }
-        }
     }
 
     /**
@@ -420,43 +312,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
     /** A connect timed out: its lanes go, and the target is told. */
     @Override
     public void abandon(long dial) {
-        for (Long2ObjectHashMap<UcxDialing>.ValueIterator it = dials.values().iterator(); it.hasNext();) {
-            UcxDialing d = it.next();
-            if (d.dial == dial) {
-                it.remove();
-                forget(d);
-                peers.neverReverseUnproven(d.reversed); // the peer never took them: the next connect makes its own
-                return;
-            }
-        }
-    }
-
-    /**
-     * @return a new connect's id on the wire. UCT does not say who sent a message: an answer that
-     *     could name a connect by a counter could be forged by anyone reaching this worker's iface.
-     */
-    private long wireId() {
-        long w;
-        do {
-            w = RANDOM.nextLong();
-        } while (dials.containsKey(w));
-        return w;
-    }
-
-    private void forget(UcxDialing d) {
-        for (UcxLane l : d.lanes) {
-            lanes.remove(l.conn);
-            l.channel.lanes.remove(l);
-            bye(l);
-            l.forgotten();
-        }
-        if (d.recovery) { // its channels were made for it: a failed reconnect leaves no endpoint behind
-            for (UcxChannel ch : d.channels) {
-                if (ch.lanes.isEmpty()) {
-                    origins.drop(ch);
-                }
-            }
-        }
+        dials.abandon(dial);
     }
 
     /** Tells the target a lane is closed, on the lane's channel (after its requests), else the wireup's. */
@@ -478,7 +334,7 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
         if (!ch.origin || ch.bothWays) {
             target.lost(ch);
         }
-        checkDials();
+        dials.check();
     }
 
     /** @return the peer, or null */

@@ -108,7 +108,7 @@ class UcxPeerWorkerClosedTest {
         java.util.concurrent.atomic.AtomicInteger dialing = new java.util.concurrent.atomic.AtomicInteger(-1);
         g.a().setActiveMessageHandler(2, (h, p) -> {
             try {
-                dialing.set(((java.util.Map<?, ?>) dials.get(atA)).size());
+                dialing.set(((UcxDials) dials.get(atA)).count());
             } catch (IllegalAccessException e) {
                 g.failed().set(e);
             }
