@@ -1148,12 +1148,6 @@ static int refuse(const flu_iface_t *i, const flu_op_t *op) {
                 : op->length > a->cap.am.max_bcopy
                         || (op->remote != 0 && op->compare > a->cap.am.max_bcopy - op->length)
                 ? UCS_ERR_EXCEEDS_LIMIT : 0;
-    case FLU_AM_ZCOPY:
-        return !(f & UCT_IFACE_FLAG_AM_ZCOPY) || op->am_id >= UCT_AM_ID_MAX || a->cap.am.max_iov < 1
-                ? UCS_ERR_UNSUPPORTED
-                : op->length > a->cap.am.max_hdr || op->length > a->cap.am.max_zcopy
-                        || op->compare > a->cap.am.max_zcopy - op->length
-                ? UCS_ERR_EXCEEDS_LIMIT : 0;
     case FLU_PENDING:
         return !(f & UCT_IFACE_FLAG_PENDING) ? UCS_ERR_UNSUPPORTED : 0;
     case FLU_FLUSH:
@@ -1242,17 +1236,6 @@ int flu_post(flu_ep_t *e, flu_op_t *op) {
         copy_arg_t a = {local, op->length};
         ssize_t n = uct_ep_am_bcopy(ep, (uint8_t)op->am_id, pack, &a, 0);
         return n < 0 ? (int)n : UCS_OK;
-    }
-    case FLU_AM_ZCOPY: {
-        /* The header is copied now; the payload is read from where it is until the completion. */
-        uct_iov_t payload;
-        payload.buffer = (void *)(uintptr_t)op->remote;
-        payload.length = op->compare;
-        payload.memh = (uct_mem_h)(uintptr_t)op->memh;
-        payload.stride = 0;
-        payload.count = 1;
-        WITH_COMPLETION(w, op, 8, uct_ep_am_zcopy(ep, (uint8_t)op->am_id, local, (unsigned)op->length, &payload, 1,
-                                                  0, &c->comp));
     }
     case FLU_FLUSH:
         WITH_COMPLETION(w, op, 8, uct_ep_flush(ep, 0, &c->comp));

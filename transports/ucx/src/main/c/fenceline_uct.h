@@ -17,7 +17,7 @@
 #include <stddef.h>
 
 /* Bumped whenever a function, a layout or a code below changes meaning. */
-#define FLU_ABI 6
+#define FLU_ABI 5
 
 /* Operation kinds (flu_op.kind). */
 enum {
@@ -25,7 +25,7 @@ enum {
     FLU_GET_SHORT, FLU_GET_BCOPY, FLU_GET_ZCOPY,
     FLU_ATOMIC_POST, FLU_ATOMIC_FETCH, FLU_CSWAP,
     FLU_AM_SHORT, FLU_AM_BCOPY,
-    FLU_FLUSH, FLU_FENCE, FLU_PENDING, FLU_AM_ZCOPY
+    FLU_FLUSH, FLU_FENCE, FLU_PENDING
 };
 
 /* Atomic operations (flu_op.atomic_op), independent of UCT's enum. */
@@ -78,14 +78,12 @@ enum { FLU_ACCESS_READ = 1, FLU_ACCESS_WRITE = 2, FLU_ACCESS_ATOMIC = 4 };
 typedef struct flu_op {
     uint64_t local;      /* local buffer address (put source, get destination, message payload) */
     uint64_t length;     /* bytes */
-    uint64_t remote;     /* remote address; for FLU_AM_BCOPY, a second piece to copy after local, or 0;
-                          * for FLU_AM_ZCOPY, the payload UCT sends from where it is (local is the
-                          * header, which UCT copies): it must stay put until the completion */
+    uint64_t remote;     /* remote address; for FLU_AM_BCOPY, a second piece to copy after local, or 0 */
     uint64_t rkey;       /* flu_rkey_value of the target region */
-    uint64_t memh;       /* flu_mem handle of the local buffer (zero-copy; FLU_AM_ZCOPY: the payload's), or 0 */
+    uint64_t memh;       /* flu_mem handle of the local buffer (zero-copy), or 0 */
     uint64_t token;      /* echoed in the completion or ready event */
     uint64_t value;      /* atomic operand, swap value, or active-message header */
-    uint64_t compare;    /* compare-and-swap expected value; for FLU_AM_BCOPY and FLU_AM_ZCOPY, the second piece's bytes */
+    uint64_t compare;    /* compare-and-swap expected value; for FLU_AM_BCOPY, the second piece's bytes */
     uint64_t result;     /* out: a fetched value that arrived at once */
     uint32_t kind;       /* FLU_PUT_SHORT ... */
     uint32_t atomic_op;  /* FLU_AMO_x */

@@ -61,7 +61,6 @@ final class Layout {
     static final int FLUSH = 12;
     static final int FENCE = 13;
     static final int PENDING = 14;
-    static final int AM_ZCOPY = 15;
 
     // flu_event.type
     static final int EV_COMPLETION = 1;

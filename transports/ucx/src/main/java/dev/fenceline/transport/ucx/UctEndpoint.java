@@ -25,11 +25,6 @@ final class UctEndpoint implements AutoCloseable {
     /** UCT flushes and fences asked of it (its agent's thread; tests read them after an answer). */
     int flushes;
     int fences;
-    /** Active messages whose payload UCT sent from where it was ({@link #activeMessageZeroCopy}). */
-    int zeroCopyMessages;
-    /** Those UCT still read when it returned, and of them those whose completion came. */
-    int zeroCopyInProgress;
-    int zeroCopyCompleted;
 
     UctEndpoint(UctIface iface, long handle) {
         this.iface = iface;
@@ -130,24 +125,6 @@ final class UctEndpoint implements AutoCloseable {
         op.putInt(Layout.OP_AM_ID, id);
         op.putLong(Layout.OP_COMPARE, secondLength);
         return post(Layout.AM_BCOPY, first, firstLength, second, 0, 0);
-    }
-
-    /**
-     * One message of two pieces, the payload sent from where the caller keeps it: UCT copies the
-     * header now and reads the payload until the message has left (zero-copy), so the payload must
-     * stay put until {@code token}'s completion when the call returns {@link UctStatus#IN_PROGRESS}.
-     * For an iface with {@link UctIfaceAttributes#AM_ZCOPY} whose memory domain needs no handle.
-     */
-    int activeMessageZeroCopy(int id, long header, long headerLength, long payload, long payloadLength, long token) {
-        op.putInt(Layout.OP_AM_ID, id);
-        op.putLong(Layout.OP_COMPARE, payloadLength);
-        op.putLong(Layout.OP_MEMH, 0);
-        int s = post(Layout.AM_ZCOPY, header, headerLength, payload, 0, token);
-        if (s == UctStatus.OK || s == UctStatus.IN_PROGRESS) {
-            zeroCopyMessages++;
-            zeroCopyInProgress += s == UctStatus.IN_PROGRESS ? 1 : 0;
-        }
-        return s;
     }
 
     /**

@@ -93,14 +93,6 @@ final class UcxChannel {
      * fit, since UCT refuses a longer one with an error that fails the channel.
      */
     final int amMax;
-    /**
-     * The longest message (header and payload) it sends with the payload read from where the caller
-     * keeps it (UCT's am_zcopy), or 0 where the iface has none or its memory domain wants the payload
-     * registered first.
-     */
-    final int amZeroCopyMax;
-    /** The longest header such a message takes. */
-    final int amZeroCopyHeaderMax;
 
     UcxChannel(long id, UcxPeer peer, UctIface iface, int ifaceIndex, int peerIface, UctEndpoint ep,
             UcxWireup.Mode mode, boolean origin, State state) {
@@ -117,9 +109,6 @@ final class UcxChannel {
         this.amShortMax = a.has(UctIfaceAttributes.AM_SHORT) ? (int) Math.min(a.amMaxShort(), Integer.MAX_VALUE) : 0;
         this.amMax = a.has(UctIfaceAttributes.AM_BCOPY) ? (int) Math.min(a.amMaxBcopy(), Integer.MAX_VALUE)
                 : amShortMax;
-        boolean zeroCopy = a.has(UctIfaceAttributes.AM_ZCOPY) && !a.has(UctIfaceAttributes.MD_NEED_MEMH);
-        this.amZeroCopyMax = zeroCopy ? (int) Math.min(a.amMaxZcopy(), Integer.MAX_VALUE) : 0;
-        this.amZeroCopyHeaderMax = zeroCopy ? (int) Math.min(a.amMaxHeader(), Integer.MAX_VALUE) : 0;
     }
 
     boolean ready() {

@@ -27,32 +27,12 @@ final class UcxDataPath {
     /** The UCT flushes that answer puts and atomic posts where completions are not in place. */
     private final UcxUctFlushes flushes;
     private final UcxRemoteKeys keys;
-    /**
-     * Payloads of requests UCT sends from where they are, by the send's token, kept reachable until
-     * it no longer reads them: a stage may complete, and its buffer be dropped, before UCT says so.
-     */
-    private final Long2ObjectHashMap<HeldPayload> payloadsInFlight = new Long2ObjectHashMap<>();
-    /** When {@link #payloadsInFlight} next looks for sends whose endpoint went without completing them. */
-    private int sweepPayloadsAt = 64;
-
-    private record HeldPayload(UctEndpoint endpoint, ByteBuffer payload) {
-    }
 
     UcxDataPath(UcxAgent agent, UcxSender sender, int maxRequest) {
         this.agent = agent;
         this.sender = sender;
         this.keys = new UcxRemoteKeys(agent);
-        this.requests = new UcxRequests(sender, new UcxRequests.Payloads() {
-            @Override
-            public long token() {
-                return nextToken++;
-            }
-
-            @Override
-            public void hold(long token, UcxChannel channel, ByteBuffer payload) {
-                holdPayload(token, channel.ep, payload);
-            }
-        }, maxRequest);
+        this.requests = new UcxRequests(sender, maxRequest);
         this.flushes = new UcxUctFlushes(agent, sender, this);
     }
 
@@ -339,18 +319,6 @@ final class UcxDataPath {
         flushes.flushAwaiting();
     }
 
-    /**
-     * Keeps a zero-copy send's payload until its token completes, or its endpoint goes (UCT lets go
-     * of what an endpoint sends when it destroys it; UCT's tcp completes it then, as cancelled).
-     */
-    private void holdPayload(long token, UctEndpoint endpoint, ByteBuffer payload) {
-        payloadsInFlight.put(token, new HeldPayload(endpoint, payload));
-        if (payloadsInFlight.size() >= sweepPayloadsAt) {
-            payloadsInFlight.values().removeIf(h -> h.endpoint().closed());
-            sweepPayloadsAt = Math.max(64, 2 * payloadsInFlight.size());
-        }
-    }
-
     /** @return a token for a hardware operation or UCT flush, which {@link #completed} is given back */
     long nextToken() {
         return nextToken++;
@@ -450,11 +418,6 @@ final class UcxDataPath {
      * @param value a fetched value
      */
     void completed(long token, int status, long value) {
-        HeldPayload held = payloadsInFlight.remove(token);
-        if (held != null) { // sent, or cancelled with its endpoint: its answer, or its lane's failure, says the rest
-            held.endpoint().zeroCopyCompleted++;
-            return;
-        }
         UcxOp op = inFlight.remove(token);
         if (op == null) {
             return; // a probe's, or one of a lane that was forgotten

@@ -19,7 +19,7 @@ import jnr.ffi.Runtime;
  */
 public final class UcxNative {
     /** The ABI of the native library this class was written for ({@code FLU_ABI}). */
-    static final int ABI = 6;
+    static final int ABI = 5;
 
     private static final String RESOURCE = "/dev/fenceline/transport/ucx/native/linux-x86_64/libfenceline-uct.so";
 

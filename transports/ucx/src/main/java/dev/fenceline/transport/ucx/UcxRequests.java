@@ -8,35 +8,19 @@ import org.agrona.concurrent.UnsafeBuffer;
  * A worker's software requests as they go on the wire ({@link UcxWire}): each written into one
  * request buffer and handed to UCT as an active message; a message too large for one UCT message
  * goes in parts, the shortest without an exactly-once number as a SHORT MESSAGE, a large put from
- * native memory from where it is (zero-copy where the channel can). What the target applies and
+ * native memory from where it is. What the target applies and
  * answers; the data path decides what goes this way. Agent thread only.
  */
 final class UcxRequests {
-    /** Keeps a payload UCT sends from where it is until its send's token completes. */
-    interface Payloads {
-        /** @return a token for a send whose completion {@link #hold} waits for */
-        long token();
-
-        /**
-         * @param token the send's token
-         * @param channel the channel it went on
-         * @param payload the buffer UCT reads from until the token completes
-         */
-        void hold(long token, UcxChannel channel, ByteBuffer payload);
-    }
-
     private final UcxSender sender;
-    private final Payloads payloads;
     private final UnsafeBuffer request;
 
     /**
      * @param sender hands messages to UCT
-     * @param payloads keeps the payloads of zero-copy sends until UCT has sent them
      * @param maxRequest the largest request (header included) the ifaces carry in one message
      */
-    UcxRequests(UcxSender sender, Payloads payloads, int maxRequest) {
+    UcxRequests(UcxSender sender, int maxRequest) {
         this.sender = sender;
-        this.payloads = payloads;
         this.request = new UnsafeBuffer(ByteBuffer.allocateDirect(Math.max(maxRequest, UcxWire.REQUEST_HEADER))
                 .order(java.nio.ByteOrder.nativeOrder()));
     }
@@ -59,37 +43,11 @@ final class UcxRequests {
             return sent(lane, op, sender.trySend(lane.channel, UcxWire.AM_SHORT_MESSAGE, request, writeShort(lane, op)));
         }
         int length = writeRequest(lane, op);
-        if (!gathered(op)) {
-            return sent(lane, op, sender.trySend(lane.channel, UcxWire.AM_REQUEST, request, length));
-        }
-        long payload = org.agrona.BufferUtil.address(op.local) + op.local.position();
-        int n = op.local.remaining();
-        if (!inPlace(lane.channel, length, n)) {
-            return sent(lane, op, sender.trySend(lane.channel, UcxWire.AM_REQUEST, request, length, payload, n));
-        }
-        long token = payloads.token();
-        UcxSender.Sent s = sender.trySendInPlace(lane.channel, UcxWire.AM_REQUEST, request, length, payload, n, token);
-        if (s == UcxSender.Sent.IN_FLIGHT) {
-            payloads.hold(token, lane.channel, op.local);
-        }
+        UcxSender.Sent s = gathered(op)
+                ? sender.trySend(lane.channel, UcxWire.AM_REQUEST, request, length,
+                        org.agrona.BufferUtil.address(op.local) + op.local.position(), op.local.remaining())
+                : sender.trySend(lane.channel, UcxWire.AM_REQUEST, request, length);
         return sent(lane, op, s);
-    }
-
-    /**
-     * Puts from native memory at least this large go zero-copy where the channel can: UCT's tcp sends
-     * them from the caller's buffer, one copy fewer than packing them into its own first. Below it the
-     * pack is cheaper than the zero-copy send's completion (UCT tcp, alternating runs of the perf
-     * tool: 16 KiB puts lost in each of three pairs, 64 KiB ones gained up to 4 %, 1 MiB ones 11 %).
-     */
-    static final int IN_PLACE_MIN = 64 << 10;
-
-    /**
-     * @return whether a gathered put of {@code payload} bytes behind a header of {@code header} goes
-     *     with its payload read from where it is ({@link UcxSender#trySendInPlace})
-     */
-    static boolean inPlace(UcxChannel channel, int header, int payload) {
-        return payload >= IN_PLACE_MIN && header <= channel.amZeroCopyHeaderMax
-                && payload <= channel.amZeroCopyMax - header;
     }
 
     /** @return whether the request left the lane's queue, as {@link #send} says */

@@ -17,11 +17,6 @@ final class UcxSender {
     enum Sent {
         /** UCT took it. */
         SENT,
-        /**
-         * UCT took it and still reads its payload from where it is: the send's token completes when
-         * it no longer does.
-         */
-        IN_FLIGHT,
         /** No room now: try again when the channel is ready. */
         NO_ROOM,
         /** The channel failed. */
@@ -240,38 +235,6 @@ final class UcxSender {
                 : channel.ep.activeMessageCopy(id, message.addressOffset(), length);
         if (s == UctStatus.OK) {
             return Sent.SENT;
-        }
-        if (s == UctStatus.NO_RESOURCE) {
-            block(channel);
-            return Sent.NO_ROOM;
-        }
-        failures.failed(channel, UctStatus.describe(s));
-        return Sent.FAILED;
-    }
-
-    /**
-     * Sends a message of two pieces only if it can go now, its payload read by UCT from where it is
-     * (zero-copy): {@code message}'s first {@code length} bytes as the header, which UCT copies, then
-     * {@code tailLength} bytes of native memory at {@code tail}, which must stay put until
-     * {@code token} completes if this returns {@link Sent#IN_FLIGHT}. Only where the channel has
-     * {@link UcxChannel#amZeroCopyMax} room for both.
-     *
-     * @return what became of it
-     */
-    Sent trySendInPlace(UcxChannel channel, int id, UnsafeBuffer message, int length, long tail, int tailLength,
-            long token) {
-        if (channel.state == UcxChannel.State.FAILED) {
-            return Sent.FAILED;
-        }
-        if (channel.blocked()) {
-            return Sent.NO_ROOM;
-        }
-        int s = channel.ep.activeMessageZeroCopy(id, message.addressOffset(), length, tail, tailLength, token);
-        if (s == UctStatus.OK) {
-            return Sent.SENT;
-        }
-        if (s == UctStatus.IN_PROGRESS) {
-            return Sent.IN_FLIGHT;
         }
         if (s == UctStatus.NO_RESOURCE) {
             block(channel);

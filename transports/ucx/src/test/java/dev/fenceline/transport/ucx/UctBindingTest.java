@@ -129,9 +129,6 @@ class UctBindingTest {
             assertEquals(UctStatus.OK, ep.activeMessageCopy(5, src, text.length, src + 64, tail.length));
             assertEquals(UctStatus.EXCEEDS_LIMIT, ep.activeMessageCopy(5, src, text.length, src + 64,
                     attrs.amMaxBcopy() - text.length + 1), "both pieces count against the copy limit");
-            assertEquals(attrs.has(UctIfaceAttributes.AM_ZCOPY) ? UctStatus.OK : UctStatus.UNSUPPORTED,
-                    ep.activeMessageZeroCopy(6, src, text.length, src + 64, tail.length, 47),
-                    "zero-copy messages only where the iface has them");
             flushed(w, ev, ep, 46);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             while (ev.messages.size() < 3 && System.nanoTime() < deadline) {
@@ -477,27 +474,6 @@ class UctBindingTest {
                 w.drain(ev);
             }
             assertEquals(List.of("9:over tcp"), ev.messages);
-            // Zero-copy: the header copied, the payload sent from where it is.
-            assertTrue(attrs.has(UctIfaceAttributes.AM_ZCOPY) && !attrs.has(UctIfaceAttributes.MD_NEED_MEMH),
-                    attrs::toString);
-            long src = BufferUtil.address(local);
-            local.put(32, " copy".getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
-            local.put(0, "zero".getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
-            assertEquals(UctStatus.EXCEEDS_LIMIT, ep.activeMessageZeroCopy(10, src, attrs.amMaxHeader() + 1, src + 32, 5,
-                    80), "a header past the iface's limit");
-            assertEquals(UctStatus.EXCEEDS_LIMIT, ep.activeMessageZeroCopy(10, src, 4, src + 32,
-                    attrs.amMaxZcopy() - 4 + 1, 80), "header and payload together past the limit");
-            int z = ep.activeMessageZeroCopy(10, src, 4, src + 32, 5, 79);
-            if (z == UctStatus.IN_PROGRESS) {
-                assertEquals(UctStatus.OK, (int) ev.await(w, 79)[0], "the payload's completion");
-            } else {
-                assertEquals(UctStatus.OK, z, UctStatus.describe(z));
-            }
-            while (ev.messages.size() < 2 && System.nanoTime() < deadline) {
-                w.progress();
-                w.drain(ev);
-            }
-            assertEquals(List.of("9:over tcp", "10:zero copy"), ev.messages);
             // UCT's flush after a message waits for its peer's acknowledgement: its completion
             // comes back as an event with the token (how a put on an adapter is answered).
             int f = ep.flush(77);
