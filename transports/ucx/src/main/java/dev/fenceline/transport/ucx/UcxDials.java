@@ -4,7 +4,6 @@ import dev.fenceline.EndpointFailedException;
 import dev.fenceline.FencelineException;
 import java.security.SecureRandom;
 import java.util.List;
-import java.util.function.Consumer;
 import org.agrona.collections.Long2ObjectHashMap;
 
 /**
@@ -41,10 +40,10 @@ final class UcxDials {
     /** Connects on their way, by the id their CONNECT carries. */
     private final Long2ObjectHashMap<UcxDialing> dials = new Long2ObjectHashMap<>();
     /** Reconnects of lanes given up by their endpoints: told how theirs ended. */
-    private UcxRecovery<UcxLane> recovery;
+    private final UcxRecovery<UcxLane> recovery;
 
     UcxDials(UcxAgent agent, UcxPeers peers, UcxOriginChannels origins, UcxWiringReports reports, String workerName,
-            SecureRandom random, Long2ObjectHashMap<UcxLane> lanes, Wiring wiring) {
+            SecureRandom random, Long2ObjectHashMap<UcxLane> lanes, UcxRecovery<UcxLane> recovery, Wiring wiring) {
         this.agent = agent;
         this.peers = peers;
         this.origins = origins;
@@ -52,12 +51,8 @@ final class UcxDials {
         this.workerName = workerName;
         this.random = random;
         this.lanes = lanes;
-        this.wiring = wiring;
-    }
-
-    /** @param recovery told how each reconnect ended (made after this, as it dials through the wiring) */
-    void recovery(UcxRecovery<UcxLane> recovery) {
         this.recovery = recovery;
+        this.wiring = wiring;
     }
 
     /**

@@ -70,25 +70,25 @@ final class UcxWiring implements UcxRecovery.Dialer<UcxLane> {
                 this::forgetPeer);
         this.leaving = new UcxLeaving(agent, peers, workerId, workerName, this::send, this::forgetPeer);
         this.planner = new UcxLanePlanner(ifaces, settings, target.maxGet());
-        this.dials = new UcxDials(agent, peers, origins, reports, workerName, RANDOM, lanes, new UcxDials.Wiring() {
-            @Override
-            public void send(UcxChannel channel, UcxWireup.Message message) {
-                UcxWiring.this.send(channel, message);
-            }
-
-            @Override
-            public void bye(UcxLane lane) {
-                UcxWiring.this.bye(lane);
-            }
-
-            @Override
-            public void redial(UcxCommand.Dial command) {
-                dial(command);
-            }
-        });
         this.recovery = new UcxRecovery<>(workerName, settings.reconnect(), settings.connectTimeout().toNanos(),
                 System::nanoTime, RANDOM::nextLong, this);
-        dials.recovery(recovery);
+        this.dials = new UcxDials(agent, peers, origins, reports, workerName, RANDOM, lanes, recovery,
+                new UcxDials.Wiring() {
+                    @Override
+                    public void send(UcxChannel channel, UcxWireup.Message message) {
+                        UcxWiring.this.send(channel, message);
+                    }
+
+                    @Override
+                    public void bye(UcxLane lane) {
+                        UcxWiring.this.bye(lane);
+                    }
+
+                    @Override
+                    public void redial(UcxCommand.Dial command) {
+                        dial(command);
+                    }
+                });
     }
 
     UcxChannel channel(long endpoint) {
