@@ -4,6 +4,8 @@ import dev.fenceline.ConfigurationException;
 import io.netty.bootstrap.AbstractBootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.AdaptiveRecvByteBufAllocator;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelException;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.SelectStrategy;
 import io.netty.channel.IoHandlerFactory;
@@ -18,6 +20,13 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioChannelOption;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.channel.unix.RawUnixChannelOption;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import jdk.net.ExtendedSocketOptions;
 import org.slf4j.Logger;
@@ -28,6 +37,14 @@ record NettyIo(boolean epoll, IoHandlerFactory handlers, Class<? extends SocketC
         Class<? extends ServerSocketChannel> serverChannel) {
     private static final Logger LOG = LoggerFactory.getLogger(NettyIo.class);
     private static final AtomicBoolean FALLBACK_LOGGED = new AtomicBoolean();
+    /** Where Linux lists the congestion controls its TCP has (loaded or built in). */
+    static final String AVAILABLE_CONGESTION_CONTROL = "/proc/sys/net/ipv4/tcp_available_congestion_control";
+    /** Those an unprivileged process may choose. */
+    private static final String ALLOWED_CONGESTION_CONTROL = "/proc/sys/net/ipv4/tcp_allowed_congestion_control";
+    private static final int IPPROTO_TCP = 6;
+    private static final int TCP_CONGESTION = 13;
+    /** The kernel's longest name of a congestion control, its NUL included (TCP_CA_NAME_MAX). */
+    private static final int CONGESTION_NAME_MAX = 16;
 
     /**
      * @param io auto, epoll or nio
@@ -84,6 +101,83 @@ record NettyIo(boolean epoll, IoHandlerFactory handlers, Class<? extends SocketC
                 b.childOption(option, value);
             }
         }, s);
+    }
+
+    /**
+     * Checks, at the transport's start, that every lane's socket can take the configured congestion
+     * control: the kernel is asked on a socket opened for the purpose, so that a name it does not
+     * have, or one this process may not choose, is a configuration error naming the key, not a
+     * warning per connection.
+     *
+     * @param name the congestion control, empty for the kernel's default (then nothing is checked)
+     * @throws ConfigurationException if it cannot be set
+     */
+    void checkCongestionControl(String name) {
+        if (name.isEmpty()) {
+            return;
+        }
+        String key = TcpSettings.SECTION + ".congestion-control";
+        if (!epoll) {
+            throw new ConfigurationException(key + " = " + name + " is invalid here: only native epoll sets a"
+                    + " socket's congestion control, and this transport runs on NIO (io = nio, or epoll unavailable: "
+                    + Epoll.unavailabilityCause() + ")");
+        }
+        EpollSocketChannel probe = new EpollSocketChannel();
+        try {
+            setCongestionControl(probe, name);
+        } catch (ChannelException e) {
+            throw new ConfigurationException(key + " = " + name + " is invalid: the kernel refused it ("
+                    + (e.getCause() != null ? e.getCause().getMessage() : e.getMessage()) + "); available: "
+                    + firstLine(AVAILABLE_CONGESTION_CONTROL) + "; allowed without CAP_NET_ADMIN: "
+                    + firstLine(ALLOWED_CONGESTION_CONTROL), e);
+        } finally {
+            probe.unsafe().closeForcibly();
+        }
+    }
+
+    /**
+     * Sets a lane socket's congestion control (from its channel's initializer: a value of a bootstrap's
+     * options would be one buffer for all its channels, and the setting consumes it).
+     *
+     * @param ch an epoll channel
+     * @param name the congestion control, empty for the kernel's default (then nothing is set)
+     * @throws ChannelException if the kernel refuses it
+     */
+    void congestionControl(Channel ch, String name) {
+        if (epoll && !name.isEmpty()) {
+            setCongestionControl(ch, name);
+        }
+    }
+
+    private static void setCongestionControl(Channel ch, String name) {
+        byte[] bytes = name.getBytes(StandardCharsets.US_ASCII);
+        ch.config().setOption(new RawUnixChannelOption("TCP_CONGESTION", IPPROTO_TCP, TCP_CONGESTION, bytes.length),
+                ByteBuffer.wrap(bytes));
+    }
+
+    /**
+     * @param ch an epoll channel
+     * @return the congestion control its socket has
+     */
+    static String congestionControlOf(Channel ch) {
+        ByteBuffer b = ch.config().getOption(new RawUnixChannelOption("TCP_CONGESTION", IPPROTO_TCP, TCP_CONGESTION,
+                CONGESTION_NAME_MAX));
+        byte[] bytes = new byte[b.remaining()];
+        b.get(bytes);
+        int end = 0;
+        while (end < bytes.length && bytes[end] != 0) {
+            end++;
+        }
+        return new String(bytes, 0, end, StandardCharsets.US_ASCII);
+    }
+
+    private static String firstLine(String file) {
+        try {
+            List<String> lines = Files.readAllLines(Path.of(file));
+            return lines.isEmpty() ? "?" : lines.get(0).trim();
+        } catch (IOException | RuntimeException e) {
+            return "? (" + file + " unreadable)";
+        }
     }
 
     private interface Setter {

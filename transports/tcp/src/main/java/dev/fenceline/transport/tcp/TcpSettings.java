@@ -30,6 +30,8 @@ import java.util.Set;
  * @param keepaliveIdle TCP keepalive idle time
  * @param keepaliveInterval TCP keepalive probe interval
  * @param keepaliveCount TCP keepalive probes
+ * @param congestionControl the TCP congestion control of every lane's socket (TCP_CONGESTION, epoll
+ *     only), empty for the kernel's default
  * @param minBackoff first reconnect delay
  * @param maxBackoff longest reconnect delay
  * @param giveUpAfter how long a failed rail is retried
@@ -45,7 +47,8 @@ import java.util.Set;
 record TcpSettings(List<InetSocketAddress> listen, int maxRails, Security security, String io, int ioThreads,
         boolean directWrites, boolean directOperations, boolean busyPoll, int activeMessageThreads,
         Duration connectTimeout, Duration userTimeout, Duration keepaliveIdle, Duration keepaliveInterval,
-        int keepaliveCount, Duration minBackoff, Duration maxBackoff, Duration giveUpAfter, Duration stableAfter,
+        int keepaliveCount, String congestionControl, Duration minBackoff, Duration maxBackoff, Duration giveUpAfter,
+        Duration stableAfter,
         int maxFragment,
         int queueDepth, long window, int maxRead, Duration shutdownGrace, Limits limits,
         Set<String> keysRead) {
@@ -162,6 +165,13 @@ record TcpSettings(List<InetSocketAddress> listen, int maxRails, Security securi
         Duration idle = seconds(r, "keepalive.idle");
         Duration interval = seconds(r, "keepalive.interval");
         int count = r.intIn("keepalive.count", 1, 100);
+        String congestion = r.string("congestion-control");
+        if (!congestion.isEmpty() && !congestion.matches("[a-z0-9_]{1,15}")) {
+            // The kernel names an algorithm in at most 15 bytes (TCP_CA_NAME_MAX with its NUL).
+            throw r.invalid("congestion-control", congestion, "empty (the kernel's default) or the name of a TCP"
+                    + " congestion control, 1 to 15 of a-z, 0-9 and _ (see "
+                    + NettyIo.AVAILABLE_CONGESTION_CONTROL + ")");
+        }
         Duration minBackoff = r.durationIn("reconnect.min-backoff", Duration.ofMillis(1), Duration.ofMinutes(10));
         Duration maxBackoff = r.durationIn("reconnect.max-backoff", minBackoff, Duration.ofMinutes(10));
         Duration giveUp = r.durationIn("reconnect.give-up-after", Duration.ofSeconds(1), Duration.ofDays(7));
@@ -180,7 +190,7 @@ record TcpSettings(List<InetSocketAddress> listen, int maxRails, Security securi
                 r.durationIn("limits.refusal-log-interval", Duration.ofMillis(1), Duration.ofHours(1)));
         Duration shutdownGrace = r.durationIn("shutdown-grace", Duration.ZERO, Duration.ofMinutes(10));
         return new TcpSettings(List.copyOf(listen), maxRails, security, io, ioThreads, directWrites, directOperations, busyPoll, amThreads, connectTimeout, userTimeout, idle,
-                interval, count, minBackoff, maxBackoff, giveUp, stable, maxFragment, queueDepth, window, maxRead,
+                interval, count, congestion, minBackoff, maxBackoff, giveUp, stable, maxFragment, queueDepth, window, maxRead,
                 shutdownGrace, limits, r.keysRead());
     }
 

@@ -79,6 +79,7 @@ final class TcpTransport implements Transport, RailActor.Connector {
                 : !security.passphrase().isEmpty() ? Handshake.fromPassphrase(security.passphrase()) : Handshake.TLS_ONLY;
         this.tls = security.tlsOn() ? TlsContexts.create(security.tls(), context.workerName(), settings.connectTimeout()) : null;
         this.io = NettyIo.choose(settings.io(), settings.busyPoll());
+        io.checkCongestionControl(settings.congestionControl());
         if (settings.directWrites() && io.epoll() && tls == null) {
             DirectSocket.available(); // binds libc here, not on an event loop at the first lane
         }
@@ -120,6 +121,7 @@ final class TcpTransport implements Transport, RailActor.Connector {
                             return;
                         }
                         channels.add(ch);
+                        io.congestionControl(ch, settings.congestionControl());
                         if (tls != null) {
                             ch.pipeline().addLast(tls.server(ch));
                         }
@@ -243,6 +245,11 @@ final class TcpTransport implements Transport, RailActor.Connector {
     }
 
     /** @return incoming connections refused by the limits so far (tests) */
+    /** @return the listeners and every connection made or accepted, open or not yet closed (tests) */
+    ChannelGroup channels() {
+        return channels;
+    }
+
     long refusedConnections() {
         return refused.get();
     }
@@ -389,6 +396,7 @@ final class TcpTransport implements Transport, RailActor.Connector {
             @Override
             protected void initChannel(Channel ch) {
                 channels.add(ch);
+                io.congestionControl(ch, settings.congestionControl());
                 if (tls != null) {
                     ch.pipeline().addLast(tls.client(ch, rail.remote()));
                 }

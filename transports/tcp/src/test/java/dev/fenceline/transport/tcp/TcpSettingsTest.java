@@ -141,6 +141,18 @@ class TcpSettingsTest {
         assertEquals(Duration.ofMillis(1), withSecret("user-timeout = 1ms").userTimeout());
     }
 
+    /** A congestion control is the kernel's name for one, or empty for the kernel's default. */
+    @Test
+    void aCongestionControlIsAKernelName() {
+        assertEquals("", withSecret("").congestionControl());
+        assertEquals("cubic", withSecret("congestion-control = cubic").congestionControl());
+        assertEquals("bbr_2", withSecret("congestion-control = bbr_2").congestionControl());
+        for (String bad : List.of("Cubic", "\"cubic \"", "\"../cubic\"", "sixteen_letters_", "\"c-ubic\"")) {
+            String message = refused("congestion-control", "congestion-control = " + bad);
+            assertTrue(message.contains("1 to 15"), message);
+        }
+    }
+
     @Test
     void rangesAndTypesAreChecked() {
         refused("max-rails", "max-rails = 17");
