@@ -22,11 +22,12 @@ final class Baselines {
      * @param transport the run's transport: shm's floors for shm, raw Netty's for any other
      * @param sizes the run's message sizes
      * @param counts the run's counts (the stream's for the copy and the stream, put_lat's for the ping-pongs)
+     * @param congestionControl the TCP congestion control of the raw sockets, empty for the kernel's default
      * @param settle the wait for the compilers between a warm-up's passes
      * @param bars where a run shows its progress
      * @param row takes each row as it is measured
      */
-    static void measure(String transport, List<Integer> sizes, PerfCounts counts, Progress.Settle settle, Bars bars,
+    static void measure(String transport, String congestionControl, List<Integer> sizes, PerfCounts counts, Progress.Settle settle, Bars bars,
             Consumer<PerfResult> row) throws Exception {
         if (transport.equals("shm")) {
             for (int size : sizes) {
@@ -43,7 +44,7 @@ final class Baselines {
             row.accept(Progress.measured(w, m, (k, p) -> MemoryFloors.fetchAdd(k), settle, null).withWarmup(w));
             return;
         }
-        try (RawNettyBaseline raw = new RawNettyBaseline()) {
+        try (RawNettyBaseline raw = new RawNettyBaseline(congestionControl)) {
             for (int size : sizes) {
                 row.accept(shown(bars, "raw stream " + PerfCommand.size(size), counts.warmups(PerfTest.PUT_BW, size),
                         counts.measured(PerfTest.PUT_BW, size), (k, p) -> raw.stream(size, k, p), settle));

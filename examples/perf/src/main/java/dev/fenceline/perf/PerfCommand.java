@@ -311,7 +311,10 @@ public final class PerfCommand implements Callable<Integer> {
             }
         }
         if (baseline) {
-            Baselines.measure(transport, sizeList, counts(), this::settle, this::bar, r -> {
+            // The raw stream's sockets take the tcp transport's congestion control, as its lanes do.
+            String congestion = config.hasPath("fenceline.transport.tcp.congestion-control")
+                    ? config.getString("fenceline.transport.tcp.congestion-control") : "";
+            Baselines.measure(transport, congestion, sizeList, counts(), this::settle, this::bar, r -> {
                 results.add(r);
                 print(results, out);
             });

@@ -21,7 +21,10 @@ import io.netty.channel.socket.ServerSocketChannel;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.channel.unix.RawUnixChannelOption;
 import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.HdrHistogram.Histogram;
@@ -33,13 +36,24 @@ import org.HdrHistogram.Histogram;
  * transport uses. No framing, no acknowledgements, no actors: a floor, not a competitor.
  */
 final class RawNettyBaseline implements AutoCloseable {
+    private static final int IPPROTO_TCP = 6;
+    private static final int TCP_CONGESTION = 13;
     private final EventLoopGroup server;
     private final EventLoopGroup client;
     private final Class<? extends SocketChannel> channel;
     private final Class<? extends ServerSocketChannel> serverChannel;
+    /** TCP_CONGESTION's name, or null for the kernel's default. */
+    private final byte[] congestionControl;
 
-    RawNettyBaseline() {
+    /**
+     * @param congestionControl the TCP congestion control of both ends' sockets (as the tcp
+     *     transport's {@code congestion-control} sets its lanes'; epoll only), empty for the kernel's
+     *     default
+     */
+    RawNettyBaseline(String congestionControl) {
         boolean epoll = Epoll.isAvailable();
+        this.congestionControl = congestionControl.isEmpty() || !epoll ? null
+                : congestionControl.getBytes(StandardCharsets.US_ASCII);
         IoHandlerFactory f = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
         server = new MultiThreadIoEventLoopGroup(1, f);
         client = new MultiThreadIoEventLoopGroup(1, epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
@@ -174,6 +188,7 @@ final class RawNettyBaseline implements AutoCloseable {
                 .childHandler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
+                        congestion(ch);
                         ch.pipeline().addLast(handler);
                     }
                 }).bind(new InetSocketAddress("127.0.0.1", 0)).sync().channel();
@@ -184,9 +199,18 @@ final class RawNettyBaseline implements AutoCloseable {
                 .handler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
+                        congestion(ch);
                         ch.pipeline().addLast(handler);
                     }
                 }).connect(listener.localAddress()).sync().channel();
+    }
+
+    /** Each socket gets a buffer of its own: setting the option consumes it. */
+    private void congestion(Channel ch) {
+        if (congestionControl != null) {
+            ch.config().setOption(new RawUnixChannelOption("TCP_CONGESTION", IPPROTO_TCP, TCP_CONGESTION,
+                    congestionControl.length), ByteBuffer.wrap(congestionControl));
+        }
     }
 
     @Override
