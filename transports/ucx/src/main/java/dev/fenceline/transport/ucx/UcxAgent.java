@@ -41,6 +41,7 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup, dev.fenceline.sp
     private final UcxDataPath data;
     private final UcxReplies replies;
     private final UcxWiring wiring;
+    private final UcxEnds ends;
     private final List<UcxLane> touched = new ArrayList<>();
     private final UcxRoomWaits roomWaits = new UcxRoomWaits();
     private final AtomicBoolean sleeping = new AtomicBoolean();
@@ -91,6 +92,7 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup, dev.fenceline.sp
         this.data = new UcxDataPath(this, sender, maxMessage);
         this.replies = new UcxReplies(data, this);
         this.wiring = new UcxWiring(this, sender, target, settings, workerId, workerName, ifaces, localAddress, reports);
+        this.ends = new UcxEnds(workerName, wiring, this::closed);
         this.canSleep = worker.canWait();
         this.spins = settings.spinsFor(ifaces.stream().map(i -> i.resource().transport()).toList());
         this.progressCpus = settings.progressCpus();
@@ -276,9 +278,9 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup, dev.fenceline.sp
             } else if (c == UcxCommand.Tick.TICK) {
                 wiring.tick();
             } else if (c instanceof UcxCommand.PeerGone g) {
-                peerGone(g.peer());
+                ends.peerGone(g.peer());
             } else if (c instanceof UcxCommand.LaneEnded e) {
-                laneEnded(e.lane());
+                ends.laneEnded(e.lane());
             } else if (c instanceof UcxCommand.BreakChannel b) {
                 channelFailed(b.lane().channel, b.cause(), false);
             } else if (c instanceof UcxCommand.LaneOverflowed o) {
@@ -314,9 +316,7 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup, dev.fenceline.sp
     /** A lane got an answer: a lane its endpoint is done with is forgotten once it owes none. */
     void answered(UcxLane lane) {
         touch(lane);
-        if (lane.forgetWhenAnswered && !lane.owesAnswers()) {
-            forget(lane);
-        }
+        ends.answered(lane);
     }
 
     // ------------------------------------------------------------------ events
@@ -357,93 +357,19 @@ final class UcxAgent implements Agent, UctEventHandler, Wakeup, dev.fenceline.sp
 
     // ------------------------------------------------------------------ failures and ends
 
-    /**
-     * A channel is dead: its lanes fail (once each), its target connections are forgotten, its
-     * endpoint goes; said in the log, unless its peer's process is gone, this worker closed, or the
-     * channel was made for a refused connect (whose sender provokes that at will).
-     *
-     * @param ch the channel
-     * @param cause why
-     * @param peerDead whether its peer's process is gone (then nothing it was sent will apply)
-     */
+    /** As {@link UcxEnds#channelFailed}. */
     void channelFailed(UcxChannel ch, Throwable cause, boolean peerDead) {
-        if (ch.state == UcxChannel.State.FAILED) {
-            return;
-        }
-        ch.state = UcxChannel.State.FAILED;
-        if (!peerDead && !closed && !ch.refused) {
-            LOG.warn("ucx {}: {}", workerName, cause.getMessage());
-        }
-        for (UcxLane l : List.copyOf(ch.lanes)) {
-            l.peerDead |= peerDead;
-            l.channelFailed = true;
-            l.traffic.waiting.clear();
-            l.fail(cause);
-        }
-        wiring.forgetChannel(ch);
-        ch.closeEndpointWhenIdle();
+        ends.channelFailed(ch, cause, peerDead);
     }
 
-    private void peerGone(UUID id) {
-        UcxPeer p = wiring.peerOf(id);
-        if (p != null) {
-            peerEnded(p, new EndpointFailedException("ucx: the process of peer worker " + id + " is gone"), true);
-        }
-    }
-
-    /**
-     * A peer worker said it closed (wireup's LEAVING): its target applies nothing more, as if its
-     * process had gone; but its process lives, so a transfer UCT still holds may land.
-     */
+    /** As {@link UcxEnds#peerLeft}. */
     void peerLeft(UcxPeer p) {
-        LOG.debug("ucx {}: peer worker {} closed", workerName, p.id);
-        peerEnded(p, new EndpointFailedException("ucx: peer worker " + p.id + " closed"), false);
+        ends.peerLeft(p);
     }
 
-    /**
-     * A worker's address as this worker dials it contradicts the one a CONNECT gave under its id:
-     * what was made on that word goes (its process may live on, so nothing is said of what it applied).
-     */
+    /** As {@link UcxEnds#peerContradicted}. */
     void peerContradicted(UcxPeer p, EndpointFailedException why) {
-        LOG.warn("ucx {}: {}", workerName, why.getMessage());
-        dropPeer(p, why, false, false);
-    }
-
-    private void peerEnded(UcxPeer p, EndpointFailedException why, boolean processGone) {
-        p.dead = true;
-        dropPeer(p, why, true, processGone);
-    }
-
-    /** Fails every channel to and from the peer, then forgets it. */
-    private void dropPeer(UcxPeer p, EndpointFailedException why, boolean peerDead, boolean processGone) {
-        for (UcxChannel c : List.copyOf(p.originChannels)) {
-            for (UcxLane l : c.lanes) {
-                l.processGone |= processGone;
-            }
-            channelFailed(c, why, peerDead);
-        }
-        for (UcxChannel c : new ArrayList<>(p.replyChannels.values())) {
-            channelFailed(c, why, peerDead);
-        }
-        wiring.forgetPeer(p);
-    }
-
-    private void laneEnded(UcxLane lane) {
-        wiring.recovery.lost(lane); // if its endpoint failed over and still wants the slot
-        lane.traffic.waiting.clear(); // never sent: the revocation says so
-        if (lane.owesAnswers()) {
-            lane.forgetWhenAnswered = true;
-            return;
-        }
-        forget(lane);
-    }
-
-    private void forget(UcxLane lane) {
-        if (wiring.lanes.remove(lane.conn) == lane) {
-            lane.channel.lanes.remove(lane);
-            wiring.bye(lane);
-        }
-        lane.forgotten();
+        ends.peerContradicted(p, why);
     }
 
     /** On the agent's thread as the runtime stops it: lanes fail, unpacked keys and endpoints go. */
