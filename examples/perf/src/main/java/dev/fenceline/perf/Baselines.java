@@ -20,15 +20,15 @@ final class Baselines {
 
     /**
      * @param transport the run's transport: shm's floors for shm, raw Netty's for any other
+     * @param congestionControl the TCP congestion control of the raw sockets, empty for the kernel's default
      * @param sizes the run's message sizes
      * @param counts the run's counts (the stream's for the copy and the stream, put_lat's for the ping-pongs)
-     * @param congestionControl the TCP congestion control of the raw sockets, empty for the kernel's default
      * @param settle the wait for the compilers between a warm-up's passes
      * @param bars where a run shows its progress
      * @param row takes each row as it is measured
      */
-    static void measure(String transport, String congestionControl, List<Integer> sizes, PerfCounts counts, Progress.Settle settle, Bars bars,
-            Consumer<PerfResult> row) throws Exception {
+    static void measure(String transport, String congestionControl, List<Integer> sizes, PerfCounts counts,
+            Progress.Settle settle, Bars bars, Consumer<PerfResult> row) throws Exception {
         if (transport.equals("shm")) {
             for (int size : sizes) {
                 int n = counts.measured(PerfTest.PUT_BW, size);

@@ -311,9 +311,10 @@ public final class PerfCommand implements Callable<Integer> {
             }
         }
         if (baseline) {
-            // The raw stream's sockets take the tcp transport's congestion control, as its lanes do.
-            String congestion = config.hasPath("fenceline.transport.tcp.congestion-control")
-                    ? config.getString("fenceline.transport.tcp.congestion-control") : "";
+            // Beside the tcp transport the raw stream's sockets take its congestion control, as its
+            // lanes do (UCT's own sockets take none).
+            String key = "fenceline.transport.tcp.congestion-control";
+            String congestion = transport.equals("tcp") && config.hasPath(key) ? config.getString(key) : "";
             Baselines.measure(transport, congestion, sizeList, counts(), this::settle, this::bar, r -> {
                 results.add(r);
                 print(results, out);

@@ -41,6 +41,7 @@ record NettyIo(boolean epoll, IoHandlerFactory handlers, Class<? extends SocketC
     static final String AVAILABLE_CONGESTION_CONTROL = "/proc/sys/net/ipv4/tcp_available_congestion_control";
     /** Those an unprivileged process may choose. */
     private static final String ALLOWED_CONGESTION_CONTROL = "/proc/sys/net/ipv4/tcp_allowed_congestion_control";
+    private static final String CONGESTION_KEY = TcpSettings.SECTION + ".congestion-control";
     private static final int IPPROTO_TCP = 6;
     private static final int TCP_CONGESTION = 13;
     /** The kernel's longest name of a congestion control, its NUL included (TCP_CA_NAME_MAX). */
@@ -110,23 +111,24 @@ record NettyIo(boolean epoll, IoHandlerFactory handlers, Class<? extends SocketC
      * warning per connection.
      *
      * @param name the congestion control, empty for the kernel's default (then nothing is checked)
+     * @param io the {@code io} setting this choice was made from, to say why NIO cannot take it
      * @throws ConfigurationException if it cannot be set
      */
-    void checkCongestionControl(String name) {
+    void checkCongestionControl(String name, String io) {
         if (name.isEmpty()) {
             return;
         }
-        String key = TcpSettings.SECTION + ".congestion-control";
         if (!epoll) {
-            throw new ConfigurationException(key + " = " + name + " is invalid here: only native epoll sets a"
-                    + " socket's congestion control, and this transport runs on NIO (io = nio, or epoll unavailable: "
-                    + Epoll.unavailabilityCause() + ")");
+            throw new ConfigurationException(CONGESTION_KEY + " = " + name + " is invalid here: only native epoll"
+                    + " sets a socket's congestion control, and this transport runs on NIO ("
+                    + (io.equals("nio") ? "io = nio" : "io = " + io + ", and native epoll is unavailable: "
+                            + Epoll.unavailabilityCause()) + ")");
         }
         EpollSocketChannel probe = new EpollSocketChannel();
         try {
             setCongestionControl(probe, name);
         } catch (ChannelException e) {
-            throw new ConfigurationException(key + " = " + name + " is invalid: the kernel refused it ("
+            throw new ConfigurationException(CONGESTION_KEY + " = " + name + " is invalid: the kernel refused it ("
                     + (e.getCause() != null ? e.getCause().getMessage() : e.getMessage()) + "); available: "
                     + firstLine(AVAILABLE_CONGESTION_CONTROL) + "; allowed without CAP_NET_ADMIN: "
                     + firstLine(ALLOWED_CONGESTION_CONTROL), e);
@@ -136,28 +138,36 @@ record NettyIo(boolean epoll, IoHandlerFactory handlers, Class<? extends SocketC
     }
 
     /**
-     * Sets a lane socket's congestion control (from its channel's initializer: a value of a bootstrap's
-     * options would be one buffer for all its channels, and the setting consumes it).
+     * Sets a lane socket's congestion control, on epoll (from its channel's initializer: a value of a
+     * bootstrap's options would be one buffer for all its channels, and the setting consumes it).
      *
-     * @param ch an epoll channel
+     * @param ch a lane's channel
      * @param name the congestion control, empty for the kernel's default (then nothing is set)
-     * @throws ChannelException if the kernel refuses it
+     * @throws ChannelException naming the key, if the kernel refuses it (it took it at the start:
+     *     only a change to the kernel's lists since makes it refuse)
      */
     void congestionControl(Channel ch, String name) {
         if (epoll && !name.isEmpty()) {
-            setCongestionControl(ch, name);
+            try {
+                setCongestionControl(ch, name);
+            } catch (ChannelException e) {
+                throw new ChannelException(CONGESTION_KEY + " = " + name + ": the kernel refused it on " + ch
+                        + " (it took it as the transport started)", e);
+            }
         }
     }
 
     private static void setCongestionControl(Channel ch, String name) {
         byte[] bytes = name.getBytes(StandardCharsets.US_ASCII);
-        ch.config().setOption(new RawUnixChannelOption("TCP_CONGESTION", IPPROTO_TCP, TCP_CONGESTION, bytes.length),
-                ByteBuffer.wrap(bytes));
+        if (!ch.config().setOption(new RawUnixChannelOption("TCP_CONGESTION", IPPROTO_TCP, TCP_CONGESTION,
+                bytes.length), ByteBuffer.wrap(bytes))) {
+            throw new ChannelException(ch.getClass().getSimpleName() + " takes no raw socket options");
+        }
     }
 
     /**
      * @param ch an epoll channel
-     * @return the congestion control its socket has
+     * @return the congestion control its socket has (tests)
      */
     static String congestionControlOf(Channel ch) {
         ByteBuffer b = ch.config().getOption(new RawUnixChannelOption("TCP_CONGESTION", IPPROTO_TCP, TCP_CONGESTION,

@@ -47,11 +47,9 @@ import java.util.Set;
 record TcpSettings(List<InetSocketAddress> listen, int maxRails, Security security, String io, int ioThreads,
         boolean directWrites, boolean directOperations, boolean busyPoll, int activeMessageThreads,
         Duration connectTimeout, Duration userTimeout, Duration keepaliveIdle, Duration keepaliveInterval,
-        int keepaliveCount, String congestionControl, Duration minBackoff, Duration maxBackoff, Duration giveUpAfter,
-        Duration stableAfter,
-        int maxFragment,
-        int queueDepth, long window, int maxRead, Duration shutdownGrace, Limits limits,
-        Set<String> keysRead) {
+        int keepaliveCount, String congestionControl, Duration minBackoff, Duration maxBackoff,
+        Duration giveUpAfter, Duration stableAfter, int maxFragment, int queueDepth, long window, int maxRead,
+        Duration shutdownGrace, Limits limits, Set<String> keysRead) {
 
     /**
      * Caps on what peers that have not proven anything, or one address, can make a target hold.

@@ -79,7 +79,7 @@ final class TcpTransport implements Transport, RailActor.Connector {
                 : !security.passphrase().isEmpty() ? Handshake.fromPassphrase(security.passphrase()) : Handshake.TLS_ONLY;
         this.tls = security.tlsOn() ? TlsContexts.create(security.tls(), context.workerName(), settings.connectTimeout()) : null;
         this.io = NettyIo.choose(settings.io(), settings.busyPoll());
-        io.checkCongestionControl(settings.congestionControl());
+        io.checkCongestionControl(settings.congestionControl(), settings.io());
         if (settings.directWrites() && io.epoll() && tls == null) {
             DirectSocket.available(); // binds libc here, not on an event loop at the first lane
         }
@@ -244,12 +244,12 @@ final class TcpTransport implements Transport, RailActor.Connector {
         return pushedOut.get();
     }
 
-    /** @return incoming connections refused by the limits so far (tests) */
-    /** @return the listeners and every connection made or accepted, open or not yet closed (tests) */
+    /** @return the listeners and every connection made or accepted, until it closes (tests) */
     ChannelGroup channels() {
         return channels;
     }
 
+    /** @return incoming connections refused by the limits so far (tests) */
     long refusedConnections() {
         return refused.get();
     }

@@ -147,6 +147,7 @@ class TcpSettingsTest {
         assertEquals("", withSecret("").congestionControl());
         assertEquals("cubic", withSecret("congestion-control = cubic").congestionControl());
         assertEquals("bbr_2", withSecret("congestion-control = bbr_2").congestionControl());
+        assertEquals("fifteen_letters", withSecret("congestion-control = fifteen_letters").congestionControl());
         for (String bad : List.of("Cubic", "\"cubic \"", "\"../cubic\"", "sixteen_letters_", "\"c-ubic\"")) {
             String message = refused("congestion-control", "congestion-control = " + bad);
             assertTrue(message.contains("1 to 15"), message);
