@@ -189,6 +189,26 @@ public final class PerfCommand implements Callable<Integer> {
     @Option(names = "--no-progress", description = "No progress bar (it goes to stderr).")
     boolean noProgress;
 
+    /**
+     * The congestion control the tcp transport's lanes run under: it moves the large-put rows by half
+     * (docs/performance.md), so a run says which.
+     *
+     * @return the configured one, or the kernel's default, so marked
+     */
+    static String congestionControl(Config config) {
+        String key = "fenceline.transport.tcp.congestion-control";
+        String configured = config.hasPath(key) ? config.getString(key) : "";
+        if (!configured.isEmpty()) {
+            return configured;
+        }
+        try {
+            return java.nio.file.Files.readString(java.nio.file.Path.of("/proc/sys/net/ipv4/tcp_congestion_control"))
+                    .trim() + " (the kernel's)";
+        } catch (java.io.IOException | RuntimeException e) {
+            return "the kernel's";
+        }
+    }
+
     /** Runs with the Netty leak detection asked for, and gives this JVM its own back after. */
     @Override
     public Integer call() throws Exception {
@@ -280,9 +300,10 @@ public final class PerfCommand implements Callable<Integer> {
             PerfRunner runner = new PerfRunner(session, window, mode, jitSettleMs, callerProgress);
             if (!json) {
                 out.printf(Locale.ROOT, "fenceline perf: transport %s, fence mode %s, lanes %d, window %d, %s, %s"
-                        + " completion, Netty leak detection %s%n", session.transport, session.fenceline.fenceMode(),
-                        session.toBeta.lanes().size(), window, session.remote() ? "two processes" : "one process",
-                        completion, NettyLeakDetection.now());
+                        + " completion, Netty leak detection %s%s%n", session.transport,
+                        session.fenceline.fenceMode(), session.toBeta.lanes().size(), window,
+                        session.remote() ? "two processes" : "one process", completion, NettyLeakDetection.now(),
+                        transport.equals("tcp") ? ", TCP congestion control " + congestionControl(config) : "");
             }
             for (PerfTest t : selected) {
                 for (int size : t.fixedSize() ? List.of(8) : sizeList) {
