@@ -149,7 +149,9 @@ final class PerfRunner {
                 s.toBeta.put(ping, s.atBeta.address(), s.betaKey);
                 for (int spins = 0; PerfSession.word(alphaView, flag) < i; spins++) {
                     if (PollingWait.clockDue(spins) && (System.nanoTime() - deadline > 0 || failure.get() != null)) {
-                        throw new IllegalStateException("put ping-pong stalled at " + (i - base), failure.get());
+                        throw new IllegalStateException(failure.get() != null ? "put ping-pong failed at "
+                                + (i - base) + " of " + n : "put ping-pong did not finish within " + TIMEOUT_S
+                                + " s: at " + (i - base) + " of " + n, failure.get());
                     }
                     if (io == null || io.progress() == 0) {
                         PollingWait.idle(spins);
@@ -187,7 +189,8 @@ final class PerfRunner {
                     sent.get(); // throws ExecutionException with the cause: the row is not measured
                 }
                 if (PollingWait.clockDue(spins) && System.nanoTime() - deadline > 0) {
-                    throw new IllegalStateException("AM ping-pong stalled at " + i + ": " + sent);
+                    throw new IllegalStateException("AM ping-pong did not finish within " + TIMEOUT_S + " s: at " + i
+                            + " of " + n + ": " + sent);
                 }
                 PollingWait.idle(spins);
             }
@@ -245,7 +248,8 @@ final class PerfRunner {
                 progress.set(pongs.get());
                 if (System.nanoTime() - deadline > 0) {
                     await(s.toBeta.flush()); // a failed ping fails this flush, naming why
-                    throw new IllegalStateException("AM ping-pong stalled at " + pongs.get() + " of " + n);
+                    throw new IllegalStateException("AM ping-pong did not finish within " + TIMEOUT_S + " s: "
+                            + pongs.get() + " of " + n + " pongs");
                 }
             }
             double seconds = (System.nanoTime() - start) / 1e9;
