@@ -124,8 +124,9 @@ record NettyIo(boolean epoll, IoHandlerFactory handlers, Class<? extends SocketC
                     + (io.equals("nio") ? "io = nio" : "io = " + io + ", and native epoll is unavailable: "
                             + Epoll.unavailabilityCause()) + ")");
         }
-        EpollSocketChannel probe = new EpollSocketChannel();
+        EpollSocketChannel probe = null;
         try {
+            probe = new EpollSocketChannel();
             setCongestionControl(probe, name);
         } catch (ChannelException e) {
             throw new ConfigurationException(CONGESTION_KEY + " = " + name + " is invalid: the kernel refused it ("
@@ -133,7 +134,9 @@ record NettyIo(boolean epoll, IoHandlerFactory handlers, Class<? extends SocketC
                     + firstLine(AVAILABLE_CONGESTION_CONTROL) + "; allowed without CAP_NET_ADMIN: "
                     + firstLine(ALLOWED_CONGESTION_CONTROL), e);
         } finally {
-            probe.unsafe().closeForcibly();
+            if (probe != null) {
+                probe.unsafe().closeForcibly();
+            }
         }
     }
 
@@ -144,7 +147,7 @@ record NettyIo(boolean epoll, IoHandlerFactory handlers, Class<? extends SocketC
      * @param ch a lane's channel
      * @param name the congestion control, empty for the kernel's default (then nothing is set)
      * @throws ChannelException naming the key, if the kernel refuses it (it took it at the start:
-     *     only a change to the kernel's lists since makes it refuse)
+     *     chiefly a change to the kernel's lists since, or a route that locks its own, makes it refuse)
      */
     void congestionControl(Channel ch, String name) {
         if (epoll && !name.isEmpty()) {

@@ -30,8 +30,8 @@ import java.util.Set;
  * @param keepaliveIdle TCP keepalive idle time
  * @param keepaliveInterval TCP keepalive probe interval
  * @param keepaliveCount TCP keepalive probes
- * @param congestionControl the TCP congestion control of every lane's socket (TCP_CONGESTION, epoll
- *     only), empty for the kernel's default
+ * @param congestionControl the TCP congestion control of this worker's lane sockets (TCP_CONGESTION,
+ *     epoll only), empty for the kernel's default
  * @param minBackoff first reconnect delay
  * @param maxBackoff longest reconnect delay
  * @param giveUpAfter how long a failed rail is retried

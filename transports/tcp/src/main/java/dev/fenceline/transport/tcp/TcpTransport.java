@@ -396,7 +396,14 @@ final class TcpTransport implements Transport, RailActor.Connector {
             @Override
             protected void initChannel(Channel ch) {
                 channels.add(ch);
-                io.congestionControl(ch, settings.congestionControl());
+                try {
+                    io.congestionControl(ch, settings.congestionControl());
+                } catch (io.netty.channel.ChannelException e) { // the rail hears why, not only the log
+                    ready.completeExceptionally(new EndpointFailedException("tcp: connect " + rail.local() + " -> "
+                            + rail.remote() + " failed: " + e.getMessage(), e));
+                    ch.close();
+                    return;
+                }
                 if (tls != null) {
                     ch.pipeline().addLast(tls.client(ch, rail.remote()));
                 }
