@@ -44,7 +44,8 @@ final class ChainedLatency {
      * @param id the test's name, for errors
      * @param timeoutNanos how long the whole chain may take
      * @param progress how many are done, set now and then
-     * @throws IllegalStateException if the chain stalled (it then stops) or an operation failed
+     * @throws IllegalStateException if the chain did not finish in time (it then stops) or an operation
+     *     failed
      * @throws InterruptedException if interrupted while waiting
      */
     void run(String id, long timeoutNanos, Progress progress) throws InterruptedException {
@@ -54,7 +55,8 @@ final class ChainedLatency {
             while (!finished.await(50, TimeUnit.MILLISECONDS)) {
                 progress.set(done);
                 if (System.nanoTime() - deadline > 0) {
-                    throw new IllegalStateException(id + " chain stalled at " + done + " of " + n);
+                    throw new IllegalStateException(id + " chain did not finish within "
+                            + TimeUnit.NANOSECONDS.toSeconds(timeoutNanos) + " s: " + done + " of " + n);
                 }
             }
         } finally {

@@ -190,10 +190,12 @@ public final class PerfCommand implements Callable<Integer> {
     boolean noProgress;
 
     /**
-     * The congestion control the tcp transport's lanes run under: it moves the large-put rows by half
-     * (docs/performance.md), so a run says which.
+     * The congestion control the tcp transport's lanes run under: it moves the large-put rows by some
+     * 40 % (docs/performance.md), so a run says which. Only this host's: with --connect the server's
+     * sockets follow its own setting.
      *
-     * @return the configured one, or the kernel's default, so marked
+     * @param config the run's configuration
+     * @return the configured one, or this host's kernel's default, so marked
      */
     static String congestionControl(Config config) {
         String key = "fenceline.transport.tcp.congestion-control";
@@ -203,9 +205,9 @@ public final class PerfCommand implements Callable<Integer> {
         }
         try {
             return java.nio.file.Files.readString(java.nio.file.Path.of("/proc/sys/net/ipv4/tcp_congestion_control"))
-                    .trim() + " (the kernel's)";
+                    .trim() + " (this host's kernel's)";
         } catch (java.io.IOException | RuntimeException e) {
-            return "the kernel's";
+            return "this host's kernel's";
         }
     }
 

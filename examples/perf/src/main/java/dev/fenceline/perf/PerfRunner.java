@@ -149,9 +149,10 @@ final class PerfRunner {
                 s.toBeta.put(ping, s.atBeta.address(), s.betaKey);
                 for (int spins = 0; PerfSession.word(alphaView, flag) < i; spins++) {
                     if (PollingWait.clockDue(spins) && (System.nanoTime() - deadline > 0 || failure.get() != null)) {
-                        throw new IllegalStateException(failure.get() != null ? "put ping-pong failed at "
-                                + (i - base) + " of " + n : "put ping-pong did not finish within " + TIMEOUT_S
-                                + " s: at " + (i - base) + " of " + n, failure.get());
+                        Throwable failed = failure.get();
+                        throw new IllegalStateException(failed != null ? "put ping-pong failed at " + (i - base)
+                                + " of " + n : "put ping-pong did not finish within " + TIMEOUT_S + " s: at "
+                                + (i - base) + " of " + n, failed);
                     }
                     if (io == null || io.progress() == 0) {
                         PollingWait.idle(spins);

@@ -239,18 +239,18 @@ class PerfCommandTest {
         assertTrue(err.toString().contains("expected per-op, implicit or chained"), err.toString());
     }
 
-    /** A tcp run says which congestion control its lanes ran under: it moves the large-put rows by half. */
+    /** A tcp run says which congestion control its lanes ran under: it moves the large-put rows by some 40 %. */
     @Test
     void aTcpRunNamesItsCongestionControl() throws Exception {
+        assertEquals("cubic", PerfCommand.congestionControl(com.typesafe.config.ConfigFactory.parseString(
+                "fenceline.transport.tcp.congestion-control = cubic")));
+        String text = run("--transport", "sim", "--tests", "fadd_lat", "-n", "200", "-w", "20", "--no-progress");
+        assertFalse(text.contains("congestion control"), text);
         java.nio.file.Path p = java.nio.file.Path.of("/proc/sys/net/ipv4/tcp_congestion_control");
         org.junit.jupiter.api.Assumptions.assumeTrue(java.nio.file.Files.isReadable(p), p + " cannot be read here");
         String kernel = java.nio.file.Files.readString(p).trim();
-        String text = run("--transport", "tcp", "--tests", "fadd_lat", "-n", "200", "-w", "20", "--no-progress");
-        assertTrue(text.contains("TCP congestion control " + kernel + " (the kernel's)"), text);
-        assertEquals("cubic", PerfCommand.congestionControl(com.typesafe.config.ConfigFactory.parseString(
-                "fenceline.transport.tcp.congestion-control = cubic")));
-        text = run("--transport", "sim", "--tests", "fadd_lat", "-n", "200", "-w", "20", "--no-progress");
-        assertFalse(text.contains("congestion control"), text);
+        text = run("--transport", "tcp", "--tests", "fadd_lat", "-n", "200", "-w", "20", "--no-progress");
+        assertTrue(text.contains("TCP congestion control " + kernel + " (this host's kernel's)"), text);
     }
 
     /**
