@@ -189,28 +189,6 @@ public final class PerfCommand implements Callable<Integer> {
     @Option(names = "--no-progress", description = "No progress bar (it goes to stderr).")
     boolean noProgress;
 
-    /**
-     * The congestion control the tcp transport's lanes run under: it moves the large-put rows by some
-     * 40 % (docs/performance.md), so a run says which. Only this host's: with --connect the server's
-     * sockets follow its own setting.
-     *
-     * @param config the run's configuration
-     * @return the configured one, or this host's kernel's default, so marked
-     */
-    static String congestionControl(Config config) {
-        String key = "fenceline.transport.tcp.congestion-control";
-        String configured = config.hasPath(key) ? config.getString(key) : "";
-        if (!configured.isEmpty()) {
-            return configured;
-        }
-        try {
-            return java.nio.file.Files.readString(java.nio.file.Path.of("/proc/sys/net/ipv4/tcp_congestion_control"))
-                    .trim() + " (this host's kernel's)";
-        } catch (java.io.IOException | RuntimeException e) {
-            return "this host's kernel's";
-        }
-    }
-
     /** Runs with the Netty leak detection asked for, and gives this JVM its own back after. */
     @Override
     public Integer call() throws Exception {
@@ -305,7 +283,7 @@ public final class PerfCommand implements Callable<Integer> {
                         + " completion, Netty leak detection %s%s%n", session.transport,
                         session.fenceline.fenceMode(), session.toBeta.lanes().size(), window,
                         session.remote() ? "two processes" : "one process", completion, NettyLeakDetection.now(),
-                        transport.equals("tcp") ? ", TCP congestion control " + congestionControl(config) : "");
+                        transport.equals("tcp") ? ", TCP congestion control " + TcpCongestion.shown(config) : "");
             }
             for (PerfTest t : selected) {
                 for (int size : t.fixedSize() ? List.of(8) : sizeList) {
@@ -334,11 +312,7 @@ public final class PerfCommand implements Callable<Integer> {
             }
         }
         if (baseline) {
-            // Beside the tcp transport the raw stream's sockets take its congestion control, as its
-            // lanes do (UCT's own sockets take none).
-            String key = "fenceline.transport.tcp.congestion-control";
-            String congestion = transport.equals("tcp") && config.hasPath(key) ? config.getString(key) : "";
-            Baselines.measure(transport, congestion, sizeList, counts(), this::settle, this::bar, r -> {
+            Baselines.measure(transport, TcpCongestion.forBaseline(config, transport), sizeList, counts(), this::settle, this::bar, r -> {
                 results.add(r);
                 print(results, out);
             });

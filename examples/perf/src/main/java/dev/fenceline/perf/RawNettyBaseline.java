@@ -21,9 +21,7 @@ import io.netty.channel.socket.ServerSocketChannel;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
-import io.netty.channel.unix.RawUnixChannelOption;
 import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -36,8 +34,6 @@ import org.HdrHistogram.Histogram;
  * transport uses. No framing, no acknowledgements, no actors: a floor, not a competitor.
  */
 final class RawNettyBaseline implements AutoCloseable {
-    private static final int IPPROTO_TCP = 6;
-    private static final int TCP_CONGESTION = 13;
     private final EventLoopGroup server;
     private final EventLoopGroup client;
     private final Class<? extends SocketChannel> channel;
@@ -205,11 +201,9 @@ final class RawNettyBaseline implements AutoCloseable {
                 }).connect(listener.localAddress()).sync().channel();
     }
 
-    /** Each socket gets a buffer of its own: setting the option consumes it. */
     private void congestion(Channel ch) {
         if (congestionControl != null) {
-            ch.config().setOption(new RawUnixChannelOption("TCP_CONGESTION", IPPROTO_TCP, TCP_CONGESTION,
-                    congestionControl.length), ByteBuffer.wrap(congestionControl));
+            TcpCongestion.set(ch, congestionControl);
         }
     }
 

@@ -242,7 +242,7 @@ class PerfCommandTest {
     /** A tcp run says which congestion control its lanes ran under: it moves the large-put rows by some 40 %. */
     @Test
     void aTcpRunNamesItsCongestionControl() throws Exception {
-        assertEquals("cubic", PerfCommand.congestionControl(com.typesafe.config.ConfigFactory.parseString(
+        assertEquals("cubic", TcpCongestion.shown(com.typesafe.config.ConfigFactory.parseString(
                 "fenceline.transport.tcp.congestion-control = cubic")));
         String text = run("--transport", "sim", "--tests", "fadd_lat", "-n", "200", "-w", "20", "--no-progress");
         assertFalse(text.contains("congestion control"), text);
