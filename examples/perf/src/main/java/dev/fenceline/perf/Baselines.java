@@ -7,7 +7,8 @@ import me.tongfei.progressbar.ProgressBar;
 /**
  * {@code --baseline}: the floor under the transport, measured in the same run as its rows. For shm a
  * copy, a ping-pong of two threads through memory and fetch-adds on a word, each at this machine's
- * speed; for tcp raw Netty over the same loopback, a stream and a ping-pong.
+ * speed; for tcp raw Netty over the same loopback, a stream and a ping-pong, its event loops spinning
+ * where the run's do.
  */
 final class Baselines {
     /** A progress bar for a run, or null where none is shown. */
@@ -21,14 +22,16 @@ final class Baselines {
     /**
      * @param transport the run's transport: shm's floors for shm, raw Netty's for any other
      * @param congestionControl the TCP congestion control of the raw sockets, empty for the kernel's default
+     * @param busyPoll whether raw Netty's event loops spin (the run's {@code --busy-poll} or
+     *     {@code --caller-progress})
      * @param sizes the run's message sizes
      * @param counts the run's counts (the stream's for the copy and the stream, put_lat's for the ping-pongs)
      * @param settle the wait for the compilers between a warm-up's passes
      * @param bars where a run shows its progress
      * @param row takes each row as it is measured
      */
-    static void measure(String transport, String congestionControl, List<Integer> sizes, PerfCounts counts,
-            Progress.Settle settle, Bars bars, Consumer<PerfResult> row) throws Exception {
+    static void measure(String transport, String congestionControl, boolean busyPoll, List<Integer> sizes,
+            PerfCounts counts, Progress.Settle settle, Bars bars, Consumer<PerfResult> row) throws Exception {
         if (transport.equals("shm")) {
             for (int size : sizes) {
                 int n = counts.measured(PerfTest.PUT_BW, size);
@@ -44,7 +47,7 @@ final class Baselines {
             row.accept(Progress.measured(w, m, (k, p) -> MemoryFloors.fetchAdd(k), settle, null).withWarmup(w));
             return;
         }
-        try (RawNettyBaseline raw = new RawNettyBaseline(congestionControl)) {
+        try (RawNettyBaseline raw = new RawNettyBaseline(congestionControl, busyPoll)) {
             for (int size : sizes) {
                 row.accept(shown(bars, "raw stream " + PerfCommand.size(size), counts.warmups(PerfTest.PUT_BW, size),
                         counts.measured(PerfTest.PUT_BW, size), (k, p) -> raw.stream(size, k, p), settle));

@@ -101,8 +101,8 @@ public final class PerfCommand implements Callable<Integer> {
     String fenceMode;
 
     @Option(names = "--baseline", description = "Also measure the floor under the transport in the same run:"
-            + " raw Netty over loopback (a byte stream and a ping-pong at each size) for tcp; for shm a memcpy"
-            + " between direct buffers and a ping-pong of two threads through memory at each size, and"
+            + " raw Netty over loopback (a byte stream and a ping-pong at each size; its event loops spin where"
+            + " the run's threads do, with --busy-poll or --caller-progress) for tcp; for shm a memcpy between direct buffers and a ping-pong of two threads through memory at each size, and"
             + " fetch-adds on a word of memory.")
     boolean baseline;
 
@@ -312,10 +312,12 @@ public final class PerfCommand implements Callable<Integer> {
             }
         }
         if (baseline) {
-            Baselines.measure(transport, TcpCongestion.forBaseline(config, transport), sizeList, counts(), this::settle, this::bar, r -> {
-                results.add(r);
-                print(results, out);
-            });
+            // Against threads that spin, the floor spins too: a sleeping loop measures how fast an idle CPU wakes.
+            Baselines.measure(transport, TcpCongestion.forBaseline(config, transport), busyPoll || callerProgress,
+                    sizeList, counts(), this::settle, this::bar, r -> {
+                        results.add(r);
+                        print(results, out);
+                    });
         }
         if (json) {
             out.println("[");

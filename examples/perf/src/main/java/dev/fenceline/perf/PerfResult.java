@@ -7,7 +7,8 @@ import org.HdrHistogram.Histogram;
  * One row of results.
  *
  * @param test the test id ({@code put_lat}, or a baseline such as {@code stream_bw})
- * @param transport the transport, or {@code raw-netty} for a baseline
+ * @param transport the transport, or {@code raw-netty} ({@code raw-netty-spin}, its event loops spinning) for a
+ *     baseline
  * @param size message size in bytes
  * @param iterations measured iterations (after warm-up)
  * @param seconds measured wall time

@@ -12,6 +12,7 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.SelectStrategy;
 import io.netty.channel.epoll.Epoll;
 import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.epoll.EpollServerSocketChannel;
@@ -31,7 +32,10 @@ import org.HdrHistogram.Histogram;
  * What plain Netty does over the same loopback, measured in the same run: a one-way byte stream
  * (the bandwidth ceiling for puts) and a ping-pong of fixed-size messages (the latency floor for
  * one round trip). Same I/O (epoll where available) and one event loop per side, as the tcp
- * transport uses. No framing, no acknowledgements, no actors: a floor, not a competitor.
+ * transport uses, and where the run's threads spin ({@code --busy-poll}, or {@code --caller-progress}'s
+ * pollers running the I/O) these loops spin too: a loop that sleeps in {@code epoll_wait} measures how fast an idle CPU wakes (tens of microseconds on a
+ * virtual machine), not what Netty costs. No framing, no acknowledgements, no actors: a floor, not a
+ * competitor.
  */
 final class RawNettyBaseline implements AutoCloseable {
     private final EventLoopGroup server;
@@ -40,21 +44,43 @@ final class RawNettyBaseline implements AutoCloseable {
     private final Class<? extends ServerSocketChannel> serverChannel;
     /** TCP_CONGESTION's name, or null for the kernel's default. */
     private final byte[] congestionControl;
+    /** Whether the event loops spin on epoll_wait without a timeout. */
+    private final boolean spinning;
 
     /**
      * @param congestionControl the TCP congestion control of both ends' sockets (as the tcp
      *     transport's {@code congestion-control} sets its lanes'; epoll only), empty for the kernel's
      *     default
+     * @param busyPoll whether the event loops spin, as the tcp transport's do with {@code busy-poll}
+     *     (epoll only: NIO has no such mode, and its loops sleep)
      */
-    RawNettyBaseline(String congestionControl) {
+    RawNettyBaseline(String congestionControl, boolean busyPoll) {
         boolean epoll = Epoll.isAvailable();
         this.congestionControl = congestionControl.isEmpty() || !epoll ? null
                 : congestionControl.getBytes(StandardCharsets.US_ASCII);
-        IoHandlerFactory f = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
-        server = new MultiThreadIoEventLoopGroup(1, f);
-        client = new MultiThreadIoEventLoopGroup(1, epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
+        this.spinning = busyPoll && epoll;
+        server = new MultiThreadIoEventLoopGroup(1, ioHandlers(epoll, spinning));
+        client = new MultiThreadIoEventLoopGroup(1, ioHandlers(epoll, spinning));
         channel = epoll ? EpollSocketChannel.class : NioSocketChannel.class;
         serverChannel = epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
+    }
+
+    private static IoHandlerFactory ioHandlers(boolean epoll, boolean spinning) {
+        if (!epoll) {
+            return NioIoHandler.newFactory();
+        }
+        return spinning ? EpollIoHandler.newFactory(0, () -> (tasks, hasTasks) -> SelectStrategy.BUSY_WAIT)
+                : EpollIoHandler.newFactory();
+    }
+
+    /** @return the event loops (for tests): the server's, then the client's */
+    EventLoopGroup[] loops() {
+        return new EventLoopGroup[] {server, client};
+    }
+
+    /** @return the rows' transport: {@code raw-netty}, or {@code raw-netty-spin} where the loops spin */
+    String label() {
+        return spinning ? "raw-netty-spin" : "raw-netty";
     }
 
     /** The server counts bytes and answers one byte when {@code total} arrived. */
@@ -109,7 +135,7 @@ final class RawNettyBaseline implements AutoCloseable {
             done.get(120, TimeUnit.SECONDS);
             double seconds = (System.nanoTime() - start) / 1e9;
             progress.set(n);
-            return PerfResult.throughput("stream_bw", "raw-netty", size, n, seconds);
+            return PerfResult.throughput("stream_bw", label(), size, n, seconds);
         } finally {
             c.close().sync();
             listener.close().sync();
@@ -121,6 +147,10 @@ final class RawNettyBaseline implements AutoCloseable {
     PerfResult pingPong(int size, int n, Progress progress) throws Exception {
         Histogram h = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
         CompletableFuture<Void> done = new CompletableFuture<>();
+        // Each side sends views of one message of its own, as the stream does: a fresh direct buffer
+        // per message would put the JDK's allocation of direct memory into the floor.
+        ByteBuf pong = Unpooled.directBuffer(size).writeZero(size);
+        ByteBuf ping = Unpooled.directBuffer(size).writeZero(size);
         Channel listener = listen(new ChannelInboundHandlerAdapter() {
             private int pending;
 
@@ -131,7 +161,7 @@ final class RawNettyBaseline implements AutoCloseable {
                 b.release();
                 while (pending >= size) {
                     pending -= size;
-                    ctx.write(Unpooled.directBuffer(size).writeZero(size));
+                    ctx.write(pong.retainedDuplicate(), ctx.voidPromise());
                 }
                 ctx.flush();
             }
@@ -149,7 +179,7 @@ final class RawNettyBaseline implements AutoCloseable {
 
             private void send(ChannelHandlerContext ctx) {
                 t0 = System.nanoTime();
-                ctx.writeAndFlush(Unpooled.directBuffer(size).writeZero(size));
+                ctx.writeAndFlush(ping.retainedDuplicate(), ctx.voidPromise());
             }
 
             @Override
@@ -171,10 +201,12 @@ final class RawNettyBaseline implements AutoCloseable {
         });
         try {
             done.get(120, TimeUnit.SECONDS);
-            return PerfResult.latency("pingpong_lat", "raw-netty", size, h, (System.nanoTime() - start) / 1e9);
+            return PerfResult.latency("pingpong_lat", label(), size, h, (System.nanoTime() - start) / 1e9);
         } finally {
             c.close().sync();
             listener.close().sync();
+            ping.release();
+            pong.release();
         }
     }
 
