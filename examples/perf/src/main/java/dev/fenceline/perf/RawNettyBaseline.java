@@ -32,9 +32,10 @@ import org.HdrHistogram.Histogram;
  * What plain Netty does over the same loopback, measured in the same run: a one-way byte stream
  * (the bandwidth ceiling for puts) and a ping-pong of fixed-size messages (the latency floor for
  * one round trip). Same I/O (epoll where available) and one event loop per side, as the tcp
- * transport uses, and where the run's threads spin ({@code --busy-poll}, or {@code --caller-progress}'s
- * pollers running the I/O) these loops spin too: a loop that sleeps in {@code epoll_wait} measures how fast an idle CPU wakes (tens of microseconds on a
- * virtual machine), not what Netty costs. No framing, no acknowledgements, no actors: a floor, not a
+ * transport uses. Where the run's threads spin ({@code --busy-poll}, or the pollers of
+ * {@code --caller-progress} running the I/O) these loops spin too: a loop that sleeps in
+ * {@code epoll_wait} measures how fast an idle CPU wakes (tens of microseconds on a virtual
+ * machine), not what Netty costs. No framing, no acknowledgements, no actors: a floor, not a
  * competitor.
  */
 final class RawNettyBaseline implements AutoCloseable {
