@@ -285,6 +285,9 @@ public final class PerfCommand implements Callable<Integer> {
                         session.remote() ? "two processes" : "one process", completion, NettyLeakDetection.now(),
                         transport.equals("tcp") ? ", TCP congestion control " + TcpCongestion.shown(config) : "");
             }
+            // The tcp transport's lanes run under the configured congestion control or the kernel's.
+            String rowsCongestion = transport.equals("tcp")
+                    ? TcpCongestion.effective(TcpCongestion.forBaseline(config, transport)) : null;
             for (PerfTest t : selected) {
                 for (int size : t.fixedSize() ? List.of(8) : sizeList) {
                     if (size < t.minSize) {
@@ -304,7 +307,7 @@ public final class PerfCommand implements Callable<Integer> {
                         notMeasured.add(t.id() + " " + size(size));
                         continue;
                     }
-                    results.add(r);
+                    results.add(rowsCongestion == null ? r : r.withTcpCongestionControl(rowsCongestion));
                     if (!json) {
                         out.println(r.text());
                     }
@@ -313,9 +316,11 @@ public final class PerfCommand implements Callable<Integer> {
         }
         if (baseline) {
             // Against threads that spin, the floor spins too: a sleeping loop measures how fast an idle CPU wakes.
-            Baselines.measure(transport, TcpCongestion.forBaseline(config, transport), busyPoll || callerProgress,
-                    sizeList, counts(), this::settle, this::bar, r -> {
-                        results.add(r);
+            String congestion = TcpCongestion.forBaseline(config, transport);
+            Baselines.measure(transport, congestion, busyPoll || callerProgress, sizeList, counts(), this::settle,
+                    this::bar, r -> {
+                        results.add(r.transport().startsWith("raw-netty")
+                                ? r.withTcpCongestionControl(TcpCongestion.effective(congestion)) : r);
                         print(results, out);
                     });
         }

@@ -7,8 +7,8 @@ import org.HdrHistogram.Histogram;
  * One row of results.
  *
  * @param test the test id ({@code put_lat}, or a baseline such as {@code stream_bw})
- * @param transport the transport, or {@code raw-netty} ({@code raw-netty-spin}, its event loops spinning) for a
- *     baseline
+ * @param transport the transport, or {@code raw-netty} for a baseline ({@code raw-netty-spin}: its
+ *     event loops spinning)
  * @param size message size in bytes
  * @param iterations measured iterations (after warm-up)
  * @param seconds measured wall time
@@ -19,27 +19,35 @@ import org.HdrHistogram.Histogram;
  * @param p999Micros 99.9th percentile
  * @param maxMicros worst
  * @param warmup iterations run before the measured ones, or -1 where not told
+ * @param tcpCongestionControl the TCP congestion control of the row's sockets (the tcp transport's
+ *     and the raw Netty baseline's), or null for a row not over such sockets
  */
 record PerfResult(String test, String transport, int size, long iterations, double seconds, double bytesPerSecond,
         double messagesPerSecond, double p50Micros, double p99Micros, double p999Micros, double maxMicros,
-        long warmup) {
+        long warmup, String tcpCongestionControl) {
 
     static PerfResult latency(String test, String transport, int size, Histogram nanos, double seconds) {
         long n = nanos.getTotalCount();
         return new PerfResult(test, transport, size, n, seconds, n * (double) size / seconds, n / seconds,
                 nanos.getValueAtPercentile(50) / 1e3, nanos.getValueAtPercentile(99) / 1e3,
-                nanos.getValueAtPercentile(99.9) / 1e3, nanos.getMaxValue() / 1e3, -1);
+                nanos.getValueAtPercentile(99.9) / 1e3, nanos.getMaxValue() / 1e3, -1, null);
     }
 
     static PerfResult throughput(String test, String transport, int size, long iterations, double seconds) {
         return new PerfResult(test, transport, size, iterations, seconds, iterations * (double) size / seconds,
-                iterations / seconds, Double.NaN, Double.NaN, Double.NaN, Double.NaN, -1);
+                iterations / seconds, Double.NaN, Double.NaN, Double.NaN, Double.NaN, -1, null);
     }
 
     /** @return this result, with the warm-up that ran before it */
     PerfResult withWarmup(long iterationsBefore) {
         return new PerfResult(test, transport, size, iterations, seconds, bytesPerSecond, messagesPerSecond, p50Micros,
-                p99Micros, p999Micros, maxMicros, iterationsBefore);
+                p99Micros, p999Micros, maxMicros, iterationsBefore, tcpCongestionControl);
+    }
+
+    /** @return this result, with the TCP congestion control its sockets ran under */
+    PerfResult withTcpCongestionControl(String name) {
+        return new PerfResult(test, transport, size, iterations, seconds, bytesPerSecond, messagesPerSecond, p50Micros,
+                p99Micros, p999Micros, maxMicros, warmup, name);
     }
 
     boolean isLatency() {
@@ -69,6 +77,9 @@ record PerfResult(String test, String transport, int size, long iterations, doub
         }
         if (warmup >= 0) {
             b.append(",\"warmup\":").append(warmup);
+        }
+        if (tcpCongestionControl != null) {
+            b.append(",\"tcp_congestion_control\":\"").append(tcpCongestionControl).append('"');
         }
         return b.append('}').toString();
     }

@@ -43,11 +43,30 @@ final class TcpCongestion {
         if (!configured.isEmpty()) {
             return configured;
         }
+        String kernel = kernelDefault();
+        return kernel == null ? "this host's kernel's" : kernel + " (this host's kernel's)";
+    }
+
+    /**
+     * @param configured a configured congestion control, or empty for the kernel's default
+     * @return the one this host's sockets run under: the configured one, else the kernel's default
+     *     ({@code "unknown"} where it cannot be read)
+     */
+    static String effective(String configured) {
+        if (!configured.isEmpty()) {
+            return configured;
+        }
+        String kernel = kernelDefault();
+        return kernel == null ? "unknown" : kernel;
+    }
+
+    /** @return this host's kernel's default, or null where it cannot be read (not Linux, say) */
+    private static String kernelDefault() {
         try {
-            return Files.readString(Path.of("/proc/sys/net/ipv4/tcp_congestion_control")).trim()
-                    + " (this host's kernel's)";
+            String name = Files.readString(Path.of("/proc/sys/net/ipv4/tcp_congestion_control")).trim();
+            return name.isEmpty() ? null : name;
         } catch (IOException | RuntimeException e) {
-            return "this host's kernel's";
+            return null;
         }
     }
 

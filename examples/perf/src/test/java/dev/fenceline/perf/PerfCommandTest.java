@@ -239,7 +239,10 @@ class PerfCommandTest {
         assertTrue(err.toString().contains("expected per-op, implicit or chained"), err.toString());
     }
 
-    /** A tcp run says which congestion control its lanes ran under: it moves the large-put rows by some 40 %. */
+    /**
+     * A tcp run says which congestion control its lanes ran under, in its header and in its JSON rows:
+     * it moves the large-put rows by some 40 %.
+     */
     @Test
     void aTcpRunNamesItsCongestionControl() throws Exception {
         assertEquals("cubic", TcpCongestion.shown(com.typesafe.config.ConfigFactory.parseString(
@@ -251,6 +254,16 @@ class PerfCommandTest {
         String kernel = java.nio.file.Files.readString(p).trim();
         text = run("--transport", "tcp", "--tests", "fadd_lat", "-n", "200", "-w", "20", "--no-progress");
         assertTrue(text.contains("TCP congestion control " + kernel + " (this host's kernel's)"), text);
+        // The JSON rows say it too, the tcp transport's and the raw Netty baseline's; a sim row does not.
+        String json = run("--transport", "tcp", "--tests", "fadd_lat", "--sizes", "8", "-n", "200", "-w", "20",
+                "--json", "--baseline");
+        String named = ",\"tcp_congestion_control\":\"" + kernel + "\"}";
+        assertEquals(3, json.split(java.util.regex.Pattern.quote(named), -1).length - 1,
+                "fadd_lat, stream_bw and pingpong_lat each name " + kernel + ": " + json);
+        String sim = run("--transport", "sim", "--tests", "fadd_lat", "-n", "200", "-w", "20", "--json");
+        assertFalse(sim.contains("tcp_congestion_control"), sim);
+        assertEquals("cubic", TcpCongestion.effective("cubic"));
+        assertEquals(kernel, TcpCongestion.effective(""));
     }
 
     /**
