@@ -6,7 +6,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongFunction;
-import org.HdrHistogram.Histogram;
 
 /**
  * A one-at-a-time latency test whose operations are issued each from the previous one's completion,
@@ -20,7 +19,7 @@ import org.HdrHistogram.Histogram;
 final class ChainedLatency {
     private final LongFunction<CompletionStage<?>> issue;
     private final long n;
-    private final Histogram h;
+    private final Latencies h;
     private final CountDownLatch finished = new CountDownLatch(1);
     private volatile long done;
     private volatile Throwable failure;
@@ -32,7 +31,7 @@ final class ChainedLatency {
      * @param n how many
      * @param h where each operation's time from issue to completion goes
      */
-    ChainedLatency(LongFunction<CompletionStage<?>> issue, long n, Histogram h) {
+    ChainedLatency(LongFunction<CompletionStage<?>> issue, long n, Latencies h) {
         this.issue = issue;
         this.n = n;
         this.h = h;
@@ -69,7 +68,7 @@ final class ChainedLatency {
     }
 
     /** @return the operations' times */
-    Histogram histogram() {
+    Latencies histogram() {
         return h;
     }
 

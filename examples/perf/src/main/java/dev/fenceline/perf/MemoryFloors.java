@@ -6,7 +6,6 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-import org.HdrHistogram.Histogram;
 
 /**
  * Floors under the shared-memory rows that are not copies, measured in the same run with no runtime
@@ -58,7 +57,7 @@ final class MemoryFloors {
         responder.setDaemon(true);
         responder.start();
         ByteBuffer out = ByteBuffer.allocateDirect(bytes).order(ByteOrder.nativeOrder());
-        Histogram h = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
+        Latencies h = new Latencies();
         long start = System.nanoTime();
         try {
             for (long i = 1; i <= n; i++) {

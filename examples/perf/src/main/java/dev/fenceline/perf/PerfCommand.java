@@ -102,8 +102,9 @@ public final class PerfCommand implements Callable<Integer> {
 
     @Option(names = "--baseline", description = "Also measure the floor under the transport in the same run:"
             + " raw Netty over loopback (a byte stream and a ping-pong at each size; its event loops spin where"
-            + " the run's threads do, with --busy-poll or --caller-progress) for tcp; for shm a memcpy between direct buffers and a ping-pong of two threads through memory at each size, and"
-            + " fetch-adds on a word of memory.")
+            + " the run's threads do, with --busy-poll or --caller-progress, on two CPUs or more) for tcp; for"
+            + " shm a memcpy between direct buffers and a ping-pong of two threads through memory at each size,"
+            + " and fetch-adds on a word of memory.")
     boolean baseline;
 
     @Option(names = "--processes", defaultValue = "1", description = "1: both workers in this JVM; 2: the target"
@@ -315,9 +316,11 @@ public final class PerfCommand implements Callable<Integer> {
             }
         }
         if (baseline) {
-            // Against threads that spin, the floor spins too: a sleeping loop measures how fast an idle CPU wakes.
+            // Against threads that spin, the floor spins too: a sleeping loop measures how fast an idle CPU
+            // wakes. Its two loops spin only where each can have a CPU, as --busy-poll's threads must.
+            boolean spin = (busyPoll || callerProgress) && Runtime.getRuntime().availableProcessors() >= 2;
             String congestion = TcpCongestion.forBaseline(config, transport);
-            Baselines.measure(transport, congestion, busyPoll || callerProgress, sizeList, counts(), this::settle,
+            Baselines.measure(transport, congestion, spin, sizeList, counts(), this::settle,
                     this::bar, r -> {
                         results.add(r.transport().startsWith("raw-netty")
                                 ? r.withTcpCongestionControl(TcpCongestion.effective(congestion)) : r);

@@ -15,7 +15,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongConsumer;
-import org.HdrHistogram.Histogram;
 
 /**
  * Runs one test at one size. Latency tests record every iteration in an HdrHistogram (ping-pongs
@@ -94,8 +93,8 @@ final class PerfRunner {
         };
     }
 
-    private static Histogram histogram() {
-        return new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
+    private static Latencies histogram() {
+        return new Latencies();
     }
 
     /**
@@ -139,7 +138,7 @@ final class PerfRunner {
         }, "perf-responder");
         responder.setDaemon(true);
         responder.start();
-        Histogram h = histogram();
+        Latencies h = histogram();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(TIMEOUT_S);
         long start = System.nanoTime();
         try (CallerProgress io = callerProgress ? s.alpha.progressHere() : null) {
@@ -177,7 +176,7 @@ final class PerfRunner {
         }
         ByteBuffer payload = ByteBuffer.allocateDirect(size);
         ByteBuffer header = ByteBuffer.allocate(0);
-        Histogram h = histogram();
+        Latencies h = histogram();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(TIMEOUT_S);
         long start = System.nanoTime();
         for (long i = 1; i <= n; i++) {
@@ -215,7 +214,7 @@ final class PerfRunner {
     private PerfResult amPingPongFromHandler(int size, int n, Progress progress) throws Exception {
         ByteBuffer payload = ByteBuffer.allocateDirect(size);
         ByteBuffer header = ByteBuffer.allocate(0);
-        Histogram h = histogram();
+        Latencies h = histogram();
         AtomicLong pongs = new AtomicLong();
         AtomicReference<Throwable> failure = new AtomicReference<>();
         CountDownLatch finished = new CountDownLatch(1);
@@ -270,7 +269,7 @@ final class PerfRunner {
 
     private PerfResult oneAtATime(PerfTest test, int size, int n, Progress progress) throws Exception {
         ByteBuffer buf = ByteBuffer.allocateDirect(size);
-        Histogram h = histogram();
+        Latencies h = histogram();
         atomicBase = atomicWord();
         long start = System.nanoTime();
         for (long i = 1; i <= n; i++) {

@@ -26,7 +26,6 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.HdrHistogram.Histogram;
 
 /**
  * What plain Netty does over the same loopback, measured in the same run: a one-way byte stream
@@ -88,150 +87,177 @@ final class RawNettyBaseline implements AutoCloseable {
     PerfResult stream(int size, long n, Progress progress) throws Exception {
         long total = size * n;
         CompletableFuture<Void> done = new CompletableFuture<>();
-        Channel listener = listen(new ChannelInboundHandlerAdapter() {
-            private long seen;
-
-            @Override
-            public void channelRead(ChannelHandlerContext ctx, Object msg) {
-                ByteBuf b = (ByteBuf) msg;
-                seen += b.readableBytes();
-                b.release();
-                if (seen >= total) {
-                    ctx.writeAndFlush(Unpooled.wrappedBuffer(new byte[1]));
-                }
-            }
-        });
         ByteBuf block = Unpooled.directBuffer(size).writeZero(size);
-        long start = System.nanoTime();
-        Channel c = connect(listener, new ChannelInboundHandlerAdapter() {
-            private long sent;
+        try {
+            Channel listener = listen(done, new ChannelInboundHandlerAdapter() {
+                private long seen;
 
-            @Override
-            public void channelActive(ChannelHandlerContext ctx) {
-                pump(ctx);
-            }
-
-            @Override
-            public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-                pump(ctx);
-            }
-
-            private void pump(ChannelHandlerContext ctx) {
-                while (sent < n && ctx.channel().isWritable()) {
-                    ctx.write(block.retainedDuplicate(), ctx.voidPromise());
-                    if ((++sent & 255) == 0) {
-                        progress.set(sent);
+                @Override
+                public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                    ByteBuf b = (ByteBuf) msg;
+                    seen += b.readableBytes();
+                    b.release();
+                    if (seen >= total) {
+                        ctx.writeAndFlush(Unpooled.wrappedBuffer(new byte[1]));
                     }
                 }
-                ctx.flush();
-            }
+            });
+            try {
+                long start = System.nanoTime();
+                Channel c = connect(listener, done, new ChannelInboundHandlerAdapter() {
+                    private long sent;
 
-            @Override
-            public void channelRead(ChannelHandlerContext ctx, Object msg) {
-                ((ByteBuf) msg).release();
-                done.complete(null);
+                    @Override
+                    public void channelActive(ChannelHandlerContext ctx) {
+                        pump(ctx);
+                    }
+
+                    @Override
+                    public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+                        pump(ctx);
+                    }
+
+                    private void pump(ChannelHandlerContext ctx) {
+                        while (sent < n && ctx.channel().isWritable()) {
+                            ctx.write(block.retainedDuplicate(), ctx.voidPromise());
+                            if ((++sent & 255) == 0) {
+                                progress.set(sent);
+                            }
+                        }
+                        ctx.flush();
+                    }
+
+                    @Override
+                    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                        ((ByteBuf) msg).release();
+                        done.complete(null);
+                    }
+                });
+                try {
+                    done.get(120, TimeUnit.SECONDS);
+                    double seconds = (System.nanoTime() - start) / 1e9;
+                    progress.set(n);
+                    return PerfResult.throughput("stream_bw", label(), size, n, seconds);
+                } finally {
+                    c.close().sync();
+                }
+            } finally {
+                listener.close().sync();
             }
-        });
-        try {
-            done.get(120, TimeUnit.SECONDS);
-            double seconds = (System.nanoTime() - start) / 1e9;
-            progress.set(n);
-            return PerfResult.throughput("stream_bw", label(), size, n, seconds);
         } finally {
-            c.close().sync();
-            listener.close().sync();
-            block.release();
+            block.release(); // what is still being written holds views of its own
         }
     }
 
     /** The server echoes every {@code size} bytes; the client records half of each round trip. */
     PerfResult pingPong(int size, int n, Progress progress) throws Exception {
-        Histogram h = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
+        Latencies h = new Latencies();
         CompletableFuture<Void> done = new CompletableFuture<>();
         // Each side sends views of one message of its own, as the stream does: a fresh direct buffer
         // per message would put the JDK's allocation of direct memory into the floor.
         ByteBuf pong = Unpooled.directBuffer(size).writeZero(size);
         ByteBuf ping = Unpooled.directBuffer(size).writeZero(size);
-        Channel listener = listen(new ChannelInboundHandlerAdapter() {
-            private int pending;
-
-            @Override
-            public void channelRead(ChannelHandlerContext ctx, Object msg) {
-                ByteBuf b = (ByteBuf) msg;
-                pending += b.readableBytes();
-                b.release();
-                while (pending >= size) {
-                    pending -= size;
-                    ctx.write(pong.retainedDuplicate(), ctx.voidPromise());
-                }
-                ctx.flush();
-            }
-        });
-        long start = System.nanoTime();
-        Channel c = connect(listener, new ChannelInboundHandlerAdapter() {
-            private int pending;
-            private int count;
-            private long t0;
-
-            @Override
-            public void channelActive(ChannelHandlerContext ctx) {
-                send(ctx);
-            }
-
-            private void send(ChannelHandlerContext ctx) {
-                t0 = System.nanoTime();
-                ctx.writeAndFlush(ping.retainedDuplicate(), ctx.voidPromise());
-            }
-
-            @Override
-            public void channelRead(ChannelHandlerContext ctx, Object msg) {
-                ByteBuf b = (ByteBuf) msg;
-                pending += b.readableBytes();
-                b.release();
-                if (pending >= size) {
-                    pending -= size;
-                    h.recordValue((System.nanoTime() - t0) / 2);
-                    progress.set(++count);
-                    if (count < n) {
-                        send(ctx);
-                    } else {
-                        done.complete(null);
-                    }
-                }
-            }
-        });
         try {
-            done.get(120, TimeUnit.SECONDS);
-            return PerfResult.latency("pingpong_lat", label(), size, h, (System.nanoTime() - start) / 1e9);
+            Channel listener = listen(done, new ChannelInboundHandlerAdapter() {
+                private int pending;
+
+                @Override
+                public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                    ByteBuf b = (ByteBuf) msg;
+                    pending += b.readableBytes();
+                    b.release();
+                    while (pending >= size) {
+                        pending -= size;
+                        ctx.write(pong.retainedDuplicate(), ctx.voidPromise());
+                    }
+                    ctx.flush();
+                }
+            });
+            try {
+                long start = System.nanoTime();
+                Channel c = connect(listener, done, new ChannelInboundHandlerAdapter() {
+                    private int pending;
+                    private int count;
+                    private long t0;
+
+                    @Override
+                    public void channelActive(ChannelHandlerContext ctx) {
+                        send(ctx);
+                    }
+
+                    private void send(ChannelHandlerContext ctx) {
+                        t0 = System.nanoTime();
+                        ctx.writeAndFlush(ping.retainedDuplicate(), ctx.voidPromise());
+                    }
+
+                    @Override
+                    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                        ByteBuf b = (ByteBuf) msg;
+                        pending += b.readableBytes();
+                        b.release();
+                        if (pending >= size) {
+                            pending -= size;
+                            h.recordValue((System.nanoTime() - t0) / 2);
+                            progress.set(++count);
+                            if (count < n) {
+                                send(ctx);
+                            } else {
+                                done.complete(null);
+                            }
+                        }
+                    }
+                });
+                try {
+                    done.get(120, TimeUnit.SECONDS);
+                    return PerfResult.latency("pingpong_lat", label(), size, h, (System.nanoTime() - start) / 1e9);
+                } finally {
+                    c.close().sync();
+                }
+            } finally {
+                listener.close().sync();
+            }
         } finally {
-            c.close().sync();
-            listener.close().sync();
-            ping.release();
+            ping.release(); // what is still being written holds views of its own
             pong.release();
         }
     }
 
-    private Channel listen(ChannelInboundHandlerAdapter handler) throws InterruptedException {
+    private Channel listen(CompletableFuture<Void> done, ChannelInboundHandlerAdapter handler)
+            throws InterruptedException {
         return new ServerBootstrap().group(server).channel(serverChannel)
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childHandler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
                         congestion(ch);
-                        ch.pipeline().addLast(handler);
+                        ch.pipeline().addLast(handler, failing(done));
                     }
                 }).bind(new InetSocketAddress("127.0.0.1", 0)).sync().channel();
     }
 
-    private Channel connect(Channel listener, ChannelInboundHandlerAdapter handler) throws InterruptedException {
+    private Channel connect(Channel listener, CompletableFuture<Void> done, ChannelInboundHandlerAdapter handler)
+            throws InterruptedException {
         return new Bootstrap().group(client).channel(channel).option(ChannelOption.TCP_NODELAY, true)
                 .handler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
                         congestion(ch);
-                        ch.pipeline().addLast(handler);
+                        ch.pipeline().addLast(handler, failing(done));
                     }
                 }).connect(listener.localAddress()).sync().channel();
+    }
+
+    /**
+     * The pipeline's last handler: a failure (a write's, which a void promise reports here, or a
+     * handler's) ends the run at once with its cause, rather than at the run's timeout.
+     */
+    private static ChannelInboundHandlerAdapter failing(CompletableFuture<Void> done) {
+        return new ChannelInboundHandlerAdapter() {
+            @Override
+            public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+                done.completeExceptionally(cause);
+            }
+        };
     }
 
     private void congestion(Channel ch) {

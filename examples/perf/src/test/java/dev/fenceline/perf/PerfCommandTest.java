@@ -86,6 +86,9 @@ class PerfCommandTest {
         }
         assertTrue(json.contains("\"test\":\"stream_bw\",\"transport\":\"raw-netty\""), json);
         assertTrue(json.contains("\"test\":\"pingpong_lat\",\"transport\":\"raw-netty\""), json);
+        // Every latency row also gives the median of its last iterations, ucx_perftest's statistic.
+        int latencyRows = json.split("\"p50_us\":", -1).length - 1;
+        assertEquals(latencyRows, json.split("\"p50_last_us\":", -1).length - 1, json);
         // Every latency is positive and ordered; every rate positive.
         Matcher m = Pattern.compile("\"p50_us\":([0-9.]+),\"p99_us\":([0-9.]+)").matcher(json);
         int rows = 0;
@@ -237,6 +240,19 @@ class PerfCommandTest {
         cl.setErr(new PrintWriter(err));
         assertEquals(2, cl.execute("--transport", "sim", "--completion", "eventually"));
         assertTrue(err.toString().contains("expected per-op, implicit or chained"), err.toString());
+    }
+
+    /** Beside pollers that run the I/O, the raw Netty floor's loops spin too (where there are two CPUs). */
+    @Test
+    void theFloorSpinsBesideSpinningThreads() {
+        String json = run("--transport", "tcp", "--tests", "put_lat", "--sizes", "8", "-n", "200", "-w", "20",
+                "--caller-progress", "--json", "--baseline");
+        String floor = Runtime.getRuntime().availableProcessors() >= 2 && io.netty.channel.epoll.Epoll.isAvailable()
+                ? "raw-netty-spin" : "raw-netty";
+        assertTrue(json.contains("\"test\":\"pingpong_lat\",\"transport\":\"" + floor + "\""), json);
+        String plain = run("--transport", "tcp", "--tests", "put_lat", "--sizes", "8", "-n", "200", "-w", "20",
+                "--json", "--baseline");
+        assertTrue(plain.contains("\"test\":\"pingpong_lat\",\"transport\":\"raw-netty\""), plain);
     }
 
     /**
