@@ -21,8 +21,9 @@ import org.HdrHistogram.Histogram;
  * @param p50LastMicros the median of the last {@value Latencies#LAST} iterations, the statistic
  *     ucx_perftest reports as its percentile (latency tests), else NaN
  * @param warmup iterations run before the measured ones, or -1 where not told
- * @param tcpCongestionControl the TCP congestion control of the row's sockets (the tcp transport's
- *     and the raw Netty baseline's), or null for a row not over such sockets
+ * @param tcpCongestionControl the TCP congestion control of the row's sockets on this host (the tcp
+ *     transport's and the raw Netty baseline's; with {@code --connect} the server's sockets follow its
+ *     own host's), or null for a row not over such sockets
  */
 record PerfResult(String test, String transport, int size, long iterations, double seconds, double bytesPerSecond,
         double messagesPerSecond, double p50Micros, double p99Micros, double p999Micros, double maxMicros,
