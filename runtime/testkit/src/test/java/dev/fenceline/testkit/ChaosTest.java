@@ -1,8 +1,10 @@
 package dev.fenceline.testkit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -15,11 +17,24 @@ import org.junit.jupiter.api.Timeout;
  * its case again (its workloads and faults; the threads' timing is the machine's).
  */
 class ChaosTest {
+    /**
+     * What a seed may take on average before the run counts as hung: a seed takes about 0.4 s on
+     * two vCPUs, so a fixed bound would cut a long run short (10,000 seeds take about an hour).
+     */
+    private static final Duration PER_SEED = Duration.ofMillis(1500);
+    /** Seeds between two progress lines of a long run. */
+    private static final int PROGRESS_EVERY = 500;
+
     @Test
-    @Timeout(value = 600, unit = TimeUnit.SECONDS)
     void everySeedHolds() throws Exception {
         int seeds = Integer.getInteger("fenceline.chaos.seeds", 200);
         long first = Long.getLong("fenceline.chaos.first", 1);
+        Duration bound = Duration.ofMinutes(2).plus(PER_SEED.multipliedBy(seeds));
+        assertTimeoutPreemptively(bound, () -> holds(seeds, first), () -> seeds + " chaos seeds from " + first
+                + " did not finish within " + bound.toSeconds() + " s");
+    }
+
+    private static void holds(int seeds, long first) throws Exception {
         List<String> failed = new ArrayList<>();
         long reconfigurations = 0;
         long restarts = 0;
@@ -36,6 +51,10 @@ class ChaosTest {
                 String line = "seed " + seed + ": " + r.errors() + "\n  reproduce: " + r.reproduce();
                 System.out.println(line);
                 failed.add(line);
+            }
+            long done = seed - first + 1;
+            if (done % PROGRESS_EVERY == 0 && done < seeds) {
+                System.out.printf("chaos: %d of %d seeds from %d, %d failed%n", done, seeds, first, failed.size());
             }
         }
         System.out.printf("chaos: %d seeds from %d, %d reconfigurations (%d of them stalled targets given up),"
