@@ -5,6 +5,7 @@ import java.nio.ByteOrder;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import org.HdrHistogram.Histogram;
 import org.openucx.jucx.UcxCallback;
 import org.openucx.jucx.UcxUtils;
 import org.openucx.jucx.ucp.UcpAmData;
@@ -29,8 +30,7 @@ import org.openucx.jucx.ucs.UcsConstants;
  * JUCX has no atomic operations, so fetch-add rows have no JUCX figure.
  *
  * <p>{@code JucxPerf TEST SIZE ITERATIONS WARMUP [WINDOW]} prints {@code RESULT TEST VALUE}: msg/s
- * for 8-byte streams, MB/s (10^6 B/s) for larger ones, µs one way for ping-pongs (the median of the
- * last 2,048 iterations, as ucx_perftest reports it: {@link LastMedian}). Tests:
+ * for 8-byte streams, MB/s (10^6 B/s) for larger ones, µs one way (p50) for ping-pongs. Tests:
  * {@code put_bw} (a request per put, WINDOW in flight), {@code put_bw_implicit} (implicit puts, a
  * flush every WINDOW), {@code put_lat} and {@code am_lat}.
  */
@@ -170,10 +170,7 @@ public final class JucxPerf implements AutoCloseable {
         }
     }
 
-    /**
-     * @return the one-way latency's median over the last 2,048, in µs: alpha puts a number into beta,
-     *     beta puts it back
-     */
+    /** @return the one-way latency's median in µs: alpha puts a number into beta, beta puts it back */
     double putPingPong(int n) throws Exception {
         ByteBuffer alphaView = UcxUtils.getByteBufferView(atAlpha.getAddress(), 8).order(ByteOrder.nativeOrder());
         ByteBuffer betaView = UcxUtils.getByteBufferView(atBeta.getAddress(), 8).order(ByteOrder.nativeOrder());
@@ -191,7 +188,7 @@ public final class JucxPerf implements AutoCloseable {
         });
         target.start();
         try {
-            LastMedian h = new LastMedian();
+            Histogram h = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
             long deadline = System.nanoTime() + TIMEOUT_NANOS;
             for (long i = base + 1; i <= base + n; i++) {
                 long t0 = System.nanoTime();
@@ -203,16 +200,13 @@ public final class JucxPerf implements AutoCloseable {
                 }
                 h.recordValue((System.nanoTime() - t0) / 2);
             }
-            return h.median() / 1000.0;
+            return h.getValueAtPercentile(50) / 1000.0;
         } finally {
             target.finish();
         }
     }
 
-    /**
-     * @return the one-way latency's median over the last 2,048, in µs: beta answers every ping with a
-     *     pong of the same size
-     */
+    /** @return the one-way latency's median in µs: beta answers every ping with a pong of the same size */
     double amPingPong(int size, int n) throws Exception {
         long data = source.getAddress();
         long[] pings = {0};
@@ -237,7 +231,7 @@ public final class JucxPerf implements AutoCloseable {
         });
         target.start();
         try {
-            LastMedian h = new LastMedian();
+            Histogram h = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
             long deadline = System.nanoTime() + TIMEOUT_NANOS;
             for (long i = 1; i <= n; i++) {
                 long t0 = System.nanoTime();
@@ -248,7 +242,7 @@ public final class JucxPerf implements AutoCloseable {
                 }
                 h.recordValue((System.nanoTime() - t0) / 2);
             }
-            return h.median() / 1000.0;
+            return h.getValueAtPercentile(50) / 1000.0;
         } finally {
             target.finish();
         }

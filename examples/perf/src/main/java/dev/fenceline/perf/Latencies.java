@@ -8,9 +8,11 @@ import org.HdrHistogram.Histogram;
  * A latency row's record: every measured iteration in an HdrHistogram (its percentiles), and the
  * last {@value #LAST} iterations as they came. ucx_perftest reports as its percentile the median of
  * its last 2,048 iterations (a ring it writes each iteration), not of the whole run; the median of
- * this row's last {@value #LAST} is the same statistic, so that a comparison sets like beside like.
- * One thread records at a time (each recording happens-before the next, as the rows' ping-pongs
- * and chains order them); nothing is allocated per iteration.
+ * this row's last {@value #LAST} is that statistic on this side. At a few hundred nanoseconds an
+ * iteration the ring holds about the run's last millisecond, so it moves with whatever that
+ * millisecond held; the row's percentiles stay those of the whole run. One thread records at a time
+ * (each recording happens-before the next, as the rows' ping-pongs and chains order them); nothing
+ * is allocated per iteration.
  */
 final class Latencies {
     /** ucx_perftest's TIMING_QUEUE_SIZE. */

@@ -19,7 +19,8 @@ import org.HdrHistogram.Histogram;
  * @param p999Micros 99.9th percentile
  * @param maxMicros worst
  * @param p50LastMicros the median of the last {@value Latencies#LAST} iterations, the statistic
- *     ucx_perftest reports as its percentile (latency tests), else NaN
+ *     ucx_perftest reports as its percentile (latency tests; a short window, see {@link Latencies}),
+ *     else NaN
  * @param warmup iterations run before the measured ones, or -1 where not told
  * @param tcpCongestionControl the TCP congestion control of the row's sockets on this host (the tcp
  *     transport's and the raw Netty baseline's; with {@code --connect} the server's sockets follow its
