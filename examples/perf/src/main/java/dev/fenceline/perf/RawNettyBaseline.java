@@ -26,6 +26,7 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.DoubleFunction;
 
 /**
  * What plain Netty does over the same loopback, measured in the same run: a one-way byte stream
@@ -89,7 +90,7 @@ final class RawNettyBaseline implements AutoCloseable {
         CompletableFuture<Void> done = new CompletableFuture<>();
         ByteBuf block = Unpooled.directBuffer(size).writeZero(size);
         try {
-            Channel listener = listen(done, new ChannelInboundHandlerAdapter() {
+            return measured(done, new ChannelInboundHandlerAdapter() {
                 private long seen;
 
                 @Override
@@ -101,49 +102,38 @@ final class RawNettyBaseline implements AutoCloseable {
                         ctx.writeAndFlush(Unpooled.wrappedBuffer(new byte[1]));
                     }
                 }
-            });
-            try {
-                long start = System.nanoTime();
-                Channel c = connect(listener, done, new ChannelInboundHandlerAdapter() {
-                    private long sent;
+            }, new ChannelInboundHandlerAdapter() {
+                private long sent;
 
-                    @Override
-                    public void channelActive(ChannelHandlerContext ctx) {
-                        pump(ctx);
-                    }
-
-                    @Override
-                    public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-                        pump(ctx);
-                    }
-
-                    private void pump(ChannelHandlerContext ctx) {
-                        while (sent < n && ctx.channel().isWritable()) {
-                            ctx.write(block.retainedDuplicate(), ctx.voidPromise());
-                            if ((++sent & 255) == 0) {
-                                progress.set(sent);
-                            }
-                        }
-                        ctx.flush();
-                    }
-
-                    @Override
-                    public void channelRead(ChannelHandlerContext ctx, Object msg) {
-                        ((ByteBuf) msg).release();
-                        done.complete(null);
-                    }
-                });
-                try {
-                    done.get(120, TimeUnit.SECONDS);
-                    double seconds = (System.nanoTime() - start) / 1e9;
-                    progress.set(n);
-                    return PerfResult.throughput("stream_bw", label(), size, n, seconds);
-                } finally {
-                    c.close().sync();
+                @Override
+                public void channelActive(ChannelHandlerContext ctx) {
+                    pump(ctx);
                 }
-            } finally {
-                listener.close().sync();
-            }
+
+                @Override
+                public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+                    pump(ctx);
+                }
+
+                private void pump(ChannelHandlerContext ctx) {
+                    while (sent < n && ctx.channel().isWritable()) {
+                        ctx.write(block.retainedDuplicate(), ctx.voidPromise());
+                        if ((++sent & 255) == 0) {
+                            progress.set(sent);
+                        }
+                    }
+                    ctx.flush();
+                }
+
+                @Override
+                public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                    ((ByteBuf) msg).release();
+                    done.complete(null);
+                }
+            }, seconds -> {
+                progress.set(n);
+                return PerfResult.throughput("stream_bw", label(), size, n, seconds);
+            });
         } finally {
             block.release(); // what is still being written holds views of its own
         }
@@ -158,7 +148,7 @@ final class RawNettyBaseline implements AutoCloseable {
         ByteBuf pong = Unpooled.directBuffer(size).writeZero(size);
         ByteBuf ping = Unpooled.directBuffer(size).writeZero(size);
         try {
-            Channel listener = listen(done, new ChannelInboundHandlerAdapter() {
+            return measured(done, new ChannelInboundHandlerAdapter() {
                 private int pending;
 
                 @Override
@@ -172,53 +162,63 @@ final class RawNettyBaseline implements AutoCloseable {
                     }
                     ctx.flush();
                 }
-            });
-            try {
-                long start = System.nanoTime();
-                Channel c = connect(listener, done, new ChannelInboundHandlerAdapter() {
-                    private int pending;
-                    private int count;
-                    private long t0;
+            }, new ChannelInboundHandlerAdapter() {
+                private int pending;
+                private int count;
+                private long t0;
 
-                    @Override
-                    public void channelActive(ChannelHandlerContext ctx) {
-                        send(ctx);
-                    }
+                @Override
+                public void channelActive(ChannelHandlerContext ctx) {
+                    send(ctx);
+                }
 
-                    private void send(ChannelHandlerContext ctx) {
-                        t0 = System.nanoTime();
-                        ctx.writeAndFlush(ping.retainedDuplicate(), ctx.voidPromise());
-                    }
+                private void send(ChannelHandlerContext ctx) {
+                    t0 = System.nanoTime();
+                    ctx.writeAndFlush(ping.retainedDuplicate(), ctx.voidPromise());
+                }
 
-                    @Override
-                    public void channelRead(ChannelHandlerContext ctx, Object msg) {
-                        ByteBuf b = (ByteBuf) msg;
-                        pending += b.readableBytes();
-                        b.release();
-                        if (pending >= size) {
-                            pending -= size;
-                            h.recordValue((System.nanoTime() - t0) / 2);
-                            progress.set(++count);
-                            if (count < n) {
-                                send(ctx);
-                            } else {
-                                done.complete(null);
-                            }
+                @Override
+                public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                    ByteBuf b = (ByteBuf) msg;
+                    pending += b.readableBytes();
+                    b.release();
+                    if (pending >= size) {
+                        pending -= size;
+                        h.recordValue((System.nanoTime() - t0) / 2);
+                        progress.set(++count);
+                        if (count < n) {
+                            send(ctx);
+                        } else {
+                            done.complete(null);
                         }
                     }
-                });
-                try {
-                    done.get(120, TimeUnit.SECONDS);
-                    return PerfResult.latency("pingpong_lat", label(), size, h, (System.nanoTime() - start) / 1e9);
-                } finally {
-                    c.close().sync();
                 }
-            } finally {
-                listener.close().sync();
-            }
+            }, seconds -> PerfResult.latency("pingpong_lat", label(), size, h, seconds));
         } finally {
             ping.release(); // what is still being written holds views of its own
             pong.release();
+        }
+    }
+
+    /**
+     * Listens with {@code server}, connects with {@code client} (whose activation starts the run),
+     * waits for {@code done} and hands the seconds since the connect to {@code result}; closes both
+     * channels on every path.
+     */
+    private PerfResult measured(CompletableFuture<Void> done, ChannelInboundHandlerAdapter server,
+            ChannelInboundHandlerAdapter client, DoubleFunction<PerfResult> result) throws Exception {
+        Channel listener = listen(done, server);
+        try {
+            long start = System.nanoTime();
+            Channel c = connect(listener, done, client);
+            try {
+                done.get(120, TimeUnit.SECONDS);
+                return result.apply((System.nanoTime() - start) / 1e9);
+            } finally {
+                c.close().sync();
+            }
+        } finally {
+            listener.close().sync();
         }
     }
 
