@@ -34,8 +34,9 @@ final class Latencies {
     }
 
     /**
-     * @return the median of the last {@value #LAST} iterations (of all, if fewer), in ns, the lower
-     *     of the two middle ones for an even count as ucx_perftest takes it; 0 if none
+     * @return the median of the last {@value #LAST} iterations (of all, if fewer; ucx_perftest's ring
+     *     then still holds zeros), in ns, the lower of the two middle ones for an even count as
+     *     ucx_perftest takes it; 0 if none
      */
     long lastMedian() {
         int n = (int) Math.min(count, LAST);

@@ -99,7 +99,7 @@ final class RawNettyBaseline implements AutoCloseable {
                     seen += b.readableBytes();
                     b.release();
                     if (seen >= total) {
-                        ctx.writeAndFlush(Unpooled.wrappedBuffer(new byte[1]));
+                        ctx.writeAndFlush(Unpooled.wrappedBuffer(new byte[1]), ctx.voidPromise());
                     }
                 }
             }, new ChannelInboundHandlerAdapter() {
@@ -202,8 +202,9 @@ final class RawNettyBaseline implements AutoCloseable {
 
     /**
      * Listens with {@code server}, connects with {@code client} (whose activation starts the run),
-     * waits for {@code done} and hands the seconds since the connect to {@code result}; closes both
-     * channels on every path.
+     * waits for {@code done} and hands the seconds since the connect to {@code result}; closes the
+     * client's channel and the listener on every path (the accepted channel closes as it reads the
+     * client's close, or with the event loops).
      */
     private PerfResult measured(CompletableFuture<Void> done, ChannelInboundHandlerAdapter server,
             ChannelInboundHandlerAdapter client, DoubleFunction<PerfResult> result) throws Exception {
@@ -249,13 +250,21 @@ final class RawNettyBaseline implements AutoCloseable {
 
     /**
      * The pipeline's last handler: a failure (a write's, which a void promise reports here, or a
-     * handler's) ends the run at once with its cause, rather than at the run's timeout.
+     * handler's), or a connection that closes before the run is done, ends the run at once with
+     * its cause, rather than at the run's timeout.
      */
     private static ChannelInboundHandlerAdapter failing(CompletableFuture<Void> done) {
         return new ChannelInboundHandlerAdapter() {
             @Override
             public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
                 done.completeExceptionally(cause);
+            }
+
+            @Override
+            public void channelInactive(ChannelHandlerContext ctx) {
+                // Once the run is done the channels close: completing it again then does nothing.
+                done.completeExceptionally(new java.io.IOException("raw Netty's connection " + ctx.channel()
+                        + " closed before the run was done"));
             }
         };
     }

@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -30,17 +31,20 @@ class ChaosTest {
         int seeds = Integer.getInteger("fenceline.chaos.seeds", 200);
         long first = Long.getLong("fenceline.chaos.first", 1);
         Duration bound = Duration.ofMinutes(2).plus(PER_SEED.multipliedBy(seeds));
-        assertTimeoutPreemptively(bound, () -> holds(seeds, first), () -> seeds + " chaos seeds from " + first
-                + " did not finish within " + bound.toSeconds() + " s");
+        AtomicLong running = new AtomicLong(first);
+        assertTimeoutPreemptively(bound, () -> holds(seeds, first, running), () -> seeds + " chaos seeds from "
+                + first + " did not finish within " + bound.toSeconds() + " s; seed " + running.get() + " was running");
     }
 
-    private static void holds(int seeds, long first) throws Exception {
+    /** @param running the seed being run, for the message of a run that timed out */
+    private static void holds(int seeds, long first, AtomicLong running) throws Exception {
         List<String> failed = new ArrayList<>();
         long reconfigurations = 0;
         long restarts = 0;
         long direct = 0;
         long stalls = 0;
         for (long seed = first; seed < first + seeds; seed++) {
+            running.set(seed);
             ChaosRun.Report r = ChaosRun.run(new ChaosRun.Options(seed, 800, 12, 2, seed % 2 == 0 ? "endpoint"
                     : "strong"));
             reconfigurations += r.stats().reconfigurations();
