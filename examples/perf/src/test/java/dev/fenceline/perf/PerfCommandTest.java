@@ -20,15 +20,7 @@ import picocli.CommandLine;
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class PerfCommandTest {
     private static String run(String... args) {
-        PrintStream saved = System.out;
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        try {
-            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
-            assertEquals(0, new CommandLine(new PerfCommand()).execute(args));
-        } finally {
-            System.setOut(saved);
-        }
-        return out.toString(StandardCharsets.UTF_8);
+        return PerfRuns.run(args);
     }
 
     /** The scale mode connects every endpoint, puts and flushes over each, and checks the words it wrote. */
@@ -122,25 +114,6 @@ class PerfCommandTest {
         for (String t : new String[] {"put_bw", "get_bw", "fadd_lat", "am_lat"}) {
             assertTrue(json.contains("\"test\":\"" + t + "\",\"transport\":\"shm\""), t + " missing in " + json);
         }
-    }
-
-    /** shm's floors: a copy and a two-thread ping-pong at each size, fetch-adds on a word, each measured. */
-    @Test
-    void shmBaselineMeasuresItsFloors() {
-        String json = run("--transport", "shm", "--tests", "put_lat", "--sizes", "8,20", "-n", "2000", "-w", "200",
-                "--json", "--baseline");
-        for (String size : new String[] {"8", "20"}) { // 20: the sequence number's word is not its last 8 bytes
-            assertTrue(json.contains("\"test\":\"memcpy\",\"transport\":\"memcpy\",\"size\":" + size), json);
-            Matcher lat = Pattern.compile("\"test\":\"core_lat\",\"transport\":\"memory\",\"size\":" + size
-                    + ",\"iterations\":2000,.*?\"p50_us\":([0-9.]+),\"p99_us\":([0-9.]+)").matcher(json);
-            assertTrue(lat.find(), "core_lat at " + size + " missing in " + json);
-            double p50 = Double.parseDouble(lat.group(1));
-            assertTrue(p50 > 0 && Double.parseDouble(lat.group(2)) >= p50, lat.group());
-        }
-        Matcher atomics = Pattern.compile("\"test\":\"atomic_mr\",\"transport\":\"memory\",\"size\":8,"
-                + "\"iterations\":2000,.*?\"rate\":([0-9.]+)").matcher(json);
-        assertTrue(atomics.find(), "atomic_mr missing in " + json);
-        assertTrue(Double.parseDouble(atomics.group(1)) > 0, atomics.group());
     }
 
     /** A run across hosts, here two sides in one JVM: a server takes the driver's control connection. */
@@ -240,19 +213,6 @@ class PerfCommandTest {
         cl.setErr(new PrintWriter(err));
         assertEquals(2, cl.execute("--transport", "sim", "--completion", "eventually"));
         assertTrue(err.toString().contains("expected per-op, implicit or chained"), err.toString());
-    }
-
-    /** Beside pollers that run the I/O, the raw Netty floor's loops spin too (where there are two CPUs). */
-    @Test
-    void theFloorSpinsBesideSpinningThreads() {
-        String json = run("--transport", "tcp", "--tests", "put_lat", "--sizes", "8", "-n", "200", "-w", "20",
-                "--caller-progress", "--json", "--baseline");
-        String floor = Runtime.getRuntime().availableProcessors() >= 2 && io.netty.channel.epoll.Epoll.isAvailable()
-                ? "raw-netty-spin" : "raw-netty";
-        assertTrue(json.contains("\"test\":\"pingpong_lat\",\"transport\":\"" + floor + "\""), json);
-        String plain = run("--transport", "tcp", "--tests", "put_lat", "--sizes", "8", "-n", "200", "-w", "20",
-                "--json", "--baseline");
-        assertTrue(plain.contains("\"test\":\"pingpong_lat\",\"transport\":\"raw-netty\""), plain);
     }
 
     /**
