@@ -319,11 +319,9 @@ public final class PerfCommand implements Callable<Integer> {
             // Against threads that spin, the floor spins too: a sleeping loop measures how fast an idle CPU
             // wakes. Its two loops spin only where each can have a CPU, as --busy-poll's threads must.
             boolean spin = (busyPoll || callerProgress) && Runtime.getRuntime().availableProcessors() >= 2;
-            String congestion = TcpCongestion.forBaseline(config, transport);
-            Baselines.measure(transport, congestion, spin, sizeList, counts(), this::settle,
-                    this::bar, r -> {
-                        results.add(r.transport().startsWith("raw-netty")
-                                ? r.withTcpCongestionControl(TcpCongestion.effective(congestion)) : r);
+            Baselines.measure(transport, TcpCongestion.forBaseline(config, transport), spin, sizeList, counts(),
+                    this::settle, this::bar, r -> {
+                        results.add(r);
                         print(results, out);
                     });
         }

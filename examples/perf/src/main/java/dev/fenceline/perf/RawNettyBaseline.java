@@ -45,6 +45,8 @@ final class RawNettyBaseline implements AutoCloseable {
     private final Class<? extends ServerSocketChannel> serverChannel;
     /** TCP_CONGESTION's name, or null for the kernel's default. */
     private final byte[] congestionControl;
+    /** What the sockets run under, as the rows name it: the one set, else the kernel's default. */
+    private final String congestionRan;
     /** Whether the event loops spin on epoll_wait without a timeout. */
     private final boolean spinning;
 
@@ -59,6 +61,7 @@ final class RawNettyBaseline implements AutoCloseable {
         boolean epoll = Epoll.isAvailable();
         this.congestionControl = congestionControl.isEmpty() || !epoll ? null
                 : congestionControl.getBytes(StandardCharsets.US_ASCII);
+        this.congestionRan = TcpCongestion.effective(this.congestionControl == null ? "" : congestionControl);
         this.spinning = busyPoll && epoll;
         server = new MultiThreadIoEventLoopGroup(1, ioHandlers(epoll, spinning));
         client = new MultiThreadIoEventLoopGroup(1, ioHandlers(epoll, spinning));
@@ -132,7 +135,8 @@ final class RawNettyBaseline implements AutoCloseable {
                 }
             }, seconds -> {
                 progress.set(n);
-                return PerfResult.throughput("stream_bw", label(), size, n, seconds);
+                return PerfResult.throughput("stream_bw", label(), size, n, seconds)
+                        .withTcpCongestionControl(congestionRan);
             });
         } finally {
             block.release(); // what is still being written holds views of its own
@@ -193,7 +197,8 @@ final class RawNettyBaseline implements AutoCloseable {
                         }
                     }
                 }
-            }, seconds -> PerfResult.latency("pingpong_lat", label(), size, h, seconds));
+            }, seconds -> PerfResult.latency("pingpong_lat", label(), size, h, seconds)
+                    .withTcpCongestionControl(congestionRan));
         } finally {
             ping.release(); // what is still being written holds views of its own
             pong.release();
